@@ -1,0 +1,1 @@
+"""jianmu_like: LLM agents as behaviour trees."""

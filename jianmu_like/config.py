@@ -1,0 +1,152 @@
+"""Framework configuration: built-in defaults, then a YAML file, then environment overrides.
+
+`get_config()` is what `ReActConfig` and `ModelClient.resolve()` read their defaults from. The
+file is `$JIANMU_CONFIG`, else `./jianmu.yaml`, else `./configs/jianmu.yaml`; environment
+variables named `JIANMU__SECTION__KEY` (e.g. `JIANMU__LLM__TEMPERATURE=0.2`) override single keys.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class ConfigError(ValueError):
+    """The configuration file or an override is invalid; the message names where and why."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ModelsConfig(_Section):
+    default: str = "gpt-4o-mini"
+    """Model used when nothing more specific is configured."""
+    react: str | None = None
+    """Model for ReAct agents; falls back to `default`."""
+
+
+class LLMConfig(_Section):
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    max_tokens: int | None = Field(None, gt=0)
+    top_p: float | None = Field(None, gt=0.0, le=1.0)
+    top_k: int | None = Field(None, gt=0)
+    timeout: float = Field(60.0, gt=0.0)
+    """Seconds for one model call attempt."""
+    max_budget_tokens: int | None = Field(None, gt=0)
+    """Total tokens one ReAct run may spend before it is aborted (None: unlimited)."""
+    stream: bool = False
+
+
+class LimitsConfig(_Section):
+    max_iterations: int = Field(10, gt=0)
+    max_rounds: int = Field(10, gt=0)
+
+
+class ResilienceConfig(_Section):
+    """Retry and fallback policy of one logical model call."""
+
+    max_retries: int = Field(2, ge=0)
+    """Retries per model after the first attempt, on 429/5xx/timeouts/connection errors."""
+    backoff_initial: float = Field(0.5, ge=0.0)
+    backoff_multiplier: float = Field(2.0, ge=1.0)
+    backoff_max: float = Field(8.0, ge=0.0)
+    fallback_models: list[str] = Field(default_factory=list)
+    """Tried in order when the primary model still fails after its retries."""
+
+
+class ProviderConfig(_Section):
+    base_url: str | None = None
+    api_key: str | None = None
+
+
+class LoggingConfig(_Section):
+    level: str = "WARNING"
+    json_logs: bool = Field(False, alias="json")
+
+
+class JianmuConfig(_Section):
+    models: ModelsConfig = Field(default_factory=ModelsConfig)
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    resilience: ResilienceConfig = Field(default_factory=ResilienceConfig)
+    provider: ProviderConfig = Field(default_factory=ProviderConfig)
+    logging: LoggingConfig = Field(default_factory=LoggingConfig)
+
+
+_ENV_PREFIX = "JIANMU__"
+_cached: JianmuConfig | None = None
+
+
+def _config_file() -> Path | None:
+    explicit = os.environ.get("JIANMU_CONFIG")
+    if explicit:
+        path = Path(explicit)
+        if not path.is_file():
+            raise ConfigError(f"JIANMU_CONFIG points to {path}, which is not a file")
+        return path
+    for candidate in (Path("jianmu.yaml"), Path("configs/jianmu.yaml")):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _env_overrides() -> dict[str, Any]:
+    tree: dict[str, Any] = {}
+    for name, raw in os.environ.items():
+        if not name.startswith(_ENV_PREFIX):
+            continue
+        path = [p.lower() for p in name[len(_ENV_PREFIX) :].split("__") if p]
+        if not path:
+            continue
+        node = tree
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+        node[path[-1]] = yaml.safe_load(raw) if raw.strip() else None
+    return tree
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def load_config(path: str | Path | None = None, *, env: bool = True) -> JianmuConfig:
+    """Build a configuration from `path` (or the default search) plus environment overrides."""
+    file = Path(path) if path is not None else _config_file()
+    data: dict[str, Any] = {}
+    if file is not None:
+        try:
+            loaded = yaml.safe_load(file.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{file}: malformed YAML: {exc}") from exc
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ConfigError(f"{file}: top level must be a mapping, got {type(loaded).__name__}")
+        data = loaded or {}
+    if env:
+        data = _merge(data, _env_overrides())
+    try:
+        return JianmuConfig.model_validate(data)
+    except ValidationError as exc:
+        where = str(file) if file is not None else "environment"
+        details = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(f"{where}: invalid configuration: {details}") from exc
+
+
+def get_config(*, reload: bool = False) -> JianmuConfig:
+    """The process-wide configuration, loaded once (pass `reload=True` after changing files/env)."""
+    global _cached
+    if _cached is None or reload:
+        _cached = load_config()
+    return _cached

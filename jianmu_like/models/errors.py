@@ -1,0 +1,48 @@
+"""Errors raised by model providers and the ModelClient."""
+
+from __future__ import annotations
+
+
+class ModelError(Exception):
+    """A model call failed. `retryable` marks 429/5xx/timeouts/connection errors."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        model: str | None = None,
+        status_code: int | None = None,
+        retryable: bool = False,
+        base_url: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.model = model
+        self.status_code = status_code
+        self.retryable = retryable
+        self.base_url = base_url
+
+    def __str__(self) -> str:
+        parts = [self.message]
+        if self.status_code is not None:
+            parts.append(f"status={self.status_code}")
+        if self.model:
+            parts.append(f"model={self.model}")
+        if self.base_url:
+            parts.append(f"url={self.base_url}")
+        return " ".join(parts)
+
+
+class ModelCallFailed(ModelError):
+    """Every attempt of a logical call failed (after retries and fallback models)."""
+
+    def __init__(self, message: str, *, attempts: list[ModelError]) -> None:
+        last = attempts[-1] if attempts else None
+        super().__init__(
+            message,
+            model=last.model if last else None,
+            status_code=last.status_code if last else None,
+            retryable=False,
+            base_url=last.base_url if last else None,
+        )
+        self.attempts = attempts

@@ -1,0 +1,121 @@
+"""Chat messages and tool calls: the one data shape every node, client and tool shares.
+
+Messages are frozen pydantic models so a message appended to the history can be shared by
+reference (snapshots, prompts, telemetry) without defensive copies; their OpenAI wire form is
+computed once and cached, which keeps prompt assembly cheap as the history grows.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cached_property
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+class ToolCall(BaseModel):
+    """One tool invocation requested by the model.
+
+    `arguments` holds the decoded JSON object. When the model sent arguments that are not a
+    JSON object, `arguments` is empty, `raw_arguments` keeps the exact text and
+    `arguments_error` says what is wrong, so the executor can report it back to the model
+    instead of crashing or silently calling the tool with nothing.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    raw_arguments: str | None = None
+    arguments_error: str | None = None
+
+    @classmethod
+    def from_raw(cls, id: str, name: str, raw_arguments: str | dict[str, Any] | None) -> ToolCall:
+        """Decode the model's argument text, keeping a precise error when it is not valid."""
+        if isinstance(raw_arguments, dict):
+            return cls(id=id, name=name, arguments=raw_arguments)
+        text = (raw_arguments or "").strip()
+        if not text:
+            return cls(id=id, name=name, arguments={}, raw_arguments=raw_arguments)
+        try:
+            decoded = json.loads(text)
+        except json.JSONDecodeError as exc:
+            return cls(
+                id=id,
+                name=name,
+                raw_arguments=raw_arguments,
+                arguments_error=f"arguments are not valid JSON ({exc.msg} at position {exc.pos})",
+            )
+        if not isinstance(decoded, dict):
+            return cls(
+                id=id,
+                name=name,
+                raw_arguments=raw_arguments,
+                arguments_error=f"arguments must be a JSON object, got {type(decoded).__name__}",
+            )
+        return cls(id=id, name=name, arguments=decoded, raw_arguments=raw_arguments)
+
+    @property
+    def arguments_json(self) -> str:
+        """The arguments as the model sent them (or re-encoded when built from a dict)."""
+        if self.raw_arguments is not None:
+            return self.raw_arguments
+        return json.dumps(self.arguments, ensure_ascii=False)
+
+    def to_openai(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments_json},
+        }
+
+
+class Message(BaseModel):
+    """A chat message in OpenAI's shape (system, user, assistant with tool calls, tool)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Role
+    content: str | None = None
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    @cached_property
+    def _wire(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            out["tool_calls"] = [tc.to_openai() for tc in self.tool_calls]
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        if self.name is not None and self.role != "tool":
+            out["name"] = self.name
+        return out
+
+    def to_openai(self) -> dict[str, Any]:
+        """The message as the OpenAI chat-completions API expects it (cached, do not mutate)."""
+        return self._wire
+
+
+def human(content: str) -> Message:
+    """A user message."""
+    return Message(role="user", content=content)
+
+
+def ai(content: str | None = None, tool_calls: list[ToolCall] | None = None) -> Message:
+    """An assistant message, optionally carrying tool calls."""
+    return Message(role="assistant", content=content, tool_calls=tool_calls or None)
+
+
+def system(content: str) -> Message:
+    """A system message."""
+    return Message(role="system", content=content)
+
+
+def tool_message(content: str, tool_call_id: str, name: str | None = None) -> Message:
+    """The observation for one tool call, paired with it by `tool_call_id`."""
+    return Message(role="tool", content=content, tool_call_id=tool_call_id, name=name)
