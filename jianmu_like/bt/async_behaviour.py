@@ -1,0 +1,89 @@
+"""AsyncBehaviour: a py_trees behaviour whose work is an asyncio task.
+
+The BehaviorTree.CPP `StatefulActionNode` pattern on py_trees: the first tick starts
+`update_async()` as a task and reports RUNNING; when the task ends the runner is signalled and the
+next tick reports its outcome; halting the node cancels the task. A subclass may also answer
+synchronously from `update_sync()` (return a status) to skip the task for trivial cases.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from py_trees.common import Status
+
+from .node import Node
+
+if TYPE_CHECKING:
+    from ..state.manager import StateManager
+
+
+class AsyncBehaviour(Node):
+    """Base class for nodes that await I/O (model calls, tools, approvals)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self._task: asyncio.Task[Status] | None = None
+        self.error: BaseException | None = None
+        """The exception that ended the last task, if any (the node then reports FAILURE)."""
+
+    async def update_async(self) -> Status:
+        """The node's work. Return SUCCESS or FAILURE (RUNNING is treated as FAILURE)."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def update_sync(self) -> Status | None:
+        """Optional fast path evaluated before a task is started: a status ends the tick
+        synchronously, None starts `update_async()`."""
+        return None
+
+    def update(self) -> Status:
+        task = self._task
+        if task is None:
+            quick = self.update_sync()
+            if quick is not None:
+                return quick
+            self.error = None
+            sm: StateManager = self.state_manager
+            task = asyncio.get_running_loop().create_task(self._run(), name=self.name)
+            self._task = task
+            sm.wakeup.track(task)
+            return Status.RUNNING
+        if not task.done():
+            return Status.RUNNING
+        self._task = None
+        if task.cancelled():
+            self.feedback_message = "cancelled"
+            return Status.FAILURE
+        return task.result()
+
+    async def _run(self) -> Status:
+        try:
+            status = await self.update_async()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the node reports FAILURE; the error stays inspectable
+            self.error = exc
+            self.feedback_message = f"{type(exc).__name__}: {exc}"
+            self.on_error(exc)
+            return Status.FAILURE
+        if status not in (Status.SUCCESS, Status.FAILURE):
+            return Status.FAILURE
+        return status
+
+    def on_error(self, exc: BaseException) -> None:
+        """Hook: called with an exception that escaped `update_async()`."""
+
+    def terminate(self, new_status: Status) -> None:
+        # stop() may run twice (FAILURE, then INVALID from a parent reset): cancel only a live task.
+        task = self._task
+        if task is not None and new_status == Status.INVALID:
+            self._task = None
+            if not task.done():
+                task.cancel()
+
+    @property
+    def in_flight(self) -> bool:
+        """True while the node's task is running."""
+        return self._task is not None and not self._task.done()
+

@@ -1,0 +1,98 @@
+"""LoopUntilSuccess: retry a subtree until it succeeds, a limit is hit, or an abort condition fires.
+
+Unlike `py_trees.decorators.Retry`, it works under a runner that ticks only on signals: after a
+failed iteration it resets its child, signals, and reports RUNNING, so the next iteration starts
+at once and the tree stays interruptible between iterations. Every ending writes termination
+metadata (`{"reason", "iterations", ...}`) to the state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import py_trees
+from py_trees.common import Status
+
+from .node import NodeMixin
+
+AbortCondition = Callable[[], bool | str | None]
+"""Returns a truthy value to stop the loop: a string is used as the termination reason."""
+
+
+class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):  # type: ignore[misc]
+    """Tick `child` until it succeeds, at most `max_iterations` times.
+
+    The abort condition is evaluated before each iteration starts (never in the middle of one,
+    so a model answer is never discarded and tool calls are never left without their results).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        child: py_trees.behaviour.Behaviour,
+        max_iterations: int = 10,
+        abort_condition: AbortCondition | None = None,
+        *,
+        namespace: str | None = None,
+        termination_key: str = "termination",
+    ) -> None:
+        if max_iterations < 1:
+            raise ValueError(f"max_iterations must be >= 1, got {max_iterations}")
+        super().__init__(name=name, child=child)
+        self.max_iterations = max_iterations
+        self.abort_condition = abort_condition
+        self.namespace = namespace
+        self.termination_key = termination_key
+        self.iterations = 0
+        self.termination: dict[str, Any] | None = None
+
+    def initialise(self) -> None:
+        self.iterations = 0
+        self.termination = None
+
+    def tick(self) -> Iterator[py_trees.behaviour.Behaviour]:
+        if self.status != Status.RUNNING:
+            self.initialise()
+        if self.decorated.status != Status.RUNNING and self.abort_condition is not None:
+            verdict = self.abort_condition()
+            if verdict:
+                reason = verdict if isinstance(verdict, str) else "aborted"
+                self._finish(Status.FAILURE, reason)
+                yield self
+                return
+        yield from self.decorated.tick()
+        new_status = self.update()
+        if new_status != Status.RUNNING:
+            self.stop(new_status)
+        self.status = new_status
+        yield self
+
+    def update(self) -> Status:
+        status = self.decorated.status
+        if status == Status.RUNNING:
+            return Status.RUNNING
+        self.iterations += 1
+        if status == Status.SUCCESS:
+            self._write_termination("completed")
+            return Status.SUCCESS
+        if self.iterations >= self.max_iterations:
+            self._write_termination("max_iterations", max_iterations=self.max_iterations)
+            return Status.FAILURE
+        self.emit("loop.iteration", iteration=self.iterations)
+        sm = self.state_manager
+        sm.reset_ephemeral("step", self.namespace)
+        self.decorated.stop(Status.INVALID)
+        sm.signal()
+        return Status.RUNNING
+
+    def _finish(self, status: Status, reason: str) -> None:
+        self._write_termination(reason)
+        self.stop(status)
+        self.status = status
+
+    def _write_termination(self, reason: str, **extra: Any) -> None:
+        self.termination = {"reason": reason, "iterations": self.iterations, **extra}
+        self.state_manager.update({self.termination_key: self.termination}, self.namespace)
+        self.feedback_message = f"{reason} after {self.iterations} iteration(s)"
+        self.emit("loop.terminated", **self.termination)

@@ -1,0 +1,87 @@
+"""ReactiveRunner: tick a tree when, and only when, something signalled.
+
+No timer, no polling, no throttle: after each tick the runner awaits the StateManager's wake-up.
+It returns when the root finishes, when `max_ticks` is reached, or when the tree is quiescent
+(RUNNING with nothing in flight and nothing signalled — e.g. waiting for a human approval), which
+is reported as a suspended run that a later `run()` resumes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Literal
+
+import py_trees
+from py_trees.common import Status
+from pydantic import BaseModel
+
+from ..state.manager import StateManager
+from ..telemetry.hub import TelemetryHub
+
+RunStatus = Literal["success", "failure", "suspended", "max_ticks"]
+
+
+class RunOutcome(BaseModel):
+    """How a `ReactiveRunner.run()` ended."""
+
+    status: RunStatus
+    ticks: int
+
+
+class ReactiveRunner:
+    """Drives `root` on `state_manager`'s signals; binds both (and telemetry) to every node."""
+
+    def __init__(
+        self,
+        root: py_trees.behaviour.Behaviour,
+        state_manager: StateManager,
+        *,
+        telemetry: TelemetryHub | None = None,
+    ) -> None:
+        self.root = root
+        self.state_manager = state_manager
+        self.telemetry = telemetry
+        self.total_ticks = 0
+        self.bind()
+
+    def bind(self) -> None:
+        """Give every node (plain py_trees behaviours included) the state manager and hub."""
+        for node in self.root.iterate():
+            node.state_manager = self.state_manager
+            node.telemetry = self.telemetry
+
+    async def run(self, max_ticks: int = 100_000) -> RunOutcome:
+        """Tick now, then on every signal, until finished, suspended or out of ticks."""
+        wakeup = self.state_manager.wakeup
+        wakeup.bind_loop()
+        root = self.root
+        ticks = 0
+        try:
+            while True:
+                wakeup.clear()
+                for _ in root.tick():
+                    pass
+                ticks += 1
+                status = root.status
+                if status == Status.SUCCESS:
+                    return self._outcome("success", ticks)
+                if status != Status.RUNNING:
+                    return self._outcome("failure", ticks)
+                if ticks >= max_ticks:
+                    self.halt()
+                    return self._outcome("max_ticks", ticks)
+                if wakeup.quiescent:
+                    return self._outcome("suspended", ticks)
+                await wakeup.wait()
+        except BaseException:
+            self.halt()
+            raise
+
+    def halt(self) -> None:
+        """Stop the tree: running nodes are terminated and their tasks cancelled."""
+        if self.root.status == Status.RUNNING:
+            self.root.stop(Status.INVALID)
+
+    def _outcome(self, status: RunStatus, ticks: int) -> RunOutcome:
+        self.total_ticks += ticks
+        return RunOutcome.model_construct(status=status, ticks=ticks)

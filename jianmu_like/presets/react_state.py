@@ -1,0 +1,39 @@
+"""ReActState: the state contract of the ReAct preset (see StateKeys for the logical keys)."""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..models.messages import Message, ToolCall
+from ..models.types import Usage
+from ..state.schema import Ephemeral
+
+
+class ReActState(BaseModel):
+    """Conversation history plus the per-run bookkeeping of a ReAct loop.
+
+    `messages` and `tool_effects` persist across runs of one agent (a conversation continues);
+    the rest is reset at every fresh run, and `actions` at every loop iteration. Extra keys are
+    allowed so namespaced agents (`<namespace>.<field>`) can share the state.
+    """
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    task: str | None = None
+    messages: Annotated[list[Message], operator.add] = Field(default_factory=list)
+    actions: Annotated[list[ToolCall], Ephemeral(scope="step")] = Field(default_factory=list)
+    done: Annotated[bool, Ephemeral(scope="run")] = False
+    final_answer: Annotated[str | None, Ephemeral(scope="run")] = None
+    rounds: Annotated[int, Ephemeral(scope="run")] = 0
+    usage: Annotated[Usage, operator.add, Ephemeral(scope="run")] = Field(
+        default_factory=Usage, alias="llm.usage"
+    )
+    streaming_output: Annotated[str, Ephemeral(scope="run")] = ""
+    tool_effects: list[str] = Field(default_factory=list)
+    termination: Annotated[dict[str, Any] | None, Ephemeral(scope="run")] = None
+    error: Annotated[str | None, Ephemeral(scope="run")] = None
+    call_counts: Annotated[dict[str, int], Ephemeral(scope="run")] = Field(default_factory=dict)
+    """How often each exact (tool, arguments) call was made this run: feeds the repeat hint."""

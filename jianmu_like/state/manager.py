@@ -1,0 +1,204 @@
+"""StateManager: the one place agent state lives, read and written through reducers.
+
+State is a pydantic model instance. Writes go through each field's reducer (`operator.add`
+appends) and are *not* re-validated: validation on every write dominated the per-iteration cost
+and every writer inside the framework already produces typed values. Snapshots are plain JSON
+data; `restore()` validates them back into the schema, namespaced keys included.
+
+Namespaces: `update({...}, namespace="a")` writes `a.<field>` into the model's extra storage
+(the schema must allow extra keys), so several agents share one state without touching each
+other's keys. A namespaced key follows the reducer, lifetime and type of the schema field of the
+same name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from functools import cache
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter
+
+from .schema import FieldSpec, Scope, schema_spec
+from .wakeup import Wakeup
+
+_MISSING: Any = object()
+
+
+class StateError(KeyError):
+    """A key that the schema cannot hold, or a snapshot that does not fit the schema."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "state error"
+
+
+@cache
+def _adapter(schema: type[BaseModel], field: str) -> TypeAdapter[Any]:
+    return TypeAdapter(schema.model_fields[field].annotation)
+
+
+class StateManager:
+    """Holds one state model instance; every node of a tree gets it as `state_manager`."""
+
+    def __init__(
+        self,
+        schema: type[BaseModel],
+        initial: BaseModel | Mapping[str, Any] | None = None,
+        *,
+        wakeup: Wakeup | None = None,
+    ) -> None:
+        self.schema = schema
+        self._spec = schema_spec(schema)
+        if initial is None:
+            self.state: BaseModel = schema()
+        elif isinstance(initial, schema):
+            self.state = initial
+        else:
+            self.state = schema.model_validate(initial)
+        self.wakeup = wakeup or Wakeup()
+
+    # ------------------------------------------------------------------ keys
+    def _resolve(self, key: str, namespace: str | None) -> tuple[str, FieldSpec | None, bool]:
+        """(storage key, field spec, is_extra) for a logical key in a namespace."""
+        spec = self._spec.by_key.get(key)
+        if namespace:
+            name = spec.name if spec is not None else key
+            return f"{namespace}.{name}", spec, True
+        if spec is not None:
+            return spec.name, spec, False
+        if not self._spec.allows_extra:
+            raise StateError(
+                f"state schema {self.schema.__name__} has no field {key!r} and does not allow extra "
+                f"keys (fields: {', '.join(self._spec.fields)}); add the field or set "
+                "model_config = ConfigDict(extra='allow')"
+            )
+        return key, None, True
+
+    def _extra(self) -> dict[str, Any]:
+        extra = self.state.__pydantic_extra__
+        if extra is None:
+            raise StateError(
+                f"namespaced keys need extra storage: give {self.schema.__name__} "
+                "model_config = ConfigDict(extra='allow')"
+            )
+        return extra
+
+    # ------------------------------------------------------------------ read
+    def get(self, key: str, namespace: str | None = None, default: Any = None) -> Any:
+        """The value of `key` (in `namespace`); a namespaced key not yet written reads as the
+        default of the schema field of the same name, else `default`."""
+        storage, spec, is_extra = self._resolve(key, namespace)
+        if not is_extra:
+            return self.state.__dict__[storage]
+        value = self._extra().get(storage, _MISSING)
+        if value is _MISSING:
+            return spec.fresh_default() if spec is not None else default
+        return value
+
+    # ------------------------------------------------------------------ write
+    def update(self, updates: Mapping[str, Any], namespace: str | None = None) -> None:
+        """Merge `updates` into the state through each field's reducer."""
+        for key, value in updates.items():
+            self._write(key, value, namespace, reduce=True)
+
+    def set(self, key: str, value: Any, namespace: str | None = None) -> None:
+        """Replace the value of `key`, bypassing its reducer."""
+        self._write(key, value, namespace, reduce=False)
+
+    def _write(self, key: str, value: Any, namespace: str | None, *, reduce: bool) -> None:
+        storage, spec, is_extra = self._resolve(key, namespace)
+        target = self._extra() if is_extra else self.state.__dict__
+        if reduce and spec is not None and spec.reducer is not None:
+            current = target.get(storage, _MISSING)
+            if current is _MISSING:
+                current = spec.fresh_default()
+            if spec.append_in_place and type(current) is list:
+                current.extend(value)
+                value = current
+            else:
+                value = spec.reducer(current, value)
+        target[storage] = value
+
+    # ------------------------------------------------------------------ lifetimes
+    def reset_ephemeral(self, scope: Scope, namespace: str | None = None) -> None:
+        """Reset the `scope`-ephemeral fields of one namespace (None: the top level)."""
+        specs = self._spec.ephemeral(scope)
+        if not specs:
+            return
+        if namespace is None:
+            for spec in specs:
+                self.state.__dict__[spec.name] = spec.fresh_default()
+            return
+        extra = self._extra()
+        for spec in specs:
+            extra.pop(f"{namespace}.{spec.name}", None)
+
+    def reset_for_run(self) -> None:
+        """A fresh run: reset run- and step-scoped fields everywhere, namespaces included."""
+        for scope in ("run", "step"):
+            self.reset_ephemeral(scope)  # type: ignore[arg-type]
+        extra = self.state.__pydantic_extra__
+        if not extra:
+            return
+        names = {s.name for s in self._spec.fields.values() if s.scope is not None}
+        for key in [k for k in extra if "." in k and k.rsplit(".", 1)[1] in names]:
+            del extra[key]
+
+    def namespaces(self) -> set[str]:
+        """Namespaces that currently hold at least one key."""
+        extra = self.state.__pydantic_extra__ or {}
+        return {k.rsplit(".", 1)[0] for k in extra if "." in k}
+
+    # ------------------------------------------------------------------ wake-up
+    def signal(self) -> None:
+        """Ask the runner for another tick (see `Wakeup.signal`)."""
+        self.wakeup.signal()
+
+    # ------------------------------------------------------------------ persistence
+    def snapshot(self) -> dict[str, Any]:
+        """The whole state, namespaced keys included, as JSON-compatible data."""
+        return self.state.model_dump(mode="json")
+
+    def restore(self, snapshot: Mapping[str, Any]) -> None:
+        """Replace the state with a snapshot, validating it (ephemeral values are kept)."""
+        self.state = self.validate_snapshot(snapshot)
+
+    def validate_snapshot(self, snapshot: Mapping[str, Any]) -> BaseModel:
+        """Build a state model from snapshot data; raises StateError when it does not fit."""
+        fields = self._spec.fields
+        data = {k: v for k, v in snapshot.items() if k in fields or k not in _namespaced(snapshot)}
+        try:
+            state = self.schema.model_validate(data)
+            extra = state.__pydantic_extra__
+            for key in _namespaced(snapshot):
+                name = key.rsplit(".", 1)[1]
+                value = snapshot[key]
+                if name in fields:
+                    value = _adapter(self.schema, name).validate_python(value)
+                if extra is None:
+                    raise StateError(f"snapshot has namespaced key {key!r} but the schema forbids extras")
+                extra[key] = value
+        except (ValueError, TypeError) as exc:
+            raise StateError(f"snapshot does not fit state schema {self.schema.__name__}: {exc}") from exc
+        return state
+
+    def copy_state(self) -> BaseModel:
+        """A copy safe to hand to callers: containers are copied, immutable items shared."""
+        values = {k: _copy_container(v) for k, v in self.state.__dict__.items()}
+        copied = self.schema.model_construct(**values)
+        extra = self.state.__pydantic_extra__
+        if extra is not None:
+            copied.__pydantic_extra__ = {k: _copy_container(v) for k, v in extra.items()}
+        return copied
+
+
+def _namespaced(snapshot: Iterable[str]) -> set[str]:
+    return {k for k in snapshot if "." in k}
+
+
+def _copy_container(value: Any) -> Any:
+    if type(value) is list:
+        return list(value)
+    if type(value) is dict:
+        return dict(value)
+    return value

@@ -1,0 +1,35 @@
+"""Telemetry event shape and the names of the events the framework emits."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+REPLY_STARTED = "reply.started"
+MODEL_CALL_STARTED = "model.call.started"
+MODEL_CALL_RETRY = "model.call.retry"
+TEXT_DELTA = "text.delta"
+MODEL_CALL_COMPLETED = "model.call.completed"
+MODEL_CALL_FAILED = "model.call.failed"
+REPLY_COMPLETED = "reply.completed"
+TOOL_CALL_STARTED = "tool.call.started"
+TOOL_CALL_COMPLETED = "tool.call.completed"
+TOOL_CALL_FAILED = "tool.call.failed"
+LOOP_ITERATION = "loop.iteration"
+LOOP_TERMINATED = "loop.terminated"
+RUN_STARTED = "run.started"
+RUN_COMPLETED = "run.completed"
+
+
+class Event(BaseModel):
+    """One telemetry event. `node` is the emitting node's path, `namespace` its state namespace,
+    so events of nested or parallel agents stay distinguishable."""
+
+    type: str
+    node: str | None = None
+    namespace: str | None = None
+    data: dict[str, Any] = Field(default_factory=dict)
+    ts: float = Field(default_factory=time.time)
+    run_id: str | None = None

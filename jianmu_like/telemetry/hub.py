@@ -1,0 +1,65 @@
+"""TelemetryHub: fan-out of events to subscribers (event streams, structlog, user callbacks).
+
+Emitting is free when nobody listens (`active` is False), so telemetry costs nothing in the hot
+loop of an unobserved agent.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+
+from .events import Event
+from .redact import redact
+
+Subscriber = Callable[[Event], None]
+
+
+class TelemetryHub:
+    """Publishes `Event`s to subscribers; a failing subscriber never breaks the agent."""
+
+    def __init__(self, run_id: str | None = None) -> None:
+        self._subscribers: list[Subscriber] = []
+        self.run_id = run_id
+
+    @property
+    def active(self) -> bool:
+        return bool(self._subscribers)
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        """Add a subscriber; returns a function that removes it."""
+        self._subscribers.append(subscriber)
+
+        def unsubscribe() -> None:
+            if subscriber in self._subscribers:
+                self._subscribers.remove(subscriber)
+
+        return unsubscribe
+
+    def emit(self, event_type: str, *, node: str | None = None, namespace: str | None = None, **data: Any) -> None:
+        if not self._subscribers:
+            return
+        event = Event.model_construct(
+            type=event_type, node=node, namespace=namespace, data=redact(data), ts=time.time(), run_id=self.run_id
+        )
+        for subscriber in tuple(self._subscribers):
+            try:
+                subscriber(event)
+            except Exception:  # a broken listener must not take the agent down
+                structlog.get_logger("jianmu_like.telemetry").exception(
+                    "telemetry subscriber failed", event=event_type
+                )
+
+
+def structlog_sink(logger_name: str = "jianmu_like.events") -> Subscriber:
+    """A subscriber that logs every event through structlog (data already redacted)."""
+    log = structlog.get_logger(logger_name)
+
+    def sink(event: Event) -> None:
+        log.info(event.type, node=event.node, namespace=event.namespace, run_id=event.run_id, **event.data)
+
+    return sink
+
