@@ -1,0 +1,266 @@
+"""Validating a model's tool-call arguments and binding them to the Python call.
+
+Models get arguments wrong often: a string for a number, a misspelt optional key, a forgotten
+required one. The binders here catch all of that *before* the tool runs and report every
+problem in one sentence list the model can act on, instead of letting a `TypeError` from deep
+inside the function become the observation.
+
+Two binders exist: `ModelBinder` validates with a pydantic model (tools derived from Python
+functions, the common case); `SchemaBinder` does a light structural check against a
+hand-written JSON schema (tools built directly, e.g. by providers wrapping remote tools).
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ValidationError
+
+from .errors import ToolArgumentsError
+
+_PREFIXES_TO_STRIP = ("Value error, ", "Assertion failed, ")
+
+
+@dataclass(frozen=True, slots=True)
+class BoundCall:
+    """Positional and keyword arguments ready to be passed to the tool's function."""
+
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+class ArgumentBinder(Protocol):
+    """Turns the model's JSON arguments into a call, or raises `ToolArgumentsError`."""
+
+    def bind(self, tool_name: str, arguments: Mapping[str, Any]) -> BoundCall: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CallSlot:
+    """Where one validated field goes in the function call."""
+
+    field: str
+    """Attribute name on the validated pydantic model."""
+    param: str
+    """Parameter name of the function."""
+    positional: bool = False
+    """Positional-only parameters cannot be passed by keyword."""
+
+
+def _format_loc(loc: Sequence[int | str]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _clean_message(message: str) -> str:
+    for prefix in _PREFIXES_TO_STRIP:
+        if message.startswith(prefix):
+            return message[len(prefix) :]
+    return message
+
+
+def describe_validation_error(exc: ValidationError) -> tuple[list[str], list[str]]:
+    """One readable sentence per pydantic error, plus the names of unexpected top-level keys."""
+    problems: list[str] = []
+    unexpected: list[str] = []
+    for err in exc.errors(include_url=False):
+        loc = err["loc"]
+        path = _format_loc(loc)
+        kind = err["type"]
+        if kind == "missing":
+            what = "argument" if len(loc) == 1 else "field"
+            problems.append(f"missing required {what} '{path}'")
+        elif kind == "extra_forbidden" and len(loc) == 1:
+            unexpected.append(path)
+        elif kind == "extra_forbidden":
+            problems.append(f"unexpected field '{path}'")
+        elif not loc:
+            problems.append(_clean_message(err["msg"]))
+        else:
+            problems.append(f"argument '{path}': {_clean_message(err['msg'])}")
+    return problems, unexpected
+
+
+def _unexpected_problems(unexpected: Iterable[str], accepted: Sequence[str]) -> list[str]:
+    problems = [f"unexpected argument '{name}'" for name in unexpected]
+    if problems:
+        problems.append(
+            f"accepted arguments: {', '.join(accepted)}" if accepted else "the tool takes no arguments"
+        )
+    return problems
+
+
+def _require_mapping(tool_name: str, arguments: object) -> Mapping[str, Any]:
+    if not isinstance(arguments, Mapping):
+        raise ToolArgumentsError(
+            tool_name, [f"arguments must be a JSON object, got {type(arguments).__name__}"]
+        )
+    return arguments
+
+
+def _accepted_keys(model: type[BaseModel]) -> list[str] | None:
+    """Keys the model accepts at top level, or None when aliases make that undecidable."""
+    keys: list[str] = []
+    by_name = bool(model.model_config.get("validate_by_name") or model.model_config.get("populate_by_name"))
+    for name, info in model.model_fields.items():
+        if info.validation_alias is not None and not isinstance(info.validation_alias, str):
+            return None
+        alias = info.validation_alias or info.alias
+        keys.append(alias or name)
+        if alias and by_name:
+            keys.append(name)
+    return keys
+
+
+def _accepts_none(annotation: Any) -> bool:
+    if annotation in (Any, None, type(None)):
+        return True
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _accepts_none(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return any(_accepts_none(arg) for arg in typing.get_args(annotation))
+    if origin is typing.Literal:
+        return None in typing.get_args(annotation)
+    return False
+
+
+def _null_means_default(model: type[BaseModel]) -> frozenset[str]:
+    """Keys of optional fields that cannot hold None: a `null` there means "use the default".
+
+    Models (OpenAI strict mode in particular) send `null` for optional arguments they do not
+    want to set; rejecting that would cost a round-trip for no benefit.
+    """
+    keys: set[str] = set()
+    for name, info in model.model_fields.items():
+        if not info.is_required() and not _accepts_none(info.annotation):
+            alias = info.validation_alias if isinstance(info.validation_alias, str) else info.alias
+            keys.add(alias or name)
+    return frozenset(keys)
+
+
+class ModelBinder:
+    """Validates with a pydantic model and maps its fields onto the function's parameters.
+
+    With `model_param` set, the function receives the validated model itself (a function
+    taking one pydantic-model parameter); otherwise each field goes to its `CallSlot`.
+    Unknown keys are rejected unless the model explicitly allows extras: a model's default
+    `extra="ignore"` would silently drop a misspelt optional argument.
+    """
+
+    def __init__(
+        self,
+        model: type[BaseModel],
+        slots: Sequence[CallSlot] = (),
+        *,
+        model_param: CallSlot | None = None,
+    ) -> None:
+        self.model = model
+        self.slots = tuple(slots)
+        self.model_param = model_param
+        extra = model.model_config.get("extra")
+        self._accepted = _accepted_keys(model)
+        self._check_extra = extra not in ("allow", "forbid") and self._accepted is not None
+        self._null_means_default = _null_means_default(model)
+        self._display = [
+            info.alias if isinstance(info.alias, str) else name for name, info in model.model_fields.items()
+        ]
+
+    def bind(self, tool_name: str, arguments: Mapping[str, Any]) -> BoundCall:
+        arguments = _require_mapping(tool_name, arguments)
+        unexpected: list[str] = []
+        if self._check_extra and self._accepted is not None:
+            unexpected = [str(key) for key in arguments if key not in self._accepted]
+        problems: list[str] = []
+        validated: BaseModel | None = None
+        data = {k: v for k, v in arguments.items() if v is not None or k not in self._null_means_default}
+        try:
+            validated = self.model.model_validate(data)
+        except ValidationError as exc:
+            problems, more_unexpected = describe_validation_error(exc)
+            unexpected.extend(more_unexpected)
+        problems.extend(_unexpected_problems(unexpected, self._display))
+        if problems or validated is None:
+            raise ToolArgumentsError(tool_name, problems)
+        if self.model_param is not None:
+            slot = self.model_param
+            return BoundCall((validated,), {}) if slot.positional else BoundCall((), {slot.param: validated})
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        for slot in self.slots:
+            value = getattr(validated, slot.field)
+            if slot.positional:
+                args.append(value)
+            else:
+                kwargs[slot.param] = value
+        return BoundCall(tuple(args), kwargs)
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list, tuple),
+    "object": (Mapping,),
+    "null": (type(None),),
+}
+
+
+def _matches_type(value: Any, declared: Any) -> bool:
+    names = declared if isinstance(declared, list) else [declared]
+    for name in names:
+        types = _JSON_TYPES.get(name) if isinstance(name, str) else None
+        if types is None:
+            return True  # a type we do not know: let the tool decide
+        if isinstance(value, bool) and name in ("integer", "number"):
+            continue
+        if isinstance(value, types):
+            return True
+    return False
+
+
+class SchemaBinder:
+    """A light check against a hand-written JSON schema: required, unknown and top-level types.
+
+    Full JSON-Schema validation would need a dependency; this catches the mistakes models
+    actually make and leaves the finer points to the tool. Unknown keys are rejected when the
+    schema forbids them or when the function could not accept them anyway.
+    """
+
+    def __init__(self, parameters: Mapping[str, Any], *, accepts: Iterable[str] | None = None) -> None:
+        properties = parameters.get("properties")
+        self.properties: dict[str, Any] = dict(properties) if isinstance(properties, Mapping) else {}
+        required = parameters.get("required")
+        self.required = [str(r) for r in required] if isinstance(required, list) else []
+        self.forbid_extra = parameters.get("additionalProperties") is False
+        self.accepts = None if accepts is None else frozenset(accepts)
+        """Keyword names the function accepts; None when it takes `**kwargs` or is opaque."""
+
+    def bind(self, tool_name: str, arguments: Mapping[str, Any]) -> BoundCall:
+        arguments = _require_mapping(tool_name, arguments)
+        problems = [f"missing required argument '{name}'" for name in self.required if name not in arguments]
+        unexpected: list[str] = []
+        for key, value in arguments.items():
+            spec = self.properties.get(key)
+            if spec is None:
+                if self.forbid_extra or (self.accepts is not None and key not in self.accepts):
+                    unexpected.append(str(key))
+                continue
+            declared = spec.get("type") if isinstance(spec, Mapping) else None
+            if declared is not None and not _matches_type(value, declared):
+                expected = " or ".join(declared) if isinstance(declared, list) else str(declared)
+                problems.append(f"argument '{key}': Input should be of type {expected}")
+        problems.extend(_unexpected_problems(unexpected, list(self.properties)))
+        if problems:
+            raise ToolArgumentsError(tool_name, problems)
+        return BoundCall((), dict(arguments))
