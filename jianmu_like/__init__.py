@@ -1,1 +1,98 @@
-"""jianmu_like: LLM agents as behaviour trees."""
+"""jianmu_like: LLM agents as behaviour trees.
+
+Compose a ReAct agent (`create_react_node`), run it with `Agent`, embed it in larger py_trees
+trees; state lives in a pydantic model managed by a `StateManager`, and a `ReactiveRunner`
+ticks the tree only when something signals.
+"""
+
+from .agent import Agent, AgentResult
+from .bt.async_behaviour import AsyncBehaviour
+from .bt.conditions import StateCondition
+from .bt.loop import LoopUntilSuccess
+from .bt.node import Node
+from .bt.runner import ReactiveRunner, RunOutcome
+from .config import ConfigError, JianmuConfig, ResilienceConfig, get_config, load_config
+from .guard.decisions import Decision, GuardDecision
+from .guard.enforcer import GuardContext, GuardEnforcer
+from .models.client import ModelClient
+from .models.errors import ModelCallFailed, ModelError
+from .models.messages import Message, ToolCall, ai, human, system, tool_message
+from .models.openai_provider import OpenAIProvider
+from .models.provider import ChatProvider
+from .models.types import ModelRequest, ModelResponse, Usage
+from .nodes.context import ContextBuilder, ContextBuilderProtocol
+from .nodes.llm import AgentLLMNode
+from .nodes.tool_executor import ToolExecutor
+from .presets.react import create_react_node
+from .presets.react_config import ReActConfig
+from .presets.react_state import ReActState
+from .state.manager import StateError, StateManager
+from .state.schema import Ephemeral, StateKeys
+from .telemetry.events import Event
+from .telemetry.hub import TelemetryHub
+from .tools.base import Tool, tool
+from .tools.builtin import calculator, think
+from .tools.errors import ToolArgumentsError, ToolError, ToolProviderError, UnknownToolError
+from .tools.provider import StaticToolProvider, ToolProvider
+from .tools.toolset import ToolSet
+
+ModelResilienceConfig = ResilienceConfig
+
+__all__ = [
+    "Agent",
+    "AgentLLMNode",
+    "AgentResult",
+    "AsyncBehaviour",
+    "ChatProvider",
+    "ConfigError",
+    "ContextBuilder",
+    "ContextBuilderProtocol",
+    "Decision",
+    "Ephemeral",
+    "Event",
+    "GuardContext",
+    "GuardDecision",
+    "GuardEnforcer",
+    "JianmuConfig",
+    "LoopUntilSuccess",
+    "Message",
+    "ModelCallFailed",
+    "ModelClient",
+    "ModelError",
+    "ModelRequest",
+    "ModelResilienceConfig",
+    "ModelResponse",
+    "Node",
+    "OpenAIProvider",
+    "ReActConfig",
+    "ReActState",
+    "ReactiveRunner",
+    "ResilienceConfig",
+    "RunOutcome",
+    "StateCondition",
+    "StateError",
+    "StateKeys",
+    "StateManager",
+    "StaticToolProvider",
+    "TelemetryHub",
+    "Tool",
+    "ToolArgumentsError",
+    "ToolCall",
+    "ToolError",
+    "ToolExecutor",
+    "ToolProvider",
+    "ToolProviderError",
+    "ToolSet",
+    "UnknownToolError",
+    "Usage",
+    "ai",
+    "calculator",
+    "create_react_node",
+    "get_config",
+    "human",
+    "load_config",
+    "system",
+    "think",
+    "tool",
+    "tool_message",
+]

@@ -1,0 +1,59 @@
+"""GuardEnforcer: combines policies into one decision per requested tool call.
+
+A policy is any callable `(call, tool, context) -> GuardDecision | Decision | bool | None`
+(None/True: no objection; False: deny). Combination: the first DENY wins, else any PENDING,
+else ALLOW.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from ..models.messages import ToolCall
+from ..tools.base import Tool
+from .decisions import Decision, GuardDecision
+
+
+class GuardContext(BaseModel):
+    """What a policy may look at besides the call itself."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    state: Any = None
+    namespace: str | None = None
+    tool_effects: list[str] = []
+
+
+PolicyResult = GuardDecision | Decision | bool | None
+Policy = Callable[[ToolCall, Tool | None, GuardContext], PolicyResult]
+
+
+class GuardEnforcer:
+    """Evaluates every policy for a call and combines the verdicts."""
+
+    def __init__(self, policies: Sequence[Policy] = ()) -> None:
+        self.policies = list(policies)
+
+    def check(self, call: ToolCall, tool: Tool | None, context: GuardContext) -> GuardDecision:
+        pending: GuardDecision | None = None
+        for policy in self.policies:
+            verdict = _normalise(policy(call, tool, context), policy)
+            if verdict.decision is Decision.DENY:
+                return verdict
+            if verdict.decision is Decision.PENDING and pending is None:
+                pending = verdict
+        return pending or GuardDecision.allow()
+
+
+def _normalise(result: PolicyResult, policy: Policy) -> GuardDecision:
+    name = getattr(policy, "__name__", type(policy).__name__)
+    if result is None or result is True:
+        return GuardDecision.allow()
+    if result is False:
+        return GuardDecision.deny(f"refused by policy {name}", policy=name)
+    if isinstance(result, Decision):
+        return GuardDecision(decision=result, reason=f"{result.value} by policy {name}", policy=name)
+    return result

@@ -1,0 +1,53 @@
+"""Prompt assembly for LLM nodes: system prompt, ReAct protocol, tool descriptions, history."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from ..models.messages import Message, system
+from ..tools.toolset import ToolSet
+
+DEFAULT_PERSONA = "You are a helpful assistant that solves the user's task accurately and concisely."
+
+REACT_PROTOCOL = (
+    "Work step by step. When a tool would help, call it: the system runs tool calls for you and "
+    "returns their results as tool messages, so do not write tool calls as text. Read each result "
+    "before deciding the next step. When you have what you need, reply with the final answer "
+    "only, without calling a tool. If a tool reports an error, fix the call or try another way."
+)
+
+
+class ContextBuilderProtocol(Protocol):
+    """Builds the message list sent to the model from the conversation history."""
+
+    def build(self, history: Sequence[Message], tools: ToolSet | None) -> list[Message]: ...
+
+
+class ContextBuilder:
+    """The default ReAct context: one system message (persona + protocol + tools), then history.
+
+    The system message is built once per tool set and reused, so prompt assembly costs one list
+    copy per call however long the conversation grows.
+    """
+
+    def __init__(self, system_prompt: str | None = None, *, include_tool_descriptions: bool = True) -> None:
+        self.system_prompt = system_prompt
+        self.include_tool_descriptions = include_tool_descriptions
+        self._cached: tuple[tuple[int, int], Message] | None = None
+
+    def system_message(self, tools: ToolSet | None) -> Message:
+        version = (id(tools), tools.version if tools is not None else 0)
+        if self._cached is not None and self._cached[0] == version:
+            return self._cached[1]
+        parts = [self.system_prompt or DEFAULT_PERSONA, REACT_PROTOCOL]
+        if tools is not None and self.include_tool_descriptions and len(tools):
+            parts.append("Available tools:\n" + tools.describe())
+        message = system("\n\n".join(parts))
+        self._cached = (version, message)
+        return message
+
+    def build(self, history: Sequence[Message], tools: ToolSet | None) -> list[Message]:
+        prompt = [self.system_message(tools)]
+        prompt.extend(history)
+        return prompt

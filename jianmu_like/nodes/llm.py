@@ -1,0 +1,116 @@
+"""AgentLLMNode: one ReAct reasoning step — ask the model, record its answer or its tool calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from py_trees.common import Status
+
+from ..bt.async_behaviour import AsyncBehaviour
+from ..models.client import ModelClient
+from ..models.errors import ModelError
+from ..models.types import ModelRequest
+from ..presets.react_config import ReActConfig
+from ..telemetry import events as ev
+from ..tools.toolset import ToolSet
+from .context import ContextBuilder, ContextBuilderProtocol
+
+
+class AgentLLMNode(AsyncBehaviour):
+    """Calls the model with the history and the tool schemas, then writes the ReAct contract:
+    the assistant message, `actions`, `done = not actions`, `final_answer` when done,
+    `rounds + 1` and the call's `usage` (accumulated by the state's reducer).
+
+    `tool_choice` is sent only while `rounds == 0` — the first model call of a run, including
+    its retries and fallbacks — so a forced tool cannot trap the model in a loop. A model error
+    that survives the client's retries and fallbacks is written to the `error` key and the node
+    fails; the ReAct loop then stops with reason `model_error` instead of burning an iteration.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        model_client: ModelClient,
+        tools: ToolSet | None = None,
+        *,
+        config: ReActConfig | None = None,
+        namespace: str | None = None,
+        context_builder: ContextBuilderProtocol | None = None,
+    ) -> None:
+        super().__init__(name)
+        self.model_client = model_client
+        self.tools = tools
+        self.config = config or ReActConfig()
+        self.keys = self.config.keys
+        self.namespace = namespace
+        self.context_builder = context_builder or ContextBuilder(
+            self.config.system_prompt, include_tool_descriptions=self.config.include_tool_descriptions
+        )
+        params = dict(self.config.extra_params)
+        extra_choice = params.pop("tool_choice", None)
+        self._tool_choice = self.config.tool_choice if self.config.tool_choice is not None else extra_choice
+        self._extra_params = params
+        self._client = (
+            model_client.with_resilience(self.config.resilience) if self.config.resilience else model_client
+        )
+
+    async def update_async(self) -> Status:
+        sm, keys, ns = self.state_manager, self.keys, self.namespace
+        tools = self.tools
+        if tools is not None and not tools.ready:
+            await tools.ensure_ready()
+        rounds: int = sm.get(keys.rounds, ns) or 0
+        prompt = self.context_builder.build(sm.get(keys.messages, ns), tools)
+        schemas = tools.schemas() if tools is not None and len(tools) else None
+        config = self.config
+        request = ModelRequest.model_construct(
+            messages=prompt,
+            model=config.model,
+            tools=schemas,
+            tool_choice=self._tool_choice if rounds == 0 and schemas else None,
+            temperature=config.temperature,
+            max_tokens=config.max_tokens,
+            top_p=config.top_p,
+            top_k=config.top_k,
+            timeout=config.timeout,
+            stream=config.stream,
+            extra_params=self._extra_params,
+        )
+        self.emit(ev.REPLY_STARTED, round=rounds + 1)
+        on_event = self._on_model_event if self.telemetry is not None and self.telemetry.active else None
+        try:
+            response = await self._client.complete(request, on_event=on_event)
+        except ModelError as exc:
+            reason = f"model call failed: {exc}"
+            sm.update({keys.error: reason}, ns)
+            self.feedback_message = reason
+            self.error = exc
+            return Status.FAILURE
+        message = response.message
+        actions = list(message.tool_calls or ())
+        updates: dict[str, Any] = {
+            keys.messages: [message],
+            keys.actions: actions,
+            keys.rounds: rounds + 1,
+            keys.done: not actions,
+            keys.usage: response.usage,
+        }
+        if not actions:
+            updates[keys.final_answer] = message.content or ""
+        if config.stream:
+            updates[keys.streaming_output] = message.content or ""
+        sm.update(updates, ns)
+        if self.telemetry is not None and self.telemetry.active:
+            self.emit(
+                ev.REPLY_COMPLETED,
+                round=rounds + 1,
+                tool_calls=[a.name for a in actions],
+                final=not actions,
+                content=message.content,
+                usage=response.usage.model_dump(),
+                model=response.model,
+            )
+        return Status.SUCCESS
+
+    def _on_model_event(self, event_type: str, data: dict[str, Any]) -> None:
+        self.emit(event_type, **data)
