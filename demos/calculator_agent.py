@@ -61,7 +61,9 @@ async def main(question: str, client: ModelClient) -> int:
 
 
 def run() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("question", nargs="?", default="What is 25 * 4 + 10?")
     parser.add_argument("--scripted", action="store_true", help="use the canned test server, not a model")
     args = parser.parse_args()

@@ -80,7 +80,9 @@ class Agent:
     def state(self) -> BaseModel:
         return self.state_manager.state
 
-    async def run(self, input_data: Mapping[str, Any] | None = None, *, max_ticks: int = 100_000) -> AgentResult:
+    async def run(
+        self, input_data: Mapping[str, Any] | None = None, *, max_ticks: int = 100_000
+    ) -> AgentResult:
         """Start a fresh run: reset run-scoped state, merge `input_data` through the reducers,
         tick the tree until it finishes or suspends."""
         if self.root.status != Status.INVALID:

@@ -138,9 +138,7 @@ def load_config(path: str | Path | None = None, *, env: bool = True) -> JianmuCo
         return JianmuConfig.model_validate(data)
     except ValidationError as exc:
         where = str(file) if file is not None else "environment"
-        details = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
+        details = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors())
         raise ConfigError(f"{where}: invalid configuration: {details}") from exc
 
 

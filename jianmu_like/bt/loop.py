@@ -16,11 +16,12 @@ from py_trees.common import Status
 
 from .node import NodeMixin
 
-AbortCondition = Callable[[], bool | str | None]
-"""Returns a truthy value to stop the loop: a string is used as the termination reason."""
+AbortCondition = Callable[[], bool | str | dict[str, Any] | None]
+"""Returns a truthy value to stop the loop: a string is the termination reason; a dict is merged
+into the termination metadata (its "reason" key, default "aborted", is the reason)."""
 
 
-class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):  # type: ignore[misc]
+class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
     """Tick `child` until it succeeds, at most `max_iterations` times.
 
     The abort condition is evaluated before each iteration starts (never in the middle of one,
@@ -57,8 +58,7 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):  # type: ignor
         if self.decorated.status != Status.RUNNING and self.abort_condition is not None:
             verdict = self.abort_condition()
             if verdict:
-                reason = verdict if isinstance(verdict, str) else "aborted"
-                self._finish(Status.FAILURE, reason)
+                self._abort(verdict)
                 yield self
                 return
         yield from self.decorated.tick()
@@ -86,10 +86,16 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):  # type: ignor
         sm.signal()
         return Status.RUNNING
 
-    def _finish(self, status: Status, reason: str) -> None:
-        self._write_termination(reason)
-        self.stop(status)
-        self.status = status
+    def _abort(self, verdict: bool | str | dict[str, Any]) -> None:
+        if isinstance(verdict, dict):
+            details = dict(verdict)
+            reason = str(details.pop("reason", "aborted"))
+        else:
+            details = {}
+            reason = verdict if isinstance(verdict, str) else "aborted"
+        self._write_termination(reason, **details)
+        self.stop(Status.FAILURE)
+        self.status = Status.FAILURE
 
     def _write_termination(self, reason: str, **extra: Any) -> None:
         self.termination = {"reason": reason, "iterations": self.iterations, **extra}

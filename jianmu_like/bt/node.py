@@ -1,12 +1,14 @@
 """Node: the py_trees behaviour base every jianmu_like leaf node derives from.
 
 It carries what the runner binds (`state_manager`, `telemetry`), the node's namespace, and a
-lean `stop()`: py_trees formats a debug string on every stop, which showed up as a measurable
-share of each ReAct iteration. Semantics are py_trees' own (terminate first, then the status).
+lean `tick()`/`stop()`: py_trees formats debug strings on every tick and stop, which showed up as
+a measurable share of each ReAct iteration. Semantics are py_trees' own (initialise when not
+RUNNING, terminate before the status changes).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import py_trees
@@ -45,6 +47,16 @@ class NodeMixin:
 
 class Node(NodeMixin, py_trees.behaviour.Behaviour):
     """A leaf behaviour bound to a StateManager and, optionally, a TelemetryHub."""
+
+    def tick(self) -> Iterator[py_trees.behaviour.Behaviour]:
+        # py_trees' own tick, minus a debug f-string and a status-enum scan on every call.
+        if self.status != Status.RUNNING:
+            self.initialise()
+        new_status = self.update()
+        if new_status != Status.RUNNING:
+            self.stop(new_status)
+        self.status = new_status
+        yield self
 
     def stop(self, new_status: Status) -> None:
         self.terminate(new_status)

@@ -8,7 +8,6 @@ is reported as a suspended run that a later `run()` resumes.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Literal
 
 import py_trees
@@ -47,8 +46,9 @@ class ReactiveRunner:
     def bind(self) -> None:
         """Give every node (plain py_trees behaviours included) the state manager and hub."""
         for node in self.root.iterate():
-            node.state_manager = self.state_manager
-            node.telemetry = self.telemetry
+            # Plain py_trees behaviours get the attributes too (they have no declaration).
+            setattr(node, "state_manager", self.state_manager)  # noqa: B010
+            setattr(node, "telemetry", self.telemetry)  # noqa: B010
 
     async def run(self, max_ticks: int = 100_000) -> RunOutcome:
         """Tick now, then on every signal, until finished, suspended or out of ticks."""

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 from pydantic import BaseModel
 
 
-class Decision(str, Enum):
+class Decision(StrEnum):
     """ALLOW runs the call; DENY answers the model with the reason; PENDING waits for a human."""
 
     ALLOW = "allow"

@@ -9,7 +9,6 @@ exceptions, timeouts and guard denials all become error observations the model c
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -106,7 +105,9 @@ class ToolExecutor(AsyncBehaviour):
     async def _execute(self, actions: Sequence[ToolCall]) -> list[_Observation]:
         resolved = [self.tools.get(call.name) for call in actions]
         if self._parallel(resolved):
-            return list(await asyncio.gather(*(self._run_one(c, t) for c, t in zip(actions, resolved, strict=True))))
+            return list(
+                await asyncio.gather(*(self._run_one(c, t) for c, t in zip(actions, resolved, strict=True)))
+            )
         return [await self._run_one(c, t) for c, t in zip(actions, resolved, strict=True)]
 
     def _parallel(self, resolved: Sequence[Tool | None]) -> bool:
@@ -144,10 +145,11 @@ class ToolExecutor(AsyncBehaviour):
         self.emit(ev.TOOL_CALL_STARTED, tool=call.name, call_id=call.id, arguments=call.arguments)
         started = time.perf_counter()
         try:
-            if self.tool_runner is not None:
-                output = await asyncio.wait_for(self.tool_runner(tool, call.arguments), timeout)
-            else:
-                output = await asyncio.wait_for(tool.invoke(call.arguments), timeout)
+            async with asyncio.timeout(timeout):  # no extra task, unlike wait_for on 3.11
+                if self.tool_runner is not None:
+                    output = await self.tool_runner(tool, call.arguments)
+                else:
+                    output = await tool.invoke(call.arguments)
         except ToolArgumentsError as exc:
             return self._fail(call, tool, f"invalid arguments for tool {call.name!r}: {exc}")
         except TimeoutError:
@@ -182,17 +184,13 @@ class ToolExecutor(AsyncBehaviour):
         if len(output) <= limit:
             return output
         return (
-            output[:limit]
-            + f"\n\n[output truncated: showing the first {limit} of {len(output)} characters]"
+            output[:limit] + f"\n\n[output truncated: showing the first {limit} of {len(output)} characters]"
         )
 
 
 def _signature(call: ToolCall) -> str:
-    try:
-        args = json.dumps(call.arguments, sort_keys=True, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        args = repr(call.arguments)
-    return f"{call.name}:{args}"
+    """Identifies an exact call: same tool, same (JSON-decoded) arguments in any key order."""
+    return f"{call.name}:{sorted(call.arguments.items())!r}"
 
 
 def _clip(text: str, limit: int) -> str:

@@ -1,10 +1,10 @@
 """create_react_node: the ReAct agent as a behaviour-tree subtree.
 
-    LoopUntilSuccess(max_iterations, abort_condition=token budget | model error)
-      └─ Sequence(memory=True)
-           ├─ AgentLLMNode   ask the model: tool calls or a final answer
-           ├─ ToolExecutor   guard preflight, run the calls, append observations
-           └─ StateCondition SUCCESS when `done`, else FAILURE → next iteration
+LoopUntilSuccess(max_iterations, abort_condition=token budget | model error)
+  └─ Sequence(memory=True)
+       ├─ AgentLLMNode   ask the model: tool calls or a final answer
+       ├─ ToolExecutor   guard preflight, run the calls, append observations
+       └─ StateCondition SUCCESS when `done`, else FAILURE → next iteration
 """
 
 from __future__ import annotations
@@ -49,7 +49,9 @@ def create_react_node(
     """
     config = config or ReActConfig()
     keys = config.keys
-    toolset = ToolSet.from_providers(tool_providers or (), context=tool_provider_context).with_tools(tools or ())
+    toolset = ToolSet.from_providers(tool_providers or (), context=tool_provider_context).with_tools(
+        tools or ()
+    )
     llm = AgentLLMNode(
         f"{name}.LLM",
         model_client,

@@ -34,7 +34,8 @@ class StateError(KeyError):
 
 @cache
 def _adapter(schema: type[BaseModel], field: str) -> TypeAdapter[Any]:
-    return TypeAdapter(schema.model_fields[field].annotation)
+    annotation: Any = schema.model_fields[field].annotation
+    return TypeAdapter(annotation)
 
 
 class StateManager:
@@ -135,8 +136,9 @@ class StateManager:
 
     def reset_for_run(self) -> None:
         """A fresh run: reset run- and step-scoped fields everywhere, namespaces included."""
-        for scope in ("run", "step"):
-            self.reset_ephemeral(scope)  # type: ignore[arg-type]
+        scopes: tuple[Scope, ...] = ("run", "step")
+        for scope in scopes:
+            self.reset_ephemeral(scope)
         extra = self.state.__pydantic_extra__
         if not extra:
             return
@@ -144,10 +146,10 @@ class StateManager:
         for key in [k for k in extra if "." in k and k.rsplit(".", 1)[1] in names]:
             del extra[key]
 
-    def namespaces(self) -> set[str]:
+    def namespaces(self) -> frozenset[str]:
         """Namespaces that currently hold at least one key."""
         extra = self.state.__pydantic_extra__ or {}
-        return {k.rsplit(".", 1)[0] for k in extra if "." in k}
+        return frozenset(k.rsplit(".", 1)[0] for k in extra if "." in k)
 
     # ------------------------------------------------------------------ wake-up
     def signal(self) -> None:

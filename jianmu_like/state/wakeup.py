@@ -16,11 +16,12 @@ from typing import Any
 class Wakeup:
     """A coalescing, thread-safe wake-up flag plus a count of tracked in-flight tasks."""
 
-    __slots__ = ("_event", "_loop", "_thread", "in_flight", "pending")
+    __slots__ = ("_event", "_loop", "_thread", "_tracked", "in_flight", "pending")
 
     def __init__(self) -> None:
         self.pending = False
         self.in_flight = 0
+        self._tracked: set[asyncio.Future[Any]] = set()
         self._event: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: int | None = None
@@ -61,13 +62,21 @@ class Wakeup:
         await self._event.wait()
 
     def track(self, task: asyncio.Future[Any]) -> None:
-        """Count `task` as in flight; when it ends, it is uncounted and a tick is requested."""
-        self.in_flight += 1
-        task.add_done_callback(self._finished)
+        """Count `task` as in flight; when it ends, it is uncounted and a tick is requested.
 
-    def _finished(self, _task: asyncio.Future[Any]) -> None:
-        self.in_flight -= 1
-        self.signal()
+        The task may call `settle(task)` itself as its last action (the runner then wakes one
+        loop cycle sooner); the done-callback covers tasks that end any other way, e.g.
+        cancelled before they ever ran."""
+        self.in_flight += 1
+        self._tracked.add(task)
+        task.add_done_callback(self.settle)
+
+    def settle(self, task: asyncio.Future[Any] | None) -> None:
+        """Uncount a tracked task (once) and request a tick."""
+        if task in self._tracked:
+            self._tracked.discard(task)
+            self.in_flight -= 1
+            self.signal()
 
     @property
     def quiescent(self) -> bool:

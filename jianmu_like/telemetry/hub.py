@@ -39,11 +39,18 @@ class TelemetryHub:
 
         return unsubscribe
 
-    def emit(self, event_type: str, *, node: str | None = None, namespace: str | None = None, **data: Any) -> None:
+    def emit(
+        self, event_type: str, *, node: str | None = None, namespace: str | None = None, **data: Any
+    ) -> None:
         if not self._subscribers:
             return
         event = Event.model_construct(
-            type=event_type, node=node, namespace=namespace, data=redact(data), ts=time.time(), run_id=self.run_id
+            type=event_type,
+            node=node,
+            namespace=namespace,
+            data=redact(data),
+            ts=time.time(),
+            run_id=self.run_id,
         )
         for subscriber in tuple(self._subscribers):
             try:
@@ -62,4 +69,3 @@ def structlog_sink(logger_name: str = "jianmu_like.events") -> Subscriber:
         log.info(event.type, node=event.node, namespace=event.namespace, run_id=event.run_id, **event.data)
 
     return sink
-

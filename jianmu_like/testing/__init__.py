@@ -1,1 +1,36 @@
-"""testing."""
+"""Test doubles for agents: scripted models in-process (`scripted_client`) or over real HTTP
+(`ScriptedOpenAIServer`), both driven by the same `Script` of replies."""
+
+from .script import (
+    DEFAULT_USAGE,
+    Responder,
+    Script,
+    ScriptedReply,
+    ScriptedToolCall,
+    ScriptItem,
+    ScriptSource,
+    call,
+    calls,
+    error_reply,
+    reply,
+)
+from .scripted import ScriptedProvider, fast_resilience, scripted_client
+from .server import ScriptedOpenAIServer
+
+__all__ = [
+    "DEFAULT_USAGE",
+    "Responder",
+    "Script",
+    "ScriptItem",
+    "ScriptSource",
+    "ScriptedOpenAIServer",
+    "ScriptedProvider",
+    "ScriptedReply",
+    "ScriptedToolCall",
+    "call",
+    "calls",
+    "error_reply",
+    "fast_resilience",
+    "reply",
+    "scripted_client",
+]

@@ -62,6 +62,8 @@ def render_result(result: Any) -> str:
     """Turn whatever a tool returned into the text the model reads as the observation."""
     if isinstance(result, str):
         return result
+    if type(result) is int:  # the common case, without a JSON encoder round trip
+        return str(result)
     if result is None:
         return ""
     if isinstance(result, BaseModel):

@@ -230,7 +230,10 @@ async def test_loop_abort_condition_checked_before_each_iteration() -> None:
             return Status.FAILURE
 
     loop = LoopUntilSuccess(
-        "loop", Work("w"), max_iterations=10, abort_condition=lambda: "budget_exhausted" if sm.get("count") >= 2 else None
+        "loop",
+        Work("w"),
+        max_iterations=10,
+        abort_condition=lambda: "budget_exhausted" if sm.get("count") >= 2 else None,
     )
     outcome = await ReactiveRunner(loop, sm).run()
     assert outcome.status == "failure"

@@ -36,8 +36,12 @@ def roles(messages: list[Any]) -> list[str]:
 
 
 async def test_calculator_question_answered_in_two_rounds() -> None:
-    with ScriptedOpenAIServer([call("calculator", expression="25 * 4 + 10"), reply("25 * 4 + 10 = 110.")]) as srv:
-        root = create_react_node(model_client=srv.client(), tools=[calculator], config=ReActConfig(max_iterations=5))
+    with ScriptedOpenAIServer(
+        [call("calculator", expression="25 * 4 + 10"), reply("25 * 4 + 10 = 110.")]
+    ) as srv:
+        root = create_react_node(
+            model_client=srv.client(), tools=[calculator], config=ReActConfig(max_iterations=5)
+        )
         agent = Agent(root, state_schema=ReActState)
         result = await agent.run(input_data={"messages": [human("What is 25 * 4 + 10?")]})
 
@@ -118,7 +122,11 @@ FORCED = {"type": "function", "function": {"name": "calculator"}}
 
 @pytest.mark.parametrize("where", ["field", "extra_params"])
 async def test_tool_choice_only_in_first_round_and_kept_through_retry(where: str) -> None:
-    config = ReActConfig(tool_choice=FORCED) if where == "field" else ReActConfig(extra_params={"tool_choice": FORCED})
+    config = (
+        ReActConfig(tool_choice=FORCED)
+        if where == "field"
+        else ReActConfig(extra_params={"tool_choice": FORCED})
+    )
     script = [error_reply(429, "slow down"), call("calculator", expression="2+2"), reply("4")]
     with ScriptedOpenAIServer(script) as srv:
         root = create_react_node(model_client=srv.client(), tools=[calculator], config=config)
@@ -134,8 +142,13 @@ async def test_tool_choice_only_in_first_round_and_kept_through_retry(where: str
 async def test_tool_choice_kept_on_fallback_model_in_first_round() -> None:
     script = Script([call("calculator", expression="1+1"), reply("2")], fail_models={"dead": 503})
     with ScriptedOpenAIServer(script) as srv:
-        client = srv.client(model="dead", resilience=ResilienceConfig(max_retries=0, backoff_initial=0, fallback_models=["alive"]))
-        root = create_react_node(model_client=client, tools=[calculator], config=ReActConfig(tool_choice="required"))
+        client = srv.client(
+            model="dead",
+            resilience=ResilienceConfig(max_retries=0, backoff_initial=0, fallback_models=["alive"]),
+        )
+        root = create_react_node(
+            model_client=client, tools=[calculator], config=ReActConfig(tool_choice="required")
+        )
         result = await Agent(root).run(input_data={"messages": [human("1+1")]})
         requests = srv.requests
     assert result.status == "success"
@@ -147,9 +160,9 @@ async def test_tool_choice_kept_on_fallback_model_in_first_round() -> None:
 async def test_token_budget_aborts_before_next_iteration() -> None:
     with ScriptedOpenAIServer(lambda body: call("calculator", expression="1+1")) as srv:
         config = ReActConfig(max_budget_tokens=30, max_iterations=10)  # 15 tokens per scripted call
-        result = await Agent(create_react_node(model_client=srv.client(), tools=[calculator], config=config)).run(
-            input_data={"messages": [human("loop")]}
-        )
+        result = await Agent(
+            create_react_node(model_client=srv.client(), tools=[calculator], config=config)
+        ).run(input_data={"messages": [human("loop")]})
         n_requests = len(srv.requests)
     assert result.status == "failure"
     assert result.termination == {
@@ -167,7 +180,9 @@ async def test_token_budget_aborts_before_next_iteration() -> None:
 async def test_max_iterations_termination() -> None:
     with ScriptedOpenAIServer(lambda body: call("calculator", expression="1+1")) as srv:
         result = await Agent(
-            create_react_node(model_client=srv.client(), tools=[calculator], config=ReActConfig(max_iterations=3))
+            create_react_node(
+                model_client=srv.client(), tools=[calculator], config=ReActConfig(max_iterations=3)
+            )
         ).run(input_data={"messages": [human("loop")]})
         n_requests = len(srv.requests)
     assert result.status == "failure"
@@ -179,7 +194,10 @@ async def test_max_iterations_termination() -> None:
 async def test_dead_primary_model_falls_back() -> None:
     script = Script([reply("from the fallback")], fail_models={"primary": 500})
     with ScriptedOpenAIServer(script) as srv:
-        client = srv.client(model="primary", resilience=ResilienceConfig(max_retries=1, backoff_initial=0, fallback_models=["backup"]))
+        client = srv.client(
+            model="primary",
+            resilience=ResilienceConfig(max_retries=1, backoff_initial=0, fallback_models=["backup"]),
+        )
         result = await Agent(create_react_node(model_client=client, tools=[calculator])).run(
             input_data={"messages": [human("hi")]}
         )
@@ -247,10 +265,15 @@ async def test_long_output_cut_and_repeat_hint() -> None:
 
     script = [call("big"), call("big"), reply("done")]
     with ScriptedOpenAIServer(script) as srv:
-        root = create_react_node(model_client=srv.client(), tools=[big], config=ReActConfig(max_output_chars=1000))
+        root = create_react_node(
+            model_client=srv.client(), tools=[big], config=ReActConfig(max_output_chars=1000)
+        )
         result = await Agent(root).run(input_data={"messages": [human("go")]})
     obs = [m.content for m in result.state.messages if m.role == "tool"]
-    assert obs[0].startswith("x" * 1000) and "[output truncated: showing the first 1000 of 20000 characters]" in obs[0]
+    assert (
+        obs[0].startswith("x" * 1000)
+        and "[output truncated: showing the first 1000 of 20000 characters]" in obs[0]
+    )
     assert "already made this exact call 1 time(s)" not in obs[0]
     assert "already made this exact call 1 time(s)" in obs[1]
 
@@ -319,7 +342,9 @@ async def test_two_namespaced_agents_in_parallel_do_not_touch_each_other() -> No
         branches = []
         for ns in ("alpha", "beta"):
             react = create_react_node(f"Agent-{ns}", namespace=ns, model_client=client, tools=[lookup])
-            branches.append(py_trees.composites.Sequence(f"branch-{ns}", memory=True, children=[Ask(ns), react]))
+            branches.append(
+                py_trees.composites.Sequence(f"branch-{ns}", memory=True, children=[Ask(ns), react])
+            )
         root = py_trees.composites.Parallel(
             "Both", policy=py_trees.common.ParallelPolicy.SuccessOnAll(), children=branches
         )
@@ -342,15 +367,26 @@ async def test_two_namespaced_agents_in_parallel_do_not_touch_each_other() -> No
 
 async def test_streaming_events_and_answer() -> None:
     with ScriptedOpenAIServer([call("calculator", expression="3*3"), reply("Nine is the answer.")]) as srv:
-        root = create_react_node(model_client=srv.client(), tools=[calculator], config=ReActConfig(stream=True))
+        root = create_react_node(
+            model_client=srv.client(), tools=[calculator], config=ReActConfig(stream=True)
+        )
         agent = Agent(root)
         events = [e async for e in agent.stream({"messages": [human("3*3")]})]
         requests = srv.requests
     types = [e.type for e in events]
     assert requests[0]["stream"] is True
     assert types[0] == "run.started" and types[-1] == "run.completed"
-    for expected in ("reply.started", "model.call.started", "model.call.completed", "reply.completed",
-                     "tool.call.started", "tool.call.completed", "text.delta", "loop.iteration", "loop.terminated"):
+    for expected in (
+        "reply.started",
+        "model.call.started",
+        "model.call.completed",
+        "reply.completed",
+        "tool.call.started",
+        "tool.call.completed",
+        "text.delta",
+        "loop.iteration",
+        "loop.terminated",
+    ):
         assert expected in types, expected
     deltas = "".join(e.data["delta"] for e in events if e.type == "text.delta")
     assert deltas == "Nine is the answer."

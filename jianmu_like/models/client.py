@@ -1,0 +1,201 @@
+"""`ModelClient`: the single entry point every node uses to call a model.
+
+It owns the resilience policy (retries with exponential backoff on retryable errors, then the
+configured fallback models) so nodes never re-implement it, and it reports each step through
+an optional event callback so telemetry and streaming UIs observe calls without wrapping them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable
+from types import TracebackType
+
+from ..config import ConfigError, JianmuConfig, ResilienceConfig, get_config
+from .errors import ModelCallFailed, ModelError
+from .provider import ChatProvider, DeltaCallback
+from .types import ModelEventCallback, ModelRequest, ModelResponse
+
+ModelResilienceConfig = ResilienceConfig
+"""Alias: the retry/fallback policy of `ModelClient`, as configured under `resilience:`."""
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+class ModelClient:
+    """Calls a `ChatProvider` with retries and fallback models.
+
+    The same `ModelRequest` object (messages, tools, `tool_choice`...) is sent on every retry and
+    fallback: the caller decides the request per round, the client only decides where and when
+    to send it. Inject `sleep` to observe or skip backoff in tests.
+    """
+
+    def __init__(
+        self,
+        provider: ChatProvider,
+        *,
+        model: str,
+        resilience: ResilienceConfig | None = None,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self.provider = provider
+        self.model = model
+        self.resilience = resilience if resilience is not None else ResilienceConfig.model_validate({})
+        self._sleep = sleep
+
+    def __repr__(self) -> str:
+        return f"ModelClient(model={self.model!r}, base_url={self.provider.base_url!r})"
+
+    @classmethod
+    def resolve(
+        cls,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: JianmuConfig | None = None,
+        env_override: bool = True,
+        resilience: ResilienceConfig | None = None,
+        timeout: float | None = None,
+    ) -> ModelClient:
+        """A client for an OpenAI-compatible endpoint, from arguments, environment and config.
+
+        Each setting comes from the first source that has it: the explicit argument, then (when
+        `env_override`) `OPENAI_BASE_URL` / `OPENAI_API_KEY` / `JIANMU_MODEL`, then the config
+        (`provider.base_url`, `provider.api_key`, `models.default`, `llm.timeout`,
+        `resilience`). Empty environment values count as unset. A missing API key is allowed
+        (local servers rarely check it); a missing base URL is a `ConfigError`.
+        """
+        cfg = config if config is not None else get_config()
+        env: dict[str, str] | os._Environ[str] = os.environ if env_override else {}
+        url = base_url or env.get("OPENAI_BASE_URL") or cfg.provider.base_url
+        if not url:
+            raise ConfigError(
+                "no model endpoint configured: set OPENAI_BASE_URL, pass base_url=..., "
+                "or set provider.base_url in the configuration file"
+            )
+        key = api_key or env.get("OPENAI_API_KEY") or cfg.provider.api_key or None
+        name = model or env.get("JIANMU_MODEL") or cfg.models.default
+
+        from .openai_provider import OpenAIProvider  # deferred: importing openai is slow
+
+        provider = OpenAIProvider(url, key, timeout=timeout if timeout is not None else cfg.llm.timeout)
+        return cls(
+            provider,
+            model=name,
+            resilience=resilience if resilience is not None else cfg.resilience,
+        )
+
+    def with_resilience(self, resilience: ResilienceConfig) -> ModelClient:
+        """A client sharing this one's provider (and connections) with another retry policy,
+        for a node configured with its own; closing either closes the shared provider."""
+        return ModelClient(self.provider, model=self.model, resilience=resilience, sleep=self._sleep)
+
+    def models_for(self, request: ModelRequest) -> list[str]:
+        """The models one call of `request` tries, in order: its own (or the default), then the
+        fallbacks, without duplicates."""
+        primary = request.model or self.model
+        fallbacks = self.resilience.fallback_models
+        if not fallbacks:
+            return [primary]
+        return list(dict.fromkeys([primary, *fallbacks]))
+
+    def backoff(self, retry: int) -> float:
+        """Seconds to wait before retry number `retry` (0-based) of the same model."""
+        policy = self.resilience
+        return float(min(policy.backoff_initial * policy.backoff_multiplier**retry, policy.backoff_max))
+
+    async def complete(
+        self, request: ModelRequest, *, on_event: ModelEventCallback | None = None
+    ) -> ModelResponse:
+        """Run one logical call: retries per model, then fallbacks; raise `ModelCallFailed`.
+
+        Retryable errors are retried on the same model (`1 + max_retries` attempts) with
+        backoff; a non-retryable error moves to the next model at once. The returned response
+        carries the model that answered and the total number of attempts.
+        """
+        models = self.models_for(request)
+        streaming = request.stream
+        on_delta: DeltaCallback | None = None
+        if streaming and on_event is not None:
+            emit = on_event
+
+            def on_delta(delta: str) -> None:
+                emit("text.delta", {"delta": delta})
+
+        per_model = 1 + self.resilience.max_retries
+        errors: list[ModelError] = []
+        attempt = 0
+        for model in models:
+            for retry in range(per_model):
+                attempt += 1
+                if on_event is not None:
+                    on_event(
+                        "model.call.started",
+                        {"model": model, "attempt": attempt, "streaming": streaming},
+                    )
+                try:
+                    response = await self.provider.chat(request, model=model, on_delta=on_delta)
+                except ModelError as exc:
+                    if exc.model is None:
+                        exc.model = model
+                    errors.append(exc)
+                    if not exc.retryable or retry + 1 == per_model:
+                        break  # next model, without waiting
+                    delay = self.backoff(retry)
+                    if on_event is not None:
+                        on_event(
+                            "model.call.retry",
+                            {"model": model, "attempt": attempt, "delay": delay, "error": str(exc)},
+                        )
+                    await self._sleep(delay)
+                    continue
+                if response.model != model:
+                    response.model = model
+                if response.attempts != attempt:
+                    response.attempts = attempt
+                if on_event is not None:
+                    on_event(
+                        "model.call.completed",
+                        {
+                            "model": model,
+                            "usage": response.usage.model_dump(),
+                            "attempts": attempt,
+                            "finish_reason": response.finish_reason,
+                        },
+                    )
+                return response
+        raise self._failed(models, errors, attempt, on_event) from (errors[-1] if errors else None)
+
+    @staticmethod
+    def _failed(
+        models: list[str],
+        errors: list[ModelError],
+        attempts: int,
+        on_event: ModelEventCallback | None,
+    ) -> ModelCallFailed:
+        last = errors[-1] if errors else None
+        detail = last.message if last is not None else "no attempt was made"
+        failure = ModelCallFailed(
+            f"model call failed after {attempts} attempt(s) on {', '.join(models)}; last error: {detail}",
+            attempts=errors,
+        )
+        if on_event is not None:
+            on_event("model.call.failed", {"error": str(failure), "attempts": attempts})
+        return failure
+
+    async def aclose(self) -> None:
+        """Close the provider's connections."""
+        await self.provider.aclose()
+
+    async def __aenter__(self) -> ModelClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

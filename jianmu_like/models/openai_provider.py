@@ -1,0 +1,224 @@
+"""`ChatProvider` for any OpenAI-compatible chat-completions endpoint, over the official SDK.
+
+The SDK's own retries are disabled (`max_retries=0`): `ModelClient` owns the retry and fallback
+policy, and two stacked retry loops would multiply attempts and hide failures. Importing this
+module imports `openai` (about 0.3 s), which is why `jianmu_like.models` does not import it
+eagerly.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from typing import Any, cast
+
+import openai
+from openai.resources.chat.completions import AsyncCompletions
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+from .errors import ModelError
+from .messages import Message, ToolCall
+from .provider import DeltaCallback, is_retryable_status
+from .streaming import StreamAccumulator
+from .types import ModelRequest, ModelResponse, Usage
+
+_CREATE_PARAMS = frozenset(inspect.signature(AsyncCompletions.create).parameters) - {"self"}
+"""Keyword arguments `chat.completions.create` accepts in the installed SDK version; any other
+`extra_params` key is sent in the JSON body through `extra_body` (e.g. vLLM's `top_k`)."""
+
+_RESERVED = frozenset({"messages", "model", "stream"})
+"""Set by the provider itself; letting `extra_params` override them would break parsing."""
+
+_PLACEHOLDER_KEY = "not-needed"
+
+
+def build_create_kwargs(request: ModelRequest, model: str) -> dict[str, Any]:
+    """The keyword arguments of `chat.completions.create` for one attempt of `request`."""
+    kwargs: dict[str, Any] = {
+        "model": model,
+        "messages": [m.to_openai() for m in request.messages],
+    }
+    if request.tools:
+        kwargs["tools"] = request.tools
+    if request.tool_choice is not None:
+        kwargs["tool_choice"] = request.tool_choice
+    if request.temperature is not None:
+        kwargs["temperature"] = request.temperature
+    if request.max_tokens is not None:
+        kwargs["max_tokens"] = request.max_tokens
+    if request.top_p is not None:
+        kwargs["top_p"] = request.top_p
+    if request.timeout is not None:
+        kwargs["timeout"] = request.timeout
+    extra_body: dict[str, Any] = {}
+    if request.top_k is not None:
+        extra_body["top_k"] = request.top_k
+    for key, value in request.extra_params.items():
+        if key in _RESERVED:
+            raise ModelError(f"extra_params may not set {key!r}; use the ModelRequest field instead")
+        if key == "extra_body" and isinstance(value, Mapping):
+            extra_body.update(value)
+        elif key in _CREATE_PARAMS:
+            kwargs[key] = value
+        else:
+            extra_body[key] = value
+    if request.stream:
+        kwargs["stream"] = True
+        kwargs.setdefault("stream_options", {"include_usage": True})
+    if extra_body:
+        kwargs["extra_body"] = extra_body
+    return kwargs
+
+
+def _usage(raw: Any) -> Usage:
+    if raw is None:
+        return Usage.model_construct(calls=1)
+    return Usage.model_construct(
+        prompt_tokens=raw.prompt_tokens or 0,
+        completion_tokens=raw.completion_tokens or 0,
+        total_tokens=raw.total_tokens or 0,
+        calls=1,
+    )
+
+
+def _tool_call(raw: Any) -> ToolCall:
+    function = getattr(raw, "function", None)
+    if function is not None:
+        return ToolCall.from_raw(raw.id, function.name, function.arguments)
+    custom = raw.custom  # a custom (free-form) tool call: its input is not JSON by contract
+    return ToolCall.from_raw(raw.id, custom.name, custom.input)
+
+
+class OpenAIProvider:
+    """One OpenAI-compatible endpoint. The API key is held by the SDK client only and is
+    redacted from every error message this provider produces."""
+
+    def __init__(self, base_url: str, api_key: str | None = None, *, timeout: float = 60.0) -> None:
+        self.base_url: str | None = base_url
+        self.timeout = timeout
+        self._client = openai.AsyncOpenAI(
+            base_url=base_url,
+            api_key=api_key or _PLACEHOLDER_KEY,
+            timeout=timeout,
+            max_retries=0,
+        )
+
+    def __repr__(self) -> str:
+        return f"OpenAIProvider(base_url={self.base_url!r}, timeout={self.timeout!r})"
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    async def chat(
+        self,
+        request: ModelRequest,
+        *,
+        model: str,
+        on_delta: DeltaCallback | None = None,
+    ) -> ModelResponse:
+        """One attempt; SDK failures become `ModelError` (see `ChatProvider`)."""
+        kwargs = build_create_kwargs(request, model)
+        try:
+            if request.stream:
+                return await self._stream(kwargs, model, on_delta)
+            completion = cast(ChatCompletion, await self._client.chat.completions.create(**kwargs))
+        except openai.OpenAIError as exc:
+            raise self._error(exc, model, request.timeout) from exc
+        if not completion.choices:
+            raise ModelError("response has no choices", model=model, base_url=self.base_url)
+        choice = completion.choices[0]
+        raw = choice.message
+        tool_calls = [_tool_call(tc) for tc in raw.tool_calls or ()]
+        content = raw.content if raw.content is not None else raw.refusal
+        message = Message(role="assistant", content=content, tool_calls=tool_calls or None)
+        return ModelResponse.model_construct(
+            message=message,
+            usage=_usage(completion.usage),
+            model=model,
+            finish_reason=choice.finish_reason,
+            attempts=1,
+        )
+
+    async def _stream(
+        self, kwargs: dict[str, Any], model: str, on_delta: DeltaCallback | None
+    ) -> ModelResponse:
+        stream = cast(
+            openai.AsyncStream[ChatCompletionChunk],
+            await self._client.chat.completions.create(**kwargs),
+        )
+        acc = StreamAccumulator()
+        try:
+            async for chunk in stream:
+                if chunk.usage is not None:
+                    acc.usage = _usage(chunk.usage)
+                for choice in chunk.choices:
+                    if choice.index != 0:
+                        continue  # n > 1 is not supported: only the first choice is kept
+                    acc.saw_choice = True
+                    delta = choice.delta
+                    if delta.content:
+                        acc.add_content(delta.content)
+                        if on_delta is not None:
+                            on_delta(delta.content)
+                    for tc in delta.tool_calls or ():
+                        fn = tc.function
+                        acc.add_tool_call(
+                            tc.index, tc.id, fn.name if fn else None, fn.arguments if fn else None
+                        )
+                    if choice.finish_reason is not None:
+                        acc.finish_reason = choice.finish_reason
+        finally:
+            await stream.close()
+        if not acc.saw_choice:
+            raise ModelError("stream ended without any choices", model=model, base_url=self.base_url)
+        return ModelResponse.model_construct(
+            message=acc.message(),
+            usage=acc.usage if acc.usage is not None else Usage.model_construct(calls=1),
+            model=model,
+            finish_reason=acc.finish_reason,
+            attempts=1,
+        )
+
+    def _error(self, exc: openai.OpenAIError, model: str, timeout: float | None) -> ModelError:
+        url = self.base_url
+        if isinstance(exc, openai.APITimeoutError):
+            seconds = timeout if timeout is not None else self.timeout
+            return ModelError(
+                f"request timed out after {seconds:g}s", model=model, retryable=True, base_url=url
+            )
+        if isinstance(exc, openai.APIConnectionError):
+            cause = exc.__cause__
+            detail = f": {type(cause).__name__}: {cause}" if cause is not None else ""
+            return ModelError(
+                self._redact(f"could not connect{detail}"), model=model, retryable=True, base_url=url
+            )
+        if isinstance(exc, openai.APIStatusError):
+            status = exc.status_code
+            return ModelError(
+                self._redact(f"HTTP {status}: {_server_message(exc)}"),
+                model=model,
+                status_code=status,
+                retryable=is_retryable_status(status),
+                base_url=url,
+            )
+        if isinstance(exc, openai.APIError):  # an error event inside a stream
+            return ModelError(self._redact(f"API error: {exc.message}"), model=model, base_url=url)
+        return ModelError(self._redact(f"{type(exc).__name__}: {exc}"), model=model, base_url=url)
+
+    def _redact(self, text: str) -> str:
+        key = self._client.api_key
+        if key and key != _PLACEHOLDER_KEY:
+            text = text.replace(key, "***")
+        return text
+
+
+def _server_message(exc: openai.APIStatusError) -> str:
+    """The server's own error message (OpenAI shape), else the SDK's generic text."""
+    body = exc.body
+    if isinstance(body, Mapping):
+        message = body.get("message")
+        if isinstance(message, str) and message:
+            return message
+    elif isinstance(body, str) and body:
+        return body[:500]
+    return exc.message

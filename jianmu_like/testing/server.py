@@ -1,0 +1,334 @@
+"""`ScriptedOpenAIServer`: a real OpenAI-compatible HTTP server on localhost that plays a script.
+
+Tests that go through the real SDK, HTTP, SSE parsing, timeouts and status codes catch what an
+in-process fake cannot (wire shapes, error mapping, streamed fragments). The server runs in a
+background thread (stdlib only) and serves requests concurrently, so several agents can share it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import math
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..config import ResilienceConfig
+from ..models.client import ModelClient
+from .script import Script, ScriptedReply, ScriptSource
+from .scripted import fast_resilience
+
+
+def _error_body(status: int, message: str) -> dict[str, Any]:
+    """An OpenAI-style error body, which the SDK turns into the exception's message."""
+    if status == 429:
+        kind = "rate_limit_error"
+    elif status >= 500:
+        kind = "server_error"
+    else:
+        kind = {401: "authentication_error", 404: "not_found_error"}.get(status, "invalid_request_error")
+    return {"error": {"message": message, "type": kind, "param": None, "code": str(status)}}
+
+
+def _fragments(text: str, parts: int = 3) -> list[str]:
+    """`text` cut into up to `parts` pieces, so clients must concatenate argument fragments."""
+    if not text:
+        return []
+    size = max(1, math.ceil(len(text) / parts))
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True  # a handler stuck on a slow client must not block interpreter exit
+
+    def __init__(self, owner: ScriptedOpenAIServer) -> None:
+        self.owner = owner
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet: clients that time out and disconnect are expected in tests."""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    timeout = 60  # idle keep-alive connections eventually release their thread
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: no request logging to stderr."""
+
+    def do_GET(self) -> None:
+        if urlsplit(self.path).path.rstrip("/") == "/v1/models":
+            self._send_json(200, self.server.owner.models_listing())
+        else:
+            self._send_json(404, _error_body(404, f"no route GET {self.path}"))
+
+    def do_POST(self) -> None:
+        owner = self.server.owner
+        if urlsplit(self.path).path.rstrip("/") != "/v1/chat/completions":
+            self._send_json(404, _error_body(404, f"no route POST {self.path}"))
+            return
+        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            body = json.loads(self.rfile.read(length) or b"null")
+        except ValueError as exc:
+            self._send_json(400, _error_body(400, f"request body is not JSON: {exc}"))
+            return
+        if not isinstance(body, dict):
+            self._send_json(400, _error_body(400, "request body must be a JSON object"))
+            return
+        owner.record(body)
+        try:
+            reply = owner.script.next_reply(body.get("model"), body)
+        except Exception as exc:  # a broken responder must fail the test, not the server
+            message = f"scripted responder raised {type(exc).__name__}: {exc}"
+            self._send_json(500, _error_body(500, message))
+            return
+        if reply.delay and owner.stopping.wait(reply.delay):
+            self.close_connection = True  # shutting down: drop the request unanswered
+            return
+        if reply.error_status is not None:
+            self._send_json(reply.error_status, _error_body(reply.error_status, reply.error_message))
+        elif body.get("stream"):
+            options = body.get("stream_options") or {}
+            self._send_stream(owner.chunks(body, reply, bool(options.get("include_usage"))))
+        else:
+            self._send_json(200, owner.completion(body, reply))
+
+    def _send_json(self, status: int, payload: Mapping[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:
+            self.close_connection = True
+
+    def _send_stream(self, chunks: Iterator[dict[str, Any]]) -> None:
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for chunk in chunks:
+                self._write_chunk(f"data: {json.dumps(chunk)}\n\n".encode())
+            self._write_chunk(b"data: [DONE]\n\n")
+            self.wfile.write(b"0\r\n\r\n")
+        except OSError:
+            self.close_connection = True
+
+    def _write_chunk(self, data: bytes) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+
+
+class ScriptedOpenAIServer:
+    """Serves `POST /v1/chat/completions` (JSON or SSE) and `GET /v1/models` from a script.
+
+    Use it as `with ScriptedOpenAIServer([...]) as srv:` (or `async with`, which also closes the
+    clients made by `srv.client()`). Request bodies are recorded in `requests`. Stopping wakes
+    requests sleeping on a scripted `delay`, so a timeout test cannot hang shutdown.
+    """
+
+    def __init__(
+        self,
+        script: ScriptSource = (),
+        *,
+        fail_models: Mapping[str, int] | None = None,
+        models: Sequence[str] = ("scripted-model",),
+    ) -> None:
+        if fail_models and isinstance(script, Script):
+            raise TypeError("pass fail_models to Script(...) when giving a Script")
+        self.script = script if isinstance(script, Script) else Script(script, fail_models=fail_models)
+        self.models = list(models)
+        self.stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._requests: list[dict[str, Any]] = []
+        self._ids = itertools.count(1)
+        self._call_ids = itertools.count(1)
+        self._clients: list[ModelClient] = []
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._base_url: str | None = None
+
+    # lifecycle
+
+    def start(self) -> ScriptedOpenAIServer:
+        """Bind a free port on 127.0.0.1 and serve in a daemon thread (idempotent)."""
+        if self._httpd is None:
+            self.stopping.clear()
+            self._httpd = _HTTPServer(self)
+            self._base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+            self._thread = threading.Thread(
+                target=self._httpd.serve_forever,
+                kwargs={"poll_interval": 0.05},
+                name="scripted-openai-server",
+                daemon=True,
+            )
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and wake delayed requests; safe to call twice."""
+        httpd, self._httpd = self._httpd, None
+        self.stopping.set()
+        if httpd is not None:
+            httpd.shutdown()
+            httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> ScriptedOpenAIServer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> ScriptedOpenAIServer:
+        return self.start()
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        clients, self._clients = self._clients, []
+        for client in clients:
+            await client.aclose()
+        await asyncio.to_thread(self.stop)
+
+    # client side
+
+    @property
+    def base_url(self) -> str:
+        """`http://127.0.0.1:<port>/v1`, the value for `OPENAI_BASE_URL` (kept after stopping,
+        for assertions on error messages)."""
+        if self._base_url is None:
+            raise RuntimeError("ScriptedOpenAIServer is not running: use `with` or call start()")
+        return self._base_url
+
+    def client(
+        self,
+        *,
+        model: str = "scripted-model",
+        timeout: float = 10.0,
+        resilience: ResilienceConfig | None = None,
+        api_key: str = "test-key",
+        **resilience_fields: Any,
+    ) -> ModelClient:
+        """A `ModelClient` over the real OpenAI SDK pointed at this server. Without `resilience`,
+        the policy has zero backoff, with `resilience_fields` (e.g. `fallback_models=[...]`,
+        `max_retries=1`) applied."""
+        from ..models.openai_provider import OpenAIProvider  # deferred: importing openai is slow
+
+        if resilience is not None and resilience_fields:
+            raise TypeError("pass either resilience or resilience fields, not both")
+        policy = resilience if resilience is not None else fast_resilience(**resilience_fields)
+        client = ModelClient(
+            OpenAIProvider(self.base_url, api_key, timeout=timeout), model=model, resilience=policy
+        )
+        self._clients.append(client)
+        return client
+
+    # recording
+
+    def record(self, body: dict[str, Any]) -> None:
+        with self._lock:
+            self._requests.append(body)
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """The JSON bodies received so far, oldest first (a snapshot)."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def request_models(self) -> list[str | None]:
+        """The `model` of each request received so far."""
+        return [body.get("model") for body in self.requests]
+
+    # wire shapes
+
+    def models_listing(self) -> dict[str, Any]:
+        data = [{"id": m, "object": "model", "created": 0, "owned_by": "jianmu"} for m in self.models]
+        return {"object": "list", "data": data}
+
+    def _tool_calls(self, reply: ScriptedReply) -> list[tuple[str, str, str]]:
+        return [
+            (tc.id or f"call_{next(self._call_ids)}", tc.name, tc.arguments_text) for tc in reply.tool_calls
+        ]
+
+    @staticmethod
+    def _usage(reply: ScriptedReply) -> dict[str, int]:
+        usage = reply.effective_usage
+        return {
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "total_tokens": usage.total_tokens,
+        }
+
+    def completion(self, body: Mapping[str, Any], reply: ScriptedReply) -> dict[str, Any]:
+        """A non-streaming `chat.completion` object for `reply`."""
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
+        tool_calls = self._tool_calls(reply)
+        if tool_calls:
+            message["tool_calls"] = [
+                {"id": id_, "type": "function", "function": {"name": name, "arguments": args}}
+                for id_, name, args in tool_calls
+            ]
+        return {
+            "id": f"chatcmpl-{next(self._ids)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "logprobs": None,
+                    "finish_reason": reply.effective_finish_reason,
+                }
+            ],
+            "usage": self._usage(reply),
+            "system_fingerprint": None,
+        }
+
+    def chunks(
+        self, body: Mapping[str, Any], reply: ScriptedReply, include_usage: bool
+    ) -> Iterator[dict[str, Any]]:
+        """The `chat.completion.chunk` objects streaming `reply`: content word by word, each tool
+        call as an opening delta then argument fragments, the finish reason, then usage."""
+        base: dict[str, Any] = {
+            "id": f"chatcmpl-{next(self._ids)}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": body.get("model"),
+            "system_fingerprint": None,
+        }
+        if include_usage:
+            base["usage"] = None
+
+        def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+            choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+            return {**base, "choices": [choice]}
+
+        yield chunk({"role": "assistant", "content": "" if reply.content is not None else None})
+        for piece in reply.content_pieces:
+            yield chunk({"content": piece})
+        for index, (id_, name, args) in enumerate(self._tool_calls(reply)):
+            opening = {"index": index, "id": id_, "type": "function"}
+            yield chunk({"tool_calls": [{**opening, "function": {"name": name, "arguments": ""}}]})
+            for fragment in _fragments(args):
+                yield chunk({"tool_calls": [{"index": index, "function": {"arguments": fragment}}]})
+        yield chunk({}, reply.effective_finish_reason)
+        if include_usage:
+            yield {**base, "choices": [], "usage": self._usage(reply)}
