@@ -50,8 +50,9 @@ class Agent:
     """Owns a tree, its StateManager, runner and telemetry hub.
 
     Successive `run()` calls continue one conversation: persistent state (e.g. `messages`) is
-    kept, run-scoped Ephemeral fields are reset. `namespace` selects where the result's keys are
-    read (defaults to the root's namespace, so a namespaced ReAct root just works).
+    kept, run-scoped Ephemeral fields are reset. `namespace` selects where the input is written
+    and the result's keys are read (defaults to the root's namespace, so a namespaced ReAct root
+    just works).
     """
 
     def __init__(
@@ -90,7 +91,7 @@ class Agent:
         sm = self.state_manager
         sm.reset_for_run()
         if input_data:
-            sm.update(input_data)
+            sm.update(input_data, self.namespace)
         run_id = uuid.uuid4().hex[:12]
         self.telemetry.run_id = run_id
         hub = self.telemetry

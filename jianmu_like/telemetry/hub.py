@@ -57,7 +57,7 @@ class TelemetryHub:
                 subscriber(event)
             except Exception:  # a broken listener must not take the agent down
                 structlog.get_logger("jianmu_like.telemetry").exception(
-                    "telemetry subscriber failed", event=event_type
+                    "telemetry subscriber failed", event_type=event_type
                 )
 
 

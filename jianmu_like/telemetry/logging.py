@@ -1,0 +1,47 @@
+"""structlog set-up for jianmu_like: level filtering, console or JSON lines, secrets redacted.
+
+The framework only ever logs through structlog; call `configure_logging()` once (the CLI does)
+to choose the level and format. Every log line passes through `redact_processor`, so API keys
+never reach a terminal or a log file, whatever a caller put into an event.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import MutableMapping
+from typing import Any, TextIO
+
+import structlog
+
+from .redact import redact
+
+
+def redact_processor(
+    _logger: Any, _method: str, event_dict: MutableMapping[str, Any]
+) -> MutableMapping[str, Any]:
+    """structlog processor masking secret-named keys and key-looking strings."""
+    return redact(dict(event_dict))  # type: ignore[no-any-return]
+
+
+def configure_logging(
+    level: str | int = "WARNING", *, json: bool = False, stream: TextIO | None = None
+) -> None:
+    """Configure structlog globally: minimum `level`, console or JSON rendering, redaction."""
+    numeric = logging.getLevelName(level.upper()) if isinstance(level, str) else level
+    if not isinstance(numeric, int):
+        raise ValueError(f"unknown log level {level!r}")
+    renderer: Any = (
+        structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer(colors=False)
+    )
+    structlog.configure(
+        processors=[
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso"),
+            redact_processor,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(numeric),
+        logger_factory=structlog.PrintLoggerFactory(stream or sys.stderr),
+        cache_logger_on_first_use=False,
+    )

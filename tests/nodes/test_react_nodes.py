@@ -1,0 +1,241 @@
+"""AgentLLMNode and ToolExecutor on their own, with the in-process scripted model."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import py_trees
+import pytest
+from py_trees.common import Status
+
+from jianmu_like import (
+    Agent,
+    AgentLLMNode,
+    Decision,
+    GuardDecision,
+    GuardEnforcer,
+    ReActConfig,
+    ReActState,
+    ReactiveRunner,
+    StateManager,
+    ToolCall,
+    ToolExecutor,
+    ToolSet,
+    create_react_node,
+    human,
+    tool,
+)
+from jianmu_like.config import ResilienceConfig
+from jianmu_like.testing import call, error_reply, reply, scripted_client
+from jianmu_like.tools.builtin import calculator
+
+
+async def tick_until_done(node: py_trees.behaviour.Behaviour, sm: StateManager) -> Status:
+    outcome = await ReactiveRunner(node, sm).run()
+    return Status.SUCCESS if outcome.status == "success" else Status.FAILURE
+
+
+async def test_llm_node_writes_the_react_contract_for_tool_calls() -> None:
+    client = scripted_client([call("calculator", expression="1+2")])
+    node = AgentLLMNode("llm", client, ToolSet([calculator]))
+    sm = StateManager(ReActState, {"messages": [human("1+2?")]})
+    assert await tick_until_done(node, sm) == Status.SUCCESS
+    state: Any = sm.state
+    assert state.done is False and state.final_answer is None
+    assert [a.name for a in state.actions] == ["calculator"]
+    assert state.actions[0].arguments == {"expression": "1+2"}
+    assert state.rounds == 1 and state.usage.total_tokens == 15
+    assert state.messages[-1].role == "assistant" and state.messages[-1].tool_calls == state.actions
+
+
+async def test_llm_node_final_answer_and_prompt() -> None:
+    client = scripted_client([reply("Paris.")])
+    node = AgentLLMNode(
+        "llm", client, ToolSet([calculator]), config=ReActConfig(system_prompt="You are a geographer.")
+    )
+    sm = StateManager(ReActState, {"messages": [human("Capital of France?")]})
+    await tick_until_done(node, sm)
+    state: Any = sm.state
+    assert state.done is True and state.final_answer == "Paris." and state.actions == []
+    request = client.provider.requests[0]  # type: ignore[attr-defined]
+    system_text = request.messages[0].content
+    assert request.messages[0].role == "system"
+    assert system_text.startswith("You are a geographer.") and "calculator" in system_text
+    assert request.tools[0]["function"]["name"] == "calculator"
+
+
+async def test_llm_node_model_error_is_recorded_failure() -> None:
+    client = scripted_client([error_reply(401, "bad key")])
+    node = AgentLLMNode("llm", client, ToolSet([calculator]))
+    sm = StateManager(ReActState, {"messages": [human("hi")]})
+    assert await tick_until_done(node, sm) == Status.FAILURE
+    error = sm.get("error")
+    assert "model call failed" in error and "401" in error and "bad key" in error
+    assert sm.get("rounds") == 0 and len(sm.get("messages")) == 1  # nothing half-written
+
+
+async def test_react_config_resilience_overrides_the_clients_policy() -> None:
+    client = scripted_client(
+        [error_reply(503), error_reply(503), reply("third time lucky")],
+        resilience=ResilienceConfig(max_retries=0),
+    )
+    root = create_react_node(
+        model_client=client, config=ReActConfig(resilience=ResilienceConfig(max_retries=2, backoff_initial=0))
+    )
+    result = await Agent(root).run({"messages": [human("hi")]})
+    assert result.status == "success" and result.final_answer == "third time lucky"
+    assert client.resilience.max_retries == 0  # the shared client itself is unchanged
+
+
+def executor_with(tools: list[Any], **kwargs: Any) -> ToolExecutor:
+    return ToolExecutor("tools", ToolSet(tools), **kwargs)
+
+
+async def test_executor_without_actions_succeeds_synchronously() -> None:
+    node = executor_with([calculator])
+    sm = StateManager(ReActState)
+    outcome = await ReactiveRunner(node, sm).run()
+    assert outcome.status == "success" and outcome.ticks == 1
+    assert sm.wakeup.in_flight == 0
+
+
+async def test_executor_effects_and_order() -> None:
+    @tool(effect_tags={"write"})
+    async def save(text: str) -> str:
+        """Save text."""
+        return "saved"
+
+    @tool(effect_tags={"read", "network"})
+    async def fetch(url: str) -> str:
+        """Fetch a URL."""
+        await asyncio.sleep(0.01)
+        return f"<{url}>"
+
+    sm = StateManager(ReActState)
+    actions = [
+        ToolCall(id="1", name="fetch", arguments={"url": "u"}),
+        ToolCall(id="2", name="save", arguments={"text": "t"}),
+    ]
+    sm.update({"actions": actions})
+    assert await tick_until_done(executor_with([save, fetch]), sm) == Status.SUCCESS
+    msgs = sm.get("messages")
+    assert [(m.tool_call_id, m.name, m.content) for m in msgs] == [
+        ("1", "fetch", "<u>"),
+        ("2", "save", "saved"),
+    ]
+    assert sm.get("tool_effects") == ["network", "read", "write"]
+
+
+async def test_auto_mode_is_serial_when_a_tool_is_not_parallel_safe() -> None:
+    running = 0
+    peak = 0
+
+    @tool(parallel_safe=False)
+    async def exclusive(n: int) -> int:
+        """Must not overlap."""
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        await asyncio.sleep(0.01)
+        running -= 1
+        return n
+
+    sm = StateManager(ReActState)
+    sm.update({"actions": [ToolCall(id=str(i), name="exclusive", arguments={"n": i}) for i in range(3)]})
+    await tick_until_done(executor_with([exclusive]), sm)
+    assert peak == 1
+    assert [m.content for m in sm.get("messages")] == ["0", "1", "2"]
+
+
+async def test_guard_deny_becomes_observation_and_tool_does_not_run() -> None:
+    ran: list[str] = []
+
+    @tool
+    def delete_file(path: str) -> str:
+        """Delete a file."""
+        ran.append(path)
+        return "deleted"
+
+    def no_deletes(call: ToolCall, _tool: Any, _ctx: Any) -> GuardDecision | None:
+        if call.name.startswith("delete"):
+            return GuardDecision.deny("deleting files is not allowed")
+        return None
+
+    sm = StateManager(ReActState)
+    sm.update({"actions": [ToolCall(id="1", name="delete_file", arguments={"path": "/etc/passwd"})]})
+    await tick_until_done(executor_with([delete_file], constraints=GuardEnforcer([no_deletes])), sm)
+    assert ran == []
+    assert sm.get("messages")[0].content == "Error: denied by policy: deleting files is not allowed"
+    assert sm.get("tool_effects") == []
+
+
+def test_guard_combination_first_deny_wins_then_pending() -> None:
+    call_ = ToolCall(id="1", name="x")
+    allow = GuardEnforcer([lambda c, t, x: None, lambda c, t, x: True])
+    assert allow.check(call_, None, None).decision is Decision.ALLOW  # type: ignore[arg-type]
+    mixed = GuardEnforcer(
+        [
+            lambda c, t, x: GuardDecision.pending("ask"),
+            lambda c, t, x: False,
+            lambda c, t, x: GuardDecision.deny("second deny"),
+        ]
+    )
+    verdict = mixed.check(call_, None, None)  # type: ignore[arg-type]
+    assert verdict.decision is Decision.DENY and "refused by policy" in verdict.reason
+    pending = GuardEnforcer([lambda c, t, x: None, lambda c, t, x: Decision.PENDING])
+    assert pending.check(call_, None, None).decision is Decision.PENDING  # type: ignore[arg-type]
+
+
+async def test_tool_runner_override() -> None:
+    seen: list[tuple[str, dict[str, Any]]] = []
+
+    async def sandbox(t: Any, arguments: dict[str, Any]) -> str:
+        seen.append((t.name, arguments))
+        return "ran in sandbox"
+
+    sm = StateManager(ReActState)
+    sm.update({"actions": [ToolCall(id="1", name="calculator", arguments={"expression": "2"})]})
+    await tick_until_done(executor_with([calculator], tool_runner=sandbox), sm)
+    assert seen == [("calculator", {"expression": "2"})]
+    assert sm.get("messages")[0].content == "ran in sandbox"
+
+
+async def test_halting_the_executor_cancels_running_tools() -> None:
+    cancelled = asyncio.Event()
+
+    @tool
+    async def forever() -> str:
+        """Never returns."""
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "never"
+
+    sm = StateManager(ReActState)
+    sm.update({"actions": [ToolCall(id="1", name="forever")]})
+    node = executor_with([forever])
+    runner = ReactiveRunner(node, sm)
+    run = asyncio.create_task(runner.run())
+    await asyncio.sleep(0.05)
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    await asyncio.wait_for(cancelled.wait(), 1)
+    assert sm.get("messages") == []  # no observation for a call that never finished
+
+
+async def test_fresh_run_resets_rounds_so_tool_choice_is_sent_again() -> None:
+    client = scripted_client(
+        [call("calculator", expression="1"), reply("1"), call("calculator", expression="2"), reply("2")]
+    )
+    root = create_react_node(
+        model_client=client, tools=[calculator], config=ReActConfig(tool_choice="required")
+    )
+    agent = Agent(root)
+    await agent.run({"messages": [human("one")]})
+    await agent.run({"messages": [human("two")]})
+    choices = [r.tool_choice for r in client.provider.requests]  # type: ignore[attr-defined]
+    assert choices == ["required", None, "required", None]

@@ -1,0 +1,57 @@
+"""Every demo runs with one command (here against the scripted server, no model needed)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+DEMOS = Path(__file__).resolve().parent.parent / "demos"
+
+
+def test_calculator_demo_scripted() -> None:
+    done = subprocess.run(
+        [sys.executable, str(DEMOS / "calculator_agent.py"), "--scripted"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "-> calculator({'expression': '25 * 4 + 10'})" in done.stdout
+    assert "<- 110" in done.stdout
+    assert "answer: 25 * 4 + 10 = 110." in done.stdout
+
+
+def test_calculator_demo_without_server_says_what_to_set(tmp_path: Path) -> None:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, str(DEMOS / "calculator_agent.py"), "1+1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2
+    assert "OPENAI_BASE_URL" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_calculator_demo_unreachable_server_names_the_url(tmp_path: Path) -> None:
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+        "JIANMU__RESILIENCE__BACKOFF_INITIAL": "0",
+    }
+    done = subprocess.run(
+        [sys.executable, str(DEMOS / "calculator_agent.py"), "1+1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 1
+    assert "model_error" in done.stderr and "127.0.0.1:9" in done.stderr
+    assert "Traceback" not in done.stderr
