@@ -50,8 +50,9 @@ async def main(question: str, client: ModelClient) -> int:
             result = event.data
     print()
     if result is None or result["status"] != "success":
-        reason = (result or {}).get("termination") or (result or {}).get("error")
-        print(f"failed: {reason}", file=sys.stderr)
+        termination = (result or {}).get("termination") or {}
+        detail = termination.get("error") or (result or {}).get("error") or ""
+        print(f"failed ({termination.get('reason', 'unknown')}): {detail}", file=sys.stderr)
         return 1
     usage = result["usage"]
     iterations = (result.get("termination") or {}).get("iterations")

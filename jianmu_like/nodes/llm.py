@@ -8,7 +8,7 @@ from py_trees.common import Status
 
 from ..bt.async_behaviour import AsyncBehaviour
 from ..models.client import ModelClient
-from ..models.errors import ModelError
+from ..models.errors import ModelCallFailed, ModelError
 from ..models.types import ModelRequest
 from ..presets.react_config import ReActConfig
 from ..telemetry import events as ev
@@ -81,7 +81,7 @@ class AgentLLMNode(AsyncBehaviour):
         try:
             response = await self._client.complete(request, on_event=on_event)
         except ModelError as exc:
-            reason = f"model call failed: {exc}"
+            reason = str(exc) if isinstance(exc, ModelCallFailed) else f"model call failed: {exc}"
             sm.update({keys.error: reason}, ns)
             self.feedback_message = reason
             self.error = exc
