@@ -64,6 +64,8 @@ class ToolExecutor(AsyncBehaviour):
         self.execution_mode = execution_mode
         self.default_timeout = default_timeout
         self.max_output_chars = max_output_chars
+        self._finished: dict[int, _Observation] = {}
+        """Observations of the current batch by call index, as they complete."""
 
     def update_sync(self) -> Status | None:
         # No tool calls (the model answered): nothing to do, no task to start.
@@ -74,8 +76,26 @@ class ToolExecutor(AsyncBehaviour):
         actions: list[ToolCall] = list(sm.get(keys.actions, ns))
         if not self.tools.ready:
             await self.tools.ensure_ready()
-        counts: dict[str, int] = dict(sm.get(keys.call_counts, ns) or {})
+        self._finished = {}
         observations = await self._execute(actions)
+        self._commit(actions, observations)
+        return Status.SUCCESS
+
+    def terminate(self, new_status: Status) -> None:
+        if new_status == Status.INVALID and self.in_flight:
+            # Halted mid-batch (run cancelled, a Parallel sibling failed...): answer every call
+            # anyway, so the history never holds tool calls without results (the API rejects it).
+            actions: list[ToolCall] = list(self.state_manager.get(self.keys.actions, self.namespace))
+            interrupted = _Observation(
+                "Error: interrupted: the run was stopped before this call finished", failed=True, tool=None
+            )
+            self._commit(actions, [self._finished.get(i, interrupted) for i in range(len(actions))])
+        super().terminate(new_status)
+
+    def _commit(self, actions: Sequence[ToolCall], observations: Sequence[_Observation]) -> None:
+        """Append one observation per call (in call order) and record effects and repeats."""
+        sm, keys, ns = self.state_manager, self.keys, self.namespace
+        counts: dict[str, int] = dict(sm.get(keys.call_counts, ns) or {})
         messages: list[Message] = []
         effects: list[str] = []
         known_effects = set(sm.get(keys.tool_effects, ns) or ())
@@ -99,16 +119,19 @@ class ToolExecutor(AsyncBehaviour):
         if effects:
             updates[keys.tool_effects] = [*sm.get(keys.tool_effects, ns), *effects]
         sm.update(updates, ns)
-        return Status.SUCCESS
 
     # ------------------------------------------------------------------ execution
     async def _execute(self, actions: Sequence[ToolCall]) -> list[_Observation]:
         resolved = [self.tools.get(call.name) for call in actions]
+        runs = (self._run_recorded(i, c, t) for i, (c, t) in enumerate(zip(actions, resolved, strict=True)))
         if self._parallel(resolved):
-            return list(
-                await asyncio.gather(*(self._run_one(c, t) for c, t in zip(actions, resolved, strict=True)))
-            )
-        return [await self._run_one(c, t) for c, t in zip(actions, resolved, strict=True)]
+            return list(await asyncio.gather(*runs))
+        return [await run for run in runs]
+
+    async def _run_recorded(self, index: int, call: ToolCall, tool: Tool | None) -> _Observation:
+        observation = await self._run_one(call, tool)
+        self._finished[index] = observation
+        return observation
 
     def _parallel(self, resolved: Sequence[Tool | None]) -> bool:
         if len(resolved) < 2 or self.execution_mode == "serial":

@@ -406,3 +406,28 @@ async def test_conversation_continues_across_runs() -> None:
     assert [m["content"] for m in sent[1:]] == ["I am Ann", "Hi Ann.", "Who am I?"]
     assert second.state.rounds == 1  # run-scoped counters restart
     assert len(first.state.messages) == 2  # the first result is not changed by the second run
+
+
+async def test_a_cancelled_run_leaves_a_history_the_next_run_can_send() -> None:
+    started = asyncio.Event()
+
+    @tool
+    async def hang() -> str:
+        """Never finishes."""
+        started.set()
+        await asyncio.sleep(60)
+        return "never"
+
+    with ScriptedOpenAIServer([call("hang"), reply("fresh start")]) as srv:
+        agent = Agent(create_react_node(model_client=srv.client(), tools=[hang]))
+        run = asyncio.create_task(agent.run({"messages": [human("hang please")]}))
+        await asyncio.wait_for(started.wait(), 5)
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+        result = await agent.run({"messages": [human("try again")]})
+        sent = srv.requests[1]["messages"]
+    assert result.status == "success" and result.final_answer == "fresh start"
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "user"]
+    assert sent[3]["tool_call_id"] == sent[2]["tool_calls"][0]["id"]
+    assert "interrupted" in sent[3]["content"]

@@ -214,9 +214,14 @@ async def test_halting_the_executor_cancels_running_tools() -> None:
             raise
         return "never"
 
+    @tool
+    async def quick() -> str:
+        """Returns at once."""
+        return "quick result"
+
     sm = StateManager(ReActState)
-    sm.update({"actions": [ToolCall(id="1", name="forever")]})
-    node = executor_with([forever])
+    sm.update({"actions": [ToolCall(id="1", name="quick"), ToolCall(id="2", name="forever")]})
+    node = executor_with([forever, quick], execution_mode="serial")
     runner = ReactiveRunner(node, sm)
     run = asyncio.create_task(runner.run())
     await asyncio.sleep(0.05)
@@ -224,7 +229,12 @@ async def test_halting_the_executor_cancels_running_tools() -> None:
     with pytest.raises(asyncio.CancelledError):
         await run
     await asyncio.wait_for(cancelled.wait(), 1)
-    assert sm.get("messages") == []  # no observation for a call that never finished
+    # Every call is still answered, so the history stays valid for the next model request.
+    msgs = sm.get("messages")
+    assert [(m.tool_call_id, m.content) for m in msgs] == [
+        ("1", "quick result"),
+        ("2", "Error: interrupted: the run was stopped before this call finished"),
+    ]
 
 
 async def test_fresh_run_resets_rounds_so_tool_choice_is_sent_again() -> None:
