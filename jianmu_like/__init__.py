@@ -11,7 +11,7 @@ from .bt.conditions import StateCondition
 from .bt.loop import LoopUntilSuccess
 from .bt.node import Node
 from .bt.runner import ReactiveRunner, RunOutcome
-from .config import ConfigError, JianmuConfig, ResilienceConfig, get_config, load_config
+from .config import ConfigError, JianmuConfig, ReActConfig, ResilienceConfig, get_config, load_config
 from .guard.decisions import Decision, GuardDecision
 from .guard.enforcer import GuardContext, GuardEnforcer
 from .models.client import ModelClient
@@ -24,7 +24,6 @@ from .nodes.context import ContextBuilder, ContextBuilderProtocol
 from .nodes.llm import AgentLLMNode
 from .nodes.tool_executor import ToolExecutor
 from .presets.react import create_react_node
-from .presets.react_config import ReActConfig
 from .presets.react_state import ReActState
 from .state.manager import StateError, StateManager
 from .state.schema import Ephemeral, StateKeys

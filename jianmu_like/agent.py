@@ -13,9 +13,12 @@ from py_trees.common import Status
 from pydantic import BaseModel, ConfigDict, Field
 
 from .bt.runner import ReactiveRunner
+from .checkpointing import RunRecorder
 from .config import get_config
+from .guard.approvals import Approval, ApprovalDecision, ApprovalError, parse_decision
 from .models.types import Usage
 from .presets.react_state import ReActState
+from .state.checkpoint import Checkpointer, CheckpointError
 from .state.manager import StateManager
 from .state.schema import StateKeys
 from .telemetry import events as ev
@@ -39,7 +42,10 @@ class AgentResult(BaseModel):
     termination: dict[str, Any] | None = None
     """Why the loop ended: {"reason": "completed" | "max_iterations" | "budget_exhausted" |
     "model_error" | ..., "iterations": n, ...}."""
-    pending_approvals: list[Any] = Field(default_factory=list)
+    pending_approvals: list[Approval] = Field(default_factory=list)
+    """Tool calls waiting for a human (status "suspended"); decide with approve()/deny()."""
+    thread_id: str | None = None
+    """The checkpoint thread of the run (with a checkpointer)."""
     error: str | None = None
     ticks: int = 0
     elapsed: float = 0.0
@@ -65,6 +71,7 @@ class Agent:
         namespace: str | None = None,
         telemetry: TelemetryHub | None = None,
         log_events: bool | None = None,
+        checkpointer: Checkpointer | None = None,
     ) -> None:
         self.root = root
         self.state_manager = StateManager(state_schema, initial_state)
@@ -76,30 +83,135 @@ class Agent:
         if log_events:
             self.telemetry.subscribe(structlog_sink())
         self.runner = ReactiveRunner(root, self.state_manager, telemetry=self.telemetry)
+        self.recorder: RunRecorder | None = None
+        if checkpointer is not None:
+            self.use_checkpointer(checkpointer)
+
+    def use_checkpointer(self, checkpointer: Checkpointer) -> None:
+        """Save runs into `checkpointer` (after every tick that changed the state)."""
+        if self.recorder is None or self.recorder.checkpointer is not checkpointer:
+            self.recorder = RunRecorder(self.root, self.state_manager, checkpointer)
+            self.runner.on_tick = self.recorder.on_tick
+
+    @property
+    def thread_id(self) -> str | None:
+        """The thread the current run is checkpointed under (None without a checkpointer)."""
+        return self.recorder.thread_id if self.recorder is not None else None
 
     @property
     def state(self) -> BaseModel:
         return self.state_manager.state
 
     async def run(
-        self, input_data: Mapping[str, Any] | None = None, *, max_ticks: int = 100_000
+        self,
+        input_data: Mapping[str, Any] | None = None,
+        *,
+        max_ticks: int = 100_000,
+        thread_id: str | None = None,
+        checkpointer: Checkpointer | None = None,
     ) -> AgentResult:
         """Start a fresh run: reset run-scoped state, merge `input_data` through the reducers,
-        tick the tree until it finishes or suspends."""
+        tick the tree until it finishes or suspends (waiting for approvals).
+
+        With a checkpointer (here or in the constructor) the run is saved under `thread_id`
+        (a new id when omitted) so `resume()` can continue it, in this process or another.
+        """
         if self.root.status != Status.INVALID:
             self.root.stop(Status.INVALID)
         sm = self.state_manager
         sm.reset_for_run()
         if input_data:
             sm.update(input_data, self.namespace)
+        if checkpointer is not None:
+            self.use_checkpointer(checkpointer)
+        if self.recorder is not None:
+            self.recorder.start(thread_id or uuid.uuid4().hex)
+        return await self._drive(max_ticks, event=ev.RUN_STARTED)
+
+    async def resume(
+        self,
+        decisions: Mapping[str, Any] | None = None,
+        *,
+        thread_id: str | None = None,
+        checkpointer: Checkpointer | None = None,
+        max_ticks: int = 100_000,
+    ) -> AgentResult:
+        """Continue a suspended run exactly where it stopped.
+
+        `thread_id` loads that thread's checkpoint first (e.g. in a new process; the agent must
+        be built with the same tree and state schema). `decisions` maps approval ids to True /
+        "approve", False / "deny" or ("deny", reason). No model call is repeated: the tree
+        continues at the node that was waiting.
+        """
+        if checkpointer is not None:
+            self.use_checkpointer(checkpointer)
+        if thread_id is not None and thread_id != self.thread_id:
+            if self.recorder is None:
+                raise CheckpointError("resume(thread_id=...) needs a checkpointer")
+            self.recorder.load(thread_id)
+        for approval_id, decision in (decisions or {}).items():
+            self.decide(approval_id, decision)
+        if self.root.status != Status.RUNNING:
+            raise RuntimeError(
+                "nothing to resume: the last run is not suspended "
+                f"(tree status {self.root.status.name}); start a new one with run()"
+            )
+        return await self._drive(max_ticks, event=ev.RUN_RESUMED)
+
+    # ------------------------------------------------------------------ approvals
+    def pending_approvals(self) -> list[Approval]:
+        """Approvals waiting for a decision, across every namespace of the state."""
+        return [approval for _, approval in self._approvals()]
+
+    def approve(self, approval_id: str, reason: str = "") -> None:
+        """Approve a pending tool call; `resume()` (or a run still in progress) then runs it."""
+        self.decide(approval_id, ApprovalDecision(approved=True, reason=reason))
+
+    def deny(self, approval_id: str, reason: str = "") -> None:
+        """Deny a pending tool call; the model reads "denied by a human reviewer: <reason>"."""
+        self.decide(approval_id, ApprovalDecision(approved=False, reason=reason))
+
+    def decide(self, approval_id: str, decision: Any) -> None:
+        """Record a decision for one approval and wake the tree."""
+        parsed = parse_decision(decision)
+        found = {approval.id: ns for ns, approval in self._approvals()}
+        if approval_id not in found:
+            pending = ", ".join(found) or "none"
+            raise ApprovalError(f"unknown approval id {approval_id!r} (pending: {pending})")
+        ns = found[approval_id]
+        sm, keys = self.state_manager, self.keys
+        previous = sm.get(keys.approval_decisions, ns).get(approval_id)
+        if previous is not None:
+            verdict = "approved" if previous.approved else "denied"
+            raise ApprovalError(f"approval {approval_id!r} was already {verdict}")
+        sm.update({keys.approval_decisions: {approval_id: parsed}}, ns)
+        if self.recorder is not None and self.recorder.thread_id is not None:
+            self.recorder.save("suspended")
+        sm.signal()
+
+    def _approvals(self) -> list[tuple[str | None, Approval]]:
+        sm, key = self.state_manager, self.keys.pending_approvals
+        found: list[tuple[str | None, Approval]] = []
+        for ns in [None, *sorted(sm.namespaces())]:
+            try:
+                approvals = sm.get(key, ns) or []
+            except KeyError:
+                continue
+            found.extend((ns, approval) for approval in approvals)
+        return found
+
+    # ------------------------------------------------------------------ running
+    async def _drive(self, max_ticks: int, *, event: str) -> AgentResult:
         run_id = uuid.uuid4().hex[:12]
         self.telemetry.run_id = run_id
         hub = self.telemetry
         if hub.active:
-            hub.emit(ev.RUN_STARTED, node=self.root.name, namespace=self.namespace)
+            hub.emit(event, node=self.root.name, namespace=self.namespace, thread_id=self.thread_id)
         started = time.perf_counter()
         outcome = await self.runner.run(max_ticks=max_ticks)
         result = self._result(outcome.status, outcome.ticks, time.perf_counter() - started, run_id)
+        if self.recorder is not None:
+            self.recorder.save(result.status)
         if hub.active:
             hub.emit(
                 ev.RUN_COMPLETED,
@@ -171,7 +283,8 @@ class Agent:
             state=sm.copy_state(),
             usage=usage if isinstance(usage, Usage) else Usage.model_validate(usage),
             termination=_read(sm, keys.termination, ns, None),
-            pending_approvals=list(_read(sm, keys.pending_approvals, ns, None) or ()),
+            pending_approvals=self.pending_approvals(),
+            thread_id=self.thread_id,
             error=error,
             ticks=ticks,
             elapsed=elapsed,

@@ -26,7 +26,9 @@ class AsyncBehaviour(Node):
         """The exception that ended the last task, if any (the node then reports FAILURE)."""
 
     async def update_async(self) -> Status:
-        """The node's work. Return SUCCESS or FAILURE (RUNNING is treated as FAILURE)."""
+        """The node's work: SUCCESS or FAILURE; or RUNNING to wait for something outside (an
+        approval): the node then stays RUNNING, and `update_sync()`/`update_async()` are asked
+        again on the next tick, which only comes when something signals."""
         raise NotImplementedError  # pragma: no cover - abstract
 
     def update_sync(self) -> Status | None:
@@ -68,7 +70,7 @@ class AsyncBehaviour(Node):
             # Wake the runner from inside the task's last step: it then ticks in the very next
             # loop cycle, one cycle earlier than a done-callback would allow.
             wakeup.settle(asyncio.current_task())
-        if status not in (Status.SUCCESS, Status.FAILURE):
+        if status not in (Status.SUCCESS, Status.FAILURE, Status.RUNNING):
             return Status.FAILURE
         return status
 

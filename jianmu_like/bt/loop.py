@@ -52,6 +52,13 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
         self.iterations = 0
         self.termination = None
 
+    def progress(self) -> dict[str, Any]:
+        """What a checkpoint needs to continue this loop (see bt.progress)."""
+        return {"iterations": self.iterations}
+
+    def restore_progress(self, entry: dict[str, Any]) -> None:
+        self.iterations = int(entry.get("iterations", 0))
+
     def tick(self) -> Iterator[py_trees.behaviour.Behaviour]:
         if self.status != Status.RUNNING:
             self.initialise()

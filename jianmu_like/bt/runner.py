@@ -8,6 +8,7 @@ is reported as a suspended run that a later `run()` resumes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 import py_trees
@@ -36,10 +37,13 @@ class ReactiveRunner:
         state_manager: StateManager,
         *,
         telemetry: TelemetryHub | None = None,
+        on_tick: Callable[[], None] | None = None,
     ) -> None:
         self.root = root
         self.state_manager = state_manager
         self.telemetry = telemetry
+        self.on_tick = on_tick
+        """Called after every tick (the Agent checkpoints there)."""
         self.total_ticks = 0
         self.bind()
 
@@ -62,6 +66,8 @@ class ReactiveRunner:
                 for _ in root.tick():
                     pass
                 ticks += 1
+                if self.on_tick is not None:
+                    self.on_tick()
                 status = root.status
                 if status == Status.SUCCESS:
                     return self._outcome("success", ticks)

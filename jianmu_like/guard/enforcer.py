@@ -25,6 +25,10 @@ class GuardContext(BaseModel):
     state: Any = None
     namespace: str | None = None
     tool_effects: list[str] = []
+    calls_this_run: int = 0
+    """Tool calls already run (or decided) in this run, earlier calls of the same batch included."""
+    now: float = 0.0
+    """`time.time()` when the batch was checked (policies use it, so tests can pass a clock)."""
 
 
 PolicyResult = GuardDecision | Decision | bool | None

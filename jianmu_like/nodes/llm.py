@@ -7,10 +7,10 @@ from typing import Any
 from py_trees.common import Status
 
 from ..bt.async_behaviour import AsyncBehaviour
+from ..config import ReActConfig
 from ..models.client import ModelClient
 from ..models.errors import ModelCallFailed, ModelError
 from ..models.types import ModelRequest
-from ..presets.react_config import ReActConfig
 from ..telemetry import events as ev
 from ..tools.toolset import ToolSet
 from .context import ContextBuilder, ContextBuilderProtocol

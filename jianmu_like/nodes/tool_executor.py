@@ -4,39 +4,41 @@ Every call yields exactly one `tool` message, in the order of the calls, paired 
 `tool_call_id` (the OpenAI protocol requires it directly after the assistant message). Nothing
 the model or a tool does can crash the node: unknown tools, malformed or invalid arguments,
 exceptions, timeouts and guard denials all become error observations the model can read.
+
+Before anything runs, every call goes through the guard (`constraints`). Calls a policy marks
+PENDING become `Approval`s in the state and the node waits — RUNNING, without signalling, so the
+run suspends — while the other calls of the batch run. A recorded decision (and a signal) lets the
+batch continue: guards are evaluated again, approved calls run, denied ones get an observation.
+The outcome of each call is written to the state as soon as it is known, so neither a suspension
+nor a crash followed by a checkpoint restore runs a finished call twice.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+import structlog
 from py_trees.common import Status
 
 from ..bt.async_behaviour import AsyncBehaviour
+from ..config import ExecutionMode
+from ..guard.approvals import Approval, ApprovalDecision
 from ..guard.decisions import Decision
 from ..guard.enforcer import GuardContext, GuardEnforcer
 from ..models.messages import Message, ToolCall, tool_message
-from ..presets.react_config import ExecutionMode
 from ..state.schema import StateKeys
 from ..telemetry import events as ev
 from ..tools.base import Tool
-from ..tools.errors import ToolArgumentsError
 from ..tools.toolset import ToolSet
+from .tool_calls import ToolCallRunner, ToolRunner
+from .tool_outcome import ToolOutcome
 
-ToolRunner = Callable[[Tool, dict[str, Any]], Awaitable[str]]
-"""Replaces `tool.invoke(arguments)`, e.g. to run tools in a sandbox or another process."""
+_log = structlog.get_logger("jianmu_like.guard")
 
-
-class _Observation:
-    __slots__ = ("content", "failed", "tool")
-
-    def __init__(self, content: str, *, failed: bool, tool: Tool | None) -> None:
-        self.content = content
-        self.failed = failed
-        self.tool = tool
+__all__ = ["ToolExecutor", "ToolRunner"]
 
 
 class ToolExecutor(AsyncBehaviour):
@@ -60,48 +62,172 @@ class ToolExecutor(AsyncBehaviour):
         self.keys = keys or StateKeys()
         self.namespace = namespace
         self.constraints = constraints
-        self.tool_runner = tool_runner
         self.execution_mode = execution_mode
-        self.default_timeout = default_timeout
-        self.max_output_chars = max_output_chars
-        self._finished: dict[int, _Observation] = {}
-        """Observations of the current batch by call index, as they complete."""
+        self.calls = ToolCallRunner(
+            tools,
+            emit=self.emit,
+            tool_runner=tool_runner,
+            default_timeout=default_timeout,
+            max_output_chars=max_output_chars,
+        )
+        self._committed = False
+        """The current batch's observations are in the history (set until the next batch)."""
 
+    # ------------------------------------------------------------------ tick
     def update_sync(self) -> Status | None:
-        # No tool calls (the model answered): nothing to do, no task to start.
-        return None if self.state_manager.get(self.keys.actions, self.namespace) else Status.SUCCESS
+        sm, keys, ns = self.state_manager, self.keys, self.namespace
+        if not sm.get(keys.actions, ns):
+            return Status.SUCCESS  # the model answered: nothing to run
+        pending: list[Approval] = sm.get(keys.pending_approvals, ns)
+        if pending:
+            decisions = sm.get(keys.approval_decisions, ns)
+            if not any(a.id in decisions for a in pending):
+                return Status.RUNNING  # still waiting for a human: no work, no signal
+        return None
 
     async def update_async(self) -> Status:
         sm, keys, ns = self.state_manager, self.keys, self.namespace
-        actions: list[ToolCall] = list(sm.get(keys.actions, ns))
         if not self.tools.ready:
             await self.tools.ensure_ready()
-        self._finished = {}
-        observations = await self._execute(actions)
-        self._commit(actions, observations)
+        self._committed = False
+        actions: list[ToolCall] = list(sm.get(keys.actions, ns))
+        done: dict[str, ToolOutcome] = sm.get(keys.tool_results, ns)
+        to_run, waiting, refused = self._preflight(actions, done)
+        if refused:
+            sm.update({keys.tool_results: refused}, ns)
+        await self._execute(to_run)
+        if waiting:
+            self._suspend(waiting)
+            return Status.RUNNING
+        self._commit(actions, sm.get(keys.tool_results, ns))
         return Status.SUCCESS
 
     def terminate(self, new_status: Status) -> None:
-        if new_status == Status.INVALID and self.in_flight:
-            # Halted mid-batch (run cancelled, a Parallel sibling failed...): answer every call
-            # anyway, so the history never holds tool calls without results (the API rejects it).
-            actions: list[ToolCall] = list(self.state_manager.get(self.keys.actions, self.namespace))
-            interrupted = _Observation(
-                "Error: interrupted: the run was stopped before this call finished", failed=True, tool=None
-            )
-            self._commit(actions, [self._finished.get(i, interrupted) for i in range(len(actions))])
+        if new_status == Status.INVALID and self.status == Status.RUNNING and not self._committed:
+            # Halted mid-batch (run cancelled or abandoned while suspended, a Parallel sibling
+            # failed...): answer every call anyway, so the history never holds tool calls
+            # without results (the chat API rejects such a history).
+            self._commit_unfinished()
         super().terminate(new_status)
 
-    def _commit(self, actions: Sequence[ToolCall], observations: Sequence[_Observation]) -> None:
-        """Append one observation per call (in call order) and record effects and repeats."""
+    # ------------------------------------------------------------------ guard
+    def _preflight(
+        self, actions: Sequence[ToolCall], done: dict[str, ToolOutcome]
+    ) -> tuple[list[tuple[ToolCall, Tool]], list[Approval], dict[str, ToolOutcome]]:
+        """Split the calls without an outcome into: run now, wait for approval, refused."""
+        sm, keys, ns = self.state_manager, self.keys, self.namespace
+        to_run: list[tuple[ToolCall, Tool]] = []
+        waiting: list[Approval] = []
+        refused: dict[str, ToolOutcome] = {}
+        enforcer = self.constraints
+        context = self._guard_context(len(done)) if enforcer is not None else None
+        previous = {a.id: a for a in sm.get(keys.pending_approvals, ns)}
+        decisions: dict[str, ApprovalDecision] = sm.get(keys.approval_decisions, ns)
+        for call in actions:
+            if call.id in done:
+                continue
+            tool = self.tools.get(call.name)
+            early = self.calls.precheck(call, tool)
+            if early is not None or tool is None:
+                refused[call.id] = early or self.calls.fail(call, "unknown tool")
+                continue
+            if enforcer is not None and context is not None:
+                verdict = enforcer.check(call, tool, context)
+                if verdict.decision is Decision.DENY:
+                    _log.warning("tool call denied", tool=call.name, call_id=call.id, reason=verdict.reason)
+                    refused[call.id] = self.calls.fail(
+                        call, f"denied by policy: {verdict.reason}", denied=True
+                    )
+                    continue
+                if verdict.decision is Decision.PENDING:
+                    decision = decisions.get(call.id)
+                    if decision is None:
+                        waiting.append(
+                            previous.get(call.id)
+                            or Approval(
+                                id=call.id,
+                                tool=call.name,
+                                arguments=call.arguments,
+                                reason=verdict.reason,
+                                policy=verdict.policy,
+                                namespace=ns,
+                            )
+                        )
+                        continue
+                    self.emit(
+                        ev.APPROVAL_RESOLVED,
+                        approval_id=call.id,
+                        tool=call.name,
+                        approved=decision.approved,
+                        reason=decision.reason,
+                    )
+                    if not decision.approved:
+                        why = f": {decision.reason}" if decision.reason else ""
+                        refused[call.id] = self.calls.fail(
+                            call, f"denied by a human reviewer{why}", denied=True
+                        )
+                        continue
+                context.calls_this_run += 1
+            to_run.append((call, tool))
+        return to_run, waiting, refused
+
+    def _guard_context(self, finished_in_batch: int) -> GuardContext:
+        sm, keys, ns = self.state_manager, self.keys, self.namespace
+        counts: dict[str, int] = sm.get(keys.call_counts, ns) or {}
+        return GuardContext(
+            state=sm.state,
+            namespace=ns,
+            tool_effects=list(sm.get(keys.tool_effects, ns) or ()),
+            calls_this_run=sum(counts.values()) + finished_in_batch,
+            now=time.time(),
+        )
+
+    def _suspend(self, waiting: list[Approval]) -> None:
+        sm, keys, ns = self.state_manager, self.keys, self.namespace
+        known = {a.id for a in sm.get(keys.pending_approvals, ns)}
+        sm.set(keys.pending_approvals, waiting, ns)
+        for approval in waiting:
+            if approval.id not in known:
+                self.emit(
+                    ev.APPROVAL_REQUESTED,
+                    approval_id=approval.id,
+                    tool=approval.tool,
+                    arguments=approval.arguments,
+                    reason=approval.reason,
+                )
+
+    # ------------------------------------------------------------------ execution
+    async def _execute(self, to_run: list[tuple[ToolCall, Tool]]) -> None:
+        if not to_run:
+            return
+        if self._parallel([tool for _, tool in to_run]):
+            await asyncio.gather(*(self._run_and_record(call, tool) for call, tool in to_run))
+        else:
+            for call, tool in to_run:
+                await self._run_and_record(call, tool)
+
+    async def _run_and_record(self, call: ToolCall, tool: Tool) -> None:
+        outcome = await self.calls.run(call, tool)
+        self.state_manager.update({self.keys.tool_results: {call.id: outcome}}, self.namespace)
+
+    def _parallel(self, tools: Sequence[Tool]) -> bool:
+        if len(tools) < 2 or self.execution_mode == "serial":
+            return False
+        return self.execution_mode == "parallel" or all(t.parallel_safe for t in tools)
+
+    # ------------------------------------------------------------------ results
+    def _commit(self, actions: Sequence[ToolCall], outcomes: dict[str, ToolOutcome]) -> None:
+        """Append one observation per call (in call order), record effects and repeats, and
+        clear the batch's bookkeeping."""
         sm, keys, ns = self.state_manager, self.keys, self.namespace
         counts: dict[str, int] = dict(sm.get(keys.call_counts, ns) or {})
         messages: list[Message] = []
-        effects: list[str] = []
         known_effects = set(sm.get(keys.tool_effects, ns) or ())
-        for call, obs in zip(actions, observations, strict=True):
-            content = obs.content
-            signature = _signature(call)
+        new_effects: list[str] = []
+        for call in actions:
+            outcome = outcomes[call.id]
+            content = outcome.content
+            signature = f"{call.name}:{sorted(call.arguments.items())!r}"
             seen = counts.get(signature, 0)
             counts[signature] = seen + 1
             if seen:
@@ -110,111 +236,31 @@ class ToolExecutor(AsyncBehaviour):
                     "do not repeat it: use the earlier result, change the arguments, or answer]"
                 )
             messages.append(tool_message(content, call.id, call.name))
-            if obs.tool is not None and not obs.failed:
-                for tag in sorted(obs.tool.effect_tags):
-                    if tag not in known_effects:
-                        known_effects.add(tag)
-                        effects.append(tag)
+            for tag in outcome.effect_tags:
+                if tag not in known_effects:
+                    known_effects.add(tag)
+                    new_effects.append(tag)
         updates: dict[str, Any] = {keys.messages: messages, keys.call_counts: counts}
-        if effects:
-            updates[keys.tool_effects] = [*sm.get(keys.tool_effects, ns), *effects]
+        if new_effects:
+            updates[keys.tool_effects] = [*sm.get(keys.tool_effects, ns), *new_effects]
         sm.update(updates, ns)
+        for key in (keys.tool_results, keys.approval_decisions, keys.pending_approvals):
+            sm.set(key, type(sm.get(key, ns))(), ns)
+        self._committed = True
 
-    # ------------------------------------------------------------------ execution
-    async def _execute(self, actions: Sequence[ToolCall]) -> list[_Observation]:
-        resolved = [self.tools.get(call.name) for call in actions]
-        runs = (self._run_recorded(i, c, t) for i, (c, t) in enumerate(zip(actions, resolved, strict=True)))
-        if self._parallel(resolved):
-            return list(await asyncio.gather(*runs))
-        return [await run for run in runs]
-
-    async def _run_recorded(self, index: int, call: ToolCall, tool: Tool | None) -> _Observation:
-        observation = await self._run_one(call, tool)
-        self._finished[index] = observation
-        return observation
-
-    def _parallel(self, resolved: Sequence[Tool | None]) -> bool:
-        if len(resolved) < 2 or self.execution_mode == "serial":
-            return False
-        if self.execution_mode == "parallel":
-            return True
-        return all(t is not None and t.parallel_safe for t in resolved)
-
-    async def _run_one(self, call: ToolCall, tool: Tool | None) -> _Observation:
-        if tool is None:
-            available = ", ".join(self.tools.names()) or "none"
-            return self._fail(call, tool, f"unknown tool {call.name!r}. Available tools: {available}.")
-        if call.arguments_error is not None:
-            return self._fail(
-                call,
-                tool,
-                f"could not read the arguments for tool {call.name!r}: {call.arguments_error}. "
-                f"Raw arguments: {_clip(call.raw_arguments or '', 300)!r}. "
-                "Call the tool again with a JSON object as arguments.",
-            )
-        if self.constraints is not None:
-            verdict = self.constraints.check(call, tool, self._guard_context())
-            if verdict.decision is Decision.DENY:
-                return self._fail(call, tool, f"denied by policy: {verdict.reason}", denied=True)
-            if verdict.decision is Decision.PENDING:
-                return self._fail(
-                    call,
-                    tool,
-                    f"this call needs human approval ({verdict.reason}) and this agent has no "
-                    "approval channel; it was not run",
-                    denied=True,
-                )
-        timeout = tool.timeout if tool.timeout is not None else self.default_timeout
-        self.emit(ev.TOOL_CALL_STARTED, tool=call.name, call_id=call.id, arguments=call.arguments)
-        started = time.perf_counter()
-        try:
-            async with asyncio.timeout(timeout):  # no extra task, unlike wait_for on 3.11
-                if self.tool_runner is not None:
-                    output = await self.tool_runner(tool, call.arguments)
-                else:
-                    output = await tool.invoke(call.arguments)
-        except ToolArgumentsError as exc:
-            return self._fail(call, tool, f"invalid arguments for tool {call.name!r}: {exc}")
-        except TimeoutError:
-            return self._fail(call, tool, f"tool {call.name!r} timed out after {timeout:g} s")
-        except Exception as exc:
-            return self._fail(call, tool, f"tool {call.name!r} raised {type(exc).__name__}: {exc}")
-        content = self._truncate(output)
-        if self.telemetry is not None and self.telemetry.active:
-            self.emit(
-                ev.TOOL_CALL_COMPLETED,
-                tool=call.name,
-                call_id=call.id,
-                output=_clip(content, 500),
-                duration=time.perf_counter() - started,
-            )
-        return _Observation(content, failed=False, tool=tool)
-
-    def _fail(self, call: ToolCall, tool: Tool | None, reason: str, *, denied: bool = False) -> _Observation:
-        self.emit(ev.TOOL_CALL_FAILED, tool=call.name, call_id=call.id, error=reason, denied=denied)
-        return _Observation(f"Error: {reason}", failed=True, tool=tool)
-
-    def _guard_context(self) -> GuardContext:
-        sm = self.state_manager
-        return GuardContext(
-            state=sm.state,
-            namespace=self.namespace,
-            tool_effects=list(sm.get(self.keys.tool_effects, self.namespace) or ()),
-        )
-
-    def _truncate(self, output: str) -> str:
-        limit = self.max_output_chars
-        if len(output) <= limit:
-            return output
-        return (
-            output[:limit] + f"\n\n[output truncated: showing the first {limit} of {len(output)} characters]"
-        )
-
-
-def _signature(call: ToolCall) -> str:
-    """Identifies an exact call: same tool, same (JSON-decoded) arguments in any key order."""
-    return f"{call.name}:{sorted(call.arguments.items())!r}"
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + "…"
+    def _commit_unfinished(self) -> None:
+        sm, keys, ns = self.state_manager, self.keys, self.namespace
+        actions: list[ToolCall] = list(sm.get(keys.actions, ns) or ())
+        if not actions:
+            return
+        outcomes = dict(sm.get(keys.tool_results, ns))
+        waiting = {a.id: a for a in sm.get(keys.pending_approvals, ns)}
+        for call in actions:
+            if call.id in outcomes:
+                continue
+            if call.id in waiting:
+                text = "Error: not run: it was waiting for human approval when the run was stopped"
+            else:
+                text = "Error: interrupted: the run was stopped before this call finished"
+            outcomes[call.id] = ToolOutcome(content=text, failed=True)
+        self._commit(actions, outcomes)

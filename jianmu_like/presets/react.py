@@ -16,6 +16,7 @@ import py_trees
 
 from ..bt.conditions import StateCondition
 from ..bt.loop import LoopUntilSuccess
+from ..config import ReActConfig
 from ..guard.enforcer import GuardEnforcer
 from ..models.client import ModelClient
 from ..nodes.context import ContextBuilderProtocol
@@ -24,7 +25,6 @@ from ..nodes.tool_executor import ToolExecutor, ToolRunner
 from ..tools.base import Tool
 from ..tools.provider import ToolProvider
 from ..tools.toolset import ToolSet
-from .react_config import ReActConfig
 
 
 def create_react_node(

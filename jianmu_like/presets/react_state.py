@@ -7,9 +7,11 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..guard.approvals import Approval, ApprovalDecision
 from ..models.messages import Message, ToolCall
 from ..models.types import Usage
-from ..state.schema import Ephemeral
+from ..nodes.tool_outcome import ToolOutcome
+from ..state.schema import Ephemeral, merge_dicts
 
 
 class ReActState(BaseModel):
@@ -37,3 +39,12 @@ class ReActState(BaseModel):
     error: Annotated[str | None, Ephemeral(scope="run")] = None
     call_counts: Annotated[dict[str, int], Ephemeral(scope="run")] = Field(default_factory=dict)
     """How often each exact (tool, arguments) call was made this run: feeds the repeat hint."""
+    tool_results: Annotated[dict[str, ToolOutcome], merge_dicts, Ephemeral(scope="step")] = Field(
+        default_factory=dict
+    )
+    """Outcomes of the current batch by tool call id, kept as each call finishes, so a batch
+    interrupted by a suspension or a crash never runs a finished call twice."""
+    pending_approvals: Annotated[list[Approval], Ephemeral(scope="step")] = Field(default_factory=list)
+    approval_decisions: Annotated[dict[str, ApprovalDecision], merge_dicts, Ephemeral(scope="step")] = Field(
+        default_factory=dict
+    )

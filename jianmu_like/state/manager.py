@@ -57,6 +57,8 @@ class StateManager:
         else:
             self.state = schema.model_validate(initial)
         self.wakeup = wakeup or Wakeup()
+        self.version = 0
+        """Incremented by every write: tells a checkpointer whether anything changed."""
 
     # ------------------------------------------------------------------ keys
     def _resolve(self, key: str, namespace: str | None) -> tuple[str, FieldSpec | None, bool]:
@@ -109,6 +111,7 @@ class StateManager:
     def _write(self, key: str, value: Any, namespace: str | None, *, reduce: bool) -> None:
         storage, spec, is_extra = self._resolve(key, namespace)
         target = self._extra() if is_extra else self.state.__dict__
+        self.version += 1
         if reduce and spec is not None and spec.reducer is not None:
             current = target.get(storage, _MISSING)
             if current is _MISSING:
@@ -126,6 +129,7 @@ class StateManager:
         specs = self._spec.ephemeral(scope)
         if not specs:
             return
+        self.version += 1
         if namespace is None:
             for spec in specs:
                 self.state.__dict__[spec.name] = spec.fresh_default()
@@ -164,6 +168,7 @@ class StateManager:
     def restore(self, snapshot: Mapping[str, Any]) -> None:
         """Replace the state with a snapshot, validating it (ephemeral values are kept)."""
         self.state = self.validate_snapshot(snapshot)
+        self.version += 1
 
     def validate_snapshot(self, snapshot: Mapping[str, Any]) -> BaseModel:
         """Build a state model from snapshot data; raises StateError when it does not fit."""

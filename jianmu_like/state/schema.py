@@ -66,6 +66,11 @@ class SchemaSpec:
         return [f for f in self.fields.values() if f.scope == scope]
 
 
+def merge_dicts(current: dict[Any, Any], new: dict[Any, Any]) -> dict[Any, Any]:
+    """Reducer: a dict field updated key by key (new keys win)."""
+    return {**current, **new}
+
+
 def _is_list_type(annotation: Any) -> bool:
     origin = getattr(annotation, "__origin__", annotation)
     return origin is list
@@ -125,3 +130,5 @@ class StateKeys(BaseModel):
     error: str = "error"
     call_counts: str = "call_counts"
     pending_approvals: str = "pending_approvals"
+    approval_decisions: str = "approval_decisions"
+    tool_results: str = "tool_results"

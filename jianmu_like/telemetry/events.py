@@ -17,9 +17,12 @@ REPLY_COMPLETED = "reply.completed"
 TOOL_CALL_STARTED = "tool.call.started"
 TOOL_CALL_COMPLETED = "tool.call.completed"
 TOOL_CALL_FAILED = "tool.call.failed"
+APPROVAL_REQUESTED = "approval.requested"
+APPROVAL_RESOLVED = "approval.resolved"
 LOOP_ITERATION = "loop.iteration"
 LOOP_TERMINATED = "loop.terminated"
 RUN_STARTED = "run.started"
+RUN_RESUMED = "run.resumed"
 RUN_COMPLETED = "run.completed"
 
 

@@ -1,0 +1,77 @@
+"""Tree progress: where a tree stands (node statuses, loop counters) as data, and back.
+
+A checkpoint stores the state *and* this progress, so a run suspended in one process resumes in
+another at the exact node where it stopped: RUNNING nodes are RUNNING again, sequences continue
+at their running child, loops keep their iteration count. Async nodes have no task after a
+restore; their next tick simply starts their work again (a ToolExecutor reads from the state
+which calls already finished).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import py_trees
+from py_trees.common import Status
+
+
+class TreeMismatchError(ValueError):
+    """Saved progress does not fit this tree (a different or renamed tree)."""
+
+
+def node_paths(root: py_trees.behaviour.Behaviour) -> dict[str, py_trees.behaviour.Behaviour]:
+    """Every node by its slash-separated path of names; names must be unique among siblings."""
+    paths: dict[str, py_trees.behaviour.Behaviour] = {}
+
+    def walk(node: py_trees.behaviour.Behaviour, prefix: str) -> None:
+        path = f"{prefix}/{node.name}" if prefix else node.name
+        if path in paths:
+            raise TreeMismatchError(f"two nodes share the path {path!r}: give siblings distinct names")
+        paths[path] = node
+        for child in node.children:
+            walk(child, path)
+
+    walk(root, "")
+    return paths
+
+
+def tree_fingerprint(root: py_trees.behaviour.Behaviour) -> str:
+    """Identifies the tree's shape: node paths and classes."""
+    shape = "\n".join(f"{path}:{type(node).__name__}" for path, node in node_paths(root).items())
+    return hashlib.sha256(shape.encode()).hexdigest()[:16]
+
+
+def capture_progress(root: py_trees.behaviour.Behaviour) -> dict[str, dict[str, Any]]:
+    """Status (and node-specific progress) of every node that is not INVALID."""
+    progress: dict[str, dict[str, Any]] = {}
+    for path, node in node_paths(root).items():
+        if node.status == Status.INVALID:
+            continue
+        entry: dict[str, Any] = {"status": node.status.name}
+        extra = getattr(node, "progress", None)
+        if callable(extra):
+            entry.update(extra())
+        progress[path] = entry
+    return progress
+
+
+def restore_progress(root: py_trees.behaviour.Behaviour, progress: dict[str, dict[str, Any]]) -> None:
+    """Put a freshly built tree back where `capture_progress` saw it."""
+    nodes = node_paths(root)
+    unknown = sorted(set(progress) - set(nodes))
+    if unknown:
+        raise TreeMismatchError(f"saved progress names nodes this tree does not have: {', '.join(unknown)}")
+    busy = [path for path, node in nodes.items() if node.status == Status.RUNNING]
+    if busy:
+        raise TreeMismatchError(f"cannot restore into a running tree (halt it first): {', '.join(busy)}")
+    for path, node in nodes.items():
+        entry = progress.get(path)
+        node.status = Status[entry["status"]] if entry else Status.INVALID
+        restore = getattr(node, "restore_progress", None)
+        if entry and callable(restore):
+            restore(entry)
+    for node in nodes.values():
+        if isinstance(node, py_trees.composites.Composite):
+            running = [c for c in node.children if c.status == Status.RUNNING]
+            node.current_child = running[0] if running else None

@@ -1,0 +1,60 @@
+"""Approvals: tool calls a guard policy marked PENDING, waiting for a human decision.
+
+An `Approval` lives in the agent's state (`pending_approvals`) until a decision for it is
+recorded (`approval_decisions`, keyed by the approval id, which is the tool call's id). Both are
+plain state, so they survive checkpoints and can be decided from another process.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class ApprovalError(LookupError):
+    """An approval id that is unknown, or already decided."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "approval error"
+
+
+class Approval(BaseModel):
+    """A tool call waiting for a human."""
+
+    id: str
+    """The approval id: the tool call's id (unique within the batch that waits)."""
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    reason: str = ""
+    """Why approval is needed (the policy's reason)."""
+    policy: str | None = None
+    namespace: str | None = None
+    requested_at: float = Field(default_factory=time.time)
+
+
+class ApprovalDecision(BaseModel):
+    """A human's answer to one approval."""
+
+    approved: bool
+    reason: str = ""
+    decided_at: float = Field(default_factory=time.time)
+
+
+def parse_decision(value: bool | str | ApprovalDecision | tuple[Any, ...]) -> ApprovalDecision:
+    """Accept the shorthand forms of `Agent.resume(decisions={...})`:
+    True/"approve"/"approved", False/"deny"/"denied", ("deny", reason), or an ApprovalDecision."""
+    if isinstance(value, ApprovalDecision):
+        return value
+    reason = ""
+    if isinstance(value, tuple):
+        if not value:
+            raise ValueError("empty decision tuple")
+        reason = str(value[1]) if len(value) > 1 else ""
+        value = value[0]
+    if value is True or (isinstance(value, str) and value.lower() in ("approve", "approved", "allow", "yes")):
+        return ApprovalDecision(approved=True, reason=reason)
+    if value is False or (isinstance(value, str) and value.lower() in ("deny", "denied", "reject", "no")):
+        return ApprovalDecision(approved=False, reason=reason)
+    raise ValueError(f"not a decision: {value!r} (use True/'approve' or False/'deny', or ('deny', reason))")

@@ -1,0 +1,608 @@
+"""Guard policies: small rules a `GuardEnforcer` consults before every tool call runs.
+
+Each policy owns one concern (which tools, which argument values, how often, how many per run,
+which calls a human must approve) and answers with a `GuardDecision` that names it, so a
+denial tells the model exactly which rule it hit and what to change. Combine them in a
+`GuardEnforcer` (the first DENY wins, else any PENDING, else ALLOW), or build them from a YAML
+`guard:` section with `policies_from_config`. Tool names are matched with case-sensitive
+globs (`fnmatch` syntax: `search*`, `fs_?`, `[ab]_tool`).
+
+Your own policy is a decorated function (True/None: no objection, False: deny)::
+
+    @policy(name="office_hours")
+    def office_hours(call: ToolCall, tool: Tool | None, context: GuardContext) -> bool:
+        if tool is None or "network" not in tool.effect_tags:
+            return True
+        return 9 <= time.localtime().hour < 18
+
+or a `GuardPolicy` subclass, when it needs configuration or state::
+
+    class OnlyNamespace(GuardPolicy):
+        def __init__(self, namespace: str) -> None:
+            self.name, self.namespace = f"only_namespace({namespace})", namespace
+        def __call__(self, call: ToolCall, tool: Tool | None, context: GuardContext) -> GuardDecision:
+            ok = context.namespace == self.namespace
+            return GuardDecision.allow() if ok else GuardDecision.deny("wrong namespace", self.name)
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import math
+import os
+import re
+import threading
+import time
+import typing
+from abc import ABC, abstractmethod
+from bisect import bisect_right, insort
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, overload
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ..models.messages import ToolCall
+from ..tools.base import Tool
+from .decisions import Decision, GuardDecision
+from .enforcer import GuardContext, Policy, PolicyResult
+from .value_schema import ValueSchema
+
+__all__ = [
+    "AllowList",
+    "ArgumentRule",
+    "DenyList",
+    "FunctionPolicy",
+    "GuardConfig",
+    "GuardPolicy",
+    "MaxToolCalls",
+    "RateLimit",
+    "RequireApproval",
+    "policies_from_config",
+    "policy",
+]
+
+_ALLOW = GuardDecision.allow()
+
+
+class GuardPolicy(ABC):
+    """Base of the built-in policies: a callable with a readable `name` for decision reasons."""
+
+    name: str
+
+    @abstractmethod
+    def __call__(self, call: ToolCall, tool: Tool | None, context: GuardContext) -> GuardDecision: ...
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+
+class _Globs:
+    """Tool-name globs, matched case-sensitively: tool names are, on every platform."""
+
+    def __init__(self, patterns: str | Iterable[str], what: str) -> None:
+        items = (patterns,) if isinstance(patterns, str) else tuple(patterns)
+        for pattern in items:
+            if not isinstance(pattern, str) or not pattern:
+                raise ValueError(f"{what}: a tool pattern must be a non-empty string, got {pattern!r}")
+        self.patterns = items
+        joined = "|".join(f"(?:{fnmatch.translate(p)})" for p in items)
+        self._regex = re.compile(joined) if items else None
+
+    def matches(self, name: str) -> bool:
+        return self._regex is not None and self._regex.match(name) is not None
+
+    def __str__(self) -> str:
+        return ", ".join(self.patterns)
+
+
+def _now(context: GuardContext) -> float:
+    """`context.now` when the executor set it (tests pin the clock there), else the wall clock.
+
+    0 counts as unset: it is the field's default, and no real check happens at the epoch.
+    """
+    now = getattr(context, "now", None)
+    return float(now) if now else time.time()
+
+
+def _calls_this_run(context: GuardContext) -> int:
+    return int(getattr(context, "calls_this_run", 0) or 0)
+
+
+def _seconds(value: float) -> str:
+    """Seconds for a message, rounded up to 0.1 so a wait never reads as "0 s"."""
+    return f"{math.ceil(round(max(value, 0.0), 6) * 10) / 10:g}"
+
+
+def _shown(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _callable_name(fn: Callable[..., Any]) -> str | None:
+    name = getattr(fn, "__name__", None)
+    return name if isinstance(name, str) and name != "<lambda>" else None
+
+
+# --- which tools -------------------------------------------------------------------------------
+
+
+class AllowList(GuardPolicy):
+    """Only tools matching one of the globs may run: new or provider-added tools stay off."""
+
+    def __init__(self, patterns: str | Iterable[str], *, name: str = "allow_list") -> None:
+        self.globs = _Globs(patterns, "AllowList")
+        self.name = name
+
+    def __call__(self, call: ToolCall, tool: Tool | None, context: GuardContext) -> GuardDecision:
+        if self.globs.matches(call.name):
+            return _ALLOW
+        return GuardDecision.deny(f"tool '{call.name}' is not in the allow-list", self.name)
+
+
+class DenyList(GuardPolicy):
+    """Tools matching any of the globs never run."""
+
+    def __init__(self, patterns: str | Iterable[str], *, name: str = "deny_list") -> None:
+        self.globs = _Globs(patterns, "DenyList")
+        self.name = name
+
+    def __call__(self, call: ToolCall, tool: Tool | None, context: GuardContext) -> GuardDecision:
+        if self.globs.matches(call.name):
+            return GuardDecision.deny(f"tool '{call.name}' is in the deny-list", self.name)
+        return _ALLOW
+
+
+# --- argument values ---------------------------------------------------------------------------
+
+
+class ArgumentRule(GuardPolicy):
+    """Constrains one argument of the tools matching the glob `tool`.
+
+    Every given constraint is checked and every violation is reported in one reason, so the
+    model can fix the call in one go. A missing (or null) argument passes unless `required`:
+    the tool's own schema decides whether it may be omitted. `message` replaces the generated
+    reason, e.g. to explain the house rule behind a predicate.
+
+    `path_under` resolves the value with `os.path.realpath` (relative paths against the current
+    working directory, as the OS would open them), so `..` and symlinks cannot lead outside
+    `dir`; a leading `~` must stay inside too, in case the tool expands it.
+    """
+
+    def __init__(
+        self,
+        tool: str,
+        argument: str,
+        *,
+        predicate: Callable[[Any], bool] | None = None,
+        pattern: str | re.Pattern[str] | None = None,
+        schema: Mapping[str, Any] | bool | None = None,
+        path_under: str | os.PathLike[str] | None = None,
+        required: bool = False,
+        message: str | None = None,
+        name: str | None = None,
+    ) -> None:
+        if predicate is None and pattern is None and schema is None and path_under is None and not required:
+            raise ValueError(
+                f"ArgumentRule({tool!r}, {argument!r}) needs at least one of predicate, pattern, "
+                "schema, path_under or required=True"
+            )
+        self.tool = _Globs(tool, "ArgumentRule")
+        self.argument = argument
+        self.predicate = predicate
+        self.pattern = re.compile(pattern) if isinstance(pattern, str) else pattern
+        self.schema = ValueSchema(schema) if schema is not None else None
+        self.path_under = os.fspath(path_under) if path_under is not None else None
+        self._root = os.path.realpath(self.path_under) if self.path_under is not None else None
+        self.required = required
+        self.message = message
+        self.name = name or f"argument_rule({tool}.{argument})"
+
+    def __call__(self, call: ToolCall, tool: Tool | None, context: GuardContext) -> GuardDecision:
+        if not self.tool.matches(call.name):
+            return _ALLOW
+        problems = self.problems(call)
+        if not problems:
+            return _ALLOW
+        return GuardDecision.deny(self.message or "; ".join(problems), self.name)
+
+    def problems(self, call: ToolCall) -> list[str]:
+        """Why the call breaks this rule, one sentence per violated constraint."""
+        subject = f"argument '{self.argument}' of tool '{call.name}'"
+        value = call.arguments.get(self.argument)
+        if value is None:
+            return [f"{subject} is required"] if self.required else []
+        out: list[str] = []
+        if self.predicate is not None:
+            out.extend(self._predicate_problems(subject, value))
+        if self.pattern is not None:
+            pattern = self.pattern.pattern
+            if not isinstance(value, str):
+                out.append(f"{subject} must be a string matching {pattern!r} (got {type(value).__name__})")
+            elif self.pattern.fullmatch(value) is None:
+                out.append(f"{subject} must match the pattern {pattern!r} (got {_shown(value)})")
+        if self.schema is not None:
+            for where, what in self.schema.problems(value):
+                at = f" at '{self.argument}{where}'" if where else ""
+                out.append(f"{subject}{at} {what}")
+        if self.path_under is not None:
+            out.extend(self._path_problems(subject, value))
+        return out
+
+    def _predicate_problems(self, subject: str, value: Any) -> list[str]:
+        assert self.predicate is not None
+        check = _callable_name(self.predicate)
+        try:
+            ok = self.predicate(value)
+        except Exception as exc:  # a broken check must not wave the call through
+            return [f"{subject} could not be checked ({type(exc).__name__}: {exc})"]
+        if ok:
+            return []
+        return [f"{subject} was rejected by the check {check!r}" if check else f"{subject} was rejected"]
+
+    def _path_problems(self, subject: str, value: Any) -> list[str]:
+        assert self.path_under is not None and self._root is not None
+        if not isinstance(value, str):
+            return [f"{subject} must be a path string under '{self.path_under}' (got {type(value).__name__})"]
+        candidates = {value, os.path.expanduser(value)} if value.startswith("~") else {value}
+        try:
+            inside = all(_is_within(os.path.realpath(c), self._root) for c in candidates)
+        except (ValueError, OSError):  # NUL bytes, paths on another drive...
+            inside = False
+        if inside:
+            return []
+        # The resolved target is not shown: it would reveal where links in the workspace point.
+        return [
+            f"{subject} must be a path under '{self.path_under}'; {_shown(value, 240)} resolves outside it"
+        ]
+
+
+def _is_within(path: str, root: str) -> bool:
+    return os.path.commonpath([path, root]) == root
+
+
+# --- how often, how many -----------------------------------------------------------------------
+
+
+class RateLimit(GuardPolicy):
+    """At most `calls` calls of the tools matching `tool` in any sliding `per_seconds` window.
+
+    The window is shared by every matching tool and every run using this instance (guarding a
+    quota-limited API is the point), and is thread-safe. A call is recorded when this policy
+    allows it: put the rate limits after the policies that may deny, since the enforcer stops
+    at the first DENY and later policies never see the call.
+    """
+
+    def __init__(self, tool: str, calls: int, per_seconds: float, *, name: str | None = None) -> None:
+        if not isinstance(calls, int) or isinstance(calls, bool) or calls < 1:
+            raise ValueError(f"RateLimit: calls must be a positive integer, got {calls!r}")
+        if isinstance(per_seconds, bool) or not (per_seconds > 0 and math.isfinite(per_seconds)):
+            raise ValueError(f"RateLimit: per_seconds must be a positive number, got {per_seconds!r}")
+        self.tool = _Globs(tool, "RateLimit")
+        self.calls = calls
+        self.per_seconds = float(per_seconds)
+        self.name = name or f"rate_limit({tool}: {calls}/{per_seconds:g}s)"
+        self._times: list[float] = []
+        """Times of the allowed calls still in the window, ascending."""
+        self._lock = threading.Lock()
+
+    def __call__(self, call: ToolCall, tool: Tool | None, context: GuardContext) -> GuardDecision:
+        if not self.tool.matches(call.name):
+            return _ALLOW
+        now = _now(context)
+        with self._lock:
+            times = self._times
+            del times[: bisect_right(times, now - self.per_seconds)]
+            if len(times) >= self.calls:
+                # The window drops below the limit when the call `calls` places back expires.
+                retry = times[len(times) - self.calls] + self.per_seconds - now
+                return GuardDecision.deny(
+                    f"rate limit: at most {self.calls} call(s) of '{self.tool}' per "
+                    f"{self.per_seconds:g} s; retry in {_seconds(retry)} s",
+                    self.name,
+                )
+            insort(times, now)  # sorted even if the clock stepped back
+        return _ALLOW
+
+    def reset(self) -> None:
+        """Forget the recorded calls (e.g. between test cases sharing one instance)."""
+        with self._lock:
+            self._times.clear()
+
+
+class MaxToolCalls(GuardPolicy):
+    """Caps the tool calls of one run: a model stuck in a loop stops spending."""
+
+    def __init__(self, n: int, *, name: str | None = None) -> None:
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise ValueError(f"MaxToolCalls: n must be a non-negative integer, got {n!r}")
+        self.n = n
+        self.name = name or f"max_tool_calls({n})"
+
+    def __call__(self, call: ToolCall, tool: Tool | None, context: GuardContext) -> GuardDecision:
+        if _calls_this_run(context) < self.n:
+            return _ALLOW
+        return GuardDecision.deny(f"tool call budget of {self.n} per run exhausted", self.name)
+
+
+# --- human approval ----------------------------------------------------------------------------
+
+
+class RequireApproval(GuardPolicy):
+    """Holds calls for a human (PENDING): by tool glob, by the tool's effect tags, or by predicate.
+
+    The reason is what the approver reads; the first matching criterion, in the order effect
+    tags, tools, `when`, explains it unless `reason` is given.
+    """
+
+    def __init__(
+        self,
+        tools: str | Iterable[str] | None = None,
+        effect_tags: str | Iterable[str] | None = None,
+        when: Callable[[ToolCall], bool] | None = None,
+        reason: str | None = None,
+        *,
+        name: str = "require_approval",
+    ) -> None:
+        if tools is None and effect_tags is None and when is None:
+            raise ValueError("RequireApproval needs at least one of tools, effect_tags or when")
+        self.tools = _Globs(tools, "RequireApproval") if tools is not None else None
+        self.effect_tags = (
+            frozenset([effect_tags] if isinstance(effect_tags, str) else effect_tags)
+            if effect_tags is not None
+            else frozenset()
+        )
+        self.when = when
+        self.reason = reason
+        self.name = name
+
+    def __call__(self, call: ToolCall, tool: Tool | None, context: GuardContext) -> GuardDecision:
+        why = self._why(call, tool)
+        if why is None:
+            return _ALLOW
+        return GuardDecision.pending(self.reason or why, self.name)
+
+    def _why(self, call: ToolCall, tool: Tool | None) -> str | None:
+        tags = sorted(self.effect_tags & tool.effect_tags) if tool is not None else []
+        if tags:
+            noun = "effect" if len(tags) == 1 else "effects"
+            return f"tool '{call.name}' has {noun} {', '.join(repr(t) for t in tags)}"
+        if self.tools is not None and self.tools.matches(call.name):
+            return f"tool '{call.name}' requires approval"
+        if self.when is None:
+            return None
+        condition = _callable_name(self.when)
+        try:
+            hit = self.when(call)
+        except Exception as exc:  # when unsure, ask the human rather than run the call
+            return f"the approval condition for tool '{call.name}' failed ({type(exc).__name__}: {exc})"
+        if not hit:
+            return None
+        if condition:
+            return f"call of tool '{call.name}' meets the approval condition {condition!r}"
+        return f"call of tool '{call.name}' requires approval"
+
+
+# --- user-defined policies ---------------------------------------------------------------------
+
+
+class FunctionPolicy(GuardPolicy):
+    """A plain function made a named policy; its bool/Decision/None answers become decisions."""
+
+    def __init__(self, fn: Policy, *, name: str | None = None) -> None:
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.name = name or getattr(fn, "__name__", None) or type(fn).__name__
+        self.__name__ = self.name  # what GuardEnforcer names a policy by
+
+    def __call__(self, call: ToolCall, tool: Tool | None, context: GuardContext) -> GuardDecision:
+        return self.decide(self.fn(call, tool, context))
+
+    def decide(self, result: PolicyResult) -> GuardDecision:
+        """Normalise the function's answer, attributing it to this policy."""
+        if result is None or result is True:
+            return _ALLOW
+        if result is False:
+            return GuardDecision.deny(f"refused by policy {self.name}", self.name)
+        if isinstance(result, Decision):
+            if result is Decision.ALLOW:
+                return _ALLOW
+            verb = "refused" if result is Decision.DENY else "held for approval"
+            return GuardDecision(decision=result, reason=f"{verb} by policy {self.name}", policy=self.name)
+        if result.policy is None and result.decision is not Decision.ALLOW:
+            return result.model_copy(update={"policy": self.name})
+        return result
+
+
+@overload
+def policy(fn: Policy, *, name: str | None = None) -> FunctionPolicy: ...
+@overload
+def policy(fn: None = None, *, name: str | None = None) -> Callable[[Policy], FunctionPolicy]: ...
+def policy(
+    fn: Policy | None = None, *, name: str | None = None
+) -> FunctionPolicy | Callable[[Policy], FunctionPolicy]:
+    """Make a function `(call, tool, context) -> GuardDecision | Decision | bool | None` a named
+    policy; usable bare (`@policy`) or with a name (`@policy(name="...")`)."""
+    if fn is not None:
+        return FunctionPolicy(fn, name=name)
+    return lambda f: FunctionPolicy(f, name=name)
+
+
+# --- configuration -----------------------------------------------------------------------------
+
+
+def _one_or_many(value: Any) -> Any:
+    """`allow: calc*` in YAML means one pattern, not a type error."""
+    return [value] if isinstance(value, str) else value
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ApprovalConfig(_Section):
+    """`require_approval:` which calls wait for a human."""
+
+    tools: list[str] | None = None
+    effect_tags: list[str] | None = None
+    reason: str | None = None
+
+    @field_validator("tools", "effect_tags", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return _one_or_many(value)
+
+    @model_validator(mode="after")
+    def _has_criterion(self) -> ApprovalConfig:
+        if not self.tools and not self.effect_tags:
+            raise ValueError("needs 'tools' or 'effect_tags'")
+        return self
+
+
+class RateLimitConfig(_Section):
+    """One `rate_limits:` entry."""
+
+    tool: str = Field(min_length=1)
+    calls: int = Field(strict=True, ge=1)
+    per_seconds: float = Field(gt=0, allow_inf_nan=False)
+
+
+class ArgumentRuleConfig(_Section):
+    """One `arguments:` entry (predicates need code, so they are not configurable)."""
+
+    tool: str = Field(min_length=1)
+    argument: str = Field(min_length=1)
+    pattern: str | None = None
+    schema_: dict[str, Any] | bool | None = Field(default=None, alias="schema")
+    path_under: str | None = Field(default=None, min_length=1)
+    required: bool = False
+    message: str | None = None
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"not a valid regular expression: {exc}") from exc
+        return value
+
+    @field_validator("schema_")
+    @classmethod
+    def _checkable(cls, value: dict[str, Any] | bool | None) -> dict[str, Any] | bool | None:
+        if value is not None:
+            ValueSchema(value)
+        return value
+
+    @model_validator(mode="after")
+    def _has_constraint(self) -> ArgumentRuleConfig:
+        if (self.pattern, self.schema_, self.path_under) == (None, None, None) and not self.required:
+            raise ValueError("needs at least one of 'pattern', 'schema', 'path_under' or 'required: true'")
+        return self
+
+
+class GuardConfig(_Section):
+    """The `guard:` section of an agent's configuration; `build_policies()` makes the policies."""
+
+    allow: list[str] | None = None
+    deny: list[str] = []
+    require_approval: ApprovalConfig | None = None
+    rate_limits: list[RateLimitConfig] = []
+    max_tool_calls: int | None = Field(default=None, strict=True, ge=0)
+    arguments: list[ArgumentRuleConfig] = []
+
+    @field_validator("allow", "deny", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return _one_or_many(value)
+
+    def build_policies(self) -> list[Policy]:
+        """Denials that need no state first, rate limits after them (a call another policy
+        denies must not use up the quota), approval last (PENDING never hides a DENY)."""
+        out: list[Policy] = []
+        if self.deny:
+            out.append(DenyList(self.deny))
+        if self.allow is not None:
+            out.append(AllowList(self.allow))
+        if self.max_tool_calls is not None:
+            out.append(MaxToolCalls(self.max_tool_calls))
+        out.extend(
+            ArgumentRule(
+                rule.tool,
+                rule.argument,
+                pattern=rule.pattern,
+                schema=rule.schema_,
+                path_under=rule.path_under,
+                required=rule.required,
+                message=rule.message,
+            )
+            for rule in self.arguments
+        )
+        out.extend(RateLimit(limit.tool, limit.calls, limit.per_seconds) for limit in self.rate_limits)
+        if self.require_approval is not None:
+            approval = self.require_approval
+            out.append(
+                RequireApproval(
+                    tools=approval.tools, effect_tags=approval.effect_tags, reason=approval.reason
+                )
+            )
+        return out
+
+
+def policies_from_config(data: Mapping[str, Any] | GuardConfig | None) -> list[Policy]:
+    """Policies from a plain mapping (a YAML `guard:` section); ValueError names the bad key."""
+    if data is None:
+        return []
+    if isinstance(data, GuardConfig):
+        return data.build_policies()
+    if not isinstance(data, Mapping):
+        raise ValueError(f"invalid guard config: expected a mapping, got {type(data).__name__}")
+    try:
+        config = GuardConfig.model_validate(dict(data))
+    except ValidationError as exc:
+        raise ValueError(f"invalid guard config: {_describe(exc)}") from None
+    return config.build_policies()
+
+
+def _describe(exc: ValidationError) -> str:
+    problems: list[str] = []
+    for err in exc.errors(include_url=False):
+        loc = err["loc"]
+        key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
+        if err["type"] == "extra_forbidden":
+            known = _keys_at(loc[:-1])
+            hint = f" (expected one of: {', '.join(known)})" if known else ""
+            problems.append(f"unknown key '{key}'{hint}")
+            continue
+        message = err["msg"].removeprefix("Value error, ")
+        problems.append(f"'{key}': {message}" if key else message)
+    return "; ".join(problems)
+
+
+def _keys_at(loc: tuple[int | str, ...]) -> list[str]:
+    """The keys the config section at `loc` accepts, to suggest next to an unknown one."""
+    model: type[BaseModel] | None = GuardConfig
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if model is None:
+            return []
+        fields = {info.alias or field: info for field, info in model.model_fields.items()}
+        model = _model_in(fields[part].annotation) if part in fields else None
+    if model is None:
+        return []
+    return sorted(info.alias or field for field, info in model.model_fields.items())
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None

@@ -1,0 +1,100 @@
+"""Running one tool call: the checks before it, its timeout, and every way it can fail.
+
+Whatever happens — unknown tool, malformed or invalid arguments, an exception, a timeout — the
+result is a `ToolOutcome` whose text the model can read; nothing propagates to the tree.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ..models.messages import ToolCall
+from ..telemetry import events as ev
+from ..tools.base import Tool
+from ..tools.errors import ToolArgumentsError
+from ..tools.toolset import ToolSet
+from .tool_outcome import ToolOutcome
+
+ToolRunner = Callable[[Tool, dict[str, Any]], Awaitable[str]]
+"""Replaces `tool.invoke(arguments)`, e.g. to run tools in a sandbox or another process."""
+
+Emit = Callable[..., None]
+
+
+class ToolCallRunner:
+    """Executes single calls against a ToolSet with timeouts and output limits."""
+
+    def __init__(
+        self,
+        tools: ToolSet,
+        *,
+        emit: Emit,
+        tool_runner: ToolRunner | None = None,
+        default_timeout: float = 60.0,
+        max_output_chars: int = 8000,
+    ) -> None:
+        self.tools = tools
+        self.emit = emit
+        self.tool_runner = tool_runner
+        self.default_timeout = default_timeout
+        self.max_output_chars = max_output_chars
+
+    def precheck(self, call: ToolCall, tool: Tool | None) -> ToolOutcome | None:
+        """The failure a call has before any policy or execution (None when it can run)."""
+        if tool is None:
+            available = ", ".join(self.tools.names()) or "none"
+            return self.fail(call, f"unknown tool {call.name!r}. Available tools: {available}.")
+        if call.arguments_error is not None:
+            return self.fail(
+                call,
+                f"could not read the arguments for tool {call.name!r}: {call.arguments_error}. "
+                f"Raw arguments: {clip(call.raw_arguments or '', 300)!r}. "
+                "Call the tool again with a JSON object as arguments.",
+            )
+        return None
+
+    async def run(self, call: ToolCall, tool: Tool) -> ToolOutcome:
+        """Run an allowed call; every failure becomes an error outcome."""
+        timeout = tool.timeout if tool.timeout is not None else self.default_timeout
+        self.emit(ev.TOOL_CALL_STARTED, tool=call.name, call_id=call.id, arguments=call.arguments)
+        started = time.perf_counter()
+        try:
+            async with asyncio.timeout(timeout):  # no extra task, unlike wait_for on 3.11
+                if self.tool_runner is not None:
+                    output = await self.tool_runner(tool, call.arguments)
+                else:
+                    output = await tool.invoke(call.arguments)
+        except ToolArgumentsError as exc:
+            return self.fail(call, f"invalid arguments for tool {call.name!r}: {exc}")
+        except TimeoutError:
+            return self.fail(call, f"tool {call.name!r} timed out after {timeout:g} s")
+        except Exception as exc:
+            return self.fail(call, f"tool {call.name!r} raised {type(exc).__name__}: {exc}")
+        content = self.truncate(output)
+        self.emit(
+            ev.TOOL_CALL_COMPLETED,
+            tool=call.name,
+            call_id=call.id,
+            output=clip(content, 500),
+            duration=time.perf_counter() - started,
+        )
+        return ToolOutcome(content=content, effect_tags=sorted(tool.effect_tags))
+
+    def fail(self, call: ToolCall, reason: str, *, denied: bool = False) -> ToolOutcome:
+        self.emit(ev.TOOL_CALL_FAILED, tool=call.name, call_id=call.id, error=reason, denied=denied)
+        return ToolOutcome(content=f"Error: {reason}", failed=True)
+
+    def truncate(self, output: str) -> str:
+        limit = self.max_output_chars
+        if len(output) <= limit:
+            return output
+        return (
+            output[:limit] + f"\n\n[output truncated: showing the first {limit} of {len(output)} characters]"
+        )
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"

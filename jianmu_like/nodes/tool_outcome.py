@@ -1,0 +1,14 @@
+"""ToolOutcome: what one executed (or refused) tool call produced, before it becomes a message."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class ToolOutcome(BaseModel):
+    """The observation text for one call, whether it failed, and the effects it had."""
+
+    content: str
+    failed: bool = False
+    effect_tags: list[str] = Field(default_factory=list)
+    """Effect tags of the tool when it actually ran (empty when refused or failed)."""
