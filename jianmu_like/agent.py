@@ -145,7 +145,8 @@ class Agent:
         """
         if checkpointer is not None:
             self.use_checkpointer(checkpointer)
-        if thread_id is not None and thread_id != self.thread_id:
+        if thread_id is not None:
+            # Always reload: another process (an operator's decision) may have written since.
             if self.recorder is None:
                 raise CheckpointError("resume(thread_id=...) needs a checkpointer")
             self.recorder.load(thread_id)

@@ -311,7 +311,10 @@ def test_odd_path_values_are_denied(workspace: Path, monkeypatch: pytest.MonkeyP
 
 def test_rate_limit_sliding_window() -> None:
     limit = RateLimit("search*", calls=2, per_seconds=60)
-    at = lambda t: ctx(now=1000.0 + t)  # noqa: E731
+
+    def at(t: float) -> GuardContext:
+        return ctx(now=1000.0 + t)
+
     assert limit(call("search"), None, at(0)) == ALLOW
     assert limit(call("search_web"), None, at(10)) == ALLOW  # shared by every matching tool
     assert limit(call("calculator"), None, at(11)) == ALLOW  # not counted

@@ -215,3 +215,31 @@ def test_sigkill_while_suspended_then_resume_in_a_new_process(tmp_path: Path) ->
     assert after["usage"]["calls"] == 2 and after["usage"]["total_tokens"] == 30
     roles = [m["role"] for m in after["messages"]]
     assert roles == ["user", "assistant", "tool", "tool", "assistant"]
+
+
+async def test_operator_decides_from_the_checkpoint_file(tmp_path: Path) -> None:
+    from jianmu_like.guard.review import list_pending, record_decision
+
+    db, log = tmp_path / "runs.db", tmp_path / "effects.log"
+    with ScriptedOpenAIServer([call("delete_file", path="/q"), reply("gone")]) as srv:
+        agent = build_agent(srv.base_url, log, db)
+        await agent.run({"messages": [human("delete /q")]}, thread_id="ops")
+
+        store = SQLiteCheckpointer(db)
+        [pending] = list_pending(store)
+        assert pending.thread_id == "ops" and pending.approval.tool == "delete_file"
+        assert pending.decision is None
+        with pytest.raises(ApprovalError, match="unknown approval id 'zzz' in thread 'ops'"):
+            record_decision(store, "ops", "zzz", "approve")
+        with pytest.raises(ApprovalError, match="no checkpoint for thread 'nope'"):
+            record_decision(store, "nope", pending.approval.id, "approve")
+        record_decision(store, "ops", pending.approval.id, ("approve", "checked by ops"))
+        with pytest.raises(ApprovalError, match="already approved"):
+            record_decision(store, "ops", pending.approval.id, "deny")
+        assert list_pending(store)[0].decision is not None
+
+        # The same agent object (alive all along) resumes and sees the operator's decision.
+        result = await agent.resume(thread_id="ops")
+    assert result.status == "success" and result.final_answer == "gone"
+    assert lines(log) == ["delete /q"]
+    assert list_pending(SQLiteCheckpointer(db)) == []
