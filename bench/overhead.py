@@ -1,6 +1,7 @@
 """Framework-overhead benchmark: jianmu_like vs a hand-written asyncio loop (and LangGraph).
 
     python bench/overhead.py [--quick] [--json out.json] [--no-langgraph] [--no-isolate]
+                                   [--record-requests]
 
 Every model call is answered by an in-process scripted model (zero latency or a fixed
 `asyncio.sleep`) and the only tool is a trivial async `add`, so what is measured is the cost of
@@ -96,6 +97,13 @@ _TOOL_REPLIES: list[ScriptedReply] = []
 _FINAL_REPLY = ScriptedReply(content=FINAL_ANSWER)
 
 
+def script_client(iterations: int, latency: float, *, record: bool) -> ModelClient:
+    """The scripted client of one run. `record=True` keeps the provider's log of every
+    `ModelRequest` (each holds its prompt list: O(k^2) pointers over a k-iteration run), a
+    test-double feature that is off by default here since it is not framework overhead."""
+    return scripted_client(script_for(iterations), latency=latency, record=record)
+
+
 def script_for(iterations: int) -> list[ScriptedReply]:
     """`iterations - 1` replies calling `add(a=i, b=1)` then the final answer.
 
@@ -119,12 +127,13 @@ class JianmuImpl:
 
     name = "jianmu_like"
 
-    def __init__(self) -> None:
+    def __init__(self, *, record: bool = False) -> None:
         self.version = _version("jianmu_like")
+        self.record = record
         self._idle_client = scripted_client([])
 
     def build(self, iterations: int, latency: float) -> Prepared:
-        client = scripted_client(script_for(iterations), latency=latency)
+        client = script_client(iterations, latency, record=self.record)
         root = create_react_node(
             model_client=client, tools=[add], config=ReActConfig(max_iterations=iterations + 1)
         )
@@ -159,8 +168,9 @@ class MinimalAgent:
         self.tools = {t.name: t for t in tools}
         self.schemas = [t.schema() for t in tools]
         self.messages: list[Message] = []
-        # Every field given: pydantic's model_construct inspects each omitted default_factory's
-        # signature on every call (about 20 us for ModelRequest.extra_params on pydantic 2.14).
+        # Every field given: for each omitted field with a default_factory, pydantic 2.14's
+        # model_construct inspects the factory's signature on every call (ModelRequest: ~12 us
+        # with only messages and tools given, ~3.5 us with all fields).
         self.request_fields: dict[str, Any] = {
             "model": None,
             "tools": self.schemas,
@@ -195,11 +205,12 @@ class FloorImpl:
     name = "floor"
     version = "hand-written asyncio loop"
 
-    def __init__(self) -> None:
+    def __init__(self, *, record: bool = False) -> None:
+        self.record = record
         self._idle_client = scripted_client([])
 
     def build(self, iterations: int, latency: float) -> Prepared:
-        agent = MinimalAgent(scripted_client(script_for(iterations), latency=latency), [add])
+        agent = MinimalAgent(script_client(iterations, latency, record=self.record), [add])
         return Prepared(partial(agent.run, PROMPT, iterations + 1), partial(_verify_floor, agent, iterations))
 
     def build_idle(self) -> object:
@@ -218,11 +229,11 @@ def _version(dist: str) -> str:
         return "?"
 
 
-def make_impl(name: str) -> Impl:
+def make_impl(name: str, *, record: bool = False) -> Impl:
     if name == "floor":
-        return FloorImpl()
+        return FloorImpl(record=record)
     if name == "jianmu_like":
-        return JianmuImpl()
+        return JianmuImpl(record=record)
     if name == "langgraph":
         from langgraph_compare import LangGraphImpl  # a sibling module: needs langgraph installed
 
@@ -246,6 +257,7 @@ class Settings:
     """Repeat budgets; `--quick` shrinks them."""
 
     quick: bool
+    record: bool = False
     seq_budget: float = 1.5
     seq_min: int = 5
     seq_max: int = 200
@@ -254,13 +266,16 @@ class Settings:
     conc_max: int = 5
     idle_agents: int = IDLE_AGENTS
     langgraph_ns: tuple[int, ...] = CONC_NS
+    mem_runs_cap: int | None = None
+    """Concurrent runs in the tracemalloc pass of (b) (None: all N)."""
 
     @classmethod
-    def for_mode(cls, quick: bool) -> Settings:
+    def for_mode(cls, quick: bool, *, record: bool = False) -> Settings:
         if not quick:
-            return cls(quick=False)
+            return cls(quick=False, record=record)
         return cls(
             quick=True,
+            record=record,
             seq_budget=0.25,
             seq_min=3,
             seq_max=40,
@@ -268,6 +283,7 @@ class Settings:
             conc_max=3,
             idle_agents=200,
             langgraph_ns=(200,),
+            mem_runs_cap=100,
         )
 
 
@@ -344,9 +360,10 @@ async def measure_concurrent(impl: Impl, n: int, settings: Settings) -> dict[str
         del prepared, results
         gc.collect()
 
-    # Memory pass (tracemalloc slows everything down, so it is not timed).
+    # Memory pass (tracemalloc slows everything down 3-4x, so it is not timed).
+    mem_n = min(n, settings.mem_runs_cap or n)
     tracemalloc.start()
-    prepared = [impl.build(CONC_ITERATIONS, CONC_LATENCY) for _ in range(n)]
+    prepared = [impl.build(CONC_ITERATIONS, CONC_LATENCY) for _ in range(mem_n)]
     built = tracemalloc.get_traced_memory()[0]
     tracemalloc.reset_peak()
     results = await _gather(prepared)
@@ -366,8 +383,9 @@ async def measure_concurrent(impl: Impl, n: int, settings: Settings) -> dict[str
         "wall_s": _stats(walls),
         "cpu_s": _stats(cpus),
         "cpu_us_per_iter": statistics.median(cpus) / (n * CONC_ITERATIONS) * 1e6,
-        "peak_kb_per_run": (peak - built) / n / 1024,
-        "peak_kb_per_run_incl_agent": peak / n / 1024,
+        "mem_runs": mem_n,
+        "peak_kb_per_run": (peak - built) / mem_n / 1024,
+        "peak_kb_per_run_incl_agent": peak / mem_n / 1024,
         "rss_growth_kb_per_run": (rss_after - rss_before) / n,
         "rss_growth_mb": (rss_after - rss_before) / 1024,
         "isolated": False,
@@ -402,7 +420,7 @@ def measure_idle(impl: Impl, count: int) -> dict[str, Any]:
 def concurrent_isolated(name: str, n: int, settings: Settings) -> dict[str, Any]:
     """Run one concurrency measurement in a fresh interpreter, so the RSS high-water mark
     (`ru_maxrss`) and the heap it starts from belong to this scenario alone."""
-    spec = json.dumps({"impl": name, "n": n, "quick": settings.quick})
+    spec = json.dumps({"impl": name, "n": n, "quick": settings.quick, "record": settings.record})
     command = [sys.executable, os.path.abspath(__file__), "--child", spec]
     if os.path.exists("/bin/sh"):
         # Linux carries ru_maxrss across exec: a child exec'd straight from this (large) process
@@ -424,14 +442,18 @@ def concurrent_isolated(name: str, n: int, settings: Settings) -> dict[str, Any]
 
 def _child(spec_text: str) -> None:
     spec = json.loads(spec_text)
-    impl = make_impl(spec["impl"])
-    result = asyncio.run(measure_concurrent(impl, spec["n"], Settings.for_mode(spec["quick"])))
+    settings = Settings.for_mode(spec["quick"], record=spec["record"])
+    impl = make_impl(spec["impl"], record=settings.record)
+    result = asyncio.run(measure_concurrent(impl, spec["n"], settings))
     print(json.dumps(result))
 
 
 # --------------------------------------------------------------------------- report
+_STARTED = time.perf_counter()
+
+
 def _log(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+    print(f"[{time.perf_counter() - _STARTED:6.1f} s] {text}", file=sys.stderr, flush=True)
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -526,6 +548,8 @@ def render(report: dict[str, Any]) -> str:
     parts.append("versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()))
     if meta.get("langgraph_skipped"):
         parts.append(meta["langgraph_skipped"])
+    if meta["record_requests"]:
+        parts.append("--record-requests: the scripted provider keeps every request (floor and jianmu_like)")
 
     parts.append(
         "\n(a) Sequential runs, zero model latency. k iterations = k model calls (k-1 call `add`, "
@@ -547,17 +571,18 @@ def render(report: dict[str, Any]) -> str:
     headers = ["impl", "k", "runs", "wall us/it med", "min", "cpu us/it med", "min", "ms/run med"]
     parts.append(_table(headers, rows))
 
+    conc = report["concurrent"]
+    mem_note = ""
+    if any(c["mem_runs"] != c["n"] for c in conc):
+        mem_note = f" (quick: over {min(c['mem_runs'] for c in conc)} concurrent runs)"
+    isolated = " (fresh process per row)" if conc and conc[0]["isolated"] else ""
     parts.append(
         f"\n(b) Concurrent runs (asyncio.gather), {CONC_ITERATIONS} iterations each = "
         f"{CONC_ITERATIONS} model calls x {CONC_LATENCY * 1e3:g} ms "
         f"-> ideal wall {CONC_ITERATIONS * CONC_LATENCY * 1e3:g} ms.\n"
-        "    peak KB/run: tracemalloc peak during the gather / N (agents built before); "
-        "+agent: including the built agents;\n    RSS: ru_maxrss growth over build + first gather"
-        + (
-            " (fresh process per row)."
-            if report["concurrent"] and report["concurrent"][0]["isolated"]
-            else "."
-        )
+        f"    peak KB/run: tracemalloc peak during the gather / N{mem_note}, agents built before; "
+        "+agent: including the built agents;\n"
+        f"    RSS KB/run: ru_maxrss growth over building the agents + the first gather / N{isolated}."
     )
     rows = [
         [
@@ -642,6 +667,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--no-isolate", action="store_true", help="run the concurrency scenarios in this process"
     )
+    parser.add_argument(
+        "--record-requests",
+        action="store_true",
+        help="let the scripted provider keep every request, as in tests (floor and jianmu_like)",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -649,7 +679,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
     started = time.perf_counter()
-    settings = Settings.for_mode(args.quick)
+    settings = Settings.for_mode(args.quick, record=args.record_requests)
     names = ["floor", "jianmu_like"]
     skipped = "LangGraph skipped: --no-langgraph" if args.no_langgraph else langgraph_status()
     if skipped is None:
@@ -659,7 +689,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     else:
         _log(skipped)
-    impls = [make_impl(name) for name in names]
+    impls = [make_impl(name, record=settings.record) for name in names]
 
     sequential = asyncio.run(run_sequential(impls, settings))
     idle = []
@@ -685,6 +715,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     report: dict[str, Any] = {
         "meta": {
             "quick": settings.quick,
+            "record_requests": settings.record,
             "python": platform.python_version(),
             "machine": f"{platform.system()} {platform.machine()}",
             "cpus": os.cpu_count(),

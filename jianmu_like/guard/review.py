@@ -86,6 +86,5 @@ def record_decision(
         checkpointer.save(checkpoint.model_copy(update={"state": state, "seq": checkpoint.seq + 1}))
         return parsed
     waiting = [p.approval.id for p in list_pending(checkpointer, keys=keys) if p.thread_id == thread_id]
-    raise ApprovalError(
-        f"unknown approval id {approval_id!r} in thread {thread_id!r} (pending: {', '.join(waiting) or 'none'})"
-    )
+    listed = ", ".join(waiting) or "none"
+    raise ApprovalError(f"unknown approval id {approval_id!r} in thread {thread_id!r} (pending: {listed})")
