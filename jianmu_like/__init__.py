@@ -12,8 +12,21 @@ from .bt.loop import LoopUntilSuccess
 from .bt.node import Node
 from .bt.runner import ReactiveRunner, RunOutcome
 from .config import ConfigError, JianmuConfig, ReActConfig, ResilienceConfig, get_config, load_config
+from .guard.approvals import Approval, ApprovalDecision, ApprovalError
+from .guard.config import GuardConfig, policies_from_config
 from .guard.decisions import Decision, GuardDecision
 from .guard.enforcer import GuardContext, GuardEnforcer
+from .guard.policies import (
+    AllowList,
+    ArgumentRule,
+    DenyList,
+    GuardPolicy,
+    MaxToolCalls,
+    RateLimit,
+    RequireApproval,
+    policy,
+)
+from .guard.review import PendingApproval, list_pending, record_decision
 from .models.client import ModelClient
 from .models.errors import ModelCallFailed, ModelError
 from .models.messages import Message, ToolCall, ai, human, system, tool_message
@@ -25,6 +38,13 @@ from .nodes.llm import AgentLLMNode
 from .nodes.tool_executor import ToolExecutor
 from .presets.react import create_react_node
 from .presets.react_state import ReActState
+from .state.checkpoint import (
+    Checkpoint,
+    Checkpointer,
+    CheckpointError,
+    MemoryCheckpointer,
+    SQLiteCheckpointer,
+)
 from .state.manager import StateError, StateManager
 from .state.schema import Ephemeral, StateKeys
 from .telemetry.events import Event
@@ -41,19 +61,32 @@ __all__ = [
     "Agent",
     "AgentLLMNode",
     "AgentResult",
+    "AllowList",
+    "Approval",
+    "ApprovalDecision",
+    "ApprovalError",
+    "ArgumentRule",
     "AsyncBehaviour",
     "ChatProvider",
+    "Checkpoint",
+    "CheckpointError",
+    "Checkpointer",
     "ConfigError",
     "ContextBuilder",
     "ContextBuilderProtocol",
     "Decision",
+    "DenyList",
     "Ephemeral",
     "Event",
+    "GuardConfig",
     "GuardContext",
     "GuardDecision",
     "GuardEnforcer",
+    "GuardPolicy",
     "JianmuConfig",
     "LoopUntilSuccess",
+    "MaxToolCalls",
+    "MemoryCheckpointer",
     "Message",
     "ModelCallFailed",
     "ModelClient",
@@ -63,11 +96,15 @@ __all__ = [
     "ModelResponse",
     "Node",
     "OpenAIProvider",
+    "PendingApproval",
+    "RateLimit",
     "ReActConfig",
     "ReActState",
     "ReactiveRunner",
+    "RequireApproval",
     "ResilienceConfig",
     "RunOutcome",
+    "SQLiteCheckpointer",
     "StateCondition",
     "StateError",
     "StateKeys",
@@ -89,7 +126,11 @@ __all__ = [
     "create_react_node",
     "get_config",
     "human",
+    "list_pending",
     "load_config",
+    "policies_from_config",
+    "policy",
+    "record_decision",
     "system",
     "think",
     "tool",

@@ -7,10 +7,11 @@ else ALLOW.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..models.messages import ToolCall
 from ..tools.base import Tool
@@ -27,7 +28,7 @@ class GuardContext(BaseModel):
     tool_effects: list[str] = []
     calls_this_run: int = 0
     """Tool calls already run (or decided) in this run, earlier calls of the same batch included."""
-    now: float = 0.0
+    now: float = Field(default_factory=time.time)
     """`time.time()` when the batch was checked (policies use it, so tests can pass a clock)."""
 
 
@@ -42,18 +43,36 @@ class GuardEnforcer:
         self.policies = list(policies)
 
     def check(self, call: ToolCall, tool: Tool | None, context: GuardContext) -> GuardDecision:
+        """The combined decision for one call. A policy that raises denies the call."""
         pending: GuardDecision | None = None
         for policy in self.policies:
-            verdict = _normalise(policy(call, tool, context), policy)
+            try:
+                result = policy(call, tool, context)
+            except Exception as exc:
+                name = _name(policy)
+                return GuardDecision.deny(f"policy {name} failed: {type(exc).__name__}: {exc}", policy=name)
+            verdict = _normalise(result, policy)
             if verdict.decision is Decision.DENY:
                 return verdict
             if verdict.decision is Decision.PENDING and pending is None:
                 pending = verdict
         return pending or GuardDecision.allow()
 
+    def allowed(self, call: ToolCall, context: GuardContext) -> None:
+        """Tell stateful policies (rate limits) that `call` is about to run."""
+        for policy in self.policies:
+            hook = getattr(policy, "on_allowed", None)
+            if hook is not None:
+                hook(call, context)
+
+
+def _name(policy: Policy) -> str:
+    name = getattr(policy, "name", None) or getattr(policy, "__name__", None) or type(policy).__name__
+    return str(name)
+
 
 def _normalise(result: PolicyResult, policy: Policy) -> GuardDecision:
-    name = getattr(policy, "__name__", type(policy).__name__)
+    name = _name(policy)
     if result is None or result is True:
         return GuardDecision.allow()
     if result is False:

@@ -16,7 +16,6 @@ nor a crash followed by a checkpoint restore runs a finished call twice.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -167,6 +166,7 @@ class ToolExecutor(AsyncBehaviour):
                             call, f"denied by a human reviewer{why}", denied=True
                         )
                         continue
+                enforcer.allowed(call, context)
                 context.calls_this_run += 1
             to_run.append((call, tool))
         return to_run, waiting, refused
@@ -179,7 +179,6 @@ class ToolExecutor(AsyncBehaviour):
             namespace=ns,
             tool_effects=list(sm.get(keys.tool_effects, ns) or ()),
             calls_this_run=sum(counts.values()) + finished_in_batch,
-            now=time.time(),
         )
 
     def _suspend(self, waiting: list[Approval]) -> None:

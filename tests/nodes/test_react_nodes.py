@@ -28,6 +28,7 @@ from jianmu_like import (
 )
 from jianmu_like.config import ResilienceConfig
 from jianmu_like.testing import call, error_reply, reply, scripted_client
+from jianmu_like.testing import calls as calls_
 from jianmu_like.tools.builtin import calculator
 
 
@@ -249,3 +250,44 @@ async def test_fresh_run_resets_rounds_so_tool_choice_is_sent_again() -> None:
     await agent.run({"messages": [human("two")]})
     choices = [r.tool_choice for r in client.provider.requests]  # type: ignore[attr-defined]
     assert choices == ["required", None, "required", None]
+
+
+async def test_policies_in_an_agent_approval_by_effect_and_rate_limit() -> None:
+    from jianmu_like import RateLimit, RequireApproval, policies_from_config
+
+    ran: list[str] = []
+
+    @tool(effect_tags={"destructive"})
+    def wipe(target: str) -> str:
+        """Wipe a target."""
+        ran.append(f"wipe {target}")
+        return "wiped"
+
+    @tool
+    def search(q: str) -> str:
+        """Search."""
+        ran.append(f"search {q}")
+        return f"results for {q}"
+
+    limit = RateLimit("search", calls=1, per_seconds=3600)
+    guard = GuardEnforcer([RequireApproval(effect_tags={"destructive"}), limit])
+    script = [
+        calls_(call("wipe", target="db"), call("search", q="a")),
+        call("search", q="b"),
+        reply("done"),
+    ]
+    agent = Agent(
+        create_react_node(model_client=scripted_client(script), tools=[wipe, search], constraints=guard)
+    )
+    first = await agent.run({"messages": [human("go")]})
+    assert first.status == "suspended" and [a.tool for a in first.pending_approvals] == ["wipe"]
+    assert first.pending_approvals[0].reason == "tool 'wipe' has effect 'destructive'"
+    assert ran == ["search a"]
+    done = await agent.resume({first.pending_approvals[0].id: "approve"})
+    assert done.status == "success"
+    assert ran == ["search a", "wipe db"]  # the approved call ran once; the search not again
+    last_obs = [m.content for m in done.state.messages if m.role == "tool"][-1]
+    assert last_obs.startswith("Error: denied by policy: rate limit: at most 1 call(s) of 'search'")
+    # The same rules from configuration data (what a YAML `guard:` section holds).
+    built = policies_from_config({"require_approval": {"effect_tags": ["destructive"]}, "max_tool_calls": 3})
+    assert [type(p).__name__ for p in built] == ["MaxToolCalls", "RequireApproval"]

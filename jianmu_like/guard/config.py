@@ -1,0 +1,194 @@
+"""The `guard:` configuration section and the policies it builds.
+
+`policies_from_config({...})` turns the plain data of a YAML `guard:` section into policy
+objects; every unknown key or bad value is a ValueError naming where it is.
+"""
+
+from __future__ import annotations
+
+import re
+import typing
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .enforcer import Policy
+from .policies import AllowList, ArgumentRule, DenyList, MaxToolCalls, RateLimit, RequireApproval
+from .value_schema import ValueSchema
+
+# --- configuration -----------------------------------------------------------------------------
+
+
+def _one_or_many(value: Any) -> Any:
+    """`allow: calc*` in YAML means one pattern, not a type error."""
+    return [value] if isinstance(value, str) else value
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ApprovalConfig(_Section):
+    """`require_approval:` which calls wait for a human."""
+
+    tools: list[str] | None = None
+    effect_tags: list[str] | None = None
+    reason: str | None = None
+
+    @field_validator("tools", "effect_tags", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return _one_or_many(value)
+
+    @model_validator(mode="after")
+    def _has_criterion(self) -> ApprovalConfig:
+        if not self.tools and not self.effect_tags:
+            raise ValueError("needs 'tools' or 'effect_tags'")
+        return self
+
+
+class RateLimitConfig(_Section):
+    """One `rate_limits:` entry."""
+
+    tool: str = Field(min_length=1)
+    calls: int = Field(strict=True, ge=1)
+    per_seconds: float = Field(gt=0, allow_inf_nan=False)
+
+
+class ArgumentRuleConfig(_Section):
+    """One `arguments:` entry (predicates need code, so they are not configurable)."""
+
+    tool: str = Field(min_length=1)
+    argument: str = Field(min_length=1)
+    pattern: str | None = None
+    schema_: dict[str, Any] | bool | None = Field(default=None, alias="schema")
+    path_under: str | None = Field(default=None, min_length=1)
+    required: bool = False
+    message: str | None = None
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"not a valid regular expression: {exc}") from exc
+        return value
+
+    @field_validator("schema_")
+    @classmethod
+    def _checkable(cls, value: dict[str, Any] | bool | None) -> dict[str, Any] | bool | None:
+        if value is not None:
+            ValueSchema(value)
+        return value
+
+    @model_validator(mode="after")
+    def _has_constraint(self) -> ArgumentRuleConfig:
+        if (self.pattern, self.schema_, self.path_under) == (None, None, None) and not self.required:
+            raise ValueError("needs at least one of 'pattern', 'schema', 'path_under' or 'required: true'")
+        return self
+
+
+class GuardConfig(_Section):
+    """The `guard:` section of an agent's configuration; `build_policies()` makes the policies."""
+
+    allow: list[str] | None = None
+    deny: list[str] = []
+    require_approval: ApprovalConfig | None = None
+    rate_limits: list[RateLimitConfig] = []
+    max_tool_calls: int | None = Field(default=None, strict=True, ge=0)
+    arguments: list[ArgumentRuleConfig] = []
+
+    @field_validator("allow", "deny", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return _one_or_many(value)
+
+    def build_policies(self) -> list[Policy]:
+        """Denials that need no state first, rate limits after them (a call another policy
+        denies must not use up the quota), approval last (PENDING never hides a DENY)."""
+        out: list[Policy] = []
+        if self.deny:
+            out.append(DenyList(self.deny))
+        if self.allow is not None:
+            out.append(AllowList(self.allow))
+        if self.max_tool_calls is not None:
+            out.append(MaxToolCalls(self.max_tool_calls))
+        out.extend(
+            ArgumentRule(
+                rule.tool,
+                rule.argument,
+                pattern=rule.pattern,
+                schema=rule.schema_,
+                path_under=rule.path_under,
+                required=rule.required,
+                message=rule.message,
+            )
+            for rule in self.arguments
+        )
+        out.extend(RateLimit(limit.tool, limit.calls, limit.per_seconds) for limit in self.rate_limits)
+        if self.require_approval is not None:
+            approval = self.require_approval
+            out.append(
+                RequireApproval(
+                    tools=approval.tools, effect_tags=approval.effect_tags, reason=approval.reason
+                )
+            )
+        return out
+
+
+def policies_from_config(data: Mapping[str, Any] | GuardConfig | None) -> list[Policy]:
+    """Policies from a plain mapping (a YAML `guard:` section); ValueError names the bad key."""
+    if data is None:
+        return []
+    if isinstance(data, GuardConfig):
+        return data.build_policies()
+    if not isinstance(data, Mapping):
+        raise ValueError(f"invalid guard config: expected a mapping, got {type(data).__name__}")
+    try:
+        config = GuardConfig.model_validate(dict(data))
+    except ValidationError as exc:
+        raise ValueError(f"invalid guard config: {_describe(exc)}") from None
+    return config.build_policies()
+
+
+def _describe(exc: ValidationError) -> str:
+    problems: list[str] = []
+    for err in exc.errors(include_url=False):
+        loc = err["loc"]
+        key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
+        if err["type"] == "extra_forbidden":
+            known = _keys_at(loc[:-1])
+            hint = f" (expected one of: {', '.join(known)})" if known else ""
+            problems.append(f"unknown key '{key}'{hint}")
+            continue
+        message = err["msg"].removeprefix("Value error, ")
+        problems.append(f"'{key}': {message}" if key else message)
+    return "; ".join(problems)
+
+
+def _keys_at(loc: tuple[int | str, ...]) -> list[str]:
+    """The keys the config section at `loc` accepts, to suggest next to an unknown one."""
+    model: type[BaseModel] | None = GuardConfig
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if model is None:
+            return []
+        fields = {info.alias or field: info for field, info in model.model_fields.items()}
+        model = _model_in(fields[part].annotation) if part in fields else None
+    if model is None:
+        return []
+    return sorted(info.alias or field for field, info in model.model_fields.items())
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
