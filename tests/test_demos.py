@@ -55,3 +55,20 @@ def test_calculator_demo_unreachable_server_names_the_url(tmp_path: Path) -> Non
     assert done.returncode == 1
     assert "model_error" in done.stderr and "127.0.0.1:9" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_approval_demo_approve_and_deny() -> None:
+    approve = subprocess.run(
+        [sys.executable, str(DEMOS / "approval_flow.py")], capture_output=True, text=True, timeout=60
+    )
+    assert approve.returncode == 0, approve.stderr
+    assert "run 1: suspended" in approve.stdout and "operator: approved" in approve.stdout
+    assert "files left: []" in approve.stdout
+    deny = subprocess.run(
+        [sys.executable, str(DEMOS / "approval_flow.py"), "--deny"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert deny.returncode == 0, deny.stderr
+    assert "files left: ['old.log']" in deny.stdout
