@@ -575,7 +575,11 @@ def render(report: dict[str, Any]) -> str:
     mem_note = ""
     if any(c["mem_runs"] != c["n"] for c in conc):
         mem_note = f" (quick: over {min(c['mem_runs'] for c in conc)} concurrent runs)"
-    isolated = " (fresh process per row)" if conc and conc[0]["isolated"] else ""
+    isolated = (
+        " (fresh process per row)"
+        if conc and conc[0]["isolated"]
+        else " (--no-isolate: this process's high-water mark, 0 when an earlier scenario peaked higher)"
+    )
     parts.append(
         f"\n(b) Concurrent runs (asyncio.gather), {CONC_ITERATIONS} iterations each = "
         f"{CONC_ITERATIONS} model calls x {CONC_LATENCY * 1e3:g} ms "

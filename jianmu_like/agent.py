@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import secrets
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Literal
@@ -203,7 +204,7 @@ class Agent:
 
     # ------------------------------------------------------------------ running
     async def _drive(self, max_ticks: int, *, event: str) -> AgentResult:
-        run_id = uuid.uuid4().hex[:12]
+        run_id = secrets.token_hex(6)
         self.telemetry.run_id = run_id
         hub = self.telemetry
         if hub.active:
@@ -278,7 +279,7 @@ class Agent:
             agent_status = status  # type: ignore[assignment]
             error = _read(sm, keys.error, ns, None)
         final = _read(sm, keys.final_answer, ns, None) if agent_status == "success" else None
-        return AgentResult.model_construct(
+        return AgentResult(
             status=agent_status,
             final_answer=final,
             state=sm.copy_state(),

@@ -61,4 +61,3 @@ class Node(NodeMixin, py_trees.behaviour.Behaviour):
     def stop(self, new_status: Status) -> None:
         self.terminate(new_status)
         self.status = new_status
-        self.iterator = self.tick()

@@ -90,4 +90,4 @@ class ReactiveRunner:
 
     def _outcome(self, status: RunStatus, ticks: int) -> RunOutcome:
         self.total_ticks += ticks
-        return RunOutcome.model_construct(status=status, ticks=ticks)
+        return RunOutcome(status=status, ticks=ticks)

@@ -219,7 +219,7 @@ class ToolExecutor(AsyncBehaviour):
         """Append one observation per call (in call order), record effects and repeats, and
         clear the batch's bookkeeping."""
         sm, keys, ns = self.state_manager, self.keys, self.namespace
-        counts: dict[str, int] = dict(sm.get(keys.call_counts, ns) or {})
+        counts: dict[str, int] = sm.get(keys.call_counts, ns)  # updated in place: no per-batch copy
         messages: list[Message] = []
         known_effects = set(sm.get(keys.tool_effects, ns) or ())
         new_effects: list[str] = []

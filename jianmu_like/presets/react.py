@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import py_trees
-
+from ..bt import composites
 from ..bt.conditions import StateCondition
 from ..bt.loop import LoopUntilSuccess
 from ..config import ReActConfig
@@ -72,7 +71,7 @@ def create_react_node(
         max_output_chars=config.max_output_chars,
     )
     done = StateCondition(f"{name}.Done", key=keys.done, namespace=namespace)
-    body = py_trees.composites.Sequence(f"{name}.Loop", memory=True, children=[llm, executor, done])
+    body = composites.Sequence(f"{name}.Loop", memory=True, children=[llm, executor, done])
     loop = LoopUntilSuccess(
         name,
         body,

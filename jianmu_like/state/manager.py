@@ -57,12 +57,19 @@ class StateManager:
         else:
             self.state = schema.model_validate(initial)
         self.wakeup = wakeup or Wakeup()
+        self._resolved: dict[tuple[str, str | None], tuple[str, FieldSpec | None, bool]] = {}
         self.version = 0
         """Incremented by every write: tells a checkpointer whether anything changed."""
 
     # ------------------------------------------------------------------ keys
     def _resolve(self, key: str, namespace: str | None) -> tuple[str, FieldSpec | None, bool]:
-        """(storage key, field spec, is_extra) for a logical key in a namespace."""
+        """(storage key, field spec, is_extra) for a logical key in a namespace (memoised)."""
+        cached = self._resolved.get((key, namespace))
+        if cached is None:
+            cached = self._resolved[(key, namespace)] = self._resolve_uncached(key, namespace)
+        return cached
+
+    def _resolve_uncached(self, key: str, namespace: str | None) -> tuple[str, FieldSpec | None, bool]:
         spec = self._spec.by_key.get(key)
         if namespace:
             name = spec.name if spec is not None else key
@@ -191,11 +198,14 @@ class StateManager:
 
     def copy_state(self) -> BaseModel:
         """A copy safe to hand to callers: containers are copied, immutable items shared."""
-        values = {k: _copy_container(v) for k, v in self.state.__dict__.items()}
-        copied = self.schema.model_construct(**values)
-        extra = self.state.__pydantic_extra__
-        if extra is not None:
-            copied.__pydantic_extra__ = {k: _copy_container(v) for k, v in extra.items()}
+        copied = self.state.model_copy()  # shallow: fields set, extras and privates carried over
+        values = copied.__dict__
+        for key, value in values.items():
+            values[key] = _copy_container(value)
+        extra = copied.__pydantic_extra__
+        if extra:
+            for key, value in extra.items():
+                extra[key] = _copy_container(value)
         return copied
 
 

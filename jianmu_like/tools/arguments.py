@@ -171,6 +171,7 @@ class ModelBinder:
         self._accepted = _accepted_keys(model)
         self._check_extra = extra not in ("allow", "forbid") and self._accepted is not None
         self._null_means_default = _null_means_default(model)
+        self._validate = model.__pydantic_validator__.validate_python
         self._display = [
             info.alias if isinstance(info.alias, str) else name for name, info in model.model_fields.items()
         ]
@@ -182,13 +183,19 @@ class ModelBinder:
             unexpected = [str(key) for key in arguments if key not in self._accepted]
         problems: list[str] = []
         validated: BaseModel | None = None
-        data = {k: v for k, v in arguments.items() if v is not None or k not in self._null_means_default}
+        null_default = self._null_means_default
+        data = (
+            {k: v for k, v in arguments.items() if v is not None or k not in null_default}
+            if null_default
+            else arguments
+        )
         try:
-            validated = self.model.model_validate(data)
+            validated = self._validate(data)
         except ValidationError as exc:
             problems, more_unexpected = describe_validation_error(exc)
             unexpected.extend(more_unexpected)
-        problems.extend(_unexpected_problems(unexpected, self._display))
+        if unexpected:
+            problems.extend(_unexpected_problems(unexpected, self._display))
         if problems or validated is None:
             raise ToolArgumentsError(tool_name, problems)
         if self.model_param is not None:

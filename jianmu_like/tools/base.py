@@ -226,8 +226,11 @@ class Tool(BaseModel):
         Sync functions run in a worker thread (unless `run_inline`) so a slow one never
         blocks the event loop and several can run in parallel; exceptions propagate as is.
         """
-        call = self._get_binder().bind(self.name, {} if arguments is None else arguments)
-        if self._is_async:
+        # Private attributes read through pydantic's __getattr__ cost ~1 µs each: read them once.
+        private = self.__pydantic_private__ or {}
+        binder = private.get("_binder") or self._get_binder()
+        call = binder.bind(self.name, {} if arguments is None else arguments)
+        if private.get("_is_async"):
             result = await self.fn(*call.args, **call.kwargs)
         elif self.run_inline:
             result = self.fn(*call.args, **call.kwargs)
