@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import time
 import secrets
+import time
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Literal
