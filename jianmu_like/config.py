@@ -15,10 +15,14 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .state.schema import StateKeys
+from .yaml_source import SourceError, YamlDocument, describe_errors, load_yaml
 
 
-class ConfigError(ValueError):
-    """The configuration file or an override is invalid; the message names where and why."""
+class ConfigError(SourceError):
+    """The configuration file or an override is invalid; each problem names where and why."""
+
+    def __init__(self, problems: list[str] | str) -> None:
+        super().__init__([problems] if isinstance(problems, str) else problems)
 
 
 class _Section(BaseModel):
@@ -97,9 +101,11 @@ def _config_file() -> Path | None:
     return None
 
 
-def _env_overrides() -> dict[str, Any]:
+def _env_overrides() -> tuple[dict[str, Any], dict[tuple[str, ...], str]]:
+    """Nested override data from `JIANMU__A__B=value` variables, and the variable of each key."""
     tree: dict[str, Any] = {}
-    for name, raw in os.environ.items():
+    names: dict[tuple[str, ...], str] = {}
+    for name, raw in sorted(os.environ.items()):
         if not name.startswith(_ENV_PREFIX):
             continue
         path = [p.lower() for p in name[len(_ENV_PREFIX) :].split("__") if p]
@@ -108,8 +114,12 @@ def _env_overrides() -> dict[str, Any]:
         node = tree
         for part in path[:-1]:
             node = node.setdefault(part, {})
-        node[path[-1]] = yaml.safe_load(raw) if raw.strip() else None
-    return tree
+        try:
+            node[path[-1]] = yaml.safe_load(raw) if raw.strip() else None
+        except yaml.YAMLError:
+            node[path[-1]] = raw
+        names[tuple(path)] = name
+    return tree, names
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -122,26 +132,77 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+class ConfigSources(BaseModel):
+    """Where each effective configuration value came from (for `jianmu-like config`)."""
+
+    file: str | None = None
+    values: dict[str, tuple[Any, str]] = Field(default_factory=dict)
+    """Dotted key -> (value, source): "default", "<file>:<line>" or "env <VARIABLE>"."""
+
+
 def load_config(path: str | Path | None = None, *, env: bool = True) -> JianmuConfig:
-    """Build a configuration from `path` (or the default search) plus environment overrides."""
+    """Build a configuration from `path` (or the default search) plus environment overrides.
+
+    Every problem is reported at once, each as `<file>:<line>: <key>: <problem>` (or naming the
+    environment variable), with a did-you-mean for misspelt keys."""
+    return _load(path, env=env)[0]
+
+
+def explain_config(path: str | Path | None = None, *, env: bool = True) -> tuple[JianmuConfig, ConfigSources]:
+    """The effective configuration and the source of every value."""
+    return _load(path, env=env)
+
+
+def _load(path: str | Path | None, *, env: bool) -> tuple[JianmuConfig, ConfigSources]:
     file = Path(path) if path is not None else _config_file()
     data: dict[str, Any] = {}
+    doc: YamlDocument | None = None
     if file is not None:
         try:
-            loaded = yaml.safe_load(file.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{file}: malformed YAML: {exc}") from exc
-        if loaded is not None and not isinstance(loaded, dict):
-            raise ConfigError(f"{file}: top level must be a mapping, got {type(loaded).__name__}")
-        data = loaded or {}
+            doc = load_yaml(file)
+        except SourceError as exc:
+            raise ConfigError(exc.problems) from exc
+        if doc.data is not None and not isinstance(doc.data, dict):
+            raise ConfigError([f"{file}:1: top level must be a mapping, got {type(doc.data).__name__}"])
+        data = doc.data or {}
+    env_names: dict[tuple[str, ...], str] = {}
     if env:
-        data = _merge(data, _env_overrides())
+        overrides, env_names = _env_overrides()
+        data = _merge(data, overrides)
+
+    def where(loc: tuple[int | str, ...]) -> str:
+        for end in range(len(loc), 0, -1):
+            name = env_names.get(tuple(str(p) for p in loc[:end]))
+            if name is not None:
+                return f"environment variable {name}"
+        return doc.where(loc) if doc is not None else "configuration"
+
     try:
-        return JianmuConfig.model_validate(data)
+        config = JianmuConfig.model_validate(data)
     except ValidationError as exc:
-        where = str(file) if file is not None else "environment"
-        details = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors())
-        raise ConfigError(f"{where}: invalid configuration: {details}") from exc
+        raise ConfigError(describe_errors(exc, where=where, model=JianmuConfig)) from exc
+    sources = ConfigSources(file=str(file) if file is not None else None)
+    for key, value in _flatten(config.model_dump(by_alias=True)).items():
+        loc = tuple(key.split("."))
+        if any(loc[:end] in env_names for end in range(len(loc), 0, -1)):
+            source = where(loc).replace("environment variable ", "env ")
+        elif doc is not None and loc in doc.lines:
+            source = doc.where(loc)
+        else:
+            source = "default"
+        sources.values[key] = (value, source)
+    return config, sources
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            out.update(_flatten(value, dotted + "."))
+        else:
+            out[dotted] = value
+    return out
 
 
 def get_config(*, reload: bool = False) -> JianmuConfig:

@@ -58,11 +58,15 @@ def test_explicit_path_via_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("llm: [unclosed", "malformed YAML"),
-        ("llm:\n  temprature: 0.1\n", r"llm\.temprature: Extra inputs are not permitted"),
-        ("llm:\n  temperature: hot\n", r"llm\.temperature"),
-        ("limits:\n  max_iterations: 0\n", r"limits\.max_iterations"),
-        ("- a\n- b\n", "top level must be a mapping"),
+        ("llm: [unclosed", r"jianmu\.yaml:\d+: malformed YAML"),
+        (
+            "llm:\n  temprature: 0.1\n",
+            r"jianmu\.yaml:2: llm\.temprature: unknown key \(did you mean 'temperature'\?\)",
+        ),
+        ("llm:\n  temperature: hot\n", r"jianmu\.yaml:2: llm\.temperature: .*valid number.*\(got 'hot'\)"),
+        ("limits:\n  max_iterations: 0\n", r"jianmu\.yaml:2: limits\.max_iterations: .*greater than 0"),
+        ("- a\n- b\n", r"jianmu\.yaml:1: top level must be a mapping"),
+        ("lims:\n  x: 1\n", r"jianmu\.yaml:1: lims: unknown key \(did you mean 'limits'\?\)"),
     ],
 )
 def test_errors_name_file_and_key(tmp_path: Path, text: str, expected: str) -> None:
@@ -71,3 +75,31 @@ def test_errors_name_file_and_key(tmp_path: Path, text: str, expected: str) -> N
     with pytest.raises(ConfigError, match=expected) as info:
         load_config()
     assert "jianmu.yaml" in str(info.value)
+
+
+def test_all_problems_reported_at_once_with_lines(tmp_path: Path) -> None:
+    (tmp_path / "jianmu.yaml").write_text("llm:\n  temperature: 9\n\nlimits:\n  max_iterations: -1\n")
+    with pytest.raises(ConfigError) as info:
+        load_config()
+    assert info.value.problems == [
+        "jianmu.yaml:2: llm.temperature: Input should be less than or equal to 2 (got 9)",
+        "jianmu.yaml:5: limits.max_iterations: Input should be greater than 0 (got -1)",
+    ]
+
+
+def test_bad_environment_override_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JIANMU__LLM__TEMPERATURE", "warm")
+    with pytest.raises(ConfigError, match=r"environment variable JIANMU__LLM__TEMPERATURE: llm\.temperature"):
+        load_config()
+
+
+def test_sources_of_every_value(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from jianmu_like.config import explain_config
+
+    (tmp_path / "jianmu.yaml").write_text("llm:\n  max_tokens: 128\n")
+    monkeypatch.setenv("JIANMU__LLM__TEMPERATURE", "0.3")
+    config, sources = explain_config()
+    assert config.llm.max_tokens == 128
+    assert sources.values["llm.max_tokens"] == (128, "jianmu.yaml:2")
+    assert sources.values["llm.temperature"] == (0.3, "env JIANMU__LLM__TEMPERATURE")
+    assert sources.values["limits.max_iterations"] == (10, "default")
