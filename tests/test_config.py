@@ -103,3 +103,14 @@ def test_sources_of_every_value(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert sources.values["llm.max_tokens"] == (128, "jianmu.yaml:2")
     assert sources.values["llm.temperature"] == (0.3, "env JIANMU__LLM__TEMPERATURE")
     assert sources.values["limits.max_iterations"] == (10, "default")
+
+
+def test_reference_file_documents_every_key_with_its_default() -> None:
+    from jianmu_like.config import JianmuConfig, _flatten
+    from jianmu_like.yaml_source import load_yaml
+
+    reference = Path(__file__).resolve().parent.parent / "configs" / "jianmu.yaml"
+    assert load_config(reference, env=False) == JianmuConfig()
+    documented = load_yaml(reference).lines
+    for key in _flatten(JianmuConfig().model_dump(by_alias=True)):
+        assert tuple(key.split(".")) in documented, f"{key} is not documented in configs/jianmu.yaml"
