@@ -59,7 +59,7 @@ class Agent:
     Successive `run()` calls continue one conversation: persistent state (e.g. `messages`) is
     kept, run-scoped Ephemeral fields are reset. `namespace` selects where the input is written
     and the result's keys are read (defaults to the root's namespace, so a namespaced ReAct root
-    just works).
+    just works); `output_namespace` reads the result elsewhere (e.g. a pipeline's last agent).
     """
 
     def __init__(
@@ -70,6 +70,7 @@ class Agent:
         initial_state: BaseModel | Mapping[str, Any] | None = None,
         keys: StateKeys | None = None,
         namespace: str | None = None,
+        output_namespace: str | None = None,
         telemetry: TelemetryHub | None = None,
         log_events: bool | None = None,
         checkpointer: Checkpointer | None = None,
@@ -78,6 +79,7 @@ class Agent:
         self.state_manager = StateManager(state_schema, initial_state)
         self.keys = keys or StateKeys()
         self.namespace = namespace if namespace is not None else getattr(root, "namespace", None)
+        self.output_namespace = output_namespace if output_namespace is not None else self.namespace
         self.telemetry = telemetry or TelemetryHub()
         if log_events is None:
             log_events = get_config().logging.level.upper() in ("DEBUG", "INFO")
@@ -270,7 +272,7 @@ class Agent:
         await self.aclose()
 
     def _result(self, status: str, ticks: int, elapsed: float, run_id: str) -> AgentResult:
-        sm, keys, ns = self.state_manager, self.keys, self.namespace
+        sm, keys, ns = self.state_manager, self.keys, self.output_namespace
         usage = _read(sm, keys.usage, ns, Usage())
         if status in ("max_ticks",):
             agent_status: AgentStatus = "failure"

@@ -1,0 +1,264 @@
+"""Build agents and trees from YAML agent files (`presets/*.yaml`).
+
+`load_agent(path)` returns a ready `Agent`; `validate_agent_file(path)` checks a file without
+contacting any model. Every problem — schema, unknown tool, bad `module:attr` reference, guard
+section, MCP server entry, a missing referenced preset — is reported as `file:line: key: problem`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import py_trees
+from pydantic import ValidationError
+
+from .agent import Agent
+from .bt import composites
+from .bt.conditions import StateCondition
+from .bt.loop import LoopUntilSuccess
+from .config import ReActConfig, ResilienceConfig
+from .guard.config import policies_from_config
+from .guard.enforcer import GuardEnforcer
+from .loader_spec import AgentFileSpec, ModelSpec, ReActSpec, TreeNodeSpec
+from .models.client import ModelClient
+from .nodes.message import MessageNode
+from .presets.react import create_react_node
+from .tools.base import Tool
+from .tools.builtin import builtin_tools
+from .tools.provider import ToolProvider
+from .yaml_source import Loc, SourceError, YamlDocument, describe_errors, load_yaml
+
+ClientFactory = Callable[[ModelSpec | None], ModelClient]
+
+
+class AgentFileError(SourceError):
+    """An agent file that cannot be loaded; `problems` lists every issue with its line."""
+
+
+def validate_agent_file(path: str | Path) -> AgentFileSpec:
+    """Parse and check an agent file (tools, guard, MCP entries and referenced presets too)."""
+    return _Builder(client_factory=None).check(Path(path))
+
+
+def load_agent(path: str | Path, *, model_client: ModelClient | None = None) -> Agent:
+    """A ready Agent from an agent file. `model_client` overrides the file's `model:` servers
+    (the model *name* from the file is still used)."""
+    factory: ClientFactory = (lambda _spec: model_client) if model_client is not None else _client_for
+    builder = _Builder(client_factory=factory)
+    file = Path(path)
+    spec = builder.check(file)
+    root = builder.build_root(file, spec)
+    if spec.kind == "tree":
+        return Agent(root, namespace=None, output_namespace=spec.output)
+    return Agent(root, namespace=spec.namespace)
+
+
+def _client_for(spec: ModelSpec | None) -> ModelClient:
+    if spec is None:
+        return ModelClient.resolve()
+    api_key = os.environ.get(spec.api_key_env) if spec.api_key_env else None
+    resilience = ResilienceConfig(fallback_models=spec.fallback) if spec.fallback else None
+    return ModelClient.resolve(spec.name, base_url=spec.base_url, api_key=api_key, resilience=resilience)
+
+
+class _Builder:
+    """Validates and builds one agent file and the presets it references."""
+
+    def __init__(self, client_factory: ClientFactory | None) -> None:
+        self.client_factory = client_factory
+        self.docs: dict[Path, YamlDocument] = {}
+        self.specs: dict[Path, AgentFileSpec] = {}
+        self.problems: list[str] = []
+        self._clients: dict[str, ModelClient] = {}
+
+    # ------------------------------------------------------------------ checking
+    def spec_of(self, file: Path) -> AgentFileSpec | None:
+        file = file.resolve() if file.exists() else file
+        if file in self.specs:
+            return self.specs[file]
+        try:
+            doc = load_yaml(file)
+        except SourceError as exc:
+            self.problems.extend(exc.problems)
+            return None
+        self.docs[file] = doc
+        if not isinstance(doc.data, dict):
+            self.problems.append(f"{file}:1: an agent file must be a mapping (kind, name, tools, ...)")
+            return None
+        try:
+            spec = AgentFileSpec.model_validate(doc.data)
+        except ValidationError as exc:
+            self.problems.extend(describe_errors(exc, where=doc.where, model=AgentFileSpec))
+            return None
+        self.specs[file] = spec
+        self._check_react(file, spec, ())
+        if spec.tree is not None:
+            self._check_node(file, spec.tree, ("tree",))
+        return spec
+
+    def check(self, file: Path) -> AgentFileSpec:
+        spec = self.spec_of(file)
+        if self.problems or spec is None:
+            raise AgentFileError(self.problems or [f"{file}: invalid agent file"])
+        return spec
+
+    def _where(self, file: Path, loc: Loc) -> str:
+        doc = self.docs.get(file.resolve() if file.exists() else file)
+        return doc.where(loc) if doc is not None else str(file)
+
+    def _check_react(self, file: Path, spec: ReActSpec, loc: Loc) -> None:
+        for index, name in enumerate(spec.tools):
+            try:
+                resolve_tool(name)
+            except ValueError as exc:
+                self.problems.append(f"{self._where(file, (*loc, 'tools', index))}: tools[{index}]: {exc}")
+        if spec.guard is not None:
+            try:
+                policies_from_config(spec.guard)
+            except ValueError as exc:
+                self.problems.append(f"{self._where(file, (*loc, 'guard'))}: guard: {exc}")
+        if spec.mcp_servers:
+            try:
+                _mcp_providers(spec.mcp_servers)
+            except (ValueError, ImportError) as exc:
+                self.problems.append(f"{self._where(file, (*loc, 'mcp_servers'))}: mcp_servers: {exc}")
+
+    def _check_node(self, file: Path, node: TreeNodeSpec, loc: Loc) -> None:
+        kind = node.kind
+        body: Any = getattr(node, kind)
+        here = (*loc, kind)
+        if kind == "react":
+            self._check_react(file, body, here)
+        elif kind == "preset":
+            target = (file.parent / body.path).resolve()
+            if not target.exists():
+                self.problems.append(f"{self._where(file, (*here, 'path'))}: preset: no such file {target}")
+            else:
+                self.spec_of(target)
+        elif kind == "message":
+            try:
+                MessageNode("check", body.content)
+            except ValueError as exc:
+                self.problems.append(f"{self._where(file, (*here, 'content'))}: message: {exc}")
+        for index, child in enumerate(getattr(body, "children", None) or []):
+            self._check_node(file, child, (*here, "children", index))
+        if kind == "loop":
+            self._check_node(file, body.child, (*here, "child"))
+
+    # ------------------------------------------------------------------ building
+    def build_root(self, file: Path, spec: AgentFileSpec) -> py_trees.behaviour.Behaviour:
+        if spec.kind == "react" or spec.tree is None:
+            return self._react(spec, defaults=None)
+        return self._node(file, spec.tree, spec, "root")
+
+    def _node(
+        self, file: Path, node: TreeNodeSpec, defaults: ReActSpec, fallback_name: str
+    ) -> py_trees.behaviour.Behaviour:
+        kind = node.kind
+        body: Any = getattr(node, kind)
+        name = getattr(body, "name", None) or fallback_name
+        if kind in ("sequence", "selector", "parallel"):
+            children = [self._node(file, c, defaults, f"{name}.{i}") for i, c in enumerate(body.children)]
+            if kind == "sequence":
+                return composites.Sequence(name, memory=body.memory, children=children)
+            if kind == "selector":
+                return py_trees.composites.Selector(name, memory=body.memory, children=children)
+            policy = (
+                py_trees.common.ParallelPolicy.SuccessOnAll()
+                if body.policy == "all"
+                else py_trees.common.ParallelPolicy.SuccessOnOne()
+            )
+            return py_trees.composites.Parallel(name, policy=policy, children=children)
+        if kind == "loop":
+            child = self._node(file, body.child, defaults, f"{name}.body")
+            return LoopUntilSuccess(name, child, max_iterations=body.max_iterations)
+        if kind == "condition":
+            return StateCondition(name, key=body.key, namespace=body.namespace)
+        if kind == "message":
+            return MessageNode(name, body.content, namespace=body.namespace, role=body.role)
+        if kind == "react":
+            return self._with_input(self._react(body, defaults), body.input, body.namespace)
+        target = (file.parent / body.path).resolve()
+        referenced = self.specs[target]
+        overrides = {k: v for k, v in (("name", body.name), ("namespace", body.namespace)) if v is not None}
+        react = referenced.model_copy(update=overrides)
+        if referenced.kind == "react":
+            root = self._react(react, defaults=None)
+        else:
+            root = self.build_root(target, react)
+        return self._with_input(root, body.input, react.namespace)
+
+    def _with_input(
+        self, root: py_trees.behaviour.Behaviour, template: str | None, namespace: str | None
+    ) -> py_trees.behaviour.Behaviour:
+        if template is None:
+            return root
+        ask = MessageNode(f"{root.name}.Input", template, namespace=namespace)
+        return composites.Sequence(f"{root.name}.WithInput", memory=True, children=[ask, root])
+
+    def _react(self, spec: ReActSpec, defaults: ReActSpec | None) -> py_trees.behaviour.Behaviour:
+        if defaults is not None:  # file-level settings fill what the node leaves unset
+            inherited: dict[str, Any] = {
+                key: getattr(defaults, key)
+                for key in ("model", "llm", "limits", "guard", "system_prompt")
+                if key not in spec.model_fields_set and key in defaults.model_fields_set
+            }
+            spec = spec.model_copy(update=inherited)
+        name = spec.name if "name" in spec.model_fields_set or not spec.namespace else spec.namespace
+        model = spec.model if isinstance(spec.model, ModelSpec) else ModelSpec(name=spec.model)
+        assert self.client_factory is not None
+        key = model.model_dump_json()
+        client = self._clients.get(key) or self._clients.setdefault(
+            key, self.client_factory(model if spec.model is not None else None)
+        )
+        values: dict[str, Any] = {
+            "model": model.name,
+            "system_prompt": spec.system_prompt,
+            "tool_choice": spec.tool_choice,
+            "execution_mode": spec.execution_mode,
+            **{k: v for k, v in spec.llm.model_dump().items() if v is not None},
+            **{k: v for k, v in spec.limits.model_dump().items() if v is not None},
+        }
+        guard = GuardEnforcer(policies_from_config(spec.guard)) if spec.guard is not None else None
+        return create_react_node(
+            name,
+            spec.namespace,
+            model_client=client,
+            tools=[resolve_tool(t) for t in spec.tools],
+            tool_providers=_mcp_providers(spec.mcp_servers) if spec.mcp_servers else None,
+            constraints=guard,
+            config=ReActConfig(**{k: v for k, v in values.items() if v is not None}),
+        )
+
+
+def resolve_tool(reference: str) -> Tool:
+    """A built-in tool by name, or `package.module:attribute` (a Tool or a plain function)."""
+    builtins = builtin_tools()
+    if reference in builtins:
+        return builtins[reference]
+    if ":" not in reference:
+        known = ", ".join(sorted(builtins))
+        raise ValueError(f"unknown tool {reference!r} (built-in: {known}; or 'package.module:function')")
+    module_name, _, attr = reference.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"cannot import module {module_name!r} for tool {reference!r}: {exc}") from exc
+    target = getattr(module, attr, None)
+    if target is None:
+        raise ValueError(f"module {module_name!r} has no attribute {attr!r}")
+    if isinstance(target, Tool):
+        return target
+    if callable(target):
+        return Tool.from_function(target)
+    raise ValueError(f"{reference!r} is neither a Tool nor a function")
+
+
+def _mcp_providers(entries: Any) -> list[ToolProvider]:
+    from .tools.mcp_config import mcp_servers_from_config
+
+    return list(mcp_servers_from_config(entries))

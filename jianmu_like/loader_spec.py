@@ -1,0 +1,150 @@
+"""The shape of an agent file (`presets/*.yaml`), as pydantic models.
+
+An agent file is either one ReAct agent (`kind: react`) or a whole tree (`kind: tree`) whose
+nodes are `sequence`, `selector`, `parallel`, `loop`, `condition`, `message`, `react` and
+`preset` (another agent file). Unknown keys are errors; every error is reported with its line.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelSpec(_Strict):
+    """Which model, on which server. The API key is never written in the file: name the
+    environment variable holding it."""
+
+    name: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    fallback: list[str] = Field(default_factory=list)
+
+
+class LimitsSpec(_Strict):
+    max_iterations: int | None = Field(None, ge=1)
+    max_budget_tokens: int | None = Field(None, ge=1)
+
+
+class LLMSpec(_Strict):
+    temperature: float | None = Field(None, ge=0.0, le=2.0)
+    max_tokens: int | None = Field(None, ge=1)
+    top_p: float | None = Field(None, gt=0.0, le=1.0)
+    top_k: int | None = Field(None, ge=1)
+    timeout: float | None = Field(None, gt=0.0)
+    stream: bool | None = None
+
+
+class ReActSpec(_Strict):
+    """One ReAct agent (the body of `kind: react`, or a `react:` node of a tree)."""
+
+    name: str = "ReActAgent"
+    namespace: str | None = None
+    description: str | None = None
+    model: str | ModelSpec | None = None
+    system_prompt: str | None = None
+    tools: list[str] = Field(default_factory=list)
+    """Built-in tool names (`calculator`, `think`) or `package.module:attribute` references."""
+    mcp_servers: list[dict[str, Any]] | dict[str, dict[str, Any]] = Field(default_factory=list)
+    guard: dict[str, Any] | None = None
+    limits: LimitsSpec = Field(default_factory=LimitsSpec)
+    llm: LLMSpec = Field(default_factory=LLMSpec)
+    tool_choice: Any = None
+    execution_mode: Literal["serial", "parallel", "auto"] = "auto"
+    input: str | None = None
+    """In a tree: a message template written to this agent's namespace before it starts, e.g.
+    "Research: {plan.final_answer}" (`{task}` is the run's question)."""
+
+
+NODE_KINDS = ("sequence", "selector", "parallel", "loop", "condition", "message", "react", "preset")
+
+
+class TreeNodeSpec(_Strict):
+    """Exactly one of the node kinds."""
+
+    sequence: CompositeSpec | None = None
+    selector: CompositeSpec | None = None
+    parallel: ParallelSpec | None = None
+    loop: LoopSpec | None = None
+    condition: ConditionSpec | None = None
+    message: MessageSpec | None = None
+    react: ReActSpec | None = None
+    preset: PresetRefSpec | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> TreeNodeSpec:
+        given = [kind for kind in NODE_KINDS if getattr(self, kind) is not None]
+        if len(given) != 1:
+            found = ", ".join(given) or "none"
+            raise ValueError(f"a tree node needs exactly one of {', '.join(NODE_KINDS)} (found: {found})")
+        return self
+
+    @property
+    def kind(self) -> str:
+        return next(kind for kind in NODE_KINDS if getattr(self, kind) is not None)
+
+
+class CompositeSpec(_Strict):
+    name: str | None = None
+    memory: bool = True
+    children: list[TreeNodeSpec] = Field(min_length=1)
+
+
+class ParallelSpec(_Strict):
+    name: str | None = None
+    policy: Literal["all", "one"] = "all"
+    """all: succeed when every child succeeded; one: as soon as one did."""
+    children: list[TreeNodeSpec] = Field(min_length=1)
+
+
+class LoopSpec(_Strict):
+    name: str | None = None
+    max_iterations: int = Field(3, ge=1)
+    child: TreeNodeSpec
+
+
+class ConditionSpec(_Strict):
+    name: str | None = None
+    key: str
+    namespace: str | None = None
+
+
+class MessageSpec(_Strict):
+    name: str | None = None
+    namespace: str | None = None
+    content: str
+    role: Literal["user", "system"] = "user"
+
+
+class PresetRefSpec(_Strict):
+    path: str
+    """Agent file, relative to the file that references it."""
+    name: str | None = None
+    namespace: str | None = None
+    input: str | None = None
+
+
+class AgentFileSpec(ReActSpec):
+    """A whole agent file. `kind: react` uses the ReAct fields; `kind: tree` uses `tree` and
+    takes the ReAct fields as defaults for its `react:` nodes (model, llm, limits, guard)."""
+
+    kind: Literal["react", "tree"] = "react"
+    tree: TreeNodeSpec | None = None
+    output: str | None = None
+    """For trees: the namespace whose `final_answer` is the agent's answer."""
+
+    @model_validator(mode="after")
+    def _tree_for_tree_kind(self) -> AgentFileSpec:
+        if self.kind == "tree" and self.tree is None:
+            raise ValueError("kind: tree needs a `tree:` section")
+        if self.kind == "react" and self.tree is not None:
+            raise ValueError("`tree:` is only for kind: tree")
+        return self
+
+
+TreeNodeSpec.model_rebuild()
