@@ -27,6 +27,7 @@ from .guard.policies import (
     policy,
 )
 from .guard.review import PendingApproval, list_pending, record_decision
+from .loader import AgentFileError, load_agent, validate_agent_file
 from .models.client import ModelClient
 from .models.errors import ModelCallFailed, ModelError
 from .models.messages import Message, ToolCall, ai, human, system, tool_message
@@ -59,6 +60,7 @@ ModelResilienceConfig = ResilienceConfig
 
 __all__ = [
     "Agent",
+    "AgentFileError",
     "AgentLLMNode",
     "AgentResult",
     "AllowList",
@@ -127,6 +129,7 @@ __all__ = [
     "get_config",
     "human",
     "list_pending",
+    "load_agent",
     "load_config",
     "policies_from_config",
     "policy",
@@ -135,4 +138,5 @@ __all__ = [
     "think",
     "tool",
     "tool_message",
+    "validate_agent_file",
 ]

@@ -133,3 +133,33 @@ async def test_user_tool_by_module_reference_and_guard(
         observation = srv.requests[1]["messages"][-1]["content"]
     assert result.final_answer == "denied, sorry"
     assert observation.startswith("Error: denied by policy: tool 'shout' is in the deny-list")
+
+
+async def test_model_section_points_at_the_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with ScriptedOpenAIServer(["hello from the file's server"]) as srv:
+        monkeypatch.setenv("MY_KEY", "sk-test-secret-value-123")
+        path = agent_file(
+            tmp_path,
+            "kind: react\n"
+            f"model: {{name: tiny-model, base_url: '{srv.base_url}', api_key_env: MY_KEY, fallback: [backup]}}\n",
+        )
+        agent = load_agent(path)
+        result = await agent.run({"messages": [human("hi")]})
+        sent = srv.requests[0]
+    assert result.final_answer == "hello from the file's server"
+    assert sent["model"] == "tiny-model"
+
+
+def test_message_templates() -> None:
+    from jianmu_like import ReActState, StateManager
+    from jianmu_like.nodes.message import MessageNode, render
+
+    sm = StateManager(ReActState)
+    sm.update({"task": "find x"})
+    sm.update({"final_answer": "x = 3"}, namespace="plan")
+    assert (
+        render("{task} / {plan.final_answer} / {missing.final_answer} / {nothing}", sm)
+        == "find x / x = 3 /  / "
+    )
+    with pytest.raises(ValueError, match="malformed"):
+        MessageNode("bad", "{unclosed")

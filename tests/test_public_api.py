@@ -18,7 +18,8 @@ def test_documented_names_are_exported() -> None:
         "Agent", "AgentResult", "create_react_node", "ReActConfig", "ReActState", "StateKeys", "Ephemeral",
         "Message", "ToolCall", "human", "ai", "system", "ModelClient", "Tool", "tool", "ToolSet",
         "ToolProvider", "LoopUntilSuccess", "StateCondition", "AgentLLMNode", "ToolExecutor",
-        "ReactiveRunner", "StateManager", "GuardEnforcer", "Decision", "get_config",
+        "ReactiveRunner", "StateManager", "GuardEnforcer", "Decision", "get_config", "load_agent",
+        "MCPToolProvider",
     }  # fmt: skip
     assert documented <= set(jianmu_like.__all__)
 
