@@ -22,35 +22,32 @@ def test_calculator_demo_scripted() -> None:
     assert "answer: 25 * 4 + 10 = 110." in done.stdout
 
 
-def test_calculator_demo_without_server_says_what_to_set(tmp_path: Path) -> None:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
-    done = subprocess.run(
-        [sys.executable, str(DEMOS / "calculator_agent.py"), "1+1"],
+def run_isolated(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run a demo with a minimal environment, from an empty folder (no stray configuration)."""
+    return subprocess.run(
+        [sys.executable, *args],
         capture_output=True,
         text=True,
         timeout=60,
-        env=env,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **env},
         cwd=tmp_path,
     )
+
+
+def test_calculator_demo_without_server_says_what_to_set(tmp_path: Path) -> None:
+    done = run_isolated(tmp_path, str(DEMOS / "calculator_agent.py"), "1+1")
     assert done.returncode == 2
     assert "OPENAI_BASE_URL" in done.stderr
     assert "Traceback" not in done.stderr
 
 
 def test_calculator_demo_unreachable_server_names_the_url(tmp_path: Path) -> None:
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(tmp_path),
-        "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
-        "JIANMU__RESILIENCE__BACKOFF_INITIAL": "0",
-    }
-    done = subprocess.run(
-        [sys.executable, str(DEMOS / "calculator_agent.py"), "1+1"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        cwd=tmp_path,
+    done = run_isolated(
+        tmp_path,
+        str(DEMOS / "calculator_agent.py"),
+        "1+1",
+        OPENAI_BASE_URL="http://127.0.0.1:9/v1",
+        JIANMU__RESILIENCE__BACKOFF_INITIAL="0",
     )
     assert done.returncode == 1
     assert "model_error" in done.stderr and "127.0.0.1:9" in done.stderr

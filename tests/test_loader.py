@@ -140,8 +140,8 @@ async def test_model_section_points_at_the_server(tmp_path: Path, monkeypatch: p
         monkeypatch.setenv("MY_KEY", "sk-test-secret-value-123")
         path = agent_file(
             tmp_path,
-            "kind: react\n"
-            f"model: {{name: tiny-model, base_url: '{srv.base_url}', api_key_env: MY_KEY, fallback: [backup]}}\n",
+            "kind: react\nmodel:\n  name: tiny-model\n"
+            f"  base_url: '{srv.base_url}'\n  api_key_env: MY_KEY\n  fallback: [backup]\n",
         )
         agent = load_agent(path)
         result = await agent.run({"messages": [human("hi")]})

@@ -118,58 +118,64 @@ class ToolExecutor(AsyncBehaviour):
         to_run: list[tuple[ToolCall, Tool]] = []
         waiting: list[Approval] = []
         refused: dict[str, ToolOutcome] = {}
-        enforcer = self.constraints
-        context = self._guard_context(len(done)) if enforcer is not None else None
+        context = self._guard_context(len(done)) if self.constraints is not None else None
         previous = {a.id: a for a in sm.get(keys.pending_approvals, ns)}
         decisions: dict[str, ApprovalDecision] = sm.get(keys.approval_decisions, ns)
         for call in actions:
             if call.id in done:
                 continue
-            tool = self.tools.get(call.name)
-            early = self.calls.precheck(call, tool)
-            if early is not None or tool is None:
-                refused[call.id] = early or self.calls.fail(call, "unknown tool")
-                continue
-            if enforcer is not None and context is not None:
-                verdict = enforcer.check(call, tool, context)
-                if verdict.decision is Decision.DENY:
-                    _log.warning("tool call denied", tool=call.name, call_id=call.id, reason=verdict.reason)
-                    refused[call.id] = self.calls.fail(
-                        call, f"denied by policy: {verdict.reason}", denied=True
-                    )
-                    continue
-                if verdict.decision is Decision.PENDING:
-                    decision = decisions.get(call.id)
-                    if decision is None:
-                        waiting.append(
-                            previous.get(call.id)
-                            or Approval(
-                                id=call.id,
-                                tool=call.name,
-                                arguments=call.arguments,
-                                reason=verdict.reason,
-                                policy=verdict.policy,
-                                namespace=ns,
-                            )
-                        )
-                        continue
-                    self.emit(
-                        ev.APPROVAL_RESOLVED,
-                        approval_id=call.id,
-                        tool=call.name,
-                        approved=decision.approved,
-                        reason=decision.reason,
-                    )
-                    if not decision.approved:
-                        why = f": {decision.reason}" if decision.reason else ""
-                        refused[call.id] = self.calls.fail(
-                            call, f"denied by a human reviewer{why}", denied=True
-                        )
-                        continue
-                enforcer.allowed(call, context)
-                context.calls_this_run += 1
-            to_run.append((call, tool))
+            verdict = self._verdict(call, context, previous, decisions)
+            if isinstance(verdict, ToolOutcome):
+                refused[call.id] = verdict
+            elif isinstance(verdict, Approval):
+                waiting.append(verdict)
+            else:
+                to_run.append((call, verdict))
         return to_run, waiting, refused
+
+    def _verdict(
+        self,
+        call: ToolCall,
+        context: GuardContext | None,
+        previous: dict[str, Approval],
+        decisions: dict[str, ApprovalDecision],
+    ) -> Tool | Approval | ToolOutcome:
+        """The tool to run now, the approval to wait for, or the outcome of a refused call."""
+        tool = self.tools.get(call.name)
+        early = self.calls.precheck(call, tool)
+        if early is not None or tool is None:
+            return early or self.calls.fail(call, "unknown tool")
+        enforcer = self.constraints
+        if enforcer is None or context is None:
+            return tool
+        verdict = enforcer.check(call, tool, context)
+        if verdict.decision is Decision.DENY:
+            _log.warning("tool call denied", tool=call.name, call_id=call.id, reason=verdict.reason)
+            return self.calls.fail(call, f"denied by policy: {verdict.reason}", denied=True)
+        if verdict.decision is Decision.PENDING:
+            decision = decisions.get(call.id)
+            if decision is None:
+                return previous.get(call.id) or Approval(
+                    id=call.id,
+                    tool=call.name,
+                    arguments=call.arguments,
+                    reason=verdict.reason,
+                    policy=verdict.policy,
+                    namespace=self.namespace,
+                )
+            self.emit(
+                ev.APPROVAL_RESOLVED,
+                approval_id=call.id,
+                tool=call.name,
+                approved=decision.approved,
+                reason=decision.reason,
+            )
+            if not decision.approved:
+                why = f": {decision.reason}" if decision.reason else ""
+                return self.calls.fail(call, f"denied by a human reviewer{why}", denied=True)
+        enforcer.allowed(call, context)
+        context.calls_this_run += 1
+        return tool
 
     def _guard_context(self, finished_in_batch: int) -> GuardContext:
         sm, keys, ns = self.state_manager, self.keys, self.namespace
