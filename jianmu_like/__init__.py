@@ -53,6 +53,8 @@ from .telemetry.hub import TelemetryHub
 from .tools.base import Tool, tool
 from .tools.builtin import calculator, think
 from .tools.errors import ToolArgumentsError, ToolError, ToolProviderError, UnknownToolError
+from .tools.mcp_config import MCPServerConfig, mcp_servers_from_config
+from .tools.mcp_provider import MCPToolProvider
 from .tools.provider import StaticToolProvider, ToolProvider
 from .tools.toolset import ToolSet
 
@@ -87,6 +89,8 @@ __all__ = [
     "GuardPolicy",
     "JianmuConfig",
     "LoopUntilSuccess",
+    "MCPServerConfig",
+    "MCPToolProvider",
     "MaxToolCalls",
     "MemoryCheckpointer",
     "Message",
@@ -131,6 +135,7 @@ __all__ = [
     "list_pending",
     "load_agent",
     "load_config",
+    "mcp_servers_from_config",
     "policies_from_config",
     "policy",
     "record_decision",

@@ -69,3 +69,18 @@ def test_approval_demo_approve_and_deny() -> None:
     )
     assert deny.returncode == 0, deny.stderr
     assert "files left: ['old.log']" in deny.stdout
+
+
+def test_mcp_agent_demo_scripted() -> None:
+    """The demo starts its own MCP server over stdio; the canned model calls its tool."""
+    done = subprocess.run(
+        [sys.executable, str(DEMOS / "mcp_agent.py"), "--scripted"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "-> units_convert({'value': 42.195, 'from_unit': 'km', 'to_unit': 'mi'})" in done.stdout
+    assert "<- 26.22 mi" in done.stdout
+    assert "[MCP server 'units': 1 tool(s), pid " in done.stdout
+    assert "answer: About 26.22 miles." in done.stdout

@@ -4,11 +4,29 @@ from .base import Tool, render_result, tool, validate_tool_name
 from .builtin import CalculatorError, builtin_tools, calculator, evaluate, think
 from .describe import describe_tool, describe_tools
 from .errors import ToolArgumentsError, ToolError, ToolProviderError, UnknownToolError
+from .mcp_config import MCPConfigError, MCPServerConfig, mcp_servers_from_config, parse_mcp_servers
+from .mcp_content import (
+    MCPConnectError,
+    MCPServerCrashedError,
+    MCPServerError,
+    MCPTimeoutError,
+    MCPToolError,
+    render_mcp_result,
+)
+from .mcp_provider import MCPToolProvider, mcp_tool_name
 from .provider import StaticToolProvider, ToolProvider
 from .toolset import ToolSet
 
 __all__ = [
     "CalculatorError",
+    "MCPConfigError",
+    "MCPConnectError",
+    "MCPServerConfig",
+    "MCPServerCrashedError",
+    "MCPServerError",
+    "MCPTimeoutError",
+    "MCPToolError",
+    "MCPToolProvider",
     "StaticToolProvider",
     "Tool",
     "ToolArgumentsError",
@@ -22,6 +40,10 @@ __all__ = [
     "describe_tool",
     "describe_tools",
     "evaluate",
+    "mcp_servers_from_config",
+    "mcp_tool_name",
+    "parse_mcp_servers",
+    "render_mcp_result",
     "render_result",
     "think",
     "tool",

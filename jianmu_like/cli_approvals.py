@@ -1,0 +1,108 @@
+"""`jianmu-like approvals list|approve|deny`: review tool calls waiting in a checkpoint store.
+
+Nothing runs here: decisions are written into the thread's checkpoint, and the agent finds them
+when `jianmu-like resume` (or `Agent.resume(thread_id=...)`) continues the thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+from datetime import datetime
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from .cli_common import EXIT_OK, existing_store
+from .cli_render import shorten
+from .guard.approvals import ApprovalDecision
+from .guard.review import PendingApproval, list_pending, record_decision
+from .state.checkpoint import SQLiteCheckpointer
+
+
+def add_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser
+) -> None:
+    """Register `approvals` and its three subcommands."""
+    approvals = commands.add_parser(
+        "approvals", parents=[parent], help="list, approve or deny tool calls waiting in a checkpoint file"
+    )
+    actions = approvals.add_subparsers(dest="action", required=True, metavar="ACTION")
+    listing = actions.add_parser("list", parents=[parent], help="pending approvals of every suspended thread")
+    listing.add_argument("file", metavar="FILE", help="SQLite checkpoint file")
+    listing.add_argument("--json", action="store_true", help="one JSON object per pending approval")
+    for verb in ("approve", "deny"):
+        action = actions.add_parser(verb, parents=[parent], help=f"{verb} one tool call")
+        action.add_argument("file", metavar="FILE", help="SQLite checkpoint file")
+        action.add_argument("thread", metavar="THREAD", help="thread id")
+        action.add_argument("approval_id", metavar="ID", help="approval id (see `approvals list`)")
+        action.add_argument(
+            "--reason", "-r", required=verb == "deny", default="", help="told to the model (deny: required)"
+        )
+
+
+def approvals_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
+    """Run `approvals <action>`; store and approval errors reach the caller (exit 2)."""
+    store = SQLiteCheckpointer(existing_store(args.file))
+    approved = args.action == "approve"
+    try:
+        if args.action == "list":
+            _list(list_pending(store), args, console)
+            return EXIT_OK
+        record_decision(
+            store, args.thread, args.approval_id, ApprovalDecision(approved=approved, reason=args.reason)
+        )
+    finally:
+        store.close()
+    verdict = "approved" if approved else "denied"
+    console.print(Text(f"{verdict} {args.approval_id} in thread {args.thread}", style="green"))
+    remaining = [p for p in _pending_of(args.file) if p.thread_id == args.thread and p.decision is None]
+    if remaining:
+        ids = ", ".join(p.approval.id for p in remaining)
+        console.print(Text(f"still waiting in this thread: {ids}", style="yellow"))
+    else:
+        file, thread = shlex.quote(args.file), shlex.quote(args.thread)
+        console.print(f"continue with: jianmu-like resume PRESET --checkpoint {file} --thread {thread}")
+    return EXIT_OK
+
+
+def _pending_of(path: str) -> list[PendingApproval]:
+    store = SQLiteCheckpointer(path)
+    try:
+        return list_pending(store)
+    finally:
+        store.close()
+
+
+def _list(pending: list[PendingApproval], args: argparse.Namespace, console: Console) -> None:
+    if args.json:
+        for item in pending:
+            console.out(json.dumps(item.model_dump(mode="json"), ensure_ascii=False), highlight=False)
+        return
+    if not pending:
+        console.print(f"no pending approvals in {args.file}")
+        return
+    table = Table(title=f"pending approvals in {args.file}", title_justify="left")
+    table.add_column("thread", no_wrap=True)
+    table.add_column("id", no_wrap=True, style="bold")
+    table.add_column("call")
+    table.add_column("reason")
+    table.add_column("requested", no_wrap=True)
+    table.add_column("decision", no_wrap=True)
+    for item in pending:
+        approval, decision = item.approval, item.decision
+        if decision is None:
+            verdict = Text("waiting", style="yellow")
+        else:
+            verdict = Text("approved" if decision.approved else "denied", style="green")
+        table.add_row(
+            item.thread_id,
+            approval.id,
+            f"{approval.tool}({shorten(approval.arguments, 80)})",
+            approval.reason,
+            datetime.fromtimestamp(approval.requested_at).strftime("%Y-%m-%d %H:%M:%S"),
+            verdict,
+        )
+    console.print(table)

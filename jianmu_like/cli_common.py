@@ -1,0 +1,53 @@
+"""Shared pieces of the `jianmu-like` command line: exit codes, the usage error, consoles."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from rich.console import Console
+from rich.text import Text
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+"""The agent ran and failed (model error, iteration limit, ...)."""
+EXIT_USAGE = 2
+"""Bad arguments, agent file, configuration or checkpoint store."""
+EXIT_SUSPENDED = 3
+"""The run waits for human approvals."""
+EXIT_INTERRUPTED = 130
+"""Ctrl-C."""
+
+
+class CliError(Exception):
+    """A problem the user must fix; `problems` are printed one per line, then exit `code`."""
+
+    def __init__(self, problems: list[str] | str, code: int = EXIT_USAGE) -> None:
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__("\n".join(self.problems))
+        self.code = code
+
+
+def make_console(file: TextIO | None = None, *, stderr: bool = False) -> Console:
+    """A Console that never wraps text it prints; wide tables when the output is not a terminal
+    (a pipe or a file), so ids and paths stay on one line for scripts."""
+    target = file if file is not None else (sys.stderr if stderr else sys.stdout)
+    is_tty = bool(getattr(target, "isatty", lambda: False)())
+    return Console(file=target, highlight=False, soft_wrap=True, width=None if is_tty else 200)
+
+
+def print_problems(console: Console, problems: list[str], *, title: str | None = None) -> None:
+    """Print every problem on its own line (red on a terminal)."""
+    if title:
+        console.print(Text(title, style="bold red"))
+    for problem in problems:
+        console.print(Text(problem, style="red"))
+
+
+def existing_store(path: str) -> Path:
+    """The path of a checkpoint store that must already exist (reading never creates one)."""
+    file = Path(path)
+    if not file.is_file():
+        raise CliError(f"{file}: no such checkpoint file")
+    return file

@@ -1,0 +1,130 @@
+"""An MCP server for the tests, written with the SDK's `MCPServer`.
+
+    python mcp_test_server.py            # stdio
+    python mcp_test_server.py --http     # streamable HTTP on 127.0.0.1, free port; prints "PORT <n>"
+
+Its tools cover what a client must handle: plain and structured results, images and embedded
+resources, `isError`, slow calls (timeouts), a process that dies mid-call (restart / retry),
+and a tool list that changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import sys
+from pathlib import Path
+
+from mcp.server.mcpserver import Context, Image, MCPServer
+from mcp.types import CallToolResult, EmbeddedResource, TextContent, TextResourceContents
+
+server = MCPServer("jianmu-test", instructions="Tools for jianmu_like's MCP tests.", log_level="WARNING")
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Return the text unchanged."""
+    return text
+
+
+@server.tool()
+def add(a: float, b: float) -> float:
+    """Add two numbers."""
+    return a + b
+
+
+@server.tool(name="dotted.name")
+def dotted_name() -> str:
+    """A tool whose name is not a valid OpenAI function name."""
+    return "dotted"
+
+
+@server.tool()
+def structured_only() -> CallToolResult:
+    """Structured content and no text block."""
+    return CallToolResult(content=[], structured_content={"city": "Paris", "population": 2100000})
+
+
+@server.tool()
+def picture() -> CallToolResult:
+    """A caption and a small PNG (32 bytes)."""
+    image = Image(data=b"\x89PNG\r\n\x1a\n" + bytes(24), format="png").to_image_content()
+    return CallToolResult(content=[TextContent(text="a red dot"), image])
+
+
+@server.tool()
+def document() -> CallToolResult:
+    """An embedded text resource."""
+    resource = TextResourceContents(uri="file:///notes.txt", mime_type="text/plain", text="the notes")
+    return CallToolResult(content=[EmbeddedResource(resource=resource)])
+
+
+@server.tool()
+def fail(reason: str = "bad input") -> CallToolResult:
+    """Report a tool error (isError) with the given reason."""
+    return CallToolResult(content=[TextContent(text=f"cannot do that: {reason}")], is_error=True)
+
+
+@server.tool()
+async def sleep(seconds: float) -> str:
+    """Wait, then answer."""
+    await asyncio.sleep(seconds)
+    return f"slept {seconds:g}"
+
+
+@server.tool()
+def pid() -> int:
+    """The server's process id."""
+    return os.getpid()
+
+
+@server.tool()
+def crash() -> str:
+    """Kill the server process in the middle of the call."""
+    os._exit(3)
+
+
+@server.tool()
+def crash_once(marker: str) -> str:
+    """Kill the server the first time (creating `marker`), answer on later calls."""
+    path = Path(marker)
+    if not path.exists():
+        path.write_text("crashed")
+        os._exit(4)
+    return f"recovered in {os.getpid()}"
+
+
+@server.tool()
+def header(name: str, ctx: Context) -> str:
+    """The value of an HTTP request header (streamable HTTP only)."""
+    return (ctx.headers or {}).get(name.lower(), "(absent)")
+
+
+@server.tool()
+async def grow(ctx: Context) -> str:
+    """Add a tool named `grown` and tell the client the tool list changed."""
+    if "grown" not in {t.name for t in await server.list_tools()}:
+        server.add_tool(lambda: "I am new", name="grown", description="Added at run time.")
+    await ctx.session.send_tool_list_changed()
+    return "grown"
+
+
+def serve_http() -> None:
+    """Bind 127.0.0.1 only, on a port the OS picks, and say which (no race for a free port)."""
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)  # connections queue from now on, before uvicorn starts accepting
+    print(f"PORT {sock.getsockname()[1]}", flush=True)
+    config = uvicorn.Config(server.streamable_http_app(), log_level="warning")
+    asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+
+
+if __name__ == "__main__":
+    if "--http" in sys.argv:
+        serve_http()
+    else:
+        server.run()

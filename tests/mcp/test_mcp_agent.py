@@ -1,0 +1,134 @@
+"""ReAct agents using MCP tools end to end: the scripted OpenAI-compatible server over HTTP plays
+the model, a real MCP server over stdio runs the tools."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from mcp_helpers import child_pids, process_gone, server_config
+
+from jianmu_like import Agent, ReActConfig, create_react_node, human
+from jianmu_like.loader import load_agent
+from jianmu_like.testing import ScriptedOpenAIServer, call, reply
+from jianmu_like.tools import MCPToolProvider, calculator, mcp_servers_from_config
+
+
+def answer_with_the_tool_result(request: dict[str, Any]) -> Any:
+    """A model that calls `echo` once, then answers with what the tool returned."""
+    last = request["messages"][-1]
+    if last["role"] == "tool":
+        return reply(f"The server said: {last['content']}")
+    return call("echo", text="hello from the model")
+
+
+async def test_react_agent_calls_an_mcp_tool_and_answers_with_its_result() -> None:
+    before = child_pids()
+    with ScriptedOpenAIServer(answer_with_the_tool_result) as srv:
+        provider = MCPToolProvider(server_config())
+        root = create_react_node(model_client=srv.client(), tools=[calculator], tool_providers=[provider])
+        async with Agent(root) as agent:
+            result = await agent.run({"messages": [human("Say hello through the echo tool.")]})
+            pid = provider.pid
+        requests = srv.requests
+
+    assert result.status == "success"
+    assert result.final_answer == "The server said: hello from the model"
+    roles = [m.role for m in result.state.messages]
+    assert roles == ["user", "assistant", "tool", "assistant"]
+    assert result.state.messages[2].content == "hello from the model"
+    # What went over the wire: the MCP tools with the server's schema next to the Python tool...
+    offered = {t["function"]["name"]: t["function"] for t in requests[0]["tools"]}
+    assert {"echo", "add", "calculator"} <= set(offered)
+    assert offered["echo"]["parameters"]["properties"]["text"]["type"] == "string"
+    # ... and the tool's result in the second request.
+    assert requests[1]["messages"][-1] == {
+        "role": "tool",
+        "content": "hello from the model",
+        "tool_call_id": result.state.messages[1].tool_calls[0].id,
+    }
+    assert pid is not None and process_gone(pid)  # Agent.aclose() closed the provider
+    assert child_pids() == before
+
+
+@pytest.mark.parametrize("idempotent", [False, True])
+async def test_killing_the_server_mid_run(idempotent: bool) -> None:
+    """SIGKILL the server while the agent waits for a call: the model reads that the server
+    crashed (non-idempotent tool), or the call is retried on a restarted server (idempotent)."""
+    before = child_pids()
+    script = [call("sleep", seconds=1), reply("done")]
+    pids: list[int] = []
+    with ScriptedOpenAIServer(script) as srv:
+        provider = MCPToolProvider(server_config(idempotent=idempotent))
+        async with Agent(create_react_node(model_client=srv.client(), tool_providers=[provider])) as agent:
+            async for event in agent.stream({"messages": [human("Sleep for a second.")]}):
+                if event.type == "tool.call.started":
+                    victim = provider.pid
+                    assert victim is not None
+                    pids.append(victim)
+                    asyncio.get_running_loop().call_later(0.3, os.kill, victim, signal.SIGKILL)
+            assert agent.state.final_answer == "done"  # type: ignore[attr-defined]
+            assert provider.restarts == 1 and provider.pid is not None
+            pids.append(provider.pid)
+        observation = srv.requests[1]["messages"][-1]
+
+    assert observation["role"] == "tool"
+    if idempotent:
+        assert observation["content"] == "slept 1"
+    else:
+        assert observation["content"] == (
+            "Error: tool 'sleep' raised MCPServerCrashedError: MCP server 'test' closed the connection "
+            "during tool 'sleep' (the server process was killed by SIGKILL). The server was restarted, "
+            "but the call to 'sleep' was not retried because it is not marked idempotent: it may or may "
+            "not have taken effect"
+        )
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    assert child_pids() == before
+
+
+async def test_mcp_servers_from_a_yaml_section_feed_create_react_node() -> None:
+    section = yaml.safe_load(
+        f"""
+        - name: tools
+          command: {server_config()["command"]}
+          args: {server_config()["args"]}
+          prefix: "srv_"
+          allow: ["add"]
+          effect_tags: {{"*": [compute]}}
+        """
+    )
+    with ScriptedOpenAIServer([call("srv_add", a=2, b=3), reply("5")]) as srv:
+        providers = mcp_servers_from_config(section)
+        root = create_react_node(
+            model_client=srv.client(), tool_providers=providers, config=ReActConfig(max_iterations=3)
+        )
+        async with Agent(root) as agent:
+            result = await agent.run({"messages": [human("2+3?")]})
+        assert [t["function"]["name"] for t in srv.requests[0]["tools"]] == ["srv_add"]
+    assert result.final_answer == "5"
+    assert result.state.messages[2].content == "5.0"
+
+
+async def test_a_yaml_agent_file_with_mcp_servers(tmp_path: Path) -> None:
+    agent_file = tmp_path / "agent.yaml"
+    agent_file.write_text(
+        yaml.safe_dump(
+            {
+                "kind": "react",
+                "name": "Echoer",
+                "tools": ["calculator"],
+                "mcp_servers": {"test": {k: v for k, v in server_config().items() if k != "name"}},
+            }
+        )
+    )
+    with ScriptedOpenAIServer(answer_with_the_tool_result) as srv:
+        async with load_agent(agent_file, model_client=srv.client()) as agent:
+            result = await agent.run({"messages": [human("hello?")]})
+    assert result.final_answer == "The server said: hello from the model"

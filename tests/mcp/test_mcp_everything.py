@@ -1,0 +1,115 @@
+"""`@modelcontextprotocol/server-everything` from npm (the MCP project's reference test server,
+in TypeScript) over real streamable HTTP and real stdio.
+
+.ci/run installs it into tests/mcp/node_modules (`npm install --prefix tests/mcp`); without node
+or that install, these tests are skipped. Over HTTP it is confined to 127.0.0.1 by a `node -r`
+preload (loopback.cjs), since it would otherwise listen on every interface.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from mcp_helpers import HERE
+
+from jianmu_like import Agent, create_react_node, human
+from jianmu_like.testing import ScriptedOpenAIServer, call, reply
+from jianmu_like.tools import MCPToolProvider
+
+ENTRY = HERE / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+NODE = shutil.which("node")
+
+pytestmark = [
+    pytest.mark.asyncio(loop_scope="module"),
+    pytest.mark.skipif(NODE is None, reason="node is not installed"),
+    pytest.mark.skipif(
+        not ENTRY.exists(),
+        reason="@modelcontextprotocol/server-everything is not installed: npm install --prefix tests/mcp",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def everything_url() -> Iterator[str]:
+    """The server over streamable HTTP on 127.0.0.1, on a port it picked (PORT=0)."""
+    with tempfile.TemporaryFile("w+") as log:
+        process = subprocess.Popen(
+            [str(NODE), "-r", str(HERE / "loopback.cjs"), str(ENTRY), "streamableHttp"],
+            env={**os.environ, "PORT": "0"},
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
+        try:
+            deadline = time.monotonic() + 20
+            address: list[str] = []
+            while not address and time.monotonic() < deadline and process.poll() is None:
+                time.sleep(0.05)
+                log.seek(0)
+                address = [line.split()[1:] for line in log if line.startswith("LISTENING ")][:1]
+            if not address:
+                log.seek(0)
+                pytest.fail(f"server-everything did not start: {log.read()[-2000:]}")
+            host, port = address[0]
+            assert host == "127.0.0.1"
+            yield f"http://127.0.0.1:{port}/mcp"
+        finally:
+            process.kill()
+            process.wait(10)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def everything(everything_url: str) -> AsyncIterator[MCPToolProvider]:
+    async with MCPToolProvider(name="everything", url=everything_url, deny=["trigger-*"]) as provider:
+        yield provider
+
+
+async def test_lists_its_tools_over_http(everything: MCPToolProvider) -> None:
+    tools = {tool.name: tool for tool in await everything.get_tools()}
+    assert {"echo", "get-sum", "get-tiny-image", "get-structured-content"} <= set(tools)
+    assert not any(name.startswith("trigger-") for name in tools)  # deny
+    assert tools["get-sum"].parameters["properties"]["a"]["type"] == "number"
+    assert "$schema" not in tools["get-sum"].parameters
+
+
+async def test_calls_render_every_kind_of_content(everything: MCPToolProvider) -> None:
+    tools = {tool.name: tool for tool in await everything.get_tools()}
+    assert await tools["echo"].invoke({"message": "hi"}) == "Echo: hi"
+    assert await tools["get-sum"].invoke({"a": 1, "b": 2}) == "The sum of 1 and 2 is 3."
+    image = await tools["get-tiny-image"].invoke({})
+    assert "[image: image/png, " in image and " bytes]" in image
+    structured = await tools["get-structured-content"].invoke({"location": "Chicago"})
+    assert structured.startswith("{") and '"temperature"' in structured
+    links = await tools["get-resource-links"].invoke({"count": 1})
+    assert "[resource link: demo://resource/" in links
+
+
+async def test_an_agent_uses_it(everything_url: str) -> None:
+    def model(request: dict[str, Any]) -> Any:
+        last = request["messages"][-1]
+        if last["role"] == "tool":
+            return reply(last["content"])
+        return call("ev_get-sum", a=20, b=22)
+
+    with ScriptedOpenAIServer(model) as srv:
+        provider = MCPToolProvider(name="ev", url=everything_url, prefix="ev_")
+        async with Agent(create_react_node(model_client=srv.client(), tool_providers=[provider])) as agent:
+            result = await agent.run({"messages": [human("What is 20 + 22?")]})
+    assert result.final_answer == "The sum of 20 and 22 is 42."
+
+
+async def test_over_stdio_and_no_process_left() -> None:
+    async with MCPToolProvider(name="everything", command=str(NODE), args=[str(ENTRY), "stdio"]) as provider:
+        tools = {tool.name: tool for tool in await provider.get_tools()}
+        assert await tools["echo"].invoke({"message": "over stdio"}) == "Echo: over stdio"
+        pid = provider.pid
+    assert pid is not None
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)

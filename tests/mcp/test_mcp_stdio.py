@@ -1,0 +1,139 @@
+"""Listing and calling tools of a real MCP server (the SDK's `MCPServer`) over real stdio.
+
+Two server processes serve the whole module: one plain, one with prefix, allow / deny and
+effect tags; every test uses them through `Tool.invoke` or a `ToolSet`, as an agent does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from mcp_helpers import process_gone, server_config
+
+from jianmu_like.models.messages import ToolCall
+from jianmu_like.nodes.tool_calls import ToolCallRunner
+from jianmu_like.tools import (
+    MCPTimeoutError,
+    MCPToolError,
+    MCPToolProvider,
+    ToolArgumentsError,
+    ToolSet,
+    calculator,
+)
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def plain() -> AsyncIterator[MCPToolProvider]:
+    async with MCPToolProvider(server_config(call_timeout=1.5)) as provider:
+        yield provider
+    assert provider.pid is None or process_gone(provider.pid)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def filtered() -> AsyncIterator[MCPToolProvider]:
+    config = server_config(
+        name="filtered",
+        prefix="t_",
+        allow=["echo", "add", "dotted.*", "fail", "crash*"],
+        deny=["crash*"],
+        effect_tags={"echo": ["read"], "add": ["read", "compute"], "default": ["network"]},
+        parallel_safe=False,
+    )
+    async with MCPToolProvider(config) as provider:
+        yield provider
+
+
+async def invoke(provider: MCPToolProvider, name: str, **arguments: object) -> str:
+    tools = {tool.name: tool for tool in await provider.get_tools()}
+    return await tools[name].invoke(arguments)
+
+
+async def test_lists_tools_with_the_servers_schemas(plain: MCPToolProvider) -> None:
+    tools = {tool.name: tool for tool in await plain.get_tools()}
+    assert {"echo", "add", "dotted_name", "sleep", "crash", "grow"} <= set(tools)
+    add = tools["add"]
+    assert add.description == "Add two numbers."
+    assert add.parameters["properties"]["a"]["type"] == "number"
+    assert add.parameters["required"] == ["a", "b"]
+    assert add.schema()["function"]["name"] == "add"
+    assert add.parallel_safe and add.effect_tags == frozenset()
+    assert plain.pid is not None and plain.connected
+
+
+async def test_calls_render_text_structured_image_and_resource(plain: MCPToolProvider) -> None:
+    assert await invoke(plain, "echo", text="héllo") == "héllo"
+    assert await invoke(plain, "add", a=2, b=2.5) == "4.5"
+    assert await invoke(plain, "structured_only") == '{"city":"Paris","population":2100000}'
+    assert await invoke(plain, "picture") == "a red dot\n[image: image/png, 32 bytes]"
+    assert await invoke(plain, "document") == "the notes"
+    assert await invoke(plain, "dotted_name") == "dotted"  # called by its original name "dotted.name"
+
+
+async def test_prefix_allow_deny_and_effect_tags(filtered: MCPToolProvider) -> None:
+    tools = {tool.name: tool for tool in await filtered.get_tools()}
+    assert sorted(tools) == ["t_add", "t_dotted_name", "t_echo", "t_fail"]
+    assert tools["t_echo"].effect_tags == {"read"}
+    assert tools["t_add"].effect_tags == {"read", "compute"}
+    assert tools["t_fail"].effect_tags == {"network"}
+    assert not tools["t_echo"].parallel_safe
+    assert await tools["t_echo"].invoke({"text": "prefixed"}) == "prefixed"
+
+
+async def test_is_error_and_bad_arguments_become_errors(plain: MCPToolProvider) -> None:
+    with pytest.raises(MCPToolError, match="cannot do that: no such file") as caught:
+        await invoke(plain, "fail", reason="no such file")
+    assert caught.value.tool == "fail" and caught.value.server == "test"
+    with pytest.raises(ToolArgumentsError, match="missing required argument 'b'"):
+        await invoke(plain, "add", a=1)  # caught before the call, from the server's schema
+
+
+async def test_per_call_timeout(plain: MCPToolProvider) -> None:
+    with pytest.raises(MCPTimeoutError, match=r"did not answer tool 'sleep' within 1.5 s"):
+        await invoke(plain, "sleep", seconds=30)
+    assert await invoke(plain, "echo", text="still fine") == "still fine"  # the session survives
+
+
+async def test_executor_turns_failures_into_observations(plain: MCPToolProvider) -> None:
+    """What the model reads, through the same runner the ReAct executor uses."""
+    toolset = ToolSet(providers=[plain])
+    await toolset.ensure_ready()
+    runner = ToolCallRunner(toolset, emit=lambda *a, **k: None)
+
+    async def observe(name: str, **arguments: object) -> str:
+        call = ToolCall(id="c1", name=name, arguments=arguments)
+        return (await runner.run(call, toolset.require(name))).content
+
+    assert await observe("echo", text="ok") == "ok"
+    failed = await observe("fail", reason="quota")
+    assert failed == "Error: tool 'fail' raised MCPToolError: cannot do that: quota"
+    timed_out = await observe("sleep", seconds=30)
+    assert timed_out.startswith("Error: tool 'sleep' raised MCPTimeoutError: MCP server 'test' did not")
+
+
+async def test_mcp_tools_mix_with_python_tools(plain: MCPToolProvider) -> None:
+    toolset = ToolSet.from_providers([plain]).with_tools([calculator])
+    await toolset.ensure_ready()
+    assert {"echo", "calculator"} <= set(toolset.names())
+    assert await toolset.require("calculator").invoke({"expression": "6*7"}) == "42"
+    assert await toolset.require("echo").invoke({"text": "mixed"}) == "mixed"
+
+
+async def test_tool_list_is_cached_and_refreshed_on_change(plain: MCPToolProvider) -> None:
+    first = await plain.get_tools()
+    assert [t.name for t in first] == [t.name for t in await plain.get_tools()]
+    assert "grown" not in {t.name for t in first}
+    # The server adds a tool and sends notifications/tools/list_changed: the next listing sees it.
+    assert await invoke(plain, "grow") == "grown"
+    assert "grown" in {t.name for t in await plain.get_tools()}
+    assert "grown" in {t.name for t in await plain.refresh()}
+
+
+async def test_processes_are_real_and_separate(plain: MCPToolProvider, filtered: MCPToolProvider) -> None:
+    assert int(await invoke(plain, "pid")) == plain.pid
+    assert plain.pid != filtered.pid
+    assert Path(f"/proc/{plain.pid}").exists()
