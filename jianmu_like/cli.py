@@ -103,7 +103,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     config.add_argument("--json", action="store_true", help="as JSON")
     config.set_defaults(handler=cli_inspect.config_command)
+
+    models = commands.add_parser(
+        "models", add_help=False, help="pull or list the embedded local model's weights (models --help)"
+    )
+    models.add_argument("rest", nargs=argparse.REMAINDER)
+    models.set_defaults(handler=_models_command, verbose=False, log_json=False)
     return parser
+
+
+def _models_command(args: argparse.Namespace, _console: Console, _errors: Console) -> int:
+    """`models pull|list`: delegated to the weights module's own command line."""
+    from .models.weights import main as models_main
+
+    try:
+        return models_main(args.rest)
+    except SystemExit as exit_:  # argparse's --help and usage errors
+        return int(exit_.code or 0)
 
 
 def _configure_logging(verbose: bool, log_json: bool) -> None:

