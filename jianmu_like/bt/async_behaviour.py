@@ -8,6 +8,7 @@ synchronously from `update_sync()` (return a status) to skip the task for trivia
 
 from __future__ import annotations
 
+import abc
 import asyncio
 
 from py_trees.common import Status
@@ -25,11 +26,11 @@ class AsyncBehaviour(Node):
         self.error: BaseException | None = None
         """The exception that ended the last task, if any (the node then reports FAILURE)."""
 
+    @abc.abstractmethod
     async def update_async(self) -> Status:
         """The node's work: SUCCESS or FAILURE; or RUNNING to wait for something outside (an
         approval): the node then stays RUNNING, and `update_sync()`/`update_async()` are asked
         again on the next tick, which only comes when something signals."""
-        raise NotImplementedError  # pragma: no cover - abstract
 
     def update_sync(self) -> Status | None:
         """Optional fast path evaluated before a task is started: a status ends the tick
