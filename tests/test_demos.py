@@ -29,7 +29,7 @@ def run_isolated(tmp_path: Path, *args: str, **env: str) -> subprocess.Completed
         capture_output=True,
         text=True,
         timeout=60,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **env},
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "JIANMU_NO_LOCAL_MODEL": "1", **env},
         cwd=tmp_path,
     )
 

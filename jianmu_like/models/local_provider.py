@@ -3,8 +3,9 @@
 Small local models have no native function calling, so tools go through the JSON/text
 protocol (`text_protocol`): the tools and the reply format are rendered into the prompt and
 every reply is sampled under a grammar that admits only `{"tool": ..., "arguments": ...}` for
-an offered tool or `{"answer": ...}`. The model is loaded lazily in a worker thread and runs
-one generation at a time; the event loop never blocks on it.
+an offered tool or `{"answer": ...}`. The model is loaded lazily and runs one generation at a
+time on the provider's own worker thread: the event loop never blocks on it, and waiting calls
+queue there instead of holding threads of the loop's default executor.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -70,7 +72,7 @@ class LlamaCppProvider:
         self.backend = backend or LlamaBackend(
             self.model_path, n_ctx=n_ctx, n_threads=n_threads, seed=seed, chat_format=chat_format
         )
-        self._lock = threading.Lock()
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
         self._ids = itertools.count(1)
         self.closed = False
 
@@ -82,13 +84,22 @@ class LlamaCppProvider:
 
     async def load(self) -> None:
         """Load the model now (otherwise the first `chat` does), off the event loop."""
-        await asyncio.to_thread(self._locked, self.backend.load)
+        await self._run(self.backend.load)
 
-    def _locked(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        with self._lock:
-            if self.closed:
-                raise ModelError("the local model provider is closed", base_url=self.base_url)
+    async def _run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """`fn` on the worker thread, after the calls queued before it (unless closed by then)."""
+
+        def guarded() -> T:
+            if self.closed:  # closed while this call was queued
+                raise self._closed_error()
             return fn(*args, **kwargs)
+
+        if self.closed:
+            raise self._closed_error()
+        return await asyncio.get_running_loop().run_in_executor(self._worker, guarded)
+
+    def _closed_error(self) -> ModelError:
+        return ModelError("the local model provider is closed", base_url=self.base_url)
 
     def _params(self, request: ModelRequest) -> SamplingParams:
         extra = tuple((k, v) for k, v in request.extra_params.items() if k in LLAMA_OPTIONS)
@@ -120,8 +131,7 @@ class LlamaCppProvider:
             return cancelled.is_set() or (deadline is not None and time.monotonic() > deadline)
 
         try:
-            generation = await asyncio.to_thread(
-                self._locked,
+            generation = await self._run(
                 self.backend.generate,
                 turns,
                 schema=schema,
@@ -155,13 +165,13 @@ class LlamaCppProvider:
         )
 
     async def aclose(self) -> None:
-        """Free the model; later calls fail with `ModelError`."""
-        await asyncio.to_thread(self._close)
-
-    def _close(self) -> None:
-        with self._lock:
-            self.closed = True
-            self.backend.close()
+        """Free the model once the running generation ends; later calls fail with `ModelError`."""
+        if self.closed:
+            return
+        self.closed = True
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._worker, self.backend.close)
+        self._worker.shutdown(wait=False)
 
 
 NO_LOCAL_MODEL_ENV = "JIANMU_NO_LOCAL_MODEL"
