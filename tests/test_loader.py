@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from jianmu_like import human
 from jianmu_like.loader import AgentFileError, load_agent, validate_agent_file
-from jianmu_like.testing import ScriptedOpenAIServer, call, reply
+from jianmu_like.testing import Responder, ScriptedOpenAIServer, call, reply
 
 PRESETS = Path(__file__).resolve().parent.parent / "presets"
 
@@ -42,21 +41,8 @@ async def test_react_preset_runs() -> None:
     assert first["temperature"] == 0.0
 
 
-async def test_research_tree_preset_passes_data_between_agents() -> None:
-    def responder(body: dict[str, Any]) -> Any:
-        msgs = body["messages"]
-        question = next(m["content"] for m in msgs if m["role"] == "user")
-        if msgs[-1]["role"] == "tool":
-            return reply(f"found {msgs[-1]['content']}")
-        if question.startswith("Question:"):
-            return reply("1. days in a leap year 2. seconds in those days")
-        if "step 1" in question:
-            return call("calculator", expression="366")
-        if "step 2" in question:
-            return call("calculator", expression="366 * 24 * 3600")
-        return reply("31622400 seconds.")
-
-    with ScriptedOpenAIServer(responder) as srv:
+async def test_research_tree_preset_passes_data_between_agents(research_responder: Responder) -> None:
+    with ScriptedOpenAIServer(research_responder) as srv:
         agent = load_agent(PRESETS / "research.yaml", model_client=srv.client())
         result = await agent.run({"task": "How many seconds in a leap year?"})
     assert result.status == "success" and result.final_answer == "31622400 seconds."

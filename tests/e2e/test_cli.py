@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from jianmu_like import SQLiteCheckpointer
-from jianmu_like.testing import ScriptedOpenAIServer, call, reply
+from jianmu_like.testing import Responder, ScriptedOpenAIServer, call, reply
 
 PRESETS = Path(__file__).resolve().parents[2] / "presets"
 CLI = [sys.executable, "-m", "jianmu_like"]
@@ -84,21 +84,8 @@ def test_run_json_prints_only_event_lines(tmp_path: Path) -> None:
     assert events[-1]["data"]["final_answer"] == "1024"
 
 
-def test_run_research_tree(tmp_path: Path) -> None:
-    def responder(body: dict[str, Any]) -> Any:
-        msgs = body["messages"]
-        question = next(m["content"] for m in msgs if m["role"] == "user")
-        if msgs[-1]["role"] == "tool":
-            return reply(f"found {msgs[-1]['content']}")
-        if question.startswith("Question:"):
-            return reply("1. days in a leap year 2. seconds in those days")
-        if "step 1" in question:
-            return call("calculator", expression="366")
-        if "step 2" in question:
-            return call("calculator", expression="366 * 24 * 3600")
-        return reply("31622400 seconds.")
-
-    with ScriptedOpenAIServer(responder) as srv:
+def test_run_research_tree(tmp_path: Path, research_responder: Responder) -> None:
+    with ScriptedOpenAIServer(research_responder) as srv:
         done = jianmu(
             tmp_path, "run", str(PRESETS / "research.yaml"), "Seconds in a leap year?", base_url=srv.base_url
         )
