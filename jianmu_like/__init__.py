@@ -6,11 +6,19 @@ ticks the tree only when something signals.
 """
 
 from .agent import Agent, AgentResult
+from .agentfile.loader import AgentFileError, load_agent, validate_agent_file
 from .bt.async_behaviour import AsyncBehaviour
 from .bt.conditions import StateCondition
 from .bt.loop import LoopUntilSuccess
 from .bt.node import Node
 from .bt.runner import ReactiveRunner, RunOutcome
+from .checkpoint.store import (
+    Checkpoint,
+    Checkpointer,
+    CheckpointError,
+    MemoryCheckpointer,
+    SQLiteCheckpointer,
+)
 from .config import ConfigError, JianmuConfig, ReActConfig, ResilienceConfig, get_config, load_config
 from .guard.approvals import Approval, ApprovalDecision, ApprovalError
 from .guard.config import GuardConfig, policies_from_config
@@ -27,7 +35,6 @@ from .guard.policies import (
     policy,
 )
 from .guard.review import PendingApproval, list_pending, record_decision
-from .loader import AgentFileError, load_agent, validate_agent_file
 from .models.client import ModelClient
 from .models.errors import ModelCallFailed, ModelError
 from .models.messages import Message, ToolCall, ai, human, system, tool_message
@@ -39,13 +46,6 @@ from .nodes.llm import AgentLLMNode
 from .nodes.tool_executor import ToolExecutor
 from .presets.react import create_react_node
 from .presets.react_state import ReActState
-from .state.checkpoint import (
-    Checkpoint,
-    Checkpointer,
-    CheckpointError,
-    MemoryCheckpointer,
-    SQLiteCheckpointer,
-)
 from .state.manager import StateError, StateManager
 from .state.schema import Ephemeral, StateKeys
 from .telemetry.events import Event
@@ -53,8 +53,8 @@ from .telemetry.hub import TelemetryHub
 from .tools.base import Tool, tool
 from .tools.builtin import calculator, think
 from .tools.errors import ToolArgumentsError, ToolError, ToolProviderError, UnknownToolError
-from .tools.mcp_config import MCPServerConfig, mcp_servers_from_config
-from .tools.mcp_provider import MCPToolProvider
+from .tools.mcp.config import MCPServerConfig
+from .tools.mcp.provider import MCPToolProvider, mcp_servers_from_config
 from .tools.provider import StaticToolProvider, ToolProvider
 from .tools.toolset import ToolSet
 

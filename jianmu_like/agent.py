@@ -14,12 +14,12 @@ from py_trees.common import Status
 from pydantic import BaseModel, ConfigDict, Field
 
 from .bt.runner import ReactiveRunner
-from .checkpointing import RunRecorder
+from .checkpoint.recorder import RunRecorder
+from .checkpoint.store import Checkpointer, CheckpointError
 from .config import get_config
 from .guard.approvals import Approval, ApprovalDecision, ApprovalError, parse_decision
 from .models.types import Usage
 from .presets.react_state import ReActState
-from .state.checkpoint import Checkpointer, CheckpointError
 from .state.manager import StateManager
 from .state.schema import StateKeys
 from .telemetry import events as ev

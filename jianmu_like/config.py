@@ -14,8 +14,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .agentfile.yaml_source import SourceError, YamlDocument, describe_errors, load_yaml
 from .state.schema import StateKeys
-from .yaml_source import SourceError, YamlDocument, describe_errors, load_yaml
 
 
 class ConfigError(SourceError):

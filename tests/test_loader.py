@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from jianmu_like import human
-from jianmu_like.loader import AgentFileError, load_agent, validate_agent_file
+from jianmu_like.agentfile.loader import AgentFileError, load_agent, validate_agent_file
 from jianmu_like.testing import Responder, ScriptedOpenAIServer, call, reply
 
 PRESETS = Path(__file__).resolve().parent.parent / "presets"

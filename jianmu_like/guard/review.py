@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from ..state.checkpoint import Checkpoint, Checkpointer
+from ..checkpoint.store import Checkpoint, Checkpointer
 from ..state.schema import StateKeys
 from .approvals import Approval, ApprovalDecision, ApprovalError, parse_decision
 

@@ -4,8 +4,8 @@ from .base import Tool, render_result, tool, validate_tool_name
 from .builtin import CalculatorError, builtin_tools, calculator, evaluate, think
 from .describe import describe_tool, describe_tools
 from .errors import ToolArgumentsError, ToolError, ToolProviderError, UnknownToolError
-from .mcp_config import MCPConfigError, MCPServerConfig, mcp_servers_from_config, parse_mcp_servers
-from .mcp_content import (
+from .mcp.config import MCPConfigError, MCPServerConfig, parse_mcp_servers
+from .mcp.content import (
     MCPConnectError,
     MCPServerCrashedError,
     MCPServerError,
@@ -13,7 +13,7 @@ from .mcp_content import (
     MCPToolError,
     render_mcp_result,
 )
-from .mcp_provider import MCPToolProvider, mcp_tool_name
+from .mcp.provider import MCPToolProvider, mcp_servers_from_config, mcp_tool_name
 from .provider import StaticToolProvider, ToolProvider
 from .toolset import ToolSet
 

@@ -23,7 +23,7 @@ from jianmu_like import (
     human,
     tool,
 )
-from jianmu_like.state.checkpoint import SQLiteCheckpointer
+from jianmu_like.checkpoint.store import SQLiteCheckpointer
 from jianmu_like.testing import fast_resilience
 
 

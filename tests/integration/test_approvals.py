@@ -14,8 +14,8 @@ import pytest
 from approval_agent import build_agent
 
 from jianmu_like import human
+from jianmu_like.checkpoint.store import CheckpointError, SQLiteCheckpointer
 from jianmu_like.guard.approvals import ApprovalError
-from jianmu_like.state.checkpoint import CheckpointError, SQLiteCheckpointer
 from jianmu_like.testing import ScriptedOpenAIServer, call, calls, reply
 
 HERE = Path(__file__).resolve().parent

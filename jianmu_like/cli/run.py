@@ -24,8 +24,17 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from .agent import Agent, AgentResult
-from .cli_common import (
+from ..agent import Agent, AgentResult
+from ..agentfile.loader import load_agent
+from ..checkpoint.store import SQLiteCheckpointer
+from ..config import explain_config, get_config
+from ..models.client import ModelClient
+from ..models.messages import human
+from ..models.types import Usage
+from ..telemetry import events as ev
+from ..telemetry.events import Event
+from ..telemetry.hub import structlog_sink
+from .common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -33,16 +42,7 @@ from .cli_common import (
     CliError,
     existing_store,
 )
-from .cli_render import EventRenderer, shorten
-from .config import explain_config, get_config
-from .loader import load_agent
-from .models.client import ModelClient
-from .models.messages import human
-from .models.types import Usage
-from .state.checkpoint import SQLiteCheckpointer
-from .telemetry import events as ev
-from .telemetry.events import Event
-from .telemetry.hub import structlog_sink
+from .render import EventRenderer, shorten
 
 STREAM_ENV = "JIANMU__LLM__STREAM"
 Start = Callable[[], Awaitable[AgentResult]]

@@ -15,13 +15,15 @@ from importlib import metadata
 from rich.console import Console
 from rich.text import Text
 
-from . import cli_approvals, cli_inspect, cli_run
-from .cli_common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, CliError, make_console, print_problems
-from .config import ConfigError, get_config
-from .guard.approvals import ApprovalError
-from .state.checkpoint import CheckpointError
-from .telemetry.logging import configure_logging
-from .yaml_source import SourceError
+from ..agentfile.yaml_source import SourceError
+from ..checkpoint.store import CheckpointError
+from ..config import ConfigError, get_config
+from ..guard.approvals import ApprovalError
+from ..telemetry.logging import configure_logging
+from . import approvals as cli_approvals
+from . import inspect as cli_inspect
+from . import run as cli_run
+from .common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, CliError, make_console, print_problems
 
 Command = Callable[[argparse.Namespace, Console, Console], int]
 
@@ -114,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _models_command(args: argparse.Namespace, _console: Console, _errors: Console) -> int:
     """`models pull|list`: delegated to the weights module's own command line."""
-    from .models.weights import main as models_main
+    from ..models.weights import main as models_main
 
     try:
         return models_main(args.rest)

@@ -17,10 +17,10 @@ from rich.console import Console, Group, RenderableType
 from rich.text import Text
 from rich.tree import Tree
 
-from .agent import AgentResult
-from .models.types import Usage
-from .telemetry import events as ev
-from .telemetry.events import Event
+from ..agent import AgentResult
+from ..models.types import Usage
+from ..telemetry import events as ev
+from ..telemetry.events import Event
 
 _STATUS_STYLE = {
     Status.RUNNING: ("◐", "yellow"),

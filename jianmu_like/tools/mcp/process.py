@@ -20,7 +20,7 @@ import sys
 from contextlib import AsyncExitStack, suppress
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .mcp_config import MCPServerConfig
+from .config import MCPServerConfig
 
 if TYPE_CHECKING:
     from anyio.abc import Process

@@ -16,20 +16,20 @@ from typing import Any
 import py_trees
 from pydantic import ValidationError
 
-from .agent import Agent
-from .bt import composites
-from .bt.conditions import StateCondition
-from .bt.loop import LoopUntilSuccess
-from .config import ReActConfig, ResilienceConfig
-from .guard.config import policies_from_config
-from .guard.enforcer import GuardEnforcer
-from .loader_spec import AgentFileSpec, ModelSpec, ReActSpec, TreeNodeSpec
-from .models.client import ModelClient
-from .nodes.message import MessageNode
-from .presets.react import create_react_node
-from .tools.base import Tool
-from .tools.builtin import builtin_tools
-from .tools.provider import ToolProvider
+from ..agent import Agent
+from ..bt import composites
+from ..bt.conditions import StateCondition
+from ..bt.loop import LoopUntilSuccess
+from ..config import ReActConfig, ResilienceConfig
+from ..guard.config import policies_from_config
+from ..guard.enforcer import GuardEnforcer
+from ..models.client import ModelClient
+from ..nodes.message import MessageNode
+from ..presets.react import create_react_node
+from ..tools.base import Tool
+from ..tools.builtin import builtin_tools
+from ..tools.provider import ToolProvider
+from .spec import AgentFileSpec, ModelSpec, ReActSpec, TreeNodeSpec
 from .yaml_source import Loc, SourceError, YamlDocument, describe_errors, load_yaml
 
 ClientFactory = Callable[[ModelSpec | None], ModelClient]
@@ -259,6 +259,6 @@ def resolve_tool(reference: str) -> Tool:
 
 
 def _mcp_providers(entries: Any) -> list[ToolProvider]:
-    from .tools.mcp_config import mcp_servers_from_config
+    from ..tools.mcp.provider import mcp_servers_from_config
 
     return list(mcp_servers_from_config(entries))

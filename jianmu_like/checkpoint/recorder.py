@@ -9,9 +9,9 @@ from __future__ import annotations
 import py_trees
 from py_trees.common import Status
 
-from .bt.progress import TreeMismatchError, capture_progress, restore_progress, tree_fingerprint
-from .state.checkpoint import Checkpoint, Checkpointer, CheckpointError, CheckpointStatus, schema_fingerprint
-from .state.manager import StateError, StateManager
+from ..bt.progress import TreeMismatchError, capture_progress, restore_progress, tree_fingerprint
+from ..state.manager import StateError, StateManager
+from .store import Checkpoint, Checkpointer, CheckpointError, CheckpointStatus, schema_fingerprint
 
 
 class RunRecorder:

@@ -15,11 +15,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .cli_common import EXIT_OK, existing_store
-from .cli_render import shorten
-from .guard.approvals import ApprovalDecision
-from .guard.review import PendingApproval, list_pending, record_decision
-from .state.checkpoint import SQLiteCheckpointer
+from ..checkpoint.store import SQLiteCheckpointer
+from ..guard.approvals import ApprovalDecision
+from ..guard.review import PendingApproval, list_pending, record_decision
+from .common import EXIT_OK, existing_store
+from .render import shorten
 
 
 def add_parser(

@@ -3,7 +3,7 @@
 It connects on `initialize()`, lists the server's tools once (again on `refresh()` or when the
 server announces `tools/list_changed`), and wraps each as a `Tool` whose parameters are the
 server's JSON schema and whose name is `prefix + name`, made safe for OpenAI. Each call goes
-over the one live session; results are rendered to text (`mcp_content`).
+over the one live session; results are rendered to text (`content`).
 
 A server that dies is restarted, once per failing call. When it died *during* a call, that
 call is retried on the new session only if the tool is configured idempotent; otherwise the
@@ -20,10 +20,10 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from .base import Tool
-from .mcp_config import MCPServerConfig
-from .mcp_content import MCPServerCrashedError, MCPServerError, render_mcp_result
-from .mcp_session import MCPSession
+from ..base import Tool
+from .config import MCPServerConfig, parse_mcp_servers
+from .content import MCPServerCrashedError, MCPServerError, render_mcp_result
+from .session import MCPSession
 
 if TYPE_CHECKING:
     from mcp.types import CallToolResult
@@ -239,3 +239,8 @@ class MCPToolProvider:
             f"MCPToolProvider(name={self.name!r}, transport={self.config.transport!r}, "
             f"target={self.config.describe()!r}, {state})"
         )
+
+
+def mcp_servers_from_config(data: Any) -> list[MCPToolProvider]:
+    """Providers for a `mcp_servers:` section (not connected: a ToolSet initialises them)."""
+    return [MCPToolProvider(config) for config in parse_mcp_servers(data)]

@@ -15,13 +15,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .cli_common import EXIT_OK, EXIT_USAGE, print_problems
-from .cli_render import dot_text, tree_view
-from .config import explain_config
-from .loader import AgentFileError, load_agent, validate_agent_file
-from .models.client import ModelClient
-from .telemetry.redact import redact
-from .testing.scripted import ScriptedProvider
+from ..agentfile.loader import AgentFileError, load_agent, validate_agent_file
+from ..config import explain_config
+from ..models.client import ModelClient
+from ..telemetry.redact import redact
+from ..testing.scripted import ScriptedProvider
+from .common import EXIT_OK, EXIT_USAGE, print_problems
+from .render import dot_text, tree_view
 
 
 def offline_client() -> ModelClient:

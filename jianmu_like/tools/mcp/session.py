@@ -7,7 +7,7 @@ test fixture, the CLI), so an *owner task* enters the contexts, completes the ha
 signals ready and parks until asked to stop; any task may send requests meanwhile, since
 requests only use the session's memory streams. `close()` sets the stop event and waits, so
 the contexts unwind in their own task, then makes sure no process of a stdio server is left
-(see `mcp_process`).
+(see `process`).
 """
 
 from __future__ import annotations
@@ -19,16 +19,16 @@ from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack, suppress
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..telemetry.redact import redact_text
-from .mcp_config import MCPServerConfig
-from .mcp_content import (
+from ...telemetry.redact import redact_text
+from .config import MCPServerConfig
+from .content import (
     MCPConnectError,
     MCPServerCrashedError,
     MCPServerError,
     MCPTimeoutError,
     MCPToolError,
 )
-from .mcp_process import StdioProcess
+from .process import StdioProcess
 
 if TYPE_CHECKING:
     from mcp import ClientSession

@@ -17,15 +17,12 @@ import fnmatch
 import os
 import re
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..config import ConfigError
-from ..telemetry.redact import REDACTED, redact_text
-
-if TYPE_CHECKING:
-    from .mcp_provider import MCPToolProvider
+from ...config import ConfigError
+from ...telemetry.redact import REDACTED, redact_text
 
 _PREFIX_RE = re.compile(r"^[a-zA-Z0-9_-]*$")
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -267,10 +264,3 @@ def parse_mcp_servers(data: Any) -> list[MCPServerConfig]:
     if problems:
         raise MCPConfigError(problems)
     return configs
-
-
-def mcp_servers_from_config(data: Any) -> list[MCPToolProvider]:
-    """Providers for a `mcp_servers:` section (not connected: a ToolSet initialises them)."""
-    from .mcp_provider import MCPToolProvider
-
-    return [MCPToolProvider(config) for config in parse_mcp_servers(data)]

@@ -21,8 +21,8 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..telemetry.redact import redact_text
-from .errors import ToolError
+from ...telemetry.redact import redact_text
+from ..errors import ToolError
 
 if TYPE_CHECKING:
     from mcp.types import CallToolResult

@@ -1,0 +1,1 @@
+"""Durable runs: checkpoint stores (memory, SQLite) and the recorder that saves an agent into them."""

@@ -1,0 +1,1 @@
+"""MCP servers as tool providers: configuration, process and session ownership, content rendering."""
