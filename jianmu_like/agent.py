@@ -44,7 +44,7 @@ class AgentResult(BaseModel):
     termination: dict[str, Any] | None = None
     """Why the run ended: {"reason": "completed" | "max_iterations" | "budget_exhausted" |
     "model_error" | "node_error" | "provider_error" | ..., "iterations": n, ...}; a node
-    exception adds "node" (its path) and "error"."""
+    exception adds "failed_node" (its path) and "error"."""
     pending_approvals: list[Approval] = Field(default_factory=list)
     """Tool calls waiting for a human (status "suspended"); decide with approve()/deny()."""
     thread_id: str | None = None
@@ -286,9 +286,9 @@ class Agent:
             error: str | None = f"stopped after max_ticks={ticks} ticks"
         elif fault is not None:
             agent_status, error = "failure", fault.error
-            if not isinstance(termination, dict) or termination.get("node") != fault.node:
+            if not isinstance(termination, dict) or termination.get("failed_node") != fault.node:
                 # No loop of the output namespace recorded it (a plain tree, another agent).
-                termination = {"reason": fault.kind, "node": fault.node, "error": fault.error}
+                termination = {"reason": fault.kind, "failed_node": fault.node, "error": fault.error}
         else:
             agent_status = status
             error = _read(sm, keys.error, ns, None)

@@ -15,13 +15,15 @@ without importing the layers that define them.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import py_trees
 from pydantic import BaseModel, ConfigDict
 
 from ..telemetry import events as ev
-from ..telemetry.hub import TelemetryHub
+
+if TYPE_CHECKING:
+    from ..telemetry.hub import TelemetryHub
 
 NODE_ERROR = "node_error"
 

@@ -6,7 +6,7 @@ at once and the tree stays interruptible between iterations. Every ending writes
 metadata (`{"reason", "iterations", ...}`) to the state.
 
 Only a FAILURE status starts another iteration. An exception in the subtree is not retried: the
-loop records it (reason = the fault's kind, e.g. "node_error", with `node` and `error`), stops
+loop records it (reason = the fault's kind, e.g. "node_error", with `failed_node` and `error`), stops
 its child and lets it travel on as `NodeFailed`, which ends the run (see `bt.fault`).
 """
 
@@ -115,7 +115,7 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
         report(failed, self.telemetry)
         self.iterations += 1
         fault = failed.fault
-        self._write_termination(fault.kind, node=fault.node, error=fault.error)
+        self._write_termination(fault.kind, failed_node=fault.node, error=fault.error)
         self.decorated.stop(Status.INVALID)
         self.status = Status.FAILURE
         return failed
