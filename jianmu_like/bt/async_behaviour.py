@@ -4,6 +4,9 @@ The BehaviorTree.CPP `StatefulActionNode` pattern on py_trees: the first tick st
 `update_async()` as a task and reports RUNNING; when the task ends the runner is signalled and the
 next tick reports its outcome; halting the node cancels the task. A subclass may also answer
 synchronously from `update_sync()` (return a status) to skip the task for trivial cases.
+
+An exception escaping `update_async()` is not a FAILURE: the next tick raises it as `NodeFailed`
+(see `bt.fault`), which ends the run naming this node and the error.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import asyncio
 from py_trees.common import Status
 
 from ..state.wakeup import Wakeup
+from .fault import node_failed, report
 from .node import Node
 
 
@@ -24,7 +28,9 @@ class AsyncBehaviour(Node):
         super().__init__(name)
         self._task: asyncio.Task[Status] | None = None
         self.error: BaseException | None = None
-        """The exception that ended the last task, if any (the node then reports FAILURE)."""
+        """The exception that ended the last task, if any (raised as `NodeFailed` on the next
+        tick); subclasses may also set it for a failure they handled themselves."""
+        self._raised: BaseException | None = None
 
     @abc.abstractmethod
     async def update_async(self) -> Status:
@@ -43,7 +49,7 @@ class AsyncBehaviour(Node):
             quick = self.update_sync()
             if quick is not None:
                 return quick
-            self.error = None
+            self.error = self._raised = None
             wakeup = self.state_manager.wakeup
             task = asyncio.get_running_loop().create_task(self._run(wakeup), name=self.name)
             self._task = task
@@ -55,6 +61,11 @@ class AsyncBehaviour(Node):
         if task.cancelled():
             self.feedback_message = "cancelled"
             return Status.FAILURE
+        raised, self._raised = self._raised, None
+        if raised is not None:
+            failed = node_failed(raised, self)
+            report(failed, self.telemetry)
+            raise failed from raised
         return task.result()
 
     async def _run(self, wakeup: Wakeup) -> Status:
@@ -62,8 +73,8 @@ class AsyncBehaviour(Node):
             status = await self.update_async()
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # the node reports FAILURE; the error stays inspectable
-            self.error = exc
+        except Exception as exc:  # raised as NodeFailed on the next tick; stays inspectable
+            self.error = self._raised = exc
             self.feedback_message = f"{type(exc).__name__}: {exc}"
             self.on_error(exc)
             return Status.FAILURE

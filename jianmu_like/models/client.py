@@ -3,12 +3,15 @@
 It owns the resilience policy (retries with exponential backoff on retryable errors, then the
 configured fallback models) so nodes never re-implement it, and it reports each step through
 an optional event callback so telemetry and streaming UIs observe calls without wrapping them.
+Backoff has jitter, so clients that failed together (a server restart under load) do not retry
+in lockstep, and never waits less than a server's `Retry-After` (up to `retry_after_max`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import random
 from collections.abc import Awaitable, Callable
 from types import TracebackType
 
@@ -115,10 +118,17 @@ class ModelClient:
             return [primary]
         return list(dict.fromkeys([primary, *fallbacks]))
 
-    def backoff(self, retry: int) -> float:
-        """Seconds to wait before retry number `retry` (0-based) of the same model."""
+    def backoff(self, retry: int, error: ModelError | None = None) -> float:
+        """Seconds to wait before retry number `retry` (0-based) of the same model: exponential,
+        capped at `backoff_max`, shortened by up to `backoff_jitter` at random; at least the
+        `Retry-After` of `error` (capped at `retry_after_max`)."""
         policy = self.resilience
-        return float(min(policy.backoff_initial * policy.backoff_multiplier**retry, policy.backoff_max))
+        delay = min(policy.backoff_initial * policy.backoff_multiplier**retry, policy.backoff_max)
+        if policy.backoff_jitter:
+            delay *= 1.0 - policy.backoff_jitter * random.random()  # jitter, not cryptography
+        if error is not None and error.retry_after is not None:
+            delay = max(delay, min(error.retry_after, policy.retry_after_max))
+        return float(delay)
 
     async def complete(
         self, request: ModelRequest, *, on_event: ModelEventCallback | None = None
@@ -157,11 +167,17 @@ class ModelClient:
                     errors.append(exc)
                     if not exc.retryable or retry + 1 == per_model:
                         break  # next model, without waiting
-                    delay = self.backoff(retry)
+                    delay = self.backoff(retry, exc)
                     if on_event is not None:
                         on_event(
                             "model.call.retry",
-                            {"model": model, "attempt": attempt, "delay": delay, "error": str(exc)},
+                            {
+                                "model": model,
+                                "attempt": attempt,
+                                "delay": delay,
+                                "error": str(exc),
+                                "retry_after": exc.retry_after,
+                            },
                         )
                     await self._sleep(delay)
                     continue
