@@ -34,6 +34,8 @@ class ModelsConfig(_Section):
     """Model used when nothing more specific is configured."""
     react: str | None = None
     """Model for ReAct agents; falls back to `default`."""
+    local_backend: Literal["xllamacpp", "llama_cpp_python"] = "xllamacpp"
+    """llama.cpp binding of the embedded local model (`local/<name>`); see models/local_backends."""
 
 
 class LLMConfig(_Section):

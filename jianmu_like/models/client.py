@@ -70,8 +70,9 @@ class ModelClient:
         `resilience`). Empty environment values count as unset. A missing API key is allowed
         (local servers rarely check it).
 
-        Without a base URL the embedded local model is used when llama-cpp-python is installed
-        and its weights are pulled (`local/<name>` picks one, else the default; set
+        Without a base URL the embedded local model is used when its backend
+        (`models.local_backend`, default xllamacpp) is installed and its weights are pulled
+        (`local/<name>` picks one, else the default; set
         `JIANMU_NO_LOCAL_MODEL=1` to opt out); otherwise it is a `ConfigError` saying what to set.
         """
         cfg = config if config is not None else get_config()
@@ -80,7 +81,7 @@ class ModelClient:
         name = model or env.get("JIANMU_MODEL") or cfg.models.default
         policy = resilience if resilience is not None else cfg.resilience
         if not url:
-            return cls._embedded(name, policy)
+            return cls._embedded(name, policy, cfg.models.local_backend)
         key = api_key or env.get("OPENAI_API_KEY") or cfg.provider.api_key or None
 
         from .openai_provider import OpenAIProvider  # deferred: importing openai is slow
@@ -89,12 +90,14 @@ class ModelClient:
         return cls(provider, model=name, resilience=policy)
 
     @classmethod
-    def _embedded(cls, name: str, resilience: ResilienceConfig) -> ModelClient:
+    def _embedded(cls, name: str, resilience: ResilienceConfig, backend: str) -> ModelClient:
         """The embedded local model, or the `ConfigError` telling how to get a model at all."""
         from .local_provider import LocalModelUnavailable, embedded_model
 
         try:
-            provider, local_name = embedded_model(name if name.startswith("local/") else None)
+            provider, local_name = embedded_model(
+                name if name.startswith("local/") else None, backend=backend
+            )
         except LocalModelUnavailable as exc:
             raise ConfigError(
                 "no model endpoint configured: set OPENAI_BASE_URL (and OPENAI_API_KEY if the server "
