@@ -180,7 +180,9 @@ async def test_incompatible_schema_or_tree_is_refused(tmp_path: Path) -> None:
 
 def run_child(*args: str, hang: bool = False) -> subprocess.Popen[str]:
     cmd = [sys.executable, str(HERE / "approval_agent.py"), *args] + (["--hang"] if hang else [])
-    env = {**os.environ, "PYTHONPATH": str(HERE)}
+    # Keep the caller's PYTHONPATH (a worktree's copy of the package) after the helper's folder.
+    path = os.pathsep.join(p for p in (str(HERE), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path}
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
