@@ -14,7 +14,6 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from approval_agent import build_agent
@@ -65,9 +64,7 @@ def lines(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
-@pytest.mark.parametrize(
-    ("mode", "idempotent"), [("serial", False), ("parallel", False), ("parallel", True)]
-)
+@pytest.mark.parametrize(("mode", "idempotent"), [("serial", False), ("parallel", False), ("parallel", True)])
 def test_sigkill_mid_batch_never_runs_a_finished_call_again(
     tmp_path: Path, mode: str, idempotent: bool
 ) -> None:
@@ -136,3 +133,94 @@ async def test_two_processes_resuming_one_thread_run_the_approved_call_once(tmp_
     assert json.loads(out)["status"] == "success"
     assert lines(log) == ["delete /x"]  # once
 
+
+def approvals_cli(*args: str | Path) -> subprocess.Popen[str]:
+    cmd = [*CLI, "approvals", *map(str, args)]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
+
+
+async def test_concurrent_operators_never_lose_a_decision(tmp_path: Path) -> None:
+    db, log = tmp_path / "runs.db", tmp_path / "runs.log"
+    batch = calls(*(call("delete_file", path=f"/f{i}") for i in range(9)))
+    with ScriptedOpenAIServer([batch, reply("done")]) as srv:
+        agent = build_agent(srv.base_url, log, db)
+        result = await agent.run({"messages": [human("delete them")]}, thread_id="th")
+    ids = [a.id for a in result.pending_approvals]
+    assert len(ids) == 9
+
+    approvers = [approvals_cli("approve", db, "th", approval_id) for approval_id in ids[:8]]
+    outcomes = [(p.wait(timeout=60), p.communicate()) for p in approvers]
+    assert [code for code, _ in outcomes] == [0] * 8, outcomes
+    store = SQLiteCheckpointer(db, readonly=True)
+    decided = {p.approval.id: p.decision for p in list_pending(store)}
+    assert all(decided[i] is not None and decided[i].approved for i in ids[:8])  # all 8 stored
+    assert decided[ids[8]] is None
+
+    race = [approvals_cli("approve", db, "th", ids[8]), approvals_cli("deny", db, "th", ids[8], "-r", "no")]
+    codes = [(p.wait(timeout=60), p.communicate()) for p in race]
+    assert sorted(code for code, _ in codes) == [0, 2], codes  # exactly one wins
+    [(_, (_, loser_err))] = [c for c in codes if c[0] == 2]
+    assert f"approval '{ids[8]}' in thread 'th' was already" in loser_err
+    winner = next(p.decision for p in list_pending(store) if p.approval.id == ids[8])
+    store.close()
+    assert winner is not None and winner.approved == (codes[0][0] == 0)
+
+
+async def test_a_held_suspended_run_keeps_decisions_stored_by_others(tmp_path: Path) -> None:
+    db, log = tmp_path / "runs.db", tmp_path / "runs.log"
+    batch = calls(call("delete_file", path="/a"), call("delete_file", path="/b"))
+    with ScriptedOpenAIServer([batch, reply("both gone")]) as srv:
+        agent = build_agent(srv.base_url, log, db)
+        result = await agent.run({"messages": [human("delete")]}, thread_id="th")
+        first, second = (a.id for a in result.pending_approvals)
+        store = SQLiteCheckpointer(db)
+        record_decision(store, "th", second, "approve")  # an operator, from another process
+        with pytest.raises(ApprovalError, match="already approved"):
+            agent.deny(second)  # the stored decision stands
+        done = await agent.resume({first: "approve"})  # no reload: the agent held the run
+    assert done.status == "success" and done.final_answer == "both gone"
+    assert sorted(lines(log)) == ["delete /a", "delete /b"]
+    assert list_pending(store) == []
+    store.close()
+
+
+async def test_a_stale_holder_cannot_resume_a_thread_another_process_continued(tmp_path: Path) -> None:
+    db, log = tmp_path / "runs.db", tmp_path / "runs.log"
+    with ScriptedOpenAIServer([call("delete_file", path="/x"), reply("gone")]) as srv:
+        holder = build_agent(srv.base_url, log, db)
+        result = await holder.run({"messages": [human("delete /x")]}, thread_id="th")
+        other = build_agent(srv.base_url, log, db)
+        done = await other.resume({result.pending_approvals[0].id: True}, thread_id="th")
+        assert done.status == "success"
+        with pytest.raises(ThreadConflictError, match="thread 'th': saved by another process"):
+            await holder.resume()
+    assert lines(log) == ["delete /x"]
+    saved = SQLiteCheckpointer(db, readonly=True).load("th")
+    assert saved is not None and saved.status == "success" and saved.owner is None
+
+
+def test_read_only_commands_never_write(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    listed = approvals_cli("list", empty)
+    _, err = listed.communicate(timeout=60)
+    assert listed.returncode == 2 and "empty file, not a checkpoint store" in err
+    approve = approvals_cli("approve", empty, "th", "call_1")
+    _, err = approve.communicate(timeout=60)
+    assert approve.returncode == 2 and "empty file, not a checkpoint store" in err
+    assert empty.read_bytes() == b""  # still empty: no database written into it
+
+    missing = tmp_path / "missing.db"
+    listed = approvals_cli("list", missing)
+    _, err = listed.communicate(timeout=60)
+    assert listed.returncode == 2 and "no such checkpoint file" in err
+    assert not missing.exists()
+
+    store = SQLiteCheckpointer(tmp_path / "runs.db")
+    store.close()
+    before = (tmp_path / "runs.db").read_bytes()
+    listed = approvals_cli("list", tmp_path / "runs.db")
+    out, err = listed.communicate(timeout=60)
+    assert listed.returncode == 0, err
+    assert "no pending approvals" in out
+    assert (tmp_path / "runs.db").read_bytes() == before
