@@ -12,8 +12,8 @@ import pytest
 from jianmu_like.checkpoint.owner import new_owner
 from jianmu_like.checkpoint.store import (
     Checkpoint,
-    CheckpointError,
     Checkpointer,
+    CheckpointError,
     MemoryCheckpointer,
     SQLiteCheckpointer,
     ThreadConflictError,
