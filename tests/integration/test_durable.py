@@ -20,6 +20,7 @@ from approval_agent import build_agent
 
 from jianmu_like import human
 from jianmu_like.checkpoint.store import CheckpointError, SQLiteCheckpointer, ThreadConflictError
+from jianmu_like.cli.main import main
 from jianmu_like.guard.approvals import ApprovalError
 from jianmu_like.guard.review import list_pending, record_decision
 from jianmu_like.testing import ScriptedOpenAIServer, call, calls, reply
@@ -199,28 +200,31 @@ async def test_a_stale_holder_cannot_resume_a_thread_another_process_continued(t
     assert saved is not None and saved.status == "success" and saved.owner is None
 
 
-def test_read_only_commands_never_write(tmp_path: Path) -> None:
+def cli(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
+    """The command line, in this process (read-only commands need no process of their own)."""
+    code = main(["approvals", *map(str, args)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_read_only_commands_never_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     empty = tmp_path / "empty.db"
     empty.touch()
-    listed = approvals_cli("list", empty)
-    _, err = listed.communicate(timeout=60)
-    assert listed.returncode == 2 and "empty file, not a checkpoint store" in err
-    approve = approvals_cli("approve", empty, "th", "call_1")
-    _, err = approve.communicate(timeout=60)
-    assert approve.returncode == 2 and "empty file, not a checkpoint store" in err
+    code, _, err = cli(capsys, "list", empty)
+    assert code == 2 and "empty file, not a checkpoint store" in err
+    code, _, err = cli(capsys, "approve", empty, "th", "call_1")
+    assert code == 2 and "empty file, not a checkpoint store" in err
     assert empty.read_bytes() == b""  # still empty: no database written into it
 
     missing = tmp_path / "missing.db"
-    listed = approvals_cli("list", missing)
-    _, err = listed.communicate(timeout=60)
-    assert listed.returncode == 2 and "no such checkpoint file" in err
+    code, _, err = cli(capsys, "list", missing)
+    assert code == 2 and "no such checkpoint file" in err
     assert not missing.exists()
 
     store = SQLiteCheckpointer(tmp_path / "runs.db")
     store.close()
     before = (tmp_path / "runs.db").read_bytes()
-    listed = approvals_cli("list", tmp_path / "runs.db")
-    out, err = listed.communicate(timeout=60)
-    assert listed.returncode == 0, err
+    code, out, err = cli(capsys, "list", tmp_path / "runs.db")
+    assert code == 0, err
     assert "no pending approvals" in out
     assert (tmp_path / "runs.db").read_bytes() == before
