@@ -129,6 +129,9 @@ class Tool(BaseModel):
     """Seconds one call may take; enforced by the executor, not here."""
     run_inline: bool = False
     """Run a sync function on the event-loop thread: only for trivial, fast, pure functions."""
+    idempotent: bool = False
+    """Running it twice has the effect of running it once: after a crash mid-call it is run
+    again; otherwise the model is told the call's outcome is unknown."""
 
     _binder: ArgumentBinder | None = PrivateAttr(default=None)
     _is_async: bool = PrivateAttr(default=False)
@@ -171,6 +174,7 @@ class Tool(BaseModel):
         effect_tags: Iterable[str] = (),
         timeout: float | None = None,
         run_inline: bool = False,
+        idempotent: bool = False,
         args_model: type[BaseModel] | None = None,
     ) -> Tool:
         """Derive a tool from a function: name, docstring summary and a schema from its hints.
@@ -194,6 +198,7 @@ class Tool(BaseModel):
             effect_tags=_as_tags(effect_tags),
             timeout=timeout,
             run_inline=run_inline,
+            idempotent=idempotent,
         )
         made._binder = spec.binder
         return made
@@ -280,6 +285,7 @@ def tool(
     effect_tags: Iterable[str] = (),
     timeout: float | None = None,
     run_inline: bool = False,
+    idempotent: bool = False,
     args_model: type[BaseModel] | None = None,
 ) -> _Decorator: ...
 
@@ -293,6 +299,7 @@ def tool(
     effect_tags: Iterable[str] = (),
     timeout: float | None = None,
     run_inline: bool = False,
+    idempotent: bool = False,
     args_model: type[BaseModel] | None = None,
 ) -> _Decorator: ...
 
@@ -307,6 +314,7 @@ def tool(
     effect_tags: Iterable[str] = (),
     timeout: float | None = None,
     run_inline: bool = False,
+    idempotent: bool = False,
     args_model: type[BaseModel] | None = None,
 ) -> Tool | _Decorator:
     """Make a `Tool` of a function: `@tool`, `@tool("name")` or `@tool(name=..., timeout=...)`."""
@@ -323,6 +331,7 @@ def tool(
             effect_tags=tags,
             timeout=timeout,
             run_inline=run_inline,
+            idempotent=idempotent,
             args_model=args_model,
         )
 
