@@ -46,6 +46,7 @@ def _fragments(text: str, parts: int = 3) -> list[str]:
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True  # a handler stuck on a slow client must not block interpreter exit
+    request_queue_size = 1024  # listen backlog: the default 5 overflows when thousands connect at once
 
     def __init__(self, owner: ScriptedOpenAIServer) -> None:
         self.owner = owner
