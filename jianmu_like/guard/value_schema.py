@@ -1,10 +1,18 @@
-"""A small JSON-Schema subset for checking one tool argument's value.
+"""JSON Schema for one tool argument's value, checked strictly, with readable problems.
 
-`jsonschema` is not a dependency, and argument rules only need to pin down scalar values and
-simple shapes. `ValueSchema` checks the keywords in `SUPPORTED_KEYWORDS` and refuses, when it
-is built, any other assertion keyword: silently ignoring a `oneOf` or `$ref` would let through
-exactly what the rule's author meant to block. Annotation keywords (`title`, `description`,
-`format`...) are accepted and, as in `jsonschema`'s default mode, not asserted.
+Validation is `jsonschema`'s Draft 2020-12 validator (with its format checker for the formats it
+can check: date, email, ipv4, ipv6, uuid, regex...; other formats stay annotations), made
+stricter where the standard is too lenient for a guard:
+
+* no coercion, and a bound implies its type: `{"maximum": 100}` rejects `"1000"` (the standard
+  ignores number keywords on a string, and the tool's own validation would then happily turn
+  the string into 1000); `minLength`/`maxLength`/`pattern` likewise require a string. An
+  explicit `type` (e.g. `["number", "string"]`) states what is allowed instead.
+* NaN and ±infinity are not numbers: every comparison with NaN is false, so it passes any bound.
+
+A schema is refused when it is built if it is invalid, uses a keyword the validator does not
+know (a typo like `maximun` would otherwise be silently ignored and let through exactly what
+the rule's author meant to block) or a `$ref` that does not resolve inside it.
 """
 
 from __future__ import annotations
@@ -12,245 +20,286 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, cast
 
-SUPPORTED_KEYWORDS = frozenset(
-    {
-        "type",
-        "enum",
-        "const",
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "minLength",
-        "maxLength",
-        "pattern",
-        "items",
-        "minItems",
-        "maxItems",
-        "properties",
-        "required",
-        "additionalProperties",
-        "anyOf",
-        "allOf",
-        "not",
-    }
-)
+from jsonschema import Draft202012Validator, ValidationError, validators
+from jsonschema.exceptions import SchemaError
+from jsonschema.protocols import Validator
+
 ANNOTATION_KEYWORDS = frozenset(
     {
         "$schema",
         "$id",
+        "$anchor",
+        "$dynamicAnchor",
         "$comment",
+        "$defs",
+        "$vocabulary",
+        "definitions",
         "title",
         "description",
         "default",
         "examples",
-        "format",
         "deprecated",
         "readOnly",
         "writeOnly",
+        "contentEncoding",
+        "contentMediaType",
+        "contentSchema",
     }
 )
-_TYPES = ("string", "integer", "number", "boolean", "array", "object", "null")
-_NUMBER_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
-_COUNT_KEYWORDS = ("minLength", "maxLength", "minItems", "maxItems")
+KNOWN_KEYWORDS = frozenset(Draft202012Validator.VALIDATORS) | ANNOTATION_KEYWORDS
+_NUMBER_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+_STRING_KEYWORDS = ("minLength", "maxLength", "pattern")
+_SCHEMA_KEYS = (
+    "items",
+    "additionalProperties",
+    "not",
+    "contains",
+    "propertyNames",
+    "if",
+    "then",
+    "else",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentSchema",
+)
+_SCHEMA_MAP_KEYS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_SCHEMA_LIST_KEYS = ("allOf", "anyOf", "oneOf", "prefixItems")
 
 Problem = tuple[str, str]
 """(where, what): `where` is a JSON path suffix ("", ".key", "[0]"), `what` starts with a verb."""
+Keyword = Callable[[Any, Any, Any, Mapping[str, Any]], Iterator[ValidationError]]
+
+
+def _is_number(value: Any) -> bool:
+    """A JSON number: no bool, no NaN, no infinity."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return isinstance(value, int) or math.isfinite(value)
+
+
+def _is_integer(value: Any) -> bool:
+    return _is_number(value) and float(value).is_integer()
+
+
+class _Problem(ValidationError):
+    """An error whose message is already in this module's wording."""
+
+
+def _implies(kind: str, check: Callable[[Any], bool], keyword: Keyword) -> Keyword:
+    """`keyword`, which also rejects values of the wrong kind when no `type` says otherwise."""
+
+    def strict(validator: Any, value: Any, instance: Any, schema: Mapping[str, Any]) -> Iterator[Any]:
+        if not check(instance):
+            if "type" not in schema:
+                yield _Problem(f"must be a {kind}")
+            return
+        yield from keyword(validator, value, instance, schema)
+
+    return strict
+
+
+def _required(validator: Any, value: Any, instance: Any, schema: Mapping[str, Any]) -> Iterator[Any]:
+    """One error per missing property, located at the property (not at the object)."""
+    if isinstance(instance, Mapping):
+        for name in value:
+            if name not in instance:
+                yield _Problem("is required", path=[name])
+
+
+def _additional(validator: Any, value: Any, instance: Any, schema: Mapping[str, Any]) -> Iterator[Any]:
+    """Each unexpected key checked against the schema at its own place (`false`: not allowed)."""
+    if not isinstance(instance, Mapping):
+        return
+    known = schema.get("properties", {})
+    patterns = schema.get("patternProperties", {})
+    for key in instance:
+        if key in known or any(re.search(p, key) for p in patterns):
+            continue
+        if value is False:
+            yield _Problem("is not allowed", path=[key])
+        else:
+            yield from validator.descend(instance[key], value, path=key)
+
+
+def _build_validator_class() -> type[Validator]:
+    base = Draft202012Validator
+    types = base.TYPE_CHECKER.redefine_many(
+        {"number": lambda _, v: _is_number(v), "integer": lambda _, v: _is_integer(v)}
+    )
+    keywords: dict[str, Keyword] = {"required": _required, "additionalProperties": _additional}
+    for name in _NUMBER_KEYWORDS:
+        keywords[name] = _implies("number", _is_number, base.VALIDATORS[name])
+    for name in _STRING_KEYWORDS:
+        keywords[name] = _implies("string", lambda v: isinstance(v, str), base.VALIDATORS[name])
+    return cast("type[Validator]", validators.extend(base, keywords, type_checker=types))  # type: ignore[no-untyped-call]
+
+
+_StrictValidator = _build_validator_class()
 
 
 class ValueSchema:
-    """A validated schema that lists every way a value violates it."""
+    """A checked schema that lists every way a value violates it."""
 
     def __init__(self, schema: Mapping[str, Any] | bool) -> None:
-        _check_schema(schema, "schema")
+        _check_schema(schema)
         self.schema = schema
+        self._validator = _StrictValidator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
 
     def problems(self, value: Any) -> list[Problem]:
         """Every violation, each with where in the value it is; empty when the value conforms."""
-        return _problems(value, self.schema, "")
+        try:
+            errors = list(self._validator.iter_errors(value))
+        except Exception as exc:  # e.g. a reference that cannot be resolved: fail closed
+            return [("", f"could not be checked ({type(exc).__name__}: {exc})")]
+        return _describe(errors, value)
 
     def __repr__(self) -> str:
         return f"ValueSchema({self.schema!r})"
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+# --- checking the schema itself ---------------------------------------------------------------
 
 
-def _check_schema(schema: Any, where: str) -> None:
-    """Raise ValueError for anything this subset would not check as its author expects."""
-    if isinstance(schema, bool):
-        return
-    if not isinstance(schema, Mapping):
-        raise ValueError(f"{where} must be an object (or true/false), got {type(schema).__name__}")
-    for key, spec in schema.items():
-        if key in ANNOTATION_KEYWORDS:
-            continue
-        if key not in SUPPORTED_KEYWORDS:
+def _check_schema(schema: Any) -> None:
+    """Raise ValueError naming the place of anything that would not be checked as written."""
+    if not isinstance(schema, Mapping | bool):
+        raise ValueError(f"schema must be an object (or true/false), got {type(schema).__name__}")
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        raise ValueError(
+            f"invalid JSON schema at schema{_path(exc.absolute_path)}: {_schema_problem(exc)}"
+        ) from None
+    for where, subschema in _subschemas(schema, "schema"):
+        unknown = sorted(set(subschema) - KNOWN_KEYWORDS)
+        if unknown:
             raise ValueError(
-                f"unsupported JSON-schema keyword {key!r} in {where}; "
-                f"supported: {', '.join(sorted(SUPPORTED_KEYWORDS))}"
+                f"unknown JSON-schema keyword {unknown[0]!r} in {where} (a misspelt keyword would be "
+                "ignored by the validator and let through what it should block)"
             )
-        _check_keyword(key, spec, f"{where}.{key}")
+        ref = subschema.get("$ref")
+        if ref is not None:
+            _check_ref(schema, ref, f"{where}.$ref")
 
 
-def _check_keyword(key: str, spec: Any, where: str) -> None:
-    if key == "type":
-        names = spec if isinstance(spec, list) else [spec]
-        if not names or any(name not in _TYPES for name in names):
-            raise ValueError(f"{where} must be one of {', '.join(_TYPES)} (or a list of them), got {spec!r}")
-    elif key == "enum":
-        if not isinstance(spec, list) or not spec:
-            raise ValueError(f"{where} must be a non-empty list")
-    elif key in _NUMBER_KEYWORDS:
-        if not _is_number(spec) or not math.isfinite(spec):
-            raise ValueError(f"{where} must be a finite number, got {spec!r}")
-    elif key in _COUNT_KEYWORDS:
-        if not isinstance(spec, int) or isinstance(spec, bool) or spec < 0:
-            raise ValueError(f"{where} must be a non-negative integer, got {spec!r}")
-    elif key == "pattern":
-        if not isinstance(spec, str):
-            raise ValueError(f"{where} must be a string")
-        try:
-            re.compile(spec)
-        except re.error as exc:
-            raise ValueError(f"{where} is not a valid regular expression: {exc}") from exc
-    elif key in ("items", "additionalProperties", "not"):
-        _check_schema(spec, where)
-    elif key == "properties":
-        if not isinstance(spec, Mapping):
-            raise ValueError(f"{where} must be an object")
-        for name, sub in spec.items():
-            _check_schema(sub, f"{where}.{name}")
-    elif key == "required":
-        if not isinstance(spec, list) or not all(isinstance(name, str) for name in spec):
-            raise ValueError(f"{where} must be a list of strings")
-    elif key in ("anyOf", "allOf"):
-        if not isinstance(spec, list) or not spec:
-            raise ValueError(f"{where} must be a non-empty list of schemas")
-        for index, sub in enumerate(spec):
-            _check_schema(sub, f"{where}[{index}]")
+def _schema_problem(error: SchemaError | ValidationError) -> str:
+    """The metaschema's most telling complaint ("not one of [...]" rather than "not valid under
+    any of the given schemas")."""
+    if error.validator in ("anyOf", "oneOf") and error.context:
+        telling = [e for e in error.context if e.validator != "type"] or list(error.context)
+        return _schema_problem(telling[0])
+    if error.validator == "format" and error.validator_value == "regex":
+        return f"{error.instance!r} is not a valid regular expression"
+    return error.message
+
+
+def _check_ref(root: Mapping[str, Any] | bool, ref: str, where: str) -> None:
+    if not ref.startswith("#"):
+        raise ValueError(f"{where}: only references inside the schema ('#...') are allowed, got {ref!r}")
+    try:
+        resolver: Any = _StrictValidator(root)._resolver  # type: ignore[attr-defined]
+        resolver.lookup(ref)
+    except Exception:
+        raise ValueError(f"{where}: {ref!r} does not resolve inside the schema") from None
+
+
+def _subschemas(schema: Any, where: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    if not isinstance(schema, Mapping):
+        return
+    yield where, schema
+    for key in _SCHEMA_KEYS:
+        if key in schema:
+            yield from _subschemas(schema[key], f"{where}.{key}")
+    for key in _SCHEMA_MAP_KEYS:
+        for name, sub in (schema.get(key) or {}).items():
+            yield from _subschemas(sub, f"{where}.{key}.{name}")
+    for key in _SCHEMA_LIST_KEYS:
+        for index, sub in enumerate(schema.get(key) or ()):
+            yield from _subschemas(sub, f"{where}.{key}[{index}]")
+
+
+# --- describing the errors ----------------------------------------------------------------------
 
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def _has_type(value: Any, name: str) -> bool:
-    if name == "string":
-        return isinstance(value, str)
-    if name == "integer":
-        return _is_number(value) and float(value).is_integer()
-    if name == "number":
-        return _is_number(value)
-    if name == "boolean":
-        return isinstance(value, bool)
-    if name == "array":
-        return isinstance(value, list | tuple)
-    if name == "object":
-        return isinstance(value, Mapping)
-    return value is None
+def _path(parts: Iterable[Any]) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts)
 
 
-def _json_equal(a: Any, b: Any) -> bool:
-    """JSON equality: `true` is not `1`, though Python says `True == 1`."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
-    return bool(a == b)
+def _position(value: Any, path: Iterable[Any]) -> tuple[int, ...]:
+    """Where `path` is in `value`, as indices (a missing key sorts first, like `required`)."""
+    out: list[int] = []
+    for part in path:
+        if isinstance(value, Mapping):
+            keys = list(value)
+            out.append(keys.index(part) if part in value else -1)
+            value = value.get(part)
+        elif isinstance(part, int):
+            out.append(part)
+            value = value[part] if isinstance(value, list | tuple) and part < len(value) else None
+        else:
+            out.append(-1)
+    return tuple(out)
 
 
-def _problems(value: Any, schema: Mapping[str, Any] | bool, where: str) -> list[Problem]:
-    if schema is True:
-        return []
-    if schema is False:
-        return [(where, "is not allowed")]
-    assert isinstance(schema, Mapping)
-    declared = schema.get("type")
-    if declared is not None:
-        names = declared if isinstance(declared, list) else [declared]
-        if not any(_has_type(value, name) for name in names):
-            return [(where, f"must be of type {' or '.join(names)}")]  # the rest would be noise
+def _describe(errors: list[ValidationError], value: Any, base: str = "") -> list[Problem]:
+    """Problems in the order of the value; a wrong type hides the other complaints of its schema."""
+    mistyped = {(tuple(e.path), id(e.schema)) for e in errors if e.validator == "type"}
     out: list[Problem] = []
-    if "enum" in schema and not any(_json_equal(value, option) for option in schema["enum"]):
-        out.append((where, f"must be one of {', '.join(_json(option) for option in schema['enum'])}"))
-    if "const" in schema and not _json_equal(value, schema["const"]):
-        out.append((where, f"must be {_json(schema['const'])}"))
-    if _is_number(value):
-        out.extend(_number_problems(value, schema, where))
-    if isinstance(value, str):
-        out.extend(_string_problems(value, schema, where))
-    if isinstance(value, list | tuple):
-        out.extend(_array_problems(value, schema, where))
-    if isinstance(value, Mapping):
-        out.extend(_object_problems(value, schema, where))
-    for sub in schema.get("allOf", ()):
-        out.extend(_problems(value, sub, where))
-    if "anyOf" in schema:
-        branches = [_problems(value, sub, where) for sub in schema["anyOf"]]
-        if all(branches):
-            alternatives = " or ".join(
-                "(" + ", ".join(f"{w[len(where) :]} {what}".lstrip() for w, what in branch) + ")"
-                for branch in branches
-            )
-            out.append((where, f"must satisfy one of: {alternatives}"))
-    if "not" in schema and not _problems(value, schema["not"], where):
-        out.append((where, f"must not match {_json(schema['not'])}"))
+    for error in sorted(errors, key=lambda e: _position(value, e.path)):
+        if error.validator != "type" and (tuple(error.path), id(error.schema)) in mistyped:
+            continue
+        problem = (base + _path(error.path), _what(error))
+        if problem not in out:
+            out.append(problem)
     return out
 
 
-def _number_problems(value: float, schema: Mapping[str, Any], where: str) -> list[Problem]:
-    out: list[Problem] = []
-    if "minimum" in schema and value < schema["minimum"]:
-        out.append((where, f"must be >= {schema['minimum']}"))
-    if "exclusiveMinimum" in schema and value <= schema["exclusiveMinimum"]:
-        out.append((where, f"must be > {schema['exclusiveMinimum']}"))
-    if "maximum" in schema and value > schema["maximum"]:
-        out.append((where, f"must be <= {schema['maximum']}"))
-    if "exclusiveMaximum" in schema and value >= schema["exclusiveMaximum"]:
-        out.append((where, f"must be < {schema['exclusiveMaximum']}"))
-    return out
+def _alternatives(error: ValidationError) -> str:
+    branches: dict[Any, list[ValidationError]] = {}
+    for sub in error.context or ():
+        branches.setdefault(sub.schema_path[0], []).append(sub)
+    return " or ".join(
+        "(" + ", ".join(f"{where} {what}".lstrip() for where, what in _describe(subs, error.instance)) + ")"
+        for subs in branches.values()
+    )
 
 
-def _string_problems(value: str, schema: Mapping[str, Any], where: str) -> list[Problem]:
-    out: list[Problem] = []
-    if "minLength" in schema and len(value) < schema["minLength"]:
-        out.append((where, f"must be at least {schema['minLength']} character(s) long"))
-    if "maxLength" in schema and len(value) > schema["maxLength"]:
-        out.append((where, f"must be at most {schema['maxLength']} character(s) long"))
-    # JSON Schema patterns are not anchored: `re.search`, as `jsonschema` does.
-    if "pattern" in schema and re.search(schema["pattern"], value) is None:
-        out.append((where, f"must match the pattern {schema['pattern']!r}"))
-    return out
-
-
-def _array_problems(value: Sequence[Any], schema: Mapping[str, Any], where: str) -> list[Problem]:
-    out: list[Problem] = []
-    if "minItems" in schema and len(value) < schema["minItems"]:
-        out.append((where, f"must have at least {schema['minItems']} item(s)"))
-    if "maxItems" in schema and len(value) > schema["maxItems"]:
-        out.append((where, f"must have at most {schema['maxItems']} item(s)"))
-    if "items" in schema:
-        for index, item in enumerate(value):
-            out.extend(_problems(item, schema["items"], f"{where}[{index}]"))
-    return out
-
-
-def _object_problems(value: Mapping[str, Any], schema: Mapping[str, Any], where: str) -> list[Problem]:
-    out: list[Problem] = [
-        (f"{where}.{name}", "is required") for name in schema.get("required", ()) if name not in value
-    ]
-    properties: Mapping[str, Any] = schema.get("properties", {})
-    extra = schema.get("additionalProperties", True)
-    for key, item in value.items():
-        if key in properties:
-            out.extend(_problems(item, properties[key], f"{where}.{key}"))
-        elif extra is not True:
-            out.extend(_problems(item, extra, f"{where}.{key}"))
-    return out
+def _what(error: ValidationError) -> str:
+    kind = error.validator
+    spec: Any = error.validator_value
+    if isinstance(error, _Problem):
+        return error.message
+    simple: dict[Any, Callable[[], str]] = {
+        None: lambda: "is not allowed",  # the `false` schema
+        "type": lambda: f"must be of type {' or '.join(spec) if isinstance(spec, list) else spec}",
+        "enum": lambda: f"must be one of {', '.join(_json(option) for option in spec)}",
+        "const": lambda: f"must be {_json(spec)}",
+        "minimum": lambda: f"must be >= {spec}",
+        "maximum": lambda: f"must be <= {spec}",
+        "exclusiveMinimum": lambda: f"must be > {spec}",
+        "exclusiveMaximum": lambda: f"must be < {spec}",
+        "multipleOf": lambda: f"must be a multiple of {spec}",
+        "minLength": lambda: f"must be at least {spec} character(s) long",
+        "maxLength": lambda: f"must be at most {spec} character(s) long",
+        "pattern": lambda: f"must match the pattern {spec!r}",
+        "format": lambda: f"must be a valid {spec}",
+        "minItems": lambda: f"must have at least {spec} item(s)",
+        "maxItems": lambda: f"must have at most {spec} item(s)",
+        "uniqueItems": lambda: "must not contain duplicate items",
+        "not": lambda: f"must not match {_json(spec)}",
+        "anyOf": lambda: f"must satisfy one of: {_alternatives(error)}",
+    }
+    if kind in simple:
+        return simple[kind]()
+    if kind == "oneOf":
+        if error.context:
+            return f"must satisfy exactly one of: {_alternatives(error)}"
+        return "must satisfy exactly one of the alternatives, but satisfies several"
+    return f"violates '{kind}' ({error.message})"
