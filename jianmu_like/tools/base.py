@@ -176,7 +176,7 @@ class Tool(BaseModel):
     ) -> Tool:
         """Derive a tool from a function: name, docstring summary and a schema from its hints.
 
-        Per-parameter descriptions come from a Google-style `Args:` section (or `:param x:`),
+        Per-parameter descriptions come from the docstring (Google, NumPy, reST or Epydoc style),
         or from `Annotated[..., Field(description=...)]`. A function whose single parameter
         is a pydantic model (or any function given `args_model=`) exposes that model's fields.
         """
