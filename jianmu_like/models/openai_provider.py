@@ -16,6 +16,7 @@ import openai
 from openai.resources.chat.completions import AsyncCompletions
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
+from ..telemetry.redact import redact_text, redact_url
 from .errors import ModelError
 from .messages import Message, ToolCall
 from .provider import DeltaCallback, is_retryable_status
@@ -94,7 +95,7 @@ class OpenAIProvider:
     redacted from every error message this provider produces."""
 
     def __init__(self, base_url: str, api_key: str | None = None, *, timeout: float = 60.0) -> None:
-        self.base_url: str | None = base_url
+        self.base_url: str | None = redact_url(base_url)  # for display: the SDK client has the real one
         self.timeout = timeout
         self._client = openai.AsyncOpenAI(
             base_url=base_url,
@@ -209,7 +210,7 @@ class OpenAIProvider:
         key = self._client.api_key
         if key and key != _PLACEHOLDER_KEY:
             text = text.replace(key, "***")
-        return text
+        return redact_text(text)  # URLs quoted by the SDK or the network stack
 
 
 def _server_message(exc: openai.APIStatusError) -> str:

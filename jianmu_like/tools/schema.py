@@ -17,7 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
 
@@ -49,6 +48,10 @@ def parse_docstring(doc: str | None) -> DocInfo:
     if not doc:
         return DocInfo()
     text = inspect.cleandoc(doc)
+    if "\n" not in text:
+        return DocInfo(text.strip())  # a one-line docstring: nothing to parse
+    import docstring_parser  # deferred: only docstrings with sections need it
+
     try:
         parsed = docstring_parser.parse(text)
     except docstring_parser.ParseError:
