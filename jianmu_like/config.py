@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from .agentfile.yaml_source import SourceError, YamlDocument, describe_errors, load_yaml
 from .state.schema import StateKeys
+from .telemetry.redact import redact_url
 
 
 class ConfigError(SourceError):
@@ -74,7 +75,13 @@ class ResilienceConfig(_Section):
 
 class ProviderConfig(_Section):
     base_url: str | None = None
-    api_key: str | None = None
+    """Shown (repr, `jianmu-like config`, errors) without `user:password@` or secret query values."""
+    api_key: SecretStr | None = None
+    """A `SecretStr`: never shown by a repr, a dump or `explain_config`; `.get_secret_value()`."""
+
+    def __repr_args__(self) -> Any:
+        for key, value in super().__repr_args__():
+            yield key, redact_url(value) if key == "base_url" and isinstance(value, str) else value
 
 
 class LoggingConfig(_Section):
@@ -197,6 +204,8 @@ def _load(path: str | Path | None, *, env: bool) -> tuple[JianmuConfig, ConfigSo
             source = doc.where(loc)
         else:
             source = "default"
+        if isinstance(value, str) and key.endswith("url"):
+            value = redact_url(value)  # for display: no user:password@ or ?token=...
         sources.values[key] = (value, source)
     return config, sources
 

@@ -16,6 +16,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from ..telemetry.redact import is_secret_key
+
 Loc = tuple[int | str, ...]
 
 
@@ -113,7 +115,11 @@ def describe_errors(
                 message += f" (expected one of: {', '.join(choices)})"
         elif error["type"] == "missing":
             message = "required key is missing"
-        elif "input" in error and error["type"] not in ("model_type", "dict_type"):
+        elif (
+            "input" in error
+            and error["type"] not in ("model_type", "dict_type")
+            and not (loc and is_secret_key(loc[-1]))
+        ):
             message += f" (got {error['input']!r})"
         place = where(loc) if where is not None else ""
         out.append(f"{place}: {key}: {message}" if place else f"{key}: {message}")
