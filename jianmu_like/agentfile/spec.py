@@ -123,7 +123,8 @@ class MessageSpec(_Strict):
 
 class PresetRefSpec(_Strict):
     path: str
-    """Agent file, relative to the file that references it."""
+    """Agent file, relative to the file that references it; it must lie in that file's directory
+    tree, the shipped presets or a directory listed in `agents.preset_roots`."""
     name: str | None = None
     namespace: str | None = None
     input: str | None = None
@@ -137,6 +138,8 @@ class AgentFileSpec(ReActSpec):
     tree: TreeNodeSpec | None = None
     output: str | None = None
     """For trees: the namespace whose `final_answer` is the agent's answer."""
+    inputs: list[str] = Field(default_factory=list)
+    """Top-level keys the caller provides besides `task` and `messages` (for `{key}` in templates)."""
 
     @model_validator(mode="after")
     def _tree_for_tree_kind(self) -> AgentFileSpec:
