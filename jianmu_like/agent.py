@@ -20,6 +20,7 @@ from .config import get_config
 from .guard.approvals import Approval, ApprovalDecision, ApprovalError, parse_decision
 from .models.types import Usage
 from .presets.react_state import ReActState
+from .state.contract import check_contract
 from .state.manager import StateManager
 from .state.schema import StateKeys
 from .telemetry import events as ev
@@ -76,6 +77,7 @@ class Agent:
         checkpointer: Checkpointer | None = None,
     ) -> None:
         self.root = root
+        check_contract(state_schema, root)  # a schema that cannot hold the tree's keys fails here
         self.state_manager = StateManager(state_schema, initial_state)
         self.keys = keys or StateKeys()
         self.namespace = namespace if namespace is not None else getattr(root, "namespace", None)

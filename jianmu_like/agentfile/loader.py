@@ -164,9 +164,9 @@ class _Builder:
             key = ".".join(str(p) for p in loc)
             for problem in wiring.template_problems(template, found):
                 self.problems.append(f"{self._where(source, loc)}: {key}: {problem}")
-        problem = wiring.output_problem(spec, found)
-        if problem is not None:
-            self.problems.append(f"{self._where(file, ('output',))}: output: {problem}")
+        unanswered = wiring.output_problem(spec, found)
+        if unanswered is not None:
+            self.problems.append(f"{self._where(file, ('output',))}: output: {unanswered}")
 
     def _preset_target(self, file: Path, ref: PresetRefSpec) -> Path | None:
         """The real path of a referenced agent file if it lies where presets may be read."""

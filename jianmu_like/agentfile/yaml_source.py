@@ -99,9 +99,9 @@ class _BoundedLoader(yaml.SafeLoader):
                 "(aliases count as the whole node they refer to)",
             )
 
-    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
         if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
+            event = self.peek_event()  # type: ignore[no-untyped-call]
             anchor = str(event.anchor)
             self._aliases += 1
             if self._aliases > self.limits.max_aliases:
@@ -112,10 +112,10 @@ class _BoundedLoader(yaml.SafeLoader):
                     f"recursive alias *{anchor} (it is inside its own anchor &{anchor}, "
                     f"line {self._open[anchor]})",
                 )
-            node: yaml.Node = super().compose_node(parent, index)
+            node = super().compose_node(parent, index)
             self._count(self._sizes.get(id(node), 1), event.start_mark)
             return node
-        event = self.peek_event()
+        event = self.peek_event()  # type: ignore[no-untyped-call]
         self._depth += 1
         if self._depth > self.limits.max_depth:
             raise _LimitExceeded(event.start_mark, f"nested deeper than {self.limits.max_depth} levels")
@@ -142,7 +142,7 @@ class _BoundedLoader(yaml.SafeLoader):
                 self.duplicates.append((line, f"{key}: duplicate key (first at line {seen[key]})"))
             else:
                 seen[key] = line
-        return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
+        return super().construct_mapping(node, deep=deep)
 
 
 def _read(file: Path, max_bytes: int) -> str:
