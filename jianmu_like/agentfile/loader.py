@@ -147,19 +147,28 @@ class _Builder:
     def check(self, file: Path) -> AgentFileSpec:
         self._roots = (_real(file.parent),)
         spec = self.spec_of(file)
-        if spec is not None and spec.kind == "tree" and not self.problems:
+        if spec is not None and spec.kind == "tree":
             self._check_wiring(file, spec)
         if self.problems or spec is None:
             raise AgentFileError(in_line_order(self.problems) or [f"{file}: invalid agent file"])
         return spec
 
     def _check_wiring(self, file: Path, spec: AgentFileSpec) -> None:
+        """Templates and `output` against what the tree writes (skipped when a referenced preset
+        could not be read: what it writes is unknown, and its problem is reported already)."""
+        unresolved: list[PresetRefSpec] = []
+
         def resolve(source: Path, ref: PresetRefSpec) -> tuple[Path, AgentFileSpec] | None:
             target = self._preset_target(source, ref)
             found = self.specs.get(target) if target is not None else None
-            return (target, found) if target is not None and found is not None else None
+            if target is None or found is None:
+                unresolved.append(ref)
+                return None
+            return target, found
 
         found = wiring.collect(file, spec, resolve)
+        if unresolved:
+            return
         for source, loc, template in found.templates:
             key = ".".join(str(p) for p in loc)
             for problem in wiring.template_problems(template, found):

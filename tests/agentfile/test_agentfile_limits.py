@@ -14,17 +14,8 @@ from jianmu_like.agentfile.loader import AgentFileError, load_agent, validate_ag
 from jianmu_like.agentfile.yaml_source import SourceError, YamlLimits, load_yaml
 from jianmu_like.testing import ScriptedOpenAIServer, call, reply
 
-BILLION_LAUGHS = """\
-a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
-b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
-c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
-d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
-e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
-f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
-g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
-h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
-i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
-"""
+BILLION_LAUGHS = (Path(__file__).parent / "billion_laughs.yaml").read_text()
+"""342 bytes that expand to 387 million strings (9**9)."""
 
 
 def problems_of(path: Path, **kwargs: list[str]) -> list[str]:

@@ -108,3 +108,13 @@ def test_a_namespaced_agent_needs_extra_keys() -> None:
 
 def _offline() -> ModelClient:
     return ModelClient(ScriptedProvider([]), model="offline")
+
+
+def test_tool_and_wiring_problems_come_together(tmp_path: Path) -> None:
+    path = tmp_path / "tree.yaml"
+    path.write_text("kind: tree\noutput: a\ntree:\n  react: {namespace: a, tools: [nope], input: '{tsk}'}\n")
+    with pytest.raises(AgentFileError) as info:
+        validate_agent_file(path)
+    [tool, template] = info.value.problems
+    assert tool.startswith(f"{path}:4: tools[0]: unknown tool 'nope'")
+    assert template == f"{path}:4: tree.react.input: {{tsk}}: no such input key (did you mean 'task'?)"
