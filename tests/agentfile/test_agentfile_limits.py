@@ -64,6 +64,28 @@ def test_duplicate_keys_are_reported_with_both_lines_in_one_pass(tmp_path: Path)
     assert problems[2].startswith(f"{path}:7: llm.temperature: ")
 
 
+def test_the_configuration_is_read_with_the_same_limits(tmp_path: Path) -> None:
+    from jianmu_like.config import ConfigError, load_config
+
+    config = tmp_path / "jianmu.yaml"
+    config.write_text("llm: &x\n  nested: *x\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(config, env=False)
+    assert info.value.problems == [
+        f"{config}:2: YAML refused: recursive alias *x (it is inside its own anchor &x, line 1)"
+    ]
+    config.write_text("llm:\n  temperature: 0.1\n  temperature: 0.2\n  tempreature: 1\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(config, env=False)
+    assert info.value.problems == [
+        f"{config}:3: temperature: duplicate key (first at line 2)",
+        f"{config}:4: llm.tempreature: unknown key (did you mean 'temperature'?)",
+    ]
+    config.write_text(BILLION_LAUGHS)
+    with pytest.raises(ConfigError, match="YAML refused: the document expands to more than"):
+        load_config(config, env=False)
+
+
 # ---------------------------------------------------------------------------- modules
 def test_stdlib_and_foreign_modules_are_refused_without_importing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
