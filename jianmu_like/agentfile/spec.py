@@ -49,7 +49,8 @@ class ReActSpec(_Strict):
     model: str | ModelSpec | None = None
     system_prompt: str | None = None
     tools: list[str] = Field(default_factory=list)
-    """Built-in tool names (`calculator`, `think`) or `package.module:attribute` references."""
+    """Built-in tool names (`calculator`, `think`) or `package.module:attribute` references to
+    allowed modules (under the file's directory, `agents.allowed_modules`, `--allow-module`)."""
     mcp_servers: list[dict[str, Any]] | dict[str, dict[str, Any]] = Field(default_factory=list)
     guard: dict[str, Any] | None = None
     limits: LimitsSpec = Field(default_factory=LimitsSpec)
