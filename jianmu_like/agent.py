@@ -22,6 +22,7 @@ from .guard.approvals import Approval, ApprovalDecision, ApprovalError, parse_de
 from .guard.review import store_decision, stored_decisions
 from .models.types import Usage
 from .presets.react_state import ReActState
+from .state.contract import check_contract
 from .state.manager import StateManager
 from .state.schema import StateKeys
 from .telemetry import events as ev
@@ -82,6 +83,7 @@ class Agent:
         checkpointer: Checkpointer | None = None,
     ) -> None:
         self.root = root
+        check_contract(state_schema, root)  # a schema that cannot hold the tree's keys fails here
         self.state_manager = StateManager(state_schema, initial_state)
         self.keys = keys or StateKeys()
         self.namespace = namespace if namespace is not None else getattr(root, "namespace", None)
