@@ -138,3 +138,10 @@ def check_claim(
             f"saved by another process since this one loaded it (stored seq {seq}, expected "
             f"{expected_seq}); reload the thread (resume(thread_id=...)) to continue it",
         )
+
+
+@runtime_checkable
+class ClosableCheckpointer(Checkpointer, Protocol):
+    """A store that holds a file or connections: `close()` when done with it."""
+
+    def close(self) -> None: ...
