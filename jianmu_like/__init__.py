@@ -25,6 +25,7 @@ from .checkpoint.store import (
     MemoryCheckpointer,
     SQLiteCheckpointer,
 )
+from .checkpoint.target import open_checkpointer
 from .config import ConfigError, JianmuConfig, ReActConfig, ResilienceConfig, get_config, load_config
 from .guard.approvals import Approval, ApprovalDecision, ApprovalError
 from .guard.config import GuardConfig, policies_from_config
@@ -163,6 +164,7 @@ __all__ = [
     "load_agent",
     "load_config",
     "mcp_servers_from_config",
+    "open_checkpointer",
     "policies_from_config",
     "policy",
     "record_decision",

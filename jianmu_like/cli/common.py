@@ -9,6 +9,8 @@ from typing import TextIO
 from rich.console import Console
 from rich.text import Text
 
+from ..checkpoint.target import is_database_url
+
 EXIT_OK = 0
 EXIT_FAILED = 1
 """The agent ran and failed (model error, iteration or token limit, ...)."""
@@ -60,9 +62,12 @@ def print_problems(console: Console, problems: list[str], *, title: str | None =
         console.print(Text(problem, style="red"))
 
 
-def existing_store(path: str) -> Path:
-    """The path of a checkpoint store that must already exist (reading never creates one)."""
-    file = Path(path)
+def existing_store(target: str) -> str | Path:
+    """A checkpoint store that must already exist (reading never creates one): a file's path,
+    or a database URL as given (opening it read-only checks that it holds a store)."""
+    if is_database_url(target):
+        return target
+    file = Path(target)
     if not file.is_file():
         raise CliError(f"{file}: no such checkpoint file")
     return file

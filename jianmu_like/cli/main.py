@@ -105,8 +105,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("preset", metavar="PRESET", help="agent file (e.g. presets/react.yaml)")
     run.add_argument("question", metavar="QUESTION")
-    run.add_argument("--checkpoint", metavar="FILE", help="save the run in this SQLite file (resumable)")
-    run.add_argument("--thread", metavar="ID", help="thread id in the checkpoint file (default: a new one)")
+    run.add_argument(
+        "--checkpoint",
+        metavar="STORE",
+        help="save the run (resumable) in this SQLite file or postgresql:// database",
+    )
+    run.add_argument("--thread", metavar="ID", help="thread id in the checkpoint store (default: a new one)")
     _run_options(run)
     run.set_defaults(handler=cli_run.run_command)
 
@@ -118,7 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="continue a suspended or interrupted run",
     )
     resume.add_argument("preset", metavar="PRESET", help="the agent file the run was started with")
-    resume.add_argument("--checkpoint", metavar="FILE", required=True, help="SQLite checkpoint file")
+    resume.add_argument(
+        "--checkpoint", metavar="STORE", required=True, help="SQLite checkpoint file or postgresql:// URL"
+    )
     resume.add_argument("--thread", metavar="ID", required=True, help="thread id")
     _run_options(resume)
     resume.set_defaults(handler=cli_run.resume_command)
