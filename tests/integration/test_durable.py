@@ -242,3 +242,21 @@ def test_read_only_commands_never_write(tmp_path: Path, capsys: pytest.CaptureFi
     assert code == 0, err
     assert "no pending approvals" in out
     assert (tmp_path / "runs.db").read_bytes() == before
+
+
+def test_read_only_commands_on_postgres_never_write_or_show_the_password(
+    postgres_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = postgres_url.replace("jianmu@", "jianmu:hunter2@")
+    code, _, err = cli(capsys, "list", url)
+    assert code == 2 and "no checkpoint store in this database" in err
+    code, _, err = cli(capsys, "approve", url, "th", "call_1")
+    assert code == 2 and "no checkpoint store in this database" in err
+    assert "hunter2" not in err
+    with pytest.raises(CheckpointError, match="no checkpoint store"):  # still nothing created
+        open_checkpointer(url, readonly=True)
+
+    open_checkpointer(url).close()
+    code, out, err = cli(capsys, "list", url)
+    assert code == 0, err
+    assert "no pending approvals in postgresql://127.0.0.1:" in out and "hunter2" not in out
