@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         MemoryCheckpointer,
         SQLiteCheckpointer,
     )
+    from .checkpoint.target import open_checkpointer
     from .config import ConfigError, JianmuConfig, ReActConfig, ResilienceConfig, get_config, load_config
     from .config import ResilienceConfig as ModelResilienceConfig
     from .guard.approvals import Approval, ApprovalDecision, ApprovalError
@@ -143,6 +144,7 @@ _LAZY: dict[str, str] = {
     "load_agent": "jianmu_like.agentfile.loader",
     "load_config": "jianmu_like.config",
     "mcp_servers_from_config": "jianmu_like.tools.mcp.provider",
+    "open_checkpointer": "jianmu_like.checkpoint.target",
     "policies_from_config": "jianmu_like.guard.config",
     "policy": "jianmu_like.guard.policies",
     "record_decision": "jianmu_like.guard.review",
@@ -247,6 +249,7 @@ __all__ = [
     "load_agent",
     "load_config",
     "mcp_servers_from_config",
+    "open_checkpointer",
     "policies_from_config",
     "policy",
     "record_decision",

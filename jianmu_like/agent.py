@@ -7,6 +7,7 @@ import secrets
 import time
 import uuid
 from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 import py_trees
@@ -15,8 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .bt.fault import NodeFault
 from .bt.runner import ReactiveRunner, RunOutcome
+from .checkpoint.contract import ClosableCheckpointer
 from .checkpoint.recorder import RunRecorder
 from .checkpoint.store import Checkpointer, CheckpointError
+from .checkpoint.target import open_checkpointer
 from .config import get_config
 from .guard.approvals import Approval, ApprovalDecision, ApprovalError, parse_decision
 from .guard.review import store_decision, stored_decisions
@@ -80,8 +83,10 @@ class Agent:
         output_namespace: str | None = None,
         telemetry: TelemetryHub | None = None,
         log_events: bool | None = None,
-        checkpointer: Checkpointer | None = None,
+        checkpointer: Checkpointer | str | Path | None = None,
     ) -> None:
+        """`checkpointer` is a store, or where one lives (a SQLite path or a `postgresql://`
+        URL: opened here, closed by `aclose()`)."""
         self.root = root
         check_contract(state_schema, root)  # a schema that cannot hold the tree's keys fails here
         self.state_manager = StateManager(state_schema, initial_state)
@@ -95,6 +100,9 @@ class Agent:
             self.telemetry.subscribe(structlog_sink())
         self.runner = ReactiveRunner(root, self.state_manager, telemetry=self.telemetry)
         self.recorder: RunRecorder | None = None
+        self._opened_store: ClosableCheckpointer | None = None
+        if isinstance(checkpointer, (str, Path)):
+            checkpointer = self._opened_store = open_checkpointer(checkpointer)
         if checkpointer is not None:
             self.use_checkpointer(checkpointer)
 
@@ -324,6 +332,9 @@ class Agent:
         self.runner.halt()
         for toolset in self.toolsets():
             await toolset.aclose()
+        if self._opened_store is not None:
+            self._opened_store.close()
+            self._opened_store = None
 
     async def __aenter__(self) -> Agent:
         return self

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from jianmu_like.testing import Responder, call, reply
+from jianmu_like.testing.postgres import TemporaryPostgres, postgres_problem
 
 
 def _research_responder(body: dict[str, Any]) -> Any:
@@ -27,3 +30,27 @@ def _research_responder(body: dict[str, Any]) -> Any:
 @pytest.fixture
 def research_responder() -> Responder:
     return _research_responder
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[TemporaryPostgres]:
+    """One throwaway PostgreSQL cluster for the session (skipped, saying why, without one)."""
+    problem = postgres_problem()
+    if problem is not None:
+        pytest.skip(f"no PostgreSQL for this test: {problem}")
+    with TemporaryPostgres() as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def postgres_url(postgres_cluster: TemporaryPostgres) -> str:
+    """A fresh, empty database of the session's cluster (each test its own)."""
+    return postgres_cluster.new_database()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where a test keeps its checkpoints: a SQLite file, then a PostgreSQL database."""
+    if request.param == "sqlite":
+        return str(tmp_path / "runs.db")
+    return str(request.getfixturevalue("postgres_url"))

@@ -1,4 +1,4 @@
-"""Checkpoints: a run's state and tree progress, saved by thread id, in memory or in SQLite.
+"""Checkpoint stores in memory and in SQLite (the contract they implement: checkpoint.contract).
 
 A checkpoint lets a suspended run (waiting for an approval) be resumed minutes later by another
 process. Only the latest checkpoint of a thread is kept. Next to it, a store keeps two things a
@@ -17,7 +17,6 @@ never creates or changes a file.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import threading
@@ -25,134 +24,39 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import ValidationError
 
 from ..state.journal import JournalEntry
-from .owner import Owner, owner_alive
+from .contract import (
+    FORMAT,
+    Checkpoint,
+    Checkpointer,
+    CheckpointError,
+    CheckpointStatus,
+    DecisionConflictError,
+    StoredDecision,
+    ThreadConflictError,
+    check_claim,
+    schema_fingerprint,
+)
 
-FORMAT = "jianmu_like.checkpoint/2"
+__all__ = [
+    "FORMAT",
+    "Checkpoint",
+    "CheckpointError",
+    "CheckpointStatus",
+    "Checkpointer",
+    "DecisionConflictError",
+    "MemoryCheckpointer",
+    "SQLiteCheckpointer",
+    "StoredDecision",
+    "ThreadConflictError",
+    "schema_fingerprint",
+]
+
 _OLD_FORMATS = ("jianmu_like.checkpoint/1",)
-CheckpointStatus = Literal["running", "suspended", "success", "failure"]
-
-
-class CheckpointError(RuntimeError):
-    """A checkpoint cannot be read, written, or does not fit the agent restoring it."""
-
-
-class ThreadConflictError(CheckpointError):
-    """Another process owns the thread, or saved it since this process loaded it."""
-
-    def __init__(self, thread_id: str, detail: str) -> None:
-        super().__init__(f"thread {thread_id!r}: {detail}")
-        self.thread_id = thread_id
-
-
-class DecisionConflictError(CheckpointError):
-    """A different decision was already stored for an approval."""
-
-
-class Checkpoint(BaseModel):
-    """Everything needed to continue a run."""
-
-    format: str = FORMAT
-    thread_id: str
-    seq: int = 0
-    """Increases with every save of the thread."""
-    status: CheckpointStatus = "running"
-    owner: str | None = None
-    """The process running the thread (see checkpoint.owner); None when nobody does."""
-    schema_name: str
-    schema_fingerprint: str
-    tree_fingerprint: str
-    state: dict[str, Any]
-    tree: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    saved_at: float = Field(default_factory=time.time)
-
-
-class StoredDecision(BaseModel):
-    """A human decision on one approval, as stored (outside the checkpoint's state)."""
-
-    approval_id: str
-    digest: str
-    """Fingerprint of the approval it answers: a later call reusing the id is a new approval."""
-    decision: dict[str, Any]
-    new: bool = True
-    """False when `record_decision` found this decision already stored (and stored nothing)."""
-
-
-def schema_fingerprint(schema: type[BaseModel]) -> str:
-    """Identifies a state schema by its field names and types (a changed schema cannot load)."""
-    shape = "\n".join(f"{name}:{info.annotation!r}" for name, info in schema.model_fields.items())
-    return hashlib.sha256(shape.encode()).hexdigest()[:16]
-
-
-@runtime_checkable
-class Checkpointer(Protocol):
-    """Stores the latest checkpoint per thread id, the thread's tool journal and decisions."""
-
-    def save(
-        self, checkpoint: Checkpoint, *, expected_seq: int | None = None, holder: str | None = None
-    ) -> None:
-        """Store `checkpoint`; with `expected_seq`, only if the stored seq equals it (0: no
-        checkpoint yet) and no live process other than `holder` (the saver's claim, if it has
-        one) owns the thread, else ThreadConflictError."""
-        ...
-
-    def load(self, thread_id: str) -> Checkpoint | None: ...
-
-    def threads(self) -> list[str]: ...
-
-    def delete(self, thread_id: str) -> None: ...
-
-    def release(self, thread_id: str, owner: str) -> None:
-        """Clear the thread's owner if it is still `owner`."""
-        ...
-
-    def journal(self, thread_id: str) -> dict[str, JournalEntry]: ...
-
-    def journal_start(self, thread_id: str, entry: JournalEntry, *, owner: str | None = None) -> None:
-        """Record a call as started; with `owner`, only while that owner holds the thread."""
-        ...
-
-    def journal_finish(self, thread_id: str, key: str, outcome: dict[str, Any]) -> None: ...
-
-    def record_decision(
-        self, thread_id: str, approval_id: str, digest: str, decision: dict[str, Any]
-    ) -> StoredDecision:
-        """Store a decision unless one for the same approval exists (atomically); returns the
-        stored one, with `new=False` when it was there before."""
-        ...
-
-    def decisions(self, thread_id: str) -> dict[str, StoredDecision]: ...
-
-    def forget(self, thread_id: str) -> None:
-        """Drop the thread's journal and decisions (a fresh run starts a new story)."""
-        ...
-
-
-def _check_claim(
-    thread_id: str,
-    stored: tuple[int, str | None] | None,
-    checkpoint: Checkpoint,
-    expected_seq: int,
-    holder: str | None,
-) -> None:
-    """Raise ThreadConflictError unless `checkpoint` may replace the stored (seq, owner)."""
-    seq, owner = stored if stored is not None else (0, None)
-    if owner is not None and owner not in (holder, checkpoint.owner) and owner_alive(owner):
-        running = Owner.decode(owner)
-        who = running.describe() if running is not None else owner
-        raise ThreadConflictError(
-            thread_id, f"already being run by {who}; wait for it to finish or suspend, then resume"
-        )
-    if seq != expected_seq:
-        raise ThreadConflictError(
-            thread_id,
-            f"saved by another process since this one loaded it (stored seq {seq}, expected "
-            f"{expected_seq}); reload the thread (resume(thread_id=...)) to continue it",
-        )
 
 
 class MemoryCheckpointer:
@@ -171,7 +75,7 @@ class MemoryCheckpointer:
         tid = checkpoint.thread_id
         with self._lock:
             if expected_seq is not None:
-                _check_claim(tid, self._meta.get(tid), checkpoint, expected_seq, holder)
+                check_claim(tid, self._meta.get(tid), checkpoint, expected_seq, holder)
             self._data[tid] = checkpoint.model_dump_json()
             self._meta[tid] = (checkpoint.seq, checkpoint.owner)
 
@@ -398,7 +302,7 @@ class SQLiteCheckpointer:
                 row = conn.execute(
                     "SELECT seq, owner FROM jianmu_checkpoints WHERE thread_id=?", (tid,)
                 ).fetchone()
-                _check_claim(tid, None if row is None else (row[0], row[1]), checkpoint, expected_seq, holder)
+                check_claim(tid, None if row is None else (row[0], row[1]), checkpoint, expected_seq, holder)
             conn.execute(
                 "INSERT INTO jianmu_checkpoints (thread_id, seq, status, saved_at, data, owner) "
                 "VALUES (?,?,?,?,?,?) ON CONFLICT(thread_id) DO UPDATE SET seq=excluded.seq, "

@@ -1,9 +1,10 @@
 """`jianmu-like approvals list|approve|deny`: review tool calls waiting in a checkpoint store.
 
-Nothing runs here: decisions are stored in the checkpoint file (one row each, so concurrent
-operators never lose one), and the agent finds them when `jianmu-like resume` (or
-`Agent.resume(thread_id=...)`) continues the thread. `list` opens the file read-only: it never
-creates or changes a file; `approve`/`deny` write only into an existing checkpoint store.
+Nothing runs here: decisions are stored in the checkpoint store (a SQLite file or a
+`postgresql://` database; one row each, so concurrent operators never lose one), and the agent
+finds them when `jianmu-like resume` (or `Agent.resume(thread_id=...)`) continues the thread.
+`list` opens the store read-only: it never creates or changes one; `approve`/`deny` write only
+into an existing checkpoint store.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..checkpoint.store import SQLiteCheckpointer
+from ..checkpoint.target import open_checkpointer, store_label
 from ..guard.approvals import ApprovalDecision
 from ..guard.review import PendingApproval, list_pending, record_decision
 from .common import EXIT_OK, existing_store
@@ -26,12 +27,12 @@ from .render import shorten
 
 def approvals_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
     """Run `approvals <action>`; store and approval errors reach the caller (exit 2)."""
-    path = existing_store(args.file)
+    target = existing_store(args.file)
     if args.action == "list":
         _list(_pending_of(args.file), args, console)
         return EXIT_OK
-    SQLiteCheckpointer(path, readonly=True).close()  # a checkpoint store, not any file: checked first
-    store = SQLiteCheckpointer(path)
+    open_checkpointer(target, readonly=True).close()  # a checkpoint store, not any file: checked first
+    store = open_checkpointer(target)
     approved = args.action == "approve"
     try:
         record_decision(
@@ -46,13 +47,13 @@ def approvals_command(args: argparse.Namespace, console: Console, errors: Consol
         ids = ", ".join(p.approval.id for p in remaining)
         console.print(Text(f"still waiting in this thread: {ids}", style="yellow"))
     else:
-        file, thread = shlex.quote(args.file), shlex.quote(args.thread)
+        file, thread = shlex.quote(store_label(args.file)), shlex.quote(args.thread)
         console.print(f"continue with: jianmu-like resume PRESET --checkpoint {file} --thread {thread}")
     return EXIT_OK
 
 
 def _pending_of(path: str) -> list[PendingApproval]:
-    store = SQLiteCheckpointer(existing_store(path), readonly=True)
+    store = open_checkpointer(existing_store(path), readonly=True)
     try:
         return list_pending(store)
     finally:
@@ -65,9 +66,9 @@ def _list(pending: list[PendingApproval], args: argparse.Namespace, console: Con
             console.out(json.dumps(item.model_dump(mode="json"), ensure_ascii=False), highlight=False)
         return
     if not pending:
-        console.print(f"no pending approvals in {args.file}")
+        console.print(f"no pending approvals in {store_label(args.file)}")
         return
-    table = Table(title=f"pending approvals in {args.file}", title_justify="left")
+    table = Table(title=f"pending approvals in {store_label(args.file)}", title_justify="left")
     table.add_column("thread", no_wrap=True)
     table.add_column("id", no_wrap=True, style="bold")
     table.add_column("call")

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, TextIO
 if TYPE_CHECKING:
     from rich.console import Console
 
+
 EXIT_OK = 0
 EXIT_FAILED = 1
 """The agent ran and failed (model error, iteration or token limit, ...)."""
@@ -66,9 +67,14 @@ def print_problems(
         console.print(Text(problem, style=style))
 
 
-def existing_store(path: str) -> Path:
-    """The path of a checkpoint store that must already exist (reading never creates one)."""
-    file = Path(path)
+def existing_store(target: str) -> str | Path:
+    """A checkpoint store that must already exist (reading never creates one): a file's path,
+    or a database URL as given (opening it read-only checks that it holds a store)."""
+    from ..checkpoint.target import is_database_url  # deferred: `--help` needs no store code
+
+    if is_database_url(target):
+        return target
+    file = Path(target)
     if not file.is_file():
         raise CliError(f"{file}: no such checkpoint file")
     return file

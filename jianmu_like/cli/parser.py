@@ -12,6 +12,8 @@ from importlib import metadata
 
 from .common import EXIT_CODES_HELP
 
+STORE_HELP = "SQLite checkpoint file or postgresql:// URL"
+
 EPILOG = """\
 examples:
   jianmu-like run presets/react.yaml "What is 25 * 4 + 10?"
@@ -80,8 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("preset", metavar="PRESET", help="agent file (e.g. presets/react.yaml)")
     run.add_argument("question", metavar="QUESTION")
-    run.add_argument("--checkpoint", metavar="FILE", help="save the run in this SQLite file (resumable)")
-    run.add_argument("--thread", metavar="ID", help="thread id in the checkpoint file (default: a new one)")
+    run.add_argument(
+        "--checkpoint",
+        metavar="STORE",
+        help="save the run (resumable) in this SQLite file or postgresql:// database",
+    )
+    run.add_argument("--thread", metavar="ID", help="thread id in the checkpoint store (default: a new one)")
     _run_options(run)
     run.set_defaults(handler="run:run_command")
 
@@ -93,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="continue a suspended or interrupted run",
     )
     resume.add_argument("preset", metavar="PRESET", help="the agent file the run was started with")
-    resume.add_argument("--checkpoint", metavar="FILE", required=True, help="SQLite checkpoint file")
+    resume.add_argument("--checkpoint", metavar="STORE", required=True, help=STORE_HELP)
     resume.add_argument("--thread", metavar="ID", required=True, help="thread id")
     _run_options(resume)
     resume.set_defaults(handler="run:resume_command")
@@ -130,15 +136,15 @@ def _approvals_parser(
 ) -> None:
     """Register `approvals` and its three subcommands."""
     approvals = commands.add_parser(
-        "approvals", parents=[parent], help="list, approve or deny tool calls waiting in a checkpoint file"
+        "approvals", parents=[parent], help="list, approve or deny tool calls waiting in a checkpoint store"
     )
     actions = approvals.add_subparsers(dest="action", required=True, metavar="ACTION")
     listing = actions.add_parser("list", parents=[parent], help="pending approvals of every suspended thread")
-    listing.add_argument("file", metavar="FILE", help="SQLite checkpoint file")
+    listing.add_argument("file", metavar="STORE", help=STORE_HELP)
     listing.add_argument("--json", action="store_true", help="one JSON object per pending approval")
     for verb in ("approve", "deny"):
         action = actions.add_parser(verb, parents=[parent], help=f"{verb} one tool call")
-        action.add_argument("file", metavar="FILE", help="SQLite checkpoint file")
+        action.add_argument("file", metavar="STORE", help=STORE_HELP)
         action.add_argument("thread", metavar="THREAD", help="thread id")
         action.add_argument("approval_id", metavar="ID", help="approval id (see `approvals list`)")
         action.add_argument(

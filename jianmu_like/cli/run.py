@@ -18,7 +18,6 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from rich.console import Console
 from rich.live import Live
@@ -26,7 +25,7 @@ from rich.text import Text
 
 from ..agent import Agent, AgentResult
 from ..agentfile.loader import load_agent
-from ..checkpoint.store import SQLiteCheckpointer
+from ..checkpoint.target import open_checkpointer, store_label
 from ..config import explain_config, get_config
 from ..models.client import ModelClient
 from ..models.messages import human
@@ -153,7 +152,7 @@ async def session(agent: Agent, start: Start, view: RunView) -> AgentResult:
 
 
 def _drive(
-    agent: Agent, start: Start, view: RunView, store: Path | None, thread: str | None
+    agent: Agent, start: Start, view: RunView, store: str | None, thread: str | None
 ) -> AgentResult | int:
     """`session` under asyncio; Ctrl-C becomes EXIT_INTERRUPTED with a note on the checkpoint."""
     try:
@@ -173,10 +172,10 @@ def run_command(args: argparse.Namespace, console: Console, errors: Console) -> 
     """`run PRESET QUESTION`: a fresh run; exit 0 success, 1 failure, 3 suspended, 4 node error,
     5 tool provider error, 130 Ctrl-C."""
     if args.thread and not args.checkpoint:
-        raise CliError("--thread needs --checkpoint FILE (a thread lives in a checkpoint store)")
+        raise CliError("--thread needs --checkpoint STORE (a thread lives in a checkpoint store)")
     enable_streaming()
     agent = load_agent(args.preset, allow_modules=args.allow_module)
-    store = SQLiteCheckpointer(args.checkpoint) if args.checkpoint else None
+    store = open_checkpointer(args.checkpoint) if args.checkpoint else None
     thread = (args.thread or uuid.uuid4().hex[:12]) if store is not None else None
     question: str = args.question
     data = {"task": question, "messages": [human(question)]}
@@ -185,8 +184,8 @@ def run_command(args: argparse.Namespace, console: Console, errors: Console) -> 
         return agent.run(data, max_ticks=args.max_ticks, thread_id=thread, checkpointer=store)
 
     try:
-        path = store.path if store is not None else None
-        outcome = _drive(agent, start, _view(args, console, errors), path, thread)
+        label = store_label(args.checkpoint) if store is not None else None
+        outcome = _drive(agent, start, _view(args, console, errors), label, thread)
     finally:
         if store is not None:
             store.close()
@@ -194,15 +193,16 @@ def run_command(args: argparse.Namespace, console: Console, errors: Console) -> 
 
 
 def resume_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
-    """`resume PRESET --checkpoint FILE --thread ID`: continue a suspended (or interrupted) run."""
-    path = existing_store(args.checkpoint)
-    SQLiteCheckpointer(path, readonly=True).close()  # a checkpoint store, not any file: checked first
-    store = SQLiteCheckpointer(path)
+    """`resume PRESET --checkpoint STORE --thread ID`: continue a suspended (or interrupted) run."""
+    target = existing_store(args.checkpoint)
+    open_checkpointer(target, readonly=True).close()  # a checkpoint store, not any file: checked first
+    store = open_checkpointer(target)
+    label = store_label(args.checkpoint)
     try:
         checkpoint = store.load(args.thread)
         if checkpoint is None:
             known = ", ".join(store.threads()) or "none"
-            raise CliError(f"{store.path}: no thread {args.thread!r} (threads: {known})")
+            raise CliError(f"{label}: no thread {args.thread!r} (threads: {known})")
         if checkpoint.status in ("success", "failure"):
             raise CliError(
                 f"thread {args.thread!r} already finished ({checkpoint.status}); nothing to resume"
@@ -216,7 +216,7 @@ def resume_command(args: argparse.Namespace, console: Console, errors: Console) 
             except RuntimeError as exc:  # CheckpointError too: another tree, schema, ...
                 raise CliError(str(exc)) from exc
 
-        outcome = _drive(agent, start, _view(args, console, errors), store.path, args.thread)
+        outcome = _drive(agent, start, _view(args, console, errors), label, args.thread)
     finally:
         store.close()
     return outcome if isinstance(outcome, int) else report(outcome, args, errors, store_path=args.checkpoint)
@@ -256,9 +256,9 @@ def _explain_suspension(result: AgentResult, preset: str, store_path: str | None
         reason = f"  {approval.reason}" if approval.reason else ""
         errors.print(Text(f"  {approval.id}  {call}{reason}", style="yellow"))
     if store_path is None or result.thread_id is None:
-        errors.print("not resumable: run with --checkpoint FILE [--thread ID] to decide and resume later")
+        errors.print("not resumable: run with --checkpoint STORE [--thread ID] to decide and resume later")
         return
-    file, thread = shlex.quote(store_path), shlex.quote(result.thread_id)
+    file, thread = shlex.quote(store_label(store_path)), shlex.quote(result.thread_id)
     first = shlex.quote(result.pending_approvals[0].id) if result.pending_approvals else "ID"
     errors.print(f"approve:  jianmu-like approvals approve {file} {thread} {first}")
     errors.print(f'deny:     jianmu-like approvals deny {file} {thread} {first} --reason "..."')

@@ -205,6 +205,30 @@ def test_approval_flow(tmp_path: Path) -> None:
     assert finished.returncode == 2 and "already finished" in finished.stderr
 
 
+def test_run_approve_resume_on_postgres(tmp_path: Path, postgres_url: str) -> None:
+    agent = tmp_path / "careful.yaml"
+    agent.write_text(GUARDED_AGENT)
+    store = postgres_url.replace("jianmu@", "jianmu:hunter2@")  # trust auth: the password is unused
+    shown = store.replace("jianmu:hunter2@", "")
+    with ScriptedOpenAIServer([call("think", thought="plan it"), reply("All done.")]) as srv:
+        url = srv.base_url
+        first = jianmu(
+            tmp_path, "run", str(agent), "Go.", "--checkpoint", store, "--thread", "t1", base_url=url
+        )
+        assert first.returncode == 3, first.stderr
+        assert f"jianmu-like approvals approve {shown} t1 call_1" in first.stderr
+        assert "hunter2" not in first.stderr
+
+        from jianmu_like.cli.main import main
+
+        assert main(["approvals", "approve", store, "t1", "call_1"]) == 0  # in-process: a decision row
+        resumed = jianmu(
+            tmp_path, "resume", str(agent), "--checkpoint", store, "--thread", "t1", base_url=url
+        )
+        assert resumed.returncode == 0, resumed.stderr
+        assert "All done." in resumed.stdout
+
+
 def test_approvals_on_a_foreign_or_missing_file(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("not a database, just text\n" * 100)
     foreign = jianmu(tmp_path, "approvals", "list", "notes.txt")

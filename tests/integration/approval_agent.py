@@ -2,7 +2,9 @@
 
 Run as a script: `python approval_agent.py BASE_URL DB THREAD run|resume [DECISION]` prints the
 result as one JSON line (and with `run --hang`, prints it and then waits to be killed).
-`delete_file` waits while the file `<log>.block` (next to its log) exists.
+`delete_file` waits while the file `<log>.block` (next to its log) exists. The checkpoints go to
+the SQLite file DB, or with `--store TARGET` to that store (a postgresql:// URL); the log and
+block files are always next to DB.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ from jianmu_like import (
     human,
     tool,
 )
-from jianmu_like.checkpoint.store import SQLiteCheckpointer
 from jianmu_like.testing import fast_resilience
 
 
@@ -35,7 +36,7 @@ def needs_approval(call: ToolCall, _tool: Any, _ctx: Any) -> GuardDecision | Non
     return None
 
 
-def build_agent(base_url: str, log: Path, db: Path | None = None) -> Agent:
+def build_agent(base_url: str, log: Path, db: Path | str | None = None) -> Agent:
     """The same tree every time (a checkpoint can only be resumed by the tree that wrote it)."""
 
     @tool(effect_tags={"destructive"})
@@ -63,7 +64,7 @@ def build_agent(base_url: str, log: Path, db: Path | None = None) -> Agent:
         tools=[delete_file, list_files],
         constraints=GuardEnforcer([needs_approval]),
     )
-    return Agent(root, state_schema=ReActState, checkpointer=SQLiteCheckpointer(db) if db else None)
+    return Agent(root, state_schema=ReActState, checkpointer=db)  # a path or URL: Agent opens it
 
 
 def summary(result: Any) -> dict[str, Any]:
@@ -77,9 +78,13 @@ def summary(result: Any) -> dict[str, Any]:
 
 
 async def main(argv: list[str]) -> None:
+    store = None
+    if "--store" in argv:
+        at = argv.index("--store")
+        store, argv = argv[at + 1], argv[:at] + argv[at + 2 :]
     base_url, db, thread, mode = argv[:4]
     log = Path(db).with_suffix(".log")
-    agent = build_agent(base_url, log, Path(db))
+    agent = build_agent(base_url, log, store or Path(db))
     if mode == "run":
         result = await agent.run({"messages": [human("clean up /tmp/x")]}, thread_id=thread)
     else:

@@ -1,4 +1,5 @@
-"""Exactly-once tool calls and decisions that stick, with real processes on one SQLite file.
+"""Exactly-once tool calls and decisions that stick, with real processes on one SQLite file
+(and, for two resumers and concurrent operators, on one PostgreSQL database).
 
 A batch killed mid-way is resumed without running a finished call again; two processes never
 both drive one thread; concurrent operators never lose a decision; read-only commands never write.
@@ -19,6 +20,7 @@ import pytest
 from approval_agent import build_agent
 
 from jianmu_like import human
+from jianmu_like.checkpoint import open_checkpointer
 from jianmu_like.checkpoint.store import CheckpointError, SQLiteCheckpointer, ThreadConflictError
 from jianmu_like.cli.main import main
 from jianmu_like.guard.approvals import ApprovalError
@@ -104,18 +106,22 @@ def test_sigkill_mid_batch_never_runs_a_finished_call_again(
         assert "outcome unknown" in observations[1] and "may or may not have taken effect" in observations[1]
 
 
-async def test_two_processes_resuming_one_thread_run_the_approved_call_once(tmp_path: Path) -> None:
+async def test_two_processes_resuming_one_thread_run_the_approved_call_once(
+    tmp_path: Path, store_target: str
+) -> None:
     db, log = tmp_path / "runs.db", tmp_path / "runs.log"
     with ScriptedOpenAIServer([call("delete_file", path="/x"), reply("deleted")]) as srv:
-        agent = build_agent(srv.base_url, log, db)
+        agent = build_agent(srv.base_url, log, store_target)
         first = await agent.run({"messages": [human("delete /x")]}, thread_id="th")
+        await agent.aclose()
         [approval] = first.pending_approvals
-        store = SQLiteCheckpointer(db)
+        store = open_checkpointer(store_target)
         record_decision(store, "th", approval.id, "approve")
         store.close()
         block = db.with_suffix(".block")
         block.touch()  # the approved call waits until both resumers have had their go
-        children = [spawn(HERE / "approval_agent.py", srv.base_url, db, "th", "resume") for _ in range(2)]
+        resumer = (HERE / "approval_agent.py", srv.base_url, db, "th", "resume", "--store", store_target)
+        children = [spawn(*resumer) for _ in range(2)]
         loser_out = None
         deadline = time.monotonic() + 60
         while loser_out is None and time.monotonic() < deadline:
@@ -140,29 +146,37 @@ def approvals_cli(*args: str | Path) -> subprocess.Popen[str]:
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
 
 
-async def test_concurrent_operators_never_lose_a_decision(tmp_path: Path) -> None:
-    db, log = tmp_path / "runs.db", tmp_path / "runs.log"
-    batch = calls(*(call("delete_file", path=f"/f{i}") for i in range(9)))
+@pytest.mark.parametrize(
+    ("store_target", "n"), [("sqlite", 8), ("postgres", 3)], indirect=["store_target"]
+)  # fewer processes on PostgreSQL: the SQLite case already takes its time
+async def test_concurrent_operators_never_lose_a_decision(tmp_path: Path, store_target: str, n: int) -> None:
+    log = tmp_path / "runs.log"
+    batch = calls(*(call("delete_file", path=f"/f{i}") for i in range(n + 1)))
     with ScriptedOpenAIServer([batch, reply("done")]) as srv:
-        agent = build_agent(srv.base_url, log, db)
+        agent = build_agent(srv.base_url, log, store_target)
         result = await agent.run({"messages": [human("delete them")]}, thread_id="th")
+        await agent.aclose()
     ids = [a.id for a in result.pending_approvals]
-    assert len(ids) == 9
+    assert len(ids) == n + 1
 
-    approvers = [approvals_cli("approve", db, "th", approval_id) for approval_id in ids[:8]]
+    approvers = [approvals_cli("approve", store_target, "th", approval_id) for approval_id in ids[:n]]
     outcomes = [(p.wait(timeout=60), p.communicate()) for p in approvers]
-    assert [code for code, _ in outcomes] == [0] * 8, outcomes
-    store = SQLiteCheckpointer(db, readonly=True)
+    assert [code for code, _ in outcomes] == [0] * n, outcomes
+    store = open_checkpointer(store_target, readonly=True)
     decided = {p.approval.id: p.decision for p in list_pending(store)}
-    assert all(decided[i] is not None and decided[i].approved for i in ids[:8])  # all 8 stored
-    assert decided[ids[8]] is None
+    assert all(decided[i] is not None and decided[i].approved for i in ids[:n])  # all n stored
+    assert decided[ids[n]] is None
 
-    race = [approvals_cli("approve", db, "th", ids[8]), approvals_cli("deny", db, "th", ids[8], "-r", "no")]
+    last = ids[n]
+    race = [
+        approvals_cli("approve", store_target, "th", last),
+        approvals_cli("deny", store_target, "th", last, "-r", "no"),
+    ]
     codes = [(p.wait(timeout=60), p.communicate()) for p in race]
     assert sorted(code for code, _ in codes) == [0, 2], codes  # exactly one wins
     [(_, (_, loser_err))] = [c for c in codes if c[0] == 2]
-    assert f"approval '{ids[8]}' in thread 'th' was already" in loser_err
-    winner = next(p.decision for p in list_pending(store) if p.approval.id == ids[8])
+    assert f"approval '{last}' in thread 'th' was already" in loser_err
+    winner = next(p.decision for p in list_pending(store) if p.approval.id == last)
     store.close()
     assert winner is not None and winner.approved == (codes[0][0] == 0)
 
@@ -233,3 +247,21 @@ def test_read_only_commands_never_write(tmp_path: Path, capsys: pytest.CaptureFi
     assert code == 0, err
     assert "no pending approvals" in out
     assert (tmp_path / "runs.db").read_bytes() == before
+
+
+def test_read_only_commands_on_postgres_never_write_or_show_the_password(
+    postgres_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = postgres_url.replace("jianmu@", "jianmu:hunter2@")
+    code, _, err = cli(capsys, "list", url)
+    assert code == 2 and "no checkpoint store in this database" in err
+    code, _, err = cli(capsys, "approve", url, "th", "call_1")
+    assert code == 2 and "no checkpoint store in this database" in err
+    assert "hunter2" not in err
+    with pytest.raises(CheckpointError, match="no checkpoint store"):  # still nothing created
+        open_checkpointer(url, readonly=True)
+
+    open_checkpointer(url).close()
+    code, out, err = cli(capsys, "list", url)
+    assert code == 0, err
+    assert "no pending approvals in postgresql://127.0.0.1:" in out and "hunter2" not in out

@@ -1,5 +1,5 @@
-"""The two checkpoint stores agree: conditional saves, the tool journal, decisions; and an old
-SQLite store is upgraded in place while a foreign one is refused."""
+"""The checkpoint stores agree (memory, SQLite, PostgreSQL): conditional saves, the tool
+journal, decisions; an old SQLite store is upgraded in place; PostgreSQL schemas are versioned."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from jianmu_like.checkpoint import open_checkpointer
 from jianmu_like.checkpoint.owner import new_owner
 from jianmu_like.checkpoint.store import (
     Checkpoint,
@@ -21,14 +22,15 @@ from jianmu_like.checkpoint.store import (
 from jianmu_like.state.journal import JournalEntry
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Checkpointer]:
     if request.param == "memory":
         yield MemoryCheckpointer()
-    else:
-        sqlite_store = SQLiteCheckpointer(tmp_path / "runs.db")
-        yield sqlite_store
-        sqlite_store.close()
+        return
+    target = tmp_path / "runs.db" if request.param == "sqlite" else request.getfixturevalue("postgres_url")
+    opened = open_checkpointer(target)
+    yield opened
+    opened.close()
 
 
 def checkpoint(seq: int, owner: str | None = None, status: str = "running") -> Checkpoint:

@@ -1,0 +1,147 @@
+"""The checkpoint contract: what a store keeps (Checkpoint, StoredDecision), the errors it
+raises and the `Checkpointer` protocol every store (memory, SQLite, PostgreSQL) implements.
+
+Shared here so the stores agree on one meaning of a conditional save (`check_claim`): a save with
+`expected_seq` replaces the stored checkpoint only if it is the one the saver last loaded or
+saved and no other live process owns the thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from ..state.journal import JournalEntry
+from .owner import Owner, owner_alive
+
+FORMAT = "jianmu_like.checkpoint/2"
+"""The checkpoint record's format (also the SQLite store's format marker)."""
+CheckpointStatus = Literal["running", "suspended", "success", "failure"]
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint cannot be read, written, or does not fit the agent restoring it."""
+
+
+class ThreadConflictError(CheckpointError):
+    """Another process owns the thread, or saved it since this process loaded it."""
+
+    def __init__(self, thread_id: str, detail: str) -> None:
+        super().__init__(f"thread {thread_id!r}: {detail}")
+        self.thread_id = thread_id
+
+
+class DecisionConflictError(CheckpointError):
+    """A different decision was already stored for an approval."""
+
+
+class Checkpoint(BaseModel):
+    """Everything needed to continue a run."""
+
+    format: str = FORMAT
+    thread_id: str
+    seq: int = 0
+    """Increases with every save of the thread."""
+    status: CheckpointStatus = "running"
+    owner: str | None = None
+    """The process running the thread (see checkpoint.owner); None when nobody does."""
+    schema_name: str
+    schema_fingerprint: str
+    tree_fingerprint: str
+    state: dict[str, Any]
+    tree: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    saved_at: float = Field(default_factory=time.time)
+
+
+class StoredDecision(BaseModel):
+    """A human decision on one approval, as stored (outside the checkpoint's state)."""
+
+    approval_id: str
+    digest: str
+    """Fingerprint of the approval it answers: a later call reusing the id is a new approval."""
+    decision: dict[str, Any]
+    new: bool = True
+    """False when `record_decision` found this decision already stored (and stored nothing)."""
+
+
+def schema_fingerprint(schema: type[BaseModel]) -> str:
+    """Identifies a state schema by its field names and types (a changed schema cannot load)."""
+    shape = "\n".join(f"{name}:{info.annotation!r}" for name, info in schema.model_fields.items())
+    return hashlib.sha256(shape.encode()).hexdigest()[:16]
+
+
+@runtime_checkable
+class Checkpointer(Protocol):
+    """Stores the latest checkpoint per thread id, the thread's tool journal and decisions."""
+
+    def save(
+        self, checkpoint: Checkpoint, *, expected_seq: int | None = None, holder: str | None = None
+    ) -> None:
+        """Store `checkpoint`; with `expected_seq`, only if the stored seq equals it (0: no
+        checkpoint yet) and no live process other than `holder` (the saver's claim, if it has
+        one) owns the thread, else ThreadConflictError."""
+        ...
+
+    def load(self, thread_id: str) -> Checkpoint | None: ...
+
+    def threads(self) -> list[str]: ...
+
+    def delete(self, thread_id: str) -> None: ...
+
+    def release(self, thread_id: str, owner: str) -> None:
+        """Clear the thread's owner if it is still `owner`."""
+        ...
+
+    def journal(self, thread_id: str) -> dict[str, JournalEntry]: ...
+
+    def journal_start(self, thread_id: str, entry: JournalEntry, *, owner: str | None = None) -> None:
+        """Record a call as started; with `owner`, only while that owner holds the thread."""
+        ...
+
+    def journal_finish(self, thread_id: str, key: str, outcome: dict[str, Any]) -> None: ...
+
+    def record_decision(
+        self, thread_id: str, approval_id: str, digest: str, decision: dict[str, Any]
+    ) -> StoredDecision:
+        """Store a decision unless one for the same approval exists (atomically); returns the
+        stored one, with `new=False` when it was there before."""
+        ...
+
+    def decisions(self, thread_id: str) -> dict[str, StoredDecision]: ...
+
+    def forget(self, thread_id: str) -> None:
+        """Drop the thread's journal and decisions (a fresh run starts a new story)."""
+        ...
+
+
+def check_claim(
+    thread_id: str,
+    stored: tuple[int, str | None] | None,
+    checkpoint: Checkpoint,
+    expected_seq: int,
+    holder: str | None,
+) -> None:
+    """Raise ThreadConflictError unless `checkpoint` may replace the stored (seq, owner)."""
+    seq, owner = stored if stored is not None else (0, None)
+    if owner is not None and owner not in (holder, checkpoint.owner) and owner_alive(owner):
+        running = Owner.decode(owner)
+        who = running.describe() if running is not None else owner
+        raise ThreadConflictError(
+            thread_id, f"already being run by {who}; wait for it to finish or suspend, then resume"
+        )
+    if seq != expected_seq:
+        raise ThreadConflictError(
+            thread_id,
+            f"saved by another process since this one loaded it (stored seq {seq}, expected "
+            f"{expected_seq}); reload the thread (resume(thread_id=...)) to continue it",
+        )
+
+
+@runtime_checkable
+class ClosableCheckpointer(Checkpointer, Protocol):
+    """A store that holds a file or connections: `close()` when done with it."""
+
+    def close(self) -> None: ...

@@ -1,0 +1,310 @@
+"""Checkpoints in PostgreSQL: the SQLite store's contract on a database many processes and hosts
+share.
+
+Selected by URL (`postgresql://...`, see checkpoint.target). The tables (`jianmu_checkpoints`,
+`jianmu_journal`, `jianmu_decisions`) are created and migrated by the library: the applied
+versions are rows of `jianmu_schema_version`, and each pending migration runs in one transaction
+under an advisory lock, so processes starting together migrate once and never see half a schema.
+
+Every write is one transaction that first takes a per-thread advisory lock: writers to different
+threads proceed in parallel, writers to one thread queue, and a conditional save re-reads the
+stored seq and owner inside its transaction (optimistic check, `ThreadConflictError` naming the
+thread). Checkpoints are stored as JSON text (not jsonb, which refuses `\\u0000` in a tool's output).
+
+The contract is synchronous (the recorder saves between ticks, from the event loop), so this uses
+psycopg's sync `ConnectionPool`: each call is one short transaction on a pooled connection. An
+async variant can come with an async contract.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from psycopg_pool import ConnectionPool, PoolTimeout
+from pydantic import ValidationError
+
+from ..state.journal import JournalEntry
+from ..telemetry.redact import redact_text, redact_url
+from .contract import Checkpoint, CheckpointError, StoredDecision, ThreadConflictError, check_claim
+
+_LOCK_CLASS = 0x4A4D  # "JM": the advisory-lock namespace of this library
+_MIGRATION_LOCK = (_LOCK_CLASS + 1, 0)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (  # 1: the checkpoint, journal and decision tables of checkpoint format 2
+        """CREATE TABLE jianmu_checkpoints (
+            thread_id TEXT PRIMARY KEY, seq BIGINT NOT NULL, status TEXT NOT NULL,
+            saved_at DOUBLE PRECISION NOT NULL, data TEXT NOT NULL, owner TEXT)""",
+        """CREATE TABLE jianmu_journal (
+            thread_id TEXT NOT NULL, call_key TEXT NOT NULL, data TEXT NOT NULL,
+            PRIMARY KEY (thread_id, call_key))""",
+        """CREATE TABLE jianmu_decisions (
+            thread_id TEXT NOT NULL, approval_id TEXT NOT NULL, digest TEXT NOT NULL,
+            decision TEXT NOT NULL, PRIMARY KEY (thread_id, approval_id))""",
+    ),
+)
+"""Versioned schema changes: entry N-1 brings a store from version N-1 to N. Append only."""
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class PostgresCheckpointer:
+    """Checkpoints in a PostgreSQL database (tables created or migrated on first use).
+
+    `readonly=True` never creates or changes anything (its sessions are read-only); it refuses a
+    database without a store. `url` is kept only to connect; `label` (credentials removed) is
+    what messages show.
+    """
+
+    def __init__(
+        self, url: str, *, readonly: bool = False, pool_size: int = 4, connect_timeout: float = 10.0
+    ) -> None:
+        self.label = redact_url(url)
+        self.readonly = readonly
+        with self._connect(url, connect_timeout) as conn:
+            if readonly:
+                self._check_readable(conn)
+            else:
+                self._migrate(conn)
+        self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=max(1, pool_size),
+            kwargs={"autocommit": True, "connect_timeout": max(1, round(connect_timeout))},
+            configure=self._configure,
+            open=False,
+            name="jianmu-checkpoints",
+        )
+        try:
+            self._pool.open(wait=True, timeout=connect_timeout)
+        except PoolTimeout as exc:
+            self._pool.close()
+            raise CheckpointError(f"{self.label}: cannot connect to PostgreSQL ({exc})") from exc
+
+    # ------------------------------------------------------------------ schema
+    def _connect(self, url: str, timeout: float) -> psycopg.Connection[Any]:
+        try:
+            return psycopg.connect(url, autocommit=True, connect_timeout=max(1, round(timeout)))
+        except psycopg.Error as exc:
+            raise CheckpointError(
+                f"{self.label}: cannot connect to PostgreSQL ({redact_text(str(exc).strip())})"
+            ) from exc
+
+    def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        if self.readonly:
+            conn.execute("SET default_transaction_read_only = on")
+
+    def _version(self, conn: psycopg.Connection[Any]) -> int | None:
+        """The store's schema version; None when the database has no store."""
+        row = conn.execute("SELECT to_regclass('jianmu_schema_version') IS NOT NULL").fetchone()
+        if row is None or not row[0]:
+            return None
+        found = conn.execute("SELECT coalesce(max(version), 0) FROM jianmu_schema_version").fetchone()
+        return int(found[0]) if found is not None else 0
+
+    def _refuse_newer(self, version: int) -> None:
+        if version > SCHEMA_VERSION:
+            raise CheckpointError(
+                f"{self.label}: checkpoint schema version {version} is newer than this jianmu_like "
+                f"knows ({SCHEMA_VERSION}); upgrade jianmu_like"
+            )
+
+    def _check_readable(self, conn: psycopg.Connection[Any]) -> None:
+        try:
+            version = self._version(conn)
+        except psycopg.Error as exc:
+            raise CheckpointError(f"{self.label}: cannot read the checkpoint store ({exc})") from exc
+        if version is None:
+            raise CheckpointError(f"{self.label}: no checkpoint store in this database (no runs saved in it)")
+        self._refuse_newer(version)
+        if version < SCHEMA_VERSION:
+            raise CheckpointError(
+                f"{self.label}: checkpoint schema version {version} is older than {SCHEMA_VERSION}; "
+                "open it once for writing (a run or an approval) to migrate it"
+            )
+
+    def _migrate(self, conn: psycopg.Connection[Any]) -> None:
+        """Apply the pending migrations in one transaction, under an advisory lock (concurrent
+        openers queue; the next one finds the work done)."""
+        try:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", _MIGRATION_LOCK)
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS jianmu_schema_version ("
+                    "version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+                )
+                version = self._version(conn) or 0
+                self._refuse_newer(version)
+                for number in range(version + 1, SCHEMA_VERSION + 1):
+                    for statement in MIGRATIONS[number - 1]:
+                        conn.execute(statement)
+                    conn.execute("INSERT INTO jianmu_schema_version (version) VALUES (%s)", (number,))
+        except psycopg.Error as exc:
+            raise CheckpointError(
+                f"{self.label}: cannot create or migrate the checkpoint store ({exc})"
+            ) from exc
+
+    # ------------------------------------------------------------------ plumbing
+    @contextmanager
+    def _write(self, thread_id: str, what: str) -> Iterator[psycopg.Connection[Any]]:
+        """One transaction holding the thread's advisory lock (writers to one thread queue)."""
+        if self.readonly:
+            raise CheckpointError(f"{self.label}: opened read-only; cannot {what}")
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_LOCK_CLASS, thread_id))
+                yield conn
+        except psycopg.Error as exc:
+            raise CheckpointError(f"{self.label}: cannot {what} ({exc})") from exc
+
+    def _read(self, sql: str, params: tuple[Any, ...], what: str) -> list[tuple[Any, ...]]:
+        try:
+            with self._pool.connection() as conn:
+                return conn.execute(sql, params).fetchall()
+        except psycopg.Error as exc:
+            raise CheckpointError(f"{self.label}: cannot {what} ({exc})") from exc
+
+    # ------------------------------------------------------------------ the contract
+    def save(
+        self, checkpoint: Checkpoint, *, expected_seq: int | None = None, holder: str | None = None
+    ) -> None:
+        tid = checkpoint.thread_id
+        with self._write(tid, "save checkpoint") as conn:
+            if expected_seq is not None:
+                row = conn.execute(
+                    "SELECT seq, owner FROM jianmu_checkpoints WHERE thread_id=%s", (tid,)
+                ).fetchone()
+                stored = None if row is None else (int(row[0]), row[1])
+                check_claim(tid, stored, checkpoint, expected_seq, holder)
+            conn.execute(
+                "INSERT INTO jianmu_checkpoints (thread_id, seq, status, saved_at, data, owner) "
+                "VALUES (%s,%s,%s,%s,%s,%s) ON CONFLICT (thread_id) DO UPDATE SET seq=EXCLUDED.seq, "
+                "status=EXCLUDED.status, saved_at=EXCLUDED.saved_at, data=EXCLUDED.data, "
+                "owner=EXCLUDED.owner",
+                (
+                    tid,
+                    checkpoint.seq,
+                    checkpoint.status,
+                    checkpoint.saved_at,
+                    checkpoint.model_dump_json(),
+                    checkpoint.owner,
+                ),
+            )
+
+    def load(self, thread_id: str) -> Checkpoint | None:
+        rows = self._read(
+            "SELECT data FROM jianmu_checkpoints WHERE thread_id=%s", (thread_id,), "read checkpoint"
+        )
+        if not rows:
+            return None
+        try:
+            return Checkpoint.model_validate_json(rows[0][0])
+        except (ValueError, ValidationError) as exc:
+            raise CheckpointError(
+                f"{self.label}: checkpoint of thread {thread_id!r} is corrupt ({exc})"
+            ) from exc
+
+    def threads(self) -> list[str]:
+        rows = self._read(
+            'SELECT thread_id FROM jianmu_checkpoints ORDER BY thread_id COLLATE "C"', (), "list threads"
+        )
+        return [str(row[0]) for row in rows]
+
+    def delete(self, thread_id: str) -> None:
+        with self._write(thread_id, "delete thread") as conn:
+            conn.execute("DELETE FROM jianmu_checkpoints WHERE thread_id=%s", (thread_id,))
+            conn.execute("DELETE FROM jianmu_journal WHERE thread_id=%s", (thread_id,))
+            conn.execute("DELETE FROM jianmu_decisions WHERE thread_id=%s", (thread_id,))
+
+    def release(self, thread_id: str, owner: str) -> None:
+        with self._write(thread_id, "release thread") as conn:
+            row = conn.execute(
+                "SELECT data FROM jianmu_checkpoints WHERE thread_id=%s AND owner=%s", (thread_id, owner)
+            ).fetchone()
+            if row is None:
+                return
+            data = json.loads(row[0])
+            data["owner"] = None
+            conn.execute(
+                "UPDATE jianmu_checkpoints SET owner=NULL, data=%s WHERE thread_id=%s",
+                (json.dumps(data), thread_id),
+            )
+
+    def journal(self, thread_id: str) -> dict[str, JournalEntry]:
+        rows = self._read("SELECT data FROM jianmu_journal WHERE thread_id=%s", (thread_id,), "read journal")
+        entries = (JournalEntry.model_validate_json(row[0]) for row in rows)
+        return {entry.key: entry for entry in entries}
+
+    def journal_start(self, thread_id: str, entry: JournalEntry, *, owner: str | None = None) -> None:
+        with self._write(thread_id, "journal a tool call") as conn:
+            if owner is not None:
+                row = conn.execute(
+                    "SELECT owner FROM jianmu_checkpoints WHERE thread_id=%s", (thread_id,)
+                ).fetchone()
+                if row is None or row[0] != owner:
+                    raise ThreadConflictError(
+                        thread_id, "no longer owned by this process; not running the call"
+                    )
+            conn.execute(
+                "INSERT INTO jianmu_journal (thread_id, call_key, data) VALUES (%s,%s,%s) "
+                "ON CONFLICT (thread_id, call_key) DO UPDATE SET data=EXCLUDED.data",
+                (thread_id, entry.key, entry.model_dump_json()),
+            )
+
+    def journal_finish(self, thread_id: str, key: str, outcome: dict[str, Any]) -> None:
+        with self._write(thread_id, "journal a tool outcome") as conn:
+            row = conn.execute(
+                "SELECT data FROM jianmu_journal WHERE thread_id=%s AND call_key=%s", (thread_id, key)
+            ).fetchone()
+            if row is None:
+                return
+            entry = JournalEntry.model_validate_json(row[0])
+            if entry.status != "started":
+                return
+            done = entry.model_copy(
+                update={"status": "finished", "outcome": outcome, "finished_at": time.time()}
+            )
+            conn.execute(
+                "UPDATE jianmu_journal SET data=%s WHERE thread_id=%s AND call_key=%s",
+                (done.model_dump_json(), thread_id, key),
+            )
+
+    def record_decision(
+        self, thread_id: str, approval_id: str, digest: str, decision: dict[str, Any]
+    ) -> StoredDecision:
+        with self._write(thread_id, "record decision") as conn:
+            row = conn.execute(
+                "SELECT digest, decision FROM jianmu_decisions WHERE thread_id=%s AND approval_id=%s",
+                (thread_id, approval_id),
+            ).fetchone()
+            if row is not None and row[0] == digest:
+                return StoredDecision(
+                    approval_id=approval_id, digest=digest, decision=json.loads(row[1]), new=False
+                )
+            conn.execute(
+                "INSERT INTO jianmu_decisions (thread_id, approval_id, digest, decision) "
+                "VALUES (%s,%s,%s,%s) ON CONFLICT (thread_id, approval_id) "
+                "DO UPDATE SET digest=EXCLUDED.digest, decision=EXCLUDED.decision",
+                (thread_id, approval_id, digest, json.dumps(decision)),
+            )
+        return StoredDecision(approval_id=approval_id, digest=digest, decision=dict(decision))
+
+    def decisions(self, thread_id: str) -> dict[str, StoredDecision]:
+        rows = self._read(
+            "SELECT approval_id, digest, decision FROM jianmu_decisions WHERE thread_id=%s",
+            (thread_id,),
+            "read decisions",
+        )
+        return {r[0]: StoredDecision(approval_id=r[0], digest=r[1], decision=json.loads(r[2])) for r in rows}
+
+    def forget(self, thread_id: str) -> None:
+        with self._write(thread_id, "clear journal") as conn:
+            conn.execute("DELETE FROM jianmu_journal WHERE thread_id=%s", (thread_id,))
+            conn.execute("DELETE FROM jianmu_decisions WHERE thread_id=%s", (thread_id,))
+
+    def close(self) -> None:
+        self._pool.close()
