@@ -45,6 +45,13 @@ from .models.client import ModelClient
 from .models.errors import ModelCallFailed, ModelError
 from .models.messages import Message, ToolCall, ai, human, system, tool_message
 from .models.provider import ChatProvider
+from .models.structured import (
+    OutputSchema,
+    StructuredOutputError,
+    StructuredResult,
+    structured_llm_call,
+)
+from .models.tool_protocol import ProtocolAdapter, ToolProtocol
 from .models.types import ModelRequest, ModelResponse, Usage
 from .nodes.context import ContextBuilder, ContextBuilderProtocol
 from .nodes.llm import AgentLLMNode
@@ -129,7 +136,9 @@ __all__ = [
     "ModelResponse",
     "Node",
     "OpenAIProvider",
+    "OutputSchema",
     "PendingApproval",
+    "ProtocolAdapter",
     "RateLimit",
     "ReActConfig",
     "ReActState",
@@ -143,12 +152,15 @@ __all__ = [
     "StateKeys",
     "StateManager",
     "StaticToolProvider",
+    "StructuredOutputError",
+    "StructuredResult",
     "TelemetryHub",
     "Tool",
     "ToolArgumentsError",
     "ToolCall",
     "ToolError",
     "ToolExecutor",
+    "ToolProtocol",
     "ToolProvider",
     "ToolProviderError",
     "ToolSet",
@@ -166,6 +178,7 @@ __all__ = [
     "policies_from_config",
     "policy",
     "record_decision",
+    "structured_llm_call",
     "system",
     "think",
     "tool",
