@@ -26,11 +26,11 @@ REACT_FORMAT = (
     "Final Answer: the answer"
 )
 
-_ACTION = re.compile(r"^\s*\**Action\**\s*:\s*(.+?)\s*$", re.MULTILINE | re.IGNORECASE)
-_INPUT = re.compile(r"^\s*\**Action\s+Input\**\s*:\s*", re.MULTILINE | re.IGNORECASE)
-_FINAL = re.compile(r"^\s*\**Final\s+Answer\**\s*:\s*", re.MULTILINE | re.IGNORECASE)
+_ACTION = re.compile(r"^\s*\**Action\**\s*:\**\s*(.+?)\s*$", re.MULTILINE | re.IGNORECASE)
+_INPUT = re.compile(r"^\s*\**Action\s+Input\**\s*:\**\s*", re.MULTILINE | re.IGNORECASE)
+_FINAL = re.compile(r"^\s*\**Final\s+Answer\**\s*:\**\s*", re.MULTILINE | re.IGNORECASE)
 _OBSERVATION = re.compile(r"^\s*Observation\b", re.MULTILINE | re.IGNORECASE)
-_THOUGHT = re.compile(r"^\s*\**Thought\**\s*:\s*", re.IGNORECASE)
+_THOUGHT = re.compile(r"^\s*\**Thought\**\s*:\**\s*", re.IGNORECASE)
 _FENCE = re.compile(r"```[a-zA-Z]*\n?|```")
 
 
@@ -60,7 +60,7 @@ def read_react_reply(text: str, new_id: Callable[[], str]) -> ParsedReply:
     action = _ACTION.search(body)
     final = _FINAL.search(body)
     if action is not None and (final is None or action.start() < final.start()):
-        name = action.group(1).strip().strip("`'\"[]()*").strip()
+        name = action.group(1).strip(" \t`'\"[]()*")
         rest = body[action.end() :]
         given = _INPUT.search(rest)
         raw = _FENCE.sub("", rest[given.end() :]).strip() if given is not None else ""
