@@ -50,6 +50,8 @@ if TYPE_CHECKING:
     from .models.messages import Message, ToolCall, ai, human, system, tool_message
     from .models.openai_provider import OpenAIProvider
     from .models.provider import ChatProvider
+    from .models.structured import OutputSchema, StructuredOutputError, StructuredResult, structured_llm_call
+    from .models.tool_protocol import ProtocolAdapter, ToolProtocol
     from .models.types import ModelRequest, ModelResponse, Usage
     from .nodes.context import ContextBuilder, ContextBuilderProtocol
     from .nodes.llm import AgentLLMNode
@@ -69,6 +71,12 @@ if TYPE_CHECKING:
     from .tools.toolset import ToolSet
 
 _LAZY: dict[str, str] = {
+    "OutputSchema": "jianmu_like.models.structured",
+    "StructuredOutputError": "jianmu_like.models.structured",
+    "StructuredResult": "jianmu_like.models.structured",
+    "structured_llm_call": "jianmu_like.models.structured",
+    "ProtocolAdapter": "jianmu_like.models.tool_protocol",
+    "ToolProtocol": "jianmu_like.models.tool_protocol",
     "Agent": "jianmu_like.agent",
     "AgentFileError": "jianmu_like.agentfile.loader",
     "AgentLLMNode": "jianmu_like.nodes.llm",
@@ -215,7 +223,9 @@ __all__ = [
     "ModelResponse",
     "Node",
     "OpenAIProvider",
+    "OutputSchema",
     "PendingApproval",
+    "ProtocolAdapter",
     "RateLimit",
     "ReActConfig",
     "ReActState",
@@ -229,12 +239,15 @@ __all__ = [
     "StateKeys",
     "StateManager",
     "StaticToolProvider",
+    "StructuredOutputError",
+    "StructuredResult",
     "TelemetryHub",
     "Tool",
     "ToolArgumentsError",
     "ToolCall",
     "ToolError",
     "ToolExecutor",
+    "ToolProtocol",
     "ToolProvider",
     "ToolProviderError",
     "ToolSet",
@@ -253,6 +266,7 @@ __all__ = [
     "policies_from_config",
     "policy",
     "record_decision",
+    "structured_llm_call",
     "system",
     "think",
     "tool",

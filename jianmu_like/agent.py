@@ -6,6 +6,7 @@ import asyncio
 import secrets
 import time
 import uuid
+import weakref
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -43,6 +44,8 @@ class AgentResult(BaseModel):
 
     status: AgentStatus
     final_answer: str | None = None
+    output: Any = None
+    """The validated structured answer (a pydantic instance) of an agent with an `output_type`."""
     state: Any = None
     """A detached copy of the state model at the end of the run."""
     usage: Usage = Field(default_factory=Usage)
@@ -103,6 +106,7 @@ class Agent:
         self._opened_store: ClosableCheckpointer | None = None
         if isinstance(checkpointer, (str, Path)):
             checkpointer = self._opened_store = open_checkpointer(checkpointer)
+        self._sync_runner: asyncio.Runner | None = None
         if checkpointer is not None:
             self.use_checkpointer(checkpointer)
 
@@ -152,6 +156,30 @@ class Agent:
         finally:
             if recorder is not None:
                 recorder.release()
+
+    def run_sync(
+        self,
+        input_data: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> AgentResult:
+        """`run()` for scripts: runs it to the end like `asyncio.run` (`kwargs` as for `run`).
+
+        Successive calls share one event loop of this agent (an `asyncio.Runner`), so pooled
+        HTTP connections of its model client stay usable between runs. Inside a running event
+        loop (async code, Jupyter) `await agent.run(...)` instead: this raises RuntimeError."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            raise RuntimeError(
+                "Agent.run_sync() cannot run inside a running event loop (async code, Jupyter): "
+                "use `await agent.run(...)` there"
+            )
+        if self._sync_runner is None:
+            self._sync_runner = asyncio.Runner()
+            weakref.finalize(self, self._sync_runner.close)
+        return self._sync_runner.run(self.run(input_data, **kwargs))
 
     async def resume(
         self,
@@ -359,9 +387,11 @@ class Agent:
             agent_status = status
             error = _read(sm, keys.error, ns, None)
         final = _read(sm, keys.final_answer, ns, None) if agent_status == "success" else None
+        output = _read(sm, keys.output, ns, None) if agent_status == "success" else None
         return AgentResult(
             status=agent_status,
             final_answer=final,
+            output=output,
             state=sm.copy_state(),
             usage=usage if isinstance(usage, Usage) else Usage.model_validate(usage),
             termination=termination,

@@ -37,6 +37,9 @@ class ModelsConfig(_Section):
     """Model for ReAct agents; falls back to `default`."""
     local_backend: Literal["xllamacpp", "llama_cpp_python"] = "xllamacpp"
     """llama.cpp binding of the embedded local model (`local/<name>`); see models/local_backends."""
+    tool_protocol: Literal["native", "json", "text", "auto"] = "native"
+    """How tools reach OpenAI-compatible models: native function calling, `json` or `text` (in
+    the prompt, for servers without it), or `auto` (native, JSON when the server rejects tools)."""
 
 
 class LLMConfig(_Section):
@@ -286,4 +289,6 @@ class ReActConfig(BaseModel):
     """Tool outputs longer than this are cut, with a note telling the model so."""
     include_tool_descriptions: bool = True
     """Also describe the tools in the system prompt (in addition to the function schemas)."""
+    tool_protocol: Literal["native", "json", "text", "auto"] | None = None
+    """How this agent's tools reach the model (see `ModelClient`); None keeps the client's."""
     keys: StateKeys = Field(default_factory=StateKeys)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import py_trees
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ..agent import Agent
 from ..bt import composites
@@ -86,7 +86,14 @@ def _client_for(spec: ModelSpec | None) -> ModelClient:
         return ModelClient.resolve()
     api_key = os.environ.get(spec.api_key_env) if spec.api_key_env else None
     resilience = ResilienceConfig(fallback_models=spec.fallback) if spec.fallback else None
-    return ModelClient.resolve(spec.name, base_url=spec.base_url, api_key=api_key, resilience=resilience)
+    return ModelClient.resolve(
+        spec.name,
+        base_url=spec.base_url,
+        api_key=api_key,
+        resilience=resilience,
+        tool_protocol=spec.tool_protocol,
+        supports_tools=spec.supports_tools,
+    )
 
 
 def _real(path: Path) -> Path:
@@ -199,6 +206,11 @@ class _Builder:
                 policies_from_config(spec.guard)
             except ValueError as exc:
                 self.problems.append(f"{self._where(file, (*loc, 'guard'))}: guard: {exc}")
+        if spec.output_schema is not None:
+            try:
+                resolve_output_schema(spec.output_schema, policy)
+            except (ValueError, TypeError) as exc:
+                self.problems.append(f"{self._where(file, (*loc, 'output_schema'))}: output_schema: {exc}")
         if spec.mcp_servers:
             try:
                 _mcp_providers(spec.mcp_servers)
@@ -312,6 +324,7 @@ class _Builder:
             "system_prompt": spec.system_prompt,
             "tool_choice": spec.tool_choice,
             "execution_mode": spec.execution_mode,
+            "tool_protocol": spec.tool_protocol or model.tool_protocol,
             **{k: v for k, v in spec.llm.model_dump().items() if v is not None},
             **{k: v for k, v in spec.limits.model_dump().items() if v is not None},
         }
@@ -324,6 +337,11 @@ class _Builder:
             tool_providers=_mcp_providers(spec.mcp_servers) if spec.mcp_servers else None,
             constraints=guard,
             config=ReActConfig(**{k: v for k, v in values.items() if v is not None}),
+            output_type=(
+                resolve_output_schema(spec.output_schema, self._policy(file))
+                if spec.output_schema is not None
+                else None
+            ),
         )
 
 
@@ -350,6 +368,36 @@ def resolve_tool(reference: str, policy: ModulePolicy | None = None) -> Tool:
     if callable(target):
         return Tool.from_function(target)
     raise ValueError(f"{reference!r} is neither a Tool nor a function")
+
+
+def resolve_output_schema(
+    reference: dict[str, Any] | str, policy: ModulePolicy | None = None
+) -> type[BaseModel] | dict[str, Any]:
+    """An `output_schema:` value: a JSON schema (checked) or a pydantic model class named
+    `package.module:Model` / `package.module.Model` from a module `policy` allows."""
+    if isinstance(reference, dict):
+        from jsonschema import Draft202012Validator, SchemaError
+
+        try:
+            Draft202012Validator.check_schema(reference)
+        except SchemaError as exc:
+            raise ValueError(f"not a valid JSON schema: {exc.message}") from None
+        if reference.get("type", "object") != "object":
+            raise ValueError(f"the schema must describe an object (type: object), not {reference['type']!r}")
+        return reference
+    module_name, sep, attr = reference.partition(":")
+    if not sep:
+        module_name, _, attr = reference.rpartition(".")
+    if not module_name or not attr:
+        raise ValueError(f"{reference!r} is neither a JSON schema nor 'package.module:Model'")
+    try:
+        module = (policy or ModulePolicy()).import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"cannot import module {module_name!r} for output_schema: {exc}") from exc
+    target = getattr(module, attr, None)
+    if not (isinstance(target, type) and issubclass(target, BaseModel)):
+        raise ValueError(f"{reference!r} is not a pydantic model class (found {type(target).__name__})")
+    return target
 
 
 def _looks_like_agent_file(data: Any) -> bool:

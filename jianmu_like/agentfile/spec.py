@@ -24,6 +24,11 @@ class ModelSpec(_Strict):
     base_url: str | None = None
     api_key_env: str | None = None
     fallback: list[str] = Field(default_factory=list)
+    tool_protocol: Literal["native", "json", "text", "auto"] | None = None
+    """How tools reach this model: native function calling, `json` or `text` (described in the
+    prompt, for servers without function calling), `auto` (native, JSON when tools are refused)."""
+    supports_tools: bool | None = None
+    """Whether the server has function calling (for `auto`; unset: learned from a rejection)."""
 
 
 class LimitsSpec(_Strict):
@@ -57,6 +62,11 @@ class ReActSpec(_Strict):
     llm: LLMSpec = Field(default_factory=LLMSpec)
     tool_choice: Any = None
     execution_mode: Literal["serial", "parallel", "auto"] = "auto"
+    tool_protocol: Literal["native", "json", "text", "auto"] | None = None
+    """Overrides the model's tool protocol for this agent."""
+    output_schema: dict[str, Any] | str | None = None
+    """A structured answer: a JSON schema, or a pydantic model as `package.module:Model` (or
+    `package.module.Model`) from an allowed module; the result's `output` is the validated value."""
     input: str | None = None
     """In a tree: a message template written to this agent's namespace before it starts, e.g.
     "Research: {plan.final_answer}" (`{task}` is the run's question)."""

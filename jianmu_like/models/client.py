@@ -19,6 +19,7 @@ from ..config import ConfigError, JianmuConfig, ResilienceConfig, get_config
 from ..telemetry.redact import redact_url
 from .errors import ModelCallFailed, ModelError
 from .provider import ChatProvider, DeltaCallback
+from .tool_protocol import ProtocolAdapter, ToolProtocol
 from .types import ModelEventCallback, ModelRequest, ModelResponse
 
 ModelResilienceConfig = ResilienceConfig
@@ -33,6 +34,11 @@ class ModelClient:
     The same `ModelRequest` object (messages, tools, `tool_choice`...) is sent on every retry and
     fallback: the caller decides the request per round, the client only decides where and when
     to send it. Inject `sleep` to observe or skip backoff in tests.
+
+    `tool_protocol` is how tools reach the model: "native" function calling, "json" or "text"
+    (described in the prompt, replies parsed: any chat model can act) or "auto" (native unless
+    `supports_tools` is False or the server rejects tools); see `models.tool_protocol`. None
+    keeps `provider` as given (a `ProtocolAdapter` stays one).
     """
 
     def __init__(
@@ -42,8 +48,16 @@ class ModelClient:
         model: str,
         resilience: ResilienceConfig | None = None,
         sleep: Sleep = asyncio.sleep,
+        tool_protocol: ToolProtocol | None = None,
+        supports_tools: bool | None = None,
     ) -> None:
-        self.provider = provider
+        base = provider.inner if isinstance(provider, ProtocolAdapter) else provider
+        if tool_protocol is None:
+            self.provider: ChatProvider = provider
+        elif tool_protocol == "native" and supports_tools is None:
+            self.provider = base
+        else:
+            self.provider = ProtocolAdapter(base, tool_protocol, supports_tools=supports_tools)
         self.model = model
         self.resilience = resilience if resilience is not None else ResilienceConfig.model_validate({})
         self._sleep = sleep
@@ -62,6 +76,8 @@ class ModelClient:
         env_override: bool = True,
         resilience: ResilienceConfig | None = None,
         timeout: float | None = None,
+        tool_protocol: ToolProtocol | None = None,
+        supports_tools: bool | None = None,
     ) -> ModelClient:
         """A client for an OpenAI-compatible endpoint, from arguments, environment and config.
 
@@ -75,6 +91,9 @@ class ModelClient:
         (`models.local_backend`, default xllamacpp) is installed and its weights are pulled
         (`local/<name>` picks one, else the default; set
         `JIANMU_NO_LOCAL_MODEL=1` to opt out); otherwise it is a `ConfigError` saying what to set.
+        `tool_protocol` (default `models.tool_protocol`, "native") and `supports_tools`: see the
+        class; the embedded model has its own grammar-constrained JSON protocol and takes them
+        only when given explicitly.
         """
         cfg = config if config is not None else get_config()
         env: dict[str, str] | os._Environ[str] = os.environ if env_override else {}
@@ -82,14 +101,29 @@ class ModelClient:
         name = model or env.get("JIANMU_MODEL") or cfg.models.default
         policy = resilience if resilience is not None else cfg.resilience
         if not url:
-            return cls._embedded(name, policy, cfg.models.local_backend)
+            embedded = cls._embedded(name, policy, cfg.models.local_backend)
+            if tool_protocol is None and supports_tools is None:
+                return embedded
+            return cls(
+                embedded.provider,
+                model=embedded.model,
+                resilience=policy,
+                tool_protocol=tool_protocol or "native",
+                supports_tools=supports_tools,
+            )
         configured = cfg.provider.api_key.get_secret_value() if cfg.provider.api_key is not None else None
         key = api_key or env.get("OPENAI_API_KEY") or configured or None
 
         from .openai_provider import OpenAIProvider  # deferred: importing openai is slow
 
         provider = OpenAIProvider(url, key, timeout=timeout if timeout is not None else cfg.llm.timeout)
-        return cls(provider, model=name, resilience=policy)
+        return cls(
+            provider,
+            model=name,
+            resilience=policy,
+            tool_protocol=tool_protocol or cfg.models.tool_protocol,
+            supports_tools=supports_tools,
+        )
 
     @classmethod
     def _embedded(cls, name: str, resilience: ResilienceConfig, backend: str) -> ModelClient:
@@ -113,6 +147,25 @@ class ModelClient:
         """A client sharing this one's provider (and connections) with another retry policy,
         for a node configured with its own; closing either closes the shared provider."""
         return ModelClient(self.provider, model=self.model, resilience=resilience, sleep=self._sleep)
+
+    @property
+    def tool_protocol(self) -> ToolProtocol:
+        """How tools reach the model (see the class)."""
+        provider = self.provider
+        return provider.protocol if isinstance(provider, ProtocolAdapter) else "native"
+
+    def with_tool_protocol(self, tool_protocol: ToolProtocol) -> ModelClient:
+        """A client sharing this one's provider and policy that speaks `tool_protocol` (itself
+        when it already does)."""
+        if tool_protocol == self.tool_protocol:
+            return self
+        return ModelClient(
+            self.provider,
+            model=self.model,
+            resilience=self.resilience,
+            sleep=self._sleep,
+            tool_protocol=tool_protocol,
+        )
 
     def models_for(self, request: ModelRequest) -> list[str]:
         """The models one call of `request` tries, in order: its own (or the default), then the
@@ -191,15 +244,15 @@ class ModelClient:
                 if response.attempts != attempt:
                     response.attempts = attempt
                 if on_event is not None:
-                    on_event(
-                        "model.call.completed",
-                        {
-                            "model": model,
-                            "usage": response.usage.model_dump(),
-                            "attempts": attempt,
-                            "finish_reason": response.finish_reason,
-                        },
-                    )
+                    completed = {
+                        "model": model,
+                        "usage": response.usage.model_dump(),
+                        "attempts": attempt,
+                        "finish_reason": response.finish_reason,
+                    }
+                    if response.tool_protocol is not None:
+                        completed["tool_protocol"] = response.tool_protocol
+                    on_event("model.call.completed", completed)
                 return response
         raise self._failed(models, errors, attempt, on_event) from (errors[-1] if errors else None)
 

@@ -84,6 +84,9 @@ class Message(BaseModel):
     tool_calls: list[ToolCall] | None = None
     tool_call_id: str | None = None
     name: str | None = None
+    reasoning_content: str | None = None
+    """The model's reasoning where a provider returns it (or a text-protocol `Thought:`); kept
+    for the record, never sent back (some servers reject it in a request)."""
 
     @cached_property
     def _wire(self) -> dict[str, Any]:

@@ -137,6 +137,13 @@ def _transport_failure(exc: openai.APIConnectionError, seconds: float) -> str:
     return f"could not connect{detail}"
 
 
+def _reasoning(raw: Any) -> str | None:
+    """`reasoning_content` of a message or delta (a non-standard field some servers add)."""
+    extra = getattr(raw, "model_extra", None) or {}
+    value = extra.get("reasoning_content")
+    return value if isinstance(value, str) and value else None
+
+
 def _tool_call(raw: Any) -> ToolCall:
     function = getattr(raw, "function", None)
     if function is not None:
@@ -185,7 +192,12 @@ class OpenAIProvider:
         raw = choice.message
         tool_calls = [_tool_call(tc) for tc in raw.tool_calls or ()]
         content = raw.content if raw.content is not None else raw.refusal
-        message = Message(role="assistant", content=content, tool_calls=tool_calls or None)
+        message = Message(
+            role="assistant",
+            content=content,
+            tool_calls=tool_calls or None,
+            reasoning_content=_reasoning(raw),
+        )
         return ModelResponse.model_construct(
             message=message,
             usage=_usage(completion.usage, request, message),
@@ -240,6 +252,9 @@ class OpenAIProvider:
                         continue  # n > 1 is not supported: only the first choice is kept
                     acc.saw_choice = True
                     delta = choice.delta
+                    reasoning = _reasoning(delta)
+                    if reasoning:
+                        acc.add_reasoning(reasoning)
                     if delta.content:
                         acc.add_content(delta.content)
                         if on_delta is not None:

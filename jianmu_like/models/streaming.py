@@ -34,10 +34,11 @@ class StreamAccumulator:
     brings a new id.
     """
 
-    __slots__ = ("_by_index", "_calls", "_content", "finish_reason", "saw_choice", "usage")
+    __slots__ = ("_by_index", "_calls", "_content", "_reasoning", "finish_reason", "saw_choice", "usage")
 
     def __init__(self) -> None:
         self._content: list[str] = []
+        self._reasoning: list[str] = []
         self._calls: list[_PartialToolCall] = []
         self._by_index: dict[int, _PartialToolCall] = {}
         self.finish_reason: str | None = None
@@ -48,6 +49,10 @@ class StreamAccumulator:
     def add_content(self, text: str) -> None:
         """Append one content delta."""
         self._content.append(text)
+
+    def add_reasoning(self, text: str) -> None:
+        """Append one `reasoning_content` delta (servers with a reasoning parser send them)."""
+        self._reasoning.append(text)
 
     def add_tool_call(
         self,
@@ -96,4 +101,7 @@ class StreamAccumulator:
     def message(self) -> Message:
         """The assistant message the stream amounts to."""
         tool_calls = self.tool_calls()
-        return Message(role="assistant", content=self.content, tool_calls=tool_calls or None)
+        reasoning = "".join(self._reasoning) if self._reasoning else None
+        return Message(
+            role="assistant", content=self.content, tool_calls=tool_calls or None, reasoning_content=reasoning
+        )

@@ -40,6 +40,25 @@ OBSERVATION_NUDGE = "If this answers the question, reply with the answer now."
 ERROR_NUDGE = "Correct the call and try again."
 """Appended instead when the observation is an error: the nudge to answer made models answer with it."""
 
+CORRECTION_PREFIX = "Your last reply could not be read"
+"""Starts the corrective message sent after a reply in neither the tool protocol nor a final
+answer (`models.tool_protocol`); the reply it follows is shown back to the model verbatim."""
+
+ParsedReply = tuple[Message, bool]
+"""The message a reply stands for, and whether the reply was in the protocol at all."""
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """How calls and answers are written in one prompt-based tool protocol: the reply-format
+    instructions, the rendering of past calls and answers, and the parser of a reply."""
+
+    name: str
+    reply_format: str
+    render_call: Callable[[ToolCall], str]
+    render_answer: Callable[[str], str]
+    parse: Callable[[str, Callable[[], str]], ParsedReply]
+
 
 @dataclass(frozen=True)
 class WorkedExample:
@@ -97,12 +116,13 @@ def describe_tool(function: dict[str, Any]) -> str:
     return f"{line}: {description}" if description else line
 
 
-def render_examples(examples: Sequence[WorkedExample]) -> str:
+def render_examples(examples: Sequence[WorkedExample], dialect: Dialect | None = None) -> str:
     """The examples as transcripts in the same shapes `to_chat_messages` produces."""
+    dialect = dialect or JSON_DIALECT
     blocks = []
     for example in examples:
-        call = json.dumps({"tool": example.tool, "arguments": example.arguments}, ensure_ascii=False)
-        answer = json.dumps({"answer": example.answer}, ensure_ascii=False)
+        call = dialect.render_call(ToolCall(id="example", name=example.tool, arguments=example.arguments))
+        answer = dialect.render_answer(example.answer)
         blocks.append(
             f"User: {example.question}\n"
             f"Assistant: {call}\n"
@@ -126,17 +146,19 @@ def render_system_prompt(
     tools: Sequence[dict[str, Any]] | None,
     *,
     examples: Sequence[WorkedExample] | None = None,
+    dialect: Dialect | None = None,
 ) -> str:
     """The persona, the tool list, the reply format and worked examples: `examples` (default
-    `BUILTIN_EXAMPLES`), each shown only when its tool is offered."""
+    `BUILTIN_EXAMPLES`), each shown only when its tool is offered; `dialect` defaults to JSON."""
+    dialect = dialect or JSON_DIALECT
     functions = tool_functions(tools)
     names = {f["name"] for f in functions}
     parts = [persona_of(system_text or "")]
     parts.append("You can use these tools:\n" + "\n".join(describe_tool(f) for f in functions))
-    parts.append(REPLY_FORMAT)
+    parts.append(dialect.reply_format)
     shown = [e for e in (BUILTIN_EXAMPLES if examples is None else examples) if e.tool in names]
     if shown:
-        parts.append(render_examples(shown))
+        parts.append(render_examples(shown, dialect))
     return "\n\n".join(p for p in parts if p)
 
 
@@ -148,15 +170,17 @@ def observation_text(content: str | None, tool_name: str | None) -> str:
     return f"{label}: {text}\n{nudge}"
 
 
-def _assistant_text(message: Message, protocol: bool) -> str:
+def _assistant_text(message: Message, protocol: bool, dialect: Dialect) -> str:
     if message.tool_calls:
-        return "\n".join(
-            json.dumps({"tool": call.name, "arguments": call.arguments}, ensure_ascii=False)
-            for call in message.tool_calls
-        )
+        return "\n".join(dialect.render_call(call) for call in message.tool_calls)
     if not protocol:
         return message.content or ""
-    return json.dumps({"answer": message.content or ""}, ensure_ascii=False)
+    return dialect.render_answer(message.content or "")
+
+
+def is_correction(message: Message) -> bool:
+    """Whether `message` is the corrective message of the tool protocol."""
+    return message.role == "user" and (message.content or "").startswith(CORRECTION_PREFIX)
 
 
 def to_chat_messages(
@@ -165,6 +189,7 @@ def to_chat_messages(
     *,
     system_role: bool = True,
     examples: Sequence[WorkedExample] | None = None,
+    dialect: Dialect | None = None,
 ) -> list[ChatTurn]:
     """Plain chat turns for a model without tool calling.
 
@@ -172,13 +197,15 @@ def to_chat_messages(
     tools it stays as it is and answers stay plain text); later ones become user notes.
     Consecutive turns of one role are merged, since some chat templates (Gemma's) require
     strict user/assistant alternation. With `system_role=False` the system prompt is put at
-    the top of the first user turn instead.
+    the top of the first user turn instead. A reply that a corrective message follows is shown
+    as the model wrote it. `dialect` (default JSON) is how calls and answers are written.
     """
+    dialect = dialect or JSON_DIALECT
     protocol = bool(tool_functions(tools))
     names: dict[str, str] = {}
     turns: list[ChatTurn] = []
     system_text: str | None = None
-    for message in messages:
+    for index, message in enumerate(messages):
         if message.role == "system":
             if system_text is None and not turns:
                 system_text = message.content or ""
@@ -187,7 +214,8 @@ def to_chat_messages(
         elif message.role == "assistant":
             for call in message.tool_calls or ():
                 names[call.id] = call.name
-            role, text = "assistant", _assistant_text(message, protocol)
+            corrected = index + 1 < len(messages) and is_correction(messages[index + 1])
+            role, text = "assistant", _assistant_text(message, protocol and not corrected, dialect)
         elif message.role == "tool":
             name = message.name or names.get(message.tool_call_id or "")
             role, text = "user", observation_text(message.content, name)
@@ -197,7 +225,11 @@ def to_chat_messages(
             turns[-1]["content"] += "\n\n" + text
         else:
             turns.append({"role": role, "content": text})
-    prompt = render_system_prompt(system_text, tools, examples=examples) if protocol else system_text
+    prompt = (
+        render_system_prompt(system_text, tools, examples=examples, dialect=dialect)
+        if protocol
+        else system_text
+    )
     if not prompt:
         return turns
     if system_role:
@@ -259,7 +291,7 @@ def reply_schema(tools: Sequence[dict[str, Any]] | None, tool_choice: Any = None
     return branches[0] if len(branches) == 1 else {"oneOf": branches}
 
 
-_TOOL_KEYS = ("tool", "name", "tool_name", "function", "action")
+_TOOL_KEYS = ("tool", "name", "tool_name", "function", "action", "tool_call")
 _ARGUMENT_KEYS = ("arguments", "args", "parameters", "input", "action_input")
 _ANSWER_KEYS = ("answer", "final_answer", "response", "content")
 _FENCE = re.compile(r"```[a-zA-Z]*\n?|```")
@@ -327,6 +359,9 @@ def _pick(obj: dict[str, Any], keys: tuple[str, ...]) -> tuple[bool, Any]:
 
 
 def _tool_call(obj: dict[str, Any], call_id: str) -> ToolCall | None:
+    nested = obj.get("tool_call")
+    if isinstance(nested, dict):  # {"tool_call": {"name": ..., "arguments": ...}}
+        obj = nested
     found, name = _pick(obj, _TOOL_KEYS)
     if not found or not isinstance(name, str) or not name:
         return None
@@ -348,27 +383,44 @@ def _salvage_truncated_answer(text: str) -> str | None:
 
 
 def parse_reply(text: str, new_id: Callable[[], str]) -> Message:
-    """The assistant message a protocol reply stands for.
+    """The assistant message a protocol reply stands for (see `read_reply`)."""
+    return read_reply(text, new_id)[0]
+
+
+def read_reply(text: str, new_id: Callable[[], str]) -> ParsedReply:
+    """The assistant message a protocol reply stands for, and whether it was in the protocol.
 
     Tool objects become `ToolCall`s (ids from `new_id`, arguments via `ToolCall.from_raw` so a
     malformed argument text reaches the model as an error); otherwise the first answer object
     is the content. A cut-off `{"tool": ...` stays a call whose arguments are in error (the
     model reads why and can retry); a cut-off `{"answer": "...` keeps what was written; text
-    with no usable object is taken as the answer itself.
+    with no usable object is taken as the answer itself (and reported as not in the protocol).
     """
     cleaned = _FENCE.sub("", text).strip()
     objects = list(json_objects(cleaned))
     calls = [c for c in (_tool_call(o, new_id()) for o in objects if _pick(o, _TOOL_KEYS)[0]) if c]
     if calls:
-        return Message(role="assistant", content=None, tool_calls=calls)
+        return Message(role="assistant", content=None, tool_calls=calls), True
     for obj in objects:
         found, answer = _pick(obj, _ANSWER_KEYS)
         if found:
             content = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
-            return Message(role="assistant", content=content)
+            return Message(role="assistant", content=content), True
     cut_call = _TRUNCATED_CALL.match(cleaned)
     if cut_call is not None:  # e.g. an argument string never closed before max_tokens
         call = ToolCall.from_raw(new_id(), cut_call.group(1), cut_call.group(2).strip() or "{")
-        return Message(role="assistant", content=None, tool_calls=[call])
+        return Message(role="assistant", content=None, tool_calls=[call]), True
     salvaged = _salvage_truncated_answer(cleaned)
-    return Message(role="assistant", content=salvaged if salvaged is not None else cleaned)
+    if salvaged is not None:
+        return Message(role="assistant", content=salvaged), True
+    return Message(role="assistant", content=cleaned), False
+
+
+JSON_DIALECT = Dialect(
+    name="json",
+    reply_format=REPLY_FORMAT,
+    render_call=lambda call: json.dumps({"tool": call.name, "arguments": call.arguments}, ensure_ascii=False),
+    render_answer=lambda answer: json.dumps({"answer": answer}, ensure_ascii=False),
+    parse=read_reply,
+)
+"""One JSON object per reply: `{"tool": ..., "arguments": {...}}` or `{"answer": ...}`."""

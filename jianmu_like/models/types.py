@@ -74,6 +74,12 @@ class ModelResponse(BaseModel):
     finish_reason: str | None = None
     attempts: int = 1
     """How many attempts (retries and fallbacks included) the logical call took."""
+    tool_protocol: str | None = None
+    """How tools reached the model: "native" (function calling), "json" or "text" (described
+    in the prompt, the reply parsed); None when the call offered no tools through an adapter."""
+    correction: Message | None = None
+    """A corrective message to append after `message` and ask again: the reply could not be
+    read in the tool protocol (see `models.tool_protocol`)."""
 
 
 ModelEventCallback = Callable[[str, dict[str, Any]], None]

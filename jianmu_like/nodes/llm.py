@@ -27,6 +27,8 @@ class AgentLLMNode(AsyncBehaviour):
     fails (a `node.failed` event says so); the ReAct loop then stops with reason `model_error`
     instead of burning an iteration. Tool providers are set up before the first model call: one
     that cannot start raises `ToolProviderError`, which ends the run as "provider_error".
+    A reply the tool protocol could not read (`ModelResponse.correction`) is recorded with the
+    corrective message after it and is not an answer: the loop asks again (one iteration).
     """
 
     def __init__(
@@ -52,9 +54,11 @@ class AgentLLMNode(AsyncBehaviour):
         extra_choice = params.pop("tool_choice", None)
         self._tool_choice = self.config.tool_choice if self.config.tool_choice is not None else extra_choice
         self._extra_params = params
-        self._client = (
+        client = (
             model_client.with_resilience(self.config.resilience) if self.config.resilience else model_client
         )
+        protocol = self.config.tool_protocol
+        self._client = client.with_tool_protocol(protocol) if protocol is not None else client
 
     async def update_async(self) -> Status:
         sm, keys, ns = self.state_manager, self.keys, self.namespace
@@ -89,16 +93,16 @@ class AgentLLMNode(AsyncBehaviour):
             self.error = exc
             self.emit(ev.NODE_FAILED, kind=exc.failure_kind, error_type=type(exc).__name__, error=reason)
             return Status.FAILURE
-        message = response.message
+        message, correction = response.message, response.correction
         actions = list(message.tool_calls or ())
         updates: dict[str, Any] = {
-            keys.messages: [message],
+            keys.messages: [message] if correction is None else [message, correction],
             keys.actions: actions,
             keys.rounds: rounds + 1,
-            keys.done: not actions,
+            keys.done: not actions and correction is None,
             keys.usage: response.usage,
         }
-        if not actions:
+        if not actions and correction is None:
             updates[keys.final_answer] = message.content or ""
         if config.stream:
             updates[keys.streaming_output] = message.content or ""
@@ -108,7 +112,9 @@ class AgentLLMNode(AsyncBehaviour):
                 ev.REPLY_COMPLETED,
                 round=rounds + 1,
                 tool_calls=[a.name for a in actions],
-                final=not actions,
+                final=not actions and correction is None,
+                corrected=correction is not None,
+                tool_protocol=response.tool_protocol,
                 content=message.content,
                 usage=response.usage.model_dump(),
                 model=response.model,

@@ -4,13 +4,16 @@ LoopUntilSuccess(max_iterations, abort_condition=token budget | model error)
   └─ Sequence(memory=True)
        ├─ AgentLLMNode   ask the model: tool calls or a final answer
        ├─ ToolExecutor   guard preflight, run the calls, append observations
-       └─ StateCondition SUCCESS when `done`, else FAILURE → next iteration
+       ├─ StateCondition SUCCESS when `done`, else FAILURE → next iteration
+       └─ OutputNode     (with `output_type`) validate the answer into `output`, re-ask once
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+from pydantic import BaseModel
 
 from ..bt import composites
 from ..bt.conditions import StateCondition
@@ -18,8 +21,10 @@ from ..bt.loop import LoopUntilSuccess
 from ..config import ReActConfig
 from ..guard.enforcer import GuardEnforcer
 from ..models.client import ModelClient
-from ..nodes.context import ContextBuilderProtocol
+from ..models.structured import OutputSchema
+from ..nodes.context import DEFAULT_PERSONA, ContextBuilder, ContextBuilderProtocol
 from ..nodes.llm import AgentLLMNode
+from ..nodes.output import INVALID_OUTPUT, OutputNode
 from ..nodes.tool_executor import ToolExecutor, ToolRunner
 from ..state.contract import StateContract, declare
 from ..tools.base import Tool
@@ -39,6 +44,7 @@ def create_react_node(
     constraints: GuardEnforcer | None = None,
     context_builder: ContextBuilderProtocol | None = None,
     config: ReActConfig | None = None,
+    output_type: type[BaseModel] | Mapping[str, Any] | None = None,
 ) -> LoopUntilSuccess:
     """Build a ReAct subtree. Embed it anywhere in a tree; give each copy its own `namespace`
     when several agents share one state. Children are named `<name>.LLM`, `<name>.Tools`,
@@ -46,9 +52,18 @@ def create_react_node(
 
     Tools from `tool_providers` (e.g. MCP servers) are merged with the static `tools`; a later
     registration overrides an earlier one of the same name, static tools last.
+
+    `output_type` (a pydantic model class, or a JSON schema) asks for the final answer as JSON
+    of that shape: the system prompt says so, `<name>.Output` validates it into the `output`
+    key (`AgentResult.output`), an invalid answer is re-asked once, then the run fails with
+    termination reason `invalid_output`.
     """
     config = config or ReActConfig()
     keys = config.keys
+    schema = OutputSchema(output_type) if output_type is not None else None
+    if schema is not None and context_builder is None:
+        persona = f"{config.system_prompt or DEFAULT_PERSONA}\n\nFinal answer: {schema.instruction()}"
+        context_builder = ContextBuilder(persona, include_tool_descriptions=config.include_tool_descriptions)
     toolset = ToolSet.from_providers(tool_providers or (), context=tool_provider_context).with_tools(
         tools or ()
     )
@@ -72,7 +87,10 @@ def create_react_node(
         max_output_chars=config.max_output_chars,
     )
     done = StateCondition(f"{name}.Done", key=keys.done, namespace=namespace)
-    body = composites.Sequence(f"{name}.Loop", memory=True, children=[llm, executor, done])
+    children: list[Any] = [llm, executor, done]
+    if schema is not None:
+        children.append(OutputNode(f"{name}.Output", schema, keys=keys, namespace=namespace))
+    body = composites.Sequence(f"{name}.Loop", memory=True, children=children)
     loop = LoopUntilSuccess(
         name,
         body,
@@ -85,7 +103,8 @@ def create_react_node(
         sm = loop.state_manager
         error = sm.get(keys.error, namespace)
         if error:
-            return {"reason": "model_error", "error": error}
+            reason = "invalid_output" if str(error).startswith(INVALID_OUTPUT) else "model_error"
+            return {"reason": reason, "error": error}
         budget = config.max_budget_tokens
         if budget is not None:
             used = sm.get(keys.usage, namespace).total_tokens
@@ -95,5 +114,6 @@ def create_react_node(
 
     loop.abort_condition = abort_condition
     owner = f"ReAct agent {name!r}" + (f" (namespace {namespace!r})" if namespace else "")
-    declare(loop, StateContract(owner, tuple(keys.model_dump().values()), namespace))
+    used = keys.model_dump(exclude=None if schema is not None else {"output", "output_retries"})
+    declare(loop, StateContract(owner, tuple(used.values()), namespace))
     return loop

@@ -48,3 +48,6 @@ class ReActState(BaseModel):
     approval_decisions: Annotated[dict[str, ApprovalDecision], merge_dicts, Ephemeral(scope="step")] = Field(
         default_factory=dict
     )
+    output: Annotated[Any, Ephemeral(scope="run")] = None
+    """The validated structured answer of an agent with an `output_type`."""
+    output_retries: Annotated[int, Ephemeral(scope="run")] = 0

@@ -132,3 +132,6 @@ class StateKeys(BaseModel):
     pending_approvals: str = "pending_approvals"
     approval_decisions: str = "approval_decisions"
     tool_results: str = "tool_results"
+    output: str = "output"
+    """The validated structured answer (agents with an `output_type` only)."""
+    output_retries: str = "output_retries"

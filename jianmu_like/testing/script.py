@@ -56,7 +56,7 @@ class ScriptedReply(BaseModel):
     and `error_message`; `delay` seconds pass before the answer (for timeout tests);
     `finish_reason` defaults to "tool_calls" when there are tool calls, else "stop";
     `retry_after` is sent as the `Retry-After` header of an error reply; `fault` breaks the answer
-    (see `Fault`).
+    (see `Fault`); `reasoning_content` is the model's reasoning, as some servers return it.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -70,6 +70,8 @@ class ScriptedReply(BaseModel):
     finish_reason: str | None = None
     retry_after: str | None = None
     fault: Fault | None = None
+    reasoning_content: str | None = None
+    """Sent as the message's non-standard `reasoning_content` (non-streaming answers)."""
 
     @cached_property
     def effective_usage(self) -> Usage:

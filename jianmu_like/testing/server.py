@@ -93,6 +93,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(400, _error_body(400, "request body must be a JSON object"))
             return
         owner.record(body)
+        rejected = [field for field in owner.reject_fields if field in body]
+        if rejected:  # like a server without function calling / JSON mode
+            message = f"unsupported parameter: {rejected[0]!r} is not supported by this model"
+            self._send_json(400, _error_body(400, message))
+            return
         try:
             reply = owner.script.next_reply(body.get("model"), body)
         except Exception as exc:  # a broken responder must fail the test, not the server
@@ -160,6 +165,8 @@ class ScriptedOpenAIServer:
     Use it as `with ScriptedOpenAIServer([...]) as srv:` (or `async with`, which also closes the
     clients made by `srv.client()`). Request bodies are recorded in `requests`. Stopping wakes
     requests sleeping on a scripted `delay`, so a timeout test cannot hang shutdown.
+    `reject_fields` (e.g. `("tools",)`, `("response_format",)`) are request fields answered with
+    HTTP 400 without consuming a reply, like a server that lacks the feature.
     """
 
     def __init__(
@@ -168,7 +175,9 @@ class ScriptedOpenAIServer:
         *,
         fail_models: Mapping[str, int] | None = None,
         models: Sequence[str] = ("scripted-model",),
+        reject_fields: Sequence[str] = (),
     ) -> None:
+        self.reject_fields = tuple(reject_fields)
         if fail_models and isinstance(script, Script):
             raise TypeError("pass fail_models to Script(...) when giving a Script")
         self.script = script if isinstance(script, Script) else Script(script, fail_models=fail_models)
@@ -304,6 +313,8 @@ class ScriptedOpenAIServer:
     def completion(self, body: Mapping[str, Any], reply: ScriptedReply) -> dict[str, Any]:
         """A non-streaming `chat.completion` object for `reply`."""
         message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
+        if reply.reasoning_content is not None:
+            message["reasoning_content"] = reply.reasoning_content
         tool_calls = self._tool_calls(reply)
         if tool_calls:
             message["tool_calls"] = [

@@ -1,0 +1,85 @@
+"""The classic ReAct text format as a tool-protocol dialect.
+
+Many instruction-tuned models were trained on `Thought:` / `Action:` / `Action Input:` /
+`Final Answer:` transcripts and follow them better than a JSON reply format. The reply is read
+with the JSON protocol's own tolerant object reader (`text_protocol.json_objects`) for the
+action input, and a reply that is JSON after all is read by the JSON parser: one parser, two
+ways of writing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+
+from .messages import Message, ToolCall
+from .text_protocol import Dialect, ParsedReply, json_objects, read_reply
+
+REACT_FORMAT = (
+    "Use this format, one step per reply:\n"
+    "Thought: what to do next\n"
+    "Action: the tool name\n"
+    "Action Input: the tool's arguments as a JSON object\n"
+    'Then stop: you receive "Observation (<tool name>): <result>". When you know the answer:\n'
+    "Thought: I know the answer\n"
+    "Final Answer: the answer"
+)
+
+_ACTION = re.compile(r"^\s*\**Action\**\s*:\**\s*(.+?)\s*$", re.MULTILINE | re.IGNORECASE)
+_INPUT = re.compile(r"^\s*\**Action\s+Input\**\s*:\**\s*", re.MULTILINE | re.IGNORECASE)
+_FINAL = re.compile(r"^\s*\**Final\s+Answer\**\s*:\**\s*", re.MULTILINE | re.IGNORECASE)
+_OBSERVATION = re.compile(r"^\s*Observation\b", re.MULTILINE | re.IGNORECASE)
+_THOUGHT = re.compile(r"^\s*\**Thought\**\s*:\**\s*", re.IGNORECASE)
+_FENCE = re.compile(r"```[a-zA-Z]*\n?|```")
+
+
+def render_call(call: ToolCall) -> str:
+    return f"Action: {call.name}\nAction Input: {json.dumps(call.arguments, ensure_ascii=False)}"
+
+
+def render_answer(answer: str) -> str:
+    return f"Final Answer: {answer}"
+
+
+def _thought(text: str) -> str | None:
+    thought = _THOUGHT.sub("", text.strip(), count=1).strip()
+    return thought or None
+
+
+def read_react_reply(text: str, new_id: Callable[[], str]) -> ParsedReply:
+    """The message a ReAct-format reply stands for, and whether it was in the protocol.
+
+    An `Action:` before any `Final Answer:` is a call (its input read tolerantly: fences, prose
+    around it, single quotes; an unreadable input stays a call whose arguments are in error, so
+    the model reads why); a `Final Answer:` is the answer; the `Thought:` becomes the message's
+    `reasoning_content`. Anything after a hallucinated `Observation` is ignored.
+    """
+    cut = _OBSERVATION.search(text)
+    body = text[: cut.start()] if cut is not None else text
+    action = _ACTION.search(body)
+    final = _FINAL.search(body)
+    if action is not None and (final is None or action.start() < final.start()):
+        name = action.group(1).strip(" \t`'\"[]()*")
+        rest = body[action.end() :]
+        given = _INPUT.search(rest)
+        raw = _FENCE.sub("", rest[given.end() :]).strip() if given is not None else ""
+        arguments = next(json_objects(raw), None)
+        call = ToolCall.from_raw(new_id(), name, arguments if arguments is not None else raw)
+        thought = _thought(body[: action.start()])
+        return Message(role="assistant", content=None, tool_calls=[call], reasoning_content=thought), True
+    if final is not None:
+        answer = body[final.end() :].strip()
+        thought = _thought(body[: final.start()])
+        return Message(role="assistant", content=answer, reasoning_content=thought), True
+    return read_reply(text, new_id)  # JSON after all, or not in the protocol
+
+
+TEXT_DIALECT = Dialect(
+    name="text",
+    reply_format=REACT_FORMAT,
+    render_call=render_call,
+    render_answer=render_answer,
+    parse=read_react_reply,
+)
+"""`Thought:` / `Action:` / `Action Input:` / `Final Answer:`."""

@@ -1,0 +1,135 @@
+"""`ProtocolAdapter`: lets a model without function calling act, by wrapping its provider.
+
+A request with tools is rewritten for the chosen protocol — the tools and the reply format
+go into the prompt (`json`: one JSON object per reply; `text`: the classic ReAct format), the
+`tools` field is not sent — and the reply text is read back into tool calls or a final answer,
+so nodes see the same `ModelResponse` whatever the protocol. `auto` uses native calling unless
+the model is configured without it, or its server rejects the `tools` field (HTTP 400): then
+it falls back to `json` and remembers that. A reply the protocol cannot read gets one
+corrective message (`ModelResponse.correction`; the caller appends it and asks again, which
+counts as an iteration of a ReAct loop); a second unreadable reply is taken as the answer.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Literal, get_args
+
+from .errors import ModelError
+from .messages import Message, human
+from .provider import ChatProvider, DeltaCallback
+from .react_text import TEXT_DIALECT
+from .text_protocol import CORRECTION_PREFIX, JSON_DIALECT, Dialect, is_correction, to_chat_messages
+from .types import ModelRequest, ModelResponse
+
+ToolProtocol = Literal["native", "json", "text", "auto"]
+TOOL_PROTOCOLS: tuple[str, ...] = get_args(ToolProtocol)
+
+DIALECTS: dict[str, Dialect] = {"json": JSON_DIALECT, "text": TEXT_DIALECT}
+
+
+def correction_message(dialect: Dialect) -> Message:
+    """The corrective user message for a reply that was in neither form of `dialect`."""
+    return human(
+        f"{CORRECTION_PREFIX}: it is neither a tool call nor a final answer.\n{dialect.reply_format}"
+    )
+
+
+class ProtocolAdapter:
+    """A `ChatProvider` speaking `protocol` to the `inner` provider (see the module docstring).
+
+    `supports_tools` is the model's known capability for `auto` (None: try native, learn from
+    a 400). Requests without tools pass through unchanged.
+    """
+
+    def __init__(
+        self, inner: ChatProvider, protocol: ToolProtocol, *, supports_tools: bool | None = None
+    ) -> None:
+        if protocol not in TOOL_PROTOCOLS:
+            raise ValueError(f"unknown tool_protocol {protocol!r} (one of {', '.join(TOOL_PROTOCOLS)})")
+        self.inner = inner
+        self.protocol: ToolProtocol = protocol
+        self.supports_tools = supports_tools
+        self.fallback_reason: str | None = None
+        """Why `auto` uses the JSON protocol (the server's rejection), once it does."""
+        self.base_url = inner.base_url
+        self._ids = itertools.count(1)
+
+    def __repr__(self) -> str:
+        return f"ProtocolAdapter({self.inner!r}, protocol={self.protocol!r})"
+
+    def _new_id(self) -> str:
+        return f"call_p{next(self._ids)}"
+
+    async def chat(
+        self,
+        request: ModelRequest,
+        *,
+        model: str,
+        on_delta: DeltaCallback | None = None,
+    ) -> ModelResponse:
+        if not request.tools:
+            return await self.inner.chat(request, model=model, on_delta=on_delta)
+        protocol = self.protocol
+        if protocol == "auto":
+            if self.supports_tools is False:
+                protocol = "json"
+            else:
+                try:
+                    response = await self.inner.chat(request, model=model, on_delta=on_delta)
+                except ModelError as exc:
+                    if exc.status_code != 400 or self.supports_tools:
+                        raise
+                    return await self._fall_back(request, model, on_delta, exc)
+                self.supports_tools = True
+                response.tool_protocol = "native"
+                return response
+        if protocol == "native":
+            response = await self.inner.chat(request, model=model, on_delta=on_delta)
+            response.tool_protocol = "native"
+            return response
+        return await self.prompted(request, model, on_delta, DIALECTS[protocol])
+
+    async def _fall_back(
+        self, request: ModelRequest, model: str, on_delta: DeltaCallback | None, rejection: ModelError
+    ) -> ModelResponse:
+        """`auto` after a 400 with tools: the JSON protocol, remembered once it works."""
+        try:
+            response = await self.prompted(request, model, on_delta, JSON_DIALECT)
+        except ModelError:
+            raise rejection from None  # the 400 was about something else: report it
+        self.supports_tools = False
+        self.fallback_reason = f"the server rejected the tools field: {rejection.message}"
+        return response
+
+    async def prompted(
+        self, request: ModelRequest, model: str, on_delta: DeltaCallback | None, dialect: Dialect
+    ) -> ModelResponse:
+        """One call with the tools in the prompt, the reply read back with `dialect`."""
+        turns = to_chat_messages(request.messages, request.tools, dialect=dialect)
+        messages = [Message.model_validate(turn) for turn in turns]
+        plain = request.model_copy(update={"messages": messages, "tools": None, "tool_choice": None})
+        raw = await self.inner.chat(plain, model=model, on_delta=None)  # deltas would be protocol text
+        text = raw.message.content or ""
+        message, understood = dialect.parse(text, self._new_id)
+        correction: Message | None = None
+        if not understood and not (request.messages and is_correction(request.messages[-1])):
+            correction = correction_message(dialect)
+            message = Message(role="assistant", content=text)
+        reasoning = "\n".join(r for r in (raw.message.reasoning_content, message.reasoning_content) if r)
+        if reasoning != (message.reasoning_content or ""):
+            message = message.model_copy(update={"reasoning_content": reasoning or None})
+        if request.stream and on_delta is not None and message.content and correction is None:
+            on_delta(message.content)  # one delta: the answer is known once the reply is parsed
+        return ModelResponse(
+            message=message,
+            usage=raw.usage,
+            model=raw.model or model,
+            finish_reason="tool_calls" if message.tool_calls else raw.finish_reason,
+            attempts=raw.attempts,
+            tool_protocol=dialect.name,
+            correction=correction,
+        )
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
