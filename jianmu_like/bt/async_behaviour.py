@@ -2,7 +2,8 @@
 
 The BehaviorTree.CPP `StatefulActionNode` pattern on py_trees: the first tick starts
 `update_async()` as a task and reports RUNNING; when the task ends the runner is signalled and the
-next tick reports its outcome; halting the node cancels the task. A subclass may also answer
+next tick reports its outcome; halting the node cancels the task. The task's first step runs
+eagerly inside the tick (bt.eager): work that never waits reports its outcome in that same tick. A subclass may also answer
 synchronously from `update_sync()` (return a status) to skip the task for trivial cases.
 """
 
@@ -14,6 +15,7 @@ import asyncio
 from py_trees.common import Status
 
 from ..state.wakeup import Wakeup
+from .eager import NOT_DONE, start_eager
 from .node import Node
 
 
@@ -45,7 +47,13 @@ class AsyncBehaviour(Node):
                 return quick
             self.error = None
             wakeup = self.state_manager.wakeup
-            task = asyncio.get_running_loop().create_task(self._run(wakeup), name=self.name)
+            try:
+                task, status = start_eager(self._run(wakeup), name=self.name)
+            except asyncio.CancelledError:
+                self.feedback_message = "cancelled"
+                return Status.FAILURE
+            if status is not NOT_DONE:
+                return status  # type: ignore[no-any-return]
             self._task = task
             wakeup.track(task)
             return Status.RUNNING

@@ -14,7 +14,7 @@ from typing import Any
 import py_trees
 from py_trees.common import Status
 
-from .node import NodeMixin
+from .node import LEAN_TICKS, NodeMixin, tick_node
 
 AbortCondition = Callable[[], bool | str | dict[str, Any] | None]
 """Returns a truthy value to stop the loop: a string is the termination reason; a dict is merged
@@ -60,20 +60,23 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
         self.iterations = int(entry.get("iterations", 0))
 
     def tick(self) -> Iterator[py_trees.behaviour.Behaviour]:
-        if self.status != Status.RUNNING:
+        self.tick_lean()
+        yield self
+
+    def tick_lean(self) -> None:
+        """One tick without generators (see bt.node.tick_node)."""
+        if self.status is not Status.RUNNING:
             self.initialise()
-        if self.decorated.status != Status.RUNNING and self.abort_condition is not None:
+        if self.decorated.status is not Status.RUNNING and self.abort_condition is not None:
             verdict = self.abort_condition()
             if verdict:
                 self._abort(verdict)
-                yield self
                 return
-        yield from self.decorated.tick()
+        tick_node(self.decorated)
         new_status = self.update()
-        if new_status != Status.RUNNING:
+        if new_status is not Status.RUNNING:
             self.stop(new_status)
         self.status = new_status
-        yield self
 
     def update(self) -> Status:
         status = self.decorated.status
@@ -109,3 +112,6 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
         self.state_manager.update({self.termination_key: self.termination}, self.namespace)
         self.feedback_message = f"{reason} after {self.iterations} iteration(s)"
         self.emit("loop.terminated", **self.termination)
+
+
+LEAN_TICKS.add(LoopUntilSuccess.tick)

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from ..state.manager import StateManager
 from ..telemetry.hub import TelemetryHub
+from .node import tick_node
 
 RunStatus = Literal["success", "failure", "suspended", "max_ticks"]
 
@@ -63,8 +64,7 @@ class ReactiveRunner:
         try:
             while True:
                 wakeup.clear()
-                for _ in root.tick():
-                    pass
+                tick_node(root)
                 ticks += 1
                 if self.on_tick is not None:
                     self.on_tick()

@@ -1,0 +1,122 @@
+"""Eager start of a coroutine in its own task (what `asyncio.eager_task_factory` does on 3.12).
+
+Most node work never waits (a pure tool, an in-process model): starting it as a plain task
+costs two event-loop cycles before the tree learns the outcome. `start_eager` runs the first
+step at once, *as* the new task (current task swapped, in the task's own context), so code that
+captures `asyncio.current_task()` — `asyncio.timeout`, anyio cancel scopes inside httpx — binds
+to the task that will carry on if the step suspends. A step that finishes returns its result
+synchronously; the task is then an empty shell that completes on its own at the next cycle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from collections.abc import Coroutine, Generator
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+
+_enter_task = asyncio.tasks._enter_task
+_leave_task = asyncio.tasks._leave_task
+_NOTHING: Any = object()
+
+
+class _Carrier(Coroutine[Any, Any, Any], Generic[T]):
+    """The task's coroutine: hands the task the future the eager step is waiting on, then
+    forwards `send`/`throw` to the real coroutine. Exposes the real coroutine's `cr_*` state
+    (anyio inspects it to deliver cancellation)."""
+
+    __slots__ = ("coro", "finished", "yielded")
+
+    def __init__(self, coro: Coroutine[Any, Any, T]) -> None:
+        self.coro = coro
+        self.yielded: Any = _NOTHING
+        """What the eager step yielded, until the task's first step hands it over."""
+        self.finished = False
+        """The eager step ended the coroutine: the task has nothing left to do."""
+
+    def send(self, value: Any) -> Any:
+        if self.finished:
+            raise StopIteration(None)
+        yielded = self.yielded
+        if yielded is not _NOTHING:
+            self.yielded = _NOTHING
+            return yielded
+        return self.coro.send(value)
+
+    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
+        if self.finished:
+            raise StopIteration(None)
+        pending = self.yielded
+        if pending is not _NOTHING:
+            # Cancelled before the task ever ran: cancel what the step waits on, as Task.cancel
+            # would have done with its `_fut_waiter`.
+            self.yielded = _NOTHING
+            if isinstance(pending, asyncio.Future):
+                pending.cancel()
+        if val is None and tb is None:
+            return self.coro.throw(typ)
+        return self.coro.throw(typ, val, tb)  # pragma: no cover - legacy signature
+
+    def close(self) -> None:
+        self.coro.close()
+
+    def __await__(self) -> Generator[Any, None, Any]:  # pragma: no cover - driven by a Task only
+        raise TypeError("an eager carrier is driven by its task, not awaited")
+
+    @property
+    def cr_running(self) -> bool:
+        return bool(getattr(self.coro, "cr_running", False))
+
+    @property
+    def cr_frame(self) -> Any:
+        return getattr(self.coro, "cr_frame", None)
+
+    @property
+    def cr_suspended(self) -> bool:
+        return bool(getattr(self.coro, "cr_suspended", False))
+
+    @property
+    def cr_code(self) -> Any:
+        return getattr(self.coro, "cr_code", None)
+
+    @property
+    def cr_await(self) -> Any:
+        return getattr(self.coro, "cr_await", None)
+
+
+NOT_DONE: Any = object()
+"""`start_eager`'s result when the first step did not finish the coroutine."""
+
+
+def start_eager(
+    coro: Coroutine[Any, Any, T], *, name: str | None = None
+) -> tuple[asyncio.Task[Any], T | Any]:
+    """Start `coro` in a new task, running its first step now.
+
+    Returns (task, result): `result` is the coroutine's return value if the first step finished
+    it, else `NOT_DONE` and the task carries on (await or track the task; its result is then the
+    coroutine's). An exception escaping the first step is raised here.
+    """
+    loop = asyncio.get_running_loop()
+    carrier: _Carrier[T] = _Carrier(coro)
+    context = contextvars.copy_context()
+    task: asyncio.Task[Any] = loop.create_task(carrier, name=name, context=context)
+    current = asyncio.current_task(loop)
+    if current is not None:
+        _leave_task(loop, current)
+    _enter_task(loop, task)
+    try:
+        carrier.yielded = context.run(coro.send, None)
+    except StopIteration as stop:
+        carrier.finished = True
+        return task, stop.value
+    except BaseException:
+        carrier.finished = True
+        raise
+    finally:
+        _leave_task(loop, task)
+        if current is not None:
+            _enter_task(loop, current)
+    return task, NOT_DONE
