@@ -50,6 +50,7 @@ from .state.manager import StateError, StateManager
 from .state.schema import Ephemeral, StateKeys
 from .telemetry.events import Event
 from .telemetry.hub import TelemetryHub
+from .template import AgentTemplate, Conversation, ConversationError
 from .tools.base import Tool, tool
 from .tools.builtin import calculator, think
 from .tools.errors import ToolArgumentsError, ToolError, ToolProviderError, UnknownToolError
@@ -65,6 +66,7 @@ __all__ = [
     "AgentFileError",
     "AgentLLMNode",
     "AgentResult",
+    "AgentTemplate",
     "AllowList",
     "Approval",
     "ApprovalDecision",
@@ -78,6 +80,8 @@ __all__ = [
     "ConfigError",
     "ContextBuilder",
     "ContextBuilderProtocol",
+    "Conversation",
+    "ConversationError",
     "Decision",
     "DenyList",
     "Ephemeral",

@@ -3,8 +3,9 @@
 The BehaviorTree.CPP `StatefulActionNode` pattern on py_trees: the first tick starts
 `update_async()` as a task and reports RUNNING; when the task ends the runner is signalled and the
 next tick reports its outcome; halting the node cancels the task. The task's first step runs
-eagerly inside the tick (bt.eager): work that never waits reports its outcome in that same tick. A subclass may also answer
-synchronously from `update_sync()` (return a status) to skip the task for trivial cases.
+eagerly inside the tick (bt.eager): work that never waits reports its outcome in that same
+tick. A subclass may also answer synchronously from `update_sync()` (return a status) to skip
+the task for trivial cases.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ class AsyncBehaviour(Node):
                 self.feedback_message = "cancelled"
                 return Status.FAILURE
             if status is not NOT_DONE:
-                return status  # type: ignore[no-any-return]
+                return status
             self._task = task
             wakeup.track(task)
             return Status.RUNNING
@@ -93,6 +94,11 @@ class AsyncBehaviour(Node):
             self._task = None
             if not task.done():
                 task.cancel()
+
+    def reset_run(self) -> None:
+        """Back to as-built (bt.clone): no task, no error."""
+        self._task = None
+        self.error = None
 
     @property
     def in_flight(self) -> bool:

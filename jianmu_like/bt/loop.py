@@ -52,6 +52,17 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
         self.iterations = 0
         self.termination = None
 
+    def reset_run(self) -> None:
+        """Back to as-built (bt.clone)."""
+        self.iterations = 0
+        self.termination = None
+
+    def on_clone(self) -> None:
+        """An abort condition bound to its loop (`for_node`) is re-bound to the clone."""
+        rebind = getattr(self.abort_condition, "for_node", None)
+        if rebind is not None:
+            self.abort_condition = rebind(self)
+
     def progress(self) -> dict[str, Any]:
         """What a checkpoint needs to continue this loop (see bt.progress)."""
         return {"iterations": self.iterations}

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine, Generator
+from types import CoroutineType
+from typing import Any, cast
 
 from ..models.messages import ToolCall
 from ..telemetry import events as ev
@@ -62,11 +63,12 @@ class ToolCallRunner:
         self.emit(ev.TOOL_CALL_STARTED, tool=call.name, call_id=call.id, arguments=call.arguments)
         started = time.perf_counter()
         try:
-            async with asyncio.timeout(timeout):  # no extra task, unlike wait_for on 3.11
-                if self.tool_runner is not None:
-                    output = await self.tool_runner(tool, call.arguments)
-                else:
-                    output = await tool.invoke(call.arguments)
+            output = await _within(
+                timeout,
+                self.tool_runner(tool, call.arguments)
+                if self.tool_runner is not None
+                else tool.invoke(call.arguments),
+            )
         except ToolArgumentsError as exc:
             return self.fail(call, f"invalid arguments for tool {call.name!r}: {exc}")
         except TimeoutError:
@@ -94,6 +96,53 @@ class ToolCallRunner:
         return (
             output[:limit] + f"\n\n[output truncated: showing the first {limit} of {len(output)} characters]"
         )
+
+
+async def _within(timeout: float, work: Awaitable[str]) -> str:
+    """`await work` with a deadline `timeout` seconds from now.
+
+    The deadline timer is armed only if the work actually waits: most tools finish in their
+    first step, and a timer armed and cancelled for each of them was a measurable share of a
+    ReAct iteration. A synchronous step cannot be interrupted by a timer anyway."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    if type(work) is not CoroutineType and not isinstance(work, Coroutine):
+        async with asyncio.timeout_at(deadline):
+            return await work
+    try:
+        pending = work.send(None)
+    except StopIteration as done:
+        return cast(str, done.value)
+    async with asyncio.timeout_at(deadline):  # no extra task, unlike wait_for on 3.11
+        return await _Resume(work, pending)
+
+
+class _Resume:
+    """Awaitable that continues a coroutine already started by hand (see `_within`)."""
+
+    __slots__ = ("pending", "work")
+
+    def __init__(self, work: Coroutine[Any, Any, str], pending: Any) -> None:
+        self.work = work
+        self.pending = pending
+
+    def __await__(self) -> Generator[Any, Any, str]:
+        work, pending = self.work, self.pending
+        while True:
+            try:
+                sent = yield pending
+            except GeneratorExit:
+                work.close()
+                raise
+            except BaseException as exc:  # cancellation (the deadline) goes to the tool
+                try:
+                    pending = work.throw(exc)
+                except StopIteration as done:
+                    return cast(str, done.value)
+            else:
+                try:
+                    pending = work.send(sent)
+                except StopIteration as done:
+                    return cast(str, done.value)
 
 
 def clip(text: str, limit: int) -> str:

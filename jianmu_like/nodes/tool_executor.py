@@ -16,6 +16,7 @@ nor a crash followed by a checkpoint restore runs a finished call twice.
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -108,6 +109,16 @@ class ToolExecutor(AsyncBehaviour):
             # without results (the chat API rejects such a history).
             self._commit_unfinished()
         super().terminate(new_status)
+
+    def reset_run(self) -> None:
+        super().reset_run()
+        self._committed = False
+
+    def on_clone(self) -> None:
+        """A clone gets its own call runner, emitting as itself (bt.clone)."""
+        calls = copy.copy(self.calls)
+        calls.emit = self.emit
+        self.calls = calls
 
     # ------------------------------------------------------------------ guard
     def _preflight(

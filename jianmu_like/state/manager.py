@@ -23,6 +23,8 @@ from .schema import FieldSpec, Scope, schema_spec
 from .wakeup import Wakeup
 
 _MISSING: Any = object()
+_EPHEMERAL: dict[tuple[type[BaseModel], Scope], list[FieldSpec]] = {}
+"""Ephemeral field specs by (schema, scope): reset at every loop iteration, so worth keeping."""
 
 
 class StateError(KeyError):
@@ -97,7 +99,10 @@ class StateManager:
     def get(self, key: str, namespace: str | None = None, default: Any = None) -> Any:
         """The value of `key` (in `namespace`); a namespaced key not yet written reads as the
         default of the schema field of the same name, else `default`."""
-        storage, spec, is_extra = self._resolve(key, namespace)
+        resolved = self._resolved.get((key, namespace))
+        if resolved is None:
+            resolved = self._resolve(key, namespace)
+        storage, spec, is_extra = resolved
         if not is_extra:
             return self.state.__dict__[storage]
         value = self._extra().get(storage, _MISSING)
@@ -116,7 +121,10 @@ class StateManager:
         self._write(key, value, namespace, reduce=False)
 
     def _write(self, key: str, value: Any, namespace: str | None, *, reduce: bool) -> None:
-        storage, spec, is_extra = self._resolve(key, namespace)
+        resolved = self._resolved.get((key, namespace))
+        if resolved is None:
+            resolved = self._resolve(key, namespace)
+        storage, spec, is_extra = resolved
         target = self._extra() if is_extra else self.state.__dict__
         self.version += 1
         if reduce and spec is not None and spec.reducer is not None:
@@ -133,7 +141,9 @@ class StateManager:
     # ------------------------------------------------------------------ lifetimes
     def reset_ephemeral(self, scope: Scope, namespace: str | None = None) -> None:
         """Reset the `scope`-ephemeral fields of one namespace (None: the top level)."""
-        specs = self._spec.ephemeral(scope)
+        specs = _EPHEMERAL.get((self.schema, scope))
+        if specs is None:
+            specs = _EPHEMERAL[(self.schema, scope)] = self._spec.ephemeral(scope)
         if not specs:
             return
         self.version += 1
