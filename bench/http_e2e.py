@@ -269,7 +269,8 @@ def render_http(rows: Sequence[dict[str, Any]]) -> str:
     out = [
         "\n(d) Real HTTP end to end: scripted OpenAI-compatible server in a child process, the `openai`\n"
         f"    SDK through one shared ModelClient, {ITERATIONS} iterations per run. sequential: wall per\n"
-        "    run; concurrent: wall of N runs under asyncio.gather. Implementations interleaved repeat by repeat."
+        "    run; concurrent: wall of N runs under asyncio.gather. Implementations interleaved repeat by\n"
+        "    repeat."
     ]
     header = f"{'impl':<12} {'shape':<11} {'N':>4} {'runs':>5} {'wall ms med':>12} {'min':>9} {'/floor':>7}"
     out += [header, "-" * len(header)]
