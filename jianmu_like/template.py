@@ -11,8 +11,7 @@ a prototype (bt.clone: tools, schemas, configs, prompts and the model client are
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import py_trees
@@ -21,6 +20,7 @@ from pydantic import BaseModel
 
 from .agent import Agent, AgentResult
 from .bt.clone import clone_tree, reset_tree
+from .bt.node import walk
 from .bt.progress import capture_progress, restore_progress
 from .bt.runner import ReactiveRunner
 from .checkpoint.store import Checkpointer
@@ -112,7 +112,7 @@ class AgentTemplate:
     def toolsets(self) -> list[ToolSet]:
         """Tool sets used by the template's trees (each listed once)."""
         found: dict[int, ToolSet] = {}
-        for node in self.prototype.iterate():
+        for node in walk(self.prototype):
             tools = getattr(node, "tools", None)
             if isinstance(tools, ToolSet):
                 found[id(tools)] = tools
@@ -180,8 +180,11 @@ class Conversation(Agent):
             self.use_checkpointer(checkpointer)
         if thread_id is not None:
             self.conversation_id = thread_id
-        async with self._tree():
+        self._acquire()
+        try:
             return await super().run(input_data, max_ticks=max_ticks)
+        finally:
+            self._release()
 
     async def resume(
         self,
@@ -196,8 +199,11 @@ class Conversation(Agent):
                 "a Conversation resumes its own suspended run (no thread_id or checkpointer); "
                 "use Agent(root, checkpointer=...).resume(thread_id=...) for saved threads"
             )
-        async with self._tree():
+        self._acquire()
+        try:
             return await super().resume(decisions, max_ticks=max_ticks)
+        finally:
+            self._release()
 
     def toolsets(self) -> list[ToolSet]:
         return self.template.toolsets()
@@ -205,25 +211,28 @@ class Conversation(Agent):
     async def aclose(self) -> None:
         """Nothing to halt between runs; the template owns (and closes) the tools."""
 
-    @asynccontextmanager
-    async def _tree(self) -> AsyncIterator[py_trees.behaviour.Behaviour]:
-        """Borrow a tree, put it where this conversation's last run stopped, give it back."""
+    def _acquire(self) -> None:
+        """Borrow a tree and put it where this conversation's last run stopped."""
         if self._busy:
             raise ConversationError(
                 f"conversation {self.conversation_id!r} is already running; a conversation serves "
                 "one run at a time (start another conversation from the template)"
             )
-        self._busy = True
-        template = self.template
-        root = template.borrow()
-        try:
-            if self._progress is not None:
+        root = self.template.borrow()
+        if self._progress is not None:
+            try:
                 restore_progress(root, self._progress)
-            self.root = root
-            self.runner = ReactiveRunner(root, self.state_manager, telemetry=self.telemetry)
-            yield root
-        finally:
-            self._progress = capture_progress(root) if root.status == Status.RUNNING else None
-            del self.root, self.runner
-            template.give_back(root)
-            self._busy = False
+            except BaseException:
+                self.template.give_back(root)
+                raise
+        self._busy = True
+        self.root = root
+        self.runner = ReactiveRunner(root, self.state_manager, telemetry=self.telemetry)
+
+    def _release(self) -> None:
+        """Keep the progress of a suspended run, give the (reset) tree back."""
+        root = self.root
+        self._progress = capture_progress(root) if root.status == Status.RUNNING else None
+        del self.root, self.runner
+        self.template.give_back(root)
+        self._busy = False

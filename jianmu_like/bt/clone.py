@@ -21,6 +21,8 @@ import uuid
 import py_trees
 from py_trees.common import Status
 
+from .node import walk
+
 
 def clone_tree(root: py_trees.behaviour.Behaviour) -> py_trees.behaviour.Behaviour:
     """A new tree of the same shape whose nodes share everything they were built with."""
@@ -48,7 +50,7 @@ def reset_tree(root: py_trees.behaviour.Behaviour) -> None:
     """Forget the last run: every node INVALID, per-run attributes as built, no state bound.
 
     The tree must not be running anything (a finished, suspended or halted run)."""
-    for node in root.iterate():
+    for node in walk(root):
         _reset_node(node)
         bound = node.__dict__
         bound.pop("state_manager", None)

@@ -45,6 +45,17 @@ class NodeMixin:
             hub.emit(event_type, node=self.path, namespace=self.namespace, **data)
 
 
+def walk(root: py_trees.behaviour.Behaviour) -> list[py_trees.behaviour.Behaviour]:
+    """Every node of the tree, parents before children (py_trees' `iterate()` order differs, and
+    its recursive generators cost more than the work done on a small tree)."""
+    nodes = [root]
+    index = 0
+    while index < len(nodes):
+        nodes.extend(nodes[index].children)
+        index += 1
+    return nodes
+
+
 LEAN_TICKS: set[Any] = set()
 """`tick` functions that only wrap the class's `tick_lean()`: `tick_node` calls that directly."""
 

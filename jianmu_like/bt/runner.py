@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from ..state.manager import StateManager
 from ..telemetry.hub import TelemetryHub
-from .node import tick_node
+from .node import tick_node, walk
 
 RunStatus = Literal["success", "failure", "suspended", "max_ticks"]
 
@@ -50,7 +50,7 @@ class ReactiveRunner:
 
     def bind(self) -> None:
         """Give every node (plain py_trees behaviours included) the state manager and hub."""
-        for node in self.root.iterate():
+        for node in walk(self.root):
             # Plain py_trees behaviours get the attributes too (they have no declaration).
             setattr(node, "state_manager", self.state_manager)  # noqa: B010
             setattr(node, "telemetry", self.telemetry)  # noqa: B010

@@ -23,6 +23,7 @@ from .schema import FieldSpec, Scope, schema_spec
 from .wakeup import Wakeup
 
 _MISSING: Any = object()
+_RESOLVED: dict[type[BaseModel], dict[tuple[str, str | None], tuple[str, FieldSpec | None, bool]]] = {}
 _EPHEMERAL: dict[tuple[type[BaseModel], Scope], list[FieldSpec]] = {}
 """Ephemeral field specs by (schema, scope): reset at every loop iteration, so worth keeping."""
 
@@ -59,7 +60,9 @@ class StateManager:
         else:
             self.state = schema.model_validate(initial)
         self.wakeup = wakeup or Wakeup()
-        self._resolved: dict[tuple[str, str | None], tuple[str, FieldSpec | None, bool]] = {}
+        # Key resolution depends on the schema only: shared by every manager of the schema, so a
+        # new conversation does not resolve its keys again.
+        self._resolved = _RESOLVED.setdefault(schema, {})
         self.version = 0
         """Incremented by every write: tells a checkpointer whether anything changed."""
 
