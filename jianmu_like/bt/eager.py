@@ -5,13 +5,14 @@ costs two event-loop cycles before the tree learns the outcome. `start_eager` ru
 step at once, *as* the new task (current task swapped, in the task's own context), so code that
 captures `asyncio.current_task()` — `asyncio.timeout`, anyio cancel scopes inside httpx — binds
 to the task that will carry on if the step suspends. A step that finishes returns its result
-synchronously; the task is then an empty shell that completes on its own at the next cycle.
+synchronously, and its (not yet started) task is lent to the next eager start.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import threading
 from collections.abc import Coroutine, Generator
 from typing import Any, Generic, TypeVar
 
@@ -24,28 +25,38 @@ _NOTHING: Any = object()
 
 class _Carrier(Coroutine[Any, Any, Any], Generic[T]):
     """The task's coroutine: hands the task the future the eager step is waiting on, then
-    forwards `send`/`throw` to the real coroutine. Exposes the real coroutine's `cr_*` state
-    (anyio inspects it to deliver cancellation)."""
+    forwards `send`/`throw` to the real coroutine, each step in the coroutine's own context.
+    Exposes the real coroutine's `cr_*` state (anyio inspects it to deliver cancellation)."""
 
-    __slots__ = ("coro", "finished", "yielded")
+    __slots__ = ("context", "coro", "finished", "started", "task", "yielded")
 
-    def __init__(self, coro: Coroutine[Any, Any, T]) -> None:
-        self.coro = coro
+    def __init__(self) -> None:
+        self.coro: Coroutine[Any, Any, T] | None = None
+        self.context = contextvars.Context()
         self.yielded: Any = _NOTHING
         """What the eager step yielded, until the task's first step hands it over."""
-        self.finished = False
-        """The eager step ended the coroutine: the task has nothing left to do."""
+        self.finished = True
+        """No coroutine to carry on (the eager step ended it): the task just ends."""
+        self.started = False
+        """The task took its first step: the carrier can no longer take another coroutine."""
+        self.task: asyncio.Task[Any] | None = None
 
     def send(self, value: Any) -> Any:
+        if not self.started:
+            self.started = True
+            self.task = None  # no task <-> carrier reference cycle left for the GC
         if self.finished:
             raise StopIteration(None)
         yielded = self.yielded
         if yielded is not _NOTHING:
             self.yielded = _NOTHING
             return yielded
-        return self.coro.send(value)
+        assert self.coro is not None
+        return self.context.run(self.coro.send, value)
 
     def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
+        self.started = True
+        self.task = None
         if self.finished:
             raise StopIteration(None)
         pending = self.yielded
@@ -55,12 +66,16 @@ class _Carrier(Coroutine[Any, Any, Any], Generic[T]):
             self.yielded = _NOTHING
             if isinstance(pending, asyncio.Future):
                 pending.cancel()
+        assert self.coro is not None
         if val is None and tb is None:
-            return self.coro.throw(typ)
-        return self.coro.throw(typ, val, tb)  # pragma: no cover - legacy signature
+            return self.context.run(self.coro.throw, typ)
+        return self.context.run(self.coro.throw, typ, val, tb)  # pragma: no cover - legacy signature
 
     def close(self) -> None:
-        self.coro.close()
+        self.started = True
+        self.task = None
+        if self.coro is not None:
+            self.coro.close()
 
     def __await__(self) -> Generator[Any, None, Any]:  # pragma: no cover - driven by a Task only
         raise TypeError("an eager carrier is driven by its task, not awaited")
@@ -93,16 +108,28 @@ NOT_DONE: Any = object()
 def start_eager(
     coro: Coroutine[Any, Any, T], *, name: str | None = None
 ) -> tuple[asyncio.Task[Any], T | Any]:
-    """Start `coro` in a new task, running its first step now.
+    """Start `coro` in a task, running its first step now.
 
     Returns (task, result): `result` is the coroutine's return value if the first step finished
     it, else `NOT_DONE` and the task carries on (await or track the task; its result is then the
     coroutine's). An exception escaping the first step is raised here.
+
+    A step that finishes leaves its task unused (it has not run yet): the next eager start on
+    the same loop borrows it instead of creating one, so work that never waits costs no task at
+    all until the loop gets control back. Each coroutine still runs in its own copy of the
+    caller's context, as a task of its own would.
     """
     loop = asyncio.get_running_loop()
-    carrier: _Carrier[T] = _Carrier(coro)
+    carrier: _Carrier[T] | None = getattr(_spare, "carrier", None)
+    _spare.carrier = None  # in use (a nested start makes its own)
+    task = carrier.task if carrier is not None and not carrier.started else None
+    if carrier is None or task is None or task.get_loop() is not loop:
+        carrier = _Carrier()
+        task = carrier.task = loop.create_task(carrier, name=name)
     context = contextvars.copy_context()
-    task: asyncio.Task[Any] = loop.create_task(carrier, name=name, context=context)
+    carrier.coro = coro
+    carrier.context = context
+    carrier.finished = False
     current = asyncio.current_task(loop)
     if current is not None:
         _leave_task(loop, current)
@@ -111,12 +138,23 @@ def start_eager(
         carrier.yielded = context.run(coro.send, None)
     except StopIteration as stop:
         carrier.finished = True
+        carrier.coro = None
+        _spare.carrier = carrier
         return task, stop.value
     except BaseException:
         carrier.finished = True
+        carrier.coro = None
+        _spare.carrier = carrier
         raise
     finally:
         _leave_task(loop, task)
         if current is not None:
             _enter_task(loop, current)
+    carrier.task = None  # the task carries this coroutine now: it is nobody's spare
+    if name is not None and task.get_name() != name:
+        task.set_name(name)
     return task, NOT_DONE
+
+
+_spare = threading.local()
+"""This thread's unused carrier task (see `start_eager`)."""

@@ -100,7 +100,8 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
         if self.iterations >= self.max_iterations:
             self._write_termination("max_iterations", max_iterations=self.max_iterations)
             return Status.FAILURE
-        self.emit("loop.iteration", iteration=self.iterations)
+        if self.telemetry is not None and self.telemetry.active:
+            self.emit("loop.iteration", iteration=self.iterations)
         sm = self.state_manager
         sm.reset_ephemeral("step", self.namespace)
         self.decorated.stop(Status.INVALID)

@@ -76,8 +76,10 @@ class AgentLLMNode(AsyncBehaviour):
             stream=config.stream,
             extra_params=self._extra_params,
         )
-        self.emit(ev.REPLY_STARTED, round=rounds + 1)
-        on_event = self._on_model_event if self.telemetry is not None and self.telemetry.active else None
+        active = self.telemetry is not None and self.telemetry.active
+        if active:
+            self.emit(ev.REPLY_STARTED, round=rounds + 1)
+        on_event = self._on_model_event if active else None
         try:
             response = await self._client.complete(request, on_event=on_event)
         except ModelError as exc:

@@ -116,8 +116,24 @@ class StateManager:
     # ------------------------------------------------------------------ write
     def update(self, updates: Mapping[str, Any], namespace: str | None = None) -> None:
         """Merge `updates` into the state through each field's reducer."""
+        # `_write` inlined for the common case (a schema field with no namespace): the ReAct
+        # loop makes about ten writes per iteration.
+        resolved_keys = self._resolved
+        fields = self.state.__dict__
         for key, value in updates.items():
-            self._write(key, value, namespace, reduce=True)
+            resolved = resolved_keys.get((key, namespace))
+            if resolved is None or resolved[2]:
+                self._write(key, value, namespace, reduce=True)
+                continue
+            storage, spec, _ = resolved
+            self.version += 1
+            if spec is not None and spec.reducer is not None:
+                current = fields[storage]
+                if spec.append_in_place and type(current) is list:
+                    current.extend(value)
+                    continue
+                value = spec.reducer(current, value)
+            fields[storage] = value
 
     def set(self, key: str, value: Any, namespace: str | None = None) -> None:
         """Replace the value of `key`, bypassing its reducer."""
