@@ -30,6 +30,7 @@ from typing import Any
 
 from jianmu_like import Agent, ModelClient, ReActConfig, ReActState, create_react_node, human, tool
 from jianmu_like.models import weights
+from jianmu_like.models.local_backends import BACKENDS, DEFAULT_BACKEND
 from jianmu_like.models.local_provider import LlamaCppProvider
 from jianmu_like.models.text_protocol import CALCULATOR_EXAMPLE, WorkedExample
 from jianmu_like.testing.scripted import fast_resilience
@@ -180,6 +181,7 @@ class Setting:
     temperature: float = 0.0
     seed: int = 0
     tool_choice: str | None = None
+    backend: str = DEFAULT_BACKEND
 
 
 async def run_model(setting: Setting, tasks: tuple[Task, ...], verbose: bool = False) -> dict[str, Any]:
@@ -195,6 +197,7 @@ async def run_model(setting: Setting, tasks: tuple[Task, ...], verbose: bool = F
         chat_format=spec.chat_format,
         system_role=spec.system_role,
         examples=PROMPTS[setting.prompt],
+        backend=setting.backend,
     )
     client = ModelClient(provider, model=f"local/{spec.name}", resilience=fast_resilience(max_retries=0))
     start = time.perf_counter()
@@ -243,11 +246,13 @@ def main() -> int:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0], help="used when temperature > 0")
     parser.add_argument("--dev", action="store_true", help="run the development questions instead")
     parser.add_argument("--json", help="write every outcome to this file")
+    parser.add_argument("--backend", choices=BACKENDS, default=DEFAULT_BACKEND)
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
     tasks = DEV_TASKS if args.dev else TASKS
     rows = []
-    print(f"{platform.machine()}, {os.cpu_count()} CPUs, python {platform.python_version()}, n_threads=1")
+    machine = f"{platform.machine()}, {os.cpu_count()} CPUs, python {platform.python_version()}"
+    print(f"{machine}, backend {args.backend}, n_threads=1")
     print("| model | examples | first call | temp | seed | success | tool called | answer right ", end="")
     print("| s/answer | max s |")
     print("|---|---|---|---|---|---|---|---|---|---|")
@@ -257,7 +262,12 @@ def main() -> int:
                 for temperature in args.temperatures:
                     for seed in args.seeds if temperature > 0 else [0]:
                         setting = Setting(
-                            model, prompt, temperature, seed, None if choice == "auto" else choice
+                            model,
+                            prompt,
+                            temperature,
+                            seed,
+                            None if choice == "auto" else choice,
+                            args.backend,
                         )
                         row = asyncio.run(run_model(setting, tasks, args.verbose))
                         rows.append(row)

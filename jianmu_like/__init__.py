@@ -3,7 +3,13 @@
 Compose a ReAct agent (`create_react_node`), run it with `Agent`, embed it in larger py_trees
 trees; state lives in a pydantic model managed by a `StateManager`, and a `ReactiveRunner`
 ticks the tree only when something signals.
+
+Importing the package stays cheap: the parts that pull in heavy dependencies (`OpenAIProvider`:
+the `openai` client; `MCPToolProvider`, `mcp_servers_from_config`: the `mcp` SDK) are loaded on
+first access, and `ModelClient.resolve()` imports `openai` only when it builds a real client.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from .agent import Agent, AgentResult
 from .agentfile.loader import AgentFileError, load_agent, validate_agent_file
@@ -38,7 +44,6 @@ from .guard.review import PendingApproval, list_pending, record_decision
 from .models.client import ModelClient
 from .models.errors import ModelCallFailed, ModelError
 from .models.messages import Message, ToolCall, ai, human, system, tool_message
-from .models.openai_provider import OpenAIProvider
 from .models.provider import ChatProvider
 from .models.types import ModelRequest, ModelResponse, Usage
 from .nodes.context import ContextBuilder, ContextBuilderProtocol
@@ -55,9 +60,31 @@ from .tools.base import Tool, tool
 from .tools.builtin import calculator, think
 from .tools.errors import ToolArgumentsError, ToolError, ToolProviderError, UnknownToolError
 from .tools.mcp.config import MCPServerConfig
-from .tools.mcp.provider import MCPToolProvider, mcp_servers_from_config
 from .tools.provider import StaticToolProvider, ToolProvider
 from .tools.toolset import ToolSet
+
+if TYPE_CHECKING:
+    from .models.openai_provider import OpenAIProvider
+    from .tools.mcp.provider import MCPToolProvider, mcp_servers_from_config
+
+_LAZY = {
+    "OpenAIProvider": "jianmu_like.models.openai_provider",
+    "MCPToolProvider": "jianmu_like.tools.mcp.provider",
+    "mcp_servers_from_config": "jianmu_like.tools.mcp.provider",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Load the heavy exports on first access (see the module docstring)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'jianmu_like' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 ModelResilienceConfig = ResilienceConfig
 

@@ -13,7 +13,8 @@ import py_trees
 from py_trees.common import Status
 from pydantic import BaseModel, ConfigDict, Field
 
-from .bt.runner import ReactiveRunner
+from .bt.fault import NodeFault
+from .bt.runner import ReactiveRunner, RunOutcome
 from .checkpoint.recorder import RunRecorder
 from .checkpoint.store import Checkpointer, CheckpointError
 from .config import get_config
@@ -41,13 +42,17 @@ class AgentResult(BaseModel):
     """A detached copy of the state model at the end of the run."""
     usage: Usage = Field(default_factory=Usage)
     termination: dict[str, Any] | None = None
-    """Why the loop ended: {"reason": "completed" | "max_iterations" | "budget_exhausted" |
-    "model_error" | ..., "iterations": n, ...}."""
+    """Why the run ended: {"reason": "completed" | "max_iterations" | "budget_exhausted" |
+    "model_error" | "node_error" | "provider_error" | ..., "iterations": n, ...}; a node
+    exception adds "failed_node" (its path) and "error"."""
     pending_approvals: list[Approval] = Field(default_factory=list)
     """Tool calls waiting for a human (status "suspended"); decide with approve()/deny()."""
     thread_id: str | None = None
     """The checkpoint thread of the run (with a checkpointer)."""
     error: str | None = None
+    """Why a failed run failed, e.g. "RuntimeError: kaput" or the model error's message."""
+    fault: NodeFault | None = None
+    """The node exception that ended the run: node path, kind, exception type and message."""
     ticks: int = 0
     elapsed: float = 0.0
     run_id: str = ""
@@ -213,7 +218,7 @@ class Agent:
             hub.emit(event, node=self.root.name, namespace=self.namespace, thread_id=self.thread_id)
         started = time.perf_counter()
         outcome = await self.runner.run(max_ticks=max_ticks)
-        result = self._result(outcome.status, outcome.ticks, time.perf_counter() - started, run_id)
+        result = self._result(outcome, time.perf_counter() - started, run_id)
         if self.recorder is not None:
             self.recorder.save(result.status)
         if hub.active:
@@ -271,14 +276,21 @@ class Agent:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    def _result(self, status: str, ticks: int, elapsed: float, run_id: str) -> AgentResult:
+    def _result(self, outcome: RunOutcome, elapsed: float, run_id: str) -> AgentResult:
         sm, keys, ns = self.state_manager, self.keys, self.output_namespace
+        status, ticks, fault = outcome.status, outcome.ticks, outcome.fault
         usage = _read(sm, keys.usage, ns, Usage())
-        if status in ("max_ticks",):
+        termination = _read(sm, keys.termination, ns, None)
+        if status == "max_ticks":
             agent_status: AgentStatus = "failure"
             error: str | None = f"stopped after max_ticks={ticks} ticks"
+        elif fault is not None:
+            agent_status, error = "failure", fault.error
+            if not isinstance(termination, dict) or termination.get("failed_node") != fault.node:
+                # No loop of the output namespace recorded it (a plain tree, another agent).
+                termination = {"reason": fault.kind, "failed_node": fault.node, "error": fault.error}
         else:
-            agent_status = status  # type: ignore[assignment]
+            agent_status = status
             error = _read(sm, keys.error, ns, None)
         final = _read(sm, keys.final_answer, ns, None) if agent_status == "success" else None
         return AgentResult(
@@ -286,10 +298,11 @@ class Agent:
             final_answer=final,
             state=sm.copy_state(),
             usage=usage if isinstance(usage, Usage) else Usage.model_validate(usage),
-            termination=_read(sm, keys.termination, ns, None),
+            termination=termination,
             pending_approvals=self.pending_approvals(),
             thread_id=self.thread_id,
             error=error,
+            fault=fault,
             ticks=ticks,
             elapsed=elapsed,
             run_id=run_id,

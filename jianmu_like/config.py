@@ -34,6 +34,8 @@ class ModelsConfig(_Section):
     """Model used when nothing more specific is configured."""
     react: str | None = None
     """Model for ReAct agents; falls back to `default`."""
+    local_backend: Literal["xllamacpp", "llama_cpp_python"] = "xllamacpp"
+    """llama.cpp binding of the embedded local model (`local/<name>`); see models/local_backends."""
 
 
 class LLMConfig(_Section):
@@ -61,6 +63,11 @@ class ResilienceConfig(_Section):
     backoff_initial: float = Field(0.5, ge=0.0)
     backoff_multiplier: float = Field(2.0, ge=1.0)
     backoff_max: float = Field(8.0, ge=0.0)
+    backoff_jitter: float = Field(0.2, ge=0.0, le=1.0)
+    """Each delay is shortened by a random fraction up to this, so clients that failed together
+    do not retry in lockstep."""
+    retry_after_max: float = Field(30.0, ge=0.0)
+    """Cap on a server's `Retry-After` (seconds or HTTP date) honoured before a retry."""
     fallback_models: list[str] = Field(default_factory=list)
     """Tried in order when the primary model still fails after its retries."""
 

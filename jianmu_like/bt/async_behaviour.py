@@ -6,6 +6,9 @@ next tick reports its outcome; halting the node cancels the task. The task's fir
 eagerly inside the tick (bt.eager): work that never waits reports its outcome in that same
 tick. A subclass may also answer synchronously from `update_sync()` (return a status) to skip
 the task for trivial cases.
+
+An exception escaping `update_async()` is not a FAILURE: the next tick raises it as `NodeFailed`
+(see `bt.fault`), which ends the run naming this node and the error.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from py_trees.common import Status
 
 from ..state.wakeup import Wakeup
 from .eager import NOT_DONE, start_eager
+from .fault import node_failed, report
 from .node import Node
 
 
@@ -27,7 +31,9 @@ class AsyncBehaviour(Node):
         super().__init__(name)
         self._task: asyncio.Task[Status] | None = None
         self.error: BaseException | None = None
-        """The exception that ended the last task, if any (the node then reports FAILURE)."""
+        """The exception that ended the last task, if any (raised as `NodeFailed` on the next
+        tick); subclasses may also set it for a failure they handled themselves."""
+        self._raised: BaseException | None = None
 
     @abc.abstractmethod
     async def update_async(self) -> Status:
@@ -46,7 +52,7 @@ class AsyncBehaviour(Node):
             quick = self.update_sync()
             if quick is not None:
                 return quick
-            self.error = None
+            self.error = self._raised = None
             wakeup = self.state_manager.wakeup
             try:
                 task, status = start_eager(self._run(wakeup), name=self.name)
@@ -54,7 +60,7 @@ class AsyncBehaviour(Node):
                 self.feedback_message = "cancelled"
                 return Status.FAILURE
             if status is not NOT_DONE:
-                return status
+                return self._outcome(status)  # finished in its first step: no tick to wait for
             self._task = task
             wakeup.track(task)
             return Status.RUNNING
@@ -64,15 +70,24 @@ class AsyncBehaviour(Node):
         if task.cancelled():
             self.feedback_message = "cancelled"
             return Status.FAILURE
-        return task.result()
+        return self._outcome(task.result())
+
+    def _outcome(self, status: Status) -> Status:
+        """The finished task's status, or its exception raised as `NodeFailed`."""
+        raised, self._raised = self._raised, None
+        if raised is not None:
+            failed = node_failed(raised, self)
+            report(failed, self.telemetry)
+            raise failed from raised
+        return status
 
     async def _run(self, wakeup: Wakeup) -> Status:
         try:
             status = await self.update_async()
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # the node reports FAILURE; the error stays inspectable
-            self.error = exc
+        except Exception as exc:  # raised as NodeFailed on the next tick; stays inspectable
+            self.error = self._raised = exc
             self.feedback_message = f"{type(exc).__name__}: {exc}"
             self.on_error(exc)
             return Status.FAILURE
@@ -98,7 +113,7 @@ class AsyncBehaviour(Node):
     def reset_run(self) -> None:
         """Back to as-built (bt.clone): no task, no error."""
         self._task = None
-        self.error = None
+        self.error = self._raised = None
 
     @property
     def in_flight(self) -> bool:

@@ -4,6 +4,10 @@ Unlike `py_trees.decorators.Retry`, it works under a runner that ticks only on s
 failed iteration it resets its child, signals, and reports RUNNING, so the next iteration starts
 at once and the tree stays interruptible between iterations. Every ending writes termination
 metadata (`{"reason", "iterations", ...}`) to the state.
+
+Only a FAILURE status starts another iteration. An exception in the subtree is not retried: the
+loop records it (reason = the fault's kind, e.g. "node_error", with `failed_node` and `error`), stops
+its child and lets it travel on as `NodeFailed`, which ends the run (see `bt.fault`).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import Any
 import py_trees
 from py_trees.common import Status
 
+from .fault import NodeFailed, as_node_failed, report
 from .node import LEAN_TICKS, NodeMixin, tick_node
 
 AbortCondition = Callable[[], bool | str | dict[str, Any] | None]
@@ -24,8 +29,9 @@ into the termination metadata (its "reason" key, default "aborted", is the reaso
 class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
     """Tick `child` until it succeeds, at most `max_iterations` times.
 
-    The abort condition is evaluated before each iteration starts (never in the middle of one,
-    so a model answer is never discarded and tool calls are never left without their results).
+    The abort condition is evaluated before each iteration starts and after one fails (never in
+    the middle of one, so a model answer is never discarded and tool calls are never left
+    without their results).
     """
 
     def __init__(
@@ -83,7 +89,13 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
             if verdict:
                 self._abort(verdict)
                 return
-        tick_node(self.decorated)
+        try:
+            tick_node(self.decorated)
+        except Exception as exc:
+            failed = self._record_failure(exc)
+            if failed is exc:
+                raise
+            raise failed from exc
         new_status = self.update()
         if new_status is not Status.RUNNING:
             self.stop(new_status)
@@ -97,6 +109,10 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
         if status == Status.SUCCESS:
             self._write_termination("completed")
             return Status.SUCCESS
+        verdict = self.abort_condition() if self.abort_condition is not None else None
+        if verdict:  # e.g. the model failed in this last iteration: say so, not "max_iterations"
+            self._write_verdict(verdict)
+            return Status.FAILURE
         if self.iterations >= self.max_iterations:
             self._write_termination("max_iterations", max_iterations=self.max_iterations)
             return Status.FAILURE
@@ -108,7 +124,23 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
         sm.signal()
         return Status.RUNNING
 
+    def _record_failure(self, exc: Exception) -> NodeFailed:
+        """Record an exception of the subtree as this loop's termination and stop the child."""
+        failed = as_node_failed(exc, self)
+        report(failed, self.telemetry)
+        self.iterations += 1
+        fault = failed.fault
+        self._write_termination(fault.kind, failed_node=fault.node, error=fault.error)
+        self.decorated.stop(Status.INVALID)
+        self.status = Status.FAILURE
+        return failed
+
     def _abort(self, verdict: bool | str | dict[str, Any]) -> None:
+        self._write_verdict(verdict)
+        self.stop(Status.FAILURE)
+        self.status = Status.FAILURE
+
+    def _write_verdict(self, verdict: bool | str | dict[str, Any]) -> None:
         if isinstance(verdict, dict):
             details = dict(verdict)
             reason = str(details.pop("reason", "aborted"))
@@ -116,8 +148,6 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
             details = {}
             reason = verdict if isinstance(verdict, str) else "aborted"
         self._write_termination(reason, **details)
-        self.stop(Status.FAILURE)
-        self.status = Status.FAILURE
 
     def _write_termination(self, reason: str, **extra: Any) -> None:
         self.termination = {"reason": reason, "iterations": self.iterations, **extra}

@@ -3,7 +3,8 @@
 No timer, no polling, no throttle: after each tick the runner awaits the StateManager's wake-up.
 It returns when the root finishes, when `max_ticks` is reached, or when the tree is quiescent
 (RUNNING with nothing in flight and nothing signalled — e.g. waiting for a human approval), which
-is reported as a suspended run that a later `run()` resumes.
+is reported as a suspended run that a later `run()` resumes. An exception raised by a node ends
+the run as a failure carrying the `NodeFault` (see `bt.fault`); the tree is halted first.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pydantic import BaseModel
 
 from ..state.manager import StateManager
 from ..telemetry.hub import TelemetryHub
+from .fault import NodeFault, as_node_failed, report
 from .node import tick_node, walk
 
 RunStatus = Literal["success", "failure", "suspended", "max_ticks"]
@@ -27,6 +29,8 @@ class RunOutcome(BaseModel):
 
     status: RunStatus
     ticks: int
+    fault: NodeFault | None = None
+    """The node exception that ended the run (status "failure"), if one did."""
 
 
 class ReactiveRunner:
@@ -64,8 +68,14 @@ class ReactiveRunner:
         try:
             while True:
                 wakeup.clear()
-                tick_node(root)
                 ticks += 1
+                try:
+                    tick_node(root)
+                except Exception as exc:
+                    failed = as_node_failed(exc, root)
+                    report(failed, self.telemetry)
+                    root.stop(Status.INVALID)  # whatever the root's status: cancel every task
+                    return self._outcome("failure", ticks, failed.fault)
                 if self.on_tick is not None:
                     self.on_tick()
                 status = root.status
@@ -88,6 +98,6 @@ class ReactiveRunner:
         if self.root.status == Status.RUNNING:
             self.root.stop(Status.INVALID)
 
-    def _outcome(self, status: RunStatus, ticks: int) -> RunOutcome:
+    def _outcome(self, status: RunStatus, ticks: int, fault: NodeFault | None = None) -> RunOutcome:
         self.total_ticks += ticks
-        return RunOutcome(status=status, ticks=ticks)
+        return RunOutcome(status=status, ticks=ticks, fault=fault)

@@ -11,13 +11,28 @@ from rich.text import Text
 
 EXIT_OK = 0
 EXIT_FAILED = 1
-"""The agent ran and failed (model error, iteration limit, ...)."""
+"""The agent ran and failed (model error, iteration or token limit, ...)."""
 EXIT_USAGE = 2
 """Bad arguments, agent file, configuration or checkpoint store."""
 EXIT_SUSPENDED = 3
 """The run waits for human approvals."""
+EXIT_NODE_ERROR = 4
+"""A node of the tree raised an exception (a bug in a node or a tool runner)."""
+EXIT_PROVIDER_ERROR = 5
+"""A tool provider (an MCP server) could not start; no model was asked."""
 EXIT_INTERRUPTED = 130
 """Ctrl-C."""
+
+EXIT_CODES_HELP = """\
+exit codes:
+  0    success
+  1    the agent failed: model error (server unreachable, bad answers), iteration or token limit
+  2    usage, agent-file, configuration or checkpoint error
+  3    suspended, waiting for approvals
+  4    node_error: a node of the tree raised an exception
+  5    provider_error: a tool provider (MCP server) could not start
+  130  interrupted (Ctrl-C)
+"""
 
 
 class CliError(Exception):

@@ -2,7 +2,9 @@
 explain the configuration.
 
 Exit codes: 0 success, 1 the agent failed, 2 usage or configuration error (every problem is
-printed, never a traceback), 3 suspended waiting for approvals, 130 interrupted (Ctrl-C).
+printed, never a traceback), 3 suspended waiting for approvals, 4 a node raised (node_error),
+5 a tool provider could not start (provider_error), 130 interrupted (Ctrl-C); see
+`common.EXIT_CODES_HELP`.
 """
 
 from __future__ import annotations
@@ -23,7 +25,15 @@ from ..telemetry.logging import configure_logging
 from . import approvals as cli_approvals
 from . import inspect as cli_inspect
 from . import run as cli_run
-from .common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, CliError, make_console, print_problems
+from .common import (
+    EXIT_CODES_HELP,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    CliError,
+    make_console,
+    print_problems,
+)
 
 Command = Callable[[argparse.Namespace, Console, Console], int]
 
@@ -33,6 +43,7 @@ examples:
   jianmu-like run presets/react.yaml "2**10?" --json
   jianmu-like show presets/research.yaml --dot
   jianmu-like approvals list runs.db
+
 """
 
 
@@ -64,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="jianmu-like",
         description="LLM agents as behaviour trees: run and inspect YAML agent files.",
-        epilog=EPILOG,
+        epilog=EPILOG + EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
@@ -73,7 +84,13 @@ def build_parser() -> argparse.ArgumentParser:
     _global_options(parent, defaults=False)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    run = commands.add_parser("run", parents=[parent], help="answer a question with an agent file")
+    run = commands.add_parser(
+        "run",
+        parents=[parent],
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="answer a question with an agent file",
+    )
     run.add_argument("preset", metavar="PRESET", help="agent file (e.g. presets/react.yaml)")
     run.add_argument("question", metavar="QUESTION")
     run.add_argument("--checkpoint", metavar="FILE", help="save the run in this SQLite file (resumable)")
@@ -81,7 +98,13 @@ def build_parser() -> argparse.ArgumentParser:
     _run_options(run)
     run.set_defaults(handler=cli_run.run_command)
 
-    resume = commands.add_parser("resume", parents=[parent], help="continue a suspended or interrupted run")
+    resume = commands.add_parser(
+        "resume",
+        parents=[parent],
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="continue a suspended or interrupted run",
+    )
     resume.add_argument("preset", metavar="PRESET", help="the agent file the run was started with")
     resume.add_argument("--checkpoint", metavar="FILE", required=True, help="SQLite checkpoint file")
     resume.add_argument("--thread", metavar="ID", required=True, help="thread id")

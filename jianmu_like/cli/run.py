@@ -37,7 +37,9 @@ from ..telemetry.hub import structlog_sink
 from .common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
+    EXIT_NODE_ERROR,
     EXIT_OK,
+    EXIT_PROVIDER_ERROR,
     EXIT_SUSPENDED,
     CliError,
     existing_store,
@@ -45,6 +47,8 @@ from .common import (
 from .render import EventRenderer, shorten
 
 STREAM_ENV = "JIANMU__LLM__STREAM"
+EXIT_BY_REASON = {"node_error": EXIT_NODE_ERROR, "provider_error": EXIT_PROVIDER_ERROR}
+"""Exit codes of failures with a code of their own; any other failure exits EXIT_FAILED."""
 Start = Callable[[], Awaitable[AgentResult]]
 
 
@@ -166,7 +170,8 @@ def _view(args: argparse.Namespace, console: Console, errors: Console) -> RunVie
 
 
 def run_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
-    """`run PRESET QUESTION`: a fresh run; exit 0 success, 1 failure, 3 suspended, 130 Ctrl-C."""
+    """`run PRESET QUESTION`: a fresh run; exit 0 success, 1 failure, 3 suspended, 4 node error,
+    5 tool provider error, 130 Ctrl-C."""
     if args.thread and not args.checkpoint:
         raise CliError("--thread needs --checkpoint FILE (a thread lives in a checkpoint store)")
     enable_streaming()
@@ -225,15 +230,20 @@ def report(result: AgentResult, args: argparse.Namespace, errors: Console, *, st
     termination = result.termination or {}
     detail = str(termination.get("error") or result.error or "")
     reason = str(termination.get("reason") or ("max_ticks" if "max_ticks" in detail else "error"))
+    fault = result.fault
     url = re.search(r"url=(\S+)", detail)
-    if url and ("connect" in detail.lower() or "timed out" in detail.lower()):
+    if url and ("could not connect" in detail.lower() or "timed out connecting" in detail.lower()):
         errors.print(Text(f"error: cannot reach the model server at {url.group(1)}", style="bold red"))
         errors.print(Text("  is it running? set OPENAI_BASE_URL or provider.base_url", style="red"))
+    elif fault is not None and fault.kind == "provider_error":
+        errors.print(Text(f"error: a tool provider could not start ({reason})", style="bold red"))
+    elif fault is not None:
+        errors.print(Text(f"error: node {fault.node!r} raised an exception ({reason})", style="bold red"))
     else:
         errors.print(Text(f"error: the agent failed ({reason})", style="bold red"))
-    if detail:
-        errors.print(Text(f"  {detail}", style="red"))
-    return EXIT_FAILED
+    for line in detail.splitlines():
+        errors.print(Text(f"  {line}", style="red"))
+    return EXIT_BY_REASON.get(fault.kind, EXIT_FAILED) if fault is not None else EXIT_FAILED
 
 
 def _explain_suspension(result: AgentResult, preset: str, store_path: str | None, errors: Console) -> None:

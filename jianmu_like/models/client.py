@@ -3,12 +3,15 @@
 It owns the resilience policy (retries with exponential backoff on retryable errors, then the
 configured fallback models) so nodes never re-implement it, and it reports each step through
 an optional event callback so telemetry and streaming UIs observe calls without wrapping them.
+Backoff has jitter, so clients that failed together (a server restart under load) do not retry
+in lockstep, and never waits less than a server's `Retry-After` (up to `retry_after_max`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import random
 from collections.abc import Awaitable, Callable
 from types import TracebackType
 
@@ -67,8 +70,9 @@ class ModelClient:
         `resilience`). Empty environment values count as unset. A missing API key is allowed
         (local servers rarely check it).
 
-        Without a base URL the embedded local model is used when llama-cpp-python is installed
-        and its weights are pulled (`local/<name>` picks one, else the default; set
+        Without a base URL the embedded local model is used when its backend
+        (`models.local_backend`, default xllamacpp) is installed and its weights are pulled
+        (`local/<name>` picks one, else the default; set
         `JIANMU_NO_LOCAL_MODEL=1` to opt out); otherwise it is a `ConfigError` saying what to set.
         """
         cfg = config if config is not None else get_config()
@@ -77,7 +81,7 @@ class ModelClient:
         name = model or env.get("JIANMU_MODEL") or cfg.models.default
         policy = resilience if resilience is not None else cfg.resilience
         if not url:
-            return cls._embedded(name, policy)
+            return cls._embedded(name, policy, cfg.models.local_backend)
         key = api_key or env.get("OPENAI_API_KEY") or cfg.provider.api_key or None
 
         from .openai_provider import OpenAIProvider  # deferred: importing openai is slow
@@ -86,12 +90,14 @@ class ModelClient:
         return cls(provider, model=name, resilience=policy)
 
     @classmethod
-    def _embedded(cls, name: str, resilience: ResilienceConfig) -> ModelClient:
+    def _embedded(cls, name: str, resilience: ResilienceConfig, backend: str) -> ModelClient:
         """The embedded local model, or the `ConfigError` telling how to get a model at all."""
         from .local_provider import LocalModelUnavailable, embedded_model
 
         try:
-            provider, local_name = embedded_model(name if name.startswith("local/") else None)
+            provider, local_name = embedded_model(
+                name if name.startswith("local/") else None, backend=backend
+            )
         except LocalModelUnavailable as exc:
             raise ConfigError(
                 "no model endpoint configured: set OPENAI_BASE_URL (and OPENAI_API_KEY if the server "
@@ -115,10 +121,17 @@ class ModelClient:
             return [primary]
         return list(dict.fromkeys([primary, *fallbacks]))
 
-    def backoff(self, retry: int) -> float:
-        """Seconds to wait before retry number `retry` (0-based) of the same model."""
+    def backoff(self, retry: int, error: ModelError | None = None) -> float:
+        """Seconds to wait before retry number `retry` (0-based) of the same model: exponential,
+        capped at `backoff_max`, shortened by up to `backoff_jitter` at random; at least the
+        `Retry-After` of `error` (capped at `retry_after_max`)."""
         policy = self.resilience
-        return float(min(policy.backoff_initial * policy.backoff_multiplier**retry, policy.backoff_max))
+        delay = min(policy.backoff_initial * policy.backoff_multiplier**retry, policy.backoff_max)
+        if policy.backoff_jitter:
+            delay *= 1.0 - policy.backoff_jitter * random.random()  # jitter, not cryptography
+        if error is not None and error.retry_after is not None:
+            delay = max(delay, min(error.retry_after, policy.retry_after_max))
+        return float(delay)
 
     async def complete(
         self, request: ModelRequest, *, on_event: ModelEventCallback | None = None
@@ -157,11 +170,17 @@ class ModelClient:
                     errors.append(exc)
                     if not exc.retryable or retry + 1 == per_model:
                         break  # next model, without waiting
-                    delay = self.backoff(retry)
+                    delay = self.backoff(retry, exc)
                     if on_event is not None:
                         on_event(
                             "model.call.retry",
-                            {"model": model, "attempt": attempt, "delay": delay, "error": str(exc)},
+                            {
+                                "model": model,
+                                "attempt": attempt,
+                                "delay": delay,
+                                "error": str(exc),
+                                "retry_after": exc.retry_after,
+                            },
                         )
                     await self._sleep(delay)
                     continue

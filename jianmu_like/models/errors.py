@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 
 class ModelError(Exception):
-    """A model call failed. `retryable` marks 429/5xx/timeouts/connection errors."""
+    """A model call failed. `retryable` marks 429/5xx/timeouts/connection and read errors,
+    unparsable answers and streams cut short; `retry_after` is the server's `Retry-After`
+    (seconds), which the client's backoff honours."""
+
+    failure_kind: ClassVar[str] = "model_error"
+    """How a run that ends on this error names its termination (see `bt.fault`)."""
 
     def __init__(
         self,
@@ -14,6 +21,7 @@ class ModelError(Exception):
         status_code: int | None = None,
         retryable: bool = False,
         base_url: str | None = None,
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -21,6 +29,7 @@ class ModelError(Exception):
         self.status_code = status_code
         self.retryable = retryable
         self.base_url = base_url
+        self.retry_after = retry_after
 
     def __str__(self) -> str:
         parts = [self.message]

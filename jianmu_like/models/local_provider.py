@@ -1,5 +1,8 @@
 """`LlamaCppProvider`: a `ChatProvider` running a small GGUF model in-process with llama.cpp.
 
+The binding is a `LocalBackend` (`local_backends`): xllamacpp by default, llama-cpp-python
+when selected (`backend="llama_cpp_python"`, or `models.local_backend` in the configuration).
+
 Small local models have no native function calling, so tools go through the JSON/text
 protocol (`text_protocol`): the tools and the reply format are rendered into the prompt and
 every reply is sampled under a grammar that admits only `{"tool": ..., "arguments": ...}` for
@@ -22,12 +25,14 @@ from typing import Any, TypeVar
 
 from . import weights
 from .errors import ModelError
-from .llama_backend import (
-    LLAMA_OPTIONS,
+from .local_backends import (
+    DEFAULT_BACKEND,
+    LOCAL_OPTIONS,
     GenerationStopped,
-    LlamaBackend,
+    LocalBackend,
     SamplingParams,
-    llama_cpp_available,
+    backend_problem,
+    create_backend,
 )
 from .messages import Message
 from .provider import DeltaCallback
@@ -45,7 +50,9 @@ class LlamaCppProvider:
 
     `system_role=False` folds the system prompt into the first user turn, for chat templates
     without a system role (Gemma's). `examples` replace the built-in worked examples shown in
-    the prompt (each is shown only when its tool is offered). `request.timeout` bounds each
+    the prompt (each is shown only when its tool is offered). `backend` is a backend name
+    (`local_backends.BACKENDS`) or a `LocalBackend` instance (then the model options are its
+    own). `request.timeout` bounds each
     generation (checked per token); a generation that runs out of time or whose caller is
     cancelled is abandoned at the next token. Errors are non-retryable `ModelError`s: a
     deterministic local model would fail the same way again.
@@ -62,22 +69,27 @@ class LlamaCppProvider:
         system_role: bool = True,
         examples: Sequence[WorkedExample] | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
-        backend: LlamaBackend | None = None,
+        backend: str | LocalBackend = DEFAULT_BACKEND,
     ) -> None:
         self.model_path = Path(model_path)
         self.base_url: str | None = f"local://{self.model_path.name}"
         self.system_role = system_role
         self.examples = examples
         self.max_tokens = max_tokens
-        self.backend = backend or LlamaBackend(
-            self.model_path, n_ctx=n_ctx, n_threads=n_threads, seed=seed, chat_format=chat_format
+        self.backend = (
+            create_backend(
+                backend, self.model_path, n_ctx=n_ctx, n_threads=n_threads, seed=seed, chat_format=chat_format
+            )
+            if isinstance(backend, str)
+            else backend
         )
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
         self._ids = itertools.count(1)
         self.closed = False
 
     def __repr__(self) -> str:
-        return f"LlamaCppProvider({str(self.model_path)!r}, loaded={self.backend.loaded})"
+        name, loaded = self.backend.name, self.backend.loaded
+        return f"LlamaCppProvider({str(self.model_path)!r}, backend={name!r}, loaded={loaded})"
 
     def _new_id(self) -> str:
         return f"call_{next(self._ids)}"
@@ -102,7 +114,7 @@ class LlamaCppProvider:
         return ModelError("the local model provider is closed", base_url=self.base_url)
 
     def _params(self, request: ModelRequest) -> SamplingParams:
-        extra = tuple((k, v) for k, v in request.extra_params.items() if k in LLAMA_OPTIONS)
+        extra = tuple((k, v) for k, v in request.extra_params.items() if k in LOCAL_OPTIONS)
         return SamplingParams(
             temperature=request.temperature if request.temperature is not None else 0.0,
             max_tokens=request.max_tokens or self.max_tokens,
@@ -182,14 +194,18 @@ class LocalModelUnavailable(Exception):
     """The embedded model cannot be used here; the message says why."""
 
 
-def embedded_model(name: str | None = None) -> tuple[LlamaCppProvider, str]:
+def embedded_model(
+    name: str | None = None, *, backend: str = DEFAULT_BACKEND
+) -> tuple[LlamaCppProvider, str]:
     """A provider for the pulled embedded model `name` (default `weights.DEFAULT`, a `local/`
-    prefix allowed) and its client model name `local/<name>`; `LocalModelUnavailable` when it
-    is disabled, llama-cpp-python is missing or the weights are not pulled. Nothing is loaded."""
+    prefix allowed) on `backend`, and its client model name `local/<name>`;
+    `LocalModelUnavailable` when it is disabled, the backend is not installed or the weights
+    are not pulled (`ValueError` for an unknown backend). Nothing is loaded."""
     if os.environ.get(NO_LOCAL_MODEL_ENV, "").strip() not in ("", "0"):
         raise LocalModelUnavailable(f"disabled by {NO_LOCAL_MODEL_ENV}")
-    if not llama_cpp_available():
-        raise LocalModelUnavailable("llama-cpp-python is not installed")
+    problem = backend_problem(backend)
+    if problem is not None:
+        raise LocalModelUnavailable(problem)
     try:
         spec = weights.spec_of(name)
     except weights.WeightsError as exc:
@@ -197,5 +213,7 @@ def embedded_model(name: str | None = None) -> tuple[LlamaCppProvider, str]:
     path = weights.local_model_path(spec.name)
     if path is None:
         raise LocalModelUnavailable(f"the {spec.name} weights are not pulled")
-    provider = LlamaCppProvider(path, chat_format=spec.chat_format, system_role=spec.system_role)
+    provider = LlamaCppProvider(
+        path, chat_format=spec.chat_format, system_role=spec.system_role, backend=backend
+    )
     return provider, f"local/{spec.name}"

@@ -4,13 +4,21 @@ The SDK's own retries are disabled (`max_retries=0`): `ModelClient` owns the ret
 policy, and two stacked retry loops would multiply attempts and hide failures. Importing this
 module imports `openai` (about 0.3 s), which is why `jianmu_like.models` does not import it
 eagerly.
+
+Every failure becomes a `ModelError` saying what went wrong and where: a 200 whose body is not
+a chat completion (malformed JSON, an HTML page from a proxy, no `choices`) quotes the body's
+start; a stream that ends without a finish reason was cut short; transport failures say
+whether connecting or reading failed; a 429/503 carries the server's `Retry-After`.
 """
 
 from __future__ import annotations
 
+import email.utils
 import inspect
+import time
 from collections.abc import Mapping
 from typing import Any, cast
+from urllib.parse import urlsplit, urlunsplit
 
 import openai
 from openai.resources.chat.completions import AsyncCompletions
@@ -21,6 +29,7 @@ from .messages import Message, ToolCall
 from .provider import DeltaCallback, is_retryable_status
 from .streaming import StreamAccumulator
 from .types import ModelRequest, ModelResponse, Usage
+from .usage import complete_usage
 
 _CREATE_PARAMS = frozenset(inspect.signature(AsyncCompletions.create).parameters) - {"self"}
 """Keyword arguments `chat.completions.create` accepts in the installed SDK version; any other
@@ -70,15 +79,70 @@ def build_create_kwargs(request: ModelRequest, model: str) -> dict[str, Any]:
     return kwargs
 
 
-def _usage(raw: Any) -> Usage:
-    if raw is None:
-        return Usage.model_construct(calls=1)
-    return Usage.model_construct(
-        prompt_tokens=raw.prompt_tokens or 0,
-        completion_tokens=raw.completion_tokens or 0,
-        total_tokens=raw.total_tokens or 0,
-        calls=1,
+def _usage(raw: Any, request: ModelRequest, message: Message) -> Usage:
+    """The call's usage as reported, the gaps filled (see `models.usage`)."""
+    return complete_usage(
+        getattr(raw, "prompt_tokens", None),
+        getattr(raw, "completion_tokens", None),
+        getattr(raw, "total_tokens", None),
+        prompt=request.messages,
+        reply=message,
     )
+
+
+def public_url(url: str) -> str:
+    """`url` without the credentials a URL may carry (`https://user:key@host/v1`)."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+
+
+def _excerpt(text: str, limit: int = 200) -> str:
+    """The start of a body, quoted, on one line."""
+    flat = " ".join(text.split())
+    return repr(flat[:limit] + "…" if len(flat) > limit else flat)
+
+
+def retry_after_seconds(value: str | None, *, now: float | None = None) -> float | None:
+    """A `Retry-After` header (delay in seconds, or an HTTP date) as seconds from now."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def _transport_failure(exc: openai.APIConnectionError, seconds: float) -> str:
+    """What failed on the wire, from the transport exception the SDK wrapped: a connect error
+    means the server is not there; a read error or read timeout means it is, but broke off."""
+    cause = exc.__cause__
+    names = {cls.__name__ for cls in type(cause).__mro__} if cause is not None else set()
+    detail = f": {type(cause).__name__}: {cause}" if cause is not None and str(cause) else ""
+    if "ConnectTimeout" in names:
+        return f"timed out connecting after {seconds:g}s"
+    if "PoolTimeout" in names:
+        return f"timed out waiting for a free connection after {seconds:g}s"
+    if "WriteTimeout" in names:
+        return f"timed out sending the request after {seconds:g}s"
+    if "TimeoutException" in names or isinstance(exc, openai.APITimeoutError):
+        return f"request timed out after {seconds:g}s (no data from the server while reading)"
+    if "ConnectError" in names:
+        return f"could not connect{detail}"
+    if "WriteError" in names:
+        return f"connection lost while sending the request{detail}"
+    if "ReadError" in names or "ProtocolError" in names or "EndOfStream" in names:
+        return f"connection lost while reading the response{detail}"
+    return f"could not connect{detail}"
 
 
 def _tool_call(raw: Any) -> ToolCall:
@@ -94,7 +158,8 @@ class OpenAIProvider:
     redacted from every error message this provider produces."""
 
     def __init__(self, base_url: str, api_key: str | None = None, *, timeout: float = 60.0) -> None:
-        self.base_url: str | None = base_url
+        self.base_url: str | None = public_url(base_url)
+        """The endpoint as errors and logs show it: without credentials (`user:password@`)."""
         self.timeout = timeout
         self._client = openai.AsyncOpenAI(
             base_url=base_url,
@@ -120,12 +185,11 @@ class OpenAIProvider:
         kwargs = build_create_kwargs(request, model)
         try:
             if request.stream:
-                return await self._stream(kwargs, model, on_delta)
-            completion = cast(ChatCompletion, await self._client.chat.completions.create(**kwargs))
+                return await self._stream(kwargs, request, model, on_delta)
+            raw_response = await self._client.chat.completions.with_raw_response.create(**kwargs)
+            completion = self._completion(raw_response, model)
         except openai.OpenAIError as exc:
             raise self._error(exc, model, request.timeout) from exc
-        if not completion.choices:
-            raise ModelError("response has no choices", model=model, base_url=self.base_url)
         choice = completion.choices[0]
         raw = choice.message
         tool_calls = [_tool_call(tc) for tc in raw.tool_calls or ()]
@@ -133,24 +197,53 @@ class OpenAIProvider:
         message = Message(role="assistant", content=content, tool_calls=tool_calls or None)
         return ModelResponse.model_construct(
             message=message,
-            usage=_usage(completion.usage),
+            usage=_usage(completion.usage, request, message),
             model=model,
             finish_reason=choice.finish_reason,
             attempts=1,
         )
 
+    def _completion(self, raw_response: Any, model: str) -> ChatCompletion:
+        """The parsed completion, or a retryable `ModelError` quoting a body that is not one."""
+        try:
+            completion = raw_response.parse()
+            ok = isinstance(completion, ChatCompletion) and bool(completion.choices)
+            ok = ok and getattr(completion.choices[0], "message", None) is not None
+        except (ValueError, TypeError, AttributeError, IndexError):  # malformed JSON, missing fields
+            ok = False
+        if not ok:
+            try:
+                body = raw_response.text
+            except Exception:  # pragma: no cover - the body was read to parse it
+                body = ""
+            what = (
+                "an empty body"
+                if not body.strip()
+                else f"a body that is not a chat completion: {_excerpt(body)}"
+            )
+            raise ModelError(
+                self._redact(
+                    f"the server at {self.base_url} answered {raw_response.status_code} with {what}"
+                ),
+                model=model,
+                retryable=True,
+                base_url=self.base_url,
+            )
+        return cast(ChatCompletion, completion)
+
     async def _stream(
-        self, kwargs: dict[str, Any], model: str, on_delta: DeltaCallback | None
+        self, kwargs: dict[str, Any], request: ModelRequest, model: str, on_delta: DeltaCallback | None
     ) -> ModelResponse:
         stream = cast(
             openai.AsyncStream[ChatCompletionChunk],
             await self._client.chat.completions.create(**kwargs),
         )
         acc = StreamAccumulator()
+        raw_usage: Any = None
         try:
             async for chunk in stream:
                 if chunk.usage is not None:
-                    acc.usage = _usage(chunk.usage)
+                    raw_usage = chunk.usage
                 for choice in chunk.choices:
                     if choice.index != 0:
                         continue  # n > 1 is not supported: only the first choice is kept
@@ -167,13 +260,32 @@ class OpenAIProvider:
                         )
                     if choice.finish_reason is not None:
                         acc.finish_reason = choice.finish_reason
+        except (ValueError, TypeError, AttributeError) as exc:  # an event that is not a chunk
+            raise ModelError(
+                self._redact(f"the stream from {self.base_url} carried an event that is not a chunk: {exc}"),
+                model=model,
+                retryable=True,
+                base_url=self.base_url,
+            ) from exc
         finally:
             await stream.close()
         if not acc.saw_choice:
-            raise ModelError("stream ended without any choices", model=model, base_url=self.base_url)
+            raise ModelError(
+                "stream ended without any choices", model=model, retryable=True, base_url=self.base_url
+            )
+        if acc.finish_reason is None:
+            received = len(acc.content or "") + sum(len(tc.arguments_json) for tc in acc.tool_calls())
+            raise ModelError(
+                f"stream ended before the answer was complete (no finish_reason; {received} "
+                "characters received): the connection was cut or the server stopped early",
+                model=model,
+                retryable=True,
+                base_url=self.base_url,
+            )
+        message = acc.message()
         return ModelResponse.model_construct(
-            message=acc.message(),
-            usage=acc.usage if acc.usage is not None else Usage.model_construct(calls=1),
+            message=message,
+            usage=_usage(raw_usage, request, message),
             model=model,
             finish_reason=acc.finish_reason,
             attempts=1,
@@ -181,16 +293,10 @@ class OpenAIProvider:
 
     def _error(self, exc: openai.OpenAIError, model: str, timeout: float | None) -> ModelError:
         url = self.base_url
-        if isinstance(exc, openai.APITimeoutError):
+        if isinstance(exc, openai.APIConnectionError):  # APITimeoutError included
             seconds = timeout if timeout is not None else self.timeout
             return ModelError(
-                f"request timed out after {seconds:g}s", model=model, retryable=True, base_url=url
-            )
-        if isinstance(exc, openai.APIConnectionError):
-            cause = exc.__cause__
-            detail = f": {type(cause).__name__}: {cause}" if cause is not None else ""
-            return ModelError(
-                self._redact(f"could not connect{detail}"), model=model, retryable=True, base_url=url
+                self._redact(_transport_failure(exc, seconds)), model=model, retryable=True, base_url=url
             )
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
@@ -200,6 +306,7 @@ class OpenAIProvider:
                 status_code=status,
                 retryable=is_retryable_status(status),
                 base_url=url,
+                retry_after=retry_after_seconds(exc.response.headers.get("retry-after")),
             )
         if isinstance(exc, openai.APIError):  # an error event inside a stream
             return ModelError(self._redact(f"API error: {exc.message}"), model=model, base_url=url)

@@ -5,13 +5,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from .messages import Message
 
 
 class Usage(BaseModel):
-    """Token accounting. `a + b` sums, so a state field can accumulate it with `operator.add`."""
+    """Token accounting. `a + b` sums, so a state field can accumulate it with `operator.add`.
+
+    `total_tokens` is always filled, so a token budget always binds: a server reporting prompt
+    and completion tokens only gets their sum, one reporting nothing gets an estimate
+    (`models.usage.estimate_usage`, ~4 characters per token) and `estimated=True`, which a sum
+    keeps when any part was estimated.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -20,6 +26,16 @@ class Usage(BaseModel):
     total_tokens: int = 0
     calls: int = 0
     """Number of model calls that reported this usage (successful attempts only)."""
+    estimated: bool = False
+    """Some of these tokens were estimated from text length, not reported by the server
+    (dumped only when true, so reported usage serialises as it always did)."""
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if not self.estimated:
+            data.pop("estimated", None)
+        return data
 
     def __add__(self, other: Usage) -> Usage:
         if not isinstance(other, Usage):
@@ -29,6 +45,7 @@ class Usage(BaseModel):
             completion_tokens=self.completion_tokens + other.completion_tokens,
             total_tokens=self.total_tokens + other.total_tokens,
             calls=self.calls + other.calls,
+            estimated=self.estimated or other.estimated,
         )
 
 

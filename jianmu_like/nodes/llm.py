@@ -24,7 +24,9 @@ class AgentLLMNode(AsyncBehaviour):
     `tool_choice` is sent only while `rounds == 0` — the first model call of a run, including
     its retries and fallbacks — so a forced tool cannot trap the model in a loop. A model error
     that survives the client's retries and fallbacks is written to the `error` key and the node
-    fails; the ReAct loop then stops with reason `model_error` instead of burning an iteration.
+    fails (a `node.failed` event says so); the ReAct loop then stops with reason `model_error`
+    instead of burning an iteration. Tool providers are set up before the first model call: one
+    that cannot start raises `ToolProviderError`, which ends the run as "provider_error".
     """
 
     def __init__(
@@ -87,6 +89,7 @@ class AgentLLMNode(AsyncBehaviour):
             sm.update({keys.error: reason}, ns)
             self.feedback_message = reason
             self.error = exc
+            self.emit(ev.NODE_FAILED, kind=exc.failure_kind, error_type=type(exc).__name__, error=reason)
             return Status.FAILURE
         message = response.message
         actions = list(message.tool_calls or ())

@@ -20,7 +20,6 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-import structlog
 from py_trees.common import Status
 
 from ..bt.async_behaviour import AsyncBehaviour
@@ -31,12 +30,13 @@ from ..guard.enforcer import GuardContext, GuardEnforcer
 from ..models.messages import Message, ToolCall, tool_message
 from ..state.schema import StateKeys
 from ..telemetry import events as ev
+from ..telemetry.logging import get_logger
 from ..tools.base import Tool
 from ..tools.toolset import ToolSet
 from .tool_calls import ToolCallRunner, ToolRunner
 from .tool_outcome import ToolOutcome
 
-_log = structlog.get_logger("jianmu_like.guard")
+_log = get_logger("jianmu_like.guard")
 
 __all__ = ["ToolExecutor", "ToolRunner"]
 

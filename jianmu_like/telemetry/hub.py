@@ -10,9 +10,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import structlog
-
 from .events import Event
+from .logging import get_logger
 from .redact import redact
 
 Subscriber = Callable[[Event], None]
@@ -56,14 +55,14 @@ class TelemetryHub:
             try:
                 subscriber(event)
             except Exception:  # a broken listener must not take the agent down
-                structlog.get_logger("jianmu_like.telemetry").exception(
+                get_logger("jianmu_like.telemetry").exception(
                     "telemetry subscriber failed", event_type=event_type
                 )
 
 
 def structlog_sink(logger_name: str = "jianmu_like.events") -> Subscriber:
     """A subscriber that logs every event through structlog (data already redacted)."""
-    log = structlog.get_logger(logger_name)
+    log = get_logger(logger_name)
 
     def sink(event: Event) -> None:
         log.info(event.type, node=event.node, namespace=event.namespace, run_id=event.run_id, **event.data)

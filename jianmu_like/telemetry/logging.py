@@ -3,6 +3,9 @@
 The framework only ever logs through structlog; call `configure_logging()` once (the CLI does)
 to choose the level and format. Every log line passes through `redact_processor`, so API keys
 never reach a terminal or a log file, whatever a caller put into an event.
+
+structlog is imported on first use, not with the package: it brings `rich` along and costs about
+a tenth of a second, which every `import jianmu_like` (and every CLI call) would otherwise pay.
 """
 
 from __future__ import annotations
@@ -12,9 +15,29 @@ import sys
 from collections.abc import MutableMapping
 from typing import Any, TextIO
 
-import structlog
-
 from .redact import redact
+
+
+class LazyLogger:
+    """A structlog logger named `name`, resolved when it first logs (see the module docstring)."""
+
+    __slots__ = ("_logger", "_name")
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._logger: Any = None
+
+    def __getattr__(self, attr: str) -> Any:
+        if self._logger is None:
+            import structlog
+
+            self._logger = structlog.get_logger(self._name)
+        return getattr(self._logger, attr)
+
+
+def get_logger(name: str) -> Any:
+    """A logger for module-level use that does not import structlog until it logs."""
+    return LazyLogger(name)
 
 
 def redact_processor(
@@ -28,6 +51,8 @@ def configure_logging(
     level: str | int = "WARNING", *, json: bool = False, stream: TextIO | None = None
 ) -> None:
     """Configure structlog globally: minimum `level`, console or JSON rendering, redaction."""
+    import structlog
+
     numeric = logging.getLevelName(level.upper()) if isinstance(level, str) else level
     if not isinstance(numeric, int):
         raise ValueError(f"unknown log level {level!r}")

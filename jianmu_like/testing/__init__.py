@@ -12,6 +12,7 @@ from .script import (
     call,
     calls,
     error_reply,
+    fault_reply,
     reply,
 )
 from .scripted import ScriptedProvider, fast_resilience, scripted_client
@@ -31,6 +32,7 @@ __all__ = [
     "calls",
     "error_reply",
     "fast_resilience",
+    "fault_reply",
     "reply",
     "scripted_client",
 ]

@@ -14,7 +14,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from functools import cached_property
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,6 +25,10 @@ DEFAULT_USAGE = Usage(prompt_tokens=10, completion_tokens=5, total_tokens=15, ca
 """Usage reported for a reply that sets none, so token-budget tests have fixed numbers."""
 
 _WORDS = re.compile(r"\s*\S+\s*|\s+")
+
+Fault: TypeAlias = Literal["malformed_json", "html", "no_choices", "truncated_stream", "no_usage", "no_total"]
+"""A broken answer: a 200 whose body is malformed JSON, an HTML page or JSON without `choices`; a
+stream cut off before its finish reason and `[DONE]`; usage missing, or without `total_tokens`."""
 
 
 class ScriptedToolCall(BaseModel):
@@ -50,7 +54,9 @@ class ScriptedReply(BaseModel):
 
     `usage=None` reports `DEFAULT_USAGE`; `error_status` makes the backend fail with that status
     and `error_message`; `delay` seconds pass before the answer (for timeout tests);
-    `finish_reason` defaults to "tool_calls" when there are tool calls, else "stop".
+    `finish_reason` defaults to "tool_calls" when there are tool calls, else "stop";
+    `retry_after` is sent as the `Retry-After` header of an error reply; `fault` breaks the answer
+    (see `Fault`).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -62,6 +68,8 @@ class ScriptedReply(BaseModel):
     error_message: str = "scripted error"
     delay: float = Field(default=0.0, ge=0.0)
     finish_reason: str | None = None
+    retry_after: str | None = None
+    fault: Fault | None = None
 
     @cached_property
     def effective_usage(self) -> Usage:
@@ -118,6 +126,11 @@ def calls(*tool_calls: ScriptedToolCall, content: str | None = None, **fields: A
 def error_reply(status: int, message: str = "scripted error", **fields: Any) -> ScriptedReply:
     """A reply that fails with HTTP `status`."""
     return ScriptedReply(error_status=status, error_message=message, **fields)
+
+
+def fault_reply(fault: Fault, content: str | None = "partial answer", **fields: Any) -> ScriptedReply:
+    """A reply broken in the way `fault` names (HTTP-server only)."""
+    return ScriptedReply(content=content, fault=fault, **fields)
 
 
 def as_reply(item: ScriptItem) -> ScriptedReply:

@@ -22,8 +22,9 @@ from .script import Script, ScriptedReply, ScriptSource
 
 
 def fast_resilience(**fields: Any) -> ResilienceConfig:
-    """A retry policy without backoff delays (tests should not sleep); `fields` override it."""
-    values: dict[str, Any] = {"backoff_initial": 0.0, "backoff_max": 0.0}
+    """A retry policy without backoff delays (tests should not sleep, not even for a scripted
+    `Retry-After`); `fields` override it."""
+    values: dict[str, Any] = {"backoff_initial": 0.0, "backoff_max": 0.0, "retry_after_max": 0.0}
     values.update(fields)
     return ResilienceConfig(**values)
 

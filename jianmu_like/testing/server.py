@@ -44,6 +44,14 @@ def _fragments(text: str, parts: int = 3) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
+_BROKEN_BODIES: dict[str, tuple[str, bytes]] = {
+    "malformed_json": ("application/json", b'{"id": "chatcmpl-1", "choices": [{"index": 0, "mess'),
+    "html": ("text/html", b"<html><body><h1>502 Bad Gateway</h1></body></html>"),
+    "no_choices": ("application/json", b'{"id": "chatcmpl-1", "object": "chat.completion"}'),
+}
+"""Bodies of the `fault` replies answered with a 200 that is not a chat completion."""
+
+
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True  # a handler stuck on a slow client must not block interpreter exit
 
@@ -94,25 +102,37 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True  # shutting down: drop the request unanswered
             return
         if reply.error_status is not None:
-            self._send_json(reply.error_status, _error_body(reply.error_status, reply.error_message))
+            headers = {"Retry-After": reply.retry_after} if reply.retry_after is not None else {}
+            self._send_json(reply.error_status, _error_body(reply.error_status, reply.error_message), headers)
+        elif reply.fault in _BROKEN_BODIES:
+            self._send_raw(200, *_BROKEN_BODIES[reply.fault])
         elif body.get("stream"):
             options = body.get("stream_options") or {}
-            self._send_stream(owner.chunks(body, reply, bool(options.get("include_usage"))))
+            chunks = owner.chunks(body, reply, bool(options.get("include_usage")))
+            self._send_stream(chunks, truncated=reply.fault == "truncated_stream")
         else:
             self._send_json(200, owner.completion(body, reply))
 
-    def _send_json(self, status: int, payload: Mapping[str, Any]) -> None:
-        data = json.dumps(payload).encode()
+    def _send_json(
+        self, status: int, payload: Mapping[str, Any], headers: Mapping[str, str] | None = None
+    ) -> None:
+        self._send_raw(status, "application/json", json.dumps(payload).encode(), headers)
+
+    def _send_raw(
+        self, status: int, content_type: str, data: bytes, headers: Mapping[str, str] | None = None
+    ) -> None:
         try:
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.end_headers()
             self.wfile.write(data)
         except OSError:
             self.close_connection = True
 
-    def _send_stream(self, chunks: Iterator[dict[str, Any]]) -> None:
+    def _send_stream(self, chunks: Iterator[dict[str, Any]], *, truncated: bool = False) -> None:
         try:
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
@@ -120,8 +140,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
             for chunk in chunks:
+                if truncated and chunk["choices"] and chunk["choices"][0]["finish_reason"] is not None:
+                    break  # cut off: no finish reason, no usage, no [DONE]
                 self._write_chunk(f"data: {json.dumps(chunk)}\n\n".encode())
-            self._write_chunk(b"data: [DONE]\n\n")
+            else:
+                self._write_chunk(b"data: [DONE]\n\n")
             self.wfile.write(b"0\r\n\r\n")
         except OSError:
             self.close_connection = True
@@ -268,13 +291,14 @@ class ScriptedOpenAIServer:
         ]
 
     @staticmethod
-    def _usage(reply: ScriptedReply) -> dict[str, int]:
+    def _usage(reply: ScriptedReply) -> dict[str, int] | None:
+        if reply.fault == "no_usage":
+            return None
         usage = reply.effective_usage
-        return {
-            "prompt_tokens": usage.prompt_tokens,
-            "completion_tokens": usage.completion_tokens,
-            "total_tokens": usage.total_tokens,
-        }
+        wire = {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens}
+        if reply.fault != "no_total":
+            wire["total_tokens"] = usage.total_tokens
+        return wire
 
     def completion(self, body: Mapping[str, Any], reply: ScriptedReply) -> dict[str, Any]:
         """A non-streaming `chat.completion` object for `reply`."""
@@ -330,5 +354,6 @@ class ScriptedOpenAIServer:
             for fragment in _fragments(args):
                 yield chunk({"tool_calls": [{"index": index, "function": {"arguments": fragment}}]})
         yield chunk({}, reply.effective_finish_reason)
-        if include_usage:
-            yield {**base, "choices": [], "usage": self._usage(reply)}
+        usage = self._usage(reply)
+        if include_usage and usage is not None:
+            yield {**base, "choices": [], "usage": usage}

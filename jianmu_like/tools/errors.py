@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 
 class ToolError(Exception):
@@ -56,8 +56,11 @@ class ToolProviderError(ToolError):
     """A tool provider failed while initialising, listing its tools or closing.
 
     Raised with the provider's own exception as `__cause__`, so the message can stay short
-    while the traceback keeps the full story.
+    while the traceback keeps the full story. A run whose tools cannot be set up ends with
+    termination reason "provider_error" (see `bt.fault`).
     """
+
+    failure_kind: ClassVar[str] = "provider_error"
 
     def __init__(self, provider: str, stage: str, cause: BaseException | str) -> None:
         self.provider = provider

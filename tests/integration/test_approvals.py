@@ -180,7 +180,10 @@ async def test_incompatible_schema_or_tree_is_refused(tmp_path: Path) -> None:
 
 def run_child(*args: str, hang: bool = False) -> subprocess.Popen[str]:
     cmd = [sys.executable, str(HERE / "approval_agent.py"), *args] + (["--hang"] if hang else [])
-    env = {**os.environ, "PYTHONPATH": str(HERE)}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")])),
+    }
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 

@@ -1,6 +1,6 @@
 """Smoke test of the embedded local model on the README's main job.
 
-Runs only where llama-cpp-python is installed (`pip install -e '.[local]'`) and the default
+Runs on the default backend (xllamacpp) where it is installed (`pip install -e '.[local]'`) and the default
 weights are pulled (`python -m jianmu_like.models.weights pull`); skipped otherwise. The
 assertions are about the loop, not the model's arithmetic: the calculator was called and an
 answer came back within the preset's iteration limit.
@@ -17,7 +17,7 @@ import pytest
 
 from jianmu_like import ModelClient, human, load_agent
 from jianmu_like.models import weights
-from jianmu_like.models.llama_backend import llama_cpp_available
+from jianmu_like.models.local_backends import DEFAULT_BACKEND, backend_problem
 from jianmu_like.models.local_provider import LlamaCppProvider
 
 PRESET = Path(__file__).resolve().parents[2] / "presets" / "react.yaml"
@@ -26,8 +26,9 @@ MAX_ITERATIONS = 8  # presets/react.yaml: limits.max_iterations
 
 
 def _unavailable() -> str | None:
-    if not llama_cpp_available():
-        return "llama-cpp-python is not installed (pip install -e '.[local]')"
+    problem = backend_problem(DEFAULT_BACKEND, import_it=True)
+    if problem is not None:
+        return problem
     if weights.local_model_path() is None:
         return f"the {weights.DEFAULT} weights are not pulled (python -m jianmu_like.models.weights pull)"
     return None

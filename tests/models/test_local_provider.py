@@ -13,8 +13,9 @@ import pytest
 from jianmu_like import Agent, ReActConfig, ReActState, create_react_node, human
 from jianmu_like.config import ConfigError, JianmuConfig
 from jianmu_like.models import ModelClient, ModelError, ModelRequest, weights
+from jianmu_like.models import local_backends as lb
 from jianmu_like.models import local_provider as lp
-from jianmu_like.models.llama_backend import Generation, GenerationStopped, LlamaBackend, SamplingParams
+from jianmu_like.models.local_backends import Generation, GenerationStopped, LocalBackend, SamplingParams
 from jianmu_like.models.local_provider import LlamaCppProvider
 from jianmu_like.testing.scripted import fast_resilience
 from jianmu_like.tools.builtin import calculator
@@ -23,7 +24,7 @@ from jianmu_like.tools.toolset import ToolSet
 SCHEMAS = ToolSet.from_providers([]).with_tools([calculator]).schemas()
 
 
-class FakeBackend(LlamaBackend):
+class FakeBackend(LocalBackend):
     """Replies from a list; records what it was asked."""
 
     def __init__(self, replies: Sequence[str], *, block: threading.Event | None = None) -> None:
@@ -33,6 +34,10 @@ class FakeBackend(LlamaBackend):
         self.calls: list[dict[str, Any]] = []
         self.closed = False
 
+    @property
+    def loaded(self) -> bool:
+        return False
+
     def load(self) -> None:
         pass
 
@@ -40,7 +45,8 @@ class FakeBackend(LlamaBackend):
         self,
         turns: Sequence[dict[str, str]],
         *,
-        schema: dict[str, Any] | None,
+        schema: dict[str, Any] | None = None,
+        grammar: str | None = None,
         params: SamplingParams,
         should_stop: Callable[[], bool] | None = None,
     ) -> Generation:
@@ -152,11 +158,11 @@ async def test_react_agent_runs_on_the_provider() -> None:
 
 @pytest.fixture
 def pulled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The default weights 'pulled' (a sparse file of the right size) and llama_cpp 'installed'."""
+    """The default weights 'pulled' (a sparse file of the right size), every backend 'installed'."""
     for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "JIANMU_MODEL", lp.NO_LOCAL_MODEL_ENV):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    monkeypatch.setattr(lp, "llama_cpp_available", lambda: True)
+    monkeypatch.setattr(lp, "backend_problem", lambda name: None)
     spec = weights.spec_of(None)
     path = weights.models_dir() / spec.filename
     path.parent.mkdir(parents=True)
@@ -182,9 +188,32 @@ def test_resolve_fallback_opt_out_and_reasons(pulled: Path, monkeypatch: pytest.
     pulled.unlink()
     with pytest.raises(ConfigError, match="weights are not pulled"):
         ModelClient.resolve(config=JianmuConfig())
-    monkeypatch.setattr(lp, "llama_cpp_available", lambda: False)
-    with pytest.raises(ConfigError, match=r"pip install -e '\.\[local\]'.*llama-cpp-python is not installed"):
+    monkeypatch.setattr(lp, "backend_problem", lb.backend_problem)  # the real check, on a module
+    monkeypatch.setitem(lb._MODULES, "xllamacpp", "xllamacpp_not_installed_here")  # that is absent
+    with pytest.raises(ConfigError, match=r"pip install -e '\.\[local\]'.*xllamacpp is not installed"):
         ModelClient.resolve(config=JianmuConfig())
+
+
+def test_the_configured_backend_is_used_and_checked(pulled: Path) -> None:
+    config = JianmuConfig.model_validate({"models": {"local_backend": "llama_cpp_python"}})
+    client = ModelClient.resolve(config=config)
+    assert isinstance(client.provider, LlamaCppProvider)
+    assert isinstance(client.provider.backend, lb.LlamaCppPythonBackend)
+    assert isinstance(ModelClient.resolve(config=JianmuConfig()).provider.backend, lb.XllamacppBackend)
+    with pytest.raises(ValueError, match="local_backend"):
+        JianmuConfig.model_validate({"models": {"local_backend": "ollama"}})
+
+
+def test_provider_backend_by_name_or_instance() -> None:
+    assert LlamaCppProvider("/m/x.gguf").backend.name == "xllamacpp"
+    chosen = LlamaCppProvider("/m/x.gguf", backend="llama_cpp_python", n_ctx=512, seed=3)
+    assert isinstance(chosen.backend, lb.LlamaCppPythonBackend)
+    assert (chosen.backend.n_ctx, chosen.backend.seed) == (512, 3)
+    assert "backend='llama_cpp_python'" in repr(chosen)
+    with pytest.raises(
+        ValueError, match=r"unknown local backend 'ollama'; valid: xllamacpp, llama_cpp_python"
+    ):
+        LlamaCppProvider("/m/x.gguf", backend="ollama")
 
 
 def test_a_configured_server_wins_over_the_local_model(pulled: Path, monkeypatch: pytest.MonkeyPatch) -> None:

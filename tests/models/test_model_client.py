@@ -148,7 +148,12 @@ async def test_backoff_is_exponential_capped_and_uses_injected_sleep() -> None:
         slept.append(seconds)
 
     policy = ResilienceConfig(
-        max_retries=4, backoff_initial=0.5, backoff_multiplier=2.0, backoff_max=3.0, fallback_models=[]
+        max_retries=4,
+        backoff_initial=0.5,
+        backoff_multiplier=2.0,
+        backoff_max=3.0,
+        backoff_jitter=0.0,
+        fallback_models=[],
     )
     provider = ScriptedProvider([error_reply(503)] * 5)
     client = ModelClient(provider, model="m", resilience=policy, sleep=fake_sleep)

@@ -6,6 +6,11 @@ to prove that closing left nothing behind, so a wrapper around the SDK's spawn f
 each process to the owner task that asked for it (through a context variable; concurrent owners
 never see each other's). Should a later SDK drop that function, the new child found in /proc
 gives at least the PID.
+
+The server's stderr goes to a temporary file of its own rather than ours: a server that cannot
+start usually says why there (a missing module, a bad flag), so its tail is quoted in the start
+failure; and a chatty server does not scribble over the CLI's live display. The whole log is
+written to our logger at DEBUG level when the server is closed.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import logging
 import os
 import signal
 import sys
+import tempfile
 from contextlib import AsyncExitStack, suppress
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -31,7 +37,6 @@ _SPAWN_FN = "_create_platform_compatible_process"
 _spawned: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar(
     "jianmu_mcp_spawned", default=None
 )
-_devnull: TextIO | None = None
 
 
 def _hook_stdio_spawn() -> bool:
@@ -80,16 +85,8 @@ def group_alive(pgid: int) -> bool:
     return False
 
 
-def _errlog() -> TextIO:
-    """The server's stderr: ours when it is a real file, else /dev/null (a subprocess needs an fd)."""
-    global _devnull
-    try:
-        sys.stderr.fileno()
-        return sys.stderr
-    except (AttributeError, OSError, ValueError):
-        if _devnull is None:
-            _devnull = open(os.devnull, "w")  # noqa: SIM115 - kept open for every later server
-        return _devnull
+STDERR_TAIL_BYTES = 2000
+"""How much of the end of a server's stderr a start failure quotes."""
 
 
 class StdioProcess:
@@ -99,6 +96,7 @@ class StdioProcess:
         self.name = name
         self.pid: int | None = None
         self.process: Process | None = None
+        self._stderr: TextIO | None = None
 
     @property
     def returncode(self) -> int | None:
@@ -119,8 +117,10 @@ class StdioProcess:
         sink: list[Any] = []
         before = None if _hook_stdio_spawn() else _child_pids()
         token = _spawned.set(sink)
+        # Kept past the connection's end so a start failure can quote it; `release()` closes it.
+        self._stderr = tempfile.TemporaryFile("w+", prefix="mcp-", suffix=".stderr")  # noqa: SIM115
         try:
-            streams = await stack.enter_async_context(stdio_client(params, errlog=_errlog()))
+            streams = await stack.enter_async_context(stdio_client(params, errlog=self._stderr))
         finally:
             _spawned.reset(token)
         if sink:
@@ -130,6 +130,28 @@ class StdioProcess:
             new = _child_pids() - before
             self.pid = new.pop() if len(new) == 1 else None
         return streams
+
+    def stderr_tail(self, limit: int = STDERR_TAIL_BYTES) -> str:
+        """The last `limit` bytes the server wrote to stderr ("" when none or not captured)."""
+        handle = self._stderr
+        if handle is None or handle.closed:
+            return ""
+        fd = handle.fileno()
+        size = os.fstat(fd).st_size
+        start = max(0, size - limit)
+        # pread: the server shares the file offset, reading must not move it.
+        text = os.pread(fd, size - start, start).decode("utf-8", "replace").strip()
+        return f"…{text}" if start else text
+
+    def release(self) -> None:
+        """Close the captured stderr (logging it at DEBUG level); the process is gone by now."""
+        handle, self._stderr = self._stderr, None
+        if handle is None:
+            return
+        if logger.isEnabledFor(logging.DEBUG):
+            handle.seek(0)
+            logger.debug("MCP server %r stderr:\n%s", self.name, handle.read())
+        handle.close()
 
     async def settle(self, seconds: float = 0.5) -> None:
         """Give the child watcher a moment to record the exit status of a dying server."""

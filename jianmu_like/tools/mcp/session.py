@@ -123,18 +123,21 @@ class MCPSession:
             async with asyncio.timeout(config.connect_timeout):
                 await asyncio.shield(ready)
         except TimeoutError:
-            await asyncio.shield(self.close())
-            raise MCPConnectError(
-                config.name,
+            message = (
                 f"MCP server {config.name!r} ({config.describe()}) did not complete the MCP handshake "
-                f"(initialize) within connect_timeout={config.connect_timeout:g} s",
-            ) from None
+                f"(initialize) within connect_timeout={config.connect_timeout:g} s{self._stderr_note()}"
+            )
+            await asyncio.shield(self.close())
+            raise MCPConnectError(config.name, message) from None
         except asyncio.CancelledError:
             await asyncio.shield(self.close())
             raise
         except Exception as exc:
+            if self.config.transport == "stdio":
+                await self._process.settle()  # its exit status, and all it wrote to stderr
+            message = self._start_failure(exc) + self._stderr_note()
             await asyncio.shield(self.close())
-            raise MCPConnectError(config.name, self._start_failure(exc)) from exc
+            raise MCPConnectError(config.name, message) from exc
         finally:
             if ready.done() and not ready.cancelled():
                 ready.exception()  # retrieved: no "exception never retrieved" warning
@@ -145,13 +148,19 @@ class MCPSession:
         where = f"MCP server {config.name!r} ({config.describe()})"
         if _connection_closed(leaf):
             status = self.returncode
-            exited = f" (exit status {status}; its stderr may say why)" if status is not None else ""
+            exited = f" (exit status {status})" if status is not None else ""
             return f"{where} closed the connection before completing the MCP handshake{exited}"
         code = getattr(leaf, "code", None)
         if isinstance(code, int):  # an MCPError: it answered, but not with a handshake
             return f"{where} refused the MCP handshake: {leaf} (error {code})"
         verb = "could not be started" if config.transport == "stdio" else "could not be reached"
         return f"{where} {verb}: {type(leaf).__name__}: {leaf}"
+
+    def _stderr_note(self) -> str:
+        if self._process.pid is None:
+            return ""  # never started: nothing could be written
+        tail = self._process.stderr_tail()
+        return f"; its stderr ends with:\n{tail}" if tail else "; it wrote nothing to stderr"
 
     async def _own(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
         from mcp import ClientSession
@@ -221,6 +230,7 @@ class MCPSession:
             if task.done() and not task.cancelled():
                 task.exception()
         await self._process.kill_leftovers()
+        self._process.release()
 
     # -- requests --------------------------------------------------------------------------
 
