@@ -20,6 +20,7 @@ T = TypeVar("T")
 
 _enter_task = asyncio.tasks._enter_task
 _leave_task = asyncio.tasks._leave_task
+_current_tasks: dict[Any, asyncio.Task[Any]] = asyncio.tasks._current_tasks  # type: ignore[attr-defined]
 _NOTHING: Any = object()
 
 
@@ -130,7 +131,7 @@ def start_eager(
     carrier.coro = coro
     carrier.context = context
     carrier.finished = False
-    current = asyncio.current_task(loop)
+    current = _current_tasks.get(loop)
     if current is not None:
         _leave_task(loop, current)
     _enter_task(loop, task)
