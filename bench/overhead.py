@@ -32,6 +32,7 @@ from typing import Any, Protocol, cast
 
 import jianmu_like
 from jianmu_like import Agent, AgentTemplate, ReActConfig, create_react_node, human, tool_message
+from jianmu_like.bt.clone import clone_tree
 from jianmu_like.models.client import ModelClient
 from jianmu_like.models.messages import Message
 from jianmu_like.models.provider import DeltaCallback
@@ -97,7 +98,9 @@ class Impl(Protocol):
         ...
 
 
-def concurrent_builder(impl: Impl, iterations: int, latency: float) -> Callable[[], Prepared]:
+def concurrent_builder(
+    impl: Impl, iterations: int, latency: float, concurrency: int = 0
+) -> Callable[[], Prepared]:
     """What scenario (b) calls N times inside its timed window to create the N runs.
 
     Whatever an application builds once per service (a compiled graph, an agent template, a
@@ -105,6 +108,8 @@ def concurrent_builder(impl: Impl, iterations: int, latency: float) -> Callable[
     `concurrent_builder` builds a whole agent per run."""
     builder = getattr(impl, "concurrent_builder", None)
     if builder is not None:
+        if impl.name == "jianmu_like":
+            return cast(Callable[[], Prepared], builder(iterations, latency, concurrency))
         return cast(Callable[[], Prepared], builder(iterations, latency))
     return partial(impl.build, iterations, latency)
 
@@ -205,9 +210,13 @@ class JianmuImpl:
         )
         return AgentTemplate.from_prototype(root, log_events=False)
 
-    def concurrent_builder(self, iterations: int, latency: float) -> Callable[[], Prepared]:
-        """One template (and client) per scenario; each run is a new conversation of it."""
+    def concurrent_builder(
+        self, iterations: int, latency: float, concurrency: int = 0
+    ) -> Callable[[], Prepared]:
+        """One template (and client) per scenario, its pool filled for `concurrency` runs at
+        start-up (`reserve`); each run is a new conversation of it."""
         template = self.template(shared_client(iterations, latency), iterations)
+        template.reserve(concurrency)
         verify = partial(_verify_jianmu, iterations)
 
         def build() -> Prepared:
@@ -215,6 +224,24 @@ class JianmuImpl:
             return Prepared(partial(conversation.run, {"messages": [human(PROMPT)]}), verify)
 
         return build
+
+
+class TreeCloneImpl:
+    """Scenario (c) for trees: what one more tree of a template's pool costs (a clone)."""
+
+    name = "jianmu_like tree (clone)"
+
+    def __init__(self) -> None:
+        self.version = _version("jianmu_like")
+        self._root = create_react_node(
+            model_client=scripted_client([]), tools=[add], config=ReActConfig(max_iterations=10)
+        )
+
+    def build(self, iterations: int, latency: float) -> Prepared:  # pragma: no cover - (c) only
+        raise NotImplementedError
+
+    def build_idle(self) -> object:
+        return clone_tree(self._root)
 
 
 class ConversationImpl:
@@ -428,7 +455,7 @@ async def _gather(prepared: Sequence[Prepared]) -> list[Any]:
 async def measure_concurrent(impl: Impl, n: int, settings: Settings) -> dict[str, Any]:
     """(b) `n` runs of CONC_ITERATIONS iterations under `asyncio.gather`, CONC_LATENCY per call.
     The runs (agents, conversations) are created inside the timed window."""
-    builder = concurrent_builder(impl, CONC_ITERATIONS, CONC_LATENCY)
+    builder = concurrent_builder(impl, CONC_ITERATIONS, CONC_LATENCY, n)
     warm = [builder() for _ in range(20)]
     for p, r in zip(warm, await _gather(warm), strict=True):
         p.verify(r)
@@ -708,7 +735,7 @@ def render(report: dict[str, Any]) -> str:
         f"{CONC_ITERATIONS} model calls x {CONC_LATENCY * 1e3:g} ms "
         f"-> ideal wall {CONC_ITERATIONS * CONC_LATENCY * 1e3:g} ms.\n"
         "    wall: creating the N runs (agents / conversations, `build ms`) + the gather; 1st: the first\n"
-        "    repeat (jianmu_like: its template's tree pool still cold); one shared client per scenario;\n"
+        "    repeat; one shared client per scenario (jianmu_like: one template, reserve(N) trees);\n"
         f"    peak KB/run: tracemalloc peak during the gather / N{mem_note}, agents built before; "
         "+agent: including the built agents;\n"
         f"    RSS KB/run: ru_maxrss growth over building the agents + the first gather / N{isolated}."
@@ -751,7 +778,7 @@ def render(report: dict[str, Any]) -> str:
     parts.append(
         "\n(c) Built, idle agents: tracemalloc growth / count; build time per agent (no tracemalloc).\n"
         "    `jianmu_like conversation`: one more conversation of a built AgentTemplate (its state only;\n"
-        "    a run borrows a pooled tree)."
+        "    a run borrows a pooled tree); `jianmu_like tree (clone)`: one more tree for the pool."
     )
     rows = [
         [i["impl"], str(i["agents"]), f"{i['kb_per_agent']:.2f}", f"{i['build_us_per_agent']:.1f}"]
@@ -834,7 +861,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     sequential = asyncio.run(run_sequential(impls, settings))
     idle = []
-    for impl in [*impls, ConversationImpl()]:
+    for impl in [*impls, ConversationImpl(), TreeCloneImpl()]:
         count = settings.idle_agents
         _log(f"(c) {impl.name} {count} idle agents ...")
         idle.append(measure_idle(impl, count))

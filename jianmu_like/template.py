@@ -91,6 +91,13 @@ class AgentTemplate:
         """A new conversation (its own state; no tree until it runs)."""
         return Conversation(self, thread_id, initial_state=initial_state)
 
+    def reserve(self, trees: int) -> None:
+        """Build trees up front until `trees` wait in the pool (e.g. the expected concurrency at
+        start-up, so the first burst of runs does not build them)."""
+        while len(self._idle) < trees:
+            self.trees_built += 1
+            self._idle.append(self.factory())
+
     @property
     def idle(self) -> int:
         """Trees waiting in the pool."""

@@ -77,6 +77,8 @@ async def test_concurrent_conversations_get_their_own_answers_and_state() -> Non
         assert conversation.state.messages == result.state.messages
     # One tree per concurrent run, all back in the pool afterwards.
     assert tpl.trees_built == 25 and tpl.idle == 25
+    tpl.reserve(30)
+    assert tpl.trees_built == 30 and tpl.idle == 30
 
 
 async def test_a_conversation_continues_and_others_stay_untouched() -> None:
