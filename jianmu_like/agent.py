@@ -19,8 +19,10 @@ from .checkpoint.recorder import RunRecorder
 from .checkpoint.store import Checkpointer, CheckpointError
 from .config import get_config
 from .guard.approvals import Approval, ApprovalDecision, ApprovalError, parse_decision
+from .guard.review import store_decision, stored_decisions
 from .models.types import Usage
 from .presets.react_state import ReActState
+from .state.contract import check_contract
 from .state.manager import StateManager
 from .state.schema import StateKeys
 from .telemetry import events as ev
@@ -81,6 +83,7 @@ class Agent:
         checkpointer: Checkpointer | None = None,
     ) -> None:
         self.root = root
+        check_contract(state_schema, root)  # a schema that cannot hold the tree's keys fails here
         self.state_manager = StateManager(state_schema, initial_state)
         self.keys = keys or StateKeys()
         self.namespace = namespace if namespace is not None else getattr(root, "namespace", None)
@@ -122,7 +125,8 @@ class Agent:
         tick the tree until it finishes or suspends (waiting for approvals).
 
         With a checkpointer (here or in the constructor) the run is saved under `thread_id`
-        (a new id when omitted) so `resume()` can continue it, in this process or another.
+        (a new id when omitted) so `resume()` can continue it, in this process or another. The
+        run claims the thread: ThreadConflictError if another live process is running it.
         """
         if self.root.status != Status.INVALID:
             self.root.stop(Status.INVALID)
@@ -132,9 +136,14 @@ class Agent:
             sm.update(input_data, self.namespace)
         if checkpointer is not None:
             self.use_checkpointer(checkpointer)
-        if self.recorder is not None:
-            self.recorder.start(thread_id or uuid.uuid4().hex)
-        return await self._drive(max_ticks, event=ev.RUN_STARTED)
+        recorder = self.recorder
+        if recorder is not None:
+            recorder.start(thread_id or uuid.uuid4().hex)
+        try:
+            return await self._drive(max_ticks, event=ev.RUN_STARTED)
+        finally:
+            if recorder is not None:
+                recorder.release()
 
     async def resume(
         self,
@@ -150,22 +159,34 @@ class Agent:
         be built with the same tree and state schema). `decisions` maps approval ids to True /
         "approve", False / "deny" or ("deny", reason). No model call is repeated: the tree
         continues at the node that was waiting.
+
+        With a checkpointer the resume claims the thread (ThreadConflictError when another live
+        process runs it, or saved it since this agent last did) and merges the decisions other
+        processes stored for it; a decision here that contradicts a stored one is an ApprovalError.
         """
         if checkpointer is not None:
             self.use_checkpointer(checkpointer)
+        recorder = self.recorder
         if thread_id is not None:
-            # Always reload: another process (an operator's decision) may have written since.
-            if self.recorder is None:
+            # Always reload: another process may have written since.
+            if recorder is None:
                 raise CheckpointError("resume(thread_id=...) needs a checkpointer")
-            self.recorder.load(thread_id)
-        for approval_id, decision in (decisions or {}).items():
-            self.decide(approval_id, decision)
+            recorder.load(thread_id)
         if self.root.status != Status.RUNNING:
             raise RuntimeError(
                 "nothing to resume: the last run is not suspended "
                 f"(tree status {self.root.status.name}); start a new one with run()"
             )
-        return await self._drive(max_ticks, event=ev.RUN_RESUMED)
+        if recorder is not None and recorder.thread_id is not None:
+            recorder.claim()
+        try:
+            for approval_id, decision in (decisions or {}).items():
+                self.decide(approval_id, decision)
+            self._merge_stored_decisions()
+            return await self._drive(max_ticks, event=ev.RUN_RESUMED)
+        finally:
+            if recorder is not None:
+                recorder.release()
 
     # ------------------------------------------------------------------ approvals
     def pending_approvals(self) -> list[Approval]:
@@ -181,22 +202,49 @@ class Agent:
         self.decide(approval_id, ApprovalDecision(approved=False, reason=reason))
 
     def decide(self, approval_id: str, decision: Any) -> None:
-        """Record a decision for one approval and wake the tree."""
+        """Record a decision for one approval and wake the tree.
+
+        With a checkpointer the decision is stored first, in its own row. An approval is
+        decided once: a second decision (here or by another process) is an ApprovalError.
+        """
         parsed = parse_decision(decision)
-        found = {approval.id: ns for ns, approval in self._approvals()}
+        found = {approval.id: (ns, approval) for ns, approval in self._approvals()}
         if approval_id not in found:
             pending = ", ".join(found) or "none"
             raise ApprovalError(f"unknown approval id {approval_id!r} (pending: {pending})")
-        ns = found[approval_id]
+        ns, approval = found[approval_id]
         sm, keys = self.state_manager, self.keys
         previous = sm.get(keys.approval_decisions, ns).get(approval_id)
         if previous is not None:
             verdict = "approved" if previous.approved else "denied"
             raise ApprovalError(f"approval {approval_id!r} was already {verdict}")
+        recorder = self.recorder
+        if recorder is not None and recorder.thread_id is not None:
+            parsed = store_decision(recorder.checkpointer, recorder.thread_id, approval, parsed)
         sm.update({keys.approval_decisions: {approval_id: parsed}}, ns)
-        if self.recorder is not None and self.recorder.thread_id is not None:
-            self.recorder.save("suspended")
         sm.signal()
+
+    def _merge_stored_decisions(self) -> bool:
+        """Take the decisions stored for pending approvals (by any process) into the state; the
+        store wins over the state. True when a decision was new to the state."""
+        recorder = self.recorder
+        if recorder is None or recorder.thread_id is None:
+            return False
+        waiting = self._approvals()
+        if not waiting:
+            return False
+        stored = stored_decisions(recorder.checkpointer, recorder.thread_id, [a for _, a in waiting])
+        sm, keys = self.state_manager, self.keys
+        changed = False
+        for ns, approval in waiting:
+            decision = stored.get(approval.id)
+            if decision is None:
+                continue
+            current = sm.get(keys.approval_decisions, ns).get(approval.id)
+            if current is None or current.approved != decision.approved:
+                sm.update({keys.approval_decisions: {approval.id: decision}}, ns)
+                changed = True
+        return changed
 
     def _approvals(self) -> list[tuple[str | None, Approval]]:
         sm, key = self.state_manager, self.keys.pending_approvals
@@ -217,7 +265,14 @@ class Agent:
         if hub.active:
             hub.emit(event, node=self.root.name, namespace=self.namespace, thread_id=self.thread_id)
         started = time.perf_counter()
-        outcome = await self.runner.run(max_ticks=max_ticks)
+        ticks = 0
+        while True:
+            outcome = await self.runner.run(max_ticks=max_ticks - ticks)
+            ticks += outcome.ticks
+            # Suspended, but an operator may have decided meanwhile (stored, not yet in the state).
+            if outcome.status != "suspended" or not self._merge_stored_decisions():
+                break
+        outcome.ticks = ticks
         result = self._result(outcome, time.perf_counter() - started, run_id)
         if self.recorder is not None:
             self.recorder.save(result.status)

@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
-from .agentfile.yaml_source import SourceError, YamlDocument, describe_errors, load_yaml
+from .agentfile.yaml_source import SourceError, YamlDocument, describe_errors, in_line_order, load_yaml
 from .state.schema import StateKeys
+from .telemetry.redact import redact_url
 
 
 class ConfigError(SourceError):
@@ -74,12 +75,32 @@ class ResilienceConfig(_Section):
 
 class ProviderConfig(_Section):
     base_url: str | None = None
-    api_key: str | None = None
+    """Shown (repr, `jianmu-like config`, errors) without `user:password@` or secret query values."""
+    api_key: SecretStr | None = None
+    """A `SecretStr`: never shown by a repr, a dump or `explain_config`; `.get_secret_value()`."""
+
+    def __repr_args__(self) -> Any:
+        for key, value in super().__repr_args__():
+            yield key, redact_url(value) if key == "base_url" and isinstance(value, str) else value
 
 
 class LoggingConfig(_Section):
     level: str = "WARNING"
     json_logs: bool = Field(False, alias="json")
+
+
+class AgentsConfig(_Section):
+    """What agent files may reach beyond their own directory (an agent file is data, but a
+    `module:attr` tool runs code and a `preset:` reads another file)."""
+
+    allowed_modules: list[str] = Field(default_factory=list)
+    """Modules (and their submodules) whose functions agent files may name as tools, besides
+    modules under the agent file's own directory and the built-in tools."""
+    preset_roots: list[str] = Field(default_factory=list)
+    """Directories whose agent files a `preset:` node may reference, besides the referencing
+    file's own directory tree and the shipped presets."""
+    max_file_bytes: int = Field(1_000_000, gt=0)
+    """Largest agent file read (YAML is parsed with alias, depth and size limits)."""
 
 
 class JianmuConfig(_Section):
@@ -89,6 +110,7 @@ class JianmuConfig(_Section):
     resilience: ResilienceConfig = Field(default_factory=ResilienceConfig)
     provider: ProviderConfig = Field(default_factory=ProviderConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
+    agents: AgentsConfig = Field(default_factory=AgentsConfig)
 
 
 _ENV_PREFIX = "JIANMU__"
@@ -184,10 +206,14 @@ def _load(path: str | Path | None, *, env: bool) -> tuple[JianmuConfig, ConfigSo
                 return f"environment variable {name}"
         return doc.where(loc) if doc is not None else "configuration"
 
+    duplicates = doc.problems if doc is not None else []
     try:
         config = JianmuConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(describe_errors(exc, where=where, model=JianmuConfig)) from exc
+        problems = describe_errors(exc, where=where, model=JianmuConfig)
+        raise ConfigError(in_line_order([*duplicates, *problems])) from exc
+    if duplicates:
+        raise ConfigError(duplicates)
     sources = ConfigSources(file=str(file) if file is not None else None)
     for key, value in _flatten(config.model_dump(by_alias=True)).items():
         loc = tuple(key.split("."))
@@ -197,6 +223,8 @@ def _load(path: str | Path | None, *, env: bool) -> tuple[JianmuConfig, ConfigSo
             source = doc.where(loc)
         else:
             source = "default"
+        if isinstance(value, str) and key.endswith("url"):
+            value = redact_url(value)  # for display: no user:password@ or ?token=...
         sources.values[key] = (value, source)
     return config, sources
 

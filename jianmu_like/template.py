@@ -26,6 +26,7 @@ from .bt.runner import ReactiveRunner
 from .checkpoint.store import Checkpointer
 from .config import get_config
 from .presets.react_state import ReActState
+from .state.contract import check_contract
 from .state.manager import StateManager
 from .state.schema import StateKeys
 from .telemetry.hub import TelemetryHub, structlog_sink
@@ -62,6 +63,7 @@ class AgentTemplate:
         self.state_schema = state_schema
         self.keys = keys or StateKeys()
         first = factory()
+        check_contract(state_schema, first)  # as Agent does: a schema that cannot hold the keys fails here
         self.prototype = first
         """The first tree built (kept in the pool; its shape names every conversation's tree)."""
         self.namespace = namespace if namespace is not None else getattr(first, "namespace", None)

@@ -72,7 +72,11 @@ def test_errors_point_at_lines(tmp_path: Path) -> None:
     path.write_text("kind: react\ntools:\n  - calculator\n  - no_such_tool\n  - 'json:nothing_here'\n")
     problems = problems_of(path)
     assert problems[0].startswith(f"{path}:4: tools[1]: unknown tool 'no_such_tool' (built-in: ")
-    assert problems[1] == f"{path}:5: tools[2]: module 'json' has no attribute 'nothing_here'"
+    assert problems[1].startswith(f"{path}:5: tools[2]: module 'json' (")
+    assert "--allow-module json" in problems[1] and "agents.allowed_modules" in problems[1]
+    with pytest.raises(AgentFileError) as info:
+        validate_agent_file(path, allow_modules=["json"])
+    assert info.value.problems[1] == f"{path}:5: tools[2]: module 'json' has no attribute 'nothing_here'"
 
 
 def test_tree_errors(tmp_path: Path) -> None:

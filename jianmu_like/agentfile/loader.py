@@ -1,15 +1,19 @@
 """Build agents and trees from YAML agent files (`presets/*.yaml`).
 
 `load_agent(path)` returns a ready `Agent`; `validate_agent_file(path)` checks a file without
-contacting any model. Every problem — schema, unknown tool, bad `module:attr` reference, guard
-section, MCP server entry, a missing referenced preset — is reported as `file:line: key: problem`.
+contacting any model. Every problem — schema, unknown tool, a module that is not allowed, guard
+section, MCP server entry, a referenced preset missing or outside the allowed directories, a
+template placeholder or `output` that names nothing — is reported as `file:line: key: problem`,
+all of them in one pass, in line order.
+
+An agent file is data: it may name tools from allowed modules only (see `modules`), reference
+presets inside its own directory tree (or configured roots), and is read with YAML limits.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +24,7 @@ from ..agent import Agent
 from ..bt import composites
 from ..bt.conditions import StateCondition
 from ..bt.loop import LoopUntilSuccess
-from ..config import ReActConfig, ResilienceConfig
+from ..config import ReActConfig, ResilienceConfig, get_config
 from ..guard.config import policies_from_config
 from ..guard.enforcer import GuardEnforcer
 from ..models.client import ModelClient
@@ -29,26 +33,46 @@ from ..presets.react import create_react_node
 from ..tools.base import Tool
 from ..tools.builtin import builtin_tools
 from ..tools.provider import ToolProvider
-from .spec import AgentFileSpec, ModelSpec, ReActSpec, TreeNodeSpec
-from .yaml_source import Loc, SourceError, YamlDocument, describe_errors, load_yaml
+from . import wiring
+from .modules import ModulePolicy
+from .spec import AgentFileSpec, ModelSpec, PresetRefSpec, ReActSpec, TreeNodeSpec
+from .yaml_source import (
+    Loc,
+    SourceError,
+    YamlDocument,
+    YamlLimits,
+    describe_errors,
+    in_line_order,
+    load_yaml,
+)
 
 ClientFactory = Callable[[ModelSpec | None], ModelClient]
+
+SHIPPED_PRESETS = (
+    Path(__file__).resolve().parent.parent.parent / "presets",
+    Path(__file__).resolve().parent.parent / "presets",
+)
+"""The shipped agent files (a checkout's `presets/`) and the package's own presets."""
 
 
 class AgentFileError(SourceError):
     """An agent file that cannot be loaded; `problems` lists every issue with its line."""
 
 
-def validate_agent_file(path: str | Path) -> AgentFileSpec:
-    """Parse and check an agent file (tools, guard, MCP entries and referenced presets too)."""
-    return _Builder(client_factory=None).check(Path(path))
+def validate_agent_file(path: str | Path, *, allow_modules: Sequence[str] = ()) -> AgentFileSpec:
+    """Parse and check an agent file (tools, guard, MCP entries, referenced presets and the
+    wiring of templates and `output`). No module that is not allowed is imported; `allow_modules`
+    adds to `agents.allowed_modules` of the configuration."""
+    return _Builder(client_factory=None, allow_modules=allow_modules).check(Path(path))
 
 
-def load_agent(path: str | Path, *, model_client: ModelClient | None = None) -> Agent:
+def load_agent(
+    path: str | Path, *, model_client: ModelClient | None = None, allow_modules: Sequence[str] = ()
+) -> Agent:
     """A ready Agent from an agent file. `model_client` overrides the file's `model:` servers
-    (the model *name* from the file is still used)."""
+    (the model *name* from the file is still used); `allow_modules` as in `validate_agent_file`."""
     factory: ClientFactory = (lambda _spec: model_client) if model_client is not None else _client_for
-    builder = _Builder(client_factory=factory)
+    builder = _Builder(client_factory=factory, allow_modules=allow_modules)
     file = Path(path)
     spec = builder.check(file)
     root = builder.build_root(file, spec)
@@ -65,27 +89,47 @@ def _client_for(spec: ModelSpec | None) -> ModelClient:
     return ModelClient.resolve(spec.name, base_url=spec.base_url, api_key=api_key, resilience=resilience)
 
 
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
 class _Builder:
     """Validates and builds one agent file and the presets it references."""
 
-    def __init__(self, client_factory: ClientFactory | None) -> None:
+    def __init__(self, client_factory: ClientFactory | None, allow_modules: Sequence[str] = ()) -> None:
+        agents = get_config().agents
         self.client_factory = client_factory
+        self.policy = ModulePolicy(names=(*agents.allowed_modules, *allow_modules))
+        self.limits = YamlLimits(max_bytes=agents.max_file_bytes)
+        self.preset_roots = [_real(Path(root)) for root in agents.preset_roots]
         self.docs: dict[Path, YamlDocument] = {}
         self.specs: dict[Path, AgentFileSpec] = {}
         self.problems: list[str] = []
         self._clients: dict[str, ModelClient] = {}
+        self._roots: tuple[Path, ...] = ()
 
     # ------------------------------------------------------------------ checking
-    def spec_of(self, file: Path) -> AgentFileSpec | None:
-        file = file.resolve() if file.exists() else file
+    def spec_of(self, file: Path, referenced_at: str | None = None) -> AgentFileSpec | None:
+        """The checked spec of `file`. For a referenced file (`referenced_at` is where the
+        reference is), a file that is not an agent file is reported without echoing its content."""
+        file = _real(file) if file.exists() else file
         if file in self.specs:
             return self.specs[file]
         try:
-            doc = load_yaml(file)
+            doc = load_yaml(file, self.limits)
         except SourceError as exc:
-            self.problems.extend(exc.problems)
+            if referenced_at is None:
+                self.problems.extend(exc.problems)
+            else:
+                self.problems.append(f"{referenced_at}: preset: {file} is not a readable agent file")
+            return None
+        if referenced_at is not None and not _looks_like_agent_file(doc.data):
+            self.problems.append(
+                f"{referenced_at}: preset: {file} is not an agent file (a mapping with kind: react or tree)"
+            )
             return None
         self.docs[file] = doc
+        self.problems.extend(doc.problems)
         if not isinstance(doc.data, dict):
             self.problems.append(f"{file}:1: an agent file must be a mapping (kind, name, tools, ...)")
             return None
@@ -101,19 +145,53 @@ class _Builder:
         return spec
 
     def check(self, file: Path) -> AgentFileSpec:
+        self._roots = (_real(file.parent),)
         spec = self.spec_of(file)
+        if spec is not None and spec.kind == "tree":
+            self._check_wiring(file, spec)
         if self.problems or spec is None:
-            raise AgentFileError(self.problems or [f"{file}: invalid agent file"])
+            raise AgentFileError(in_line_order(self.problems) or [f"{file}: invalid agent file"])
         return spec
 
+    def _check_wiring(self, file: Path, spec: AgentFileSpec) -> None:
+        """Templates and `output` against what the tree writes (skipped when a referenced preset
+        could not be read: what it writes is unknown, and its problem is reported already)."""
+        unresolved: list[PresetRefSpec] = []
+
+        def resolve(source: Path, ref: PresetRefSpec) -> tuple[Path, AgentFileSpec] | None:
+            target = self._preset_target(source, ref)
+            found = self.specs.get(target) if target is not None else None
+            if target is None or found is None:
+                unresolved.append(ref)
+                return None
+            return target, found
+
+        found = wiring.collect(file, spec, resolve)
+        if unresolved:
+            return
+        for source, loc, template in found.templates:
+            key = ".".join(str(p) for p in loc)
+            for problem in wiring.template_problems(template, found):
+                self.problems.append(f"{self._where(source, loc)}: {key}: {problem}")
+        unanswered = wiring.output_problem(spec, found)
+        if unanswered is not None:
+            self.problems.append(f"{self._where(file, ('output',))}: output: {unanswered}")
+
+    def _preset_target(self, file: Path, ref: PresetRefSpec) -> Path | None:
+        """The real path of a referenced agent file if it lies where presets may be read."""
+        target = _real(file.parent / ref.path)
+        allowed = (*self._roots, _real(file.parent), *map(_real, SHIPPED_PRESETS), *self.preset_roots)
+        return target if any(target.is_relative_to(root) for root in allowed) else None
+
     def _where(self, file: Path, loc: Loc) -> str:
-        doc = self.docs.get(file.resolve() if file.exists() else file)
+        doc = self.docs.get(_real(file) if file.exists() else file)
         return doc.where(loc) if doc is not None else str(file)
 
     def _check_react(self, file: Path, spec: ReActSpec, loc: Loc) -> None:
+        policy = self._policy(file)
         for index, name in enumerate(spec.tools):
             try:
-                resolve_tool(name)
+                resolve_tool(name, policy)
             except ValueError as exc:
                 self.problems.append(f"{self._where(file, (*loc, 'tools', index))}: tools[{index}]: {exc}")
         if spec.guard is not None:
@@ -134,11 +212,18 @@ class _Builder:
         if kind == "react":
             self._check_react(file, body, here)
         elif kind == "preset":
-            target = (file.parent / body.path).resolve()
-            if not target.exists():
-                self.problems.append(f"{self._where(file, (*here, 'path'))}: preset: no such file {target}")
+            where = self._where(file, (*here, "path"))
+            target = self._preset_target(file, body)
+            if target is None:
+                self.problems.append(
+                    f"{where}: preset: {body.path!r} is outside the directories presets may be read from "
+                    f"({self._roots[0]}, the shipped presets); list its directory under "
+                    "agents.preset_roots in the configuration to allow it"
+                )
+            elif not target.is_file():
+                self.problems.append(f"{where}: preset: no such file {target}")
             else:
-                self.spec_of(target)
+                self.spec_of(target, referenced_at=where)
         elif kind == "message":
             try:
                 MessageNode("check", body.content)
@@ -152,7 +237,7 @@ class _Builder:
     # ------------------------------------------------------------------ building
     def build_root(self, file: Path, spec: AgentFileSpec) -> py_trees.behaviour.Behaviour:
         if spec.kind == "react" or spec.tree is None:
-            return self._react(spec, defaults=None)
+            return self._react(file, spec, defaults=None)
         return self._node(file, spec.tree, spec, "root")
 
     def _node(
@@ -181,13 +266,14 @@ class _Builder:
         if kind == "message":
             return MessageNode(name, body.content, namespace=body.namespace, role=body.role)
         if kind == "react":
-            return self._with_input(self._react(body, defaults), body.input, body.namespace)
-        target = (file.parent / body.path).resolve()
+            return self._with_input(self._react(file, body, defaults), body.input, body.namespace)
+        target = self._preset_target(file, body)
+        assert target is not None
         referenced = self.specs[target]
         overrides = {k: v for k, v in (("name", body.name), ("namespace", body.namespace)) if v is not None}
         react = referenced.model_copy(update=overrides)
         if referenced.kind == "react":
-            root = self._react(react, defaults=None)
+            root = self._react(target, react, defaults=None)
         else:
             root = self.build_root(target, react)
         return self._with_input(root, body.input, react.namespace)
@@ -200,7 +286,13 @@ class _Builder:
         ask = MessageNode(f"{root.name}.Input", template, namespace=namespace)
         return composites.Sequence(f"{root.name}.WithInput", memory=True, children=[ask, root])
 
-    def _react(self, spec: ReActSpec, defaults: ReActSpec | None) -> py_trees.behaviour.Behaviour:
+    def _policy(self, file: Path) -> ModulePolicy:
+        policy = self.policy.with_root(file.parent)
+        for root in self._roots:
+            policy = policy.with_root(root)
+        return policy
+
+    def _react(self, file: Path, spec: ReActSpec, defaults: ReActSpec | None) -> py_trees.behaviour.Behaviour:
         if defaults is not None:  # file-level settings fill what the node leaves unset
             inherited: dict[str, Any] = {
                 key: getattr(defaults, key)
@@ -228,15 +320,17 @@ class _Builder:
             name,
             spec.namespace,
             model_client=client,
-            tools=[resolve_tool(t) for t in spec.tools],
+            tools=[resolve_tool(t, self._policy(file)) for t in spec.tools],
             tool_providers=_mcp_providers(spec.mcp_servers) if spec.mcp_servers else None,
             constraints=guard,
             config=ReActConfig(**{k: v for k, v in values.items() if v is not None}),
         )
 
 
-def resolve_tool(reference: str) -> Tool:
-    """A built-in tool by name, or `package.module:attribute` (a Tool or a plain function)."""
+def resolve_tool(reference: str, policy: ModulePolicy | None = None) -> Tool:
+    """A built-in tool by name, or `package.module:attribute` (a Tool or a plain function) from a
+    module `policy` allows (none but the built-in tools without one); a refused module is never
+    imported."""
     builtins = builtin_tools()
     if reference in builtins:
         return builtins[reference]
@@ -245,7 +339,7 @@ def resolve_tool(reference: str) -> Tool:
         raise ValueError(f"unknown tool {reference!r} (built-in: {known}; or 'package.module:function')")
     module_name, _, attr = reference.partition(":")
     try:
-        module = importlib.import_module(module_name)
+        module = (policy or ModulePolicy()).import_module(module_name)
     except ImportError as exc:
         raise ValueError(f"cannot import module {module_name!r} for tool {reference!r}: {exc}") from exc
     target = getattr(module, attr, None)
@@ -256,6 +350,14 @@ def resolve_tool(reference: str) -> Tool:
     if callable(target):
         return Tool.from_function(target)
     raise ValueError(f"{reference!r} is neither a Tool nor a function")
+
+
+def _looks_like_agent_file(data: Any) -> bool:
+    return (
+        isinstance(data, dict)
+        and data.get("kind", "react") in ("react", "tree")
+        and ("kind" in data or "tools" in data or "name" in data)
+    )
 
 
 def _mcp_providers(entries: Any) -> list[ToolProvider]:

@@ -49,7 +49,8 @@ class ReActSpec(_Strict):
     model: str | ModelSpec | None = None
     system_prompt: str | None = None
     tools: list[str] = Field(default_factory=list)
-    """Built-in tool names (`calculator`, `think`) or `package.module:attribute` references."""
+    """Built-in tool names (`calculator`, `think`) or `package.module:attribute` references to
+    allowed modules (under the file's directory, `agents.allowed_modules`, `--allow-module`)."""
     mcp_servers: list[dict[str, Any]] | dict[str, dict[str, Any]] = Field(default_factory=list)
     guard: dict[str, Any] | None = None
     limits: LimitsSpec = Field(default_factory=LimitsSpec)
@@ -123,7 +124,8 @@ class MessageSpec(_Strict):
 
 class PresetRefSpec(_Strict):
     path: str
-    """Agent file, relative to the file that references it."""
+    """Agent file, relative to the file that references it; it must lie in that file's directory
+    tree, the shipped presets or a directory listed in `agents.preset_roots`."""
     name: str | None = None
     namespace: str | None = None
     input: str | None = None
@@ -137,6 +139,8 @@ class AgentFileSpec(ReActSpec):
     tree: TreeNodeSpec | None = None
     output: str | None = None
     """For trees: the namespace whose `final_answer` is the agent's answer."""
+    inputs: list[str] = Field(default_factory=list)
+    """Top-level keys the caller provides besides `task` and `messages` (for `{key}` in templates)."""
 
     @model_validator(mode="after")
     def _tree_for_tree_kind(self) -> AgentFileSpec:

@@ -9,12 +9,16 @@ did-you-mean for unknown keys.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
+
+from ..telemetry.redact import is_secret_key
 
 Loc = tuple[int | str, ...]
 
@@ -30,10 +34,14 @@ class SourceError(ValueError):
 class YamlDocument:
     """Parsed YAML data plus the line (1-based) of each key path."""
 
-    def __init__(self, data: Any, lines: dict[Loc, int], path: Path) -> None:
+    def __init__(
+        self, data: Any, lines: dict[Loc, int], path: Path, problems: list[str] | None = None
+    ) -> None:
         self.data = data
         self.lines = lines
         self.path = path
+        self.problems = problems or []
+        """Duplicate keys: reported by the caller together with its own checks."""
 
     def line_of(self, loc: Loc) -> int | None:
         """The line of `loc`, or of its nearest ancestor present in the file."""
@@ -48,18 +56,126 @@ class YamlDocument:
         return f"{self.path}:{line}" if line is not None else str(self.path)
 
 
-def load_yaml(path: str | Path) -> YamlDocument:
-    """Parse a YAML file, keeping line numbers; malformed YAML raises SourceError with its line."""
-    file = Path(path)
+@dataclass(frozen=True)
+class YamlLimits:
+    """Bounds on what one YAML file may cost to read. A file is data written by someone else:
+    a 351-byte alias bomb must not take gigabytes, so the limits are checked while the document
+    is composed (aliases are counted by the size they stand for), never after expanding it."""
+
+    max_bytes: int = 1_000_000
+    max_depth: int = 64
+    """Nesting of mappings and lists."""
+    max_aliases: int = 1_000
+    max_nodes: int = 200_000
+    """Nodes of the document with every alias counted as the whole node it refers to."""
+
+
+class _LimitExceeded(yaml.YAMLError):
+    def __init__(self, mark: yaml.Mark | None, problem: str) -> None:
+        super().__init__(problem)
+        self.mark = mark
+        self.problem = problem
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """SafeLoader that enforces `YamlLimits` during composition, refuses recursive aliases and
+    reports duplicate mapping keys (with both lines) instead of keeping the last silently."""
+
+    def __init__(self, text: str, limits: YamlLimits, path: Path) -> None:
+        super().__init__(text)
+        self.limits = limits
+        self.path = path
+        self.duplicates: list[tuple[int, str]] = []
+        self._depth = 0
+        self._aliases = 0
+        self._nodes = 0
+        self._sizes: dict[int, int] = {}
+        self._open: dict[str, int] = {}
+
+    def _count(self, size: int, mark: yaml.Mark) -> None:
+        self._nodes += size
+        if self._nodes > self.limits.max_nodes:
+            raise _LimitExceeded(
+                mark,
+                f"the document expands to more than {self.limits.max_nodes} nodes "
+                "(aliases count as the whole node they refer to)",
+            )
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            anchor = str(event.anchor)
+            self._aliases += 1
+            if self._aliases > self.limits.max_aliases:
+                raise _LimitExceeded(event.start_mark, f"more than {self.limits.max_aliases} aliases")
+            if anchor in self._open:
+                raise _LimitExceeded(
+                    event.start_mark,
+                    f"recursive alias *{anchor} (it is inside its own anchor &{anchor}, "
+                    f"line {self._open[anchor]})",
+                )
+            node = super().compose_node(parent, index)
+            self._count(self._sizes.get(id(node), 1), event.start_mark)
+            return node
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        self._depth += 1
+        if self._depth > self.limits.max_depth:
+            raise _LimitExceeded(event.start_mark, f"nested deeper than {self.limits.max_depth} levels")
+        anchor = event.anchor
+        if anchor is not None:
+            self._open[anchor] = event.start_mark.line + 1
+        before = self._nodes
+        self._count(1, event.start_mark)
+        node = super().compose_node(parent, index)
+        self._sizes[id(node)] = self._nodes - before
+        if anchor is not None:
+            self._open.pop(anchor, None)
+        self._depth -= 1
+        return node
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node)
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                self.duplicates.append((line, f"{key}: duplicate key (first at line {seen[key]})"))
+            else:
+                seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+def _read(file: Path, max_bytes: int) -> str:
     try:
-        text = file.read_text(encoding="utf-8")
+        with file.open("rb") as handle:
+            raw = handle.read(max_bytes + 1)
     except FileNotFoundError as exc:
         raise SourceError([f"{file}: no such file"]) from exc
     except OSError as exc:
         raise SourceError([f"{file}: cannot read: {exc.strerror or exc}"]) from exc
+    if len(raw) > max_bytes:
+        raise SourceError([f"{file}: file is larger than {max_bytes} bytes (the limit for YAML files)"])
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SourceError([f"{file}: not UTF-8 text (byte {exc.start})"]) from exc
+
+
+def load_yaml(path: str | Path, limits: YamlLimits | None = None) -> YamlDocument:
+    """Parse a YAML file within `limits`, keeping line numbers. Malformed YAML and exceeded
+    limits raise SourceError with the line; duplicate keys are kept in `problems` so a caller
+    reports them with its own findings, in one pass."""
+    file = Path(path)
+    limits = limits or YamlLimits()
+    loader = _BoundedLoader(_read(file, limits.max_bytes), limits, file)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except _LimitExceeded as exc:
+        line = f":{exc.mark.line + 1}" if exc.mark is not None else ""
+        raise SourceError([f"{file}{line}: YAML refused: {exc.problem}"]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f":{mark.line + 1}" if mark is not None else ""
@@ -67,10 +183,29 @@ def load_yaml(path: str | Path) -> YamlDocument:
         raise SourceError([f"{file}{line}: malformed YAML: {problem}"]) from exc
     except yaml.YAMLError as exc:
         raise SourceError([f"{file}: malformed YAML: {exc}"]) from exc
+    finally:
+        loader.dispose()
     lines: dict[Loc, int] = {}
     if node is not None:
         _collect(node, (), lines)
-    return YamlDocument(data, lines, file)
+    problems = [f"{file}:{line}: {text}" for line, text in sorted(loader.duplicates)]
+    return YamlDocument(data, lines, file, problems)
+
+
+def in_line_order(problems: list[str]) -> list[str]:
+    """Problems sorted by line within each file (files in order of first appearance)."""
+    files: dict[str, int] = {}
+
+    def key(problem: str) -> tuple[int, int]:
+        match = _WHERE.match(problem)
+        if match is None:
+            return (files.setdefault(problem.split(":", 1)[0], len(files)), 0)
+        return (files.setdefault(match[1], len(files)), int(match[2]))
+
+    return sorted(problems, key=key)
+
+
+_WHERE = re.compile(r"^(.*?):(\d+):")
 
 
 def _collect(node: yaml.Node, loc: Loc, lines: dict[Loc, int]) -> None:
@@ -113,7 +248,11 @@ def describe_errors(
                 message += f" (expected one of: {', '.join(choices)})"
         elif error["type"] == "missing":
             message = "required key is missing"
-        elif "input" in error and error["type"] not in ("model_type", "dict_type"):
+        elif (
+            "input" in error
+            and error["type"] not in ("model_type", "dict_type")
+            and not (loc and is_secret_key(loc[-1]))
+        ):
             message += f" (got {error['input']!r})"
         place = where(loc) if where is not None else ""
         out.append(f"{place}: {key}: {message}" if place else f"{key}: {message}")

@@ -1,17 +1,57 @@
 """RunRecorder: saves an agent's state and tree progress under a thread id, and loads them back.
 
 The Agent owns one; it saves after every tick that changed the state (the runner's `on_tick`
-hook) and at the end of every run, and restores a thread before a resume.
+hook) and at the end of every run, and restores a thread before a resume. A run or resume first
+*claims* the thread (a conditional save carrying this process's owner token), every later save
+is conditional on the seq this recorder last saved, and the end of the run releases the claim:
+so two processes never drive one thread, and a save never overwrites what another process wrote.
+The recorder also puts the thread's tool journal on the state manager (`state_manager.journal`),
+so the ToolExecutor records every call's outcome the moment it is known.
 """
 
 from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
 
 import py_trees
 from py_trees.common import Status
 
 from ..bt.progress import TreeMismatchError, capture_progress, restore_progress, tree_fingerprint
+from ..state.journal import JournalEntry
 from ..state.manager import StateError, StateManager
+from .owner import new_owner
 from .store import Checkpoint, Checkpointer, CheckpointError, CheckpointStatus, schema_fingerprint
+
+
+class RecorderJournal:
+    """The ToolJournal of whatever thread the recorder currently records (inactive without one)."""
+
+    def __init__(self, recorder: RunRecorder) -> None:
+        self.recorder = recorder
+
+    @property
+    def thread_id(self) -> str | None:
+        return self.recorder.thread_id
+
+    def entries(self) -> Mapping[str, JournalEntry]:
+        rec = self.recorder
+        return {} if rec.thread_id is None else rec.checkpointer.journal(rec.thread_id)
+
+    def started(self, key: str, tool_call_id: str, tool: str) -> None:
+        rec = self.recorder
+        if rec.thread_id is None:
+            return
+        entry = JournalEntry(
+            key=key, tool_call_id=tool_call_id, tool=tool, status="started", started_at=time.time()
+        )
+        rec.checkpointer.journal_start(rec.thread_id, entry, owner=rec.owner)
+
+    def finished(self, key: str, outcome: dict[str, Any]) -> None:
+        rec = self.recorder
+        if rec.thread_id is not None:
+            rec.checkpointer.journal_finish(rec.thread_id, key, outcome)
 
 
 class RunRecorder:
@@ -29,13 +69,34 @@ class RunRecorder:
         self._schema_name = f"{state_manager.schema.__module__}.{state_manager.schema.__qualname__}"
         self._schema_fp = schema_fingerprint(state_manager.schema)
         self._tree_fp = tree_fingerprint(root)
+        self.owner: str | None = None
+        """This process's claim on the thread while a run or resume drives it."""
+        state_manager.journal = RecorderJournal(self)
 
     def start(self, thread_id: str) -> None:
-        """Record into `thread_id` from now on (a fresh run)."""
+        """Record into `thread_id` from now on (a fresh run): claim it, drop its old journal."""
         previous = self.checkpointer.load(thread_id)
-        self._seq = previous.seq if previous is not None else 0
         self.thread_id = thread_id
-        self._saved_version = -1
+        self._seq = previous.seq if previous is not None else 0
+        self.claim()
+        self.checkpointer.forget(thread_id)
+        self._saved_version = -1  # the first tick's progress is always saved
+
+    def claim(self) -> None:
+        """Take the thread for this process; ThreadConflictError if another live process runs
+        it or saved it since this recorder last loaded or saved it."""
+        self.owner = new_owner().encode()
+        try:
+            self.save("running")
+        except BaseException:
+            self.owner = None
+            raise
+
+    def release(self) -> None:
+        """Give the thread up (any exit of a run); a no-op when the last save already did."""
+        if self.owner is not None and self.thread_id is not None:
+            owner, self.owner = self.owner, None
+            self.checkpointer.release(self.thread_id, owner)
 
     def on_tick(self) -> None:
         """Save if the state changed since the last save."""
@@ -43,29 +104,34 @@ class RunRecorder:
             self.save("running")
 
     def save(self, status: CheckpointStatus) -> None:
+        """Save (conditionally on the seq last seen); any status but "running" releases the claim."""
         if self.thread_id is None:
             return
         sm = self.state_manager
-        self._seq += 1
-        self.checkpointer.save(
-            Checkpoint(
-                thread_id=self.thread_id,
-                seq=self._seq,
-                status=status,
-                schema_name=self._schema_name,
-                schema_fingerprint=self._schema_fp,
-                tree_fingerprint=self._tree_fp,
-                state=sm.snapshot(),
-                tree=capture_progress(self.root),
-            )
+        owner = self.owner if status == "running" else None
+        checkpoint = Checkpoint(
+            thread_id=self.thread_id,
+            seq=self._seq + 1,
+            status=status,
+            owner=owner,
+            schema_name=self._schema_name,
+            schema_fingerprint=self._schema_fp,
+            tree_fingerprint=self._tree_fp,
+            state=sm.snapshot(),
+            tree=capture_progress(self.root),
         )
+        self.checkpointer.save(checkpoint, expected_seq=self._seq, holder=self.owner)
+        self._seq += 1
         self._saved_version = sm.version
+        if owner is None:
+            self.owner = None
 
     def load(self, thread_id: str) -> Checkpoint:
         """Restore `thread_id` into the state manager and the (halted) tree.
 
         Everything is checked before anything changes: an unknown thread, another schema, another
         tree or a state that does not validate raise CheckpointError and leave the agent as it was.
+        Loading does not claim the thread: `claim()` does.
         """
         checkpoint = self.checkpointer.load(thread_id)
         if checkpoint is None:

@@ -1,7 +1,9 @@
 """`jianmu-like approvals list|approve|deny`: review tool calls waiting in a checkpoint store.
 
-Nothing runs here: decisions are written into the thread's checkpoint, and the agent finds them
-when `jianmu-like resume` (or `Agent.resume(thread_id=...)`) continues the thread.
+Nothing runs here: decisions are stored in the checkpoint file (one row each, so concurrent
+operators never lose one), and the agent finds them when `jianmu-like resume` (or
+`Agent.resume(thread_id=...)`) continues the thread. `list` opens the file read-only: it never
+creates or changes a file; `approve`/`deny` write only into an existing checkpoint store.
 """
 
 from __future__ import annotations
@@ -45,12 +47,14 @@ def add_parser(
 
 def approvals_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
     """Run `approvals <action>`; store and approval errors reach the caller (exit 2)."""
-    store = SQLiteCheckpointer(existing_store(args.file))
+    path = existing_store(args.file)
+    if args.action == "list":
+        _list(_pending_of(args.file), args, console)
+        return EXIT_OK
+    SQLiteCheckpointer(path, readonly=True).close()  # a checkpoint store, not any file: checked first
+    store = SQLiteCheckpointer(path)
     approved = args.action == "approve"
     try:
-        if args.action == "list":
-            _list(list_pending(store), args, console)
-            return EXIT_OK
         record_decision(
             store, args.thread, args.approval_id, ApprovalDecision(approved=approved, reason=args.reason)
         )
@@ -69,7 +73,7 @@ def approvals_command(args: argparse.Namespace, console: Console, errors: Consol
 
 
 def _pending_of(path: str) -> list[PendingApproval]:
-    store = SQLiteCheckpointer(path)
+    store = SQLiteCheckpointer(existing_store(path), readonly=True)
     try:
         return list_pending(store)
     finally:

@@ -31,8 +31,8 @@ def offline_client() -> ModelClient:
 
 def show_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
     """Print the agent's behaviour tree (a rich tree, or Graphviz dot with `--dot`)."""
-    spec = validate_agent_file(args.preset)
-    agent = load_agent(args.preset, model_client=offline_client())
+    spec = validate_agent_file(args.preset, allow_modules=args.allow_module)
+    agent = load_agent(args.preset, model_client=offline_client(), allow_modules=args.allow_module)
     if args.dot:
         console.out(dot_text(agent.root), highlight=False, end="")
         return EXIT_OK
@@ -50,7 +50,7 @@ def validate_command(args: argparse.Namespace, console: Console, errors: Console
     failed = False
     for path in args.presets:
         try:
-            validate_agent_file(path)
+            validate_agent_file(path, allow_modules=args.allow_module)
         except AgentFileError as exc:
             failed = True
             print_problems(errors, exc.problems, title=f"{path}: {len(exc.problems)} problem(s)")

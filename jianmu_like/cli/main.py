@@ -62,7 +62,19 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
     parser.add_argument("--log-json", action="store_true", default=default, help="log as JSON lines")
 
 
+def _agent_file_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow-module",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="let the agent file name tools from module NAME (and its submodules); repeatable. "
+        "Modules under the agent file's directory are allowed; see agents.allowed_modules",
+    )
+
+
 def _run_options(parser: argparse.ArgumentParser) -> None:
+    _agent_file_options(parser)
     parser.add_argument(
         "--json", action="store_true", help="print every event as one JSON line, nothing else"
     )
@@ -114,10 +126,12 @@ def build_parser() -> argparse.ArgumentParser:
     show = commands.add_parser("show", parents=[parent], help="print an agent's tree (no model contacted)")
     show.add_argument("preset", metavar="PRESET")
     show.add_argument("--dot", action="store_true", help="Graphviz dot instead of a text tree")
+    _agent_file_options(show)
     show.set_defaults(handler=cli_inspect.show_command)
 
     validate = commands.add_parser("validate", parents=[parent], help="check agent files")
     validate.add_argument("presets", metavar="PRESET", nargs="+")
+    _agent_file_options(validate)
     validate.set_defaults(handler=cli_inspect.validate_command)
 
     cli_approvals.add_parser(commands, parent)

@@ -175,7 +175,7 @@ def run_command(args: argparse.Namespace, console: Console, errors: Console) -> 
     if args.thread and not args.checkpoint:
         raise CliError("--thread needs --checkpoint FILE (a thread lives in a checkpoint store)")
     enable_streaming()
-    agent = load_agent(args.preset)
+    agent = load_agent(args.preset, allow_modules=args.allow_module)
     store = SQLiteCheckpointer(args.checkpoint) if args.checkpoint else None
     thread = (args.thread or uuid.uuid4().hex[:12]) if store is not None else None
     question: str = args.question
@@ -206,7 +206,7 @@ def resume_command(args: argparse.Namespace, console: Console, errors: Console) 
                 f"thread {args.thread!r} already finished ({checkpoint.status}); nothing to resume"
             )
         enable_streaming()
-        agent = load_agent(args.preset)
+        agent = load_agent(args.preset, allow_modules=args.allow_module)
 
         async def start() -> AgentResult:
             try:

@@ -1,11 +1,18 @@
 """Reviewing approvals straight from a checkpoint store, without running any agent.
 
 This is what an operator's tool (the `jianmu-like approvals` command) uses: list the tool calls
-waiting in every suspended thread, and record a decision into the thread's checkpoint. The agent
-that later resumes the thread (`Agent.resume(thread_id=...)`) finds the decision there.
+waiting in every suspended thread, and record a decision for one of them. Decisions are rows of
+their own in the store (one transaction each), never part of the checkpoint's state that a later
+save rewrites: concurrent operators never lose one, and the agent that resumes the thread
+(`Agent.resume(thread_id=...)`) merges them in. An approval is decided once: a second decision
+on it, by anyone, is an `ApprovalError` ("already approved"/"already denied") and the first stays.
 """
 
 from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
 
 from pydantic import BaseModel
 
@@ -34,27 +41,68 @@ def _slots(checkpoint: Checkpoint, keys: StateKeys) -> list[tuple[str, str]]:
     return found
 
 
+def approval_digest(approval: Approval) -> str:
+    """Fingerprint of one approval: a stored decision applies to this approval only (a later
+    call that happens to reuse the id is a new approval)."""
+    raw = json.dumps(approval.model_dump(mode="json"), sort_keys=True, default=str)
+    return hashlib.sha256(raw.encode()).hexdigest()[:24]
+
+
+def _verdict(decision: ApprovalDecision) -> str:
+    return "approved" if decision.approved else "denied"
+
+
+def store_decision(
+    checkpointer: Checkpointer, thread_id: str, approval: Approval, decision: ApprovalDecision
+) -> ApprovalDecision:
+    """Store a decision for `approval` (atomically); a decision already stored for it, by this
+    process or another, is an ApprovalError naming the verdict that stands."""
+    stored = checkpointer.record_decision(
+        thread_id, approval.id, approval_digest(approval), decision.model_dump(mode="json")
+    )
+    kept = ApprovalDecision.model_validate(stored.decision)
+    if not stored.new:
+        raise ApprovalError(f"approval {approval.id!r} in thread {thread_id!r} was already {_verdict(kept)}")
+    return kept
+
+
+def stored_decisions(
+    checkpointer: Checkpointer, thread_id: str, approvals: Iterable[Approval]
+) -> dict[str, ApprovalDecision]:
+    """The stored decisions for these approvals, by approval id."""
+    stored = checkpointer.decisions(thread_id)
+    found: dict[str, ApprovalDecision] = {}
+    for approval in approvals:
+        row = stored.get(approval.id)
+        if row is not None and row.digest == approval_digest(approval):
+            found[approval.id] = ApprovalDecision.model_validate(row.decision)
+    return found
+
+
 def list_pending(checkpointer: Checkpointer, *, keys: StateKeys | None = None) -> list[PendingApproval]:
     """Every approval waiting in a suspended thread of `checkpointer`."""
     keys = keys or StateKeys()
     out: list[PendingApproval] = []
     for thread_id in checkpointer.threads():
         checkpoint = checkpointer.load(thread_id)
-        if checkpoint is None or checkpoint.status != "suspended":
+        if checkpoint is None or checkpoint.status not in _DECIDABLE:
             continue
         for pending_key, decisions_key in _slots(checkpoint, keys):
-            decisions = checkpoint.state.get(decisions_key) or {}
-            for raw in checkpoint.state.get(pending_key) or []:
-                approval = Approval.model_validate(raw)
-                decided = decisions.get(approval.id)
-                out.append(
-                    PendingApproval(
-                        thread_id=thread_id,
-                        approval=approval,
-                        decision=ApprovalDecision.model_validate(decided) if decided else None,
-                    )
+            in_state = checkpoint.state.get(decisions_key) or {}
+            approvals = [Approval.model_validate(raw) for raw in checkpoint.state.get(pending_key) or []]
+            stored = stored_decisions(checkpointer, thread_id, approvals)
+            for approval in approvals:
+                decided = in_state.get(approval.id)
+                decision = stored.get(approval.id) or (
+                    ApprovalDecision.model_validate(decided) if decided else None
                 )
+                out.append(PendingApproval(thread_id=thread_id, approval=approval, decision=decision))
     return out
+
+
+_DECIDABLE = ("suspended", "running")
+"""A thread waits for approvals when suspended, or while still running other branches (or
+after its process died)."""
 
 
 def record_decision(
@@ -65,26 +113,24 @@ def record_decision(
     *,
     keys: StateKeys | None = None,
 ) -> ApprovalDecision:
-    """Write a decision for one approval into the thread's checkpoint (nothing runs)."""
+    """Store a decision for one approval of the thread (nothing runs; the checkpoint itself is
+    not rewritten). A second decision on one approval is an ApprovalError."""
     keys = keys or StateKeys()
     parsed = parse_decision(decision)  # type: ignore[arg-type]
     checkpoint = checkpointer.load(thread_id)
     if checkpoint is None:
         raise ApprovalError(f"no checkpoint for thread {thread_id!r}")
-    if checkpoint.status != "suspended":
+    if checkpoint.status not in _DECIDABLE:
         raise ApprovalError(f"thread {thread_id!r} is not waiting for approvals (status {checkpoint.status})")
     for pending_key, decisions_key in _slots(checkpoint, keys):
-        ids = [raw.get("id") for raw in checkpoint.state.get(pending_key) or []]
-        if approval_id not in ids:
-            continue
-        decisions = dict(checkpoint.state.get(decisions_key) or {})
-        if approval_id in decisions:
-            verdict = "approved" if decisions[approval_id].get("approved") else "denied"
-            raise ApprovalError(f"approval {approval_id!r} was already {verdict}")
-        decisions[approval_id] = parsed.model_dump(mode="json")
-        state = {**checkpoint.state, decisions_key: decisions}
-        checkpointer.save(checkpoint.model_copy(update={"state": state, "seq": checkpoint.seq + 1}))
-        return parsed
+        for raw in checkpoint.state.get(pending_key) or []:
+            if raw.get("id") != approval_id:
+                continue
+            earlier = (checkpoint.state.get(decisions_key) or {}).get(approval_id)
+            if earlier is not None:
+                verdict = "approved" if earlier.get("approved") else "denied"
+                raise ApprovalError(f"approval {approval_id!r} in thread {thread_id!r} was already {verdict}")
+            return store_decision(checkpointer, thread_id, Approval.model_validate(raw), parsed)
     waiting = [p.approval.id for p in list_pending(checkpointer, keys=keys) if p.thread_id == thread_id]
     listed = ", ".join(waiting) or "none"
     raise ApprovalError(f"unknown approval id {approval_id!r} in thread {thread_id!r} (pending: {listed})")

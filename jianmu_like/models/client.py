@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from types import TracebackType
 
 from ..config import ConfigError, JianmuConfig, ResilienceConfig, get_config
+from ..telemetry.redact import redact_url
 from .errors import ModelCallFailed, ModelError
 from .provider import ChatProvider, DeltaCallback
 from .types import ModelEventCallback, ModelRequest, ModelResponse
@@ -48,7 +49,7 @@ class ModelClient:
         self._sleep = sleep
 
     def __repr__(self) -> str:
-        return f"ModelClient(model={self.model!r}, base_url={self.provider.base_url!r})"
+        return f"ModelClient(model={self.model!r}, base_url={redact_url(self.provider.base_url)!r})"
 
     @classmethod
     def resolve(
@@ -82,7 +83,8 @@ class ModelClient:
         policy = resilience if resilience is not None else cfg.resilience
         if not url:
             return cls._embedded(name, policy, cfg.models.local_backend)
-        key = api_key or env.get("OPENAI_API_KEY") or cfg.provider.api_key or None
+        configured = cfg.provider.api_key.get_secret_value() if cfg.provider.api_key is not None else None
+        key = api_key or env.get("OPENAI_API_KEY") or configured or None
 
         from .openai_provider import OpenAIProvider  # deferred: importing openai is slow
 

@@ -18,12 +18,12 @@ import inspect
 import time
 from collections.abc import Mapping
 from typing import Any, cast
-from urllib.parse import urlsplit, urlunsplit
 
 import openai
 from openai.resources.chat.completions import AsyncCompletions
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
+from ..telemetry.redact import redact_text, redact_url
 from .errors import ModelError
 from .messages import Message, ToolCall
 from .provider import DeltaCallback, is_retryable_status
@@ -90,14 +90,6 @@ def _usage(raw: Any, request: ModelRequest, message: Message) -> Usage:
     )
 
 
-def public_url(url: str) -> str:
-    """`url` without the credentials a URL may carry (`https://user:key@host/v1`)."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
-
-
 def _excerpt(text: str, limit: int = 200) -> str:
     """The start of a body, quoted, on one line."""
     flat = " ".join(text.split())
@@ -158,8 +150,7 @@ class OpenAIProvider:
     redacted from every error message this provider produces."""
 
     def __init__(self, base_url: str, api_key: str | None = None, *, timeout: float = 60.0) -> None:
-        self.base_url: str | None = public_url(base_url)
-        """The endpoint as errors and logs show it: without credentials (`user:password@`)."""
+        self.base_url: str | None = redact_url(base_url)  # for display: the SDK client has the real one
         self.timeout = timeout
         self._client = openai.AsyncOpenAI(
             base_url=base_url,
@@ -316,7 +307,7 @@ class OpenAIProvider:
         key = self._client.api_key
         if key and key != _PLACEHOLDER_KEY:
             text = text.replace(key, "***")
-        return text
+        return redact_text(text)  # URLs quoted by the SDK or the network stack
 
 
 def _server_message(exc: openai.APIStatusError) -> str:

@@ -1,7 +1,10 @@
 """Running one tool call: the checks before it, its timeout, and every way it can fail.
 
-Whatever happens — unknown tool, malformed or invalid arguments, an exception, a timeout — the
-result is a `ToolOutcome` whose text the model can read; nothing propagates to the tree.
+Whatever happens — unknown tool, malformed or invalid arguments, an exception (even one whose
+message cannot be rendered), `sys.exit()` in the tool, a timeout, a tool ignoring its
+cancellation (its late result is dropped) — the result is a `ToolOutcome` whose text the model
+can read; nothing propagates to the tree. Only a cancellation of the run itself, or a
+KeyboardInterrupt on the event-loop thread (possibly a real Ctrl-C), goes on up.
 """
 
 from __future__ import annotations
@@ -9,13 +12,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Generator
-from types import CoroutineType
 from typing import Any, cast
 
 from ..models.messages import ToolCall
 from ..telemetry import events as ev
-from ..tools.base import Tool
-from ..tools.errors import ToolArgumentsError
+from ..tools.base import Tool, render_result
+from ..tools.errors import ToolArgumentsError, ToolExitError, safe_message
 from ..tools.toolset import ToolSet
 from .tool_outcome import ToolOutcome
 
@@ -58,23 +60,39 @@ class ToolCallRunner:
         return None
 
     async def run(self, call: ToolCall, tool: Tool) -> ToolOutcome:
-        """Run an allowed call; every failure becomes an error outcome."""
+        """Run an allowed call; every failure becomes an error outcome.
+
+        A tool that swallows the cancellation its timeout sends, and returns later, still gets
+        the timeout error as its observation: the late result is dropped. (The call runs in the
+        batch's own task rather than one of its own, which would cost every call a fifth of an
+        iteration, so such a tool delays its batch until it returns.)
+        """
         timeout = tool.timeout if tool.timeout is not None else self.default_timeout
         self.emit(ev.TOOL_CALL_STARTED, tool=call.name, call_id=call.id, arguments=call.arguments)
         started = time.perf_counter()
+        timed_out = f"tool {call.name!r} timed out after {timeout:g} s"
+        deadline = _Deadline(timeout)
         try:
-            output = await _within(
-                timeout,
-                self.tool_runner(tool, call.arguments)
-                if self.tool_runner is not None
-                else tool.invoke(call.arguments),
-            )
+            output = await deadline.run(self._invoke(tool, call.arguments))
         except ToolArgumentsError as exc:
-            return self.fail(call, f"invalid arguments for tool {call.name!r}: {exc}")
-        except TimeoutError:
-            return self.fail(call, f"tool {call.name!r} timed out after {timeout:g} s")
-        except Exception as exc:
-            return self.fail(call, f"tool {call.name!r} raised {type(exc).__name__}: {exc}")
+            return self.fail(call, f"invalid arguments for tool {call.name!r}: {safe_message(exc)}")
+        except ToolExitError as exc:
+            return self.fail(call, f"tool {call.name!r} {safe_message(exc)}")
+        except TimeoutError as exc:
+            if deadline.expired():
+                return self.fail(call, timed_out)
+            return self.fail(call, f"tool {call.name!r} raised TimeoutError: {safe_message(exc)}")
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is None or current.cancelling():
+                raise  # the run is being cancelled
+            return self.fail(call, f"tool {call.name!r} was cancelled")  # by its own doing
+        except KeyboardInterrupt:
+            raise  # on the event-loop thread it may be a real Ctrl-C: stop the run
+        except BaseException as exc:
+            return self.fail(call, f"tool {call.name!r} raised {type(exc).__name__}: {safe_message(exc)}")
+        if deadline.expired():  # it swallowed its cancellation and answered anyway: too late
+            return self.fail(call, timed_out)
         content = self.truncate(output)
         self.emit(
             ev.TOOL_CALL_COMPLETED,
@@ -84,6 +102,17 @@ class ToolCallRunner:
             duration=time.perf_counter() - started,
         )
         return ToolOutcome(content=content, effect_tags=sorted(tool.effect_tags))
+
+    async def _invoke(self, tool: Tool, arguments: dict[str, Any]) -> str:
+        """The observation text; a SystemExit is turned into an error here, since one leaving a
+        task stops the whole event loop."""
+        try:
+            if self.tool_runner is None:
+                return await tool.invoke(arguments)
+            output: Any = await self.tool_runner(tool, arguments)
+        except SystemExit as exc:
+            raise ToolExitError(exc) from exc
+        return output if isinstance(output, str) else render_result(output)
 
     def fail(self, call: ToolCall, reason: str, *, denied: bool = False) -> ToolOutcome:
         self.emit(ev.TOOL_CALL_FAILED, tool=call.name, call_id=call.id, error=reason, denied=denied)
@@ -98,26 +127,36 @@ class ToolCallRunner:
         )
 
 
-async def _within(timeout: float, work: Awaitable[str]) -> str:
-    """`await work` with a deadline `timeout` seconds from now.
+class _Deadline:
+    """`asyncio.timeout(seconds)`, armed only if the work actually waits.
 
-    The deadline timer is armed only if the work actually waits: most tools finish in their
-    first step, and a timer armed and cancelled for each of them was a measurable share of a
-    ReAct iteration. A synchronous step cannot be interrupted by a timer anyway."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    if type(work) is not CoroutineType and not isinstance(work, Coroutine):
-        async with asyncio.timeout_at(deadline):
-            return await work
-    try:
-        pending = work.send(None)
-    except StopIteration as done:
-        return cast(str, done.value)
-    async with asyncio.timeout_at(deadline):  # no extra task, unlike wait_for on 3.11
-        return await _Resume(work, pending)
+    Most tools finish in their first step, and a timer armed and cancelled for each of them was
+    a measurable share of a ReAct iteration; a synchronous step cannot be interrupted by a timer
+    anyway. The deadline still counts from the start of the call."""
+
+    __slots__ = ("_timeout", "seconds")
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._timeout: asyncio.Timeout | None = None
+
+    def expired(self) -> bool:
+        """Whether the deadline passed while the work was waiting (as `Timeout.expired`)."""
+        return self._timeout is not None and self._timeout.expired()
+
+    async def run(self, work: Coroutine[Any, Any, str]) -> str:
+        at = asyncio.get_running_loop().time() + self.seconds
+        try:
+            pending = work.send(None)
+        except StopIteration as done:
+            return cast(str, done.value)
+        self._timeout = timeout = asyncio.timeout_at(at)  # no extra task, unlike wait_for on 3.11
+        async with timeout:
+            return await _Resume(work, pending)
 
 
 class _Resume:
-    """Awaitable that continues a coroutine already started by hand (see `_within`)."""
+    """Awaitable that continues a coroutine already started by hand (see `_Deadline.run`)."""
 
     __slots__ = ("pending", "work")
 

@@ -9,14 +9,20 @@ Before anything runs, every call goes through the guard (`constraints`). Calls a
 PENDING become `Approval`s in the state and the node waits — RUNNING, without signalling, so the
 run suspends — while the other calls of the batch run. A recorded decision (and a signal) lets the
 batch continue: guards are evaluated again, approved calls run, denied ones get an observation.
-The outcome of each call is written to the state as soon as it is known, so neither a suspension
-nor a crash followed by a checkpoint restore runs a finished call twice.
+The outcome of each call is written to the state as soon as it is known, so a suspension never
+runs a finished call twice. With a checkpointer (`state_manager.journal`), each call is also
+journaled as started before it runs and as finished with its outcome right after, inside the
+batch: after a crash, finished calls are replayed from the journal, never run again; a call that
+started but has no outcome runs again only if its tool is `idempotent`, otherwise the model is
+told its outcome is unknown.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
+import hashlib
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,10 +34,12 @@ from ..guard.approvals import Approval, ApprovalDecision
 from ..guard.decisions import Decision
 from ..guard.enforcer import GuardContext, GuardEnforcer
 from ..models.messages import Message, ToolCall, tool_message
+from ..state.journal import ToolJournal
 from ..state.schema import StateKeys
 from ..telemetry import events as ev
 from ..telemetry.logging import get_logger
 from ..tools.base import Tool
+from ..tools.call_context import ToolCallContext, reset_current_tool_call, set_current_tool_call
 from ..tools.toolset import ToolSet
 from .tool_calls import ToolCallRunner, ToolRunner
 from .tool_outcome import ToolOutcome
@@ -39,6 +47,11 @@ from .tool_outcome import ToolOutcome
 _log = get_logger("jianmu_like.guard")
 
 __all__ = ["ToolExecutor", "ToolRunner"]
+
+OUTCOME_UNKNOWN = (
+    "outcome unknown: the process stopped while this call was running; it may or may not have "
+    "taken effect. Check before calling it again."
+)
 
 
 class ToolExecutor(AsyncBehaviour):
@@ -72,6 +85,8 @@ class ToolExecutor(AsyncBehaviour):
         )
         self._committed = False
         """The current batch's observations are in the history (set until the next batch)."""
+        self._batch = 0
+        """Length of the history when the current batch started (part of its journal keys)."""
 
     # ------------------------------------------------------------------ tick
     def update_sync(self) -> Status | None:
@@ -92,10 +107,17 @@ class ToolExecutor(AsyncBehaviour):
         self._committed = False
         actions: list[ToolCall] = list(sm.get(keys.actions, ns))
         done: dict[str, ToolOutcome] = sm.get(keys.tool_results, ns)
+        journal = sm.journal if sm.journal is not None and sm.journal.thread_id is not None else None
+        self._batch = len(sm.get(keys.messages, ns) or ()) if journal is not None else 0
+        if journal is not None:
+            replayed = self._replay(actions, done, journal)
+            if replayed:
+                sm.update({keys.tool_results: replayed}, ns)
+                done = sm.get(keys.tool_results, ns)
         to_run, waiting, refused = self._preflight(actions, done)
         if refused:
             sm.update({keys.tool_results: refused}, ns)
-        await self._execute(to_run)
+        await self._execute(to_run, journal)
         if waiting:
             self._suspend(waiting)
             return Status.RUNNING
@@ -113,6 +135,7 @@ class ToolExecutor(AsyncBehaviour):
     def reset_run(self) -> None:
         super().reset_run()
         self._committed = False
+        self._batch = 0
 
     def on_clone(self) -> None:
         """A clone gets its own call runner, emitting as itself (bt.clone)."""
@@ -212,18 +235,62 @@ class ToolExecutor(AsyncBehaviour):
                     reason=approval.reason,
                 )
 
+    # ------------------------------------------------------------------ journal
+    def _journal_key(self, call: ToolCall) -> str:
+        """Identifies a call within its thread: namespace, batch (history length), id, name and
+        arguments (call ids alone repeat: some backends number them from 1 in every process)."""
+        raw = json.dumps([self.namespace, self._batch, call.id, call.name, call.arguments], default=str)
+        return hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+    def _replay(
+        self, actions: Sequence[ToolCall], done: dict[str, ToolOutcome], journal: ToolJournal
+    ) -> dict[str, ToolOutcome]:
+        """Outcomes the journal already holds for calls of this batch (a crash came between)."""
+        entries = journal.entries()
+        if not entries:
+            return {}
+        replayed: dict[str, ToolOutcome] = {}
+        for call in actions:
+            entry = entries.get(self._journal_key(call)) if call.id not in done else None
+            if entry is None:
+                continue
+            if entry.status == "finished" and entry.outcome is not None:
+                replayed[call.id] = ToolOutcome.model_validate(entry.outcome)
+                continue
+            tool = self.tools.get(call.name)
+            if tool is not None and tool.idempotent:
+                continue  # safe to run again
+            outcome = self.calls.fail(call, OUTCOME_UNKNOWN)
+            journal.finished(entry.key, outcome.model_dump(mode="json"))
+            replayed[call.id] = outcome
+        return replayed
+
     # ------------------------------------------------------------------ execution
-    async def _execute(self, to_run: list[tuple[ToolCall, Tool]]) -> None:
+    async def _execute(self, to_run: list[tuple[ToolCall, Tool]], journal: ToolJournal | None) -> None:
         if not to_run:
             return
         if self._parallel([tool for _, tool in to_run]):
-            await asyncio.gather(*(self._run_and_record(call, tool) for call, tool in to_run))
+            await asyncio.gather(*(self._run_and_record(call, tool, journal) for call, tool in to_run))
         else:
             for call, tool in to_run:
-                await self._run_and_record(call, tool)
+                await self._run_and_record(call, tool, journal)
 
-    async def _run_and_record(self, call: ToolCall, tool: Tool) -> None:
-        outcome = await self.calls.run(call, tool)
+    async def _run_and_record(self, call: ToolCall, tool: Tool, journal: ToolJournal | None) -> None:
+        key = self._journal_key(call) if journal is not None else ""
+        if journal is not None:
+            journal.started(key, call.id, call.name)  # durable before the call can take effect
+            context = ToolCallContext(
+                call_id=call.id, tool=call.name, idempotency_key=f"{journal.thread_id}/{key}"
+            )
+        else:
+            context = ToolCallContext(call_id=call.id, tool=call.name, idempotency_key=call.id)
+        token = set_current_tool_call(context)
+        try:
+            outcome = await self.calls.run(call, tool)
+        finally:
+            reset_current_tool_call(token)
+        if journal is not None:
+            journal.finished(key, outcome.model_dump(mode="json"))
         self.state_manager.update({self.keys.tool_results: {call.id: outcome}}, self.namespace)
 
     def _parallel(self, tools: Sequence[Tool]) -> bool:

@@ -21,6 +21,7 @@ from ..models.client import ModelClient
 from ..nodes.context import ContextBuilderProtocol
 from ..nodes.llm import AgentLLMNode
 from ..nodes.tool_executor import ToolExecutor, ToolRunner
+from ..state.contract import StateContract, declare
 from ..tools.base import Tool
 from ..tools.provider import ToolProvider
 from ..tools.toolset import ToolSet
@@ -81,6 +82,8 @@ def create_react_node(
     )
 
     loop.abort_condition = ReActAbort(loop, config, namespace)
+    owner = f"ReAct agent {name!r}" + (f" (namespace {namespace!r})" if namespace else "")
+    declare(loop, StateContract(owner, tuple(keys.model_dump().values()), namespace))
     return loop
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
+from .journal import ToolJournal
 from .schema import FieldSpec, Scope, schema_spec
 from .wakeup import Wakeup
 
@@ -65,6 +66,8 @@ class StateManager:
         self._resolved = _RESOLVED.setdefault(schema, {})
         self.version = 0
         """Incremented by every write: tells a checkpointer whether anything changed."""
+        self.journal: ToolJournal | None = None
+        """Where tool executors record each call's outcome at once (set with a checkpointer)."""
 
     # ------------------------------------------------------------------ keys
     def _resolve(self, key: str, namespace: str | None) -> tuple[str, FieldSpec | None, bool]:

@@ -35,6 +35,17 @@ class LazyLogger:
         return getattr(self._logger, attr)
 
 
+class _CurrentStderr:
+    """Writes to whatever `sys.stderr` is at the time of writing, not at configuration time: a
+    replaced stream (a test's capture, a closed console) must not break every later log line."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
 def get_logger(name: str) -> Any:
     """A logger for module-level use that does not import structlog until it logs."""
     return LazyLogger(name)
@@ -67,6 +78,6 @@ def configure_logging(
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(stream or sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(stream or _CurrentStderr()),  # type: ignore[arg-type]
         cache_logger_on_first_use=False,
     )

@@ -54,6 +54,7 @@ _BROKEN_BODIES: dict[str, tuple[str, bytes]] = {
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True  # a handler stuck on a slow client must not block interpreter exit
+    request_queue_size = 1024  # listen backlog: the default 5 overflows when thousands connect at once
 
     def __init__(self, owner: ScriptedOpenAIServer) -> None:
         self.owner = owner

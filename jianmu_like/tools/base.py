@@ -9,7 +9,6 @@ use `model_copy(update=...)` to derive a variant (updates are re-validated).
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import dataclasses
 import functools
@@ -23,7 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 from pydantic_core import to_jsonable_python
 
 from .arguments import ArgumentBinder, ModelBinder, SchemaBinder
+from .errors import ToolExitError
 from .schema import function_spec
+from .threads import run_in_daemon_thread
 
 _NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -129,6 +130,9 @@ class Tool(BaseModel):
     """Seconds one call may take; enforced by the executor, not here."""
     run_inline: bool = False
     """Run a sync function on the event-loop thread: only for trivial, fast, pure functions."""
+    idempotent: bool = False
+    """Running it twice has the effect of running it once: after a crash mid-call it is run
+    again; otherwise the model is told the call's outcome is unknown."""
 
     _binder: ArgumentBinder | None = PrivateAttr(default=None)
     _is_async: bool = PrivateAttr(default=False)
@@ -171,11 +175,12 @@ class Tool(BaseModel):
         effect_tags: Iterable[str] = (),
         timeout: float | None = None,
         run_inline: bool = False,
+        idempotent: bool = False,
         args_model: type[BaseModel] | None = None,
     ) -> Tool:
         """Derive a tool from a function: name, docstring summary and a schema from its hints.
 
-        Per-parameter descriptions come from a Google-style `Args:` section (or `:param x:`),
+        Per-parameter descriptions come from the docstring (Google, NumPy, reST or Epydoc style),
         or from `Annotated[..., Field(description=...)]`. A function whose single parameter
         is a pydantic model (or any function given `args_model=`) exposes that model's fields.
         """
@@ -194,6 +199,7 @@ class Tool(BaseModel):
             effect_tags=_as_tags(effect_tags),
             timeout=timeout,
             run_inline=run_inline,
+            idempotent=idempotent,
         )
         made._binder = spec.binder
         return made
@@ -223,21 +229,29 @@ class Tool(BaseModel):
     async def execute(self, arguments: Mapping[str, Any] | None = None) -> Any:
         """Validate `arguments` and call the function, returning its raw result.
 
-        Sync functions run in a worker thread (unless `run_inline`) so a slow one never
-        blocks the event loop and several can run in parallel; exceptions propagate as is.
+        Sync functions run in a daemon worker thread (unless `run_inline`) so a slow one never
+        blocks the event loop, several can run in parallel, and a stuck one cannot keep the
+        process alive. Exceptions propagate as is, except the tool's own attempts to stop the
+        process (`SystemExit`, or `KeyboardInterrupt` in its worker thread), which become a
+        `ToolExitError`.
         """
         # Private attributes read through pydantic's __getattr__ cost ~1 µs each: read them once.
         private = self.__pydantic_private__ or {}
         binder = private.get("_binder") or self._get_binder()
         call = binder.bind(self.name, {} if arguments is None else arguments)
-        if private.get("_is_async"):
-            result = await self.fn(*call.args, **call.kwargs)
-        elif self.run_inline:
-            result = self.fn(*call.args, **call.kwargs)
-        else:
-            result = await asyncio.to_thread(self.fn, *call.args, **call.kwargs)
-        if inspect.isawaitable(result):
-            result = await result
+        try:
+            if private.get("_is_async"):
+                result = await self.fn(*call.args, **call.kwargs)
+            elif self.run_inline:
+                result = self.fn(*call.args, **call.kwargs)
+            else:
+                result = await run_in_daemon_thread(self.fn, *call.args, **call.kwargs)
+            if inspect.isawaitable(result):
+                result = await result
+        except SystemExit as exc:
+            # Left alone, it would leave the event loop and end every agent in the process. A
+            # KeyboardInterrupt on this thread may be a real Ctrl-C, so that one propagates.
+            raise ToolExitError(exc) from exc
         return result
 
     async def invoke(self, arguments: Mapping[str, Any] | None = None) -> str:
@@ -280,6 +294,7 @@ def tool(
     effect_tags: Iterable[str] = (),
     timeout: float | None = None,
     run_inline: bool = False,
+    idempotent: bool = False,
     args_model: type[BaseModel] | None = None,
 ) -> _Decorator: ...
 
@@ -293,6 +308,7 @@ def tool(
     effect_tags: Iterable[str] = (),
     timeout: float | None = None,
     run_inline: bool = False,
+    idempotent: bool = False,
     args_model: type[BaseModel] | None = None,
 ) -> _Decorator: ...
 
@@ -307,6 +323,7 @@ def tool(
     effect_tags: Iterable[str] = (),
     timeout: float | None = None,
     run_inline: bool = False,
+    idempotent: bool = False,
     args_model: type[BaseModel] | None = None,
 ) -> Tool | _Decorator:
     """Make a `Tool` of a function: `@tool`, `@tool("name")` or `@tool(name=..., timeout=...)`."""
@@ -323,6 +340,7 @@ def tool(
             effect_tags=tags,
             timeout=timeout,
             run_inline=run_inline,
+            idempotent=idempotent,
             args_model=args_model,
         )
 

@@ -71,3 +71,35 @@ class ToolProviderError(ToolError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.provider, self.stage, self.detail))
+
+
+class ToolExitError(ToolError):
+    """A tool's code tried to stop the process (`sys.exit()`, argparse rejecting its input,
+    a `KeyboardInterrupt` raised in its worker thread): only that call fails, not the agents
+    sharing the event loop."""
+
+    def __init__(self, cause: BaseException | str) -> None:
+        if isinstance(cause, str):
+            detail = cause
+        elif isinstance(cause, SystemExit):
+            detail = "SystemExit()" if cause.code is None else f"SystemExit({safe_message(cause.code)})"
+        else:
+            detail = type(cause).__name__
+        self.detail = detail
+        super().__init__(f"tried to stop the process ({detail}); only this call was stopped")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.detail,))
+
+
+def safe_message(value: object) -> str:
+    """`str(value)`, or a fallback naming its type when its `__str__` (and `__repr__`) raise:
+    an error that cannot be rendered must still become an observation."""
+    try:
+        return str(value)
+    except Exception:
+        pass
+    try:
+        return repr(value)
+    except Exception:
+        return f"<{type(value).__name__} object: its message could not be rendered>"

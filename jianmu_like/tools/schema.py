@@ -12,7 +12,6 @@ non-recursive `$ref`s are inlined, since smaller and local models often ignore `
 from __future__ import annotations
 
 import inspect
-import re
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,14 +22,6 @@ from pydantic.fields import FieldInfo
 
 from .arguments import CallSlot, ModelBinder
 
-_ARGS_HEADERS = {"args", "arguments", "parameters", "params", "keyword args", "keyword arguments"}
-_SECTION_RE = re.compile(
-    r"^(args|arguments|parameters|params|keyword args|keyword arguments|other parameters|returns?|"
-    r"yields?|raises|examples?|notes?|attributes|see also|warnings?|todo|references):\s*$",
-    re.IGNORECASE,
-)
-_ENTRY_RE = re.compile(r"^\**(?P<name>[A-Za-z_]\w*)\s*(?:\([^)]*\))?\s*:\s*(?P<desc>.*)$")
-_SPHINX_RE = re.compile(r"^:param\s+(?:[^:]*\s)?\**(?P<name>[A-Za-z_]\w*)\s*:\s*(?P<desc>.*)$")
 _LITERAL_KEYS = frozenset({"default", "enum", "const", "examples", "example"})
 _REF_PREFIX = "#/$defs/"
 
@@ -43,54 +34,33 @@ class DocInfo:
     params: dict[str, str] = field(default_factory=dict)
 
 
+def _one_line(text: str | None) -> str:
+    return " ".join(line.strip() for line in (text or "").splitlines() if line.strip())
+
+
 def parse_docstring(doc: str | None) -> DocInfo:
-    """Read the first paragraph and a Google-style `Args:` (or Sphinx `:param x:`) section."""
+    """The summary (first paragraph) and the parameter descriptions of a docstring.
+
+    `docstring_parser` reads Google (`Args:`), NumPy (`Parameters` / `----------`), reST
+    (`:param x:`) and Epydoc (`@param x:`) styles, picking whichever fits the docstring best.
+    A docstring it cannot parse still gives its first paragraph as the summary.
+    """
     if not doc:
         return DocInfo()
-    lines = inspect.cleandoc(doc).splitlines()
-    summary: list[str] = []
-    for line in lines:
-        if not line.strip() or _SECTION_RE.match(line.strip()) or line.lstrip().startswith(":"):
-            break
-        summary.append(line.strip())
-    params: dict[str, str] = {}
-    current: str | None = None
-    section_indent: int | None = None
-    entry_indent: int | None = None
-    for line in lines:
-        stripped = line.strip()
-        indent = len(line) - len(line.lstrip())
-        sphinx = _SPHINX_RE.match(stripped)
-        if sphinx:
-            current = sphinx["name"]
-            params[current] = sphinx["desc"].strip()
-            section_indent = entry_indent = None
-            continue
-        header = _SECTION_RE.match(stripped)
-        if header and (section_indent is None or indent <= section_indent):
-            in_args = header.group(1).strip().lower() in _ARGS_HEADERS
-            section_indent = indent if in_args else None
-            entry_indent, current = None, None
-            continue
-        if not stripped:
-            continue
-        if section_indent is None:
-            if current is not None and indent > 0 and not stripped.startswith(":"):
-                params[current] = f"{params[current]} {stripped}".strip()  # sphinx continuation
-            else:
-                current = None
-            continue
-        if indent <= section_indent:
-            section_indent, current = None, None
-            continue
-        entry = _ENTRY_RE.match(stripped)
-        if entry and (entry_indent is None or indent <= entry_indent):
-            entry_indent = indent
-            current = entry["name"]
-            params[current] = entry["desc"].strip()
-        elif current is not None:
-            params[current] = f"{params[current]} {stripped}".strip()
-    return DocInfo(" ".join(summary), params)
+    text = inspect.cleandoc(doc)
+    if "\n" not in text:
+        return DocInfo(text.strip())  # a one-line docstring: nothing to parse
+    import docstring_parser  # deferred: only docstrings with sections need it
+
+    try:
+        parsed = docstring_parser.parse(text)
+    except docstring_parser.ParseError:
+        return DocInfo(_one_line(text.split("\n\n", 1)[0]))
+    summary = parsed.short_description or ""
+    if summary and parsed.long_description and not parsed.blank_after_short_description:
+        summary += "\n" + parsed.long_description.split("\n\n", 1)[0]  # a summary over two lines
+    params = {p.arg_name.lstrip("*"): _one_line(p.description) for p in parsed.params if p.arg_name}
+    return DocInfo(_one_line(summary), params)
 
 
 def _has_description(annotation: Any, default: Any) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -215,23 +216,75 @@ def test_schema_not_and_all_of() -> None:
 @pytest.mark.parametrize(
     ("schema", "message"),
     [
-        ({"oneOf": [{"type": "string"}]}, "unsupported JSON-schema keyword 'oneOf'"),
-        ({"$ref": "#/defs/x"}, "unsupported JSON-schema keyword '\\$ref'"),
-        ({"type": "text"}, "schema.type must be one of"),
-        ({"pattern": "("}, "not a valid regular expression"),
-        ({"maximum": "3"}, "must be a finite number"),
-        ({"properties": {"a": {"minLength": -1}}}, "schema.properties.a.minLength must be a non-negative"),
-        ({"items": [{"type": "string"}]}, "schema.items must be an object"),
+        ({"maximun": 100}, "unknown JSON-schema keyword 'maximun' in schema "),
+        (
+            {"properties": {"a": {"minimun": 1}}},
+            "unknown JSON-schema keyword 'minimun' in schema.properties.a",
+        ),
+        ({"$ref": "#/defs/x"}, "schema.\\$ref: '#/defs/x' does not resolve inside the schema"),
+        ({"$ref": "https://example.com/s.json"}, "only references inside the schema"),
+        ({"type": "text"}, "at schema.type: 'text' is not one of \\['array'"),
+        ({"pattern": "("}, "at schema.pattern: '\\(' is not a valid regular expression"),
+        ({"maximum": "3"}, "at schema.maximum: '3' is not of type 'number'"),
+        ({"properties": {"a": {"minLength": -1}}}, "at schema.properties.a.minLength: -1 is less than"),
+        ({"items": [{"type": "string"}]}, "at schema.items: .* is not of type 'object', 'boolean'"),
+        ({"oneOf": []}, "at schema.oneOf: \\[\\] should be non-empty"),
     ],
 )
-def test_schemas_the_subset_cannot_check_are_refused(schema: dict[str, Any], message: str) -> None:
+def test_schemas_that_would_not_check_as_written_are_refused(schema: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         ArgumentRule("x", "v", schema=schema)
 
 
-def test_schema_annotations_are_accepted() -> None:
-    rule = ArgumentRule("x", "v", schema={"type": "string", "format": "uri", "description": "a link"})
-    assert rule(call("x", v="not a uri"), None, CTX) == ALLOW  # format is an annotation
+def test_bounds_do_not_coerce_and_imply_their_type() -> None:
+    limit = ArgumentRule("calc", "n", schema={"maximum": 100})
+    assert limit(call("calc", n=50), None, CTX) == ALLOW
+    assert limit(call("calc", n="1000"), None, CTX).reason == "argument 'n' of tool 'calc' must be a number"
+    assert limit(call("calc", n="50"), None, CTX).reason == "argument 'n' of tool 'calc' must be a number"
+    typed = ArgumentRule("calc", "n", schema={"type": "integer", "maximum": 100})
+    assert (
+        typed(call("calc", n="1000"), None, CTX).reason
+        == "argument 'n' of tool 'calc' must be of type integer"
+    )
+    short = ArgumentRule("x", "s", schema={"maxLength": 3})
+    assert short(call("x", s=12345), None, CTX).reason == "argument 's' of tool 'x' must be a string"
+    either = ArgumentRule("x", "v", schema={"type": ["number", "string"], "maximum": 5})
+    assert either(call("x", v="1000"), None, CTX) == ALLOW  # an explicit type says strings are fine
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_nan_and_infinity_are_not_numbers(value: float) -> None:
+    rule = ArgumentRule("calc", "n", schema={"type": "number", "minimum": 0, "maximum": 100})
+    assert (
+        rule(call("calc", n=value), None, CTX).reason == "argument 'n' of tool 'calc' must be of type number"
+    )
+    untyped = ArgumentRule("calc", "n", schema={"minimum": 0, "maximum": 100})
+    assert untyped(call("calc", n=value), None, CTX).reason == "argument 'n' of tool 'calc' must be a number"
+    integer = ArgumentRule("calc", "n", schema={"type": "integer"})
+    assert (
+        integer(call("calc", n=value), None, CTX).reason
+        == "argument 'n' of tool 'calc' must be of type integer"
+    )
+
+
+def test_full_json_schema_one_of_refs_and_formats() -> None:
+    rule = ArgumentRule(
+        "x",
+        "v",
+        schema={
+            "$defs": {"port": {"type": "integer", "minimum": 1, "maximum": 65535}},
+            "oneOf": [{"$ref": "#/$defs/port"}, {"type": "string", "format": "ipv4"}],
+        },
+    )
+    assert rule(call("x", v=8080), None, CTX) == ALLOW
+    assert rule(call("x", v="10.0.0.1"), None, CTX) == ALLOW
+    assert rule(call("x", v="not an address"), None, CTX).reason == (
+        "argument 'v' of tool 'x' must satisfy exactly one of: "
+        "(must be of type integer) or (must be a valid ipv4)"
+    )
+    day = ArgumentRule("x", "d", schema={"type": "string", "format": "date", "description": "a day"})
+    assert day(call("x", d="2024-02-30"), None, CTX).reason == "argument 'd' of tool 'x' must be a valid date"
+    assert day(call("x", d="2024-02-28"), None, CTX) == ALLOW
 
 
 # --- paths -------------------------------------------------------------------------------------
@@ -588,7 +641,7 @@ def test_config_shorthands_and_empty_sections() -> None:
         ),
         (
             {"arguments": [{"tool": "f", "argument": "u", "schema": {"oneOf": []}}]},
-            "'arguments[0].schema': unsupported JSON-schema keyword 'oneOf'",
+            "'arguments[0].schema': invalid JSON schema at schema.oneOf: [] should be non-empty",
         ),
         (
             {"arguments": [{"tool": "f", "argument": "u", "predicate": "x"}]},

@@ -2,6 +2,7 @@
 
 Run as a script: `python approval_agent.py BASE_URL DB THREAD run|resume [DECISION]` prints the
 result as one JSON line (and with `run --hang`, prints it and then waits to be killed).
+`delete_file` waits while the file `<log>.block` (next to its log) exists.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +41,8 @@ def build_agent(base_url: str, log: Path, db: Path | None = None) -> Agent:
     @tool(effect_tags={"destructive"})
     def delete_file(path: str) -> str:
         """Delete a file."""
+        while log.with_suffix(".block").exists():
+            time.sleep(0.02)
         with log.open("a") as f:
             f.write(f"delete {path}\n")
         return f"deleted {path}"

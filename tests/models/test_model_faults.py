@@ -15,7 +15,8 @@ import pytest
 
 from jianmu_like.config import ResilienceConfig
 from jianmu_like.models import ModelCallFailed, ModelClient, ModelError, ModelRequest, human
-from jianmu_like.models.openai_provider import OpenAIProvider, public_url, retry_after_seconds
+from jianmu_like.models.openai_provider import OpenAIProvider, retry_after_seconds
+from jianmu_like.telemetry.redact import redact_url
 from jianmu_like.testing import ScriptedOpenAIServer, error_reply, fault_reply, reply
 
 
@@ -177,7 +178,7 @@ async def test_a_read_timeout_says_it_timed_out_reading() -> None:
 
 
 def test_errors_show_the_url_without_credentials() -> None:
-    assert public_url("https://bob:s3cret@example.com/v1") == "https://example.com/v1"
+    assert redact_url("https://bob:s3cret@example.com/v1") == "https://example.com/v1"
     assert OpenAIProvider("http://u:p@127.0.0.1:9/v1").base_url == "http://127.0.0.1:9/v1"
 
 

@@ -175,3 +175,23 @@ async def test_responder_exception_fails_the_call_clearly() -> None:
     async with ScriptedOpenAIServer(responder) as srv:
         with pytest.raises(ModelCallFailed, match="scripted responder raised KeyError"):
             await srv.client(max_retries=0).complete(ModelRequest(messages=[human("x")]))
+
+
+def test_listen_backlog_holds_a_burst_of_clients() -> None:
+    """Thousands of agents connect at once: with a backlog of 5, the kernel dropped the
+    connections the accept loop had not taken yet. Here nothing accepts at all, and a burst of
+    200 connections must still all be queued by the kernel."""
+    import socket
+
+    from jianmu_like.testing.server import _HTTPServer
+
+    httpd = _HTTPServer(ScriptedOpenAIServer([]))  # bound and listening, never accepting
+    clients: list[socket.socket] = []
+    try:
+        for _ in range(200):
+            clients.append(socket.create_connection(httpd.server_address[:2], timeout=5))
+    finally:
+        for client in clients:
+            client.close()
+        httpd.server_close()
+    assert len(clients) == 200

@@ -170,6 +170,84 @@ def test_sphinx_param_descriptions() -> None:
     assert Tool.from_function(f).parameters["properties"]["path"]["description"] == "Where the file is."
 
 
+def _search_google(query: str, limit: int = 5) -> str:
+    """Search the web.
+
+    Args:
+        query: What to look for,
+            in plain words.
+        limit: How many hits.
+    """
+    return query
+
+
+def _search_numpy(query: str, limit: int = 5) -> str:
+    """Search the web.
+
+    Parameters
+    ----------
+    query : str
+        What to look for,
+        in plain words.
+    limit : int, optional
+        How many hits.
+
+    Returns
+    -------
+    str
+        The hits.
+    """
+    return query
+
+
+def _search_rest(query: str, limit: int = 5) -> str:
+    """Search the web.
+
+    :param query: What to look for,
+        in plain words.
+    :type query: str
+    :param limit: How many hits.
+    :returns: The hits.
+    """
+    return query
+
+
+def _search_epydoc(query: str, limit: int = 5) -> str:
+    """Search the web.
+
+    @param query: What to look for,
+        in plain words.
+    @type query: str
+    @param limit: How many hits.
+    @return: The hits.
+    """
+    return query
+
+
+@pytest.mark.parametrize("fn", [_search_google, _search_numpy, _search_rest, _search_epydoc])
+def test_every_docstring_style_describes_the_parameters(fn: Any) -> None:
+    t = Tool.from_function(fn)
+    assert t.description == "Search the web."
+    props = t.parameters["properties"]
+    assert props["query"]["description"] == "What to look for, in plain words."
+    assert props["limit"]["description"] == "How many hits."
+
+
+def test_a_summary_over_two_lines_is_kept_whole() -> None:
+    def f(x: int) -> int:
+        """Double a number
+        and return it.
+
+        Args:
+            x: The number.
+        """
+        return 2 * x
+
+    t = Tool.from_function(f)
+    assert t.description == "Double a number and return it."
+    assert t.parameters["properties"]["x"]["description"] == "The number."
+
+
 def test_annotated_description_wins_over_docstring() -> None:
     def f(n: Annotated[int, Field(ge=0, description="explicit")] = 1) -> None:
         """Do it.

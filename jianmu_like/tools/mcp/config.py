@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ...config import ConfigError
-from ...telemetry.redact import REDACTED, redact_text
+from ...telemetry.redact import REDACTED, redact_text, redact_url
 
 _PREFIX_RE = re.compile(r"^[a-zA-Z0-9_-]*$")
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -164,14 +164,16 @@ class MCPServerConfig(BaseModel):
         if self.transport == "stdio":
             target = " ".join([self.command or "", *self.args])
         else:
-            target = re.sub(r"//[^/@]*@", "//", self.url or "")  # drop user:password@
+            target = redact_url(self.url or "")  # no user:password@, no ?token=...
         return redact_text(target)
 
     def __repr_args__(self) -> Any:
         for key, value in super().__repr_args__():
             if key in ("env", "headers") and isinstance(value, dict):
                 yield key, {k: REDACTED for k in value}
-            elif key in ("args", "url", "command") and value:
+            elif key == "url" and isinstance(value, str):
+                yield key, redact_url(value)
+            elif key in ("args", "command") and value:
                 yield key, _redact_value(value)
             else:
                 yield key, value

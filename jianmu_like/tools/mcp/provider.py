@@ -220,6 +220,7 @@ class MCPToolProvider:
                     fn=self._caller(spec.name),
                     parallel_safe=config.parallel_safe,
                     effect_tags=config.effect_tags_for(spec.name),
+                    idempotent=config.is_idempotent(spec.name),
                     timeout=backstop,
                 )
             except ValueError as exc:

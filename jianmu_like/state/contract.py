@@ -1,0 +1,65 @@
+"""State contracts: the keys a subtree reads and writes, checked against the schema up front.
+
+A node that writes a key the schema cannot hold fails in the middle of a run, inside a tick,
+after model calls were paid for. A subtree declares what it needs (`declare`), and the Agent
+checks every declaration against its state schema when it is built (`check_contract`), naming
+every missing field at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import py_trees
+from pydantic import BaseModel
+
+from .schema import schema_spec
+
+_ATTR = "state_contract"
+
+
+@dataclass(frozen=True)
+class StateContract:
+    """`owner` (e.g. "ReAct agent 'Planner'") needs `keys` in `namespace` (None: top level)."""
+
+    owner: str
+    keys: tuple[str, ...]
+    namespace: str | None = None
+
+
+class StateContractError(TypeError):
+    """The state schema lacks fields a subtree of the tree needs."""
+
+
+def declare(node: py_trees.behaviour.Behaviour, contract: StateContract) -> None:
+    """Attach `contract` to `node` (the root of the subtree that needs it)."""
+    setattr(node, _ATTR, contract)
+
+
+def contracts(root: py_trees.behaviour.Behaviour) -> Iterable[StateContract]:
+    for node in root.iterate():
+        contract = getattr(node, _ATTR, None)
+        if isinstance(contract, StateContract):
+            yield contract
+
+
+def check_contract(schema: type[BaseModel], root: py_trees.behaviour.Behaviour) -> None:
+    """Raise StateContractError naming every field `schema` lacks for the subtrees of `root`."""
+    spec = schema_spec(schema)
+    problems: list[str] = []
+    for contract in contracts(root):
+        missing = [key for key in contract.keys if key not in spec.by_key]
+        if missing:
+            problems.append(f"{contract.owner} needs the fields {', '.join(missing)}")
+        if contract.namespace is not None and not spec.allows_extra:
+            problems.append(
+                f"{contract.owner} writes namespace {contract.namespace!r}, which needs "
+                "model_config = ConfigDict(extra='allow')"
+            )
+    if problems:
+        raise StateContractError(
+            f"state schema {schema.__name__} does not fit the tree: {'; '.join(dict.fromkeys(problems))}. "
+            "Subclass jianmu_like.ReActState (it has every field the ReAct preset uses), or add the "
+            "fields (StateKeys maps a logical key to another field name)"
+        )

@@ -1,0 +1,39 @@
+"""The tool call being executed, readable from inside the tool (sync or async) while it runs.
+
+A tool with outside side effects can pass `current_tool_call().idempotency_key` to the service
+it calls (an idempotency key, a request id): if the process dies after the effect but before the
+outcome is journaled, a retry with the same key is recognised by the service. The key is stable
+across a resume of the thread and unique within the checkpoint store.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar, Token
+
+from pydantic import BaseModel
+
+
+class ToolCallContext(BaseModel):
+    """Which call is running: its id (from the model), tool, and a durable idempotency key."""
+
+    call_id: str
+    tool: str
+    idempotency_key: str
+    """`<thread id>/<journal key>` with a checkpointer; the call id otherwise."""
+
+
+_current: ContextVar[ToolCallContext | None] = ContextVar("jianmu_tool_call", default=None)
+
+
+def current_tool_call() -> ToolCallContext | None:
+    """The call being executed in this task or worker thread (None outside a tool call)."""
+    return _current.get()
+
+
+def set_current_tool_call(context: ToolCallContext | None) -> Token[ToolCallContext | None]:
+    """Set the current call (the executor does this); returns a token for `reset_current_tool_call`."""
+    return _current.set(context)
+
+
+def reset_current_tool_call(token: Token[ToolCallContext | None]) -> None:
+    _current.reset(token)

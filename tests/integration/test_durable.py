@@ -1,0 +1,230 @@
+"""Exactly-once tool calls and decisions that stick, with real processes on one SQLite file.
+
+A batch killed mid-way is resumed without running a finished call again; two processes never
+both drive one thread; concurrent operators never lose a decision; read-only commands never write.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from approval_agent import build_agent
+
+from jianmu_like import human
+from jianmu_like.checkpoint.store import CheckpointError, SQLiteCheckpointer, ThreadConflictError
+from jianmu_like.cli.main import main
+from jianmu_like.guard.approvals import ApprovalError
+from jianmu_like.guard.review import list_pending, record_decision
+from jianmu_like.testing import ScriptedOpenAIServer, call, calls, reply
+
+HERE = Path(__file__).resolve().parent
+CLI = [sys.executable, "-m", "jianmu_like"]
+
+
+def env() -> dict[str, str]:
+    path = os.pathsep.join(p for p in (str(HERE), os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, "PYTHONPATH": path, "NO_COLOR": "1"}
+
+
+def spawn(*args: str | Path) -> subprocess.Popen[str]:
+    cmd = [sys.executable, *map(str, args)]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
+
+
+def wait_for(condition: Callable[[], bool], what: str, child: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 60
+    while not condition():
+        if child.poll() is not None:
+            pytest.fail(f"child exited before {what}: {child.communicate()}")
+        if time.monotonic() > deadline:
+            pytest.fail(f"gave up waiting for {what}")
+        time.sleep(0.02)
+
+
+def journal_of(db: Path, thread: str) -> list[tuple[str, str]]:
+    """(tool, status) of every journaled call, or [] while the store does not exist yet."""
+    try:
+        store = SQLiteCheckpointer(db, readonly=True)
+    except CheckpointError:
+        return []
+    try:
+        return sorted((e.tool, e.status) for e in store.journal(thread).values())
+    finally:
+        store.close()
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
+
+
+@pytest.mark.parametrize(("mode", "idempotent"), [("serial", False), ("parallel", False), ("parallel", True)])
+def test_sigkill_mid_batch_never_runs_a_finished_call_again(
+    tmp_path: Path, mode: str, idempotent: bool
+) -> None:
+    db = tmp_path / "runs.db"
+    log, block = db.with_suffix(".log"), db.with_suffix(".block")
+    block.touch()
+    flags = ["--idempotent"] if idempotent else []
+    batch = calls(call("append", item="a"), call("slow"), call("append", item="b"))
+    with ScriptedOpenAIServer([batch, reply("all done")]) as srv:
+        child = spawn(HERE / "journal_agent.py", srv.base_url, db, "th", mode, "run", *flags)
+        # Serial: `append a` finished, `slow` running. Parallel: both appends finished, `slow` running.
+        expected = [("append", "finished")] * (1 if mode == "serial" else 2) + [("slow", "started")]
+        wait_for(lambda: journal_of(db, "th") == expected, "the batch to reach `slow`", child)
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=10)
+        block.unlink()
+
+        resumed = spawn(HERE / "journal_agent.py", srv.base_url, db, "th", mode, "resume", *flags)
+        out, err = resumed.communicate(timeout=60)
+        assert resumed.returncode == 0, err
+        n_requests = len(srv.requests)
+    result = json.loads(out)
+    assert result["status"] == "success" and result["final_answer"] == "all done"
+    assert n_requests == 2  # the model is not asked again
+    effects = lines(log)
+    assert effects.count("append a") == 1 and effects.count("append b") == 1  # exactly once
+    slow_runs = [line for line in effects if line.startswith("slow started")]
+    observations = [m["content"] for m in result["messages"] if m["role"] == "tool"]
+    assert observations[0] == "appended a" and observations[2] == "appended b"
+    if idempotent:
+        assert len(slow_runs) == 2 and observations[1] == "slow done"
+        assert slow_runs[0] == slow_runs[1]  # the same idempotency key both times
+        assert slow_runs[0].startswith("slow started th/")
+    else:
+        assert len(slow_runs) == 1  # at most once
+        assert "outcome unknown" in observations[1] and "may or may not have taken effect" in observations[1]
+
+
+async def test_two_processes_resuming_one_thread_run_the_approved_call_once(tmp_path: Path) -> None:
+    db, log = tmp_path / "runs.db", tmp_path / "runs.log"
+    with ScriptedOpenAIServer([call("delete_file", path="/x"), reply("deleted")]) as srv:
+        agent = build_agent(srv.base_url, log, db)
+        first = await agent.run({"messages": [human("delete /x")]}, thread_id="th")
+        [approval] = first.pending_approvals
+        store = SQLiteCheckpointer(db)
+        record_decision(store, "th", approval.id, "approve")
+        store.close()
+        block = db.with_suffix(".block")
+        block.touch()  # the approved call waits until both resumers have had their go
+        children = [spawn(HERE / "approval_agent.py", srv.base_url, db, "th", "resume") for _ in range(2)]
+        loser_out = None
+        deadline = time.monotonic() + 60
+        while loser_out is None and time.monotonic() < deadline:
+            for child in children:
+                if child.poll() is not None:
+                    loser_out = (child, *child.communicate())
+            time.sleep(0.02)
+        assert loser_out is not None, "neither resumer was refused"
+        loser, _, loser_err = loser_out
+        block.unlink()
+        [winner] = [c for c in children if c is not loser]
+        out, err = winner.communicate(timeout=60)
+    assert loser.returncode != 0
+    assert "ThreadConflictError" in loser_err and "thread 'th'" in loser_err
+    assert winner.returncode == 0, err
+    assert json.loads(out)["status"] == "success"
+    assert lines(log) == ["delete /x"]  # once
+
+
+def approvals_cli(*args: str | Path) -> subprocess.Popen[str]:
+    cmd = [*CLI, "approvals", *map(str, args)]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
+
+
+async def test_concurrent_operators_never_lose_a_decision(tmp_path: Path) -> None:
+    db, log = tmp_path / "runs.db", tmp_path / "runs.log"
+    batch = calls(*(call("delete_file", path=f"/f{i}") for i in range(9)))
+    with ScriptedOpenAIServer([batch, reply("done")]) as srv:
+        agent = build_agent(srv.base_url, log, db)
+        result = await agent.run({"messages": [human("delete them")]}, thread_id="th")
+    ids = [a.id for a in result.pending_approvals]
+    assert len(ids) == 9
+
+    approvers = [approvals_cli("approve", db, "th", approval_id) for approval_id in ids[:8]]
+    outcomes = [(p.wait(timeout=60), p.communicate()) for p in approvers]
+    assert [code for code, _ in outcomes] == [0] * 8, outcomes
+    store = SQLiteCheckpointer(db, readonly=True)
+    decided = {p.approval.id: p.decision for p in list_pending(store)}
+    assert all(decided[i] is not None and decided[i].approved for i in ids[:8])  # all 8 stored
+    assert decided[ids[8]] is None
+
+    race = [approvals_cli("approve", db, "th", ids[8]), approvals_cli("deny", db, "th", ids[8], "-r", "no")]
+    codes = [(p.wait(timeout=60), p.communicate()) for p in race]
+    assert sorted(code for code, _ in codes) == [0, 2], codes  # exactly one wins
+    [(_, (_, loser_err))] = [c for c in codes if c[0] == 2]
+    assert f"approval '{ids[8]}' in thread 'th' was already" in loser_err
+    winner = next(p.decision for p in list_pending(store) if p.approval.id == ids[8])
+    store.close()
+    assert winner is not None and winner.approved == (codes[0][0] == 0)
+
+
+async def test_a_held_suspended_run_keeps_decisions_stored_by_others(tmp_path: Path) -> None:
+    db, log = tmp_path / "runs.db", tmp_path / "runs.log"
+    batch = calls(call("delete_file", path="/a"), call("delete_file", path="/b"))
+    with ScriptedOpenAIServer([batch, reply("both gone")]) as srv:
+        agent = build_agent(srv.base_url, log, db)
+        result = await agent.run({"messages": [human("delete")]}, thread_id="th")
+        first, second = (a.id for a in result.pending_approvals)
+        store = SQLiteCheckpointer(db)
+        record_decision(store, "th", second, "approve")  # an operator, from another process
+        with pytest.raises(ApprovalError, match="already approved"):
+            agent.deny(second)  # the stored decision stands
+        done = await agent.resume({first: "approve"})  # no reload: the agent held the run
+    assert done.status == "success" and done.final_answer == "both gone"
+    assert sorted(lines(log)) == ["delete /a", "delete /b"]
+    assert list_pending(store) == []
+    store.close()
+
+
+async def test_a_stale_holder_cannot_resume_a_thread_another_process_continued(tmp_path: Path) -> None:
+    db, log = tmp_path / "runs.db", tmp_path / "runs.log"
+    with ScriptedOpenAIServer([call("delete_file", path="/x"), reply("gone")]) as srv:
+        holder = build_agent(srv.base_url, log, db)
+        result = await holder.run({"messages": [human("delete /x")]}, thread_id="th")
+        other = build_agent(srv.base_url, log, db)
+        done = await other.resume({result.pending_approvals[0].id: True}, thread_id="th")
+        assert done.status == "success"
+        with pytest.raises(ThreadConflictError, match="thread 'th': saved by another process"):
+            await holder.resume()
+    assert lines(log) == ["delete /x"]
+    saved = SQLiteCheckpointer(db, readonly=True).load("th")
+    assert saved is not None and saved.status == "success" and saved.owner is None
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
+    """The command line, in this process (read-only commands need no process of their own)."""
+    code = main(["approvals", *map(str, args)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_read_only_commands_never_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    code, _, err = cli(capsys, "list", empty)
+    assert code == 2 and "empty file, not a checkpoint store" in err
+    code, _, err = cli(capsys, "approve", empty, "th", "call_1")
+    assert code == 2 and "empty file, not a checkpoint store" in err
+    assert empty.read_bytes() == b""  # still empty: no database written into it
+
+    missing = tmp_path / "missing.db"
+    code, _, err = cli(capsys, "list", missing)
+    assert code == 2 and "no such checkpoint file" in err
+    assert not missing.exists()
+
+    store = SQLiteCheckpointer(tmp_path / "runs.db")
+    store.close()
+    before = (tmp_path / "runs.db").read_bytes()
+    code, out, err = cli(capsys, "list", tmp_path / "runs.db")
+    assert code == 0, err
+    assert "no pending approvals" in out
+    assert (tmp_path / "runs.db").read_bytes() == before
