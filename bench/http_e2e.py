@@ -8,7 +8,8 @@ own process, so its CPU time is not charged to the agents; the agents call it th
 `add` calls, then the answer). Implementations, interleaved repeat by repeat so they see the same
 machine load:
 
-* floor: overhead.py's `MinimalAgent` (a hand-written asyncio loop) over the client;
+* floor: overhead.py's `MinimalAgent` (a hand-written asyncio loop) over the client, sending
+  jianmu_like's system message first (the same requests);
 * jianmu_like: a conversation of an `AgentTemplate` (built once, like LangGraph's graph);
 * langgraph: `create_react_agent` over `ClientChatModel`, a LangChain chat model that converts
   messages and calls the same `ModelClient`.
@@ -93,12 +94,20 @@ def _check(who: str, count: int, observation: Any, final: Any) -> None:
 
 
 def floor_runner(client: ModelClient) -> Run:
+    """The hand-written loop, sending what jianmu_like sends: its system message (persona,
+    ReAct protocol, tool descriptions) first, so both make the same calls byte for byte."""
     from overhead import MinimalAgent, add
+
+    from jianmu_like import ToolSet
+    from jianmu_like.nodes.context import ContextBuilder
+
+    system_message = ContextBuilder().system_message(ToolSet().with_tools([add]))
 
     async def run() -> None:
         agent = MinimalAgent(client, [add])
+        agent.messages.append(system_message)
         final = await agent.run(PROMPT, ITERATIONS + 1)
-        _check("floor", len(agent.messages), agent.messages[-2].content, final)
+        _check("floor", len(agent.messages) - 1, agent.messages[-2].content, final)
 
     return run
 
