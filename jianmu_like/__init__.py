@@ -4,89 +4,176 @@ Compose a ReAct agent (`create_react_node`), run it with `Agent`, embed it in la
 trees; state lives in a pydantic model managed by a `StateManager`, and a `ReactiveRunner`
 ticks the tree only when something signals.
 
-Importing the package stays cheap: the parts that pull in heavy dependencies (`OpenAIProvider`:
-the `openai` client; `MCPToolProvider`, `mcp_servers_from_config`: the `mcp` SDK) are loaded on
-first access, and `ModelClient.resolve()` imports `openai` only when it builds a real client.
+Importing the package is cheap: every public name is loaded on first access (PEP 562), so
+`jianmu-like --help` or a script that needs one class never pays for the rest. The heavy
+dependencies stay out even then: building and running an agent imports neither `openai` (only
+`ModelClient.resolve()` does, when it builds a real client), nor `mcp`, nor `rich`, nor `structlog`.
 """
 
 from typing import TYPE_CHECKING, Any
 
-from .agent import Agent, AgentResult
-from .agentfile.loader import AgentFileError, load_agent, validate_agent_file
-from .bt.async_behaviour import AsyncBehaviour
-from .bt.conditions import StateCondition
-from .bt.loop import LoopUntilSuccess
-from .bt.node import Node
-from .bt.runner import ReactiveRunner, RunOutcome
-from .checkpoint.store import (
-    Checkpoint,
-    Checkpointer,
-    CheckpointError,
-    MemoryCheckpointer,
-    SQLiteCheckpointer,
-)
-from .config import ConfigError, JianmuConfig, ReActConfig, ResilienceConfig, get_config, load_config
-from .guard.approvals import Approval, ApprovalDecision, ApprovalError
-from .guard.config import GuardConfig, policies_from_config
-from .guard.decisions import Decision, GuardDecision
-from .guard.enforcer import GuardContext, GuardEnforcer
-from .guard.policies import (
-    AllowList,
-    ArgumentRule,
-    DenyList,
-    GuardPolicy,
-    MaxToolCalls,
-    RateLimit,
-    RequireApproval,
-    policy,
-)
-from .guard.review import PendingApproval, list_pending, record_decision
-from .models.client import ModelClient
-from .models.errors import ModelCallFailed, ModelError
-from .models.messages import Message, ToolCall, ai, human, system, tool_message
-from .models.provider import ChatProvider
-from .models.types import ModelRequest, ModelResponse, Usage
-from .nodes.context import ContextBuilder, ContextBuilderProtocol
-from .nodes.llm import AgentLLMNode
-from .nodes.tool_executor import ToolExecutor
-from .presets.react import create_react_node
-from .presets.react_state import ReActState
-from .state.manager import StateError, StateManager
-from .state.schema import Ephemeral, StateKeys
-from .telemetry.events import Event
-from .telemetry.hub import TelemetryHub
-from .template import AgentTemplate, Conversation, ConversationError
-from .tools.base import Tool, tool
-from .tools.builtin import calculator, think
-from .tools.errors import ToolArgumentsError, ToolError, ToolProviderError, UnknownToolError
-from .tools.mcp.config import MCPServerConfig
-from .tools.provider import StaticToolProvider, ToolProvider
-from .tools.toolset import ToolSet
-
 if TYPE_CHECKING:
+    from .agent import Agent, AgentResult
+    from .agentfile.loader import AgentFileError, load_agent, validate_agent_file
+    from .bt.async_behaviour import AsyncBehaviour
+    from .bt.conditions import StateCondition
+    from .bt.loop import LoopUntilSuccess
+    from .bt.node import Node
+    from .bt.runner import ReactiveRunner, RunOutcome
+    from .checkpoint.store import (
+        Checkpoint,
+        Checkpointer,
+        CheckpointError,
+        MemoryCheckpointer,
+        SQLiteCheckpointer,
+    )
+    from .config import ConfigError, JianmuConfig, ReActConfig, ResilienceConfig, get_config, load_config
+    from .config import ResilienceConfig as ModelResilienceConfig
+    from .guard.approvals import Approval, ApprovalDecision, ApprovalError
+    from .guard.config import GuardConfig, policies_from_config
+    from .guard.decisions import Decision, GuardDecision
+    from .guard.enforcer import GuardContext, GuardEnforcer
+    from .guard.policies import (
+        AllowList,
+        ArgumentRule,
+        DenyList,
+        GuardPolicy,
+        MaxToolCalls,
+        RateLimit,
+        RequireApproval,
+        policy,
+    )
+    from .guard.review import PendingApproval, list_pending, record_decision
+    from .models.client import ModelClient
+    from .models.errors import ModelCallFailed, ModelError
+    from .models.messages import Message, ToolCall, ai, human, system, tool_message
     from .models.openai_provider import OpenAIProvider
+    from .models.provider import ChatProvider
+    from .models.types import ModelRequest, ModelResponse, Usage
+    from .nodes.context import ContextBuilder, ContextBuilderProtocol
+    from .nodes.llm import AgentLLMNode
+    from .nodes.tool_executor import ToolExecutor
+    from .presets.react import create_react_node
+    from .presets.react_state import ReActState
+    from .state.manager import StateError, StateManager
+    from .state.schema import Ephemeral, StateKeys
+    from .telemetry.events import Event
+    from .telemetry.hub import TelemetryHub
+    from .template import AgentTemplate, Conversation, ConversationError
+    from .tools.base import Tool, tool
+    from .tools.builtin import calculator, think
+    from .tools.errors import ToolArgumentsError, ToolError, ToolProviderError, UnknownToolError
+    from .tools.mcp.config import MCPServerConfig
     from .tools.mcp.provider import MCPToolProvider, mcp_servers_from_config
+    from .tools.provider import StaticToolProvider, ToolProvider
+    from .tools.toolset import ToolSet
 
-_LAZY = {
-    "OpenAIProvider": "jianmu_like.models.openai_provider",
+_LAZY: dict[str, str] = {
+    "Agent": "jianmu_like.agent",
+    "AgentFileError": "jianmu_like.agentfile.loader",
+    "AgentLLMNode": "jianmu_like.nodes.llm",
+    "AgentResult": "jianmu_like.agent",
+    "AgentTemplate": "jianmu_like.template",
+    "AllowList": "jianmu_like.guard.policies",
+    "Approval": "jianmu_like.guard.approvals",
+    "ApprovalDecision": "jianmu_like.guard.approvals",
+    "ApprovalError": "jianmu_like.guard.approvals",
+    "ArgumentRule": "jianmu_like.guard.policies",
+    "AsyncBehaviour": "jianmu_like.bt.async_behaviour",
+    "ChatProvider": "jianmu_like.models.provider",
+    "Checkpoint": "jianmu_like.checkpoint.store",
+    "CheckpointError": "jianmu_like.checkpoint.store",
+    "Checkpointer": "jianmu_like.checkpoint.store",
+    "ConfigError": "jianmu_like.config",
+    "ContextBuilder": "jianmu_like.nodes.context",
+    "ContextBuilderProtocol": "jianmu_like.nodes.context",
+    "Conversation": "jianmu_like.template",
+    "ConversationError": "jianmu_like.template",
+    "Decision": "jianmu_like.guard.decisions",
+    "DenyList": "jianmu_like.guard.policies",
+    "Ephemeral": "jianmu_like.state.schema",
+    "Event": "jianmu_like.telemetry.events",
+    "GuardConfig": "jianmu_like.guard.config",
+    "GuardContext": "jianmu_like.guard.enforcer",
+    "GuardDecision": "jianmu_like.guard.decisions",
+    "GuardEnforcer": "jianmu_like.guard.enforcer",
+    "GuardPolicy": "jianmu_like.guard.policies",
+    "JianmuConfig": "jianmu_like.config",
+    "LoopUntilSuccess": "jianmu_like.bt.loop",
+    "MCPServerConfig": "jianmu_like.tools.mcp.config",
     "MCPToolProvider": "jianmu_like.tools.mcp.provider",
+    "MaxToolCalls": "jianmu_like.guard.policies",
+    "MemoryCheckpointer": "jianmu_like.checkpoint.store",
+    "Message": "jianmu_like.models.messages",
+    "ModelCallFailed": "jianmu_like.models.errors",
+    "ModelClient": "jianmu_like.models.client",
+    "ModelError": "jianmu_like.models.errors",
+    "ModelRequest": "jianmu_like.models.types",
+    "ModelResilienceConfig": "jianmu_like.config",
+    "ModelResponse": "jianmu_like.models.types",
+    "Node": "jianmu_like.bt.node",
+    "OpenAIProvider": "jianmu_like.models.openai_provider",
+    "PendingApproval": "jianmu_like.guard.review",
+    "RateLimit": "jianmu_like.guard.policies",
+    "ReActConfig": "jianmu_like.config",
+    "ReActState": "jianmu_like.presets.react_state",
+    "ReactiveRunner": "jianmu_like.bt.runner",
+    "RequireApproval": "jianmu_like.guard.policies",
+    "ResilienceConfig": "jianmu_like.config",
+    "RunOutcome": "jianmu_like.bt.runner",
+    "SQLiteCheckpointer": "jianmu_like.checkpoint.store",
+    "StateCondition": "jianmu_like.bt.conditions",
+    "StateError": "jianmu_like.state.manager",
+    "StateKeys": "jianmu_like.state.schema",
+    "StateManager": "jianmu_like.state.manager",
+    "StaticToolProvider": "jianmu_like.tools.provider",
+    "TelemetryHub": "jianmu_like.telemetry.hub",
+    "Tool": "jianmu_like.tools.base",
+    "ToolArgumentsError": "jianmu_like.tools.errors",
+    "ToolCall": "jianmu_like.models.messages",
+    "ToolError": "jianmu_like.tools.errors",
+    "ToolExecutor": "jianmu_like.nodes.tool_executor",
+    "ToolProvider": "jianmu_like.tools.provider",
+    "ToolProviderError": "jianmu_like.tools.errors",
+    "ToolSet": "jianmu_like.tools.toolset",
+    "UnknownToolError": "jianmu_like.tools.errors",
+    "Usage": "jianmu_like.models.types",
+    "ai": "jianmu_like.models.messages",
+    "calculator": "jianmu_like.tools.builtin",
+    "create_react_node": "jianmu_like.presets.react",
+    "get_config": "jianmu_like.config",
+    "human": "jianmu_like.models.messages",
+    "list_pending": "jianmu_like.guard.review",
+    "load_agent": "jianmu_like.agentfile.loader",
+    "load_config": "jianmu_like.config",
     "mcp_servers_from_config": "jianmu_like.tools.mcp.provider",
+    "policies_from_config": "jianmu_like.guard.config",
+    "policy": "jianmu_like.guard.policies",
+    "record_decision": "jianmu_like.guard.review",
+    "system": "jianmu_like.models.messages",
+    "think": "jianmu_like.tools.builtin",
+    "tool": "jianmu_like.tools.base",
+    "tool_message": "jianmu_like.models.messages",
+    "validate_agent_file": "jianmu_like.agentfile.loader",
 }
+_ALIASES = {"ModelResilienceConfig": "ResilienceConfig"}
 
 
 def __getattr__(name: str) -> Any:
-    """Load the heavy exports on first access (see the module docstring)."""
+    """Load a public name on first access (see the module docstring)."""
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'jianmu_like' has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(module), _ALIASES.get(name, name))
     globals()[name] = value
     return value
 
 
-ModelResilienceConfig = ResilienceConfig
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "Agent",

@@ -63,3 +63,22 @@ def test_lazy_exports_resolve_to_the_real_classes() -> None:
 
     assert jianmu_like.OpenAIProvider is OpenAIProvider
     assert jianmu_like.MCPToolProvider is MCPToolProvider
+
+
+def test_every_public_name_is_lazily_importable_and_listed() -> None:
+    names = set(jianmu_like._LAZY)
+    assert names == set(jianmu_like.__all__)
+    assert jianmu_like.ModelResilienceConfig is jianmu_like.ResilienceConfig
+    assert set(jianmu_like.__all__) <= set(dir(jianmu_like))
+
+
+def test_cli_help_loads_no_heavy_dependency_and_no_framework_module() -> None:
+    code = (
+        "import contextlib, io\n"
+        "from jianmu_like.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    main(['--help'])\n"
+        "import sys\n"
+        "assert 'jianmu_like.agent' not in sys.modules and 'pydantic' not in sys.modules\n"
+    )
+    assert _modules_loaded_by(code) == []

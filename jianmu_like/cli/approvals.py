@@ -24,27 +24,6 @@ from .common import EXIT_OK, existing_store
 from .render import shorten
 
 
-def add_parser(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser
-) -> None:
-    """Register `approvals` and its three subcommands."""
-    approvals = commands.add_parser(
-        "approvals", parents=[parent], help="list, approve or deny tool calls waiting in a checkpoint file"
-    )
-    actions = approvals.add_subparsers(dest="action", required=True, metavar="ACTION")
-    listing = actions.add_parser("list", parents=[parent], help="pending approvals of every suspended thread")
-    listing.add_argument("file", metavar="FILE", help="SQLite checkpoint file")
-    listing.add_argument("--json", action="store_true", help="one JSON object per pending approval")
-    for verb in ("approve", "deny"):
-        action = actions.add_parser(verb, parents=[parent], help=f"{verb} one tool call")
-        action.add_argument("file", metavar="FILE", help="SQLite checkpoint file")
-        action.add_argument("thread", metavar="THREAD", help="thread id")
-        action.add_argument("approval_id", metavar="ID", help="approval id (see `approvals list`)")
-        action.add_argument(
-            "--reason", "-r", required=verb == "deny", default="", help="told to the model (deny: required)"
-        )
-
-
 def approvals_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
     """Run `approvals <action>`; store and approval errors reach the caller (exit 2)."""
     path = existing_store(args.file)

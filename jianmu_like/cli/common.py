@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from rich.console import Console
-from rich.text import Text
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -47,17 +47,23 @@ class CliError(Exception):
 def make_console(file: TextIO | None = None, *, stderr: bool = False) -> Console:
     """A Console that never wraps text it prints; wide tables when the output is not a terminal
     (a pipe or a file), so ids and paths stay on one line for scripts."""
+    from rich.console import Console  # deferred: `--help` and usage errors need no rich
+
     target = file if file is not None else (sys.stderr if stderr else sys.stdout)
     is_tty = bool(getattr(target, "isatty", lambda: False)())
     return Console(file=target, highlight=False, soft_wrap=True, width=None if is_tty else 200)
 
 
-def print_problems(console: Console, problems: list[str], *, title: str | None = None) -> None:
+def print_problems(
+    console: Console, problems: list[str], *, title: str | None = None, style: str = "red"
+) -> None:
     """Print every problem on its own line (red on a terminal)."""
+    from rich.text import Text
+
     if title:
-        console.print(Text(title, style="bold red"))
+        console.print(Text(title, style=f"bold {style}"))
     for problem in problems:
-        console.print(Text(problem, style="red"))
+        console.print(Text(problem, style=style))
 
 
 def existing_store(path: str) -> Path:

@@ -10,148 +10,21 @@ printed, never a traceback), 3 suspended waiting for approvals, 4 a node raised 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Callable, Sequence
-from importlib import metadata
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.text import Text
+from .common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, CliError, make_console, print_problems
+from .parser import build_parser
 
-from ..agentfile.yaml_source import SourceError
-from ..checkpoint.store import CheckpointError
-from ..config import ConfigError, get_config
-from ..guard.approvals import ApprovalError
-from ..telemetry.logging import configure_logging
-from . import approvals as cli_approvals
-from . import inspect as cli_inspect
-from . import run as cli_run
-from .common import (
-    EXIT_CODES_HELP,
-    EXIT_FAILED,
-    EXIT_INTERRUPTED,
-    EXIT_USAGE,
-    CliError,
-    make_console,
-    print_problems,
-)
+if TYPE_CHECKING:
+    from rich.console import Console
 
-Command = Callable[[argparse.Namespace, Console, Console], int]
-
-EPILOG = """\
-examples:
-  jianmu-like run presets/react.yaml "What is 25 * 4 + 10?"
-  jianmu-like run presets/react.yaml "2**10?" --json
-  jianmu-like show presets/research.yaml --dot
-  jianmu-like approvals list runs.db
-
-"""
+Command = Callable[[argparse.Namespace, "Console", "Console"], int]
 
 
-def _version() -> str:
-    try:
-        return metadata.version("jianmu_like")
-    except metadata.PackageNotFoundError:
-        return "unknown"
-
-
-def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
-    """-v and --log-json, accepted before or after the command (a command's copy never
-    overrides the value given before it)."""
-    default: object = False if defaults else argparse.SUPPRESS
-    parser.add_argument("-v", "--verbose", action="store_true", default=default, help="log at INFO level")
-    parser.add_argument("--log-json", action="store_true", default=default, help="log as JSON lines")
-
-
-def _agent_file_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--allow-module",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="let the agent file name tools from module NAME (and its submodules); repeatable. "
-        "Modules under the agent file's directory are allowed; see agents.allowed_modules",
-    )
-
-
-def _run_options(parser: argparse.ArgumentParser) -> None:
-    _agent_file_options(parser)
-    parser.add_argument(
-        "--json", action="store_true", help="print every event as one JSON line, nothing else"
-    )
-    parser.add_argument("--max-ticks", type=int, default=100_000, metavar="N", help="stop after N ticks")
-    parser.add_argument("--no-live", action="store_true", help="no live tree view (a plain transcript)")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of `jianmu-like`."""
-    parser = argparse.ArgumentParser(
-        prog="jianmu-like",
-        description="LLM agents as behaviour trees: run and inspect YAML agent files.",
-        epilog=EPILOG + EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    _global_options(parser, defaults=True)
-    parent = argparse.ArgumentParser(add_help=False)
-    _global_options(parent, defaults=False)
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    run = commands.add_parser(
-        "run",
-        parents=[parent],
-        epilog=EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        help="answer a question with an agent file",
-    )
-    run.add_argument("preset", metavar="PRESET", help="agent file (e.g. presets/react.yaml)")
-    run.add_argument("question", metavar="QUESTION")
-    run.add_argument("--checkpoint", metavar="FILE", help="save the run in this SQLite file (resumable)")
-    run.add_argument("--thread", metavar="ID", help="thread id in the checkpoint file (default: a new one)")
-    _run_options(run)
-    run.set_defaults(handler=cli_run.run_command)
-
-    resume = commands.add_parser(
-        "resume",
-        parents=[parent],
-        epilog=EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        help="continue a suspended or interrupted run",
-    )
-    resume.add_argument("preset", metavar="PRESET", help="the agent file the run was started with")
-    resume.add_argument("--checkpoint", metavar="FILE", required=True, help="SQLite checkpoint file")
-    resume.add_argument("--thread", metavar="ID", required=True, help="thread id")
-    _run_options(resume)
-    resume.set_defaults(handler=cli_run.resume_command)
-
-    show = commands.add_parser("show", parents=[parent], help="print an agent's tree (no model contacted)")
-    show.add_argument("preset", metavar="PRESET")
-    show.add_argument("--dot", action="store_true", help="Graphviz dot instead of a text tree")
-    _agent_file_options(show)
-    show.set_defaults(handler=cli_inspect.show_command)
-
-    validate = commands.add_parser("validate", parents=[parent], help="check agent files")
-    validate.add_argument("presets", metavar="PRESET", nargs="+")
-    _agent_file_options(validate)
-    validate.set_defaults(handler=cli_inspect.validate_command)
-
-    cli_approvals.add_parser(commands, parent)
-    commands.choices["approvals"].set_defaults(handler=cli_approvals.approvals_command)
-
-    config = commands.add_parser(
-        "config", parents=[parent], help="the effective configuration and its sources"
-    )
-    config.add_argument("--json", action="store_true", help="as JSON")
-    config.set_defaults(handler=cli_inspect.config_command)
-
-    models = commands.add_parser(
-        "models", add_help=False, help="pull or list the embedded local model's weights (models --help)"
-    )
-    models.add_argument("rest", nargs=argparse.REMAINDER)
-    models.set_defaults(handler=_models_command, verbose=False, log_json=False)
-    return parser
-
-
-def _models_command(args: argparse.Namespace, _console: Console, _errors: Console) -> int:
+def models_command(args: argparse.Namespace, _console: Console, _errors: Console) -> int:
     """`models pull|list`: delegated to the weights module's own command line."""
     from ..models.weights import main as models_main
 
@@ -164,6 +37,9 @@ def _models_command(args: argparse.Namespace, _console: Console, _errors: Consol
 def _configure_logging(verbose: bool, log_json: bool) -> None:
     """-v: INFO; otherwise the configured level (an invalid configuration is reported later, by
     the command that needs it)."""
+    from ..config import ConfigError, get_config
+    from ..telemetry.logging import configure_logging
+
     level, as_json = "WARNING", log_json
     try:
         config = get_config()
@@ -182,8 +58,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if hasattr(stream, "reconfigure") and (stream.encoding or "").lower() not in ("utf-8", "utf8"):
             stream.reconfigure(errors="replace")
     args = build_parser().parse_args(argv)
+    # Imported once the arguments are parsed (see parser.py): --help never pays for them.
+    from ..agentfile.yaml_source import SourceError
+    from ..checkpoint.store import CheckpointError
+    from ..config import ConfigError
+    from ..guard.approvals import ApprovalError
+
     console, errors = make_console(), make_console(stderr=True)
-    handler: Command = args.handler
+    module, function = str(args.handler).split(":")
+    handler: Command = getattr(importlib.import_module(f"{__package__}.{module}"), function)
     try:
         _configure_logging(args.verbose, args.log_json)
         return handler(args, console, errors)
@@ -203,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_problems(errors, [f"error: {exc}"])
         return EXIT_USAGE
     except KeyboardInterrupt:
-        errors.print(Text("interrupted", style="yellow"))
+        print_problems(errors, ["interrupted"], style="yellow")
         return EXIT_INTERRUPTED
     except Exception as exc:
         if args.verbose:

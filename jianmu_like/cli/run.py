@@ -195,7 +195,9 @@ def run_command(args: argparse.Namespace, console: Console, errors: Console) -> 
 
 def resume_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
     """`resume PRESET --checkpoint FILE --thread ID`: continue a suspended (or interrupted) run."""
-    store = SQLiteCheckpointer(existing_store(args.checkpoint))
+    path = existing_store(args.checkpoint)
+    SQLiteCheckpointer(path, readonly=True).close()  # a checkpoint store, not any file: checked first
+    store = SQLiteCheckpointer(path)
     try:
         checkpoint = store.load(args.thread)
         if checkpoint is None:

@@ -53,13 +53,15 @@ class WorkedExample:
 
 
 CALCULATOR_EXAMPLE = WorkedExample(
-    question="What is 12 * 3?",
+    question="What is 12 * 3 + 4?",
     tool="calculator",
-    arguments={"expression": "12 * 3"},
-    observation="36",
-    answer="12 * 3 = 36",
+    arguments={"expression": "12 * 3 + 4"},
+    observation="40",
+    answer="12 * 3 + 4 = 40",
 )
-"""The answer has no final period: small models copied "36." as "72.75" (digits after the dot)."""
+"""Two operators, passed whole: with a one-operator example (`12 * 3`) SmolLM2-135M passed
+only the first operation of a question (`25 * 4 + 10` → `25 * 4`). The answer has no final
+period: small models copied "36." as "72.75" (digits after the dot)."""
 
 BUILTIN_EXAMPLES = (CALCULATOR_EXAMPLE,)
 """Shown by default, each only when its tool is offered."""

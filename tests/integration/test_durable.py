@@ -207,6 +207,9 @@ def cli(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str
     return code, out, err
 
 
+PRESET_FOR_RESUME = Path(__file__).resolve().parents[2] / "presets" / "react.yaml"
+
+
 def test_read_only_commands_never_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     empty = tmp_path / "empty.db"
     empty.touch()
@@ -214,6 +217,8 @@ def test_read_only_commands_never_write(tmp_path: Path, capsys: pytest.CaptureFi
     assert code == 2 and "empty file, not a checkpoint store" in err
     code, _, err = cli(capsys, "approve", empty, "th", "call_1")
     assert code == 2 and "empty file, not a checkpoint store" in err
+    code = main(["resume", str(PRESET_FOR_RESUME), "--checkpoint", str(empty), "--thread", "th"])
+    assert code == 2 and "empty file, not a checkpoint store" in capsys.readouterr().err
     assert empty.read_bytes() == b""  # still empty: no database written into it
 
     missing = tmp_path / "missing.db"

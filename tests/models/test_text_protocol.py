@@ -56,7 +56,7 @@ def test_system_prompt_replaces_native_protocol_and_lists_tools_compactly() -> N
     assert "- calculator(expression: string): Evaluate an arithmetic expression" in prompt
     assert "- lookup(key: string, exact: boolean (optional)): Look up a fact." in prompt
     assert '{"answer": "<your answer>"}' in prompt
-    assert 'Assistant: {"tool": "calculator", "arguments": {"expression": "12 * 3"}}' in prompt
+    assert 'Assistant: {"tool": "calculator", "arguments": {"expression": "12 * 3 + 4"}}' in prompt
 
 
 def test_examples_are_shown_only_for_offered_tools() -> None:

@@ -7,6 +7,19 @@ each process to the owner task that asked for it (through a context variable; co
 never see each other's). Should a later SDK drop that function, the new child found in /proc
 gives at least the PID.
 
+Why a wrapper around a private function, and not a supported API: there is none. `stdio_client`
+(mcp 2.3) takes only the server parameters and an `errlog`, and yields the two message streams;
+the process stays a local variable. The public alternatives were weighed and rejected:
+- spawning the server ourselves and handing `ClientSession` our own streams means copying the
+  SDK's transport (line framing, the drain that keeps a flushing server from blocking, the
+  close-stdin / SIGTERM / SIGKILL escalation over the process group), which is where the subtle
+  bugs live and where the SDK keeps improving;
+- finding the child afterwards (a marker in its environment, or the new entry in
+  /proc/<pid>/task/*/children) gives a PID but no handle: no exit status, and with concurrent
+  spawns the /proc difference is ambiguous — it is kept only as the fallback.
+The wrapper is installed once, calls the original unchanged, and degrades to that fallback if
+the function disappears; tests/mcp checks the PID of every server, so an SDK change is noticed.
+
 The server's stderr goes to a temporary file of its own rather than ours: a server that cannot
 start usually says why there (a missing module, a bad flag), so its tail is quoted in the start
 failure; and a chatty server does not scribble over the CLI's live display. The whole log is

@@ -1,0 +1,147 @@
+"""The argument parser of `jianmu-like`, kept free of heavy imports.
+
+`--help`, `--version` and usage errors need nothing but argparse, so this module imports nothing
+of the framework: each command names its handler as `"module:function"` inside `jianmu_like.cli`,
+and `main` imports that module only once the arguments are parsed.
+"""
+
+from __future__ import annotations
+
+import argparse
+from importlib import metadata
+
+from .common import EXIT_CODES_HELP
+
+EPILOG = """\
+examples:
+  jianmu-like run presets/react.yaml "What is 25 * 4 + 10?"
+  jianmu-like run presets/react.yaml "2**10?" --json
+  jianmu-like show presets/research.yaml --dot
+  jianmu-like approvals list runs.db
+
+"""
+
+
+def _version() -> str:
+    try:
+        return metadata.version("jianmu_like")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
+    """-v and --log-json, accepted before or after the command (a command's copy never
+    overrides the value given before it)."""
+    default: object = False if defaults else argparse.SUPPRESS
+    parser.add_argument("-v", "--verbose", action="store_true", default=default, help="log at INFO level")
+    parser.add_argument("--log-json", action="store_true", default=default, help="log as JSON lines")
+
+
+def _agent_file_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow-module",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="let the agent file name tools from module NAME (and its submodules); repeatable. "
+        "Modules under the agent file's directory are allowed; see agents.allowed_modules",
+    )
+
+
+def _run_options(parser: argparse.ArgumentParser) -> None:
+    _agent_file_options(parser)
+    parser.add_argument(
+        "--json", action="store_true", help="print every event as one JSON line, nothing else"
+    )
+    parser.add_argument("--max-ticks", type=int, default=100_000, metavar="N", help="stop after N ticks")
+    parser.add_argument("--no-live", action="store_true", help="no live tree view (a plain transcript)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of `jianmu-like`."""
+    parser = argparse.ArgumentParser(
+        prog="jianmu-like",
+        description="LLM agents as behaviour trees: run and inspect YAML agent files.",
+        epilog=EPILOG + EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    _global_options(parser, defaults=True)
+    parent = argparse.ArgumentParser(add_help=False)
+    _global_options(parent, defaults=False)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = commands.add_parser(
+        "run",
+        parents=[parent],
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="answer a question with an agent file",
+    )
+    run.add_argument("preset", metavar="PRESET", help="agent file (e.g. presets/react.yaml)")
+    run.add_argument("question", metavar="QUESTION")
+    run.add_argument("--checkpoint", metavar="FILE", help="save the run in this SQLite file (resumable)")
+    run.add_argument("--thread", metavar="ID", help="thread id in the checkpoint file (default: a new one)")
+    _run_options(run)
+    run.set_defaults(handler="run:run_command")
+
+    resume = commands.add_parser(
+        "resume",
+        parents=[parent],
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="continue a suspended or interrupted run",
+    )
+    resume.add_argument("preset", metavar="PRESET", help="the agent file the run was started with")
+    resume.add_argument("--checkpoint", metavar="FILE", required=True, help="SQLite checkpoint file")
+    resume.add_argument("--thread", metavar="ID", required=True, help="thread id")
+    _run_options(resume)
+    resume.set_defaults(handler="run:resume_command")
+
+    show = commands.add_parser("show", parents=[parent], help="print an agent's tree (no model contacted)")
+    show.add_argument("preset", metavar="PRESET")
+    show.add_argument("--dot", action="store_true", help="Graphviz dot instead of a text tree")
+    _agent_file_options(show)
+    show.set_defaults(handler="inspect:show_command")
+
+    validate = commands.add_parser("validate", parents=[parent], help="check agent files")
+    validate.add_argument("presets", metavar="PRESET", nargs="+")
+    _agent_file_options(validate)
+    validate.set_defaults(handler="inspect:validate_command")
+
+    _approvals_parser(commands, parent)
+
+    config = commands.add_parser(
+        "config", parents=[parent], help="the effective configuration and its sources"
+    )
+    config.add_argument("--json", action="store_true", help="as JSON")
+    config.set_defaults(handler="inspect:config_command")
+
+    models = commands.add_parser(
+        "models", add_help=False, help="pull or list the embedded local model's weights (models --help)"
+    )
+    models.add_argument("rest", nargs=argparse.REMAINDER)
+    models.set_defaults(handler="main:models_command", verbose=False, log_json=False)
+    return parser
+
+
+def _approvals_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser
+) -> None:
+    """Register `approvals` and its three subcommands."""
+    approvals = commands.add_parser(
+        "approvals", parents=[parent], help="list, approve or deny tool calls waiting in a checkpoint file"
+    )
+    actions = approvals.add_subparsers(dest="action", required=True, metavar="ACTION")
+    listing = actions.add_parser("list", parents=[parent], help="pending approvals of every suspended thread")
+    listing.add_argument("file", metavar="FILE", help="SQLite checkpoint file")
+    listing.add_argument("--json", action="store_true", help="one JSON object per pending approval")
+    for verb in ("approve", "deny"):
+        action = actions.add_parser(verb, parents=[parent], help=f"{verb} one tool call")
+        action.add_argument("file", metavar="FILE", help="SQLite checkpoint file")
+        action.add_argument("thread", metavar="THREAD", help="thread id")
+        action.add_argument("approval_id", metavar="ID", help="approval id (see `approvals list`)")
+        action.add_argument(
+            "--reason", "-r", required=verb == "deny", default="", help="told to the model (deny: required)"
+        )
+    approvals.set_defaults(handler="approvals:approvals_command")
