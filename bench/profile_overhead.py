@@ -3,7 +3,8 @@
     python bench/profile_overhead.py [seq|conc|mem|all] [--top N]
 
 seq:  cProfile of 10 sequential runs of k=200 iterations (zero latency).
-conc: cProfile of N=1,000 concurrent runs of 5 iterations (10 ms model latency).
+conc: cProfile of N=1,000 concurrent runs of 5 iterations (10 ms model latency), conversations
+      of one AgentTemplate created in the profiled window (as overhead.py's scenario (b)).
 mem:  tracemalloc of the N=1,000 case: peak per run, and what is still held at the end of the
       gather (results included), grouped by the innermost jianmu_like line that allocated it.
 
@@ -23,7 +24,7 @@ import pstats
 import tracemalloc
 from typing import Any
 
-from overhead import CONC_ITERATIONS, CONC_LATENCY, JianmuImpl, Prepared
+from overhead import CONC_ITERATIONS, CONC_LATENCY, JianmuImpl, Prepared, concurrent_builder
 
 SEQ_K = 200
 SEQ_RUNS = 10
@@ -61,13 +62,14 @@ async def _gather(runs: list[Prepared]) -> list[Any]:
 
 
 async def profile_conc(top: int) -> None:
-    impl = JianmuImpl()
-    await _warm(impl, CONC_ITERATIONS, CONC_LATENCY)
-    runs = [impl.build(CONC_ITERATIONS, CONC_LATENCY) for _ in range(CONC_N)]
+    # As overhead.py's scenario (b): one template, conversations created in the profiled window
+    # (the tree pool warmed by a first gather).
+    build = concurrent_builder(JianmuImpl(), CONC_ITERATIONS, CONC_LATENCY)
+    await _gather([build() for _ in range(CONC_N)])
     gc.collect()
     profile = cProfile.Profile()
     profile.enable()
-    await _gather(runs)
+    await _gather([build() for _ in range(CONC_N)])
     profile.disable()
     _print_stats(profile, f"N={CONC_N} concurrent runs x {CONC_ITERATIONS} iterations", top)
 
@@ -82,9 +84,9 @@ def _site(traceback: tracemalloc.Traceback) -> str:
 
 
 async def profile_mem(top: int) -> None:
-    impl = JianmuImpl()
-    await _warm(impl, CONC_ITERATIONS, CONC_LATENCY)
-    runs = [impl.build(CONC_ITERATIONS, CONC_LATENCY) for _ in range(CONC_N)]
+    build = concurrent_builder(JianmuImpl(), CONC_ITERATIONS, CONC_LATENCY)
+    await _gather([build() for _ in range(CONC_N)])  # the template's pool holds CONC_N trees
+    runs = [build() for _ in range(CONC_N)]
     gc.collect()
     tracemalloc.start(30)
     before = tracemalloc.take_snapshot()

@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from .state.schema import Ephemeral, StateKeys
     from .telemetry.events import Event
     from .telemetry.hub import TelemetryHub
+    from .template import AgentTemplate, Conversation, ConversationError
     from .tools.base import Tool, tool
     from .tools.builtin import calculator, think
     from .tools.errors import ToolArgumentsError, ToolError, ToolProviderError, UnknownToolError
@@ -81,6 +82,7 @@ _LAZY: dict[str, str] = {
     "AgentFileError": "jianmu_like.agentfile.loader",
     "AgentLLMNode": "jianmu_like.nodes.llm",
     "AgentResult": "jianmu_like.agent",
+    "AgentTemplate": "jianmu_like.template",
     "AllowList": "jianmu_like.guard.policies",
     "Approval": "jianmu_like.guard.approvals",
     "ApprovalDecision": "jianmu_like.guard.approvals",
@@ -94,6 +96,8 @@ _LAZY: dict[str, str] = {
     "ConfigError": "jianmu_like.config",
     "ContextBuilder": "jianmu_like.nodes.context",
     "ContextBuilderProtocol": "jianmu_like.nodes.context",
+    "Conversation": "jianmu_like.template",
+    "ConversationError": "jianmu_like.template",
     "Decision": "jianmu_like.guard.decisions",
     "DenyList": "jianmu_like.guard.policies",
     "Ephemeral": "jianmu_like.state.schema",
@@ -186,6 +190,7 @@ __all__ = [
     "AgentFileError",
     "AgentLLMNode",
     "AgentResult",
+    "AgentTemplate",
     "AllowList",
     "Approval",
     "ApprovalDecision",
@@ -199,6 +204,8 @@ __all__ = [
     "ConfigError",
     "ContextBuilder",
     "ContextBuilderProtocol",
+    "Conversation",
+    "ConversationError",
     "Decision",
     "DenyList",
     "Ephemeral",

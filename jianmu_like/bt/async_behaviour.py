@@ -2,8 +2,10 @@
 
 The BehaviorTree.CPP `StatefulActionNode` pattern on py_trees: the first tick starts
 `update_async()` as a task and reports RUNNING; when the task ends the runner is signalled and the
-next tick reports its outcome; halting the node cancels the task. A subclass may also answer
-synchronously from `update_sync()` (return a status) to skip the task for trivial cases.
+next tick reports its outcome; halting the node cancels the task. The task's first step runs
+eagerly inside the tick (bt.eager): work that never waits reports its outcome in that same
+tick. A subclass may also answer synchronously from `update_sync()` (return a status) to skip
+the task for trivial cases.
 
 An exception escaping `update_async()` is not a FAILURE: the next tick raises it as `NodeFailed`
 (see `bt.fault`), which ends the run naming this node and the error.
@@ -17,6 +19,7 @@ import asyncio
 from py_trees.common import Status
 
 from ..state.wakeup import Wakeup
+from .eager import NOT_DONE, start_eager
 from .fault import node_failed, report
 from .node import Node
 
@@ -51,7 +54,13 @@ class AsyncBehaviour(Node):
                 return quick
             self.error = self._raised = None
             wakeup = self.state_manager.wakeup
-            task = asyncio.get_running_loop().create_task(self._run(wakeup), name=self.name)
+            try:
+                task, status = start_eager(self._run(wakeup), name=self.name)
+            except asyncio.CancelledError:
+                self.feedback_message = "cancelled"
+                return Status.FAILURE
+            if status is not NOT_DONE:
+                return self._outcome(status)  # finished in its first step: no tick to wait for
             self._task = task
             wakeup.track(task)
             return Status.RUNNING
@@ -61,12 +70,16 @@ class AsyncBehaviour(Node):
         if task.cancelled():
             self.feedback_message = "cancelled"
             return Status.FAILURE
+        return self._outcome(task.result())
+
+    def _outcome(self, status: Status) -> Status:
+        """The finished task's status, or its exception raised as `NodeFailed`."""
         raised, self._raised = self._raised, None
         if raised is not None:
             failed = node_failed(raised, self)
             report(failed, self.telemetry)
             raise failed from raised
-        return task.result()
+        return status
 
     async def _run(self, wakeup: Wakeup) -> Status:
         try:
@@ -96,6 +109,11 @@ class AsyncBehaviour(Node):
             self._task = None
             if not task.done():
                 task.cancel()
+
+    def reset_run(self) -> None:
+        """Back to as-built (bt.clone): no task, no error."""
+        self._task = None
+        self.error = self._raised = None
 
     @property
     def in_flight(self) -> bool:

@@ -19,7 +19,7 @@ import py_trees
 from py_trees.common import Status
 
 from .fault import NodeFailed, as_node_failed, report
-from .node import NodeMixin
+from .node import LEAN_TICKS, NodeMixin, tick_node
 
 AbortCondition = Callable[[], bool | str | dict[str, Any] | None]
 """Returns a truthy value to stop the loop: a string is the termination reason; a dict is merged
@@ -58,6 +58,17 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
         self.iterations = 0
         self.termination = None
 
+    def reset_run(self) -> None:
+        """Back to as-built (bt.clone)."""
+        self.iterations = 0
+        self.termination = None
+
+    def on_clone(self) -> None:
+        """An abort condition bound to its loop (`for_node`) is re-bound to the clone."""
+        rebind = getattr(self.abort_condition, "for_node", None)
+        if rebind is not None:
+            self.abort_condition = rebind(self)
+
     def progress(self) -> dict[str, Any]:
         """What a checkpoint needs to continue this loop (see bt.progress)."""
         return {"iterations": self.iterations}
@@ -66,26 +77,29 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
         self.iterations = int(entry.get("iterations", 0))
 
     def tick(self) -> Iterator[py_trees.behaviour.Behaviour]:
-        if self.status != Status.RUNNING:
+        self.tick_lean()
+        yield self
+
+    def tick_lean(self) -> None:
+        """One tick without generators (see bt.node.tick_node)."""
+        if self.status is not Status.RUNNING:
             self.initialise()
-        if self.decorated.status != Status.RUNNING and self.abort_condition is not None:
+        if self.decorated.status is not Status.RUNNING and self.abort_condition is not None:
             verdict = self.abort_condition()
             if verdict:
                 self._abort(verdict)
-                yield self
                 return
         try:
-            yield from self.decorated.tick()
+            tick_node(self.decorated)
         except Exception as exc:
             failed = self._record_failure(exc)
             if failed is exc:
                 raise
             raise failed from exc
         new_status = self.update()
-        if new_status != Status.RUNNING:
+        if new_status is not Status.RUNNING:
             self.stop(new_status)
         self.status = new_status
-        yield self
 
     def update(self) -> Status:
         status = self.decorated.status
@@ -102,7 +116,8 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
         if self.iterations >= self.max_iterations:
             self._write_termination("max_iterations", max_iterations=self.max_iterations)
             return Status.FAILURE
-        self.emit("loop.iteration", iteration=self.iterations)
+        if self.telemetry is not None and self.telemetry.active:
+            self.emit("loop.iteration", iteration=self.iterations)
         sm = self.state_manager
         sm.reset_ephemeral("step", self.namespace)
         self.decorated.stop(Status.INVALID)
@@ -139,3 +154,6 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
         self.state_manager.update({self.termination_key: self.termination}, self.namespace)
         self.feedback_message = f"{reason} after {self.iterations} iteration(s)"
         self.emit("loop.terminated", **self.termination)
+
+
+LEAN_TICKS.add(LoopUntilSuccess.tick)

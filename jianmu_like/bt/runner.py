@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from ..state.manager import StateManager
 from ..telemetry.hub import TelemetryHub
 from .fault import NodeFault, as_node_failed, report
+from .node import tick_node, walk
 
 RunStatus = Literal["success", "failure", "suspended", "max_ticks"]
 
@@ -53,7 +54,7 @@ class ReactiveRunner:
 
     def bind(self) -> None:
         """Give every node (plain py_trees behaviours included) the state manager and hub."""
-        for node in self.root.iterate():
+        for node in walk(self.root):
             # Plain py_trees behaviours get the attributes too (they have no declaration).
             setattr(node, "state_manager", self.state_manager)  # noqa: B010
             setattr(node, "telemetry", self.telemetry)  # noqa: B010
@@ -69,8 +70,7 @@ class ReactiveRunner:
                 wakeup.clear()
                 ticks += 1
                 try:
-                    for _ in root.tick():
-                        pass
+                    tick_node(root)
                 except Exception as exc:
                     failed = as_node_failed(exc, root)
                     report(failed, self.telemetry)

@@ -69,7 +69,7 @@ class AgentLLMNode(AsyncBehaviour):
         prompt = self.context_builder.build(sm.get(keys.messages, ns), tools)
         schemas = tools.schemas() if tools is not None and len(tools) else None
         config = self.config
-        request = ModelRequest.model_construct(
+        request = _request(
             messages=prompt,
             model=config.model,
             tools=schemas,
@@ -82,8 +82,10 @@ class AgentLLMNode(AsyncBehaviour):
             stream=config.stream,
             extra_params=self._extra_params,
         )
-        self.emit(ev.REPLY_STARTED, round=rounds + 1)
-        on_event = self._on_model_event if self.telemetry is not None and self.telemetry.active else None
+        active = self.telemetry is not None and self.telemetry.active
+        if active:
+            self.emit(ev.REPLY_STARTED, round=rounds + 1)
+        on_event = self._on_model_event if active else None
         try:
             response = await self._client.complete(request, on_event=on_event)
         except ModelError as exc:
@@ -123,3 +125,22 @@ class AgentLLMNode(AsyncBehaviour):
 
     def _on_model_event(self, event_type: str, data: dict[str, Any]) -> None:
         self.emit(event_type, **data)
+
+
+_object_setattr = object.__setattr__
+_REQUEST_FIELDS = frozenset(ModelRequest.model_fields)
+_FIELDS_SET = set(_REQUEST_FIELDS)
+"""Shared by every request: all fields are set, so pydantic never needs to add to it."""
+
+
+def _request(**values: Any) -> ModelRequest:
+    """`ModelRequest.model_construct` with every field given, at a fraction of its cost (it
+    re-examines each field's alias and default on every call): the values are the node's own,
+    already typed, and the history is not re-validated (that would grow with its length)."""
+    assert len(values) == len(_REQUEST_FIELDS), "every ModelRequest field must be given"
+    request = ModelRequest.__new__(ModelRequest)
+    _object_setattr(request, "__dict__", values)
+    _object_setattr(request, "__pydantic_fields_set__", _FIELDS_SET)
+    _object_setattr(request, "__pydantic_extra__", None)
+    _object_setattr(request, "__pydantic_private__", None)
+    return request

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine, Generator
+from typing import Any, cast
 
 from ..models.messages import ToolCall
 from ..telemetry import events as ev
@@ -71,10 +71,9 @@ class ToolCallRunner:
         self.emit(ev.TOOL_CALL_STARTED, tool=call.name, call_id=call.id, arguments=call.arguments)
         started = time.perf_counter()
         timed_out = f"tool {call.name!r} timed out after {timeout:g} s"
-        deadline = asyncio.timeout(timeout)  # no extra task, unlike wait_for on 3.11
+        deadline = _Deadline(timeout)
         try:
-            async with deadline:
-                output = await self._invoke(tool, call.arguments)
+            output = await deadline.run(self._invoke(tool, call.arguments))
         except ToolArgumentsError as exc:
             return self.fail(call, f"invalid arguments for tool {call.name!r}: {safe_message(exc)}")
         except ToolExitError as exc:
@@ -126,6 +125,63 @@ class ToolCallRunner:
         return (
             output[:limit] + f"\n\n[output truncated: showing the first {limit} of {len(output)} characters]"
         )
+
+
+class _Deadline:
+    """`asyncio.timeout(seconds)`, armed only if the work actually waits.
+
+    Most tools finish in their first step, and a timer armed and cancelled for each of them was
+    a measurable share of a ReAct iteration; a synchronous step cannot be interrupted by a timer
+    anyway. The deadline still counts from the start of the call."""
+
+    __slots__ = ("_timeout", "seconds")
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._timeout: asyncio.Timeout | None = None
+
+    def expired(self) -> bool:
+        """Whether the deadline passed while the work was waiting (as `Timeout.expired`)."""
+        return self._timeout is not None and self._timeout.expired()
+
+    async def run(self, work: Coroutine[Any, Any, str]) -> str:
+        at = asyncio.get_running_loop().time() + self.seconds
+        try:
+            pending = work.send(None)
+        except StopIteration as done:
+            return cast(str, done.value)
+        self._timeout = timeout = asyncio.timeout_at(at)  # no extra task, unlike wait_for on 3.11
+        async with timeout:
+            return await _Resume(work, pending)
+
+
+class _Resume:
+    """Awaitable that continues a coroutine already started by hand (see `_Deadline.run`)."""
+
+    __slots__ = ("pending", "work")
+
+    def __init__(self, work: Coroutine[Any, Any, str], pending: Any) -> None:
+        self.work = work
+        self.pending = pending
+
+    def __await__(self) -> Generator[Any, Any, str]:
+        work, pending = self.work, self.pending
+        while True:
+            try:
+                sent = yield pending
+            except GeneratorExit:
+                work.close()
+                raise
+            except BaseException as exc:  # cancellation (the deadline) goes to the tool
+                try:
+                    pending = work.throw(exc)
+                except StopIteration as done:
+                    return cast(str, done.value)
+            else:
+                try:
+                    pending = work.send(sent)
+                except StopIteration as done:
+                    return cast(str, done.value)
 
 
 def clip(text: str, limit: int) -> str:

@@ -20,6 +20,7 @@ told its outcome is unknown.
 from __future__ import annotations
 
 import asyncio
+import copy
 import hashlib
 import json
 from collections.abc import Sequence
@@ -130,6 +131,17 @@ class ToolExecutor(AsyncBehaviour):
             # without results (the chat API rejects such a history).
             self._commit_unfinished()
         super().terminate(new_status)
+
+    def reset_run(self) -> None:
+        super().reset_run()
+        self._committed = False
+        self._batch = 0
+
+    def on_clone(self) -> None:
+        """A clone gets its own call runner, emitting as itself (bt.clone)."""
+        calls = copy.copy(self.calls)
+        calls.emit = self.emit
+        self.calls = calls
 
     # ------------------------------------------------------------------ guard
     def _preflight(

@@ -99,21 +99,37 @@ def create_react_node(
         termination_key=keys.termination,
     )
 
-    def abort_condition() -> dict[str, Any] | None:
-        sm = loop.state_manager
+    loop.abort_condition = ReActAbort(loop, config, namespace)
+    owner = f"ReAct agent {name!r}" + (f" (namespace {namespace!r})" if namespace else "")
+    used = keys.model_dump(exclude=None if schema is not None else {"output", "output_retries"})
+    declare(loop, StateContract(owner, tuple(used.values()), namespace))
+    return loop
+
+
+class ReActAbort:
+    """The ReAct loop's abort condition: a model error, or the token budget spent.
+
+    Bound to its loop (it reads the loop's state manager); `for_node` re-binds a cloned loop."""
+
+    __slots__ = ("config", "loop", "namespace")
+
+    def __init__(self, loop: LoopUntilSuccess, config: ReActConfig, namespace: str | None) -> None:
+        self.loop = loop
+        self.config = config
+        self.namespace = namespace
+
+    def for_node(self, loop: LoopUntilSuccess) -> ReActAbort:
+        return ReActAbort(loop, self.config, self.namespace)
+
+    def __call__(self) -> dict[str, Any] | None:
+        sm, keys, namespace = self.loop.state_manager, self.config.keys, self.namespace
         error = sm.get(keys.error, namespace)
         if error:
             reason = "invalid_output" if str(error).startswith(INVALID_OUTPUT) else "model_error"
             return {"reason": reason, "error": error}
-        budget = config.max_budget_tokens
+        budget = self.config.max_budget_tokens
         if budget is not None:
             used = sm.get(keys.usage, namespace).total_tokens
             if used >= budget:
                 return {"reason": "budget_exhausted", "total_tokens": used, "max_budget_tokens": budget}
         return None
-
-    loop.abort_condition = abort_condition
-    owner = f"ReAct agent {name!r}" + (f" (namespace {namespace!r})" if namespace else "")
-    used = keys.model_dump(exclude=None if schema is not None else {"output", "output_retries"})
-    declare(loop, StateContract(owner, tuple(used.values()), namespace))
-    return loop

@@ -24,6 +24,9 @@ from .schema import FieldSpec, Scope, schema_spec
 from .wakeup import Wakeup
 
 _MISSING: Any = object()
+_RESOLVED: dict[type[BaseModel], dict[tuple[str, str | None], tuple[str, FieldSpec | None, bool]]] = {}
+_EPHEMERAL: dict[tuple[type[BaseModel], Scope], list[FieldSpec]] = {}
+"""Ephemeral field specs by (schema, scope): reset at every loop iteration, so worth keeping."""
 
 
 class StateError(KeyError):
@@ -58,7 +61,9 @@ class StateManager:
         else:
             self.state = schema.model_validate(initial)
         self.wakeup = wakeup or Wakeup()
-        self._resolved: dict[tuple[str, str | None], tuple[str, FieldSpec | None, bool]] = {}
+        # Key resolution depends on the schema only: shared by every manager of the schema, so a
+        # new conversation does not resolve its keys again.
+        self._resolved = _RESOLVED.setdefault(schema, {})
         self.version = 0
         """Incremented by every write: tells a checkpointer whether anything changed."""
         self.journal: ToolJournal | None = None
@@ -100,7 +105,10 @@ class StateManager:
     def get(self, key: str, namespace: str | None = None, default: Any = None) -> Any:
         """The value of `key` (in `namespace`); a namespaced key not yet written reads as the
         default of the schema field of the same name, else `default`."""
-        storage, spec, is_extra = self._resolve(key, namespace)
+        resolved = self._resolved.get((key, namespace))
+        if resolved is None:
+            resolved = self._resolve(key, namespace)
+        storage, spec, is_extra = resolved
         if not is_extra:
             return self.state.__dict__[storage]
         value = self._extra().get(storage, _MISSING)
@@ -111,15 +119,34 @@ class StateManager:
     # ------------------------------------------------------------------ write
     def update(self, updates: Mapping[str, Any], namespace: str | None = None) -> None:
         """Merge `updates` into the state through each field's reducer."""
+        # `_write` inlined for the common case (a schema field with no namespace): the ReAct
+        # loop makes about ten writes per iteration.
+        resolved_keys = self._resolved
+        fields = self.state.__dict__
         for key, value in updates.items():
-            self._write(key, value, namespace, reduce=True)
+            resolved = resolved_keys.get((key, namespace))
+            if resolved is None or resolved[2]:
+                self._write(key, value, namespace, reduce=True)
+                continue
+            storage, spec, _ = resolved
+            self.version += 1
+            if spec is not None and spec.reducer is not None:
+                current = fields[storage]
+                if spec.append_in_place and type(current) is list:
+                    current.extend(value)
+                    continue
+                value = spec.reducer(current, value)
+            fields[storage] = value
 
     def set(self, key: str, value: Any, namespace: str | None = None) -> None:
         """Replace the value of `key`, bypassing its reducer."""
         self._write(key, value, namespace, reduce=False)
 
     def _write(self, key: str, value: Any, namespace: str | None, *, reduce: bool) -> None:
-        storage, spec, is_extra = self._resolve(key, namespace)
+        resolved = self._resolved.get((key, namespace))
+        if resolved is None:
+            resolved = self._resolve(key, namespace)
+        storage, spec, is_extra = resolved
         target = self._extra() if is_extra else self.state.__dict__
         self.version += 1
         if reduce and spec is not None and spec.reducer is not None:
@@ -136,7 +163,9 @@ class StateManager:
     # ------------------------------------------------------------------ lifetimes
     def reset_ephemeral(self, scope: Scope, namespace: str | None = None) -> None:
         """Reset the `scope`-ephemeral fields of one namespace (None: the top level)."""
-        specs = self._spec.ephemeral(scope)
+        specs = _EPHEMERAL.get((self.schema, scope))
+        if specs is None:
+            specs = _EPHEMERAL[(self.schema, scope)] = self._spec.ephemeral(scope)
         if not specs:
             return
         self.version += 1

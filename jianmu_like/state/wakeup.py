@@ -10,19 +10,22 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Awaitable, Generator
 from typing import Any
 
 
 class Wakeup:
     """A coalescing, thread-safe wake-up flag plus a count of tracked in-flight tasks."""
 
-    __slots__ = ("_event", "_loop", "_thread", "_tracked", "in_flight", "pending")
+    __slots__ = ("_loop", "_thread", "_tracked", "_waiter", "in_flight", "pending")
 
     def __init__(self) -> None:
         self.pending = False
         self.in_flight = 0
         self._tracked: set[asyncio.Future[Any]] = set()
-        self._event: asyncio.Event | None = None
+        self._waiter: asyncio.Future[None] | None = None
+        """What `wait()` returned, until a signal resolves it (one future, not an Event: a
+        waiting runner then costs one object per wait instead of three)."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: int | None = None
 
@@ -31,35 +34,40 @@ class Wakeup:
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
             self._loop = loop
-            self._event = asyncio.Event()
+            self._waiter = None
             self._thread = threading.get_ident()
-            if self.pending:
-                self._event.set()
 
     def signal(self) -> None:
         """Request a tick. Safe to call from any thread and any number of times."""
         self.pending = True
-        event = self._event
-        if event is None:
-            return
         if threading.get_ident() == self._thread:
-            event.set()
-        else:
-            assert self._loop is not None
-            self._loop.call_soon_threadsafe(event.set)
+            if self._waiter is not None:
+                self._wake()
+        elif self._loop is not None:
+            # Always through the loop: the runner may be about to wait (it reads `pending` and
+            # creates its waiter in the loop's thread, so one of the two sees the other).
+            self._loop.call_soon_threadsafe(self._wake)
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
 
     def clear(self) -> None:
         """Consume pending signals: called just before a tick."""
         self.pending = False
-        if self._event is not None:
-            self._event.clear()
 
-    async def wait(self) -> None:
-        """Return once a signal is pending."""
+    def wait(self) -> Awaitable[None]:
+        """Awaitable that completes once a signal is pending."""
         if self.pending:
-            return
-        assert self._event is not None, "bind_loop() must be called first"
-        await self._event.wait()
+            return _READY
+        assert self._loop is not None, "bind_loop() must be called first"
+        waiter = self._waiter
+        if waiter is None or waiter.done():
+            waiter = self._waiter = self._loop.create_future()
+        return waiter
 
     def track(self, task: asyncio.Future[Any]) -> None:
         """Count `task` as in flight; when it ends, it is uncounted and a tick is requested.
@@ -82,3 +90,14 @@ class Wakeup:
     def quiescent(self) -> bool:
         """Nothing in flight and no signal pending: no tick would ever come by itself."""
         return not self.pending and self.in_flight == 0
+
+
+class _Ready:
+    """An awaitable that is already done (a pending signal needs no future)."""
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return
+        yield  # pragma: no cover - makes this a generator
+
+
+_READY = _Ready()
