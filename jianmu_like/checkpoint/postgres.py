@@ -18,19 +18,16 @@ async variant can come with an async contract.
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
-from pydantic import ValidationError
 
-from ..state.journal import JournalEntry
 from ..telemetry.redact import redact_text, redact_url
-from .contract import Checkpoint, CheckpointError, StoredDecision, ThreadConflictError, check_claim
+from .contract import CheckpointError
+from .sql import SqlCheckpointStore
 
 _LOCK_CLASS = 0x4A4D  # "JM": the advisory-lock namespace of this library
 _MIGRATION_LOCK = (_LOCK_CLASS + 1, 0)
@@ -52,13 +49,15 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-class PostgresCheckpointer:
+class PostgresCheckpointer(SqlCheckpointStore):
     """Checkpoints in a PostgreSQL database (tables created or migrated on first use).
 
     `readonly=True` never creates or changes anything (its sessions are read-only); it refuses a
     database without a store. `url` is kept only to connect; `label` (credentials removed) is
     what messages show.
     """
+
+    thread_order = 'thread_id COLLATE "C"'
 
     def __init__(
         self, url: str, *, readonly: bool = False, pool_size: int = 4, connect_timeout: float = 10.0
@@ -161,150 +160,15 @@ class PostgresCheckpointer:
         except psycopg.Error as exc:
             raise CheckpointError(f"{self.label}: cannot {what} ({exc})") from exc
 
+    def _sql(self, sql: str) -> str:
+        return sql.replace("?", "%s")
+
     def _read(self, sql: str, params: tuple[Any, ...], what: str) -> list[tuple[Any, ...]]:
         try:
             with self._pool.connection() as conn:
                 return conn.execute(sql, params).fetchall()
         except psycopg.Error as exc:
             raise CheckpointError(f"{self.label}: cannot {what} ({exc})") from exc
-
-    # ------------------------------------------------------------------ the contract
-    def save(
-        self, checkpoint: Checkpoint, *, expected_seq: int | None = None, holder: str | None = None
-    ) -> None:
-        tid = checkpoint.thread_id
-        with self._write(tid, "save checkpoint") as conn:
-            if expected_seq is not None:
-                row = conn.execute(
-                    "SELECT seq, owner FROM jianmu_checkpoints WHERE thread_id=%s", (tid,)
-                ).fetchone()
-                stored = None if row is None else (int(row[0]), row[1])
-                check_claim(tid, stored, checkpoint, expected_seq, holder)
-            conn.execute(
-                "INSERT INTO jianmu_checkpoints (thread_id, seq, status, saved_at, data, owner) "
-                "VALUES (%s,%s,%s,%s,%s,%s) ON CONFLICT (thread_id) DO UPDATE SET seq=EXCLUDED.seq, "
-                "status=EXCLUDED.status, saved_at=EXCLUDED.saved_at, data=EXCLUDED.data, "
-                "owner=EXCLUDED.owner",
-                (
-                    tid,
-                    checkpoint.seq,
-                    checkpoint.status,
-                    checkpoint.saved_at,
-                    checkpoint.model_dump_json(),
-                    checkpoint.owner,
-                ),
-            )
-
-    def load(self, thread_id: str) -> Checkpoint | None:
-        rows = self._read(
-            "SELECT data FROM jianmu_checkpoints WHERE thread_id=%s", (thread_id,), "read checkpoint"
-        )
-        if not rows:
-            return None
-        try:
-            return Checkpoint.model_validate_json(rows[0][0])
-        except (ValueError, ValidationError) as exc:
-            raise CheckpointError(
-                f"{self.label}: checkpoint of thread {thread_id!r} is corrupt ({exc})"
-            ) from exc
-
-    def threads(self) -> list[str]:
-        rows = self._read(
-            'SELECT thread_id FROM jianmu_checkpoints ORDER BY thread_id COLLATE "C"', (), "list threads"
-        )
-        return [str(row[0]) for row in rows]
-
-    def delete(self, thread_id: str) -> None:
-        with self._write(thread_id, "delete thread") as conn:
-            conn.execute("DELETE FROM jianmu_checkpoints WHERE thread_id=%s", (thread_id,))
-            conn.execute("DELETE FROM jianmu_journal WHERE thread_id=%s", (thread_id,))
-            conn.execute("DELETE FROM jianmu_decisions WHERE thread_id=%s", (thread_id,))
-
-    def release(self, thread_id: str, owner: str) -> None:
-        with self._write(thread_id, "release thread") as conn:
-            row = conn.execute(
-                "SELECT data FROM jianmu_checkpoints WHERE thread_id=%s AND owner=%s", (thread_id, owner)
-            ).fetchone()
-            if row is None:
-                return
-            data = json.loads(row[0])
-            data["owner"] = None
-            conn.execute(
-                "UPDATE jianmu_checkpoints SET owner=NULL, data=%s WHERE thread_id=%s",
-                (json.dumps(data), thread_id),
-            )
-
-    def journal(self, thread_id: str) -> dict[str, JournalEntry]:
-        rows = self._read("SELECT data FROM jianmu_journal WHERE thread_id=%s", (thread_id,), "read journal")
-        entries = (JournalEntry.model_validate_json(row[0]) for row in rows)
-        return {entry.key: entry for entry in entries}
-
-    def journal_start(self, thread_id: str, entry: JournalEntry, *, owner: str | None = None) -> None:
-        with self._write(thread_id, "journal a tool call") as conn:
-            if owner is not None:
-                row = conn.execute(
-                    "SELECT owner FROM jianmu_checkpoints WHERE thread_id=%s", (thread_id,)
-                ).fetchone()
-                if row is None or row[0] != owner:
-                    raise ThreadConflictError(
-                        thread_id, "no longer owned by this process; not running the call"
-                    )
-            conn.execute(
-                "INSERT INTO jianmu_journal (thread_id, call_key, data) VALUES (%s,%s,%s) "
-                "ON CONFLICT (thread_id, call_key) DO UPDATE SET data=EXCLUDED.data",
-                (thread_id, entry.key, entry.model_dump_json()),
-            )
-
-    def journal_finish(self, thread_id: str, key: str, outcome: dict[str, Any]) -> None:
-        with self._write(thread_id, "journal a tool outcome") as conn:
-            row = conn.execute(
-                "SELECT data FROM jianmu_journal WHERE thread_id=%s AND call_key=%s", (thread_id, key)
-            ).fetchone()
-            if row is None:
-                return
-            entry = JournalEntry.model_validate_json(row[0])
-            if entry.status != "started":
-                return
-            done = entry.model_copy(
-                update={"status": "finished", "outcome": outcome, "finished_at": time.time()}
-            )
-            conn.execute(
-                "UPDATE jianmu_journal SET data=%s WHERE thread_id=%s AND call_key=%s",
-                (done.model_dump_json(), thread_id, key),
-            )
-
-    def record_decision(
-        self, thread_id: str, approval_id: str, digest: str, decision: dict[str, Any]
-    ) -> StoredDecision:
-        with self._write(thread_id, "record decision") as conn:
-            row = conn.execute(
-                "SELECT digest, decision FROM jianmu_decisions WHERE thread_id=%s AND approval_id=%s",
-                (thread_id, approval_id),
-            ).fetchone()
-            if row is not None and row[0] == digest:
-                return StoredDecision(
-                    approval_id=approval_id, digest=digest, decision=json.loads(row[1]), new=False
-                )
-            conn.execute(
-                "INSERT INTO jianmu_decisions (thread_id, approval_id, digest, decision) "
-                "VALUES (%s,%s,%s,%s) ON CONFLICT (thread_id, approval_id) "
-                "DO UPDATE SET digest=EXCLUDED.digest, decision=EXCLUDED.decision",
-                (thread_id, approval_id, digest, json.dumps(decision)),
-            )
-        return StoredDecision(approval_id=approval_id, digest=digest, decision=dict(decision))
-
-    def decisions(self, thread_id: str) -> dict[str, StoredDecision]:
-        rows = self._read(
-            "SELECT approval_id, digest, decision FROM jianmu_decisions WHERE thread_id=%s",
-            (thread_id,),
-            "read decisions",
-        )
-        return {r[0]: StoredDecision(approval_id=r[0], digest=r[1], decision=json.loads(r[2])) for r in rows}
-
-    def forget(self, thread_id: str) -> None:
-        with self._write(thread_id, "clear journal") as conn:
-            conn.execute("DELETE FROM jianmu_journal WHERE thread_id=%s", (thread_id,))
-            conn.execute("DELETE FROM jianmu_decisions WHERE thread_id=%s", (thread_id,))
 
     def close(self) -> None:
         self._pool.close()

@@ -17,7 +17,6 @@ never creates or changes a file.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 import time
@@ -25,8 +24,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-
-from pydantic import ValidationError
 
 from ..state.journal import JournalEntry
 from .contract import (
@@ -41,6 +38,7 @@ from .contract import (
     check_claim,
     schema_fingerprint,
 )
+from .sql import SqlCheckpointStore
 
 __all__ = [
     "FORMAT",
@@ -170,7 +168,7 @@ _TABLES_2 = (
 _OURS = {"jianmu_meta", "jianmu_checkpoints"}
 
 
-class SQLiteCheckpointer:
+class SQLiteCheckpointer(SqlCheckpointStore):
     """Checkpoints in a SQLite file (created on first use; a foreign database is refused).
 
     `readonly=True` opens an existing store without ever writing to it (listing approvals).
@@ -178,6 +176,7 @@ class SQLiteCheckpointer:
 
     def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
         self.path = Path(path)
+        self.label = str(self.path)
         self.readonly = readonly
         self._lock = threading.Lock()
         self._conn = self._open_readonly() if readonly else self._open()
@@ -268,7 +267,7 @@ class SQLiteCheckpointer:
         return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
 
     @contextmanager
-    def _write(self, what: str) -> Iterator[sqlite3.Connection]:
+    def _write(self, thread_id: str, what: str) -> Iterator[sqlite3.Connection]:
         """One write transaction (BEGIN IMMEDIATE: concurrent writers queue, none is lost)."""
         if self.readonly:
             raise CheckpointError(f"{self.path}: opened read-only; cannot {what}")
@@ -285,135 +284,15 @@ class SQLiteCheckpointer:
             except sqlite3.DatabaseError as exc:
                 raise CheckpointError(f"{self.path}: cannot {what} ({exc})") from exc
 
+    def _has_journal(self) -> bool:
+        return self._v2
+
     def _read(self, sql: str, params: tuple[Any, ...], what: str) -> list[Any]:
         with self._lock:
             try:
                 return self._conn.execute(sql, params).fetchall()
             except sqlite3.DatabaseError as exc:
                 raise CheckpointError(f"{self.path}: cannot {what} ({exc})") from exc
-
-    def save(
-        self, checkpoint: Checkpoint, *, expected_seq: int | None = None, holder: str | None = None
-    ) -> None:
-        data = checkpoint.model_dump_json()
-        tid = checkpoint.thread_id
-        with self._write("save checkpoint") as conn:
-            if expected_seq is not None:
-                row = conn.execute(
-                    "SELECT seq, owner FROM jianmu_checkpoints WHERE thread_id=?", (tid,)
-                ).fetchone()
-                check_claim(tid, None if row is None else (row[0], row[1]), checkpoint, expected_seq, holder)
-            conn.execute(
-                "INSERT INTO jianmu_checkpoints (thread_id, seq, status, saved_at, data, owner) "
-                "VALUES (?,?,?,?,?,?) ON CONFLICT(thread_id) DO UPDATE SET seq=excluded.seq, "
-                "status=excluded.status, saved_at=excluded.saved_at, data=excluded.data, "
-                "owner=excluded.owner",
-                (tid, checkpoint.seq, checkpoint.status, checkpoint.saved_at, data, checkpoint.owner),
-            )
-
-    def load(self, thread_id: str) -> Checkpoint | None:
-        rows = self._read(
-            "SELECT data FROM jianmu_checkpoints WHERE thread_id=?", (thread_id,), "read checkpoint"
-        )
-        if not rows:
-            return None
-        try:
-            return Checkpoint.model_validate(json.loads(rows[0][0]))
-        except (ValueError, ValidationError) as exc:
-            raise CheckpointError(
-                f"{self.path}: checkpoint of thread {thread_id!r} is corrupt ({exc})"
-            ) from exc
-
-    def threads(self) -> list[str]:
-        rows = self._read("SELECT thread_id FROM jianmu_checkpoints ORDER BY thread_id", (), "list threads")
-        return [row[0] for row in rows]
-
-    def delete(self, thread_id: str) -> None:
-        with self._write("delete thread") as conn:
-            for table in ("jianmu_checkpoints", "jianmu_journal", "jianmu_decisions"):
-                conn.execute(f"DELETE FROM {table} WHERE thread_id=?", (thread_id,))
-
-    def release(self, thread_id: str, owner: str) -> None:
-        with self._write("release thread") as conn:
-            conn.execute(
-                "UPDATE jianmu_checkpoints SET owner=NULL, data=json_set(data, '$.owner', NULL) "
-                "WHERE thread_id=? AND owner=?",
-                (thread_id, owner),
-            )
-
-    def journal(self, thread_id: str) -> dict[str, JournalEntry]:
-        if not self._v2:
-            return {}
-        rows = self._read("SELECT data FROM jianmu_journal WHERE thread_id=?", (thread_id,), "read journal")
-        entries = (JournalEntry.model_validate_json(row[0]) for row in rows)
-        return {entry.key: entry for entry in entries}
-
-    def journal_start(self, thread_id: str, entry: JournalEntry, *, owner: str | None = None) -> None:
-        with self._write("journal a tool call") as conn:
-            if owner is not None:
-                row = conn.execute(
-                    "SELECT owner FROM jianmu_checkpoints WHERE thread_id=?", (thread_id,)
-                ).fetchone()
-                if row is None or row[0] != owner:
-                    raise ThreadConflictError(
-                        thread_id, "no longer owned by this process; not running the call"
-                    )
-            conn.execute(
-                "INSERT OR REPLACE INTO jianmu_journal (thread_id, call_key, data) VALUES (?,?,?)",
-                (thread_id, entry.key, entry.model_dump_json()),
-            )
-
-    def journal_finish(self, thread_id: str, key: str, outcome: dict[str, Any]) -> None:
-        with self._write("journal a tool outcome") as conn:
-            row = conn.execute(
-                "SELECT data FROM jianmu_journal WHERE thread_id=? AND call_key=?", (thread_id, key)
-            ).fetchone()
-            if row is None:
-                return
-            entry = JournalEntry.model_validate_json(row[0])
-            if entry.status != "started":
-                return
-            done = entry.model_copy(
-                update={"status": "finished", "outcome": outcome, "finished_at": time.time()}
-            )
-            conn.execute(
-                "UPDATE jianmu_journal SET data=? WHERE thread_id=? AND call_key=?",
-                (done.model_dump_json(), thread_id, key),
-            )
-
-    def record_decision(
-        self, thread_id: str, approval_id: str, digest: str, decision: dict[str, Any]
-    ) -> StoredDecision:
-        with self._write("record decision") as conn:
-            row = conn.execute(
-                "SELECT digest, decision FROM jianmu_decisions WHERE thread_id=? AND approval_id=?",
-                (thread_id, approval_id),
-            ).fetchone()
-            if row is not None and row[0] == digest:
-                return StoredDecision(
-                    approval_id=approval_id, digest=digest, decision=json.loads(row[1]), new=False
-                )
-            conn.execute(
-                "INSERT OR REPLACE INTO jianmu_decisions (thread_id, approval_id, digest, decision) "
-                "VALUES (?,?,?,?)",
-                (thread_id, approval_id, digest, json.dumps(decision)),
-            )
-        return StoredDecision(approval_id=approval_id, digest=digest, decision=dict(decision))
-
-    def decisions(self, thread_id: str) -> dict[str, StoredDecision]:
-        if not self._v2:
-            return {}
-        rows = self._read(
-            "SELECT approval_id, digest, decision FROM jianmu_decisions WHERE thread_id=?",
-            (thread_id,),
-            "read decisions",
-        )
-        return {r[0]: StoredDecision(approval_id=r[0], digest=r[1], decision=json.loads(r[2])) for r in rows}
-
-    def forget(self, thread_id: str) -> None:
-        with self._write("clear journal") as conn:
-            conn.execute("DELETE FROM jianmu_journal WHERE thread_id=?", (thread_id,))
-            conn.execute("DELETE FROM jianmu_decisions WHERE thread_id=?", (thread_id,))
 
     def close(self) -> None:
         with self._lock:
