@@ -9,12 +9,49 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .common import CliError
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from ..server.app import Cleanup
+    from ..server.runs import AgentFactory
+
+
+def agent_factory(
+    path: str, *, allow_modules: Sequence[str] = (), checkpoint: str | None = None
+) -> tuple[AgentFactory, list[Cleanup], str]:
+    """The per-conversation agent factory for an agent file, what to close at shutdown, and a
+    phrase saying where conversations live. The file is loaded here, so its errors come first."""
+    from ..agent import Agent
+    from ..agentfile.loader import load_agent
+    from ..checkpoint.target import open_checkpointer, store_label
+    from ..template import AgentTemplate
+
+    first = load_agent(path, allow_modules=allow_modules)
+    if checkpoint is None:
+        template = AgentTemplate.from_prototype(
+            first.root,
+            first.state_manager.schema,
+            namespace=first.namespace,
+            output_namespace=first.output_namespace,
+        )
+        return template.conversation, [template.aclose], "conversations kept in memory"
+    store = open_checkpointer(checkpoint)
+    spare = [first]
+
+    def build() -> Agent:
+        agent = spare.pop() if spare else load_agent(path, allow_modules=allow_modules)
+        agent.use_checkpointer(store)
+        return agent
+
+    async def close_store() -> None:
+        store.close()
+
+    return build, [close_store], f"runs saved in {store_label(checkpoint)}"
 
 
 def serve_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
@@ -29,44 +66,15 @@ def serve_command(args: argparse.Namespace, console: Console, errors: Console) -
 
     import uvicorn
 
-    from ..agent import Agent
-    from ..agentfile.loader import load_agent
-    from ..checkpoint.target import open_checkpointer, store_label
-    from ..server.app import Cleanup, create_app
-    from ..template import AgentTemplate
+    from ..server.app import create_app
     from .run import enable_streaming
 
     enable_streaming()
-    path, modules = args.agent_file, args.allow_module
-    first = load_agent(path, allow_modules=modules)  # errors in the file surface before binding
-    cleanups: list[Cleanup] = []
-    if args.checkpoint:
-        store = open_checkpointer(args.checkpoint)
-
-        spare = [first]
-
-        def build() -> Agent:
-            agent = spare.pop() if spare else load_agent(path, allow_modules=modules)
-            agent.use_checkpointer(store)
-            return agent
-
-        async def close_store() -> None:
-            store.close()
-
-        cleanups.append(close_store)
-        where = f"runs saved in {store_label(args.checkpoint)}"
-    else:
-        template = AgentTemplate.from_prototype(
-            first.root,
-            first.state_manager.schema,
-            namespace=first.namespace,
-            output_namespace=first.output_namespace,
-        )
-        build = template.conversation
-        cleanups.append(template.aclose)
-        where = "conversations kept in memory"
-    app = create_app(build, token=token, max_ticks=args.max_ticks, on_shutdown=cleanups)
+    factory, cleanups, where = agent_factory(
+        args.agent_file, allow_modules=args.allow_module, checkpoint=args.checkpoint
+    )
+    app = create_app(factory, token=token, max_ticks=args.max_ticks, on_shutdown=cleanups)
     host = f"[{args.host}]" if ":" in args.host else args.host
-    console.print(f"serving {path} on http://{host}:{args.port}/ ({where}; Ctrl-C to stop)")
+    console.print(f"serving {args.agent_file} on http://{host}:{args.port}/ ({where}; Ctrl-C to stop)")
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0

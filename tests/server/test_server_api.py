@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
-from sse_live import live_server, read_events, shape
+from sse_live import live_server, read_events, shape, sse_events
 
 from jianmu_like import AgentTemplate, GuardEnforcer, ReActConfig, RequireApproval, create_react_node, tool
 from jianmu_like.server import create_app
@@ -209,8 +209,6 @@ async def test_concurrent_runs_each_receive_exactly_their_own_events() -> None:
                 answers, tools = "", []
                 async with http.stream("GET", f"/api/runs/{run['run_id']}/events") as response:
                     lines = [line async for line in response.aiter_lines()]
-                from sse_live import sse_events
-
                 for _, channel, data in sse_events(iter(lines)):
                     if channel == "step" and data["type"] == "iteration" and data["status"] == "start":
                         tools.append(str(data["tool_args"]["a"]))
@@ -218,7 +216,7 @@ async def test_concurrent_runs_each_receive_exactly_their_own_events() -> None:
                         answers = data["answer"]
                 return i, tools, answers
 
-            results = await asyncio.gather(*(one(i) for i in range(30)))
+            results = await asyncio.gather(*(one(i) for i in range(100)))
     for i, tools, answer in results:
         assert tools == [str(i)] and answer == f"result {i + 1}"
 
