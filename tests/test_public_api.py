@@ -29,7 +29,8 @@ def test_all_is_sorted_and_unique() -> None:
 
 
 HEAVY = (
-    "openai", "mcp", "rich", "structlog", "llama_cpp", "xllamacpp", "httpx", "starlette", "uvicorn", "sse_starlette",
+    "openai", "mcp", "rich", "structlog", "llama_cpp", "xllamacpp", "httpx",
+    "starlette", "uvicorn", "sse_starlette",
 )  # fmt: skip
 
 

@@ -122,4 +122,4 @@ async def _follow(http: httpx.AsyncClient, run_id: str) -> dict[str, Any]:
     """The `done` payload of a run, read from its event stream."""
     async with http.stream("GET", f"/api/runs/{run_id}/events") as response:
         lines = [line async for line in response.aiter_lines()]
-    return [data for _, channel, data in sse_events(iter(lines)) if channel == "done"][0]
+    return next(data for _, channel, data in sse_events(iter(lines)) if channel == "done")
