@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from ..agent import Agent, AgentResult
+from ..checkpoint.store import CheckpointError
 from ..guard.approvals import ApprovalDecision
 from ..models.messages import human
 from ..telemetry import events as ev
@@ -177,6 +178,17 @@ class RunRecord:
         }
 
 
+def _restore(agent: Agent, thread_id: str) -> None:
+    """Continue a conversation saved in the agent's checkpoint store (by an earlier server)."""
+    recorder = agent.recorder
+    if recorder is None or recorder.checkpointer.load(thread_id) is None:
+        return
+    try:
+        recorder.load(thread_id)
+    except CheckpointError as exc:
+        raise RunConflict(f"cannot continue thread {thread_id!r}: {exc}") from exc
+
+
 class RunRegistry:
     """Every run and conversation of one server."""
 
@@ -205,7 +217,10 @@ class RunRegistry:
         tid = thread_id or secrets.token_hex(8)
         agent = self.threads.get(tid)
         if agent is None:
-            agent = self.threads[tid] = self.agent_factory()
+            agent = self.agent_factory()
+            if thread_id is not None:
+                _restore(agent, thread_id)
+            self.threads[tid] = agent
         record = RunRecord(secrets.token_hex(8), tid, agent, question)
         self.runs[record.run_id] = record
         self.active[tid] = record

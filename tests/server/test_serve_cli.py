@@ -123,3 +123,20 @@ async def _follow(http: httpx.AsyncClient, run_id: str) -> dict[str, Any]:
     async with http.stream("GET", f"/api/runs/{run_id}/events") as response:
         lines = [line async for line in response.aiter_lines()]
     return next(data for _, channel, data in sse_events(iter(lines)) if channel == "done")
+
+
+async def test_a_checkpointed_conversation_continues_after_a_restart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = str(tmp_path / "runs.db")
+    with ScriptedOpenAIServer(["Hello.", "Hello again."]) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "x")
+        for question, answer in [("Hi", "Hello."), ("Hi again", "Hello again.")]:  # two servers
+            factory, cleanups, _ = agent_factory(str(PRESET), checkpoint=store)
+            with live_server(create_app(factory, on_shutdown=cleanups)) as url:
+                async with httpx.AsyncClient(base_url=url, timeout=20) as http:
+                    run = await http.post("/api/runs", json={"input": question, "thread_id": "chat"})
+                    assert (await _follow(http, run.json()["run_id"]))["answer"] == answer
+    users = [m["content"] for m in srv.requests[-1]["messages"] if m["role"] == "user"]
+    assert users == ["Hi", "Hi again"]
