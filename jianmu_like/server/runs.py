@@ -23,6 +23,7 @@ from ..guard.approvals import ApprovalDecision
 from ..models.messages import human
 from ..telemetry import events as ev
 from ..telemetry.events import Event
+from ..telemetry.redact import redact
 from .channels import Channel, ChannelMapper
 
 AgentFactory = Callable[[], Agent]
@@ -152,7 +153,7 @@ class RunRecord:
                 "thread_id": self.thread_id,
                 "call_id": a.id,
                 "tool": a.tool,
-                "arguments": a.arguments,
+                "arguments": redact(a.arguments),  # like every event: no secrets in streams
                 "reason": a.reason,
                 "policy": a.policy,
                 "decided": a.id in self.decisions,
