@@ -13,7 +13,7 @@ from sse_live import live_server, read_events, shape, sse_events
 
 from jianmu_like import AgentTemplate, GuardEnforcer, ReActConfig, RequireApproval, create_react_node, tool
 from jianmu_like.server import create_app
-from jianmu_like.testing import call, reply, scripted_client
+from jianmu_like.testing import call, error_reply, reply, scripted_client
 
 gate = threading.Event()
 """Holds the `wait` tool until a test releases it (so a test can act while a run is mid-tool)."""
@@ -53,6 +53,8 @@ def responder(body: dict[str, Any]) -> Any:
     verb, arg = users[-1].split()
     if verb == "add":
         return call("add", a=int(arg), b=1)
+    if verb == "fail":
+        return error_reply(400, f"scripted refusal: {arg}")
     if verb == "wait":
         return call("wait", label=arg)
     return call("delete_file", path=arg)
@@ -219,6 +221,16 @@ async def test_concurrent_runs_each_receive_exactly_their_own_events() -> None:
             results = await asyncio.gather(*(one(i) for i in range(100)))
     for i, tools, answer in results:
         assert tools == [str(i)] and answer == f"result {i + 1}"
+
+
+def test_a_failed_run_ends_its_stream_with_the_cause(client: httpx.Client) -> None:
+    run_id = start(client, "fail badly")
+    events = read_events(client, run_id)
+    assert shape(events) == ["step:thinking:start", "done:failure"]
+    done = events[-1][2]
+    assert done["answer"] is None and "scripted refusal: badly" in done["error"]
+    summary = client.get(f"/api/runs/{run_id}").json()
+    assert summary["status"] == "failure" and summary["error"] == done["error"]
 
 
 def test_bad_bodies_are_422_naming_the_field_and_unknown_runs_404(client: httpx.Client) -> None:
