@@ -28,7 +28,10 @@ def test_all_is_sorted_and_unique() -> None:
     assert len(set(jianmu_like.__all__)) == len(jianmu_like.__all__)
 
 
-HEAVY = ("openai", "mcp", "rich", "structlog", "llama_cpp", "xllamacpp", "httpx")
+HEAVY = (
+    "openai", "mcp", "rich", "structlog", "llama_cpp", "xllamacpp", "httpx",
+    "starlette", "uvicorn", "sse_starlette",
+)  # fmt: skip
 
 
 def _modules_loaded_by(code: str) -> list[str]:

@@ -20,6 +20,7 @@ examples:
   jianmu-like run presets/react.yaml "2**10?" --json
   jianmu-like show presets/research.yaml --dot
   jianmu-like approvals list runs.db
+  jianmu-like serve presets/react.yaml --port 8321
 
 """
 
@@ -116,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.set_defaults(handler="inspect:validate_command")
 
     _approvals_parser(commands, parent)
+    _serve_parser(commands, parent)
 
     config = commands.add_parser(
         "config", parents=[parent], help="the effective configuration and its sources"
@@ -151,3 +153,24 @@ def _approvals_parser(
             "--reason", "-r", required=verb == "deny", default="", help="told to the model (deny: required)"
         )
     approvals.set_defaults(handler="approvals:approvals_command")
+
+
+def _serve_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser
+) -> None:
+    """Register `serve`: the HTTP/SSE API (jianmu_like.server)."""
+    serve = commands.add_parser(
+        "serve", parents=[parent], help="serve an agent file over HTTP (runs, SSE events, approvals)"
+    )
+    serve.add_argument("agent_file", metavar="AGENT_FILE", help="agent file (e.g. presets/react.yaml)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8321, help="port (default 8321)")
+    serve.add_argument("--checkpoint", metavar="STORE", help="save every run in this " + STORE_HELP)
+    serve.add_argument(
+        "--token",
+        help="bearer token required on /api/ routes (default: env JIANMU_SERVER_TOKEN); "
+        "required to bind to a non-loopback address",
+    )
+    serve.add_argument("--max-ticks", type=int, default=100_000, metavar="N", help="stop a run after N ticks")
+    _agent_file_options(serve)
+    serve.set_defaults(handler="serve:serve_command")

@@ -1,0 +1,80 @@
+"""`jianmu-like serve AGENT.yaml`: the agent behind the HTTP/SSE API (jianmu_like.server).
+
+Without a checkpoint store every conversation is a cheap `Conversation` of one `AgentTemplate`
+(trees pooled, cloned from the file's agent); with `--checkpoint` each conversation is a full
+agent saving its runs into the store (resumable by `jianmu-like resume`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .common import CliError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..server.app import Cleanup
+    from ..server.runs import AgentFactory
+
+
+def agent_factory(
+    path: str, *, allow_modules: Sequence[str] = (), checkpoint: str | None = None
+) -> tuple[AgentFactory, list[Cleanup], str]:
+    """The per-conversation agent factory for an agent file, what to close at shutdown, and a
+    phrase saying where conversations live. The file is loaded here, so its errors come first."""
+    from ..agent import Agent
+    from ..agentfile.loader import load_agent
+    from ..checkpoint.target import open_checkpointer, store_label
+    from ..template import AgentTemplate
+
+    first = load_agent(path, allow_modules=allow_modules)
+    if checkpoint is None:
+        template = AgentTemplate.from_prototype(
+            first.root,
+            first.state_manager.schema,
+            namespace=first.namespace,
+            output_namespace=first.output_namespace,
+        )
+        return template.conversation, [template.aclose], "conversations kept in memory"
+    store = open_checkpointer(checkpoint)
+    spare = [first]
+
+    def build() -> Agent:
+        agent = spare.pop() if spare else load_agent(path, allow_modules=allow_modules)
+        agent.use_checkpointer(store)
+        return agent
+
+    async def close_store() -> None:
+        store.close()
+
+    return build, [close_store], f"runs saved in {store_label(checkpoint)}"
+
+
+def serve_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
+    """Serve until Ctrl-C; exit 2 when the agent file or the bind is refused."""
+    from ..server.security import TOKEN_ENV, InsecureBindError, check_bind
+
+    token: str | None = args.token or os.environ.get(TOKEN_ENV) or None
+    try:
+        check_bind(args.host, token)
+    except InsecureBindError as exc:
+        raise CliError(str(exc)) from None
+
+    import uvicorn
+
+    from ..server.app import create_app
+    from .run import enable_streaming
+
+    enable_streaming()
+    factory, cleanups, where = agent_factory(
+        args.agent_file, allow_modules=args.allow_module, checkpoint=args.checkpoint
+    )
+    app = create_app(factory, token=token, max_ticks=args.max_ticks, on_shutdown=cleanups)
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    console.print(f"serving {args.agent_file} on http://{host}:{args.port}/ ({where}; Ctrl-C to stop)")
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0

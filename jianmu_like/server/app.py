@@ -1,0 +1,209 @@
+"""The ASGI app: runs, their event streams, follow-ups, approvals and the agent's tree over HTTP.
+
+Routes only translate between HTTP and the `RunRegistry`; they use the Agent's public API and
+its telemetry (mapped by `channels`), never node internals.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+import py_trees
+from pydantic import BaseModel, ValidationError
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from ..agent import Agent
+from .runs import AgentFactory, NotFound, RunConflict, RunRegistry
+from .schemas import DecisionRequest, InjectRequest, RunRequest
+from .security import BearerTokenMiddleware
+
+Model = TypeVar("Model", bound=BaseModel)
+Cleanup = Callable[[], Awaitable[None]]
+
+PLACEHOLDER_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>jianmu-like</title></head>
+<body><h1>jianmu-like agent server</h1>
+<p>The API lives under <code>/api/</code>: <code>POST /api/runs</code>,
+<code>GET /api/runs/{run_id}/events</code>, <code>GET /api/approvals</code>,
+<code>GET /api/agent</code>. See the README, section "Serving agents".</p></body></html>
+"""
+
+
+class BadRequest(Exception):
+    """A body that does not validate: HTTP 422 with the fields named."""
+
+    def __init__(self, message: str, detail: list[dict[str, Any]]) -> None:
+        super().__init__(message)
+        self.detail = detail
+
+
+def _error(status: int, message: str, **extra: Any) -> JSONResponse:
+    return JSONResponse({"error": message, **extra}, status_code=status)
+
+
+async def _body(request: Request, model: type[Model]) -> Model:
+    raw = await request.body()
+    try:
+        data = json.loads(raw or b"null")
+    except ValueError as exc:
+        raise BadRequest(f"request body is not valid JSON: {exc}", []) from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        detail = [
+            {"field": ".".join(str(p) for p in err["loc"]) or "body", "message": err["msg"]}
+            for err in exc.errors()
+        ]
+        message = "; ".join(f"{d['field']}: {d['message']}" for d in detail)
+        raise BadRequest(f"invalid request body: {message}", detail) from None
+
+
+def tree_json(node: py_trees.behaviour.Behaviour) -> dict[str, Any]:
+    """A tree as nested JSON: name, node type, status, namespace, children."""
+    return {
+        "name": node.name,
+        "type": type(node).__name__,
+        "status": node.status.name,
+        "namespace": getattr(node, "namespace", None),
+        "children": [tree_json(child) for child in node.children],
+    }
+
+
+def _tree_of(agent: Agent) -> py_trees.behaviour.Behaviour:
+    template = getattr(agent, "template", None)  # a Conversation borrows its tree per run
+    prototype = getattr(template, "prototype", None)
+    return prototype if isinstance(prototype, py_trees.behaviour.Behaviour) else agent.root
+
+
+def create_app(
+    agent_factory: AgentFactory,
+    *,
+    token: str | None = None,
+    max_ticks: int = 100_000,
+    cors_origins: Sequence[str] = (),
+    on_shutdown: Sequence[Cleanup] = (),
+) -> Starlette:
+    """The ASGI app serving agents made by `agent_factory` (one per conversation: an `Agent`,
+    or a `Conversation` of an `AgentTemplate` for cheap ones).
+
+    `token` requires `Authorization: Bearer <token>` on every `/api/` route; `cors_origins`
+    allows cross-origin browsers (none by default); `on_shutdown` coroutines run after the
+    runs are cancelled and their agents closed (close a template or a checkpoint store there).
+    """
+    registry = RunRegistry(agent_factory, max_ticks=max_ticks)
+    described: list[Agent] = []
+
+    async def create_run(request: Request) -> Response:
+        body = await _body(request, RunRequest)
+        record = registry.start(body.input, body.thread_id)
+        return JSONResponse({"run_id": record.run_id, "thread_id": record.thread_id}, status_code=201)
+
+    async def get_run(request: Request) -> Response:
+        return JSONResponse(registry.get(request.path_params["run_id"]).summary())
+
+    async def run_events(request: Request) -> Response:
+        record = registry.get(request.path_params["run_id"])
+        last = request.headers.get("last-event-id") or request.query_params.get("last_event_id") or "0"
+        try:
+            after = int(last)
+        except ValueError:
+            raise BadRequest(
+                f"Last-Event-ID must be an event id (an integer), got {last!r}",
+                [{"field": "Last-Event-ID", "message": "not an integer"}],
+            ) from None
+
+        async def stream() -> AsyncIterator[ServerSentEvent]:
+            async for message in record.follow(after):
+                yield ServerSentEvent(
+                    data=json.dumps(message.data, ensure_ascii=False, default=str),
+                    event=message.event,
+                    id=str(message.id),
+                )
+
+        return EventSourceResponse(stream(), ping=15, headers={"Cache-Control": "no-store"})
+
+    async def inject(request: Request) -> Response:
+        body = await _body(request, InjectRequest)
+        record = registry.inject(request.path_params["run_id"], body.content)
+        return JSONResponse({"run_id": record.run_id, "queued": len(record.injects)}, status_code=202)
+
+    async def list_approvals(_request: Request) -> Response:
+        return JSONResponse({"approvals": registry.approvals()})
+
+    async def decide(request: Request) -> Response:
+        body = await _body(request, DecisionRequest)
+        record = registry.decide(request.path_params["approval_id"], body.decision == "approve", body.reason)
+        return JSONResponse({"run_id": record.run_id, "status": record.status})
+
+    async def agent_tree(_request: Request) -> Response:
+        if not described:
+            described.append(agent_factory())
+        return JSONResponse({"tree": tree_json(_tree_of(described[0]))})
+
+    async def healthz(_request: Request) -> Response:
+        active = sum(1 for r in registry.runs.values() if not r.finished)
+        return JSONResponse({"status": "ok", "runs": len(registry.runs), "active": active})
+
+    async def index(_request: Request) -> Response:
+        return HTMLResponse(PLACEHOLDER_PAGE)
+
+    @asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await registry.aclose()
+            for agent in described:
+                await agent.aclose()
+            for cleanup in on_shutdown:
+                await cleanup()
+
+    async def not_found(_request: Request, exc: Exception) -> Response:
+        return _error(404, str(exc))
+
+    async def conflict(_request: Request, exc: Exception) -> Response:
+        return _error(409, str(exc))
+
+    async def bad_request(_request: Request, exc: Exception) -> Response:
+        detail = exc.detail if isinstance(exc, BadRequest) else []
+        return _error(422, str(exc), detail=detail)
+
+    middleware: list[Middleware] = []
+    if cors_origins:
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(cors_origins),
+                allow_methods=["GET", "POST"],
+                allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
+            )
+        )
+    if token:
+        middleware.append(Middleware(BearerTokenMiddleware, token=token))
+    app = Starlette(
+        routes=[
+            Route("/", index),
+            Route("/healthz", healthz),
+            Route("/api/runs", create_run, methods=["POST"]),
+            Route("/api/runs/{run_id}", get_run),
+            Route("/api/runs/{run_id}/events", run_events),
+            Route("/api/runs/{run_id}/inject", inject, methods=["POST"]),
+            Route("/api/approvals", list_approvals),
+            Route("/api/approvals/{approval_id}", decide, methods=["POST"]),
+            Route("/api/agent", agent_tree),
+        ],
+        middleware=middleware,
+        exception_handlers={NotFound: not_found, RunConflict: conflict, BadRequest: bad_request},
+        lifespan=lifespan,
+    )
+    app.state.registry = registry
+    return app

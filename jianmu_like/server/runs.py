@@ -1,0 +1,298 @@
+"""Runs served over HTTP: each run's event log, its agent, and the approvals it waits for.
+
+A run is an asyncio task owned by the registry, never by a request: a client that disconnects
+stops reading, the run goes on. Every message a run publishes is kept in its log, so a client
+that connects late replays the log (from `Last-Event-ID`) and then follows the live tail.
+Each conversation (`thread_id`) has its own agent, built by the app's agent factory, kept while
+the server runs so a follow-up continues the conversation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from ..agent import Agent, AgentResult
+from ..checkpoint.store import CheckpointError
+from ..guard.approvals import ApprovalDecision
+from ..models.messages import human
+from ..telemetry import events as ev
+from ..telemetry.events import Event
+from ..telemetry.redact import redact
+from .channels import Channel, ChannelMapper
+
+AgentFactory = Callable[[], Agent]
+RunStatus = Literal["running", "suspended", "success", "failure"]
+INTERRUPT_PREFIX = "[USER INTERRUPT] "
+
+
+class RunConflict(Exception):
+    """A request that contradicts the run's state (busy thread, decided approval): HTTP 409."""
+
+
+class NotFound(Exception):
+    """An unknown run or approval id: HTTP 404."""
+
+
+class SSEMessage(BaseModel):
+    """One message of a run's stream; `id` counts from 1 (the SSE `id:` field)."""
+
+    id: int
+    event: Channel
+    data: dict[str, Any]
+
+
+class RunRecord:
+    """One run: its agent, status, result and the log of everything it published."""
+
+    def __init__(self, run_id: str, thread_id: str, agent: Agent, question: str) -> None:
+        self.run_id = run_id
+        self.thread_id = thread_id
+        self.agent = agent
+        self.question = question
+        self.status: RunStatus = "running"
+        self.result: AgentResult | None = None
+        self.error: str | None = None
+        self.elapsed = 0.0
+        self.log: list[SSEMessage] = []
+        self.mapper = ChannelMapper()
+        self.injects: list[str] = []
+        """Follow-ups waiting for the next iteration boundary."""
+        self.decisions: dict[str, ApprovalDecision] = {}
+        """Decisions (by the agent's approval id) gathered while the run is suspended."""
+        self.task: asyncio.Task[None] | None = None
+        self._changed = asyncio.Event()
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("success", "failure")
+
+    def publish(self, channel: Channel, data: dict[str, Any]) -> None:
+        self.log.append(SSEMessage(id=len(self.log) + 1, event=channel, data=data))
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    async def follow(self, after: int = 0) -> AsyncIterator[SSEMessage]:
+        """The messages after id `after`, then live ones until the run is finished."""
+        index = max(after, 0)
+        while True:
+            changed = self._changed
+            while index < len(self.log):
+                yield self.log[index]
+                index += 1
+            if self.finished:
+                return
+            await changed.wait()
+
+    # ------------------------------------------------------------------ driving
+    def on_event(self, event: Event) -> None:
+        """Telemetry subscriber for the run's duration."""
+        agent = self.agent
+        if event.type == ev.LOOP_ITERATION and self.injects and event.namespace == agent.namespace:
+            # Between iterations the last messages are tool results: a user message fits here.
+            contents, self.injects = self.injects, []
+            text = INTERRUPT_PREFIX + "\n\n".join(contents)
+            agent.state_manager.update({agent.keys.messages: [human(text)]}, agent.namespace)
+            self.publish(
+                "inject",
+                {"type": "inject", "status": "applied", "content": text, "iteration": self.mapper.iteration},
+            )
+        for channel, data in self.mapper.map(event):
+            self.publish(channel, data)
+
+    async def drive(self, start: Callable[[], Awaitable[AgentResult]]) -> None:
+        """Run `start()` (a run or a resume) to its end or suspension and publish the outcome."""
+        unsubscribe = self.agent.telemetry.subscribe(self.on_event)
+        self.status = "running"
+        began = time.perf_counter()
+        result: AgentResult | None = None
+        try:
+            result = await start()
+        except Exception as exc:  # a run that raises still ends its stream, with the cause
+            self.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            unsubscribe()
+            self.elapsed += time.perf_counter() - began
+        self.result = result
+        if result is not None and result.status == "suspended":
+            self.decisions = {}
+            self.status = "suspended"
+            self.publish("approval", {"status": "pending", "approvals": self.pending()})
+            return
+        for content in self.injects:
+            self.publish("inject", {"type": "inject", "status": "dropped", "content": content})
+        self.injects = []
+        self.error = result.error if result is not None else self.error
+        status: RunStatus = result.status if result is not None and result.status == "success" else "failure"
+        messages = self.mapper.finish(
+            answer=result.final_answer if result is not None else None,
+            status=status,
+            usage=result.usage.model_dump() if result is not None else {},
+            elapsed=self.elapsed,
+            termination=result.termination if result is not None else None,
+            error=self.error,
+        )
+        for channel, data in messages[:-1]:
+            self.publish(channel, data)
+        self.status = status  # before `done`, so a follower stops right after it
+        self.publish(*messages[-1])
+
+    def pending(self) -> list[dict[str, Any]]:
+        """The approvals this run waits for, with server-wide ids."""
+        if self.status != "suspended" or self.result is None:
+            return []
+        return [
+            {
+                "id": f"{self.run_id}.{a.id}",
+                "run_id": self.run_id,
+                "thread_id": self.thread_id,
+                "call_id": a.id,
+                "tool": a.tool,
+                "arguments": redact(a.arguments),  # like every event: no secrets in streams
+                "reason": a.reason,
+                "policy": a.policy,
+                "decided": a.id in self.decisions,
+            }
+            for a in self.result.pending_approvals
+        ]
+
+    def summary(self) -> dict[str, Any]:
+        result = self.result
+        return {
+            "run_id": self.run_id,
+            "thread_id": self.thread_id,
+            "status": self.status,
+            "input": self.question,
+            "answer": result.final_answer if result is not None and self.finished else None,
+            "usage": result.usage.model_dump() if result is not None else None,
+            "termination": result.termination if result is not None else None,
+            "error": self.error,
+            "iterations": self.mapper.iteration,
+            "elapsed": self.elapsed,
+            "pending_approvals": self.pending(),
+            "events": len(self.log),
+        }
+
+
+def _restore(agent: Agent, thread_id: str) -> None:
+    """Continue a conversation saved in the agent's checkpoint store (by an earlier server)."""
+    recorder = agent.recorder
+    if recorder is None or recorder.checkpointer.load(thread_id) is None:
+        return
+    try:
+        recorder.load(thread_id)
+    except CheckpointError as exc:
+        raise RunConflict(f"cannot continue thread {thread_id!r}: {exc}") from exc
+
+
+class RunRegistry:
+    """Every run and conversation of one server."""
+
+    def __init__(self, agent_factory: AgentFactory, *, max_ticks: int = 100_000) -> None:
+        self.agent_factory = agent_factory
+        self.max_ticks = max_ticks
+        self.runs: dict[str, RunRecord] = {}
+        self.threads: dict[str, Agent] = {}
+        self.active: dict[str, RunRecord] = {}
+        """The unfinished run of each busy thread."""
+
+    def get(self, run_id: str) -> RunRecord:
+        try:
+            return self.runs[run_id]
+        except KeyError:
+            raise NotFound(f"no run {run_id!r}") from None
+
+    def start(self, question: str, thread_id: str | None = None) -> RunRecord:
+        """Start a run as a task; `thread_id` continues that conversation (or names a new one)."""
+        if thread_id is not None and thread_id in self.active:
+            busy = self.active[thread_id]
+            raise RunConflict(
+                f"thread {thread_id!r} is busy with run {busy.run_id!r} ({busy.status}); "
+                "wait for it to finish, or send a follow-up with POST /api/runs/{run_id}/inject"
+            )
+        tid = thread_id or secrets.token_hex(8)
+        agent = self.threads.get(tid)
+        if agent is None:
+            agent = self.agent_factory()
+            if thread_id is not None:
+                _restore(agent, thread_id)
+            self.threads[tid] = agent
+        record = RunRecord(secrets.token_hex(8), tid, agent, question)
+        self.runs[record.run_id] = record
+        self.active[tid] = record
+        data = {"task": question, "messages": [human(question)]}
+        self._launch(record, lambda: agent.run(data, max_ticks=self.max_ticks, thread_id=tid))
+        return record
+
+    def _launch(self, record: RunRecord, start: Callable[[], Awaitable[AgentResult]]) -> None:
+        async def body() -> None:
+            try:
+                await record.drive(start)
+            finally:
+                if record.finished:
+                    self.active.pop(record.thread_id, None)
+
+        record.task = asyncio.create_task(body(), name=f"run-{record.run_id}")
+
+    def inject(self, run_id: str, content: str) -> RunRecord:
+        """Queue a follow-up for the run's next iteration boundary."""
+        record = self.get(run_id)
+        if record.finished:
+            raise RunConflict(
+                f"run {run_id!r} has finished ({record.status}); continue the conversation with "
+                f'POST /api/runs {{"input": ..., "thread_id": "{record.thread_id}"}}'
+            )
+        record.injects.append(content)
+        record.publish("inject", {"type": "inject", "status": "queued", "content": content})
+        return record
+
+    def approvals(self) -> list[dict[str, Any]]:
+        return [item for record in self.runs.values() for item in record.pending()]
+
+    def decide(self, approval_id: str, approved: bool, reason: str) -> RunRecord:
+        """Record a decision; once every pending call of the run is decided, resume it."""
+        run_id, _, call_id = approval_id.partition(".")
+        record = self.runs.get(run_id)
+        pending = {item["call_id"]: item for item in record.pending()} if record is not None else {}
+        if record is None or call_id not in pending:
+            known = ", ".join(item["id"] for item in self.approvals()) or "none"
+            raise NotFound(f"no pending approval {approval_id!r} (pending: {known})")
+        if call_id in record.decisions:
+            verdict = "approved" if record.decisions[call_id].approved else "denied"
+            raise RunConflict(f"approval {approval_id!r} was already {verdict}")
+        decision = ApprovalDecision(approved=approved, reason=reason)
+        record.decisions[call_id] = decision
+        record.publish(
+            "approval",
+            {
+                "status": "decided",
+                "approvals": [
+                    {
+                        **pending[call_id],
+                        "decided": True,
+                        "decision": "approve" if approved else "deny",
+                        "decision_reason": reason,
+                    }
+                ],
+            },
+        )
+        if set(pending) <= set(record.decisions):
+            decisions: dict[str, Any] = dict(record.decisions)
+            agent = record.agent
+            record.status = "running"
+            self._launch(record, lambda: agent.resume(decisions, max_ticks=self.max_ticks))
+        return record
+
+    async def aclose(self) -> None:
+        """Cancel unfinished runs and close every agent (tool providers, stores)."""
+        tasks = [r.task for r in self.runs.values() if r.task is not None and not r.task.done()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for agent in self.threads.values():
+            await agent.aclose()

@@ -1,0 +1,33 @@
+"""Request bodies of the HTTP API, validated with pydantic so a bad body is a 422 naming the field."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class RunRequest(BaseModel):
+    """`POST /api/runs`: a question, optionally continuing the conversation `thread_id`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: str = Field(min_length=1)
+    thread_id: str | None = Field(default=None, min_length=1, max_length=200)
+
+
+class InjectRequest(BaseModel):
+    """`POST /api/runs/{run_id}/inject`: a follow-up for a run in progress."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = Field(min_length=1)
+
+
+class DecisionRequest(BaseModel):
+    """`POST /api/approvals/{approval_id}`: a human's decision on one pending tool call."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decision: Literal["approve", "deny"]
+    reason: str = ""

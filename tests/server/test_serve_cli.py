@@ -1,0 +1,142 @@
+"""`jianmu-like serve`: refuses an unguarded public bind; serves an agent file over real HTTP."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sse_live import free_port, live_server, read_events, sse_events
+
+from jianmu_like.checkpoint.target import open_checkpointer
+from jianmu_like.cli.main import main
+from jianmu_like.cli.serve import agent_factory
+from jianmu_like.server import create_app
+from jianmu_like.testing import ScriptedOpenAIServer, call, reply
+
+PRESET = Path(__file__).resolve().parents[2] / "presets" / "react.yaml"
+
+
+def test_a_non_loopback_bind_without_a_token_is_refused(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("JIANMU_SERVER_TOKEN", raising=False)
+    assert main(["serve", str(PRESET), "--host", "0.0.0.0"]) == 2
+    error = capsys.readouterr().err
+    assert "refusing to serve on 0.0.0.0" in error and "--token" in error and "JIANMU_SERVER_TOKEN" in error
+
+
+def _environment(base_url: str) -> dict[str, str]:
+    skip = ("JIANMU", "OPENAI_", "FORCE_COLOR", "TTY_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(skip)}
+    env.update(OPENAI_BASE_URL=base_url, OPENAI_API_KEY="x", PYTHONIOENCODING="utf-8", NO_COLOR="1")
+    return env
+
+
+def test_serve_answers_over_real_http_and_checkpoints_the_run(tmp_path: Path) -> None:
+    script = [call("calculator", expression="2 + 3"), reply("2 + 3 = 5.")]
+    port = free_port()
+    store = tmp_path / "runs.db"
+    with ScriptedOpenAIServer(script) as srv:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "jianmu_like",
+                "serve",
+                str(PRESET),
+                "--port",
+                str(port),
+                "--checkpoint",
+                str(store),
+            ],
+            cwd=tmp_path,
+            env=_environment(srv.base_url),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=20) as http:
+                deadline = time.monotonic() + 30
+                while True:
+                    try:
+                        if http.get("/healthz").status_code == 200:
+                            break
+                    except httpx.TransportError:
+                        pass
+                    assert proc.poll() is None, proc.communicate()[1]
+                    assert time.monotonic() < deadline, "the server did not come up"
+                    time.sleep(0.05)
+                run = http.post("/api/runs", json={"input": "What is 2 + 3?"}).json()
+                events = read_events(http, run["run_id"])
+        finally:
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=20)
+    tool = next(d for _, c, d in events if c == "step" and d["type"] == "iteration" and d["status"] == "done")
+    assert tool["tool_name"] == "calculator" and tool["observation"] == "5"
+    assert (
+        "".join(d["content"] for _, c, d in events if c == "answer" and d["status"] == "delta")
+        == "2 + 3 = 5."
+    )
+    assert events[-1][2]["answer"] == "2 + 3 = 5."
+    assert f"http://127.0.0.1:{port}/" in out, err
+    saved = open_checkpointer(store, readonly=True)
+    try:
+        assert run["thread_id"] in saved.threads()
+    finally:
+        saved.close()
+
+
+async def test_the_agent_file_factory_serves_conversations_of_one_template(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    script = [call("calculator", expression="6 * 7"), reply("42."), reply("Still 42.")]
+    with ScriptedOpenAIServer(script) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "x")
+        factory, cleanups, where = agent_factory(str(PRESET))
+        assert where == "conversations kept in memory"
+        app = create_app(factory, on_shutdown=cleanups)
+        with live_server(app) as url:
+            async with httpx.AsyncClient(base_url=url, timeout=20) as http:
+                first = (await http.post("/api/runs", json={"input": "6 * 7?"})).json()
+                second = await _follow(http, first["run_id"])
+                assert second["answer"] == "42."
+                again = {"input": "And now?", "thread_id": first["thread_id"]}
+                follow_up = (await http.post("/api/runs", json=again)).json()
+                assert (await _follow(http, follow_up["run_id"]))["answer"] == "Still 42."
+    # The follow-up carried the conversation so far.
+    assert [m["role"] for m in srv.requests[-1]["messages"]][1:] == [
+        "user", "assistant", "tool", "assistant", "user",
+    ]  # fmt: skip
+
+
+async def _follow(http: httpx.AsyncClient, run_id: str) -> dict[str, Any]:
+    """The `done` payload of a run, read from its event stream."""
+    async with http.stream("GET", f"/api/runs/{run_id}/events") as response:
+        lines = [line async for line in response.aiter_lines()]
+    return next(data for _, channel, data in sse_events(iter(lines)) if channel == "done")
+
+
+async def test_a_checkpointed_conversation_continues_after_a_restart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = str(tmp_path / "runs.db")
+    with ScriptedOpenAIServer(["Hello.", "Hello again."]) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "x")
+        for question, answer in [("Hi", "Hello."), ("Hi again", "Hello again.")]:  # two servers
+            factory, cleanups, _ = agent_factory(str(PRESET), checkpoint=store)
+            with live_server(create_app(factory, on_shutdown=cleanups)) as url:
+                async with httpx.AsyncClient(base_url=url, timeout=20) as http:
+                    run = await http.post("/api/runs", json={"input": question, "thread_id": "chat"})
+                    assert (await _follow(http, run.json()["run_id"]))["answer"] == answer
+    users = [m["content"] for m in srv.requests[-1]["messages"] if m["role"] == "user"]
+    assert users == ["Hi", "Hi again"]
