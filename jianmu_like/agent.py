@@ -429,5 +429,4 @@ class Agent:
         )
 
 
-
 _read = read_key

@@ -96,7 +96,9 @@ class TreeInputs:
         where = f"namespace {ns!r}" if ns is not None else "the top level"
         text = f"{key!r}: no node reads {name!r} at {where}"
         if readers:
-            text += f"; it is read in namespace(s) {', '.join(readers)}: address it as {f'{readers[0]}.{name}'!r}"
+            text += (
+                f"; it is read in namespace(s) {', '.join(readers)}: address it as {f'{readers[0]}.{name}'!r}"
+            )
         else:
             text += f" (namespaces of the tree: {known})"
         return text
@@ -119,4 +121,3 @@ def _declared(node: py_trees.behaviour.Behaviour, covered: bool) -> bool:
     if not children:
         return covered
     return all(_declared(child, covered) for child in children)
-
