@@ -4,6 +4,7 @@ tool node in a sequence, and a tool that ends the ReAct loop."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import py_trees
@@ -19,11 +20,14 @@ from jianmu_like import (
     create_react_node,
     finish,
     human,
+    load_agent,
     tool,
 )
 from jianmu_like.bt import composites
 from jianmu_like.testing import ScriptedOpenAIServer, call, reply
 from jianmu_like.tools.builtin import calculator
+
+PRESETS = Path(__file__).resolve().parents[2] / "presets"
 
 
 @tool
@@ -174,3 +178,15 @@ async def test_a_tool_can_end_the_loop_with_the_answer() -> None:
 def test_finish_outside_a_tool_call_is_an_error() -> None:
     with pytest.raises(RuntimeError, match="inside a tool"):
         finish("x")
+
+
+async def test_yaml_tree_reports_the_usage_of_every_agent() -> None:
+    question = "How many seconds are there in a leap year?"
+    async with ScriptedOpenAIServer(["1. days 2. seconds", "366", "86400", "31622400"]) as srv:
+        agent = load_agent(PRESETS / "research.yaml", model_client=srv.client())
+        result = await agent.run({"task": question, "messages": [human(question)]})
+        assert len(srv.requests) == 4
+    assert result.status == "success" and result.final_answer == "31622400"
+    assert set(result.agents) == {"plan", "r1", "r2", "write"}
+    assert all(a.usage.total_tokens == 15 for a in result.agents.values())
+    assert result.usage.total_tokens == 60 and result.usage.calls == 4
