@@ -24,7 +24,7 @@ from jianmu_like import (
     tool,
 )
 from jianmu_like.bt import composites
-from jianmu_like.testing import ScriptedOpenAIServer, call, reply
+from jianmu_like.testing import ScriptedOpenAIServer, call, error_reply, reply
 from jianmu_like.tools.builtin import calculator
 
 PRESETS = Path(__file__).resolve().parents[2] / "presets"
@@ -190,3 +190,12 @@ async def test_yaml_tree_reports_the_usage_of_every_agent() -> None:
     assert set(result.agents) == {"plan", "r1", "r2", "write"}
     assert all(a.usage.total_tokens == 15 for a in result.agents.values())
     assert result.usage.total_tokens == 60 and result.usage.calls == 4
+
+
+async def test_llm_call_node_model_error_fails_with_the_reason() -> None:
+    async with ScriptedOpenAIServer([error_reply(400, "no such model")]) as srv:
+        node = LLMCallNode("Say", srv.client(), namespace="w", prompt="Hello")
+        result = await Agent(node).run()
+    assert result.status == "failure"
+    outcome = result.agents["w"]
+    assert outcome.status == "failure" and outcome.error is not None and "no such model" in outcome.error
