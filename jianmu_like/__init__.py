@@ -55,9 +55,14 @@ if TYPE_CHECKING:
     from .models.types import ModelRequest, ModelResponse, Usage
     from .nodes.context import ContextBuilder, ContextBuilderProtocol
     from .nodes.llm import AgentLLMNode
+    from .nodes.llm_call import LLMCallNode
     from .nodes.tool_executor import ToolExecutor
+    from .nodes.tool_node import ToolNode
     from .presets.react import create_react_node
     from .presets.react_state import ReActState
+    from .results import AgentOutcome
+    from .state.contract import StateContract, declare
+    from .state.inputs import InputError
     from .state.manager import StateError, StateManager
     from .state.schema import Ephemeral, StateKeys
     from .telemetry.events import Event
@@ -65,6 +70,7 @@ if TYPE_CHECKING:
     from .template import AgentTemplate, Conversation, ConversationError
     from .tools.base import Tool, tool
     from .tools.builtin import calculator, think
+    from .tools.call_context import current_tool_call, finish
     from .tools.errors import ToolArgumentsError, ToolError, ToolProviderError, UnknownToolError
     from .tools.mcp.config import MCPServerConfig
     from .tools.mcp.provider import MCPToolProvider, mcp_servers_from_config
@@ -72,6 +78,14 @@ if TYPE_CHECKING:
     from .tools.toolset import ToolSet
 
 _LAZY: dict[str, str] = {
+    "AgentOutcome": "jianmu_like.results",
+    "InputError": "jianmu_like.state.inputs",
+    "LLMCallNode": "jianmu_like.nodes.llm_call",
+    "ToolNode": "jianmu_like.nodes.tool_node",
+    "StateContract": "jianmu_like.state.contract",
+    "declare": "jianmu_like.state.contract",
+    "finish": "jianmu_like.tools.call_context",
+    "current_tool_call": "jianmu_like.tools.call_context",
     "OutputSchema": "jianmu_like.models.structured",
     "StructuredOutputError": "jianmu_like.models.structured",
     "StructuredResult": "jianmu_like.models.structured",
@@ -189,6 +203,7 @@ __all__ = [
     "Agent",
     "AgentFileError",
     "AgentLLMNode",
+    "AgentOutcome",
     "AgentResult",
     "AgentTemplate",
     "AllowList",
@@ -215,7 +230,9 @@ __all__ = [
     "GuardDecision",
     "GuardEnforcer",
     "GuardPolicy",
+    "InputError",
     "JianmuConfig",
+    "LLMCallNode",
     "LoopUntilSuccess",
     "MCPServerConfig",
     "MCPToolProvider",
@@ -242,6 +259,7 @@ __all__ = [
     "RunOutcome",
     "SQLiteCheckpointer",
     "StateCondition",
+    "StateContract",
     "StateError",
     "StateKeys",
     "StateManager",
@@ -254,6 +272,7 @@ __all__ = [
     "ToolCall",
     "ToolError",
     "ToolExecutor",
+    "ToolNode",
     "ToolProtocol",
     "ToolProvider",
     "ToolProviderError",
@@ -263,6 +282,9 @@ __all__ = [
     "ai",
     "calculator",
     "create_react_node",
+    "current_tool_call",
+    "declare",
+    "finish",
     "get_config",
     "human",
     "list_pending",

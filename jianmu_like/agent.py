@@ -7,7 +7,7 @@ import secrets
 import time
 import uuid
 import weakref
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,9 +26,11 @@ from .guard.approvals import Approval, ApprovalDecision, ApprovalError, parse_de
 from .guard.review import store_decision, stored_decisions
 from .models.types import Usage
 from .presets.react_state import ReActState
+from .results import AgentOutcome, read_key, total_usage, tree_outcomes
 from .state.contract import check_contract
+from .state.inputs import TreeInputs
 from .state.manager import StateManager
-from .state.schema import StateKeys
+from .state.schema import StateKeys, schema_spec
 from .telemetry import events as ev
 from .telemetry.events import Event
 from .telemetry.hub import TelemetryHub, structlog_sink
@@ -49,6 +51,11 @@ class AgentResult(BaseModel):
     state: Any = None
     """A detached copy of the state model at the end of the run."""
     usage: Usage = Field(default_factory=Usage)
+    """Tokens spent by the whole tree: the top level plus every namespace."""
+    agents: dict[str, AgentOutcome] = Field(default_factory=dict)
+    """Per namespace of a tree: its answer, usage, termination and status (`agents["a"]`)."""
+    output_namespace: str | None = None
+    """The namespace `final_answer`, `output` and `termination` were read from (None: top level)."""
     termination: dict[str, Any] | None = None
     """Why the run ended: {"reason": "completed" | "max_iterations" | "budget_exhausted" |
     "model_error" | "node_error" | "provider_error" | ..., "iterations": n, ...}; a node
@@ -73,6 +80,10 @@ class Agent:
     kept, run-scoped Ephemeral fields are reset. `namespace` selects where the input is written
     and the result's keys are read (defaults to the root's namespace, so a namespaced ReAct root
     just works); `output_namespace` reads the result elsewhere (e.g. a pipeline's last agent).
+
+    Input for another namespace is addressed as `"<namespace>.<key>"` (`{"a.messages": [...]}`).
+    Input that no node of the tree reads (per the nodes' `StateContract.reads`) is an
+    `InputError` before anything runs; `inputs` names plain keys to accept anyway.
     """
 
     def __init__(
@@ -87,6 +98,7 @@ class Agent:
         telemetry: TelemetryHub | None = None,
         log_events: bool | None = None,
         checkpointer: Checkpointer | str | Path | None = None,
+        inputs: Iterable[str] = (),
     ) -> None:
         """`checkpointer` is a store, or where one lives (a SQLite path or a `postgresql://`
         URL: opened here, closed by `aclose()`)."""
@@ -96,6 +108,7 @@ class Agent:
         self.keys = keys or StateKeys()
         self.namespace = namespace if namespace is not None else getattr(root, "namespace", None)
         self.output_namespace = output_namespace if output_namespace is not None else self.namespace
+        self.inputs = tuple(inputs)
         self.telemetry = telemetry or TelemetryHub()
         if log_events is None:
             log_events = get_config().logging.level.upper() in ("DEBUG", "INFO")
@@ -139,13 +152,17 @@ class Agent:
         With a checkpointer (here or in the constructor) the run is saved under `thread_id`
         (a new id when omitted) so `resume()` can continue it, in this process or another. The
         run claims the thread: ThreadConflictError if another live process is running it.
+
+        `input_data` keys go to the agent's namespace, `"<namespace>.<key>"` to that namespace;
+        a key no node of the tree reads raises InputError before anything runs.
         """
+        sm = self.state_manager
+        routed = self._route(input_data) if input_data else {}
         if self.root.status != Status.INVALID:
             self.root.stop(Status.INVALID)
-        sm = self.state_manager
         sm.reset_for_run()
-        if input_data:
-            sm.update(input_data, self.namespace)
+        for namespace, values in routed.items():
+            sm.update(values, namespace)
         if checkpointer is not None:
             self.use_checkpointer(checkpointer)
         recorder = self.recorder
@@ -223,6 +240,11 @@ class Agent:
         finally:
             if recorder is not None:
                 recorder.release()
+
+    def _route(self, input_data: Mapping[str, Any]) -> dict[str | None, dict[str, Any]]:
+        spec = schema_spec(self.state_manager.schema)
+        tree = TreeInputs.of(self.root, spec)
+        return tree.route(input_data, self.namespace, spec, getattr(self, "inputs", ()))
 
     # ------------------------------------------------------------------ approvals
     def pending_approvals(self) -> list[Approval]:
@@ -373,7 +395,7 @@ class Agent:
     def _result(self, outcome: RunOutcome, elapsed: float, run_id: str) -> AgentResult:
         sm, keys, ns = self.state_manager, self.keys, self.output_namespace
         status, ticks, fault = outcome.status, outcome.ticks, outcome.fault
-        usage = _read(sm, keys.usage, ns, Usage())
+        agents = tree_outcomes(sm, keys, TreeInputs.of(self.root, schema_spec(sm.schema)).namespaces)
         termination = _read(sm, keys.termination, ns, None)
         if status == "max_ticks":
             agent_status: AgentStatus = "failure"
@@ -393,7 +415,9 @@ class Agent:
             final_answer=final,
             output=output,
             state=sm.copy_state(),
-            usage=usage if isinstance(usage, Usage) else Usage.model_validate(usage),
+            usage=total_usage(sm, keys, agents.values()),
+            agents=agents,
+            output_namespace=ns,
             termination=termination,
             pending_approvals=self.pending_approvals(),
             thread_id=self.thread_id,
@@ -405,10 +429,4 @@ class Agent:
         )
 
 
-def _read(sm: StateManager, key: str, namespace: str | None, default: Any) -> Any:
-    """Read a key the schema may not have (a custom schema without `usage`, say)."""
-    try:
-        value = sm.get(key, namespace, default)
-    except KeyError:
-        return default
-    return default if value is None else value
+_read = read_key

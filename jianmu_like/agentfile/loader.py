@@ -30,6 +30,7 @@ from ..guard.enforcer import GuardEnforcer
 from ..models.client import ModelClient
 from ..nodes.message import MessageNode
 from ..presets.react import create_react_node
+from ..state.contract import StateContract, declare
 from ..tools.base import Tool
 from ..tools.builtin import builtin_tools
 from ..tools.provider import ToolProvider
@@ -76,9 +77,10 @@ def load_agent(
     file = Path(path)
     spec = builder.check(file)
     root = builder.build_root(file, spec)
+    inputs = (*wiring.RUN_INPUTS, *spec.inputs)  # every run gives task and messages (see cli.run)
     if spec.kind == "tree":
-        return Agent(root, namespace=None, output_namespace=spec.output)
-    return Agent(root, namespace=spec.namespace)
+        return Agent(root, namespace=None, output_namespace=spec.output, inputs=inputs)
+    return Agent(root, namespace=spec.namespace, inputs=inputs)
 
 
 def _client_for(spec: ModelSpec | None) -> ModelClient:
@@ -274,7 +276,10 @@ class _Builder:
             child = self._node(file, body.child, defaults, f"{name}.body")
             return LoopUntilSuccess(name, child, max_iterations=body.max_iterations)
         if kind == "condition":
-            return StateCondition(name, key=body.key, namespace=body.namespace)
+            condition = StateCondition(name, key=body.key, namespace=body.namespace)
+            read = f"{body.namespace}.{body.key}" if body.namespace else body.key
+            declare(condition, StateContract(f"condition {name!r}", reads=(read,)))
+            return condition
         if kind == "message":
             return MessageNode(name, body.content, namespace=body.namespace, role=body.role)
         if kind == "react":

@@ -14,6 +14,7 @@ from py_trees.common import Status
 
 from ..bt.node import Node
 from ..models.messages import Message
+from ..state.contract import StateContract, declare
 from ..state.manager import StateManager
 from ..state.schema import StateKeys
 
@@ -52,6 +53,19 @@ def render(template: str, sm: StateManager) -> str:
     return string.Formatter().vformat(template, (), _Scope(sm))
 
 
+def placeholder_keys(template: str) -> tuple[str, ...]:
+    """The keys a template reads: `{task}` -> "task", `{plan.final_answer[0]}` -> "plan.final_answer"."""
+    found: list[str] = []
+    for _, field, _, _ in string.Formatter().parse(template):
+        if field:
+            head, _, rest = field.partition(".")
+            key = head.split("[", 1)[0]
+            if rest:
+                key += "." + rest.split(".", 1)[0].split("[", 1)[0]
+            found.append(key)
+    return tuple(dict.fromkeys(found))
+
+
 class MessageNode(Node):
     """Appends `Message(role, render(template))` to the messages of `namespace`."""
 
@@ -70,6 +84,7 @@ class MessageNode(Node):
         except ValueError as exc:
             raise ValueError(f"message template {template!r} is malformed: {exc}") from exc
         self.template = template
+        declare(self, StateContract(f"message {name!r}", reads=placeholder_keys(template)))
         self.namespace = namespace
         self.role = role
         self.keys = keys or StateKeys()

@@ -289,6 +289,8 @@ class ToolExecutor(AsyncBehaviour):
             outcome = await self.calls.run(call, tool)
         finally:
             reset_current_tool_call(token)
+        if context.final_answer is not None and not outcome.failed:  # the tool called finish()
+            outcome = outcome.model_copy(update={"final_answer": context.final_answer})
         if journal is not None:
             journal.finished(key, outcome.model_dump(mode="json"))
         self.state_manager.update({self.keys.tool_results: {call.id: outcome}}, self.namespace)
@@ -307,8 +309,11 @@ class ToolExecutor(AsyncBehaviour):
         messages: list[Message] = []
         known_effects = set(sm.get(keys.tool_effects, ns) or ())
         new_effects: list[str] = []
+        final: str | None = None
         for call in actions:
             outcome = outcomes[call.id]
+            if final is None:
+                final = outcome.final_answer
             content = outcome.content
             signature = f"{call.name}:{sorted(call.arguments.items())!r}"
             seen = counts.get(signature, 0)
@@ -326,6 +331,9 @@ class ToolExecutor(AsyncBehaviour):
         updates: dict[str, Any] = {keys.messages: messages, keys.call_counts: counts}
         if new_effects:
             updates[keys.tool_effects] = [*sm.get(keys.tool_effects, ns), *new_effects]
+        if final is not None:  # a tool ended the loop (state contract: the executor writes these)
+            updates[keys.done] = True
+            updates[keys.final_answer] = final
         sm.update(updates, ns)
         for key in (keys.tool_results, keys.approval_decisions, keys.pending_approvals):
             sm.set(key, type(sm.get(key, ns))(), ns)

@@ -12,3 +12,5 @@ class ToolOutcome(BaseModel):
     failed: bool = False
     effect_tags: list[str] = Field(default_factory=list)
     """Effect tags of the tool when it actually ran (empty when refused or failed)."""
+    final_answer: str | None = None
+    """The tool called `finish(answer)`: the loop ends with this answer."""

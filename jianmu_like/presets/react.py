@@ -102,7 +102,8 @@ def create_react_node(
     loop.abort_condition = ReActAbort(loop, config, namespace)
     owner = f"ReAct agent {name!r}" + (f" (namespace {namespace!r})" if namespace else "")
     used = keys.model_dump(exclude=None if schema is not None else {"output", "output_retries"})
-    declare(loop, StateContract(owner, tuple(used.values()), namespace))
+    needed = tuple(used.values())
+    declare(loop, StateContract(owner, needed, namespace, reads=needed))
     return loop
 
 

@@ -4,6 +4,9 @@ A node that writes a key the schema cannot hold fails in the middle of a run, in
 after model calls were paid for. A subtree declares what it needs (`declare`), and the Agent
 checks every declaration against its state schema when it is built (`check_contract`), naming
 every missing field at once.
+
+A contract also says which keys the subtree *reads* (`reads`), so the Agent can refuse input that
+no node of the tree will ever read (see `state.inputs`) instead of running without it.
 """
 
 from __future__ import annotations
@@ -21,11 +24,17 @@ _ATTR = "state_contract"
 
 @dataclass(frozen=True)
 class StateContract:
-    """`owner` (e.g. "ReAct agent 'Planner'") needs `keys` in `namespace` (None: top level)."""
+    """`owner` (e.g. "ReAct agent 'Planner'") needs `keys` in `namespace` (None: top level).
+
+    `reads` are the keys the subtree reads: a key of the schema (or a plain key) is read in
+    `namespace`, `"<ns>.<key>"` in namespace `<ns>`. None means "not declared": the subtree may
+    read anything, and input to the tree is not checked.
+    """
 
     owner: str
-    keys: tuple[str, ...]
+    keys: tuple[str, ...] = ()
     namespace: str | None = None
+    reads: tuple[str, ...] | None = None
 
 
 class StateContractError(TypeError):

@@ -4,6 +4,10 @@ A tool with outside side effects can pass `current_tool_call().idempotency_key` 
 it calls (an idempotency key, a request id): if the process dies after the effect but before the
 outcome is journaled, a retry with the same key is recognised by the service. The key is stable
 across a resume of the thread and unique within the checkpoint store.
+
+A tool can also end the ReAct loop it runs in: `finish(answer)` makes `answer` the agent's final
+answer (the state contract lets the tool executor write `done` and `final_answer`), so a tool
+that *is* the answer (a submit, a hand-off) saves the model a last round.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ class ToolCallContext(BaseModel):
     tool: str
     idempotency_key: str
     """`<thread id>/<journal key>` with a checkpointer; the call id otherwise."""
+    final_answer: str | None = None
+    """Set by `finish()`: the loop ends after this batch with this answer."""
 
 
 _current: ContextVar[ToolCallContext | None] = ContextVar("jianmu_tool_call", default=None)
@@ -37,3 +43,13 @@ def set_current_tool_call(context: ToolCallContext | None) -> Token[ToolCallCont
 
 def reset_current_tool_call(token: Token[ToolCallContext | None]) -> None:
     _current.reset(token)
+
+
+def finish(answer: str) -> None:
+    """From inside a tool: end the ReAct loop after this batch of calls with `answer` as the
+    final answer (the tool's return value is still its observation). RuntimeError outside a
+    tool call; a call that fails afterwards (exception, timeout) does not end the loop."""
+    context = _current.get()
+    if context is None:
+        raise RuntimeError("finish() can only be called from inside a tool while it runs")
+    context.final_answer = str(answer)

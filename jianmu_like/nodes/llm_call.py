@@ -1,0 +1,131 @@
+"""LLMCallNode: one model call without tools — a summariser, a classifier, a writer step in a tree.
+
+Not every step of a tree needs a ReAct loop: a node that asks once and writes the answer to a key
+is cheaper and cannot wander. With an `output_schema` the value comes from `structured_llm_call`
+(native tool call → JSON mode → text), so any model can fill it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from py_trees.common import Status
+from pydantic import BaseModel
+
+from ..bt.async_behaviour import AsyncBehaviour
+from ..config import ReActConfig
+from ..models.client import ModelClient
+from ..models.errors import ModelCallFailed, ModelError
+from ..models.messages import Message, ai, human, system
+from ..models.structured import StructuredOutputError, structured_llm_call
+from ..models.types import ModelRequest
+from ..state.contract import StateContract, declare
+from ..telemetry import events as ev
+from .message import placeholder_keys, render
+
+
+class LLMCallNode(AsyncBehaviour):
+    """Asks the model once and writes its answer to `output_key` in `namespace`.
+
+    The prompt is `system_prompt` (if any), the namespace's `messages`, then `prompt` rendered
+    from the state (`"Summarise {r1.final_answer}"`, as in MessageNode) as a user message. The
+    rendered prompt and the reply are appended to `messages`, and the call's usage to the
+    usage key (so `AgentResult.usage` counts it). `output_key` defaults to `final_answer`; with
+    `output_schema` (a pydantic model class or a JSON schema) the validated value goes to
+    `output_key` (default `output`) and its JSON to `final_answer`. A model error, or no valid
+    structured value, is written to the `error` key and the node fails.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        model_client: ModelClient,
+        *,
+        prompt: str | None = None,
+        system_prompt: str | None = None,
+        namespace: str | None = None,
+        output_key: str | None = None,
+        output_schema: type[BaseModel] | Mapping[str, Any] | None = None,
+        config: ReActConfig | None = None,
+    ) -> None:
+        super().__init__(name)
+        self.model_client = model_client
+        self.prompt = prompt
+        self.system_prompt = system_prompt
+        self.namespace = namespace
+        self.output_schema = output_schema
+        self.config = config or ReActConfig()
+        self.keys = keys = self.config.keys
+        default_key = keys.output if output_schema is not None else keys.final_answer
+        self.output_key = output_key or default_key
+        # Template names are read at the top level (`{task}`) or in their namespace
+        # (`{plan.final_answer}`), so the contract is stated from the top level.
+        own = f"{namespace}.{keys.messages}" if namespace else keys.messages
+        reads = (own, *placeholder_keys(prompt or ""))
+        written = (keys.messages, keys.usage, keys.error, keys.final_answer)
+        owner = f"LLM call {name!r}" + (f" (namespace {namespace!r})" if namespace else "")
+        declare(self, StateContract(owner, written, reads=reads))
+
+    async def update_async(self) -> Status:
+        sm, keys, ns, config = self.state_manager, self.keys, self.namespace, self.config
+        asked: list[Message] = [human(render(self.prompt, sm))] if self.prompt is not None else []
+        prompt = [*([system(self.system_prompt)] if self.system_prompt else []), *sm.get(keys.messages, ns)]
+        prompt.extend(asked)
+        on_event = self._on_model_event if self.telemetry is not None and self.telemetry.active else None
+        self.emit(ev.REPLY_STARTED, round=1)
+        updates: dict[str, Any] = {}
+        try:
+            if self.output_schema is None:
+                response = await self.model_client.complete(self._request(prompt), on_event=on_event)
+                answer = response.message.content or ""
+                updates[self.output_key] = answer
+                reply, usage = response.message, response.usage
+            else:
+                result = await structured_llm_call(
+                    self.model_client,
+                    prompt,
+                    self.output_schema,
+                    model=config.model,
+                    temperature=config.temperature,
+                    max_tokens=config.max_tokens,
+                    timeout=config.timeout,
+                    on_event=on_event,
+                )
+                answer = json.dumps(result.raw, ensure_ascii=False)
+                updates[self.output_key] = result.value
+                updates[keys.final_answer] = answer
+                reply, usage = ai(answer), result.usage
+        except (ModelError, StructuredOutputError) as exc:
+            known = isinstance(exc, (ModelCallFailed, StructuredOutputError))
+            reason = str(exc) if known else f"model call failed: {exc}"
+            sm.update({keys.error: reason, keys.messages: asked}, ns)
+            self.feedback_message = reason
+            kind = getattr(exc, "failure_kind", "model_error")
+            self.emit(ev.NODE_FAILED, kind=kind, error_type=type(exc).__name__, error=reason)
+            return Status.FAILURE
+        updates[keys.messages] = [*asked, reply]
+        updates[keys.usage] = usage
+        sm.update(updates, ns)
+        self.emit(
+            ev.REPLY_COMPLETED, round=1, tool_calls=[], final=True, content=answer, usage=usage.model_dump()
+        )
+        return Status.SUCCESS
+
+    def _request(self, prompt: list[Message]) -> ModelRequest:
+        config = self.config
+        return ModelRequest(
+            messages=prompt,
+            model=config.model,
+            temperature=config.temperature,
+            max_tokens=config.max_tokens,
+            top_p=config.top_p,
+            top_k=config.top_k,
+            timeout=config.timeout,
+            stream=config.stream,
+            extra_params=dict(config.extra_params),
+        )
+
+    def _on_model_event(self, event_type: str, data: dict[str, Any]) -> None:
+        self.emit(event_type, **data)
