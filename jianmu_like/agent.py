@@ -28,7 +28,7 @@ from .models.types import Usage
 from .presets.react_state import ReActState
 from .results import AgentOutcome, read_key, total_usage, tree_outcomes
 from .state.contract import check_contract
-from .state.inputs import TreeInputs
+from .state.inputs import InputError, TreeInputs
 from .state.manager import StateManager
 from .state.schema import StateKeys, schema_spec
 from .telemetry import events as ev
@@ -241,9 +241,24 @@ class Agent:
             if recorder is not None:
                 recorder.release()
 
-    def _route(self, input_data: Mapping[str, Any]) -> dict[str | None, dict[str, Any]]:
+    def accepts(self, key: str) -> bool:
+        """Whether `run()` takes the input key `key` (a node of the tree reads it, or it is one of
+        the agent's declared `inputs`): lets a caller that serves many kinds of agents (the HTTP
+        server) send only what the tree will read."""
+        return self._accepts(key, self.root)
+
+    def _accepts(self, key: str, root: py_trees.behaviour.Behaviour) -> bool:
+        try:
+            self._route({key: None}, root)
+        except InputError:
+            return False
+        return True
+
+    def _route(
+        self, input_data: Mapping[str, Any], root: py_trees.behaviour.Behaviour | None = None
+    ) -> dict[str | None, dict[str, Any]]:
         spec = schema_spec(self.state_manager.schema)
-        tree = TreeInputs.of(self.root, spec)
+        tree = TreeInputs.of(root if root is not None else self.root, spec)
         return tree.route(input_data, self.namespace, spec, getattr(self, "inputs", ()))
 
     # ------------------------------------------------------------------ approvals

@@ -217,6 +217,14 @@ class Conversation(Agent):
     def toolsets(self) -> list[ToolSet]:
         return self.template.toolsets()
 
+    def accepts(self, key: str) -> bool:
+        """As `Agent.accepts`, asked of one of the template's trees (all read the same keys)."""
+        root = self.template.borrow()
+        try:
+            return self._accepts(key, root)
+        finally:
+            self.template.give_back(root)
+
     async def aclose(self) -> None:
         """Nothing to halt between runs; the template owns (and closes) the tools."""
 

@@ -189,3 +189,16 @@ async def test_a_conversation_runs_one_run_at_a_time() -> None:
         conversation.use_checkpointer(object())  # type: ignore[arg-type]
     with pytest.raises(RuntimeError, match="nothing to resume"):
         await conversation.resume()
+
+
+def test_agents_and_conversations_say_which_input_keys_they_read() -> None:
+    from jianmu_like import Agent, AgentTemplate, create_react_node
+
+    def build() -> Any:
+        return create_react_node(model_client=scripted_client([reply("hi")]))
+
+    agent = Agent(build())
+    assert agent.accepts("messages") and not agent.accepts("task")
+    assert not agent.accepts("elsewhere.messages")
+    conversation = AgentTemplate(build).conversation()
+    assert conversation.accepts("messages") and not conversation.accepts("task")

@@ -225,7 +225,10 @@ class RunRegistry:
         record = RunRecord(secrets.token_hex(8), tid, agent, question)
         self.runs[record.run_id] = record
         self.active[tid] = record
-        data = {"task": question, "messages": [human(question)]}
+        offered: dict[str, Any] = {"task": question, "messages": [human(question)]}
+        data = {key: value for key, value in offered.items() if agent.accepts(key)}
+        if not data:
+            raise RunConflict("this agent reads neither `task` nor `messages`: it cannot take a question")
         self._launch(record, lambda: agent.run(data, max_ticks=self.max_ticks, thread_id=tid))
         return record
 
