@@ -325,7 +325,9 @@ class ReActConfig(BaseModel):
     synthesize: bool = Field(default_factory=lambda: get_config().answers.synthesize)
     """Two-phase answers: after the loop, one streaming call writes the user-facing answer from
     the execution trace (`<name>.Synthesize`); on any failure the loop's own answer is kept."""
-    synthesis_tool_chars: int = Field(default_factory=lambda: get_config().answers.synthesis_tool_chars, ge=100)
+    synthesis_tool_chars: int = Field(
+        default_factory=lambda: get_config().answers.synthesis_tool_chars, ge=100
+    )
     """Each tool result is cut to this many characters in the synthesis prompt."""
     answer_check: AnswerCheckConfig = Field(default_factory=lambda: get_config().answers.check.model_copy())
     """The answer-quality check (`<name>.AnswerCheck`); `AnswerCheckConfig(enabled=False)` turns

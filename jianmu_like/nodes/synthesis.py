@@ -99,7 +99,9 @@ class SynthesisNode(AsyncBehaviour):
             },
             ns,
         )
-        self.emit(ev.PHASE, phase=PHASE, status="completed", content=answer, usage=response.usage.model_dump())
+        self.emit(
+            ev.PHASE, phase=PHASE, status="completed", content=answer, usage=response.usage.model_dump()
+        )
         return Status.SUCCESS
 
     def _keep(self, reason: str) -> Status:

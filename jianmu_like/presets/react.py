@@ -102,7 +102,11 @@ def create_react_node(
     if config.answer_check.enabled:
         children.append(
             AnswerCheck(
-                f"{name}.AnswerCheck", config.answer_check, tool_names=toolset.names, keys=keys, namespace=namespace
+                f"{name}.AnswerCheck",
+                config.answer_check,
+                tool_names=toolset.names,
+                keys=keys,
+                namespace=namespace,
             )
         )
     if schema is not None:
@@ -152,7 +156,11 @@ class ReActAbort:
         if limit is not None:
             failures: int = sm.get(keys.tool_failures, namespace) or 0
             if failures >= limit:
-                return {"reason": "tool_failures", "consecutive_failures": failures, "max_tool_failures": limit}
+                return {
+                    "reason": "tool_failures",
+                    "consecutive_failures": failures,
+                    "max_tool_failures": limit,
+                }
         budget = self.config.max_budget_tokens
         if budget is not None:
             used = sm.get(keys.usage, namespace).total_tokens
