@@ -198,3 +198,24 @@ async def test_yaml_synthesize_and_safeguards(tmp_path: Path) -> None:
     assert result.final_answer == "Six times seven is 42."
     config = agent.root.children[0].children[0].config
     assert config.max_tool_failures == 2 and config.answer_check.min_chars == 2
+
+
+async def test_pooled_conversations_get_their_own_fallback_and_budget_fallback() -> None:
+    from jianmu_like import AgentTemplate
+
+    script = [calls(call("calculator", expression="2 + 2"))]
+    async with ScriptedOpenAIServer(script * 2) as srv:
+        config = ReActConfig(max_iterations=5, max_budget_tokens=1, stream=False)
+        root = create_react_node(model_client=srv.client(), tools=[calculator], config=config)
+        template = AgentTemplate.from_prototype(root)
+        alice, bob = template.conversation("alice"), template.conversation("bob")
+        a = await alice.run({"messages": [human("Sum?")]})
+        b = await bob.run({"messages": [human("Sum again?")]})
+    for result in (a, b):
+        assert result.status == "failure" and result.termination is not None
+        assert result.termination["reason"] == "budget_exhausted"
+        assert result.fallback_answer is not None
+        assert result.fallback_answer.startswith(
+            "No final answer: the run stopped because it spent its token budget"
+        )
+        assert '1. calculator({"expression": "2 + 2"}) -> 4' in result.fallback_answer
