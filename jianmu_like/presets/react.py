@@ -82,7 +82,8 @@ def create_react_node(
         f"{name}.LLM",
         model_client,
         toolset,
-        config=config,
+        # With a synthesis phase the user reads its answer: only its tokens are streamed.
+        config=config.model_copy(update={"stream": False}) if config.synthesize and config.stream else config,
         namespace=namespace,
         context_builder=context_builder,
     )

@@ -51,7 +51,7 @@ async def test_synthesis_streams_the_answer_from_the_trace() -> None:
         reply("Paris compte 2,1 millions d'habitants."),
     ]
     async with ScriptedOpenAIServer(script) as srv:
-        agent, events = _agent(srv, [lookup], synthesize=True)
+        agent, events = _agent(srv, [lookup], synthesize=True, stream=True)
         result = await agent.run({"messages": [human("Combien d'habitants à Paris ?")]})
     assert result.status == "success"
     assert result.final_answer == "Paris compte 2,1 millions d'habitants."
@@ -63,7 +63,8 @@ async def test_synthesis_streams_the_answer_from_the_trace() -> None:
     assert "[... 1012 more characters cut]" in prompt  # the 3,012-character result cut to 2,000
     assert "same language as the question" in synthesis["messages"][0]["content"]
     deltas = "".join(e.data["delta"] for e in events if e.type == "text.delta")
-    assert deltas == result.final_answer  # its tokens were streamed
+    assert deltas == result.final_answer  # its tokens were streamed, and only its tokens
+    assert [r.get("stream", False) for r in srv.requests] == [False, False, True]
     phases = [e.data["status"] for e in events if e.type == "phase"]
     assert phases == ["started", "completed"]
     assert result.state.messages[-1].content == result.final_answer
