@@ -46,6 +46,10 @@ class AgentResult(BaseModel):
 
     status: AgentStatus
     final_answer: str | None = None
+    fallback_answer: str | None = None
+    """When a ReAct run stopped without an answer (status "failure", termination reason
+    "max_iterations", "budget_exhausted" or "tool_failures"): why, and which tools ran with
+    what results. `final_answer` stays None: it is only set on success."""
     output: Any = None
     """The validated structured answer (a pydantic instance) of an agent with an `output_type`."""
     state: Any = None
@@ -425,9 +429,11 @@ class Agent:
             error = _read(sm, keys.error, ns, None)
         final = _read(sm, keys.final_answer, ns, None) if agent_status == "success" else None
         output = _read(sm, keys.output, ns, None) if agent_status == "success" else None
+        fallback = _read(sm, keys.fallback_answer, ns, None) if agent_status == "failure" else None
         return AgentResult(
             status=agent_status,
             final_answer=final,
+            fallback_answer=fallback,
             output=output,
             state=sm.copy_state(),
             usage=total_usage(sm, keys, agents.values()),

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from .agentfile.yaml_source import SourceError, YamlDocument, describe_errors, in_line_order, load_yaml
 from .state.schema import StateKeys
@@ -57,6 +57,34 @@ class LLMConfig(_Section):
 class LimitsConfig(_Section):
     max_iterations: int = Field(10, gt=0)
     max_rounds: int = Field(10, gt=0)
+    max_tool_failures: int | None = Field(3, gt=0)
+    """A ReAct run stops (termination `tool_failures`) after this many failed tool calls in a
+    row; None: never."""
+
+
+class AnswerCheckConfig(_Section):
+    """The answer-quality check of a ReAct loop: a final answer that is empty, too short, or a
+    repeat of an earlier answer of the conversation is re-asked with a corrective message."""
+
+    enabled: bool = True
+    min_chars: int = Field(1, ge=1)
+    """Shorter answers (after stripping whitespace) are re-asked."""
+    reject_repeats: bool = True
+    """Re-ask an answer equal to an earlier answer of the conversation (answers shorter than
+    20 characters, like "4" or "yes", may legitimately repeat and are never rejected as such)."""
+    retries: int = Field(1, ge=0)
+    """How often one run re-asks; after that the answer is accepted as it is."""
+
+
+class AnswersConfig(_Section):
+    """How a ReAct agent's answer reaches the user."""
+
+    synthesize: bool = False
+    """After the loop, one streaming call writes the user-facing answer from the execution
+    trace (the loop's own answer is kept when it fails)."""
+    synthesis_tool_chars: int = Field(2000, ge=100)
+    """Each tool result is cut to this many characters in the synthesis prompt."""
+    check: AnswerCheckConfig = Field(default_factory=AnswerCheckConfig)
 
 
 class ResilienceConfig(_Section):
@@ -110,6 +138,7 @@ class JianmuConfig(_Section):
     models: ModelsConfig = Field(default_factory=ModelsConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    answers: AnswersConfig = Field(default_factory=AnswersConfig)
     resilience: ResilienceConfig = Field(default_factory=ResilienceConfig)
     provider: ProviderConfig = Field(default_factory=ProviderConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
@@ -291,4 +320,21 @@ class ReActConfig(BaseModel):
     """Also describe the tools in the system prompt (in addition to the function schemas)."""
     tool_protocol: Literal["native", "json", "text", "auto"] | None = None
     """How this agent's tools reach the model (see `ModelClient`); None keeps the client's."""
+    max_tool_failures: int | None = Field(default_factory=lambda: get_config().limits.max_tool_failures, gt=0)
+    """Stop (termination `tool_failures`) after this many failed tool calls in a row; None: never."""
+    synthesize: bool = Field(default_factory=lambda: get_config().answers.synthesize)
+    """Two-phase answers: after the loop, one streaming call writes the user-facing answer from
+    the execution trace (`<name>.Synthesize`); on any failure the loop's own answer is kept."""
+    synthesis_tool_chars: int = Field(
+        default_factory=lambda: get_config().answers.synthesis_tool_chars, ge=100
+    )
+    """Each tool result is cut to this many characters in the synthesis prompt."""
+    answer_check: AnswerCheckConfig = Field(default_factory=lambda: get_config().answers.check.model_copy())
+    """The answer-quality check (`<name>.AnswerCheck`); `AnswerCheckConfig(enabled=False)` turns
+    it off. `True`/`False` are accepted as shorthands."""
     keys: StateKeys = Field(default_factory=StateKeys)
+
+    @field_validator("answer_check", mode="before")
+    @classmethod
+    def _answer_check_switch(cls, value: Any) -> Any:
+        return {"enabled": value} if isinstance(value, bool) else value

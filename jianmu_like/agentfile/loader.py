@@ -330,6 +330,8 @@ class _Builder:
             "tool_choice": spec.tool_choice,
             "execution_mode": spec.execution_mode,
             "tool_protocol": spec.tool_protocol or model.tool_protocol,
+            "synthesize": spec.synthesize,
+            "answer_check": spec.answer_check,
             **{k: v for k, v in spec.llm.model_dump().items() if v is not None},
             **{k: v for k, v in spec.limits.model_dump().items() if v is not None},
         }

@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..config import AnswerCheckConfig
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -34,6 +36,8 @@ class ModelSpec(_Strict):
 class LimitsSpec(_Strict):
     max_iterations: int | None = Field(None, ge=1)
     max_budget_tokens: int | None = Field(None, ge=1)
+    max_tool_failures: int | None = Field(None, ge=1)
+    """Stop after this many failed tool calls in a row (termination `tool_failures`)."""
 
 
 class LLMSpec(_Strict):
@@ -67,6 +71,10 @@ class ReActSpec(_Strict):
     output_schema: dict[str, Any] | str | None = None
     """A structured answer: a JSON schema, or a pydantic model as `package.module:Model` (or
     `package.module.Model`) from an allowed module; the result's `output` is the validated value."""
+    synthesize: bool | None = None
+    """Two-phase answers: after the loop, one streaming call writes the answer from the trace."""
+    answer_check: bool | AnswerCheckConfig | None = None
+    """The answer-quality check: `false` turns it off; or `{min_chars, reject_repeats, retries}`."""
     input: str | None = None
     """In a tree: a message template written to this agent's namespace before it starts, e.g.
     "Research: {plan.final_answer}" (`{task}` is the run's question)."""

@@ -25,6 +25,9 @@ AbortCondition = Callable[[], bool | str | dict[str, Any] | None]
 """Returns a truthy value to stop the loop: a string is the termination reason; a dict is merged
 into the termination metadata (its "reason" key, default "aborted", is the reason)."""
 
+TerminationHook = Callable[[dict[str, Any]], None]
+"""Called with the termination metadata once it is written (e.g. to leave a fallback answer)."""
+
 
 class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
     """Tick `child` until it succeeds, at most `max_iterations` times.
@@ -43,6 +46,7 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
         *,
         namespace: str | None = None,
         termination_key: str = "termination",
+        on_termination: TerminationHook | None = None,
     ) -> None:
         if max_iterations < 1:
             raise ValueError(f"max_iterations must be >= 1, got {max_iterations}")
@@ -51,6 +55,7 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
         self.abort_condition = abort_condition
         self.namespace = namespace
         self.termination_key = termination_key
+        self.on_termination = on_termination
         self.iterations = 0
         self.termination: dict[str, Any] | None = None
 
@@ -64,10 +69,14 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
         self.termination = None
 
     def on_clone(self) -> None:
-        """An abort condition bound to its loop (`for_node`) is re-bound to the clone."""
+        """An abort condition or termination hook bound to its loop (`for_node`) is re-bound to
+        the clone."""
         rebind = getattr(self.abort_condition, "for_node", None)
         if rebind is not None:
             self.abort_condition = rebind(self)
+        rebind = getattr(self.on_termination, "for_node", None)
+        if rebind is not None:
+            self.on_termination = rebind(self)
 
     def progress(self) -> dict[str, Any]:
         """What a checkpoint needs to continue this loop (see bt.progress)."""
@@ -154,6 +163,8 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
         self.state_manager.update({self.termination_key: self.termination}, self.namespace)
         self.feedback_message = f"{reason} after {self.iterations} iteration(s)"
         self.emit("loop.terminated", **self.termination)
+        if self.on_termination is not None:
+            self.on_termination(self.termination)
 
 
 LEAN_TICKS.add(LoopUntilSuccess.tick)

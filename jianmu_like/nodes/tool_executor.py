@@ -302,8 +302,8 @@ class ToolExecutor(AsyncBehaviour):
 
     # ------------------------------------------------------------------ results
     def _commit(self, actions: Sequence[ToolCall], outcomes: dict[str, ToolOutcome]) -> None:
-        """Append one observation per call (in call order), record effects and repeats, and
-        clear the batch's bookkeeping."""
+        """Append one observation per call (in call order), record effects, repeats and the
+        count of failed calls in a row, and clear the batch's bookkeeping."""
         sm, keys, ns = self.state_manager, self.keys, self.namespace
         counts: dict[str, int] = sm.get(keys.call_counts, ns)  # updated in place: no per-batch copy
         messages: list[Message] = []
@@ -328,7 +328,15 @@ class ToolExecutor(AsyncBehaviour):
                 if tag not in known_effects:
                     known_effects.add(tag)
                     new_effects.append(tag)
-        updates: dict[str, Any] = {keys.messages: messages, keys.call_counts: counts}
+        # Failed calls in a row; a batch whose calls all failed counts once (the model saw none
+        # of those errors before making them).
+        failed = all(outcomes[call.id].failed for call in actions)
+        failures = (sm.get(keys.tool_failures, ns) or 0) + 1 if failed else 0
+        updates: dict[str, Any] = {
+            keys.messages: messages,
+            keys.call_counts: counts,
+            keys.tool_failures: failures,
+        }
         if new_effects:
             updates[keys.tool_effects] = [*sm.get(keys.tool_effects, ns), *new_effects]
         if final is not None:  # a tool ended the loop (state contract: the executor writes these)

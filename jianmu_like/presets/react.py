@@ -5,7 +5,13 @@ LoopUntilSuccess(max_iterations, abort_condition=token budget | model error)
        ├─ AgentLLMNode   ask the model: tool calls or a final answer
        ├─ ToolExecutor   guard preflight, run the calls, append observations
        ├─ StateCondition SUCCESS when `done`, else FAILURE → next iteration
-       └─ OutputNode     (with `output_type`) validate the answer into `output`, re-ask once
+       ├─ AnswerCheck    (answer_check.enabled) re-ask an empty / too short / repeated answer once
+       ├─ OutputNode     (with `output_type`) validate the answer into `output`, re-ask once
+       └─ SynthesisNode  (synthesize) one streaming call writes the answer from the trace
+
+The loop also stops after `max_tool_failures` failed tool calls in a row (`tool_failures`), and a
+run that stops without an answer (max_iterations, budget, tool failures) leaves a fallback answer
+summarising the tools it ran (`fallback_answer`, `AgentResult.fallback_answer`).
 """
 
 from __future__ import annotations
@@ -22,11 +28,15 @@ from ..config import ReActConfig
 from ..guard.enforcer import GuardEnforcer
 from ..models.client import ModelClient
 from ..models.structured import OutputSchema
+from ..nodes.answer_check import AnswerCheck
 from ..nodes.context import DEFAULT_PERSONA, ContextBuilder, ContextBuilderProtocol
 from ..nodes.llm import AgentLLMNode
 from ..nodes.output import INVALID_OUTPUT, OutputNode
+from ..nodes.synthesis import SynthesisNode
 from ..nodes.tool_executor import ToolExecutor, ToolRunner
+from ..nodes.trace import FALLBACK_REASONS, fallback_answer, read_trace
 from ..state.contract import StateContract, declare
+from ..telemetry import events as ev
 from ..tools.base import Tool
 from ..tools.provider import ToolProvider
 from ..tools.toolset import ToolSet
@@ -48,7 +58,8 @@ def create_react_node(
 ) -> LoopUntilSuccess:
     """Build a ReAct subtree. Embed it anywhere in a tree; give each copy its own `namespace`
     when several agents share one state. Children are named `<name>.LLM`, `<name>.Tools`,
-    `<name>.Done` under `<name>.Loop`.
+    `<name>.Done` under `<name>.Loop` (and `<name>.AnswerCheck`, `<name>.Output`,
+    `<name>.Synthesize` when configured).
 
     Tools from `tool_providers` (e.g. MCP servers) are merged with the static `tools`; a later
     registration overrides an earlier one of the same name, static tools last.
@@ -71,7 +82,8 @@ def create_react_node(
         f"{name}.LLM",
         model_client,
         toolset,
-        config=config,
+        # With a synthesis phase the user reads its answer: only its tokens are streamed.
+        config=config.model_copy(update={"stream": False}) if config.synthesize and config.stream else config,
         namespace=namespace,
         context_builder=context_builder,
     )
@@ -88,8 +100,20 @@ def create_react_node(
     )
     done = StateCondition(f"{name}.Done", key=keys.done, namespace=namespace)
     children: list[Any] = [llm, executor, done]
+    if config.answer_check.enabled:
+        children.append(
+            AnswerCheck(
+                f"{name}.AnswerCheck",
+                config.answer_check,
+                tool_names=toolset.names,
+                keys=keys,
+                namespace=namespace,
+            )
+        )
     if schema is not None:
         children.append(OutputNode(f"{name}.Output", schema, keys=keys, namespace=namespace))
+    if config.synthesize:
+        children.append(SynthesisNode(f"{name}.Synthesize", model_client, config=config, namespace=namespace))
     body = composites.Sequence(f"{name}.Loop", memory=True, children=children)
     loop = LoopUntilSuccess(
         name,
@@ -100,6 +124,7 @@ def create_react_node(
     )
 
     loop.abort_condition = ReActAbort(loop, config, namespace)
+    loop.on_termination = ReActFallback(loop, config, namespace)
     owner = f"ReAct agent {name!r}" + (f" (namespace {namespace!r})" if namespace else "")
     used = keys.model_dump(exclude=None if schema is not None else {"output", "output_retries"})
     needed = tuple(used.values())
@@ -108,7 +133,8 @@ def create_react_node(
 
 
 class ReActAbort:
-    """The ReAct loop's abort condition: a model error, or the token budget spent.
+    """The ReAct loop's abort condition: a model error, too many failed tool calls in a row, or
+    the token budget spent.
 
     Bound to its loop (it reads the loop's state manager); `for_node` re-binds a cloned loop."""
 
@@ -128,9 +154,44 @@ class ReActAbort:
         if error:
             reason = "invalid_output" if str(error).startswith(INVALID_OUTPUT) else "model_error"
             return {"reason": reason, "error": error}
+        limit = self.config.max_tool_failures
+        if limit is not None:
+            failures: int = sm.get(keys.tool_failures, namespace) or 0
+            if failures >= limit:
+                return {
+                    "reason": "tool_failures",
+                    "consecutive_failures": failures,
+                    "max_tool_failures": limit,
+                }
         budget = self.config.max_budget_tokens
         if budget is not None:
             used = sm.get(keys.usage, namespace).total_tokens
             if used >= budget:
                 return {"reason": "budget_exhausted", "total_tokens": used, "max_budget_tokens": budget}
         return None
+
+
+class ReActFallback:
+    """The ReAct loop's termination hook: a run that stops without an answer (max_iterations,
+    budget, tool failures) gets a fallback answer in `fallback_answer` — why it stopped, which
+    tools ran and what they returned — so the user is never left with nothing. The status stays
+    failure. Bound to its loop like `ReActAbort`."""
+
+    __slots__ = ("config", "loop", "namespace")
+
+    def __init__(self, loop: LoopUntilSuccess, config: ReActConfig, namespace: str | None) -> None:
+        self.loop = loop
+        self.config = config
+        self.namespace = namespace
+
+    def for_node(self, loop: LoopUntilSuccess) -> ReActFallback:
+        return ReActFallback(loop, self.config, self.namespace)
+
+    def __call__(self, termination: dict[str, Any]) -> None:
+        reason = termination.get("reason")
+        if reason not in FALLBACK_REASONS:
+            return
+        sm, keys, ns = self.loop.state_manager, self.config.keys, self.namespace
+        answer = fallback_answer(read_trace(sm.get(keys.messages, ns)), termination)
+        sm.update({keys.fallback_answer: answer}, ns)
+        self.loop.emit(ev.ANSWER_FALLBACK, reason=reason, answer=answer)

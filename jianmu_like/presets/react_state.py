@@ -51,3 +51,9 @@ class ReActState(BaseModel):
     output: Annotated[Any, Ephemeral(scope="run")] = None
     """The validated structured answer of an agent with an `output_type`."""
     output_retries: Annotated[int, Ephemeral(scope="run")] = 0
+    tool_failures: Annotated[int, Ephemeral(scope="run")] = 0
+    """Failed tool calls in a row: the loop stops at `ReActConfig.max_tool_failures`."""
+    answer_retries: Annotated[int, Ephemeral(scope="run")] = 0
+    fallback_answer: Annotated[str | None, Ephemeral(scope="run")] = None
+    """Set when the loop stops without an answer (max_iterations, budget, tool failures): which
+    tools ran and what they returned."""

@@ -1,0 +1,117 @@
+"""The execution trace of a ReAct run, read back from the history: question, tool calls, results.
+
+No extra state is kept for it: the run's part of the history starts after its question, the
+last user message that is not a corrective message (the tool protocol's, the output check's or
+the answer check's, all recognised by their opening words). The synthesis phase writes the
+user-facing answer from it; a run that stops without an answer summarises it as its fallback.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..models.messages import Message
+from ..models.text_protocol import CORRECTION_PREFIX
+
+ANSWER_CORRECTION_PREFIX = "Your final answer "
+"""Opens the corrective messages about a final answer (output validation, answer check)."""
+
+_CORRECTIVE = (CORRECTION_PREFIX, ANSWER_CORRECTION_PREFIX)
+
+
+class ToolStep(BaseModel):
+    """One tool call of the run and the observation it produced."""
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    result: str = ""
+    failed: bool = False
+
+
+class Trace(BaseModel):
+    """What a run was asked, which tools it ran with what results, and its answer so far."""
+
+    question: str = ""
+    steps: list[ToolStep] = Field(default_factory=list)
+    answer: str | None = None
+
+
+def is_corrective(message: Message) -> bool:
+    """Whether a user message is a framework's corrective message rather than the user's."""
+    return message.role == "user" and (message.content or "").startswith(_CORRECTIVE)
+
+
+def read_trace(messages: Sequence[Message]) -> Trace:
+    """The trace of the latest run in `messages` (see the module docstring)."""
+    start = 0
+    question = ""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.role == "user" and not is_corrective(message):
+            start, question = index + 1, message.content or ""
+            break
+    results = {m.tool_call_id: m.content or "" for m in messages[start:] if m.role == "tool"}
+    steps: list[ToolStep] = []
+    answer: str | None = None
+    for message in messages[start:]:
+        if message.role != "assistant":
+            continue
+        if message.tool_calls:
+            for call in message.tool_calls:
+                result = results.get(call.id, "")
+                steps.append(
+                    ToolStep(
+                        name=call.name,
+                        arguments=call.arguments,
+                        result=result,
+                        failed=result.startswith("Error:"),
+                    )
+                )
+        elif message.content is not None:
+            answer = message.content
+    return Trace(question=question, steps=steps, answer=answer)
+
+
+def cut(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]} [... {len(text) - limit} more characters cut]"
+
+
+def render_steps(steps: Sequence[ToolStep], limit: int) -> str:
+    """A numbered list of calls and their results, each result cut to `limit` characters."""
+    lines = []
+    for number, step in enumerate(steps, 1):
+        arguments = json.dumps(step.arguments, ensure_ascii=False, default=str)
+        lines.append(f"{number}. {step.name}({arguments}) -> {cut(step.result, limit)}")
+    return "\n".join(lines)
+
+
+_STOPPED = {
+    "max_iterations": "it reached its limit of {max_iterations} iterations",
+    "budget_exhausted": "it spent its token budget ({total_tokens} of {max_budget_tokens} tokens)",
+    "tool_failures": "{consecutive_failures} tool calls failed in a row",
+}
+
+FALLBACK_REASONS = frozenset(_STOPPED)
+"""Termination reasons for which a ReAct run writes a fallback answer."""
+
+
+def fallback_answer(trace: Trace, termination: Mapping[str, Any], *, limit: int = 500) -> str:
+    """A plain summary for a run that stopped without an answer: why, and which tools ran with
+    what results (each cut to `limit` characters). No model call: the budget may be spent."""
+    reason = str(termination.get("reason", "stopped"))
+    template = _STOPPED.get(reason)
+    try:
+        why = template.format(**termination) if template is not None else reason
+    except (KeyError, IndexError):
+        why = reason
+    head = f"No final answer: the run stopped because {why}."
+    if not trace.steps:
+        return f"{head} No tool was run."
+    return f"{head} Tools run ({len(trace.steps)}):\n{render_steps(trace.steps, limit)}"
