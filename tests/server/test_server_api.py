@@ -249,7 +249,8 @@ def test_agent_tree_and_health(client: httpx.Client) -> None:
     tree = client.get("/api/agent").json()["tree"]
     assert tree["name"] == "ReActAgent" and tree["type"] == "LoopUntilSuccess"
     [sequence] = tree["children"]
-    assert [c["type"] for c in sequence["children"]] == ["AgentLLMNode", "ToolExecutor", "StateCondition"]
+    types = [c["type"] for c in sequence["children"]]
+    assert types == ["AgentLLMNode", "ToolExecutor", "StateCondition", "AnswerCheck"]
     assert client.get("/healthz").json()["status"] == "ok"
     assert client.get("/").status_code == 200
 
