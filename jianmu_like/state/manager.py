@@ -184,8 +184,13 @@ class StateManager:
             return
         self.version += 1
         if namespace is None:
+            fields = self.state.__dict__
             for spec in specs:
-                self.state.__dict__[spec.name] = spec.fresh_default()
+                current = fields.get(spec.name, _MISSING)
+                factory = spec.default_factory
+                if (factory is list or factory is dict) and type(current) is factory and not current:
+                    continue  # already an empty list/dict of its own: no new one per iteration
+                fields[spec.name] = spec.fresh_default()
             return
         extra = self._extra()
         for spec in specs:
