@@ -22,7 +22,9 @@ class Wakeup:
     def __init__(self) -> None:
         self.pending = False
         self.in_flight = 0
-        self._tracked: set[asyncio.Future[Any]] = set()
+        self._tracked: set[asyncio.Future[Any]] | None = None
+        """Tasks counted in flight (created by the first `track`: most runs of a conversation
+        track none between their runs, and an idle conversation should hold no set)."""
         self._waiter: asyncio.Future[None] | None = None
         """What `wait()` returned, until a signal resolves it (one future, not an Event: a
         waiting runner then costs one object per wait instead of three)."""
@@ -76,13 +78,17 @@ class Wakeup:
         loop cycle sooner); the done-callback covers tasks that end any other way, e.g.
         cancelled before they ever ran."""
         self.in_flight += 1
-        self._tracked.add(task)
+        tracked = self._tracked
+        if tracked is None:
+            tracked = self._tracked = set()
+        tracked.add(task)
         task.add_done_callback(self.settle)
 
     def settle(self, task: asyncio.Future[Any] | None) -> None:
         """Uncount a tracked task (once) and request a tick."""
-        if task in self._tracked:
-            self._tracked.discard(task)
+        tracked = self._tracked
+        if tracked is not None and task in tracked:
+            tracked.discard(task)
             self.in_flight -= 1
             self.signal()
 
