@@ -9,6 +9,7 @@ flight, nothing signalled: the run is suspended, e.g. on a pending approval).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 from collections.abc import Awaitable, Generator
 from typing import Any
@@ -82,7 +83,8 @@ class Wakeup:
         if tracked is None:
             tracked = self._tracked = set()
         tracked.add(task)
-        task.add_done_callback(self.settle)
+        # `settle` reads no context variable: one shared context instead of a copy per task.
+        task.add_done_callback(self.settle, context=_SETTLE_CONTEXT)
 
     def settle(self, task: asyncio.Future[Any] | None) -> None:
         """Uncount a tracked task (once) and request a tick."""
@@ -96,6 +98,10 @@ class Wakeup:
     def quiescent(self) -> bool:
         """Nothing in flight and no signal pending: no tick would ever come by itself."""
         return not self.pending and self.in_flight == 0
+
+
+_SETTLE_CONTEXT = contextvars.Context()
+"""The context `settle` runs in as a done-callback (entered by one callback at a time)."""
 
 
 class _Ready:
