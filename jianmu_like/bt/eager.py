@@ -22,6 +22,9 @@ _enter_task = asyncio.tasks._enter_task
 _leave_task = asyncio.tasks._leave_task
 _current_tasks: dict[Any, asyncio.Task[Any]] = asyncio.tasks._current_tasks  # type: ignore[attr-defined]
 _NOTHING: Any = object()
+_TASK_CONTEXT = contextvars.Context()
+"""The context of every carrier task: only entered around `_Carrier.send`/`throw`, which run
+the real coroutine in its own context (never entered twice: the loop runs one step at a time)."""
 
 
 class _Carrier(Coroutine[Any, Any, Any], Generic[T]):
@@ -33,7 +36,7 @@ class _Carrier(Coroutine[Any, Any, Any], Generic[T]):
 
     def __init__(self) -> None:
         self.coro: Coroutine[Any, Any, T] | None = None
-        self.context = contextvars.Context()
+        self.context: contextvars.Context = _TASK_CONTEXT  # replaced by each eager start
         self.yielded: Any = _NOTHING
         """What the eager step yielded, until the task's first step hands it over."""
         self.finished = True
@@ -126,7 +129,9 @@ def start_eager(
     task = carrier.task if carrier is not None and not carrier.started else None
     if carrier is None or task is None or task.get_loop() is not loop:
         carrier = _Carrier()
-        task = carrier.task = loop.create_task(carrier, name=name)
+        # The task never runs code in its own context (the carrier runs each step in the
+        # coroutine's), so every carrier task shares one empty context instead of a copy each.
+        task = carrier.task = loop.create_task(carrier, name=name, context=_TASK_CONTEXT)
     context = contextvars.copy_context()
     carrier.coro = coro
     carrier.context = context

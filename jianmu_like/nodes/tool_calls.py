@@ -68,9 +68,10 @@ class ToolCallRunner:
         iteration, so such a tool delays its batch until it returns.)
         """
         timeout = tool.timeout if tool.timeout is not None else self.default_timeout
-        self.emit(ev.TOOL_CALL_STARTED, tool=call.name, call_id=call.id, arguments=call.arguments)
-        started = time.perf_counter()
-        timed_out = f"tool {call.name!r} timed out after {timeout:g} s"
+        listening = self.listening()
+        if listening:
+            self.emit(ev.TOOL_CALL_STARTED, tool=call.name, call_id=call.id, arguments=call.arguments)
+        started = time.perf_counter() if listening else 0.0
         deadline = _Deadline(timeout)
         try:
             output = await deadline.run(self._invoke(tool, call.arguments))
@@ -80,7 +81,7 @@ class ToolCallRunner:
             return self.fail(call, f"tool {call.name!r} {safe_message(exc)}")
         except TimeoutError as exc:
             if deadline.expired():
-                return self.fail(call, timed_out)
+                return self.fail(call, _timed_out(call, timeout))
             return self.fail(call, f"tool {call.name!r} raised TimeoutError: {safe_message(exc)}")
         except asyncio.CancelledError:
             current = asyncio.current_task()
@@ -92,15 +93,16 @@ class ToolCallRunner:
         except BaseException as exc:
             return self.fail(call, f"tool {call.name!r} raised {type(exc).__name__}: {safe_message(exc)}")
         if deadline.expired():  # it swallowed its cancellation and answered anyway: too late
-            return self.fail(call, timed_out)
+            return self.fail(call, _timed_out(call, timeout))
         content = self.truncate(output)
-        self.emit(
-            ev.TOOL_CALL_COMPLETED,
-            tool=call.name,
-            call_id=call.id,
-            output=clip(content, 500),
-            duration=time.perf_counter() - started,
-        )
+        if listening:
+            self.emit(
+                ev.TOOL_CALL_COMPLETED,
+                tool=call.name,
+                call_id=call.id,
+                output=clip(content, 500),
+                duration=time.perf_counter() - started,
+            )
         return ToolOutcome(content=content, effect_tags=sorted(tool.effect_tags))
 
     async def _invoke(self, tool: Tool, arguments: dict[str, Any]) -> str:
@@ -113,6 +115,12 @@ class ToolCallRunner:
         except SystemExit as exc:
             raise ToolExitError(exc) from exc
         return output if isinstance(output, str) else render_result(output)
+
+    def listening(self) -> bool:
+        """Whether anyone receives this runner's events (`emit` is then worth its arguments)."""
+        owner = getattr(self.emit, "__self__", None)
+        hub = getattr(owner, "telemetry", _NO_OWNER) if owner is not None else _NO_OWNER
+        return hub is _NO_OWNER or (hub is not None and hub.active)
 
     def fail(self, call: ToolCall, reason: str, *, denied: bool = False) -> ToolOutcome:
         self.emit(ev.TOOL_CALL_FAILED, tool=call.name, call_id=call.id, error=reason, denied=denied)
@@ -182,6 +190,14 @@ class _Resume:
                     pending = work.send(sent)
                 except StopIteration as done:
                     return cast(str, done.value)
+
+
+_NO_OWNER: Any = object()
+"""`emit` is not a node's bound method: always call it (its owner's hub is unknown)."""
+
+
+def _timed_out(call: ToolCall, timeout: float) -> str:
+    return f"tool {call.name!r} timed out after {timeout:g} s"
 
 
 def clip(text: str, limit: int) -> str:

@@ -344,7 +344,9 @@ class ToolExecutor(AsyncBehaviour):
             updates[keys.final_answer] = final
         sm.update(updates, ns)
         for key in (keys.tool_results, keys.approval_decisions, keys.pending_approvals):
-            sm.set(key, type(sm.get(key, ns))(), ns)
+            current = sm.get(key, ns)
+            if current:  # usually only the results hold anything: no new empty containers
+                sm.set(key, type(current)(), ns)
         self._committed = True
 
     def _commit_unfinished(self) -> None:

@@ -25,6 +25,9 @@ from .wakeup import Wakeup
 
 _MISSING: Any = object()
 _RESOLVED: dict[type[BaseModel], dict[tuple[str, str | None], tuple[str, FieldSpec | None, bool]]] = {}
+_PLAIN: dict[type[BaseModel], dict[str, tuple[str, FieldSpec | None]]] = {}
+"""Per schema: top-level keys (no namespace) that name a schema field -> (field, spec); the
+hot path's lookups, without building a (key, namespace) tuple per access."""
 _EPHEMERAL: dict[tuple[type[BaseModel], Scope], list[FieldSpec]] = {}
 """Ephemeral field specs by (schema, scope): reset at every loop iteration, so worth keeping."""
 
@@ -64,6 +67,7 @@ class StateManager:
         # Key resolution depends on the schema only: shared by every manager of the schema, so a
         # new conversation does not resolve its keys again.
         self._resolved = _RESOLVED.setdefault(schema, {})
+        self._plain = _PLAIN.setdefault(schema, {})
         self.version = 0
         """Incremented by every write: tells a checkpointer whether anything changed."""
         self.journal: ToolJournal | None = None
@@ -75,6 +79,8 @@ class StateManager:
         cached = self._resolved.get((key, namespace))
         if cached is None:
             cached = self._resolved[(key, namespace)] = self._resolve_uncached(key, namespace)
+            if namespace is None and not cached[2]:
+                self._plain[key] = (cached[0], cached[1])
         return cached
 
     def _resolve_uncached(self, key: str, namespace: str | None) -> tuple[str, FieldSpec | None, bool]:
@@ -105,6 +111,10 @@ class StateManager:
     def get(self, key: str, namespace: str | None = None, default: Any = None) -> Any:
         """The value of `key` (in `namespace`); a namespaced key not yet written reads as the
         default of the schema field of the same name, else `default`."""
+        if namespace is None:
+            plain = self._plain.get(key)
+            if plain is not None:
+                return self.state.__dict__[plain[0]]
         resolved = self._resolved.get((key, namespace))
         if resolved is None:
             resolved = self._resolve(key, namespace)
@@ -121,14 +131,18 @@ class StateManager:
         """Merge `updates` into the state through each field's reducer."""
         # `_write` inlined for the common case (a schema field with no namespace): the ReAct
         # loop makes about ten writes per iteration.
-        resolved_keys = self._resolved
+        if namespace is not None:
+            for key, value in updates.items():
+                self._write(key, value, namespace, reduce=True)
+            return
+        plain_keys = self._plain
         fields = self.state.__dict__
         for key, value in updates.items():
-            resolved = resolved_keys.get((key, namespace))
-            if resolved is None or resolved[2]:
+            plain = plain_keys.get(key)
+            if plain is None:
                 self._write(key, value, namespace, reduce=True)
                 continue
-            storage, spec, _ = resolved
+            storage, spec = plain
             self.version += 1
             if spec is not None and spec.reducer is not None:
                 current = fields[storage]
@@ -170,8 +184,13 @@ class StateManager:
             return
         self.version += 1
         if namespace is None:
+            fields = self.state.__dict__
             for spec in specs:
-                self.state.__dict__[spec.name] = spec.fresh_default()
+                current = fields.get(spec.name, _MISSING)
+                factory = spec.default_factory
+                if (factory is list or factory is dict) and type(current) is factory and not current:
+                    continue  # already an empty list/dict of its own: no new one per iteration
+                fields[spec.name] = spec.fresh_default()
             return
         extra = self._extra()
         for spec in specs:

@@ -9,6 +9,7 @@ flight, nothing signalled: the run is suspended, e.g. on a pending approval).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 from collections.abc import Awaitable, Generator
 from typing import Any
@@ -22,7 +23,9 @@ class Wakeup:
     def __init__(self) -> None:
         self.pending = False
         self.in_flight = 0
-        self._tracked: set[asyncio.Future[Any]] = set()
+        self._tracked: set[asyncio.Future[Any]] | None = None
+        """Tasks counted in flight (created by the first `track`: most runs of a conversation
+        track none between their runs, and an idle conversation should hold no set)."""
         self._waiter: asyncio.Future[None] | None = None
         """What `wait()` returned, until a signal resolves it (one future, not an Event: a
         waiting runner then costs one object per wait instead of three)."""
@@ -76,13 +79,18 @@ class Wakeup:
         loop cycle sooner); the done-callback covers tasks that end any other way, e.g.
         cancelled before they ever ran."""
         self.in_flight += 1
-        self._tracked.add(task)
-        task.add_done_callback(self.settle)
+        tracked = self._tracked
+        if tracked is None:
+            tracked = self._tracked = set()
+        tracked.add(task)
+        # `settle` reads no context variable: one shared context instead of a copy per task.
+        task.add_done_callback(self.settle, context=_SETTLE_CONTEXT)
 
     def settle(self, task: asyncio.Future[Any] | None) -> None:
         """Uncount a tracked task (once) and request a tick."""
-        if task in self._tracked:
-            self._tracked.discard(task)
+        tracked = self._tracked
+        if tracked is not None and task in tracked:
+            tracked.discard(task)
             self.in_flight -= 1
             self.signal()
 
@@ -90,6 +98,10 @@ class Wakeup:
     def quiescent(self) -> bool:
         """Nothing in flight and no signal pending: no tick would ever come by itself."""
         return not self.pending and self.in_flight == 0
+
+
+_SETTLE_CONTEXT = contextvars.Context()
+"""The context `settle` runs in as a done-callback (entered by one callback at a time)."""
 
 
 class _Ready:

@@ -21,7 +21,8 @@ class TelemetryHub:
     """Publishes `Event`s to subscribers; a failing subscriber never breaks the agent."""
 
     def __init__(self, run_id: str | None = None) -> None:
-        self._subscribers: list[Subscriber] = []
+        self._subscribers: list[Subscriber] | None = None
+        """Created by the first `subscribe`: an unobserved hub (one per conversation) holds no list."""
         self.run_id = run_id
 
     @property
@@ -30,18 +31,22 @@ class TelemetryHub:
 
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
         """Add a subscriber; returns a function that removes it."""
-        self._subscribers.append(subscriber)
+        subscribers = self._subscribers
+        if subscribers is None:
+            subscribers = self._subscribers = []
+        subscribers.append(subscriber)
 
         def unsubscribe() -> None:
-            if subscriber in self._subscribers:
-                self._subscribers.remove(subscriber)
+            if subscriber in subscribers:
+                subscribers.remove(subscriber)
 
         return unsubscribe
 
     def emit(
         self, event_type: str, *, node: str | None = None, namespace: str | None = None, **data: Any
     ) -> None:
-        if not self._subscribers:
+        subscribers = self._subscribers
+        if not subscribers:
             return
         event = Event.model_construct(
             type=event_type,
@@ -51,7 +56,7 @@ class TelemetryHub:
             ts=time.time(),
             run_id=self.run_id,
         )
-        for subscriber in tuple(self._subscribers):
+        for subscriber in tuple(subscribers):
             try:
                 subscriber(event)
             except Exception:  # a broken listener must not take the agent down
