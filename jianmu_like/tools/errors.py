@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
+from contextlib import suppress
 from typing import Any, ClassVar
 
 
@@ -95,11 +96,7 @@ class ToolExitError(ToolError):
 def safe_message(value: object) -> str:
     """`str(value)`, or a fallback naming its type when its `__str__` (and `__repr__`) raise:
     an error that cannot be rendered must still become an observation."""
-    try:
-        return str(value)
-    except Exception:
-        pass
-    try:
-        return repr(value)
-    except Exception:
-        return f"<{type(value).__name__} object: its message could not be rendered>"
+    for render in (str, repr):  # each failure falls through to the next rendering
+        with suppress(Exception):
+            return render(value)
+    return f"<{type(value).__name__} object: its message could not be rendered>"
