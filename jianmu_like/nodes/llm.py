@@ -54,11 +54,7 @@ class AgentLLMNode(AsyncBehaviour):
         extra_choice = params.pop("tool_choice", None)
         self._tool_choice = self.config.tool_choice if self.config.tool_choice is not None else extra_choice
         self._extra_params = params
-        client = (
-            model_client.with_resilience(self.config.resilience) if self.config.resilience else model_client
-        )
-        protocol = self.config.tool_protocol
-        self._client = client.with_tool_protocol(protocol) if protocol is not None else client
+        self._client = configured_client(model_client, self.config)
 
     async def update_async(self) -> Status:
         sm, keys, ns = self.state_manager, self.keys, self.namespace
@@ -90,11 +86,8 @@ class AgentLLMNode(AsyncBehaviour):
             response = await self._client.complete(request, on_event=on_event)
         except ModelError as exc:
             reason = str(exc) if isinstance(exc, ModelCallFailed) else f"model call failed: {exc}"
-            sm.update({keys.error: reason}, ns)
-            self.feedback_message = reason
             self.error = exc
-            self.emit(ev.NODE_FAILED, kind=exc.failure_kind, error_type=type(exc).__name__, error=reason)
-            return Status.FAILURE
+            return fail_with_model_error(self, exc, reason, {keys.error: reason})
         message, correction = response.message, response.correction
         actions = list(message.tool_calls or ())
         updates: dict[str, Any] = {
@@ -125,6 +118,25 @@ class AgentLLMNode(AsyncBehaviour):
 
     def _on_model_event(self, event_type: str, data: dict[str, Any]) -> None:
         self.emit(event_type, **data)
+
+
+def configured_client(model_client: ModelClient, config: ReActConfig) -> ModelClient:
+    """The client a model-calling node asks: `config`'s resilience and tool protocol applied."""
+    client = model_client.with_resilience(config.resilience) if config.resilience else model_client
+    protocol = config.tool_protocol
+    return client.with_tool_protocol(protocol) if protocol is not None else client
+
+
+def fail_with_model_error(
+    node: AsyncBehaviour, exc: Exception, reason: str, updates: dict[str, Any]
+) -> Status:
+    """A model call failed for good: write `updates` (the error key, ...), say why in the node's
+    feedback and a `node.failed` event, and fail the node (the loop then stops as model_error)."""
+    node.state_manager.update(updates, getattr(node, "namespace", None))
+    node.feedback_message = reason
+    kind = getattr(exc, "failure_kind", "model_error")
+    node.emit(ev.NODE_FAILED, kind=kind, error_type=type(exc).__name__, error=reason)
+    return Status.FAILURE
 
 
 _object_setattr = object.__setattr__

@@ -23,6 +23,7 @@ from ..models.structured import StructuredOutputError, structured_llm_call
 from ..models.types import ModelRequest
 from ..state.contract import StateContract, declare
 from ..telemetry import events as ev
+from .llm import configured_client, fail_with_model_error
 from .message import placeholder_keys, render
 
 
@@ -51,12 +52,12 @@ class LLMCallNode(AsyncBehaviour):
         config: ReActConfig | None = None,
     ) -> None:
         super().__init__(name)
-        self.model_client = model_client
+        self.config = config or ReActConfig()
+        self.model_client = configured_client(model_client, self.config)
         self.prompt = prompt
         self.system_prompt = system_prompt
         self.namespace = namespace
         self.output_schema = output_schema
-        self.config = config or ReActConfig()
         self.keys = keys = self.config.keys
         default_key = keys.output if output_schema is not None else keys.final_answer
         self.output_key = output_key or default_key
@@ -100,11 +101,7 @@ class LLMCallNode(AsyncBehaviour):
         except (ModelError, StructuredOutputError) as exc:
             known = isinstance(exc, (ModelCallFailed, StructuredOutputError))
             reason = str(exc) if known else f"model call failed: {exc}"
-            sm.update({keys.error: reason, keys.messages: asked}, ns)
-            self.feedback_message = reason
-            kind = getattr(exc, "failure_kind", "model_error")
-            self.emit(ev.NODE_FAILED, kind=kind, error_type=type(exc).__name__, error=reason)
-            return Status.FAILURE
+            return fail_with_model_error(self, exc, reason, {keys.error: reason, keys.messages: asked})
         updates[keys.messages] = [*asked, reply]
         updates[keys.usage] = usage
         sm.update(updates, ns)
