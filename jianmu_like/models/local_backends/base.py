@@ -127,6 +127,22 @@ class LocalBackend(ABC):
         if schema is not None and grammar is not None:
             raise ValueError("pass a JSON schema or a GBNF grammar, not both")
 
+    def _chat_request(self, turns: Sequence[dict[str, str]], params: SamplingParams) -> dict[str, Any]:
+        """The OpenAI-style chat arguments both bindings take (each adds its own constraint and
+        streaming options), so sampling settings are mapped in one place."""
+        request: dict[str, Any] = {
+            "messages": list(turns),
+            "temperature": params.temperature,
+            "max_tokens": params.max_tokens,
+            "seed": self.seed,
+        }
+        if params.top_p is not None:
+            request["top_p"] = params.top_p
+        if params.top_k is not None:
+            request["top_k"] = params.top_k
+        request.update(params.extra)
+        return request
+
 
 SYSTEM_LIBRARIES = {
     "libgomp.so.1": "libgomp1",

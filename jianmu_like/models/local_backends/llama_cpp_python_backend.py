@@ -79,17 +79,7 @@ class LlamaCppPythonBackend(LocalBackend):
     ) -> Generation:
         self._check_constraint(schema, grammar)
         self.load()
-        kwargs: dict[str, Any] = {
-            "messages": list(turns),
-            "temperature": params.temperature,
-            "max_tokens": params.max_tokens,
-            "seed": self.seed,
-        }
-        if params.top_p is not None:
-            kwargs["top_p"] = params.top_p
-        if params.top_k is not None:
-            kwargs["top_k"] = params.top_k
-        kwargs.update(params.extra)
+        kwargs = self._chat_request(turns, params)
         if schema is not None:
             grammar = schema_to_gbnf(schema)
         if grammar is not None:

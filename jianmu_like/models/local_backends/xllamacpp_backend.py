@@ -82,19 +82,9 @@ class XllamacppBackend(LocalBackend):
     ) -> Generation:
         self._check_constraint(schema, grammar)
         self.load()
-        request: dict[str, Any] = {
-            "messages": list(turns),
-            "temperature": params.temperature,
-            "max_tokens": params.max_tokens,
-            "seed": self.seed,
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
-        if params.top_p is not None:
-            request["top_p"] = params.top_p
-        if params.top_k is not None:
-            request["top_k"] = params.top_k
-        request.update(params.extra)
+        request = self._chat_request(turns, params)
+        request["stream"] = True
+        request["stream_options"] = {"include_usage": True}
         if schema is not None:
             grammar = schema_to_grammar(schema)
         if grammar is not None:
