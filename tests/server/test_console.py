@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import tomllib
+from fnmatch import fnmatch
+from pathlib import Path
+
 import httpx
 from console_agent import console_app
 from sse_live import live_server, read_events, sse_events
@@ -63,3 +67,14 @@ def test_node_statuses_stream_with_the_ids_of_the_agent_tree() -> None:
         with http.stream("GET", f"/api/runs/{run_id}/nodes", headers={"Last-Event-ID": "1"}) as response:
             later = list(sse_events(response.iter_lines()))
         assert [m[0] for m in later] == [m[0] for m in messages[1:]]
+
+
+def test_every_console_file_is_package_data() -> None:
+    """A wheel (`pip install .`) ships the console: pyproject's package-data covers its files."""
+    root = Path(__file__).resolve().parents[2]
+    patterns = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    static = root / "jianmu_like" / "server" / "static"
+    files = sorted(p.relative_to(root / "jianmu_like").as_posix() for p in static.iterdir())
+    assert files == ["server/static/console.css", "server/static/console.js", "server/static/index.html"]
+    for name in files:
+        assert any(fnmatch(name, pattern) for pattern in patterns["jianmu_like"]), name
