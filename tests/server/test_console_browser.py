@@ -101,6 +101,10 @@ def test_ask_watch_tools_approve_and_follow_up(page: Any, tmp_path: Path) -> Non
                     "data-status", "RUNNING"
                 )
             page.screenshot(path=str(tmp_path / "console-approval.png"), full_page=True)
+            page.reload()  # a page opened later finds the waiting run and replays it
+            run = page.locator("article.run").last
+            expect(run.locator(".question")).to_have_text("delete notes.txt")
+            expect(approval).to_contain_text("notes.txt")
             approval.locator("button.approve").click()
             expect(page.locator("#approvals")).to_be_hidden()
             card = run.locator('.tool-card[data-tool="delete_file"]')

@@ -310,6 +310,22 @@
     }
   }
 
+  // A run left waiting for approval (e.g. before this page was reloaded): show it again, from
+  // its first event (the server replays a run's stream to a late client).
+  async function loadApprovals() {
+    try {
+      const { approvals } = await api("GET", "/api/approvals");
+      if (state.running || approvals.length === 0) return;
+      const run = await api("GET", `/api/runs/${encodeURIComponent(approvals[0].run_id)}`);
+      if (state.running) return;
+      state.threadId = run.thread_id;
+      $("thread").textContent = `conversation ${run.thread_id}`;
+      watch(run.run_id, run.input);
+    } catch (_error) {
+      // loadTree() reports an unreachable or protected server already
+    }
+  }
+
   function onApproval(view, data) {
     if (data.status === "pending") {
       setStatus("suspended", "waiting for approval");
@@ -434,7 +450,12 @@
     $("token-input").value = "";
     $("token-panel").hidden = true;
     showError("");
+    connect();
+  }
+
+  function connect() {
     loadTree();
+    loadApprovals();
   }
 
   function start() {
@@ -447,7 +468,7 @@
       if (!/(?:^#|&)token=/.test(location.hash)) return;
       readToken();
       $("token-panel").hidden = true;
-      loadTree();
+      connect();
     });
     $("question").addEventListener("keydown", (event) => {
       if (event.key === "Enter" && !event.shiftKey) {
@@ -456,7 +477,7 @@
       }
     });
     setRunning(false);
-    loadTree();
+    connect();
   }
 
   start();
