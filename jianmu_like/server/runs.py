@@ -122,7 +122,7 @@ class RunRecord:
                     self.nodes.detach(look=True)
                 else:
                     self.nodes.attach(agent.runner)
-        elif event.node is not None:
+        elif event.node is not None and event.type != ev.TEXT_DELTA:  # reply.started came first
             self.nodes.look(active=event.node)
         for channel, data in self.mapper.map(event):
             self.publish(channel, data)
