@@ -76,5 +76,11 @@ def serve_command(args: argparse.Namespace, console: Console, errors: Console) -
     app = create_app(factory, token=token, max_ticks=args.max_ticks, on_shutdown=cleanups)
     host = f"[{args.host}]" if ":" in args.host else args.host
     console.print(f"serving {args.agent_file} on http://{host}:{args.port}/ ({where}; Ctrl-C to stop)")
+    if token:  # the token itself is never printed: it would land in logs
+        console.print(
+            f"web console: http://{host}:{args.port}/#token=<token> (or paste the token when asked)"
+        )
+    else:
+        console.print(f"web console: http://{host}:{args.port}/")
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0

@@ -4,8 +4,9 @@ Needs Starlette, uvicorn and sse-starlette (`pip install 'jianmu_like[serve]'`);
 framework never imports this package.
 """
 
-from .app import create_app, tree_json
+from .app import create_app
 from .channels import CHANNELS, ChannelMapper
+from .nodes import NodeWatcher, tree_json
 from .runs import RunRegistry
 from .security import TOKEN_ENV, InsecureBindError, check_bind, is_loopback
 
@@ -14,6 +15,7 @@ __all__ = [
     "TOKEN_ENV",
     "ChannelMapper",
     "InsecureBindError",
+    "NodeWatcher",
     "RunRegistry",
     "check_bind",
     "create_app",

@@ -18,24 +18,18 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..agent import Agent
+from .console import console_routes
+from .nodes import tree_json
 from .runs import AgentFactory, NotFound, RunConflict, RunRegistry
 from .schemas import DecisionRequest, InjectRequest, RunRequest
 from .security import BearerTokenMiddleware
 
 Model = TypeVar("Model", bound=BaseModel)
 Cleanup = Callable[[], Awaitable[None]]
-
-PLACEHOLDER_PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>jianmu-like</title></head>
-<body><h1>jianmu-like agent server</h1>
-<p>The API lives under <code>/api/</code>: <code>POST /api/runs</code>,
-<code>GET /api/runs/{run_id}/events</code>, <code>GET /api/approvals</code>,
-<code>GET /api/agent</code>. See the README, section "Serving agents".</p></body></html>
-"""
 
 
 class BadRequest(Exception):
@@ -65,17 +59,6 @@ async def _body(request: Request, model: type[Model]) -> Model:
         ]
         message = "; ".join(f"{d['field']}: {d['message']}" for d in detail)
         raise BadRequest(f"invalid request body: {message}", detail) from None
-
-
-def tree_json(node: py_trees.behaviour.Behaviour) -> dict[str, Any]:
-    """A tree as nested JSON: name, node type, status, namespace, children."""
-    return {
-        "name": node.name,
-        "type": type(node).__name__,
-        "status": node.status.name,
-        "namespace": getattr(node, "namespace", None),
-        "children": [tree_json(child) for child in node.children],
-    }
 
 
 def _tree_of(agent: Agent) -> py_trees.behaviour.Behaviour:
@@ -111,6 +94,12 @@ def create_app(
         return JSONResponse(registry.get(request.path_params["run_id"]).summary())
 
     async def run_events(request: Request) -> Response:
+        return _stream(request, nodes=False)
+
+    async def run_nodes(request: Request) -> Response:
+        return _stream(request, nodes=True)
+
+    def _stream(request: Request, *, nodes: bool) -> Response:
         record = registry.get(request.path_params["run_id"])
         last = request.headers.get("last-event-id") or request.query_params.get("last_event_id") or "0"
         try:
@@ -122,7 +111,7 @@ def create_app(
             ) from None
 
         async def stream() -> AsyncIterator[ServerSentEvent]:
-            async for message in record.follow(after):
+            async for message in record.follow(after, nodes=nodes):
                 yield ServerSentEvent(
                     data=json.dumps(message.data, ensure_ascii=False, default=str),
                     event=message.event,
@@ -152,9 +141,6 @@ def create_app(
     async def healthz(_request: Request) -> Response:
         active = sum(1 for r in registry.runs.values() if not r.finished)
         return JSONResponse({"status": "ok", "runs": len(registry.runs), "active": active})
-
-    async def index(_request: Request) -> Response:
-        return HTMLResponse(PLACEHOLDER_PAGE)
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -191,11 +177,12 @@ def create_app(
         middleware.append(Middleware(BearerTokenMiddleware, token=token))
     app = Starlette(
         routes=[
-            Route("/", index),
+            *console_routes(),
             Route("/healthz", healthz),
             Route("/api/runs", create_run, methods=["POST"]),
             Route("/api/runs/{run_id}", get_run),
             Route("/api/runs/{run_id}/events", run_events),
+            Route("/api/runs/{run_id}/nodes", run_nodes),
             Route("/api/runs/{run_id}/inject", inject, methods=["POST"]),
             Route("/api/approvals", list_approvals),
             Route("/api/approvals/{approval_id}", decide, methods=["POST"]),

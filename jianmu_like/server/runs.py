@@ -25,10 +25,12 @@ from ..telemetry import events as ev
 from ..telemetry.events import Event
 from ..telemetry.redact import redact
 from .channels import Channel, ChannelMapper
+from .nodes import NodeChange, NodeWatcher
 
 AgentFactory = Callable[[], Agent]
 RunStatus = Literal["running", "suspended", "success", "failure"]
 INTERRUPT_PREFIX = "[USER INTERRUPT] "
+_RUN_EDGES = (ev.RUN_STARTED, ev.RUN_RESUMED, ev.RUN_COMPLETED)
 
 
 class RunConflict(Exception):
@@ -43,7 +45,7 @@ class SSEMessage(BaseModel):
     """One message of a run's stream; `id` counts from 1 (the SSE `id:` field)."""
 
     id: int
-    event: Channel
+    event: Channel | Literal["node"]
     data: dict[str, Any]
 
 
@@ -60,6 +62,10 @@ class RunRecord:
         self.error: str | None = None
         self.elapsed = 0.0
         self.log: list[SSEMessage] = []
+        self.node_log: list[SSEMessage] = []
+        """`node` messages (`GET /api/runs/{run_id}/nodes`): a stream of their own, so the
+        event stream's ids stay those of its channels."""
+        self.nodes = NodeWatcher(self._publish_nodes)
         self.mapper = ChannelMapper()
         self.injects: list[str] = []
         """Follow-ups waiting for the next iteration boundary."""
@@ -77,13 +83,20 @@ class RunRecord:
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()
 
-    async def follow(self, after: int = 0) -> AsyncIterator[SSEMessage]:
-        """The messages after id `after`, then live ones until the run is finished."""
+    def _publish_nodes(self, changes: list[NodeChange]) -> None:
+        self.node_log.append(SSEMessage(id=len(self.node_log) + 1, event="node", data={"changes": changes}))
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    async def follow(self, after: int = 0, *, nodes: bool = False) -> AsyncIterator[SSEMessage]:
+        """The messages (`nodes`: node messages) after id `after`, then live ones until the run
+        is finished."""
         index = max(after, 0)
         while True:
             changed = self._changed
-            while index < len(self.log):
-                yield self.log[index]
+            log = self.node_log if nodes else self.log
+            while index < len(log):
+                yield log[index]
                 index += 1
             if self.finished:
                 return
@@ -102,6 +115,15 @@ class RunRecord:
                 "inject",
                 {"type": "inject", "status": "applied", "content": text, "iteration": self.mapper.iteration},
             )
+        if event.type in _RUN_EDGES and event.namespace == agent.namespace:
+            root = getattr(agent, "root", None)  # a Conversation has a tree only while it runs
+            if root is not None and event.node == root.name:  # not a nested agent's run
+                if event.type == ev.RUN_COMPLETED:
+                    self.nodes.detach(look=True)
+                else:
+                    self.nodes.attach(agent.runner)
+        elif event.node is not None and event.type != ev.TEXT_DELTA:  # reply.started came first
+            self.nodes.look(active=event.node)
         for channel, data in self.mapper.map(event):
             self.publish(channel, data)
 
@@ -117,6 +139,7 @@ class RunRecord:
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
             unsubscribe()
+            self.nodes.detach()
             self.elapsed += time.perf_counter() - began
         self.result = result
         if result is not None and result.status == "suspended":

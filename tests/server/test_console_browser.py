@@ -1,0 +1,146 @@
+"""The web console in a real browser: headless Chromium (the system's, driven by Playwright)
+against uvicorn on 127.0.0.1 serving a ReAct agent on the scripted model.
+
+Skipped, saying why, only where no Chromium or no Playwright can be had (.ci/run installs
+Debian's `chromium`; the dev extra pins `playwright`, whose own browser download is never used).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from console_agent import console_app, gate
+from sse_live import live_server
+
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')"
+)
+expect = sync_api.expect
+TIMEOUT_MS = 20_000
+
+
+def system_chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    pytest.skip("no Chromium on PATH (Debian: apt-get install chromium; .ci/run installs it)")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    executable = system_chromium()
+    with sync_api.sync_playwright() as playwright:
+        try:
+            chromium = playwright.chromium.launch(executable_path=executable, headless=True)
+        except sync_api.Error as exc:
+            pytest.skip(f"Chromium at {executable} does not start under Playwright: {exc}")
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    expect.set_options(timeout=TIMEOUT_MS)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    expected = "status of 401"  # what the browser logs when the page first tries without a token
+    yield page
+    context.close()
+    errors = [e for e in errors if expected not in e]
+    assert errors == [], f"the page reported errors: {errors}"
+
+
+def ask(page: Any, question: str) -> Any:
+    """Ask in the page; the locator of that run's article."""
+    page.fill("#question", question)
+    page.click("#ask")
+    run = page.locator("article.run").last
+    expect(run.locator(".question")).to_have_text(question)
+    return run
+
+
+def test_ask_watch_tools_approve_and_follow_up(page: Any, tmp_path: Path) -> None:
+    gate.clear()
+    try:
+        with live_server(console_app()) as url:
+            page.goto(url + "/")
+            expect(page.locator('#tree .node[data-id="0.0.1"] .type')).to_have_text("ToolExecutor")
+
+            # A tool call: its card, the streamed answer, the usage footer, the tree's statuses.
+            run = ask(page, "add 41")
+            card = run.locator('.tool-card[data-tool="add"]')
+            expect(card.locator(".args")).to_contain_text('"a": 41')
+            expect(card.locator(".observation")).to_have_text("42")
+            expect(run.locator(".answer")).to_have_text("result 42")
+            assert int(run.locator(".answer").get_attribute("data-deltas") or 0) >= 2  # streamed
+            expect(page.locator("#run-status")).to_have_attribute("data-status", "success")
+            expect(page.locator("#usage")).to_contain_text("tokens")
+            expect(page.locator("#usage")).to_contain_text("2 iterations")
+            for node_id in ("0", "0.0.0", "0.0.1"):
+                expect(page.locator(f'#tree .node[data-id="{node_id}"]')).to_have_attribute(
+                    "data-status", "SUCCESS"
+                )
+
+            # A guarded call waits for approval; Approve resumes the run to its answer.
+            run = ask(page, "delete notes.txt")
+            approval = page.locator("#approvals .approval")
+            expect(approval).to_contain_text("delete_file")
+            expect(approval).to_contain_text("notes.txt")
+            expect(page.locator("#run-status")).to_have_attribute("data-status", "suspended")
+            for node_id in ("0", "0.0.1"):  # the tool node waits for the human
+                expect(page.locator(f'#tree .node[data-id="{node_id}"]')).to_have_attribute(
+                    "data-status", "RUNNING"
+                )
+            page.screenshot(path=str(tmp_path / "console-approval.png"), full_page=True)
+            page.reload()  # a page opened later finds the waiting run and replays it
+            run = page.locator("article.run").last
+            expect(run.locator(".question")).to_have_text("delete notes.txt")
+            expect(approval).to_contain_text("notes.txt")
+            approval.locator("button.approve").click()
+            expect(page.locator("#approvals")).to_be_hidden()
+            card = run.locator('.tool-card[data-tool="delete_file"]')
+            expect(card.locator(".observation")).to_have_text("deleted notes.txt")
+            expect(run.locator(".answer")).to_have_text("result deleted notes.txt")
+            expect(page.locator("#run-status")).to_have_attribute("data-status", "success")
+
+            # A follow-up sent while a tool works reaches the model at the next iteration.
+            run = ask(page, "wait A")
+            expect(run.locator('.tool-card[data-tool="wait"] .state')).to_have_text("running")
+            page.fill("#followup", "also say hello")
+            page.click("#send-followup")
+            expect(run.locator(".note.inject").first).to_contain_text("follow-up queued: also say hello")
+            gate.set()
+            expect(run.locator(".answer")).to_have_text("noted: [USER INTERRUPT] also say hello")
+            expect(page.locator("#run-status")).to_have_attribute("data-status", "success")
+            expect(page.locator("#send-followup")).to_be_disabled()
+            page.screenshot(path=str(tmp_path / "console.png"), full_page=True)
+    finally:
+        gate.set()
+    assert (tmp_path / "console.png").stat().st_size > 0
+
+
+def test_a_protected_server_takes_the_token_from_the_fragment_or_asks(page: Any) -> None:
+    token = "s3cret-console-token"
+    with live_server(console_app(token=token)) as url:
+        page.goto(url + "/")  # no token: the page asks for it
+        expect(page.locator("#token-panel")).to_be_visible()
+        page.fill("#token-input", token)
+        page.click("#token-form button")
+        expect(page.locator('#tree .node[data-id="0"]')).to_be_visible()
+        assert token not in page.content()
+
+        page.goto(url + "/#token=" + token)  # the fragment never reaches the server
+        expect(page.locator('#tree .node[data-id="0"]')).to_be_visible()
+        assert "token" not in page.url  # taken out of the address bar and history
+        run = ask(page, "add 1")
+        expect(run.locator(".answer")).to_have_text("result 2")
+        expect(page.locator("#token-panel")).to_be_hidden()
