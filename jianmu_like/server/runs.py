@@ -21,14 +21,12 @@ from ..agent import Agent, AgentResult
 from ..checkpoint.store import CheckpointError
 from ..guard.approvals import ApprovalDecision
 from ..models.messages import human
-from ..telemetry import events as ev
 from ..telemetry.events import Event
 from ..telemetry.redact import redact
 from .channels import Channel, ChannelMapper
 
 AgentFactory = Callable[[], Agent]
 RunStatus = Literal["running", "suspended", "success", "failure"]
-INTERRUPT_PREFIX = "[USER INTERRUPT] "
 
 
 class RunConflict(Exception):
@@ -61,12 +59,16 @@ class RunRecord:
         self.elapsed = 0.0
         self.log: list[SSEMessage] = []
         self.mapper = ChannelMapper()
-        self.injects: list[str] = []
-        """Follow-ups waiting for the next iteration boundary."""
         self.decisions: dict[str, ApprovalDecision] = {}
         """Decisions (by the agent's approval id) gathered while the run is suspended."""
         self.task: asyncio.Task[None] | None = None
         self._changed = asyncio.Event()
+        self._unsubscribe: Callable[[], None] | None = None
+
+    @property
+    def injects(self) -> list[str]:
+        """Follow-ups waiting for the agent's next iteration boundary (`Agent.inject`)."""
+        return self.agent.interrupts.contents()
 
     @property
     def finished(self) -> bool:
@@ -91,23 +93,15 @@ class RunRecord:
 
     # ------------------------------------------------------------------ driving
     def on_event(self, event: Event) -> None:
-        """Telemetry subscriber for the run's duration."""
-        agent = self.agent
-        if event.type == ev.LOOP_ITERATION and self.injects and event.namespace == agent.namespace:
-            # Between iterations the last messages are tool results: a user message fits here.
-            contents, self.injects = self.injects, []
-            text = INTERRUPT_PREFIX + "\n\n".join(contents)
-            agent.state_manager.update({agent.keys.messages: [human(text)]}, agent.namespace)
-            self.publish(
-                "inject",
-                {"type": "inject", "status": "applied", "content": text, "iteration": self.mapper.iteration},
-            )
+        """Telemetry subscriber from the run's start to its end (suspensions included, so a
+        follow-up queued while it waits for an approval is published too)."""
         for channel, data in self.mapper.map(event):
             self.publish(channel, data)
 
     async def drive(self, start: Callable[[], Awaitable[AgentResult]]) -> None:
         """Run `start()` (a run or a resume) to its end or suspension and publish the outcome."""
-        unsubscribe = self.agent.telemetry.subscribe(self.on_event)
+        if self._unsubscribe is None:
+            self._unsubscribe = self.agent.telemetry.subscribe(self.on_event)
         self.status = "running"
         began = time.perf_counter()
         result: AgentResult | None = None
@@ -116,7 +110,6 @@ class RunRecord:
         except Exception as exc:  # a run that raises still ends its stream, with the cause
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
-            unsubscribe()
             self.elapsed += time.perf_counter() - began
         self.result = result
         if result is not None and result.status == "suspended":
@@ -124,9 +117,8 @@ class RunRecord:
             self.status = "suspended"
             self.publish("approval", {"status": "pending", "approvals": self.pending()})
             return
-        for content in self.injects:
-            self.publish("inject", {"type": "inject", "status": "dropped", "content": content})
-        self.injects = []
+        self._unsubscribe()
+        self._unsubscribe = None
         self.error = result.error if result is not None else self.error
         status: RunStatus = result.status if result is not None and result.status == "success" else "failure"
         messages = self.mapper.finish(
@@ -243,15 +235,21 @@ class RunRegistry:
         record.task = asyncio.create_task(body(), name=f"run-{record.run_id}")
 
     def inject(self, run_id: str, content: str) -> RunRecord:
-        """Queue a follow-up for the run's next iteration boundary."""
+        """Queue a follow-up for the run's next iteration boundary (`Agent.inject`; its `inject`
+        events reach the stream as queued, applied or dropped)."""
         record = self.get(run_id)
+        finished = RunConflict(
+            f"run {run_id!r} has finished ({record.status}); continue the conversation with "
+            f'POST /api/runs {{"input": ..., "thread_id": "{record.thread_id}"}}'
+        )
         if record.finished:
-            raise RunConflict(
-                f"run {run_id!r} has finished ({record.status}); continue the conversation with "
-                f'POST /api/runs {{"input": ..., "thread_id": "{record.thread_id}"}}'
-            )
-        record.injects.append(content)
-        record.publish("inject", {"type": "inject", "status": "queued", "content": content})
+            raise finished
+        try:
+            record.agent.inject(content)
+        except RuntimeError as exc:  # ended between the check and the call
+            raise finished from exc
+        except ValueError as exc:
+            raise RunConflict(f"run {run_id!r} takes no follow-ups: {exc}") from exc
         return record
 
     def approvals(self) -> list[dict[str, Any]]:
