@@ -38,7 +38,7 @@ from ..models.usage import CHARS_PER_TOKEN
 from ..state.manager import StateManager
 from ..state.schema import StateKeys
 from ..telemetry import events as ev
-from .compaction import SUMMARY_PREFIX, cut_tool_result, is_pinned, transcript, turn_units
+from .compaction import SUMMARY_PREFIX, cut_text, cut_tool_result, is_pinned, transcript, turn_units
 
 SUMMARY_PROMPT = (
     "You compress the earlier part of a conversation between a user and an AI assistant that "
@@ -177,7 +177,7 @@ class ContextGuard:
         if size(rest_sizes, kept) > budget:
             # 2. old turns leave: keep the newest turns within the target
             target = int(budget * self.config.target)
-            reserve = self.config.summary_max_tokens + MESSAGE_OVERHEAD + 16
+            reserve = self._summary_tokens(budget) + MESSAGE_OVERHEAD + 16
             units = turn_units(rest)
             room = (
                 target - fixed - head_tokens - counter.messages([m for m in kept if self.pinned(m)]) - reserve
@@ -249,6 +249,13 @@ class ContextGuard:
             )
         return request.model_copy(update={"messages": view})
 
+    def _summary_tokens(self, budget: int) -> int:
+        """Room for the message standing for removed turns: a summary takes at most a fifth of
+        the budget; a note a few tokens."""
+        if self.config.strategy == "summarize":
+            return min(self.config.summary_max_tokens, max(budget // 5, 32))
+        return 24
+
     async def _replace(
         self,
         previous: list[Message],
@@ -261,12 +268,13 @@ class ContextGuard:
         summary (one model call), or a note when dropping (by choice or because it failed)."""
         error: str | None = None
         if self.config.strategy == "summarize" and leaving:
-            room = budget - self.config.summary_max_tokens - self.counter.text(SUMMARY_PROMPT) - 64
+            limit = self._summary_tokens(budget)
+            room = self.window - limit - self.counter.text(SUMMARY_PROMPT) - 64
             text = transcript([*previous, *leaving], max_chars=max(room, 256) * CHARS_PER_TOKEN)
             request = ModelRequest(
                 messages=[system(SUMMARY_PROMPT), human(text)],
                 model=self.model,
-                max_tokens=self.config.summary_max_tokens,
+                max_tokens=limit,
                 temperature=0.0,
             )
             try:
@@ -275,7 +283,10 @@ class ContextGuard:
                 error = str(exc)
             else:
                 host.state_manager.update({host.keys.usage: response.usage}, host.namespace)
-                summary = (response.message.content or "").strip()
+                # a server may ignore max_tokens: the summary must still fit its room
+                summary = cut_text(
+                    (response.message.content or "").strip(), limit * CHARS_PER_TOKEN, "too long"
+                )
                 if summary:
                     return human(f"{SUMMARY_PREFIX}\n{summary}"), None
                 error = "the summary was empty"
