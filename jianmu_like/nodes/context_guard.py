@@ -90,7 +90,8 @@ class ContextGuard:
         self._seen: list[Message] = []
         self._sizes: list[int] = []
         self._total = 0
-        self._schemas: tuple[int, int] = (0, 0)
+        self._schemas: tuple[object, int, int] = (None, 0, 0)
+        self._reserve = self.config.reserve_tokens
         self._memory: _Compaction | None = None
         self._cut: set[int] = set()
 
@@ -107,38 +108,43 @@ class ContextGuard:
 
     async def __call__(self, request: ModelRequest, host: GuardHost) -> ModelRequest:
         messages = request.messages
-        total = self._count(messages) + self._schema_tokens(request.tools)
-        budget = self.budget(request)
+        seen = self._seen
+        n = len(seen)
+        # the usual case, inline: the history grew by a message or two since the last request
+        if n and len(messages) >= n and messages[n - 1] is seen[-1] and messages[0] is seen[0]:
+            if len(messages) > n:
+                self._add(messages[n:])
+        else:
+            self._recount(messages)
+        schemas = request.tools
+        total = self._total + (self._schema_tokens(schemas) if schemas else 0)
+        budget = self.window - (request.max_tokens if request.max_tokens is not None else self._reserve)
         if total <= budget:
             return request
         return await self._compact(request, host, total, budget)
 
     # ------------------------------------------------------------------ counting
-    def _count(self, messages: list[Message]) -> int:
-        """The messages' tokens, counting only what was not counted for the previous request
-        (the history only grows; anything else is counted afresh)."""
-        seen = self._seen
-        n = len(seen)
-        if not (n and len(messages) >= n and messages[n - 1] is seen[-1] and messages[0] is seen[0]):
-            seen.clear()
-            self._sizes.clear()
-            self._total = 0
-            n = 0
-        if len(messages) > n:
-            fresh = messages[n:]
-            sizes = [self.counter.message(m) for m in fresh]
-            seen.extend(fresh)
-            self._sizes.extend(sizes)
-            self._total += sum(sizes)
-        return self._total
+    def _add(self, fresh: list[Message]) -> None:
+        count = self.counter.message
+        sizes = [count(m) for m in fresh]
+        self._seen.extend(fresh)
+        self._sizes.extend(sizes)
+        self._total += sum(sizes)
 
-    def _schema_tokens(self, schemas: list[dict[str, Any]] | None) -> int:
-        if not schemas:
-            return 0
-        key = id(schemas)
-        if self._schemas[0] != key:
-            self._schemas = (key, self.counter.schemas(schemas))
-        return self._schemas[1]
+    def _recount(self, messages: list[Message]) -> None:
+        """Another history than the last request's (a new conversation, a restored one)."""
+        self._seen.clear()
+        self._sizes.clear()
+        self._total = 0
+        self._add(messages)
+
+    def _schema_tokens(self, schemas: list[dict[str, Any]]) -> int:
+        # a tool set hands out a new list of the same cached dicts each time
+        first, size = schemas[0], len(schemas)
+        cached = self._schemas
+        if cached[0] is not first or cached[1] != size:
+            self._schemas = cached = (first, size, self.counter.schemas(schemas))
+        return cached[2]
 
     # ------------------------------------------------------------------ compacting
     async def _compact(self, request: ModelRequest, host: GuardHost, total: int, budget: int) -> ModelRequest:
