@@ -336,7 +336,7 @@ class Agent:
         self.interrupts.put(target, content)
         if self.telemetry.active:
             self.telemetry.emit(
-                ev.INJECT, node=self.root.name, namespace=target, status="queued", content=content
+                ev.INJECT, node=self._root_name(), namespace=target, status="queued", content=content
             )
 
     def _interrupt_target(self, namespace: str | None) -> str | None:
@@ -353,12 +353,16 @@ class Agent:
             f"(loops with interrupt points: {known}); pass namespace=..."
         )
 
+    def _root_name(self) -> str | None:
+        root = getattr(self, "root", None)  # a suspended Conversation holds no tree
+        return root.name if root is not None else None
+
     def _drop_interrupts(self) -> None:
         """Report follow-ups no loop took (the run ended first) as dropped."""
         for ns, content in self.interrupts.drain():
             if self.telemetry.active:
                 self.telemetry.emit(
-                    ev.INJECT, node=self.root.name, namespace=ns, status="dropped", content=content
+                    ev.INJECT, node=self._root_name(), namespace=ns, status="dropped", content=content
                 )
 
     # ------------------------------------------------------------------ approvals

@@ -314,7 +314,7 @@ class _Builder:
         if defaults is not None:  # file-level settings fill what the node leaves unset
             inherited: dict[str, Any] = {
                 key: getattr(defaults, key)
-                for key in ("model", "llm", "limits", "guard", "system_prompt")
+                for key in ("model", "llm", "limits", "guard", "system_prompt", "context")
                 if key not in spec.model_fields_set and key in defaults.model_fields_set
             }
             spec = spec.model_copy(update=inherited)

@@ -4,11 +4,12 @@ after the tool results, merge into one message, and hold back a final answer."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from jianmu_like import Agent, ReActConfig, create_react_node, human, tool
+from jianmu_like import Agent, ReActConfig, create_react_node, human, load_agent, tool
 from jianmu_like.telemetry.events import Event
 from jianmu_like.testing import ScriptedOpenAIServer, call, calls, reply
 
@@ -129,3 +130,22 @@ async def test_inject_without_a_run_in_progress_is_a_clear_error() -> None:
             agent.inject("hello again?")
         with pytest.raises(ValueError, match="non-empty"):
             agent.inject("  ")
+
+
+async def test_an_agent_from_yaml_takes_follow_ups(tmp_path: Path) -> None:
+    agent: Agent | None = None
+
+    def responder(body: dict[str, Any]) -> Any:
+        last = body["messages"][-1]["content"]
+        if last == "first":
+            assert agent is not None
+            agent.inject("second")
+            return reply("answer one")
+        return reply(f"answer to {last}")
+
+    path = tmp_path / "agent.yaml"
+    path.write_text("kind: react\nname: Helper\nmodel: scripted-model\n")
+    async with ScriptedOpenAIServer(responder) as srv:
+        agent = load_agent(path, model_client=srv.client())
+        result = await agent.run({"messages": [human("first")]})
+    assert result.final_answer == "answer to [USER INTERRUPT] second"
