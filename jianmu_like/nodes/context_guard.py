@@ -172,8 +172,8 @@ class ContextGuard:
             s if r is m else counter.message(r)
             for r, m, s in zip(rest, body[covered:], sizes[start + covered :], strict=True)
         ]
-        newly_cut = {id(m) for r, m in zip(rest, body[covered:], strict=True) if r is not m} - self._cut
-        self._cut |= newly_cut
+        cut_now = {id(m) for r, m in zip(rest, body[covered:], strict=True) if r is not m}
+        newly_cut, self._cut = cut_now - self._cut, cut_now  # live messages: their ids are unique
 
         def size(view_rest: Sequence[int], replacement: Sequence[Message]) -> int:
             return fixed + head_tokens + counter.messages(replacement) + sum(view_rest)
