@@ -28,7 +28,15 @@ if TYPE_CHECKING:
         SQLiteCheckpointer,
     )
     from .checkpoint.target import open_checkpointer
-    from .config import ConfigError, JianmuConfig, ReActConfig, ResilienceConfig, get_config, load_config
+    from .config import (
+        ConfigError,
+        ContextConfig,
+        JianmuConfig,
+        ReActConfig,
+        ResilienceConfig,
+        get_config,
+        load_config,
+    )
     from .config import ResilienceConfig as ModelResilienceConfig
     from .guard.approvals import Approval, ApprovalDecision, ApprovalError
     from .guard.config import GuardConfig, policies_from_config
@@ -54,6 +62,8 @@ if TYPE_CHECKING:
     from .models.tool_protocol import ProtocolAdapter, ToolProtocol
     from .models.types import ModelRequest, ModelResponse, Usage
     from .nodes.context import ContextBuilder, ContextBuilderProtocol
+    from .nodes.context_guard import ContextGuard
+    from .nodes.interrupts import InterruptGate
     from .nodes.llm import AgentLLMNode
     from .nodes.llm_call import LLMCallNode
     from .nodes.tool_executor import ToolExecutor
@@ -78,6 +88,9 @@ if TYPE_CHECKING:
     from .tools.toolset import ToolSet
 
 _LAZY: dict[str, str] = {
+    "ContextConfig": "jianmu_like.config",
+    "ContextGuard": "jianmu_like.nodes.context_guard",
+    "InterruptGate": "jianmu_like.nodes.interrupts",
     "AgentOutcome": "jianmu_like.results",
     "InputError": "jianmu_like.state.inputs",
     "LLMCallNode": "jianmu_like.nodes.llm_call",
@@ -219,6 +232,8 @@ __all__ = [
     "ConfigError",
     "ContextBuilder",
     "ContextBuilderProtocol",
+    "ContextConfig",
+    "ContextGuard",
     "Conversation",
     "ConversationError",
     "Decision",
@@ -231,6 +246,7 @@ __all__ = [
     "GuardEnforcer",
     "GuardPolicy",
     "InputError",
+    "InterruptGate",
     "JianmuConfig",
     "LLMCallNode",
     "LoopUntilSuccess",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import secrets
 import time
 import uuid
@@ -16,6 +17,7 @@ from py_trees.common import Status
 from pydantic import BaseModel, ConfigDict, Field
 
 from .bt.fault import NodeFault
+from .bt.node import walk
 from .bt.runner import ReactiveRunner, RunOutcome
 from .checkpoint.contract import ClosableCheckpointer
 from .checkpoint.recorder import RunRecorder
@@ -25,6 +27,7 @@ from .config import get_config
 from .guard.approvals import Approval, ApprovalDecision, ApprovalError, parse_decision
 from .guard.review import store_decision, stored_decisions
 from .models.types import Usage
+from .nodes.interrupts import InterruptBox, InterruptGate
 from .presets.react_state import ReActState
 from .results import AgentOutcome, read_key, total_usage, tree_outcomes
 from .state.contract import check_contract
@@ -119,6 +122,8 @@ class Agent:
         if log_events:
             self.telemetry.subscribe(structlog_sink())
         self.runner = ReactiveRunner(root, self.state_manager, telemetry=self.telemetry)
+        self._init_interrupts()
+        self._bind_interrupts(root)
         self.recorder: RunRecorder | None = None
         self._opened_store: ClosableCheckpointer | None = None
         if isinstance(checkpointer, (str, Path)):
@@ -164,6 +169,7 @@ class Agent:
         routed = self._route(input_data) if input_data else {}
         if self.root.status != Status.INVALID:
             self.root.stop(Status.INVALID)
+        self._drop_interrupts()  # follow-ups of an abandoned suspended run
         sm.reset_for_run()
         for namespace, values in routed.items():
             sm.update(values, namespace)
@@ -265,6 +271,100 @@ class Agent:
         tree = TreeInputs.of(root if root is not None else self.root, spec)
         return tree.route(input_data, self.namespace, spec, getattr(self, "inputs", ()))
 
+    # ------------------------------------------------------------------ interrupts
+    def _init_interrupts(self) -> None:
+        self.interrupts = InterruptBox()
+        """Follow-ups injected while a run is in progress (`inject`), until a loop takes them."""
+        self._interrupt_points: set[str | None] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._running = False
+
+    def _bind_interrupts(self, root: py_trees.behaviour.Behaviour) -> None:
+        """Give the tree's interrupt points (the ReAct loops' done checks) this agent's box."""
+        for node in walk(root):
+            if isinstance(node, InterruptGate):
+                node.interrupts = self.interrupts
+                self._interrupt_points.add(node.namespace)
+
+    def _in_progress(self) -> bool:
+        """A run is under way or suspended (waiting for approvals)."""
+        return self._running or self.root.status == Status.RUNNING
+
+    def inject(self, content: str, *, namespace: str | None = None) -> None:
+        """Send a follow-up to the run in progress (running, or suspended for an approval).
+
+        It waits until the ReAct loop's next iteration boundary (after the tool results of the
+        current one) and enters as one pinned `[USER INTERRUPT]` user message with any others
+        waiting; a final answer of the iteration it arrived in is held back so the model
+        addresses it (`nodes.interrupts`). `namespace` picks the loop (default: the agent's, or
+        the tree's only ReAct loop). Callable from another task, and from another thread (it is
+        handed to the run's event loop, and returns once queued). An `inject` event reports it
+        queued, applied, or dropped (the run ended first).
+
+        Without a run in progress it raises RuntimeError: a follow-up queued for some later run
+        would silently join an unrelated question; send it as that run's input instead.
+        """
+        if not isinstance(content, str) or not content.strip():
+            raise ValueError("inject() needs a non-empty message")
+        loop = self._loop
+        try:
+            current: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            current = None
+        if loop is None or current is loop or not loop.is_running():
+            self._queue_interrupt(content, namespace)
+            return
+        queued: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+        def on_loop() -> None:
+            try:
+                self._queue_interrupt(content, namespace)
+            except Exception as exc:
+                queued.set_exception(exc)
+            else:
+                queued.set_result(None)
+
+        loop.call_soon_threadsafe(on_loop)
+        queued.result()
+
+    def _queue_interrupt(self, content: str, namespace: str | None) -> None:
+        if not self._in_progress():
+            raise RuntimeError(
+                "no run in progress to inject into: start one with run() and send this message as its input"
+            )
+        target = self._interrupt_target(namespace)
+        self.interrupts.put(target, content)
+        if self.telemetry.active:
+            self.telemetry.emit(
+                ev.INJECT, node=self._root_name(), namespace=target, status="queued", content=content
+            )
+
+    def _interrupt_target(self, namespace: str | None) -> str | None:
+        points = self._interrupt_points
+        if namespace is not None or self.namespace in points:
+            target = namespace if namespace is not None else self.namespace
+            if target in points:
+                return target
+        elif len(points) == 1:
+            return next(iter(points))
+        known = ", ".join(repr(ns) for ns in points) or "none"
+        raise ValueError(
+            f"no ReAct loop of this tree takes follow-ups in namespace {namespace!r} "
+            f"(loops with interrupt points: {known}); pass namespace=..."
+        )
+
+    def _root_name(self) -> str | None:
+        root = getattr(self, "root", None)  # a suspended Conversation holds no tree
+        return root.name if root is not None else None
+
+    def _drop_interrupts(self) -> None:
+        """Report follow-ups no loop took (the run ended first) as dropped."""
+        for ns, content in self.interrupts.drain():
+            if self.telemetry.active:
+                self.telemetry.emit(
+                    ev.INJECT, node=self._root_name(), namespace=ns, status="dropped", content=content
+                )
+
     # ------------------------------------------------------------------ approvals
     def pending_approvals(self) -> list[Approval]:
         """Approvals waiting for a decision, across every namespace of the state."""
@@ -343,16 +443,23 @@ class Agent:
             hub.emit(event, node=self.root.name, namespace=self.namespace, thread_id=self.thread_id)
         started = time.perf_counter()
         ticks = 0
-        while True:
-            outcome = await self.runner.run(max_ticks=max_ticks - ticks)
-            ticks += outcome.ticks
-            # Suspended, but an operator may have decided meanwhile (stored, not yet in the state).
-            if outcome.status != "suspended" or not self._merge_stored_decisions():
-                break
+        self._loop = asyncio.get_running_loop()
+        self._running = True
+        try:
+            while True:
+                outcome = await self.runner.run(max_ticks=max_ticks - ticks)
+                ticks += outcome.ticks
+                # Suspended, but an operator may have decided meanwhile (stored, not yet in the state).
+                if outcome.status != "suspended" or not self._merge_stored_decisions():
+                    break
+        finally:
+            self._running = False
         outcome.ticks = ticks
         result = self._result(outcome, time.perf_counter() - started, run_id)
         if self.recorder is not None:
             self.recorder.save(result.status)
+        if result.status != "suspended":
+            self._drop_interrupts()
         if hub.active:
             hub.emit(
                 ev.RUN_COMPLETED,

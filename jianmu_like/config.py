@@ -87,6 +87,35 @@ class AnswersConfig(_Section):
     check: AnswerCheckConfig = Field(default_factory=AnswerCheckConfig)
 
 
+DEFAULT_CONTEXT_WINDOW = 32_768
+"""Tokens assumed for a model whose context window nobody configured: what most current chat
+models (and common llama.cpp server settings) accept at least."""
+
+
+class ContextConfig(_Section):
+    """The context guard: every request of a ReAct agent fits the model's context window."""
+
+    enabled: bool = True
+    window: int | None = Field(None, ge=256)
+    """The model's context window in tokens; None: the model client's `context_window`, else
+    `DEFAULT_CONTEXT_WINDOW`. Set here it overrides the model's (per agent)."""
+    reserve_tokens: int = Field(1024, ge=0)
+    """Room left for the reply when the request sets no `max_tokens`."""
+    strategy: Literal["summarize", "drop"] = "summarize"
+    """How old turns leave the prompt: summarised by one model call (dropped if it fails), or
+    dropped with a note."""
+    target: float = Field(0.6, gt=0.0, le=1.0)
+    """A compaction shrinks the prompt to this fraction of the budget, so the next turns fit
+    without compacting again."""
+    max_tool_result_share: float = Field(0.25, gt=0.0, le=1.0)
+    """Over budget, a tool result larger than this fraction of the budget is cut with a note."""
+    summary_max_tokens: int = Field(512, ge=32)
+    """Length limit of the summary's reply."""
+    tokenizer: str = "auto"
+    """auto (tiktoken when importable and its encoding loads offline, else the ~4 characters
+    per token estimate), estimate, tiktoken or tiktoken:<encoding>."""
+
+
 class ResilienceConfig(_Section):
     """Retry and fallback policy of one logical model call."""
 
@@ -140,6 +169,7 @@ class JianmuConfig(_Section):
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     answers: AnswersConfig = Field(default_factory=AnswersConfig)
     resilience: ResilienceConfig = Field(default_factory=ResilienceConfig)
+    context: ContextConfig = Field(default_factory=ContextConfig)
     provider: ProviderConfig = Field(default_factory=ProviderConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     agents: AgentsConfig = Field(default_factory=AgentsConfig)
@@ -332,7 +362,14 @@ class ReActConfig(BaseModel):
     answer_check: AnswerCheckConfig = Field(default_factory=lambda: get_config().answers.check.model_copy())
     """The answer-quality check (`<name>.AnswerCheck`); `AnswerCheckConfig(enabled=False)` turns
     it off. `True`/`False` are accepted as shorthands."""
+    context: ContextConfig = Field(default_factory=lambda: get_config().context.model_copy())
+    """The context guard (`nodes.context_guard`): window, strategy, ...; `False` turns it off."""
     keys: StateKeys = Field(default_factory=StateKeys)
+
+    @field_validator("context", mode="before")
+    @classmethod
+    def _context_switch(cls, value: Any) -> Any:
+        return {**get_config().context.model_dump(), "enabled": value} if isinstance(value, bool) else value
 
     @field_validator("answer_check", mode="before")
     @classmethod

@@ -161,6 +161,7 @@ class Conversation(Agent):
         self.recorder = None
         self._progress: dict[str, dict[str, Any]] | None = None
         self._busy = False
+        self._init_interrupts()
 
     @property
     def thread_id(self) -> str | None:
@@ -170,6 +171,9 @@ class Conversation(Agent):
     def suspended(self) -> bool:
         """The last run is waiting (for approvals); `resume()` continues it."""
         return self._progress is not None
+
+    def _in_progress(self) -> bool:
+        return self._running or self.suspended
 
     def use_checkpointer(self, checkpointer: Checkpointer) -> None:
         raise ConversationError(
@@ -244,6 +248,7 @@ class Conversation(Agent):
                 raise
         self._busy = True
         self.root = root
+        self._bind_interrupts(root)
         self.runner = ReactiveRunner(root, self.state_manager, telemetry=self.telemetry)
 
     def _release(self) -> None:

@@ -24,7 +24,7 @@ from ..agent import Agent
 from ..bt import composites
 from ..bt.conditions import StateCondition
 from ..bt.loop import LoopUntilSuccess
-from ..config import ReActConfig, ResilienceConfig, get_config
+from ..config import ContextConfig, ReActConfig, ResilienceConfig, get_config
 from ..guard.config import policies_from_config
 from ..guard.enforcer import GuardEnforcer
 from ..models.client import ModelClient
@@ -95,6 +95,7 @@ def _client_for(spec: ModelSpec | None) -> ModelClient:
         resilience=resilience,
         tool_protocol=spec.tool_protocol,
         supports_tools=spec.supports_tools,
+        context_window=spec.context_window,
     )
 
 
@@ -313,7 +314,7 @@ class _Builder:
         if defaults is not None:  # file-level settings fill what the node leaves unset
             inherited: dict[str, Any] = {
                 key: getattr(defaults, key)
-                for key in ("model", "llm", "limits", "guard", "system_prompt")
+                for key in ("model", "llm", "limits", "guard", "system_prompt", "context")
                 if key not in spec.model_fields_set and key in defaults.model_fields_set
             }
             spec = spec.model_copy(update=inherited)
@@ -332,6 +333,7 @@ class _Builder:
             "tool_protocol": spec.tool_protocol or model.tool_protocol,
             "synthesize": spec.synthesize,
             "answer_check": spec.answer_check,
+            "context": _context(spec.context, model.context_window),
             **{k: v for k, v in spec.llm.model_dump().items() if v is not None},
             **{k: v for k, v in spec.limits.model_dump().items() if v is not None},
         }
@@ -350,6 +352,18 @@ class _Builder:
                 else None
             ),
         )
+
+
+def _context(context: bool | ContextConfig | None, window: int | None) -> bool | ContextConfig | None:
+    """The agent's `context:` with the model section's `context_window` as its default window
+    (so it binds whichever client serves the model, e.g. one given to `load_agent`)."""
+    if window is None or context is False:
+        return context
+    base = context if isinstance(context, ContextConfig) else get_config().context
+    update: dict[str, Any] = {"enabled": True} if context is True else {}
+    if base.window is None:
+        update["window"] = window
+    return base.model_copy(update=update)
 
 
 def resolve_tool(reference: str, policy: ModulePolicy | None = None) -> Tool:

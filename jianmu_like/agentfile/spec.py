@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..config import AnswerCheckConfig
+from ..config import AnswerCheckConfig, ContextConfig
 
 
 class _Strict(BaseModel):
@@ -31,6 +31,8 @@ class ModelSpec(_Strict):
     prompt, for servers without function calling), `auto` (native, JSON when tools are refused)."""
     supports_tools: bool | None = None
     """Whether the server has function calling (for `auto`; unset: learned from a rejection)."""
+    context_window: int | None = Field(None, ge=256)
+    """The model's context window in tokens: the context guard keeps every request within it."""
 
 
 class LimitsSpec(_Strict):
@@ -75,6 +77,9 @@ class ReActSpec(_Strict):
     """Two-phase answers: after the loop, one streaming call writes the answer from the trace."""
     answer_check: bool | AnswerCheckConfig | None = None
     """The answer-quality check: `false` turns it off; or `{min_chars, reject_repeats, retries}`."""
+    context: bool | ContextConfig | None = None
+    """The context guard: `false` turns it off; or `{window, strategy, reserve_tokens, ...}`
+    (`window` overrides the model's `context_window` for this agent)."""
     input: str | None = None
     """In a tree: a message template written to this agent's namespace before it starts, e.g.
     "Research: {plan.final_answer}" (`{task}` is the run's question)."""

@@ -39,6 +39,9 @@ class ModelClient:
     (described in the prompt, replies parsed: any chat model can act) or "auto" (native unless
     `supports_tools` is False or the server rejects tools); see `models.tool_protocol`. None
     keeps `provider` as given (a `ProtocolAdapter` stays one).
+
+    `context_window` is the model's context window in tokens (None: unknown); the context guard
+    of an agent keeps every request within it (see `nodes.context_guard`).
     """
 
     def __init__(
@@ -50,6 +53,7 @@ class ModelClient:
         sleep: Sleep = asyncio.sleep,
         tool_protocol: ToolProtocol | None = None,
         supports_tools: bool | None = None,
+        context_window: int | None = None,
     ) -> None:
         base = provider.inner if isinstance(provider, ProtocolAdapter) else provider
         if tool_protocol is None:
@@ -59,6 +63,7 @@ class ModelClient:
         else:
             self.provider = ProtocolAdapter(base, tool_protocol, supports_tools=supports_tools)
         self.model = model
+        self.context_window = context_window
         self.resilience = resilience if resilience is not None else ResilienceConfig.model_validate({})
         self._sleep = sleep
 
@@ -78,6 +83,7 @@ class ModelClient:
         timeout: float | None = None,
         tool_protocol: ToolProtocol | None = None,
         supports_tools: bool | None = None,
+        context_window: int | None = None,
     ) -> ModelClient:
         """A client for an OpenAI-compatible endpoint, from arguments, environment and config.
 
@@ -93,7 +99,7 @@ class ModelClient:
         `JIANMU_NO_LOCAL_MODEL=1` to opt out); otherwise it is a `ConfigError` saying what to set.
         `tool_protocol` (default `models.tool_protocol`, "native") and `supports_tools`: see the
         class; the embedded model has its own grammar-constrained JSON protocol and takes them
-        only when given explicitly.
+        only when given explicitly. `context_window`: see the class.
         """
         cfg = config if config is not None else get_config()
         env: dict[str, str] | os._Environ[str] = os.environ if env_override else {}
@@ -103,6 +109,7 @@ class ModelClient:
         if not url:
             embedded = cls._embedded(name, policy, cfg.models.local_backend)
             if tool_protocol is None and supports_tools is None:
+                embedded.context_window = context_window
                 return embedded
             return cls(
                 embedded.provider,
@@ -110,6 +117,7 @@ class ModelClient:
                 resilience=policy,
                 tool_protocol=tool_protocol or "native",
                 supports_tools=supports_tools,
+                context_window=context_window,
             )
         configured = cfg.provider.api_key.get_secret_value() if cfg.provider.api_key is not None else None
         key = api_key or env.get("OPENAI_API_KEY") or configured or None
@@ -123,6 +131,7 @@ class ModelClient:
             resilience=policy,
             tool_protocol=tool_protocol or cfg.models.tool_protocol,
             supports_tools=supports_tools,
+            context_window=context_window,
         )
 
     @classmethod
@@ -146,7 +155,13 @@ class ModelClient:
     def with_resilience(self, resilience: ResilienceConfig) -> ModelClient:
         """A client sharing this one's provider (and connections) with another retry policy,
         for a node configured with its own; closing either closes the shared provider."""
-        return ModelClient(self.provider, model=self.model, resilience=resilience, sleep=self._sleep)
+        return ModelClient(
+            self.provider,
+            model=self.model,
+            resilience=resilience,
+            sleep=self._sleep,
+            context_window=self.context_window,
+        )
 
     @property
     def tool_protocol(self) -> ToolProtocol:
@@ -165,6 +180,7 @@ class ModelClient:
             resilience=self.resilience,
             sleep=self._sleep,
             tool_protocol=tool_protocol,
+            context_window=self.context_window,
         )
 
     def models_for(self, request: ModelRequest) -> list[str]:

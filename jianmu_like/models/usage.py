@@ -19,21 +19,23 @@ from .types import Usage
 CHARS_PER_TOKEN = 4
 
 
-def _chars(message: Message) -> int:
+def message_chars(message: Message) -> int:
+    """The characters of a message that cost tokens: its text and its tool calls."""
     size = len(message.content or "")
     for call in message.tool_calls or ():
         size += len(call.name) + len(call.arguments_json)
     return size
 
 
-def _tokens(chars: int) -> int:
+def chars_to_tokens(chars: int) -> int:
+    """The estimate: `CHARS_PER_TOKEN` characters per token."""
     return -(-chars // CHARS_PER_TOKEN)  # rounded up: a non-empty text costs at least a token
 
 
 def estimate_usage(prompt: Iterable[Message], reply: Message) -> Usage:
     """An estimate of one call's usage from the length of its prompt and reply texts."""
-    prompt_tokens = _tokens(sum(_chars(m) for m in prompt))
-    completion_tokens = _tokens(_chars(reply))
+    prompt_tokens = chars_to_tokens(sum(message_chars(m) for m in prompt))
+    completion_tokens = chars_to_tokens(message_chars(reply))
     return Usage(
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from py_trees.common import Status
@@ -14,6 +15,9 @@ from ..models.types import ModelRequest
 from ..telemetry import events as ev
 from ..tools.toolset import ToolSet
 from .context import ContextBuilder, ContextBuilderProtocol
+
+RequestTransform = Callable[[ModelRequest, Any], Awaitable[ModelRequest]]
+"""Rewrites a node's request before the call, given the node (e.g. `ContextGuard`)."""
 
 
 class AgentLLMNode(AsyncBehaviour):
@@ -40,8 +44,10 @@ class AgentLLMNode(AsyncBehaviour):
         config: ReActConfig | None = None,
         namespace: str | None = None,
         context_builder: ContextBuilderProtocol | None = None,
+        request_transform: RequestTransform | None = None,
     ) -> None:
         super().__init__(name)
+        self.request_transform = request_transform
         self.model_client = model_client
         self.tools = tools
         self.config = config or ReActConfig()
@@ -55,6 +61,12 @@ class AgentLLMNode(AsyncBehaviour):
         self._tool_choice = self.config.tool_choice if self.config.tool_choice is not None else extra_choice
         self._extra_params = params
         self._client = configured_client(model_client, self.config)
+
+    def on_clone(self) -> None:
+        """A request transform with per-conversation memory (`for_node`) gets a fresh copy."""
+        rebind = getattr(self.request_transform, "for_node", None)
+        if rebind is not None:
+            self.request_transform = rebind(self)
 
     async def update_async(self) -> Status:
         sm, keys, ns = self.state_manager, self.keys, self.namespace
@@ -78,6 +90,8 @@ class AgentLLMNode(AsyncBehaviour):
             stream=config.stream,
             extra_params=self._extra_params,
         )
+        if self.request_transform is not None:
+            request = await self.request_transform(request, self)
         active = self.telemetry is not None and self.telemetry.active
         if active:
             self.emit(ev.REPLY_STARTED, round=rounds + 1)

@@ -4,14 +4,16 @@ LoopUntilSuccess(max_iterations, abort_condition=token budget | model error)
   └─ Sequence(memory=True)
        ├─ AgentLLMNode   ask the model: tool calls or a final answer
        ├─ ToolExecutor   guard preflight, run the calls, append observations
-       ├─ StateCondition SUCCESS when `done`, else FAILURE → next iteration
+       ├─ InterruptGate  SUCCESS when `done`, else FAILURE → next iteration; lets injected
+       │                 follow-ups in first (`Agent.inject`)
        ├─ AnswerCheck    (answer_check.enabled) re-ask an empty / too short / repeated answer once
        ├─ OutputNode     (with `output_type`) validate the answer into `output`, re-ask once
        └─ SynthesisNode  (synthesize) one streaming call writes the answer from the trace
 
 The loop also stops after `max_tool_failures` failed tool calls in a row (`tool_failures`), and a
 run that stops without an answer (max_iterations, budget, tool failures) leaves a fallback answer
-summarising the tools it ran (`fallback_answer`, `AgentResult.fallback_answer`).
+summarising the tools it ran (`fallback_answer`, `AgentResult.fallback_answer`). A context guard
+(`config.context`) keeps each model request within the model's context window.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..bt import composites
-from ..bt.conditions import StateCondition
 from ..bt.loop import LoopUntilSuccess
 from ..config import ReActConfig
 from ..guard.enforcer import GuardEnforcer
@@ -30,6 +31,8 @@ from ..models.client import ModelClient
 from ..models.structured import OutputSchema
 from ..nodes.answer_check import AnswerCheck
 from ..nodes.context import DEFAULT_PERSONA, ContextBuilder, ContextBuilderProtocol
+from ..nodes.context_guard import ContextGuard
+from ..nodes.interrupts import InterruptGate
 from ..nodes.llm import AgentLLMNode
 from ..nodes.output import INVALID_OUTPUT, OutputNode
 from ..nodes.synthesis import SynthesisNode
@@ -86,6 +89,9 @@ def create_react_node(
         config=config.model_copy(update={"stream": False}) if config.synthesize and config.stream else config,
         namespace=namespace,
         context_builder=context_builder,
+        request_transform=ContextGuard(model_client, config.context, model=config.model)
+        if config.context.enabled
+        else None,
     )
     executor = ToolExecutor(
         f"{name}.Tools",
@@ -98,7 +104,7 @@ def create_react_node(
         default_timeout=config.tool_timeout,
         max_output_chars=config.max_output_chars,
     )
-    done = StateCondition(f"{name}.Done", key=keys.done, namespace=namespace)
+    done = InterruptGate(f"{name}.Done", keys=keys, namespace=namespace)
     children: list[Any] = [llm, executor, done]
     if config.answer_check.enabled:
         children.append(

@@ -74,6 +74,11 @@ class ChannelMapper:
                     ),
                 )
             ]
+        if kind == ev.INJECT:
+            inject = {"type": "inject", "status": data.get("status"), "content": data.get("content")}
+            if data.get("status") == "applied":
+                inject["iteration"] = self.iteration
+            return [("inject", inject)]
         if kind.startswith("context.compact"):
             return [("compact", dict(data))]
         if kind.startswith("phase"):

@@ -29,7 +29,6 @@ from .nodes import NodeChange, NodeWatcher
 
 AgentFactory = Callable[[], Agent]
 RunStatus = Literal["running", "suspended", "success", "failure"]
-INTERRUPT_PREFIX = "[USER INTERRUPT] "
 _RUN_EDGES = (ev.RUN_STARTED, ev.RUN_RESUMED, ev.RUN_COMPLETED)
 
 
@@ -67,12 +66,16 @@ class RunRecord:
         event stream's ids stay those of its channels."""
         self.nodes = NodeWatcher(self._publish_nodes)
         self.mapper = ChannelMapper()
-        self.injects: list[str] = []
-        """Follow-ups waiting for the next iteration boundary."""
         self.decisions: dict[str, ApprovalDecision] = {}
         """Decisions (by the agent's approval id) gathered while the run is suspended."""
         self.task: asyncio.Task[None] | None = None
         self._changed = asyncio.Event()
+        self._unsubscribe: Callable[[], None] | None = None
+
+    @property
+    def injects(self) -> list[str]:
+        """Follow-ups waiting for the agent's next iteration boundary (`Agent.inject`)."""
+        return self.agent.interrupts.contents()
 
     @property
     def finished(self) -> bool:
@@ -104,17 +107,9 @@ class RunRecord:
 
     # ------------------------------------------------------------------ driving
     def on_event(self, event: Event) -> None:
-        """Telemetry subscriber for the run's duration."""
+        """Telemetry subscriber from the run's start to its end (suspensions included, so a
+        follow-up queued while it waits for an approval is published too)."""
         agent = self.agent
-        if event.type == ev.LOOP_ITERATION and self.injects and event.namespace == agent.namespace:
-            # Between iterations the last messages are tool results: a user message fits here.
-            contents, self.injects = self.injects, []
-            text = INTERRUPT_PREFIX + "\n\n".join(contents)
-            agent.state_manager.update({agent.keys.messages: [human(text)]}, agent.namespace)
-            self.publish(
-                "inject",
-                {"type": "inject", "status": "applied", "content": text, "iteration": self.mapper.iteration},
-            )
         if event.type in _RUN_EDGES and event.namespace == agent.namespace:
             root = getattr(agent, "root", None)  # a Conversation has a tree only while it runs
             if root is not None and event.node == root.name:  # not a nested agent's run
@@ -129,7 +124,8 @@ class RunRecord:
 
     async def drive(self, start: Callable[[], Awaitable[AgentResult]]) -> None:
         """Run `start()` (a run or a resume) to its end or suspension and publish the outcome."""
-        unsubscribe = self.agent.telemetry.subscribe(self.on_event)
+        if self._unsubscribe is None:
+            self._unsubscribe = self.agent.telemetry.subscribe(self.on_event)
         self.status = "running"
         began = time.perf_counter()
         result: AgentResult | None = None
@@ -138,7 +134,6 @@ class RunRecord:
         except Exception as exc:  # a run that raises still ends its stream, with the cause
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
-            unsubscribe()
             self.nodes.detach()
             self.elapsed += time.perf_counter() - began
         self.result = result
@@ -147,9 +142,8 @@ class RunRecord:
             self.status = "suspended"
             self.publish("approval", {"status": "pending", "approvals": self.pending()})
             return
-        for content in self.injects:
-            self.publish("inject", {"type": "inject", "status": "dropped", "content": content})
-        self.injects = []
+        self._unsubscribe()
+        self._unsubscribe = None
         self.error = result.error if result is not None else self.error
         status: RunStatus = result.status if result is not None and result.status == "success" else "failure"
         messages = self.mapper.finish(
@@ -266,15 +260,21 @@ class RunRegistry:
         record.task = asyncio.create_task(body(), name=f"run-{record.run_id}")
 
     def inject(self, run_id: str, content: str) -> RunRecord:
-        """Queue a follow-up for the run's next iteration boundary."""
+        """Queue a follow-up for the run's next iteration boundary (`Agent.inject`; its `inject`
+        events reach the stream as queued, applied or dropped)."""
         record = self.get(run_id)
+        finished = RunConflict(
+            f"run {run_id!r} has finished ({record.status}); continue the conversation with "
+            f'POST /api/runs {{"input": ..., "thread_id": "{record.thread_id}"}}'
+        )
         if record.finished:
-            raise RunConflict(
-                f"run {run_id!r} has finished ({record.status}); continue the conversation with "
-                f'POST /api/runs {{"input": ..., "thread_id": "{record.thread_id}"}}'
-            )
-        record.injects.append(content)
-        record.publish("inject", {"type": "inject", "status": "queued", "content": content})
+            raise finished
+        try:
+            record.agent.inject(content)
+        except RuntimeError as exc:  # ended between the check and the call
+            raise finished from exc
+        except ValueError as exc:
+            raise RunConflict(f"run {run_id!r} takes no follow-ups: {exc}") from exc
         return record
 
     def approvals(self) -> list[dict[str, Any]]:

@@ -34,6 +34,14 @@ ANSWER_REJECTED = "answer.rejected"
 repeat | tool_call_as_text) and retry (re-asked, else accepted as it is)."""
 ANSWER_FALLBACK = "answer.fallback"
 """A run stopped without an answer and wrote a fallback one: data has reason and answer."""
+CONTEXT_COMPACTED = "context.compacted"
+"""A request was compacted to fit the context window (the server's `compact` channel): data has
+messages_before/after, tokens_before/after, budget, window, strategy (summarize | drop | cut),
+summarized, dropped, cut_tool_results, over_budget, tokenizer."""
+INJECT = "inject"
+"""A follow-up injected into a run (`Agent.inject`): data has status (queued | applied |
+dropped) and content (applied: the merged `[USER INTERRUPT]` message, with count and
+held_back_answer)."""
 RUN_STARTED = "run.started"
 RUN_RESUMED = "run.resumed"
 RUN_COMPLETED = "run.completed"

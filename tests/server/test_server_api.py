@@ -179,6 +179,21 @@ def test_an_injected_follow_up_reaches_the_model_between_iterations(client: http
     assert late.status_code == 409 and "thread_id" in late.json()["error"]
 
 
+def test_a_follow_up_sent_while_a_run_awaits_approval_is_applied_after_the_resume(
+    client: httpx.Client,
+) -> None:
+    run_id = start(client, "delete /tmp/z")
+    before = read_events(client, run_id, until="approval")
+    [pending] = before[-1][2]["approvals"]
+    response = client.post(f"/api/runs/{run_id}/inject", json={"content": "then say bye"})
+    assert response.status_code == 202 and response.json()["queued"] == 1
+    assert client.post(f"/api/approvals/{pending['id']}", json={"decision": "approve"}).status_code == 200
+    events = read_events(client, run_id)
+    injects = [(d["status"], d["content"]) for _, c, d in events if c == "inject"]
+    assert injects == [("queued", "then say bye"), ("applied", "[USER INTERRUPT] then say bye")]
+    assert events[-1][2]["answer"] == "noted: [USER INTERRUPT] then say bye"
+
+
 def test_a_client_that_disconnects_never_cancels_the_run(client: httpx.Client) -> None:
     run_id = start(client, "wait w2")
     with client.stream("GET", f"/api/runs/{run_id}/events") as response:
@@ -250,7 +265,7 @@ def test_agent_tree_and_health(client: httpx.Client) -> None:
     assert tree["name"] == "ReActAgent" and tree["type"] == "LoopUntilSuccess"
     [sequence] = tree["children"]
     types = [c["type"] for c in sequence["children"]]
-    assert types == ["AgentLLMNode", "ToolExecutor", "StateCondition", "AnswerCheck"]
+    assert types == ["AgentLLMNode", "ToolExecutor", "InterruptGate", "AnswerCheck"]
     assert client.get("/healthz").json()["status"] == "ok"
     assert client.get("/").status_code == 200
 

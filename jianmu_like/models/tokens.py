@@ -1,0 +1,96 @@
+"""Counting the tokens of a prompt, for the context guard.
+
+A real tokenizer is used where one is installed and usable offline: `tiktoken`, when it imports
+and its encoding loads (from `TIKTOKEN_CACHE_DIR` or its cache; a machine without network and
+without a cached encoding cannot load one, and the counter falls back instead of failing).
+Otherwise the framework's one estimate (`models.usage`: ~4 characters per token) is used. Each
+message also costs `MESSAGE_OVERHEAD` tokens (role and separators, as OpenAI counts them).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import Any
+
+from .messages import Message
+from .usage import chars_to_tokens, message_chars
+
+MESSAGE_OVERHEAD = 4
+"""Tokens every message costs besides its text (role, separators)."""
+
+DEFAULT_ENCODING = "o200k_base"
+
+
+class TokenCounter:
+    """Counts the tokens of texts and messages; `name` says which tokenizer ("estimate" or
+    "tiktoken:<encoding>"), reported in `context.compacted` events."""
+
+    def __init__(self, name: str, encode: Callable[[str], int] | None = None) -> None:
+        self.name = name
+        self._encode = encode
+
+    def text(self, text: str) -> int:
+        if self._encode is None:
+            return chars_to_tokens(len(text))
+        return self._encode(text)
+
+    def message(self, message: Message) -> int:
+        if self._encode is None:
+            return chars_to_tokens(message_chars(message)) + MESSAGE_OVERHEAD
+        size = self._encode(message.content or "")
+        for call in message.tool_calls or ():
+            size += self._encode(call.name) + self._encode(call.arguments_json)
+        return size + MESSAGE_OVERHEAD
+
+    def messages(self, messages: Sequence[Message]) -> int:
+        return sum(self.message(m) for m in messages)
+
+    def schemas(self, schemas: Sequence[dict[str, Any]] | None) -> int:
+        """The tool schemas of a request (sent beside the messages, they fill the window too)."""
+        return self.text(json.dumps(list(schemas), ensure_ascii=False)) if schemas else 0
+
+
+ESTIMATE = TokenCounter("estimate")
+
+
+def token_counter(tokenizer: str = "auto") -> TokenCounter:
+    """The counter for `tokenizer`: "estimate", "tiktoken" / "tiktoken:<encoding>" (falls back
+    to the estimate, with a warning, when it cannot be loaded) or "auto" (tiktoken when usable
+    offline, else the estimate, silently)."""
+    if tokenizer == "estimate":
+        return ESTIMATE
+    if tokenizer == "auto":
+        encoding = DEFAULT_ENCODING
+    elif tokenizer == "tiktoken" or tokenizer.startswith("tiktoken:"):
+        encoding = tokenizer.partition(":")[2] or DEFAULT_ENCODING
+    else:
+        raise ValueError(
+            f"unknown tokenizer {tokenizer!r}: use auto, estimate, tiktoken or tiktoken:<encoding>"
+        )
+    counter = _tiktoken(encoding)
+    if counter is None:
+        if tokenizer != "auto":
+            import structlog  # deferred: the core imports without it
+
+            structlog.get_logger("jianmu_like.tokens").warning(
+                "tokenizer.unavailable", tokenizer=tokenizer, fallback="estimate"
+            )
+        return ESTIMATE
+    return counter
+
+
+@lru_cache(maxsize=8)
+def _tiktoken(encoding: str) -> TokenCounter | None:
+    try:
+        import tiktoken  # type: ignore[import-not-found,unused-ignore]
+
+        enc = tiktoken.get_encoding(encoding)
+    except Exception:  # not installed, or the encoding cannot be fetched offline
+        return None
+
+    def encode(text: str) -> int:
+        return len(enc.encode(text, disallowed_special=()))
+
+    return TokenCounter(f"tiktoken:{encoding}", encode)

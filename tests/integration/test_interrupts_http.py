@@ -1,0 +1,151 @@
+"""`Agent.inject` over real HTTP (real `openai` client, the scripted server): follow-ups land
+after the tool results, merge into one message, and hold back a final answer."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jianmu_like import Agent, ReActConfig, create_react_node, human, load_agent, tool
+from jianmu_like.telemetry.events import Event
+from jianmu_like.testing import ScriptedOpenAIServer, call, calls, reply
+
+started: asyncio.Event
+release: asyncio.Event
+"""Made by the test that uses them (an event belongs to the loop that first waits on it)."""
+
+
+@tool
+async def hold(label: str) -> str:
+    """Wait until the test releases it.
+
+    Args:
+        label: A label.
+    """
+    started.set()
+    await release.wait()
+    return f"{label} released"
+
+
+@tool
+def echo(text: str) -> str:
+    """Echo a text.
+
+    Args:
+        text: Anything.
+    """
+    return text
+
+
+def _agent(srv: ScriptedOpenAIServer, **config: Any) -> tuple[Agent, list[Event]]:
+    settings: dict[str, Any] = {"max_iterations": 5, "stream": False, **config}
+    root = create_react_node(model_client=srv.client(), tools=[hold, echo], config=ReActConfig(**settings))
+    agent = Agent(root)
+    events: list[Event] = []
+    agent.telemetry.subscribe(events.append)
+    return agent, events
+
+
+def _injects(events: list[Event]) -> list[tuple[str, str]]:
+    return [(e.data["status"], e.data["content"]) for e in events if e.type == "inject"]
+
+
+async def test_follow_ups_injected_mid_batch_land_after_the_tool_results_as_one_message() -> None:
+    global started, release
+    started, release = asyncio.Event(), asyncio.Event()
+    script = [calls(call("echo", text="a"), call("hold", label="h")), reply("done")]
+    async with ScriptedOpenAIServer(script) as srv:
+        agent, events = _agent(srv)
+        run = asyncio.create_task(agent.run({"messages": [human("go")]}))
+        await started.wait()  # the batch is under way: echo finished, hold is blocking
+        agent.inject("also check B")
+        agent.inject("and C")
+        release.set()
+        result = await run
+    assert result.status == "success" and result.final_answer == "done"
+    second = srv.requests[1]["messages"]
+    assert [m["role"] for m in second[1:]] == ["user", "assistant", "tool", "tool", "user"]
+    assert second[-1]["content"] == "[USER INTERRUPT] also check B\n\nand C"
+    assert _injects(events) == [
+        ("queued", "also check B"),
+        ("queued", "and C"),
+        ("applied", "[USER INTERRUPT] also check B\n\nand C"),
+    ]
+    applied = next(e for e in events if e.type == "inject" and e.data["status"] == "applied")
+    assert applied.data["count"] == 2 and applied.data["held_back_answer"] is False
+
+
+async def test_a_final_answer_of_the_iteration_an_inject_arrived_in_is_held_back() -> None:
+    agent: Agent | None = None
+
+    def responder(body: dict[str, Any]) -> Any:
+        last = body["messages"][-1]["content"]
+        if last == "what is X?":
+            assert agent is not None
+            agent.inject("and Y?")  # from the server's thread, while the model "thinks"
+            return reply("X is 1.")
+        return reply(f"Y is 2 (after: {last})")
+
+    async with ScriptedOpenAIServer(responder) as srv:
+        agent, events = _agent(srv)
+        result = await agent.run({"messages": [human("what is X?")]})
+    assert result.status == "success"
+    assert result.final_answer == "Y is 2 (after: [USER INTERRUPT] and Y?)"
+    second = srv.requests[1]["messages"]
+    assert [(m["role"], m["content"]) for m in second[-2:]] == [
+        ("assistant", "X is 1."),
+        ("user", "[USER INTERRUPT] and Y?"),
+    ]
+    applied = next(e for e in events if e.type == "inject" and e.data["status"] == "applied")
+    assert applied.data["held_back_answer"] is True
+    assert result.termination == {"reason": "completed", "iterations": 2}
+
+
+async def test_a_follow_up_arriving_in_the_last_iteration_is_dropped_and_the_answer_stands() -> None:
+    agent: Agent | None = None
+
+    def responder(body: dict[str, Any]) -> Any:
+        assert agent is not None
+        agent.inject("too late")
+        return reply("X is 1.")
+
+    async with ScriptedOpenAIServer(responder) as srv:
+        agent, events = _agent(srv, max_iterations=1)
+        result = await agent.run({"messages": [human("what is X?")]})
+    assert result.final_answer == "X is 1." and len(srv.requests) == 1
+    assert _injects(events) == [("queued", "too late"), ("dropped", "too late")]
+    assert agent.interrupts.contents() == []
+
+
+async def test_inject_without_a_run_in_progress_is_a_clear_error() -> None:
+    async with ScriptedOpenAIServer([reply("hi")]) as srv:
+        agent, _ = _agent(srv)
+        with pytest.raises(RuntimeError, match="no run in progress"):
+            agent.inject("hello?")
+        await agent.run({"messages": [human("hi")]})
+        with pytest.raises(RuntimeError, match="no run in progress"):
+            agent.inject("hello again?")
+        with pytest.raises(ValueError, match="non-empty"):
+            agent.inject("  ")
+
+
+async def test_an_agent_from_yaml_takes_follow_ups(tmp_path: Path) -> None:
+    agent: Agent | None = None
+
+    def responder(body: dict[str, Any]) -> Any:
+        last = body["messages"][-1]["content"]
+        if last == "first":
+            assert agent is not None
+            agent.inject("second")
+            return reply("answer one")
+        return reply(f"answer to {last}")
+
+    path = tmp_path / "agent.yaml"
+    path.write_text("kind: react\nname: Helper\nmodel: scripted-model\n")
+    async with ScriptedOpenAIServer(responder) as srv:
+        agent = load_agent(path, model_client=srv.client())
+        result = await agent.run({"messages": [human("first")]})
+    assert result.final_answer == "answer to [USER INTERRUPT] second"
