@@ -59,6 +59,9 @@ if TYPE_CHECKING:
     from .nodes.tool_executor import ToolExecutor
     from .nodes.tool_node import ToolNode
     from .presets.react import create_react_node
+    from .presets.supervisor import SupervisorConfig, create_supervisor_node
+    from .bt.dynamic_parallel import DynamicParallel
+    from .nodes.critic import CriticNode
     from .presets.react_state import ReActState
     from .results import AgentOutcome
     from .state.contract import StateContract, declare
@@ -164,6 +167,10 @@ _LAZY: dict[str, str] = {
     "ai": "jianmu_like.models.messages",
     "calculator": "jianmu_like.tools.builtin",
     "create_react_node": "jianmu_like.presets.react",
+    "create_supervisor_node": "jianmu_like.presets.supervisor",
+    "SupervisorConfig": "jianmu_like.presets.supervisor",
+    "DynamicParallel": "jianmu_like.bt.dynamic_parallel",
+    "CriticNode": "jianmu_like.nodes.critic",
     "get_config": "jianmu_like.config",
     "human": "jianmu_like.models.messages",
     "list_pending": "jianmu_like.guard.review",
@@ -282,6 +289,10 @@ __all__ = [
     "ai",
     "calculator",
     "create_react_node",
+    "create_supervisor_node",
+    "SupervisorConfig",
+    "DynamicParallel",
+    "CriticNode",
     "current_tool_call",
     "declare",
     "finish",

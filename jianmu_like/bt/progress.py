@@ -21,7 +21,8 @@ class TreeMismatchError(ValueError):
 
 
 def node_paths(root: py_trees.behaviour.Behaviour) -> dict[str, py_trees.behaviour.Behaviour]:
-    """Every node by its slash-separated path of names; names must be unique among siblings."""
+    """Every node by its slash-separated path of names; names must be unique among siblings.
+    Children of a node with `dynamic_children` are left out: they exist per run only."""
     paths: dict[str, py_trees.behaviour.Behaviour] = {}
 
     def walk(node: py_trees.behaviour.Behaviour, prefix: str) -> None:
@@ -29,6 +30,8 @@ def node_paths(root: py_trees.behaviour.Behaviour) -> dict[str, py_trees.behavio
         if path in paths:
             raise TreeMismatchError(f"two nodes share the path {path!r}: give siblings distinct names")
         paths[path] = node
+        if getattr(node, "dynamic_children", False):
+            return  # built per run; the node saves and restores them itself (bt.dynamic_parallel)
         for child in node.children:
             walk(child, path)
 
