@@ -9,11 +9,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from jianmu_like import (
     Agent,
+    GuardDecision,
     GuardEnforcer,
+    ToolCall,
     ReActConfig,
     SupervisorConfig,
     Usage,
@@ -21,7 +21,6 @@ from jianmu_like import (
     human,
     tool,
 )
-from jianmu_like.guard.policies import RequireApproval
 from jianmu_like.testing import ScriptedOpenAIServer, call, reply
 
 CITIES = {"Paris": 2, "Rome": 3, "Oslo": 5, "Lima": 7}
@@ -50,9 +49,11 @@ class Model:
     """A responder playing supervisor, sub-agents and critic; it records every reply's usage
     by the namespace it belongs to, and when each request arrived and was answered."""
 
-    def __init__(self, plans: list[list[str]], *, delay: float = 0.0, reject: set[str] = frozenset()) -> None:
+    def __init__(self, plans: list[list[str]], *, reject: set[str] = frozenset()) -> None:
         self.plans = list(plans)
-        self.delay = delay
+        self.barrier: threading.Barrier | None = None
+        """When set: each sub-agent's first request is held until all of them have arrived —
+        sub-agents run one after the other would break it (timeout) and the test would fail."""
         self.reject = set(reject)
         self.lock = threading.Lock()
         self.usage: dict[str, Usage] = {}
@@ -92,6 +93,9 @@ class Model:
             self.agent_bodies.setdefault(city, []).append(body)
             namespace = self._namespace_of(city)
         received = time.monotonic()
+        first = len(body["messages"]) <= 2
+        if first and self.barrier is not None:
+            self.barrier.wait(timeout=10)
         if body["messages"][-1]["role"] == "tool":
             revised = " (revised)" if any("rejected" in t for t in _user_texts(body)) else ""
             answer = reply(
@@ -102,11 +106,10 @@ class Model:
             answer = reply(
                 tool_calls=[call("population", city=city)],
                 usage=Usage(prompt_tokens=9 * factor, completion_tokens=2, total_tokens=9 * factor + 2),
-                delay=self.delay,
             )
         self._count(namespace, answer.usage or Usage())
         with self.lock:
-            self.agent_calls.append((city, received, received + answer.delay))
+            self.agent_calls.append((city, received, time.monotonic()))
         return answer
 
     def _namespace_of(self, city: str) -> str:
@@ -133,7 +136,7 @@ def _supervisor(client: Any, **settings: Any) -> Any:
 
 async def test_fan_out_follows_the_plan_and_sub_agents_overlap() -> None:
     plans = [["Paris", "Rome"], ["Paris", "Rome", "Oslo", "Lima"]]
-    model = Model([list(p) for p in plans], delay=0.3)
+    model = Model([list(p) for p in plans])
     async with ScriptedOpenAIServer(model) as server:
         agent = Agent(_supervisor(server.client()))
         for plan in plans:
@@ -141,6 +144,7 @@ async def test_fan_out_follows_the_plan_and_sub_agents_overlap() -> None:
             model.agent_calls.clear()
             model.agent_bodies.clear()
             _bind_namespaces(model, plan)
+            model.barrier = threading.Barrier(len(plan))
             result = await agent.run({"messages": [human("How many people live in these cities?")]})
             assert result.status == "success", result.error
             subs = sorted(ns for ns in result.agents if ns.startswith("supervisor."))
@@ -158,7 +162,7 @@ async def test_fan_out_follows_the_plan_and_sub_agents_overlap() -> None:
                 assert [m.role for m in messages] == ["user", "assistant", "tool", "assistant"]
             for city in plan:
                 assert city in (result.final_answer or "")
-            # The first model calls of the sub-agents overlap: all arrived before any was answered.
+            # The sub-agents' first model calls overlap: all arrived before any was answered.
             firsts = {}
             for city, received, answered in model.agent_calls:
                 firsts.setdefault(city, (received, answered))
@@ -200,3 +204,42 @@ async def test_critic_reruns_a_rejected_sub_agent_once() -> None:
     assert result.usage.total_tokens == total.total_tokens
     for namespace, usage in model.usage.items():
         assert result.agents[namespace].usage.total_tokens == usage.total_tokens, namespace
+
+
+def _rome_needs_approval(call: ToolCall, _tool: Any, _ctx: Any) -> GuardDecision | None:
+    if call.arguments.get("city") == "Rome":
+        return GuardDecision.pending("Rome needs a human")
+    return None
+
+
+def _guarded(client: Any) -> Any:
+    return create_supervisor_node(
+        model_client=client,
+        tools=[population],
+        supervisor=SupervisorConfig(max_follow_ups=0),
+        constraints=GuardEnforcer([_rome_needs_approval]),
+    )
+
+
+async def test_approval_inside_a_sub_agent_suspends_and_resumes_from_a_checkpoint(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    model = Model([["Paris", "Rome"]])
+    _bind_namespaces(model, ["Paris", "Rome"])
+    async with ScriptedOpenAIServer(model) as server:
+        first = Agent(_guarded(server.client()), checkpointer=db)
+        suspended = await first.run({"messages": [human("Paris and Rome?")]}, thread_id="t1")
+        assert suspended.status == "suspended"
+        assert suspended.agents["supervisor.q1"].status == "success"  # the other sub-agent finished
+        assert suspended.agents["supervisor.q2"].status == "suspended"
+        [approval] = suspended.pending_approvals
+        await first.aclose()
+        # A new agent (a fresh tree, as in another process) rebuilds the sub-agents and goes on.
+        second = Agent(_guarded(server.client()), checkpointer=db)
+        result = await second.resume({approval.id: True}, thread_id="t1")
+        await second.aclose()
+    assert result.status == "success", result.error
+    assert result.agents["supervisor.q2"].final_answer == "Rome has 2.8 million."
+    assert "Paris: 2.1 million" in (result.final_answer or "")
+    assert len(model.agent_bodies["Paris"]) == 2  # nothing of the finished sub-agent ran again
+    assert len(model.agent_bodies["Rome"]) == 2
+    assert result.usage.total_tokens == sum(model.usage.values(), Usage()).total_tokens
