@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .agentfile.loader import AgentFileError, load_agent, validate_agent_file
     from .bt.async_behaviour import AsyncBehaviour
     from .bt.conditions import StateCondition
+    from .bt.dynamic_parallel import DynamicParallel
     from .bt.loop import LoopUntilSuccess
     from .bt.node import Node
     from .bt.runner import ReactiveRunner, RunOutcome
@@ -54,15 +55,14 @@ if TYPE_CHECKING:
     from .models.tool_protocol import ProtocolAdapter, ToolProtocol
     from .models.types import ModelRequest, ModelResponse, Usage
     from .nodes.context import ContextBuilder, ContextBuilderProtocol
+    from .nodes.critic import CriticNode
     from .nodes.llm import AgentLLMNode
     from .nodes.llm_call import LLMCallNode
     from .nodes.tool_executor import ToolExecutor
     from .nodes.tool_node import ToolNode
     from .presets.react import create_react_node
-    from .presets.supervisor import SupervisorConfig, create_supervisor_node
-    from .bt.dynamic_parallel import DynamicParallel
-    from .nodes.critic import CriticNode
     from .presets.react_state import ReActState
+    from .presets.supervisor import SupervisorConfig, create_supervisor_node
     from .results import AgentOutcome
     from .state.contract import StateContract, declare
     from .state.inputs import InputError
@@ -228,8 +228,10 @@ __all__ = [
     "ContextBuilderProtocol",
     "Conversation",
     "ConversationError",
+    "CriticNode",
     "Decision",
     "DenyList",
+    "DynamicParallel",
     "Ephemeral",
     "Event",
     "GuardConfig",
@@ -273,6 +275,7 @@ __all__ = [
     "StaticToolProvider",
     "StructuredOutputError",
     "StructuredResult",
+    "SupervisorConfig",
     "TelemetryHub",
     "Tool",
     "ToolArgumentsError",
@@ -290,9 +293,6 @@ __all__ = [
     "calculator",
     "create_react_node",
     "create_supervisor_node",
-    "SupervisorConfig",
-    "DynamicParallel",
-    "CriticNode",
     "current_tool_call",
     "declare",
     "finish",

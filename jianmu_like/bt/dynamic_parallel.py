@@ -1,14 +1,15 @@
 """DynamicParallel: a parallel composite whose children are built per run, from the state.
 
 A supervisor decides at run time how many sub-agents to start; a static `Parallel` cannot say
-that. At the start of each run `plan(node)` returns the run's items (JSON data, e.g. one
-sub-question each; it may also seed the state for them), `build(index, item)` makes one subtree
-per item, and the node ticks them all on every tick — their async work overlaps — until every
-child has finished. The children stay attached after the run, so a live view shows them.
+that. At the start of each run `plan(node)` reads the run's items from the state (e.g. one
+sub-question each), `seed(node, items)` may write what the children start from, and
+`build(index, item)` makes one subtree per item; the node ticks them all on every tick — their
+async work overlaps — until every child has finished. The children stay attached after the run,
+so a live view shows them.
 
-Checkpoints: the items and each child's progress are this node's own progress entry (the
-generic progress walk does not descend into it, see `dynamic_children`), so a run suspended
-inside a child — an approval — is rebuilt from the items and resumes in another process.
+Checkpoints: the children are `runtime_children` (bt.progress): the tree's fingerprint leaves
+them out, and a restore calls `rebuild_children()`, which plans again from the restored state
+(without seeding), so a run suspended inside a child — an approval — resumes in another process.
 """
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ import py_trees
 from py_trees.common import Status
 
 from .node import LEAN_TICKS, NodeMixin, tick_node, walk
-from .progress import capture_progress, restore_progress
 
 Plan = Callable[["DynamicParallel"], list[Any]]
-"""The run's items, read (and seeded) in the state when the node starts."""
+"""The run's items, read from the state (also on a restore, so it must not write)."""
+
+Seed = Callable[["DynamicParallel", list[Any]], None]
+"""Writes what the children of a fresh start begin with (not called on a restore)."""
 
 Build = Callable[[int, Any], py_trees.behaviour.Behaviour]
 """The subtree for item `index` (0-based); called again with the same items on a restore."""
@@ -40,8 +43,8 @@ class DynamicParallel(NodeMixin, py_trees.composites.Composite):
     caps the items (the rest are dropped, and said so in `feedback_message`).
     """
 
-    dynamic_children = True
-    """Tells the progress walk (bt.progress) that this node saves its children itself."""
+    runtime_children = True
+    """Tells bt.progress that the children are built per run (see `rebuild_children`)."""
 
     def __init__(
         self,
@@ -49,6 +52,7 @@ class DynamicParallel(NodeMixin, py_trees.composites.Composite):
         plan: Plan,
         build: Build,
         *,
+        seed: Seed | None = None,
         policy: Policy = "all_done",
         max_children: int | None = None,
         namespace: str | None = None,
@@ -59,6 +63,7 @@ class DynamicParallel(NodeMixin, py_trees.composites.Composite):
         super().__init__(name=name, children=[])
         self.plan = plan
         self.build = build
+        self.seed = seed
         self.policy: Policy = policy
         self.max_children = max_children
         self.namespace = namespace
@@ -84,12 +89,17 @@ class DynamicParallel(NodeMixin, py_trees.composites.Composite):
                     setattr(node, "state_manager", state_manager)  # noqa: B010
                 setattr(node, "telemetry", self.telemetry)  # noqa: B010
 
-    def _start(self) -> None:
+    def _planned(self) -> tuple[list[Any], int]:
+        """The items, capped at `max_children`, and how many were dropped."""
         items = list(self.plan(self))
-        dropped = 0
-        if self.max_children is not None and len(items) > self.max_children:
-            dropped = len(items) - self.max_children
-            items = items[: self.max_children]
+        if self.max_children is None or len(items) <= self.max_children:
+            return items, 0
+        return items[: self.max_children], len(items) - self.max_children
+
+    def _start(self) -> None:
+        items, dropped = self._planned()
+        if self.seed is not None:
+            self.seed(self, items)
         self._attach(items)
         self.feedback_message = f"{len(items)} child(ren)" + (f", {dropped} dropped" if dropped else "")
         self.emit("parallel.started", children=[c.name for c in self.children], dropped=dropped)
@@ -125,19 +135,10 @@ class DynamicParallel(NodeMixin, py_trees.composites.Composite):
         self.status = new_status
 
     # ------------------------------------------------------------------ checkpoints
-    def progress(self) -> dict[str, Any]:
-        """The items and every child's own progress (see bt.progress)."""
-        return {
-            "items": self.items,
-            "children": [capture_progress(child) for child in self.children],
-        }
-
-    def restore_progress(self, entry: dict[str, Any]) -> None:
-        """Rebuild the children from the saved items and put each back where it stood."""
-        self._attach(list(entry.get("items") or []))
-        saved = entry.get("children") or []
-        for child, progress in zip(self.children, saved, strict=False):
-            restore_progress(child, progress)
+    def rebuild_children(self) -> None:
+        """After a checkpoint's state is restored: the children that run had (bt.progress then
+        puts each back where it stood)."""
+        self._attach(self._planned()[0])
 
     def reset_run(self) -> None:
         """Back to as-built (bt.clone): no children until the next run plans them."""

@@ -100,10 +100,8 @@ class CriticNode(AsyncBehaviour):
         self.emit("critic.verdict", accept=verdict.accept, critique=verdict.critique, rerun=rerun)
         if not rerun:
             return Status.SUCCESS
-        retry = human(
-            "A reviewer rejected your answer: "
-            f"{verdict.critique or 'it does not answer the question'}\nAnswer the question again, fixing that."
-        )
+        critique = verdict.critique or "it does not answer the question"
+        retry = human(f"A reviewer rejected your answer: {critique}\nAnswer the question again, fixing that.")
         sm.update({keys.messages: [retry]}, ns)
         return Status.FAILURE
 

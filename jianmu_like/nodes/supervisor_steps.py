@@ -89,6 +89,8 @@ class SupervisorCall(AsyncBehaviour):
         self.keys = config.keys
         self.model_client = configured_client(model_client, config)
         self.namespace = namespace
+        self.ns = namespace
+        """The supervisor namespace (typed as set: `namespace` may be None on other nodes)."""
 
     def prompt(self, instruction: str, system_prompt: str) -> list[Message]:
         """System prompt, the supervisor's conversation (the user's task), the instruction."""
@@ -144,7 +146,9 @@ class SupervisorCall(AsyncBehaviour):
             },
             self.namespace,
         )
-        self.emit(ev.REPLY_COMPLETED, round=1, tool_calls=[], final=True, content=text, usage=usage.model_dump())
+        self.emit(
+            ev.REPLY_COMPLETED, round=1, tool_calls=[], final=True, content=text, usage=usage.model_dump()
+        )
 
     def _on_model_event(self, event_type: str, data: dict[str, Any]) -> None:
         self.emit(event_type, **data)
@@ -169,7 +173,7 @@ class PlanStep(SupervisorCall):
         self.system_prompt = system_prompt
 
     async def update_async(self) -> Status:
-        sm, ns = self.state_manager, self.namespace
+        sm, ns = self.state_manager, self.ns
         clear_sub_namespaces(sm, ns)
         sm.update({SUB_QUESTIONS: [], FOLLOW_UPS: []}, ns)
         instruction = (
@@ -205,7 +209,7 @@ class GatherStep(SupervisorCall):
         self.system_prompt = system_prompt
 
     async def update_async(self) -> Status:
-        sm, ns = self.state_manager, self.namespace
+        sm, ns = self.state_manager, self.ns
         questions: list[str] = read_key(sm, SUB_QUESTIONS, ns, [])
         items = [{"namespace": f"{ns}.q{i + 1}", "question": q} for i, q in enumerate(questions)]
         instruction = "Your sub-agents' results:\n\n" + results_text(sm, self.config, items) + "\n\n"
@@ -248,11 +252,14 @@ class AnswerStep(SupervisorCall):
         return Status.SUCCESS
 
     async def update_async(self) -> Status:
-        sm, ns = self.state_manager, self.namespace
+        sm, ns = self.state_manager, self.ns
         items = [
             {"namespace": f"{ns}.q{i + 1}", "question": q}
             for i, q in enumerate(read_key(sm, SUB_QUESTIONS, ns, []))
-        ] + [{"namespace": f"{ns}.f{i + 1}", "question": q} for i, q in enumerate(read_key(sm, FOLLOW_UPS, ns, []))]
+        ] + [
+            {"namespace": f"{ns}.f{i + 1}", "question": q}
+            for i, q in enumerate(read_key(sm, FOLLOW_UPS, ns, []))
+        ]
         instruction = (
             "Your sub-agents' results, follow-ups included:\n\n"
             + results_text(sm, self.config, items)

@@ -15,8 +15,8 @@ own namespace, so `AgentResult.agents["<ns>.q1"]` reports its answer, usage and 
 gather step reads why it stopped (and its fallback answer).
 
 Approvals inside a sub-agent suspend the whole run (the other sub-agents finish first) and
-resume like any tree, also from a checkpoint in another process: the `DynamicParallel` saves the
-run's sub-questions and each sub-agent's progress, and rebuilds them on restore.
+resume like any tree, also from a checkpoint in another process: the sub-agents are rebuilt
+from the restored state (the sub-questions) and put back where they stood.
 """
 
 from __future__ import annotations
@@ -128,18 +128,22 @@ def create_supervisor_node(
 
     described = f"tools=[{', '.join(_tool_name(t) for t in tool_list)}]" if tool_list else "no tools"
     critic_note = f" + critic (≤{settings.max_critic_retries} re-run)" if settings.critic else ""
+    asked = _Questions(namespace, SUB_QUESTIONS, "q", keys.messages)
     agents = DynamicParallel(
         f"{name}.Agents",
-        _Seed(namespace, SUB_QUESTIONS, "q", keys.messages),
+        asked,
         build,
+        seed=asked.seed,
         max_children=settings.max_agents,
         namespace=namespace,
         describe=f"built per run: ≤{settings.max_agents} ReAct sub-agents ({described}){critic_note}",
     )
+    followed = _Questions(namespace, FOLLOW_UPS, "f", keys.messages)
     follow_ups = DynamicParallel(
         f"{name}.FollowUps",
-        _Seed(namespace, FOLLOW_UPS, "f", keys.messages),
+        followed,
         build,
+        seed=followed.seed,
         max_children=max(settings.max_follow_ups, 1),
         namespace=namespace,
         describe=f"built per run: ≤{settings.max_follow_ups} follow-up sub-agents",
@@ -160,7 +164,9 @@ def create_supervisor_node(
         max_follow_ups=settings.max_follow_ups,
         system_prompt=settings.system_prompt,
     )
-    answer = AnswerStep(f"{name}.Answer", model_client, config, namespace, system_prompt=settings.system_prompt)
+    answer = AnswerStep(
+        f"{name}.Answer", model_client, config, namespace, system_prompt=settings.system_prompt
+    )
     children: list[py_trees.behaviour.Behaviour] = [plan, agents, gather]
     if settings.max_follow_ups:
         children += [follow_ups, answer]
@@ -171,9 +177,10 @@ def create_supervisor_node(
     return root
 
 
-class _Seed:
-    """A DynamicParallel's plan: one item per question under `list_key` of the supervisor
-    namespace; each sub-agent's namespace starts with the question as its only message."""
+class _Questions:
+    """A DynamicParallel's plan and seed: one item per question under `list_key` of the
+    supervisor namespace, in namespace `<ns>.<label><n>`, which starts with the question as its
+    only message."""
 
     __slots__ = ("label", "list_key", "messages_key", "namespace")
 
@@ -184,14 +191,19 @@ class _Seed:
         self.messages_key = messages_key
 
     def __call__(self, node: DynamicParallel) -> list[Any]:
-        sm = node.state_manager
-        items: list[Any] = []
-        for index, question in enumerate(read_key(sm, self.list_key, self.namespace, [])):
-            label = f"{self.label}{index + 1}"
-            sub_ns = f"{self.namespace}.{label}"
-            sm.update({self.messages_key: [human(question)]}, sub_ns)
-            items.append({"label": label, "namespace": sub_ns, "question": question})
-        return items
+        questions = read_key(node.state_manager, self.list_key, self.namespace, [])
+        return [
+            {
+                "label": f"{self.label}{i + 1}",
+                "namespace": f"{self.namespace}.{self.label}{i + 1}",
+                "question": q,
+            }
+            for i, q in enumerate(questions)
+        ]
+
+    def seed(self, node: DynamicParallel, items: list[Any]) -> None:
+        for item in items:
+            node.state_manager.update({self.messages_key: [human(item["question"])]}, item["namespace"])
 
 
 class _AgentFailed:

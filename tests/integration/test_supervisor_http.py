@@ -13,9 +13,9 @@ from jianmu_like import (
     Agent,
     GuardDecision,
     GuardEnforcer,
-    ToolCall,
     ReActConfig,
     SupervisorConfig,
+    ToolCall,
     Usage,
     create_supervisor_node,
     human,
@@ -51,6 +51,8 @@ class Model:
 
     def __init__(self, plans: list[list[str]], *, reject: set[str] = frozenset()) -> None:
         self.plans = list(plans)
+        self.follow_ups: list[str] = []
+        """Cities the first gather call asks about in a follow-up round."""
         self.barrier: threading.Barrier | None = None
         """When set: each sub-agent's first request is held until all of them have arrived —
         sub-agents run one after the other would break it (timeout) and the test would fail."""
@@ -76,7 +78,16 @@ class Model:
             results = _user_texts(body)[-1]
             found = [f"{c}: {p}" for c, p in population_table().items() if c in results]
             usage = self._count("supervisor", Usage(prompt_tokens=50, completion_tokens=13, total_tokens=63))
+            if self.follow_ups:
+                asked = [f"What is the population of {city}?" for city in self.follow_ups]
+                self.follow_ups = []
+                return reply(tool_calls=[call("SupervisorDecision", follow_ups=asked)], usage=usage)
             return reply(tool_calls=[call("SupervisorDecision", answer="; ".join(found))], usage=usage)
+        if "Write the final answer to the task." in _user_texts(body)[-1]:
+            results = _user_texts(body)[-1]
+            found = [f"{c}: {p}" for c, p in population_table().items() if c in results]
+            usage = self._count("supervisor", Usage(prompt_tokens=70, completion_tokens=17, total_tokens=87))
+            return reply("; ".join(found), usage=usage)
         if "CriticVerdict" in names:
             text = _user_texts(body)[-1]
             city = next(c for c in CITIES if c in text)
@@ -242,4 +253,26 @@ async def test_approval_inside_a_sub_agent_suspends_and_resumes_from_a_checkpoin
     assert "Paris: 2.1 million" in (result.final_answer or "")
     assert len(model.agent_bodies["Paris"]) == 2  # nothing of the finished sub-agent ran again
     assert len(model.agent_bodies["Rome"]) == 2
+    assert result.usage.total_tokens == sum(model.usage.values(), Usage()).total_tokens
+
+
+async def test_one_follow_up_round_runs_new_sub_agents_then_answers() -> None:
+    model = Model([["Paris", "Rome"]])
+    model.follow_ups = ["Oslo"]
+    model._namespace_of = {  # type: ignore[method-assign]
+        "Paris": "supervisor.q1",
+        "Rome": "supervisor.q2",
+        "Oslo": "supervisor.f1",
+    }.__getitem__
+    async with ScriptedOpenAIServer(model) as server:
+        root = create_supervisor_node(
+            model_client=server.client(), tools=[population], supervisor=SupervisorConfig(max_follow_ups=1)
+        )
+        result = await Agent(root).run({"messages": [human("Paris and Rome?")]})
+    assert result.status == "success", result.error
+    assert result.final_answer == "Paris: 2.1 million; Rome: 2.8 million; Oslo: 0.7 million"
+    assert result.agents["supervisor.f1"].final_answer == "Oslo has 0.7 million."
+    assert result.termination == {"reason": "completed", "sub_agents": 2, "follow_ups": 1}
+    for namespace, usage in model.usage.items():
+        assert result.agents[namespace].usage.total_tokens == usage.total_tokens, namespace
     assert result.usage.total_tokens == sum(model.usage.values(), Usage()).total_tokens
