@@ -53,6 +53,9 @@ def _details(node: py_trees.behaviour.Behaviour) -> str:
     limit = getattr(node, "max_iterations", None)
     if isinstance(limit, int):
         parts.append(f"max {limit} iterations")
+    describe = getattr(node, "describe", None)  # e.g. children built per run (DynamicParallel)
+    if isinstance(describe, str) and describe and not node.children:
+        parts.append(describe)
     return "  ".join(parts)
 
 

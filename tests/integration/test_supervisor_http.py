@@ -4,10 +4,13 @@ re-runs a rejected answer once, a follow-up round, and usage adds up to what the
 
 from __future__ import annotations
 
+import io
 import threading
 import time
 from pathlib import Path
 from typing import Any
+
+from rich.console import Console
 
 from jianmu_like import (
     Agent,
@@ -19,9 +22,13 @@ from jianmu_like import (
     Usage,
     create_supervisor_node,
     human,
+    load_agent,
     tool,
 )
+from jianmu_like.cli.render import tree_view
 from jianmu_like.testing import ScriptedOpenAIServer, call, reply
+
+PRESETS = Path(__file__).resolve().parents[2] / "presets"
 
 CITIES = {"Paris": 2, "Rome": 3, "Oslo": 5, "Lima": 7}
 """City → a per-city factor, so every reply's usage is distinct."""
@@ -51,6 +58,8 @@ class Model:
 
     def __init__(self, plans: list[list[str]], *, reject: set[str] = frozenset()) -> None:
         self.plans = list(plans)
+        self.direct = False
+        """Sub-agents answer without calling the population tool (agent files without it)."""
         self.follow_ups: list[str] = []
         """Cities the first gather call asks about in a follow-up round."""
         self.barrier: threading.Barrier | None = None
@@ -107,7 +116,7 @@ class Model:
         first = len(body["messages"]) <= 2
         if first and self.barrier is not None:
             self.barrier.wait(timeout=10)
-        if body["messages"][-1]["role"] == "tool":
+        if body["messages"][-1]["role"] == "tool" or self.direct:
             revised = " (revised)" if any("rejected" in t for t in _user_texts(body)) else ""
             answer = reply(
                 f"{city} has {population_table()[city]}{revised}.",
@@ -276,3 +285,64 @@ async def test_one_follow_up_round_runs_new_sub_agents_then_answers() -> None:
     for namespace, usage in model.usage.items():
         assert result.agents[namespace].usage.total_tokens == usage.total_tokens, namespace
     assert result.usage.total_tokens == sum(model.usage.values(), Usage()).total_tokens
+
+
+def _text(renderable: Any) -> str:
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(renderable)
+    return console.export_text()
+
+
+async def test_yaml_preset_runs_and_its_live_tree_shows_the_sub_agents_of_the_run() -> None:
+    model = Model([["Paris", "Rome", "Oslo"]])
+    model.direct = True
+    _bind_namespaces(model, ["Paris", "Rome", "Oslo"])
+    async with ScriptedOpenAIServer(model) as server:
+        agent = load_agent(PRESETS / "supervisor.yaml", model_client=server.client())
+        before = _text(tree_view(agent.root))
+        assert "built per run: ≤4 ReAct sub-agents (tools=[calculator, think]) + critic" in before
+        assert "Supervisor.q1" not in before
+        result = await agent.run({"task": "Three cities?", "messages": [human("Three cities?")]})
+    assert result.status == "success", result.error
+    assert sorted(model.critiqued) == ["Oslo", "Paris", "Rome"]  # the preset turns the critic on
+    assert [ns for ns in result.agents if ns.startswith("supervisor.")] == [
+        "supervisor.q1",
+        "supervisor.q2",
+        "supervisor.q3",
+    ]
+    after = _text(tree_view(agent.root, statuses=True))
+    for label in ("q1", "q2", "q3"):
+        assert f"✓ Supervisor.{label}" in after
+        assert f"Supervisor.{label}.Critic" in after
+
+
+async def test_supervisor_as_a_tree_node(tmp_path: Path) -> None:
+    file = tmp_path / "team.yaml"
+    file.write_text(
+        """kind: tree
+name: Team
+output: team
+tree:
+  sequence:
+    name: Main
+    children:
+      - supervisor:
+          name: Lead
+          namespace: team
+          input: "{task}"
+          supervisor: {max_agents: 2, max_follow_ups: 0}
+"""
+    )
+    model = Model([["Paris", "Rome", "Oslo"]])  # a plan of three, capped at two
+    model.direct = True
+    model._namespace_of = {"Paris": "team.q1", "Rome": "team.q2"}.__getitem__  # type: ignore[method-assign]
+    async with ScriptedOpenAIServer(model) as server:
+        agent = load_agent(file, model_client=server.client())
+        result = await agent.run({"task": "Paris and Rome?", "messages": [human("Paris and Rome?")]})
+    assert result.status == "success", result.error
+    assert result.output_namespace == "team"
+    assert result.final_answer == "Paris: 2.1 million; Rome: 2.8 million"
+    assert sorted(ns for ns in result.agents if ns.startswith("team.")) == ["team.q1", "team.q2"]
+    for namespace, usage in model.usage.items():
+        target = "team" if namespace == "supervisor" else namespace
+        assert result.agents[target].usage.total_tokens == usage.total_tokens, namespace
