@@ -346,3 +346,35 @@ tree:
     for namespace, usage in model.usage.items():
         target = "team" if namespace == "supervisor" else namespace
         assert result.agents[target].usage.total_tokens == usage.total_tokens, namespace
+
+
+async def test_each_sub_agent_has_its_own_budget_and_a_spent_one_does_not_fail_the_supervisor() -> None:
+    model = Model([["Paris", "Lima"]])
+    _bind_namespaces(model, ["Paris", "Lima"])
+    gathered: list[str] = []
+    original = model.__call__
+
+    def spy(body: dict[str, Any]) -> Any:
+        if "SupervisorDecision" in _tool_names(body):
+            gathered.append(_user_texts(body)[-1])
+        return original(body)
+
+    async with ScriptedOpenAIServer(spy) as server:
+        root = create_supervisor_node(
+            model_client=server.client(),
+            tools=[population],
+            supervisor=SupervisorConfig(max_follow_ups=0),
+            worker_config=ReActConfig(max_iterations=4, max_budget_tokens=30),  # Lima's first call: 65
+        )
+        result = await Agent(root).run({"messages": [human("Paris and Lima?")]})
+    assert result.status == "success", result.error
+    paris, lima = result.agents["supervisor.q1"], result.agents["supervisor.q2"]
+    assert paris.status == "success" and paris.usage.total_tokens == 20 + 22
+    assert lima.status == "failure" and lima.termination is not None
+    assert lima.termination["reason"] == "budget_exhausted" and lima.usage.total_tokens == 65
+    [prompt] = gathered
+    assert (
+        "[supervisor.q2] question: What is the population of Lima?\nanswer: (no answer: budget_exhausted)"
+        in prompt
+    )
+    assert result.usage.total_tokens == sum(model.usage.values(), Usage()).total_tokens
