@@ -64,6 +64,19 @@ def clear_sub_namespaces(sm: StateManager, namespace: str) -> None:
         sm.version += 1
 
 
+LABELS = {SUB_QUESTIONS: "q", FOLLOW_UPS: "f"}
+"""Sub-agent namespace labels: `<ns>.q1`, ... for sub-questions, `<ns>.f1`, ... for follow-ups."""
+
+
+def asked(sm: StateManager, namespace: str, list_key: str) -> list[dict[str, Any]]:
+    """One item per question under `list_key`: its label, sub-agent namespace and question."""
+    label = LABELS[list_key]
+    return [
+        {"label": f"{label}{i + 1}", "namespace": f"{namespace}.{label}{i + 1}", "question": question}
+        for i, question in enumerate(read_key(sm, list_key, namespace, []))
+    ]
+
+
 def results_text(sm: StateManager, config: ReActConfig, items: Sequence[dict[str, Any]]) -> str:
     """The sub-agents' questions and answers as the supervisor reads them."""
     keys = config.keys
@@ -210,8 +223,7 @@ class GatherStep(SupervisorCall):
 
     async def update_async(self) -> Status:
         sm, ns = self.state_manager, self.ns
-        questions: list[str] = read_key(sm, SUB_QUESTIONS, ns, [])
-        items = [{"namespace": f"{ns}.q{i + 1}", "question": q} for i, q in enumerate(questions)]
+        items = asked(sm, ns, SUB_QUESTIONS)
         instruction = "Your sub-agents' results:\n\n" + results_text(sm, self.config, items) + "\n\n"
         if self.max_follow_ups:
             instruction += (
@@ -253,13 +265,7 @@ class AnswerStep(SupervisorCall):
 
     async def update_async(self) -> Status:
         sm, ns = self.state_manager, self.ns
-        items = [
-            {"namespace": f"{ns}.q{i + 1}", "question": q}
-            for i, q in enumerate(read_key(sm, SUB_QUESTIONS, ns, []))
-        ] + [
-            {"namespace": f"{ns}.f{i + 1}", "question": q}
-            for i, q in enumerate(read_key(sm, FOLLOW_UPS, ns, []))
-        ]
+        items = asked(sm, ns, SUB_QUESTIONS) + asked(sm, ns, FOLLOW_UPS)
         instruction = (
             "Your sub-agents' results, follow-ups included:\n\n"
             + results_text(sm, self.config, items)

@@ -35,7 +35,7 @@ from ..guard.enforcer import GuardEnforcer
 from ..models.client import ModelClient
 from ..models.messages import human
 from ..nodes.critic import DEFAULT_CRITIC_PROMPT, CriticNode
-from ..nodes.supervisor_steps import FOLLOW_UPS, SUB_QUESTIONS, AnswerStep, GatherStep, PlanStep
+from ..nodes.supervisor_steps import FOLLOW_UPS, SUB_QUESTIONS, AnswerStep, GatherStep, PlanStep, asked
 from ..results import read_key
 from ..state.contract import StateContract, declare
 from ..tools.base import Tool
@@ -128,7 +128,7 @@ def create_supervisor_node(
 
     described = f"tools=[{', '.join(_tool_name(t) for t in tool_list)}]" if tool_list else "no tools"
     critic_note = f" + critic (≤{settings.max_critic_retries} re-run)" if settings.critic else ""
-    asked = _Questions(namespace, SUB_QUESTIONS, "q", keys.messages)
+    asked = _Questions(namespace, SUB_QUESTIONS, keys.messages)
     agents = DynamicParallel(
         f"{name}.Agents",
         asked,
@@ -138,7 +138,7 @@ def create_supervisor_node(
         namespace=namespace,
         describe=f"built per run: ≤{settings.max_agents} ReAct sub-agents ({described}){critic_note}",
     )
-    followed = _Questions(namespace, FOLLOW_UPS, "f", keys.messages)
+    followed = _Questions(namespace, FOLLOW_UPS, keys.messages)
     follow_ups = DynamicParallel(
         f"{name}.FollowUps",
         followed,
@@ -179,27 +179,18 @@ def create_supervisor_node(
 
 class _Questions:
     """A DynamicParallel's plan and seed: one item per question under `list_key` of the
-    supervisor namespace, in namespace `<ns>.<label><n>`, which starts with the question as its
-    only message."""
+    supervisor namespace (`nodes.supervisor_steps.asked`); each sub-agent's namespace starts
+    with its question as the only message."""
 
-    __slots__ = ("label", "list_key", "messages_key", "namespace")
+    __slots__ = ("list_key", "messages_key", "namespace")
 
-    def __init__(self, namespace: str, list_key: str, label: str, messages_key: str) -> None:
+    def __init__(self, namespace: str, list_key: str, messages_key: str) -> None:
         self.namespace = namespace
         self.list_key = list_key
-        self.label = label
         self.messages_key = messages_key
 
     def __call__(self, node: DynamicParallel) -> list[Any]:
-        questions = read_key(node.state_manager, self.list_key, self.namespace, [])
-        return [
-            {
-                "label": f"{self.label}{i + 1}",
-                "namespace": f"{self.namespace}.{self.label}{i + 1}",
-                "question": q,
-            }
-            for i, q in enumerate(questions)
-        ]
+        return list(asked(node.state_manager, self.namespace, self.list_key))
 
     def seed(self, node: DynamicParallel, items: list[Any]) -> None:
         for item in items:
