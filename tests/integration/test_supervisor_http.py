@@ -115,7 +115,7 @@ class Model:
         received = time.monotonic()
         first = len(body["messages"]) <= 2
         if first and self.barrier is not None:
-            self.barrier.wait(timeout=10)
+            self.barrier.wait(timeout=30)
         if body["messages"][-1]["role"] == "tool" or self.direct:
             revised = " (revised)" if any("rejected" in t for t in _user_texts(body)) else ""
             answer = reply(
