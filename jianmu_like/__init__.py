@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .agentfile.loader import AgentFileError, load_agent, validate_agent_file
     from .bt.async_behaviour import AsyncBehaviour
     from .bt.conditions import StateCondition
+    from .bt.dynamic_parallel import DynamicParallel
     from .bt.loop import LoopUntilSuccess
     from .bt.node import Node
     from .bt.runner import ReactiveRunner, RunOutcome
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
     from .models.types import ModelRequest, ModelResponse, Usage
     from .nodes.context import ContextBuilder, ContextBuilderProtocol
     from .nodes.context_guard import ContextGuard
+    from .nodes.critic import CriticNode
     from .nodes.interrupts import InterruptGate
     from .nodes.llm import AgentLLMNode
     from .nodes.llm_call import LLMCallNode
@@ -70,6 +72,7 @@ if TYPE_CHECKING:
     from .nodes.tool_node import ToolNode
     from .presets.react import create_react_node
     from .presets.react_state import ReActState
+    from .presets.supervisor import SupervisorConfig, create_supervisor_node
     from .results import AgentOutcome
     from .state.contract import StateContract, declare
     from .state.inputs import InputError
@@ -177,6 +180,10 @@ _LAZY: dict[str, str] = {
     "ai": "jianmu_like.models.messages",
     "calculator": "jianmu_like.tools.builtin",
     "create_react_node": "jianmu_like.presets.react",
+    "create_supervisor_node": "jianmu_like.presets.supervisor",
+    "SupervisorConfig": "jianmu_like.presets.supervisor",
+    "DynamicParallel": "jianmu_like.bt.dynamic_parallel",
+    "CriticNode": "jianmu_like.nodes.critic",
     "get_config": "jianmu_like.config",
     "human": "jianmu_like.models.messages",
     "list_pending": "jianmu_like.guard.review",
@@ -236,8 +243,10 @@ __all__ = [
     "ContextGuard",
     "Conversation",
     "ConversationError",
+    "CriticNode",
     "Decision",
     "DenyList",
+    "DynamicParallel",
     "Ephemeral",
     "Event",
     "GuardConfig",
@@ -282,6 +291,7 @@ __all__ = [
     "StaticToolProvider",
     "StructuredOutputError",
     "StructuredResult",
+    "SupervisorConfig",
     "TelemetryHub",
     "Tool",
     "ToolArgumentsError",
@@ -298,6 +308,7 @@ __all__ = [
     "ai",
     "calculator",
     "create_react_node",
+    "create_supervisor_node",
     "current_tool_call",
     "declare",
     "finish",

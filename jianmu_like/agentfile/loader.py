@@ -30,13 +30,14 @@ from ..guard.enforcer import GuardEnforcer
 from ..models.client import ModelClient
 from ..nodes.message import MessageNode
 from ..presets.react import create_react_node
+from ..presets.supervisor import SupervisorConfig, create_supervisor_node
 from ..state.contract import StateContract, declare
 from ..tools.base import Tool
 from ..tools.builtin import builtin_tools
 from ..tools.provider import ToolProvider
 from . import wiring
 from .modules import ModulePolicy
-from .spec import AgentFileSpec, ModelSpec, PresetRefSpec, ReActSpec, TreeNodeSpec
+from .spec import AgentFileSpec, ModelSpec, PresetRefSpec, ReActSpec, SupervisorOptions, TreeNodeSpec
 from .yaml_source import (
     Loc,
     SourceError,
@@ -224,7 +225,7 @@ class _Builder:
         kind = node.kind
         body: Any = getattr(node, kind)
         here = (*loc, kind)
-        if kind == "react":
+        if kind in ("react", "supervisor"):
             self._check_react(file, body, here)
         elif kind == "preset":
             where = self._where(file, (*here, "path"))
@@ -251,6 +252,8 @@ class _Builder:
 
     # ------------------------------------------------------------------ building
     def build_root(self, file: Path, spec: AgentFileSpec) -> py_trees.behaviour.Behaviour:
+        if spec.kind == "supervisor":
+            return self._supervisor(file, spec, spec.supervisor or SupervisorOptions(), defaults=None)
         if spec.kind == "react" or spec.tree is None:
             return self._react(file, spec, defaults=None)
         return self._node(file, spec.tree, spec, "root")
@@ -285,6 +288,9 @@ class _Builder:
             return MessageNode(name, body.content, namespace=body.namespace, role=body.role)
         if kind == "react":
             return self._with_input(self._react(file, body, defaults), body.input, body.namespace)
+        if kind == "supervisor":
+            built = self._supervisor(file, body, body.supervisor, defaults)
+            return self._with_input(built, body.input, body.namespace or "supervisor")
         target = self._preset_target(file, body)
         assert target is not None
         referenced = self.specs[target]
@@ -311,6 +317,53 @@ class _Builder:
         return policy
 
     def _react(self, file: Path, spec: ReActSpec, defaults: ReActSpec | None) -> py_trees.behaviour.Behaviour:
+        spec, name, client, config, guard = self._react_settings(file, spec, defaults)
+        return create_react_node(
+            name,
+            spec.namespace,
+            model_client=client,
+            tools=[resolve_tool(t, self._policy(file)) for t in spec.tools],
+            tool_providers=_mcp_providers(spec.mcp_servers) if spec.mcp_servers else None,
+            constraints=guard,
+            config=config,
+            output_type=(
+                resolve_output_schema(spec.output_schema, self._policy(file))
+                if spec.output_schema is not None
+                else None
+            ),
+        )
+
+    def _supervisor(
+        self, file: Path, spec: ReActSpec, options: SupervisorOptions, defaults: ReActSpec | None
+    ) -> py_trees.behaviour.Behaviour:
+        """A supervisor; the ReAct settings are its sub-agents' (and model settings its own)."""
+        spec, _name, client, config, guard = self._react_settings(file, spec, defaults)
+        settings = SupervisorConfig(
+            max_agents=options.max_agents,
+            max_follow_ups=options.max_follow_ups,
+            critic=options.critic,
+            max_critic_retries=options.max_critic_retries,
+            **{
+                k: v
+                for k, v in (("system_prompt", options.prompt), ("critic_prompt", options.critic_prompt))
+                if v
+            },
+        )
+        return create_supervisor_node(
+            spec.name if "name" in spec.model_fields_set else "Supervisor",
+            spec.namespace or "supervisor",
+            model_client=client,
+            tools=[resolve_tool(t, self._policy(file)) for t in spec.tools],
+            supervisor=settings,
+            config=config.model_copy(update={"system_prompt": None}),
+            worker_config=config,
+            constraints=guard,
+        )
+
+    def _react_settings(
+        self, file: Path, spec: ReActSpec, defaults: ReActSpec | None
+    ) -> tuple[ReActSpec, str, ModelClient, ReActConfig, GuardEnforcer | None]:
+        """The spec with file-level defaults filled in, the node name, client, config and guard."""
         if defaults is not None:  # file-level settings fill what the node leaves unset
             inherited: dict[str, Any] = {
                 key: getattr(defaults, key)
@@ -338,20 +391,7 @@ class _Builder:
             **{k: v for k, v in spec.limits.model_dump().items() if v is not None},
         }
         guard = GuardEnforcer(policies_from_config(spec.guard)) if spec.guard is not None else None
-        return create_react_node(
-            name,
-            spec.namespace,
-            model_client=client,
-            tools=[resolve_tool(t, self._policy(file)) for t in spec.tools],
-            tool_providers=_mcp_providers(spec.mcp_servers) if spec.mcp_servers else None,
-            constraints=guard,
-            config=ReActConfig(**{k: v for k, v in values.items() if v is not None}),
-            output_type=(
-                resolve_output_schema(spec.output_schema, self._policy(file))
-                if spec.output_schema is not None
-                else None
-            ),
-        )
+        return spec, name, client, ReActConfig(**{k: v for k, v in values.items() if v is not None}), guard
 
 
 def _context(context: bool | ContextConfig | None, window: int | None) -> bool | ContextConfig | None:

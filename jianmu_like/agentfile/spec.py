@@ -1,8 +1,9 @@
 """The shape of an agent file (`presets/*.yaml`), as pydantic models.
 
-An agent file is either one ReAct agent (`kind: react`) or a whole tree (`kind: tree`) whose
-nodes are `sequence`, `selector`, `parallel`, `loop`, `condition`, `message`, `react` and
-`preset` (another agent file). Unknown keys are errors; every error is reported with its line.
+An agent file is one ReAct agent (`kind: react`), a supervisor (`kind: supervisor`) or a whole
+tree (`kind: tree`) whose nodes are `sequence`, `selector`, `parallel`, `loop`, `condition`,
+`message`, `react`, `supervisor` and `preset` (another agent file). Unknown keys are errors;
+every error is reported with its line.
 """
 
 from __future__ import annotations
@@ -85,7 +86,51 @@ class ReActSpec(_Strict):
     "Research: {plan.final_answer}" (`{task}` is the run's question)."""
 
 
-NODE_KINDS = ("sequence", "selector", "parallel", "loop", "condition", "message", "react", "preset")
+class SupervisorOptions(_Strict):
+    """The `supervisor:` section of a supervisor agent (`kind: supervisor`, `supervisor:` nodes)."""
+
+    max_agents: int = Field(4, ge=1, le=32)
+    """Sub-agents per run at most (the model's plan decides how many)."""
+    max_follow_ups: int = Field(2, ge=0)
+    """Follow-up questions in the one follow-up round (0: none)."""
+    critic: bool = False
+    """Review each sub-agent's answer; a rejected one is re-run with the critique."""
+    max_critic_retries: int = Field(1, ge=0)
+    prompt: str | None = None
+    """The supervisor's system prompt (the ReAct `system_prompt` is the sub-agents')."""
+    critic_prompt: str | None = None
+
+
+class SupervisorSpec(ReActSpec):
+    """A supervisor: the ReAct fields (tools, model, limits, system_prompt, guard) apply to each
+    sub-agent; `limits` is a budget per sub-agent. Default namespace: `supervisor`."""
+
+    supervisor: SupervisorOptions = Field(default_factory=SupervisorOptions)
+
+    @model_validator(mode="after")
+    def _no_unsupported(self) -> SupervisorSpec:
+        unsupported(self)
+        return self
+
+
+def unsupported(spec: ReActSpec) -> None:
+    """Fields of the ReAct agent a supervisor does not take."""
+    for key in ("mcp_servers", "output_schema"):
+        if getattr(spec, key):
+            raise ValueError(f"`{key}` is not supported by a supervisor (its sub-agents take `tools`)")
+
+
+NODE_KINDS = (
+    "sequence",
+    "selector",
+    "parallel",
+    "loop",
+    "condition",
+    "message",
+    "react",
+    "preset",
+    "supervisor",
+)
 
 
 class TreeNodeSpec(_Strict):
@@ -99,6 +144,7 @@ class TreeNodeSpec(_Strict):
     message: MessageSpec | None = None
     react: ReActSpec | None = None
     preset: PresetRefSpec | None = None
+    supervisor: SupervisorSpec | None = None
 
     @model_validator(mode="after")
     def _exactly_one(self) -> TreeNodeSpec:
@@ -158,19 +204,25 @@ class AgentFileSpec(ReActSpec):
     """A whole agent file. `kind: react` uses the ReAct fields; `kind: tree` uses `tree` and
     takes the ReAct fields as defaults for its `react:` nodes (model, llm, limits, guard)."""
 
-    kind: Literal["react", "tree"] = "react"
+    kind: Literal["react", "tree", "supervisor"] = "react"
     tree: TreeNodeSpec | None = None
     output: str | None = None
     """For trees: the namespace whose `final_answer` is the agent's answer."""
     inputs: list[str] = Field(default_factory=list)
     """Top-level keys the caller provides besides `task` and `messages` (for `{key}` in templates)."""
+    supervisor: SupervisorOptions | None = None
+    """For `kind: supervisor`."""
 
     @model_validator(mode="after")
     def _tree_for_tree_kind(self) -> AgentFileSpec:
         if self.kind == "tree" and self.tree is None:
             raise ValueError("kind: tree needs a `tree:` section")
-        if self.kind == "react" and self.tree is not None:
+        if self.kind != "tree" and self.tree is not None:
             raise ValueError("`tree:` is only for kind: tree")
+        if self.supervisor is not None and self.kind != "supervisor":
+            raise ValueError("`supervisor:` is only for kind: supervisor")
+        if self.kind == "supervisor":
+            unsupported(self)
         return self
 
 

@@ -56,8 +56,9 @@ def _walk(
     kind = node.kind
     body: Any = getattr(node, kind)
     here = (*loc, kind)
-    if kind == "react":
-        wiring.add(body.namespace, AGENT_KEYS)
+    if kind in ("react", "supervisor"):
+        default = "supervisor" if kind == "supervisor" else None
+        wiring.add(body.namespace or default, AGENT_KEYS)
         if body.input is not None:
             wiring.templates.append((file, (*here, "input"), body.input))
     elif kind == "condition":

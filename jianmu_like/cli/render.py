@@ -53,6 +53,9 @@ def _details(node: py_trees.behaviour.Behaviour) -> str:
     limit = getattr(node, "max_iterations", None)
     if isinstance(limit, int):
         parts.append(f"max {limit} iterations")
+    describe = getattr(node, "describe", None)  # e.g. children built per run (DynamicParallel)
+    if isinstance(describe, str) and describe and not node.children:
+        parts.append(describe)
     return "  ".join(parts)
 
 
@@ -163,6 +166,13 @@ class EventRenderer:
         if kind == ev.APPROVAL_RESOLVED:
             verdict = "✓ approved" if data.get("approved") else "✗ denied"
             return Text(f"{verdict}: {data.get('approval_id')}", style="yellow")
+        if kind in ("supervisor.planned", "supervisor.follow_ups"):  # presets.supervisor
+            questions = data.get("sub_questions") or data.get("follow_ups") or []
+            what = "sub-question(s)" if kind == "supervisor.planned" else "follow-up(s)"
+            return Text(f"◆ {len(questions)} {what}: " + " | ".join(map(str, questions)), style="magenta")
+        if kind == "critic.verdict":
+            verdict = "accepted" if data.get("accept") else f"rejected: {shorten(data.get('critique', ''))}"
+            return Text(f"◆ critic {verdict}" + (" (re-run)" if data.get("rerun") else ""), style="magenta")
         return None
 
     def _prefix(self, namespace: str | None) -> str:
