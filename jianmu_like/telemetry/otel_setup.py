@@ -29,7 +29,12 @@ EXTRA = "otel"
 INSTALL_HINT = "pip install 'jianmu_like[otel]'"
 DEFAULT_SERVICE_NAME = "jianmu-like"
 _EXPORTER_GROUP = "opentelemetry_traces_exporter"
-_OTLP_PROTOCOLS = {"http/protobuf": "otlp_proto_http", "grpc": "otlp_proto_grpc", "http/json": "otlp_json_http"}
+_OTLP_PROTOCOLS = {
+    "http/protobuf": "otlp_proto_http",
+    "grpc": "otlp_proto_grpc",
+    "http/json": "otlp_json_http",
+}
+_PACKAGES = (("opentelemetry-api", "opentelemetry.trace"), ("opentelemetry-sdk", "opentelemetry.sdk"))
 
 
 class OTelUnavailable(RuntimeError):
@@ -42,14 +47,11 @@ class OTelConfigError(ValueError):
 
 def require_otel() -> None:
     """Raise `OTelUnavailable`, naming the extra, unless opentelemetry's API and SDK import."""
-    missing = [
-        name
-        for name, module in (("opentelemetry-api", "opentelemetry.trace"), ("opentelemetry-sdk", "opentelemetry.sdk"))
-        if _find(module) is None
-    ]
+    missing = [name for name, module in _PACKAGES if _find(module) is None]
     if missing:
         raise OTelUnavailable(
-            f"OpenTelemetry tracing needs the `{EXTRA}` extra ({', '.join(missing)} not installed): {INSTALL_HINT}"
+            f"OpenTelemetry tracing needs the `{EXTRA}` extra ({', '.join(missing)} not installed): "
+            + INSTALL_HINT
         )
 
 
@@ -82,7 +84,9 @@ def span_exporters(environ: Mapping[str, str] | None = None) -> list[SpanExporte
         found = list(entry_points(group=_EXPORTER_GROUP, name=key))
         if not found:
             known = sorted({e.name for e in entry_points(group=_EXPORTER_GROUP)} | {"otlp", "none"})
-            hint = f"; the `{EXTRA}` extra brings otlp over http/protobuf: {INSTALL_HINT}" if name == "otlp" else ""
+            hint = ""
+            if name == "otlp":
+                hint = f"; the `{EXTRA}` extra brings otlp over http/protobuf: {INSTALL_HINT}"
             raise OTelConfigError(
                 f"OTEL_TRACES_EXPORTER names {name!r}, but no installed package provides the "
                 f"span exporter {key!r} (available: {', '.join(known)}){hint}"
