@@ -12,15 +12,18 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
+from sse_live import live_server, read_events
 
 from jianmu_like import (
     Agent,
+    AgentTemplate,
     GuardEnforcer,
     ReActConfig,
     ReActState,
@@ -31,10 +34,21 @@ from jianmu_like import (
 )
 from jianmu_like.cli.common import CliError
 from jianmu_like.cli.parser import build_parser
+from jianmu_like.cli.serve import traced
 from jianmu_like.cli.tracing import start_tracing
 from jianmu_like.config import TelemetryConfig
+from jianmu_like.server import create_app
+from jianmu_like.telemetry.otel import OTelSubscriber
 from jianmu_like.telemetry.otel_setup import OTelConfigError, enable_otel, span_exporters
-from jianmu_like.testing import ScriptedOpenAIServer, call, calls, error_reply, fast_resilience, reply
+from jianmu_like.testing import (
+    ScriptedOpenAIServer,
+    call,
+    calls,
+    error_reply,
+    fast_resilience,
+    reply,
+    scripted_client,
+)
 from jianmu_like.tools.builtin import calculator
 
 SECRET = "sk-live-abcdefghijklmnop1234"
@@ -288,3 +302,27 @@ def test_an_unknown_exporter_is_a_clear_error() -> None:
     assert span_exporters({"OTEL_TRACES_EXPORTER": "none"}) == []
     (console,) = span_exporters({"OTEL_TRACES_EXPORTER": "console"})
     assert type(console).__name__ == "ConsoleSpanExporter"
+
+
+def test_served_conversations_are_traced_through_the_serve_factory(exporter: InMemorySpanExporter) -> None:
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    script = [
+        call("calculator", expression="2 + 2"),
+        reply("4."),
+        call("calculator", expression="3 + 3"),
+        reply("6."),
+    ]
+    root = create_react_node(model_client=scripted_client(script), tools=[calculator])
+    template = AgentTemplate.from_prototype(root, log_events=False)
+    app = create_app(traced(template.conversation, OTelSubscriber(provider)))
+    with live_server(app) as url, httpx.Client(base_url=url, timeout=20) as http:
+        first = http.post("/api/runs", json={"input": "2 + 2?"}).json()
+        read_events(http, first["run_id"], until="done")
+        second = http.post("/api/runs", json={"input": "3 + 3?"}).json()
+        read_events(http, second["run_id"], until="done")
+    runs = [s for s in exporter.get_finished_spans() if s.parent is None]
+    assert sorted(str(dict(s.attributes or {})["gen_ai.conversation.id"]) for s in runs) == sorted(
+        [first["thread_id"], second["thread_id"]]
+    )
+    assert len([s for s in exporter.get_finished_spans() if s.name == "execute_tool calculator"]) == 2
