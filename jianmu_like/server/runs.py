@@ -18,7 +18,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from ..agent import Agent, AgentResult
 from ..checkpoint.store import CheckpointError
@@ -54,9 +54,9 @@ class Retention(BaseModel):
     """How long finished runs stay answerable: `ttl` seconds after they finish and `max_runs`
     at most (the oldest go first); None is no limit."""
 
-    max_runs: int | None = 1000
-    ttl: float | None = 3600.0
-    remembered: int = 10_000
+    max_runs: int | None = Field(1000, ge=1)
+    ttl: float | None = Field(3600.0, gt=0)
+    remembered: int = Field(10_000, ge=0)
     """Evicted run and conversation ids remembered to say "evicted" rather than "unknown"."""
 
     def describe(self) -> str:

@@ -64,7 +64,8 @@ def _find(module: str) -> Any:
 
 def span_exporters(environ: Mapping[str, str] | None = None) -> list[SpanExporter]:
     """The exporters `OTEL_TRACES_EXPORTER` names (comma-separated; default `otlp`, `none` for
-    none), each built with no arguments so it reads its own `OTEL_EXPORTER_*` settings."""
+    none), each built with no arguments so it reads its own `OTEL_EXPORTER_*` settings (the
+    console one writes to stderr)."""
     env = os.environ if environ is None else environ
     names = [n.strip().lower() for n in env.get("OTEL_TRACES_EXPORTER", "otlp").split(",") if n.strip()]
     exporters: list[SpanExporter] = []
@@ -91,7 +92,9 @@ def span_exporters(environ: Mapping[str, str] | None = None) -> list[SpanExporte
                 f"OTEL_TRACES_EXPORTER names {name!r}, but no installed package provides the "
                 f"span exporter {key!r} (available: {', '.join(known)}){hint}"
             )
-        exporters.append(found[0].load()())
+        exporter = found[0].load()
+        # The console exporter writes to stderr: stdout carries the answer (or `--json` lines).
+        exporters.append(exporter(out=sys.stderr) if name == "console" else exporter())
     return exporters
 
 

@@ -301,7 +301,7 @@ def test_an_unknown_exporter_is_a_clear_error() -> None:
         span_exporters({"OTEL_TRACES_EXPORTER": "zipkin"})
     assert span_exporters({"OTEL_TRACES_EXPORTER": "none"}) == []
     (console,) = span_exporters({"OTEL_TRACES_EXPORTER": "console"})
-    assert type(console).__name__ == "ConsoleSpanExporter"
+    assert type(console).__name__ == "ConsoleSpanExporter" and console.out is sys.stderr
 
 
 def test_served_conversations_are_traced_through_the_serve_factory(exporter: InMemorySpanExporter) -> None:
