@@ -149,6 +149,17 @@ class LoggingConfig(_Section):
     json_logs: bool = Field(False, alias="json")
 
 
+class TelemetryConfig(_Section):
+    """OpenTelemetry tracing (the `otel` extra); where spans go is up to the `OTEL_*` variables."""
+
+    otel: bool = False
+    """Trace every run as spans (the CLI's `--otel` switches it on too)."""
+    capture_content: bool = False
+    """Also put tool arguments and results and final answers on spans (redacted like events)."""
+    provider_name: str = "openai"
+    """`gen_ai.provider.name` of model-call spans (every backend speaks OpenAI's chat API)."""
+
+
 class AgentsConfig(_Section):
     """What agent files may reach beyond their own directory (an agent file is data, but a
     `module:attr` tool runs code and a `preset:` reads another file)."""
@@ -173,6 +184,7 @@ class JianmuConfig(_Section):
     provider: ProviderConfig = Field(default_factory=ProviderConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     agents: AgentsConfig = Field(default_factory=AgentsConfig)
+    telemetry: TelemetryConfig = Field(default_factory=TelemetryConfig)
 
 
 _ENV_PREFIX = "JIANMU__"

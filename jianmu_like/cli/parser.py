@@ -51,8 +51,32 @@ def _agent_file_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _positive_or_off(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 (no limit) or a positive number, got {value}")
+    return value
+
+
+def _seconds_or_off(text: str) -> float:
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be 0 (never) or a positive number of seconds, got {text}")
+    return value
+
+
+def _otel_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--otel",
+        action="store_true",
+        help="trace runs with OpenTelemetry (the `otel` extra; exporter, endpoint and service name "
+        "from the OTEL_* variables, e.g. OTEL_TRACES_EXPORTER=otlp|console); see telemetry.otel",
+    )
+
+
 def _run_options(parser: argparse.ArgumentParser) -> None:
     _agent_file_options(parser)
+    _otel_option(parser)
     parser.add_argument(
         "--json", action="store_true", help="print every event as one JSON line, nothing else"
     )
@@ -172,5 +196,21 @@ def _serve_parser(
         "required to bind to a non-loopback address",
     )
     serve.add_argument("--max-ticks", type=int, default=100_000, metavar="N", help="stop a run after N ticks")
+    serve.add_argument(
+        "--max-runs",
+        type=_positive_or_off,
+        default=1000,
+        metavar="N",
+        help="keep at most N finished runs in memory, the oldest evicted first (default 1000; 0: no limit)",
+    )
+    serve.add_argument(
+        "--run-ttl",
+        type=_seconds_or_off,
+        default=3600.0,
+        metavar="SECONDS",
+        help="evict a finished run this long after it finished (default 3600; 0: never); "
+        "running and suspended runs are never evicted",
+    )
     _agent_file_options(serve)
+    _otel_option(serve)
     serve.set_defaults(handler="serve:serve_command")

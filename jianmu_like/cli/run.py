@@ -33,6 +33,7 @@ from ..models.types import Usage
 from ..telemetry import events as ev
 from ..telemetry.events import Event
 from ..telemetry.hub import structlog_sink
+from ..telemetry.otel_setup import flush_tracing
 from .common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -44,6 +45,7 @@ from .common import (
     existing_store,
 )
 from .render import EventRenderer, shorten
+from .tracing import start_tracing
 
 STREAM_ENV = "JIANMU__LLM__STREAM"
 EXIT_BY_REASON = {"node_error": EXIT_NODE_ERROR, "provider_error": EXIT_PROVIDER_ERROR}
@@ -149,6 +151,7 @@ async def session(agent: Agent, start: Start, view: RunView) -> AgentResult:
         return result
     finally:
         await _close(agent)
+        flush_tracing()
 
 
 def _drive(
@@ -173,8 +176,11 @@ def run_command(args: argparse.Namespace, console: Console, errors: Console) -> 
     5 tool provider error, 130 Ctrl-C."""
     if args.thread and not args.checkpoint:
         raise CliError("--thread needs --checkpoint STORE (a thread lives in a checkpoint store)")
+    tracing = start_tracing(args)
     enable_streaming()
     agent = load_agent(args.preset, allow_modules=args.allow_module)
+    if tracing is not None:
+        agent.telemetry.subscribe(tracing)
     store = open_checkpointer(args.checkpoint) if args.checkpoint else None
     thread = (args.thread or uuid.uuid4().hex[:12]) if store is not None else None
     question: str = args.question
@@ -207,8 +213,11 @@ def resume_command(args: argparse.Namespace, console: Console, errors: Console) 
             raise CliError(
                 f"thread {args.thread!r} already finished ({checkpoint.status}); nothing to resume"
             )
+        tracing = start_tracing(args)
         enable_streaming()
         agent = load_agent(args.preset, allow_modules=args.allow_module)
+        if tracing is not None:
+            agent.telemetry.subscribe(tracing)
 
         async def start() -> AgentResult:
             try:

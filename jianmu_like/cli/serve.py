@@ -17,8 +17,10 @@ from .common import CliError
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from ..agent import Agent
     from ..server.app import Cleanup
     from ..server.runs import AgentFactory
+    from ..telemetry.hub import Subscriber
 
 
 def agent_factory(
@@ -26,7 +28,6 @@ def agent_factory(
 ) -> tuple[AgentFactory, list[Cleanup], str]:
     """The per-conversation agent factory for an agent file, what to close at shutdown, and a
     phrase saying where conversations live. The file is loaded here, so its errors come first."""
-    from ..agent import Agent
     from ..agentfile.loader import load_agent
     from ..checkpoint.target import open_checkpointer, store_label
     from ..template import AgentTemplate
@@ -54,6 +55,18 @@ def agent_factory(
     return build, [close_store], f"runs saved in {store_label(checkpoint)}"
 
 
+def traced(factory: AgentFactory, subscriber: Subscriber) -> AgentFactory:
+    """`factory` whose every conversation reports its runs to `subscriber` (one for all: the
+    spans of concurrent runs are told apart by run id)."""
+
+    def build() -> Agent:
+        agent = factory()
+        agent.telemetry.subscribe(subscriber)
+        return agent
+
+    return build
+
+
 def serve_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
     """Serve until Ctrl-C; exit 2 when the agent file or the bind is refused."""
     from ..server.security import TOKEN_ENV, InsecureBindError, check_bind
@@ -68,12 +81,23 @@ def serve_command(args: argparse.Namespace, console: Console, errors: Console) -
 
     from ..server.app import create_app
     from .run import enable_streaming
+    from .tracing import start_tracing
 
+    tracing = start_tracing(args)
     enable_streaming()
     factory, cleanups, where = agent_factory(
         args.agent_file, allow_modules=args.allow_module, checkpoint=args.checkpoint
     )
-    app = create_app(factory, token=token, max_ticks=args.max_ticks, on_shutdown=cleanups)
+    if tracing is not None:
+        factory = traced(factory, tracing)
+    app = create_app(
+        factory,
+        token=token,
+        max_ticks=args.max_ticks,
+        on_shutdown=cleanups,
+        max_runs=args.max_runs or None,  # 0: no limit
+        run_ttl=args.run_ttl or None,
+    )
     host = f"[{args.host}]" if ":" in args.host else args.host
     console.print(f"serving {args.agent_file} on http://{host}:{args.port}/ ({where}; Ctrl-C to stop)")
     if token:  # the token itself is never printed: it would land in logs
@@ -83,4 +107,8 @@ def serve_command(args: argparse.Namespace, console: Console, errors: Console) -
     else:
         console.print(f"web console: http://{host}:{args.port}/")
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    if tracing is not None:
+        from ..telemetry.otel_setup import flush_tracing
+
+        flush_tracing()
     return 0

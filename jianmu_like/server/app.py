@@ -24,7 +24,7 @@ from starlette.routing import Route
 from ..agent import Agent
 from .console import console_routes
 from .nodes import tree_json
-from .runs import AgentFactory, NotFound, RunConflict, RunRegistry
+from .runs import AgentFactory, NotFound, Retention, RunConflict, RunRegistry
 from .schemas import DecisionRequest, InjectRequest, RunRequest
 from .security import BearerTokenMiddleware
 
@@ -74,6 +74,8 @@ def create_app(
     max_ticks: int = 100_000,
     cors_origins: Sequence[str] = (),
     on_shutdown: Sequence[Cleanup] = (),
+    max_runs: int | None = 1000,
+    run_ttl: float | None = 3600.0,
 ) -> Starlette:
     """The ASGI app serving agents made by `agent_factory` (one per conversation: an `Agent`,
     or a `Conversation` of an `AgentTemplate` for cheap ones).
@@ -81,8 +83,11 @@ def create_app(
     `token` requires `Authorization: Bearer <token>` on every `/api/` route; `cors_origins`
     allows cross-origin browsers (none by default); `on_shutdown` coroutines run after the
     runs are cancelled and their agents closed (close a template or a checkpoint store there).
+    Finished runs are evicted `run_ttl` seconds after they finish and beyond `max_runs` (None:
+    no limit), a conversation with its last run; running and suspended runs never are.
     """
-    registry = RunRegistry(agent_factory, max_ticks=max_ticks)
+    retention = Retention(max_runs=max_runs, ttl=run_ttl)
+    registry = RunRegistry(agent_factory, max_ticks=max_ticks, retention=retention)
     described: list[Agent] = []
 
     async def create_run(request: Request) -> Response:

@@ -3,8 +3,10 @@
 A run is an asyncio task owned by the registry, never by a request: a client that disconnects
 stops reading, the run goes on. Every message a run publishes is kept in its log, so a client
 that connects late replays the log (from `Last-Event-ID`) and then follows the live tail.
-Each conversation (`thread_id`) has its own agent, built by the app's agent factory, kept while
-the server runs so a follow-up continues the conversation.
+Each conversation (`thread_id`) has its own agent, built by the app's agent factory, kept so a
+follow-up continues the conversation. Memory stays bounded: finished runs are evicted after a
+time to live and beyond a maximum count (`Retention`), a conversation with its last run; a run in
+progress or suspended never is.
 """
 
 from __future__ import annotations
@@ -12,10 +14,11 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from ..agent import Agent, AgentResult
 from ..checkpoint.store import CheckpointError
@@ -46,6 +49,24 @@ class SSEMessage(BaseModel):
     id: int
     event: Channel | Literal["node"]
     data: dict[str, Any]
+
+
+class Retention(BaseModel):
+    """How long finished runs stay answerable: `ttl` seconds after they finish and `max_runs`
+    at most (the oldest go first); None is no limit."""
+
+    max_runs: int | None = Field(1000, ge=1)
+    ttl: float | None = Field(3600.0, gt=0)
+    remembered: int = Field(10_000, ge=0)
+    """Evicted run and conversation ids remembered to say "evicted" rather than "unknown"."""
+
+    def describe(self) -> str:
+        parts = []
+        if self.ttl is not None:
+            parts.append(f"for {self.ttl:g} s after they finish")
+        if self.max_runs is not None:
+            parts.append(f"{self.max_runs} at most")
+        return "finished runs are kept " + (", ".join(parts) or "forever")
 
 
 class RunRecord:
@@ -210,18 +231,38 @@ def _restore(agent: Agent, thread_id: str) -> None:
 class RunRegistry:
     """Every run and conversation of one server."""
 
-    def __init__(self, agent_factory: AgentFactory, *, max_ticks: int = 100_000) -> None:
+    def __init__(
+        self,
+        agent_factory: AgentFactory,
+        *,
+        max_ticks: int = 100_000,
+        retention: Retention | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.agent_factory = agent_factory
         self.max_ticks = max_ticks
         self.runs: dict[str, RunRecord] = {}
         self.threads: dict[str, Agent] = {}
         self.active: dict[str, RunRecord] = {}
         """The unfinished run of each busy thread."""
+        self.retention = retention if retention is not None else Retention()
+        self.clock = clock
+        self._finished: OrderedDict[str, float] = OrderedDict()
+        """Finished runs still kept (run id -> when it finished), oldest first."""
+        self._latest: dict[str, str] = {}
+        """Each conversation's latest run: evicting that run evicts the idle conversation."""
+        self._evicted: OrderedDict[str, str] = OrderedDict()
+        """Recently evicted run and conversation ids (`thread:<id>`) -> why."""
+        self._closing: set[asyncio.Task[None]] = set()
 
     def get(self, run_id: str) -> RunRecord:
+        self.evict()
         try:
             return self.runs[run_id]
         except KeyError:
+            why = self._evicted.get(run_id)
+            if why is not None:
+                raise NotFound(f"run {run_id!r} was evicted ({why}; {self.retention.describe()})") from None
             raise NotFound(f"no run {run_id!r}") from None
 
     def start(self, question: str, thread_id: str | None = None) -> RunRecord:
@@ -232,16 +273,19 @@ class RunRegistry:
                 f"thread {thread_id!r} is busy with run {busy.run_id!r} ({busy.status}); "
                 "wait for it to finish, or send a follow-up with POST /api/runs/{run_id}/inject"
             )
+        self.evict()
         tid = thread_id or secrets.token_hex(8)
         agent = self.threads.get(tid)
         if agent is None:
             agent = self.agent_factory()
             if thread_id is not None:
                 _restore(agent, thread_id)
+                self._refuse_lost_conversation(agent, thread_id)
             self.threads[tid] = agent
         record = RunRecord(secrets.token_hex(8), tid, agent, question)
         self.runs[record.run_id] = record
         self.active[tid] = record
+        self._latest[tid] = record.run_id
         offered: dict[str, Any] = {"task": question, "messages": [human(question)]}
         data = {key: value for key, value in offered.items() if agent.accepts(key)}
         if not data:
@@ -256,6 +300,8 @@ class RunRegistry:
             finally:
                 if record.finished:
                     self.active.pop(record.thread_id, None)
+                    self._finished[record.run_id] = self.clock()
+                    self.evict()
 
         record.task = asyncio.create_task(body(), name=f"run-{record.run_id}")
 
@@ -320,5 +366,61 @@ class RunRegistry:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*self._closing, return_exceptions=True)
         for agent in self.threads.values():
             await agent.aclose()
+
+    # ------------------------------------------------------------------ retention
+    def evict(self) -> None:
+        """Drop the finished runs past their time to live or beyond the maximum count, oldest
+        first, and each conversation whose latest run goes with them (unless it is busy)."""
+        retention, finished = self.retention, self._finished
+        deadline = self.clock() - retention.ttl if retention.ttl is not None else None
+        while finished:
+            run_id, ended = next(iter(finished.items()))
+            if retention.max_runs is not None and len(finished) > retention.max_runs:
+                why = f"more than {retention.max_runs} runs finished after it"
+            elif deadline is not None and ended <= deadline:
+                why = f"it finished more than {retention.ttl:g} s ago"
+            else:
+                break
+            del finished[run_id]
+            self._drop(run_id, why)
+
+    def _drop(self, run_id: str, why: str) -> None:
+        record = self.runs.pop(run_id, None)
+        self._remember(run_id, why)
+        if record is None:
+            return
+        tid = record.thread_id
+        if self._latest.get(tid) != run_id or tid in self.active:
+            return
+        del self._latest[tid]
+        agent = self.threads.pop(tid, None)
+        self._remember(f"thread:{tid}", f"its last run {run_id!r} was evicted: {why}")
+        if agent is not None:
+            self._close_later(agent)
+
+    def _close_later(self, agent: Agent) -> None:
+        task = asyncio.get_running_loop().create_task(agent.aclose())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    def _remember(self, key: str, why: str) -> None:
+        evicted = self._evicted
+        evicted[key] = why
+        while len(evicted) > self.retention.remembered:
+            evicted.popitem(last=False)
+
+    def _refuse_lost_conversation(self, agent: Agent, thread_id: str) -> None:
+        """A follow-up to an evicted conversation that no checkpoint store kept is refused: it
+        would silently start over without its history."""
+        why = self._evicted.get(f"thread:{thread_id}")
+        if why is None or agent.recorder is not None:
+            return
+        self._close_later(agent)
+        raise NotFound(
+            f"conversation {thread_id!r} was evicted ({why}; {self.retention.describe()}) and no "
+            "checkpoint store kept it; start a new conversation (omit thread_id), or serve with "
+            "--checkpoint to keep conversations across evictions"
+        )
