@@ -80,7 +80,12 @@ def test_sigkill_mid_batch_never_runs_a_finished_call_again(
         child = spawn(HERE / "journal_agent.py", srv.base_url, db, "th", mode, "run", *flags)
         # Serial: `append a` finished, `slow` running. Parallel: both appends finished, `slow` running.
         expected = [("append", "finished")] * (1 if mode == "serial" else 2) + [("slow", "started")]
-        wait_for(lambda: journal_of(db, "th") == expected, "the batch to reach `slow`", child)
+
+        # ... and `slow` itself has begun (its journal row is written just before it is called).
+        def reached_slow() -> bool:
+            return journal_of(db, "th") == expected and any(x.startswith("slow started") for x in lines(log))
+
+        wait_for(reached_slow, "the batch to reach `slow`", child)
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=10)
         block.unlink()
