@@ -30,7 +30,7 @@ def test_all_is_sorted_and_unique() -> None:
 
 HEAVY = (
     "openai", "mcp", "rich", "structlog", "llama_cpp", "xllamacpp", "httpx",
-    "starlette", "uvicorn", "sse_starlette",
+    "starlette", "uvicorn", "sse_starlette", "dbos", "sqlalchemy",
 )  # fmt: skip
 
 

@@ -27,10 +27,10 @@ def _client(database: str) -> DurableClient:
 def worker_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
     """`worker AGENT --database URL`: execute the agent's queued runs until SIGTERM/Ctrl-C."""
     try:
-        from ..durable import Worker
+        from ..durable import DurableWorker
     except ImportError as exc:
         raise CliError(f"durable workers need DBOS: pip install 'jianmu_like[durable]' ({exc})") from None
-    worker = Worker(
+    worker = DurableWorker(
         args.agent_file,
         args.database,
         executor_id=args.executor_id,
@@ -61,18 +61,20 @@ def submit_command(args: argparse.Namespace, console: Console, errors: Console) 
     elif result.status == "success":
         console.out(result.final_answer or "", highlight=False)
     else:
-        errors.print(Text(f"run {result.run_id}: {result.status}: {result.error or result.termination}", style="red"))
+        errors.print(
+            Text(f"run {result.run_id}: {result.status}: {result.error or result.termination}", style="red")
+        )
     return {"success": EXIT_OK, "suspended": EXIT_SUSPENDED}.get(result.status, EXIT_FAILED)
 
 
 def runs_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
-    """`runs --database URL [AGENT]`: the queue — runs enqueued, running or waiting."""
-    statuses = ["ENQUEUED", "PENDING", "DELAYED"] if not args.all else []
+    """`runs --database URL [AGENT]`: the queue — runs enqueued, running or waiting (`--all`:
+    finished ones too), one JSON object per line, oldest first."""
+    from ..durable.client import ACTIVE, FINISHED
+
+    statuses = [*ACTIVE, *FINISHED] if args.all else ACTIVE
     with _client(args.database) as client:
-        rows = client.list(args.agent_file, statuses=statuses) if statuses else client.list(
-            args.agent_file, statuses=["ENQUEUED", "PENDING", "DELAYED", "SUCCESS", "ERROR", "CANCELLED"]
-        )
-        for row in rows:
+        for row in client.runs(args.agent_file, statuses=statuses):
             item = {
                 "run_id": row.workflow_id,
                 "status": row.status,

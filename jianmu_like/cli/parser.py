@@ -220,7 +220,9 @@ def _durable_parsers(
     submit.add_argument("--run-id", metavar="ID", help="the run's id (idempotent: an existing run is reused)")
     submit.set_defaults(handler="durable:submit_command")
 
-    runs = commands.add_parser("runs", parents=[parent], help="durable runs enqueued, running or waiting (JSON lines)")
+    runs = commands.add_parser(
+        "runs", parents=[parent], help="durable runs enqueued, running or waiting (JSON lines)"
+    )
     runs.add_argument("agent_file", metavar="AGENT_FILE", nargs="?", help="only this agent's queue")
     runs.add_argument("--database", metavar="URL", required=True, help=DATABASE_HELP)
     runs.add_argument("--all", action="store_true", help="finished runs too")
@@ -229,6 +231,8 @@ def _durable_parsers(
     recover = commands.add_parser(
         "recover", parents=[parent], help="put the durable runs of dead workers back on their queues"
     )
-    recover.add_argument("executor_ids", metavar="EXECUTOR_ID", nargs="+", help="ids of workers that are gone")
+    recover.add_argument(
+        "executor_ids", metavar="EXECUTOR_ID", nargs="+", help="ids of workers that are gone"
+    )
     recover.add_argument("--database", metavar="URL", required=True, help=DATABASE_HELP)
     recover.set_defaults(handler="durable:recover_command")

@@ -4,7 +4,7 @@
 An agent run is a DBOS workflow; every model call and every tool call is a DBOS step, recorded in
 PostgreSQL, so a run interrupted by a crash is replayed from those records on any worker: no
 finished step runs again. Runs are enqueued on a DBOS queue (one per agent file) and executed by
-any number of `Worker` processes sharing the database; a pending approval is a durable wait
+any number of `DurableWorker` processes sharing the database; a pending approval is a durable wait
 (`DBOS.recv`) that any process answers through `DurableClient`.
 
 Nothing here is imported by `import jianmu_like`: `dbos` loads only when this package is used.
@@ -13,6 +13,6 @@ Nothing here is imported by `import jianmu_like`: `dbos` loads only when this pa
 from .client import DurableClient, RunHandle
 from .naming import queue_name
 from .result import DurableRunResult, RunStatus
-from .worker import Worker
+from .worker import DurableWorker
 
-__all__ = ["DurableClient", "DurableRunResult", "RunHandle", "RunStatus", "Worker", "queue_name"]
+__all__ = ["DurableClient", "DurableRunResult", "DurableWorker", "RunHandle", "RunStatus", "queue_name"]

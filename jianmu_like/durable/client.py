@@ -19,6 +19,8 @@ from .result import DurableRunResult
 from .workflow import approval_message
 
 ACTIVE = ["ENQUEUED", "PENDING", "DELAYED"]
+"""DBOS statuses of runs not finished: waiting on the queue, running (or waiting for approval)."""
+FINISHED = ["SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"]
 
 
 class RunHandle:
@@ -34,12 +36,14 @@ class RunHandle:
 
     def result(self, *, polling_interval: float = 0.1) -> DurableRunResult:
         """Wait for the run to end; its result (raises the workflow's exception if it failed)."""
-        value = self.client.dbos.retrieve_workflow(self.run_id).get_result(polling_interval_sec=polling_interval)
+        value: Any = self.client.dbos.retrieve_workflow(self.run_id).get_result(
+            polling_interval_sec=polling_interval
+        )
         return DurableRunResult.model_validate(value)
 
     async def result_async(self, *, polling_interval: float = 0.1) -> DurableRunResult:
-        handle = await self.client.dbos.retrieve_workflow_async(self.run_id)
-        value = await handle.get_result(polling_interval_sec=polling_interval)
+        handle: Any = await self.client.dbos.retrieve_workflow_async(self.run_id)
+        value: Any = await handle.get_result(polling_interval_sec=polling_interval)
         return DurableRunResult.model_validate(value)
 
     def pending_approvals(self, *, wait: float = 0.0) -> list[Approval]:
@@ -80,7 +84,9 @@ class DurableClient:
         run_id: str | None = None,
     ) -> RunHandle:
         """Enqueue a run of the agent file's agent; a worker serving that file executes it."""
-        handle = self.dbos.enqueue(self._options(agent_file, run_id), agent_key(agent_file), question, inputs or {})
+        handle: Any = self.dbos.enqueue(
+            self._options(agent_file, run_id), agent_key(agent_file), question, inputs or {}
+        )
         return RunHandle(self, handle.get_workflow_id())
 
     async def submit_async(
@@ -92,7 +98,7 @@ class DurableClient:
         run_id: str | None = None,
     ) -> RunHandle:
         options = self._options(agent_file, run_id)
-        handle = await self.dbos.enqueue_async(options, agent_key(agent_file), question, inputs or {})
+        handle: Any = await self.dbos.enqueue_async(options, agent_key(agent_file), question, inputs or {})
         return RunHandle(self, handle.get_workflow_id())
 
     def run(self, run_id: str) -> RunHandle:
@@ -115,14 +121,14 @@ class DurableClient:
     def waiting(self, agent_file: str | Path | None = None) -> dict[str, list[Approval]]:
         """Runs waiting for approvals (run id → its pending approvals)."""
         found: dict[str, list[Approval]] = {}
-        for status in self.list(agent_file, statuses=["PENDING"]):
+        for status in self.runs(agent_file, statuses=["PENDING"]):
             approvals = self.run(status.workflow_id).pending_approvals()
             if approvals:
                 found[status.workflow_id] = approvals
         return found
 
     # ------------------------------------------------------------------ watching
-    def list(
+    def runs(
         self, agent_file: str | Path | None = None, *, statuses: Sequence[str] = ACTIVE, limit: int = 1000
     ) -> list[WorkflowStatus]:
         """Runs (of one agent, or all) in the given DBOS statuses, oldest first."""
@@ -145,6 +151,8 @@ class DurableClient:
         recovered: list[str] = []
         for executor in executor_ids:
             for pending in sys_db.get_pending_workflows(executor, APP_VERSION):
-                if sys_db.reenqueue_for_recovery(pending.workflow_id, list(executor_ids), INTERNAL_QUEUE_NAME):
+                if sys_db.reenqueue_for_recovery(
+                    pending.workflow_id, list(executor_ids), INTERNAL_QUEUE_NAME
+                ):
                     recovered.append(pending.workflow_id)
         return recovered

@@ -40,7 +40,9 @@ async def durable_model_call(
 
 
 @DBOS.step(name=TOOL_STEP)
-async def _tool_step(inner: ToolRunner | None, tool: Tool, arguments: dict[str, Any]) -> tuple[str, str | None]:
+async def _tool_step(
+    inner: ToolRunner | None, tool: Tool, arguments: dict[str, Any]
+) -> tuple[str, str | None]:
     """Run the tool; the observation and a `finish()` answer are what the step records."""
     context = current_tool_call()
     workflow, step = DBOS.workflow_id, DBOS.step_id

@@ -34,7 +34,7 @@ def default_executor_id() -> str:
     return f"{socket.gethostname()}-{os.getpid()}"
 
 
-class Worker:
+class DurableWorker:
     """Serves one agent file's queue in this process until `stop()` (or SIGTERM/SIGINT)."""
 
     def __init__(

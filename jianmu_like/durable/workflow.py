@@ -82,7 +82,9 @@ async def _next_decisions(pending: list[Approval]) -> dict[str, ApprovalDecision
         if message is not None:
             DBOS.logger.warning(f"ignored an approval message for no pending approval: {message!r}")
         return {}
-    decision = ApprovalDecision(approved=bool(message.get("approved")), reason=str(message.get("reason") or ""))
+    decision = ApprovalDecision(
+        approved=bool(message.get("approved")), reason=str(message.get("reason") or "")
+    )
     return {str(message["approval_id"]): decision}
 
 
@@ -93,4 +95,3 @@ def _dump(approvals: list[Approval]) -> list[dict[str, Any]]:
 def _messages(agent: Agent) -> list[dict[str, Any]]:
     messages = agent.state_manager.get(agent.keys.messages, agent.output_namespace, None) or []
     return [m.model_dump(mode="json") if hasattr(m, "model_dump") else m for m in messages]
-
