@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from jianmu_like.cli.main import main
-from jianmu_like.testing import ScriptedOpenAIServer, call, calls, reply
+from jianmu_like.testing import ScriptedOpenAIServer, call, calls, error_reply, reply
 
 pytest.importorskip("dbos", reason="durable runs need DBOS: pip install 'jianmu_like[durable]'")
 
@@ -25,8 +25,11 @@ PAYMENTS = HERE / "payments.yaml"
 
 
 def _responder(body: dict[str, Any]) -> Any:
-    """Ledger: one parallel batch, then an answer. Payments: one transfer, then an answer."""
+    """Ledger: one parallel batch, then an answer. Payments: one transfer, then an answer.
+    The question "refuse": an HTTP 400 (a model call that fails for good)."""
     tools = {t["function"]["name"] for t in body.get("tools") or ()}
+    if body["messages"][-1]["content"] == "refuse":
+        return error_reply(400, "the scripted model refuses")
     if body["messages"][-1]["role"] == "tool":
         return reply("all done" if "slow" in tools else "sent")
     if "slow" in tools:

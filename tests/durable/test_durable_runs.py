@@ -31,6 +31,10 @@ def test_submit_from_the_cli_and_from_python_runs_on_a_worker(cluster: Cluster) 
         answer = handle.result()
         assert (answer.status, answer.final_answer, answer.run_id) == ("success", "all done", handle.run_id)
         assert handle.status() == "SUCCESS"
+        # A model call that fails for good is recorded as a failed step: the run fails, clearly.
+        refused = client.submit(LEDGER, "refuse").result()
+        assert refused.status == "failure"
+        assert refused.error is not None and "the scripted model refuses" in refused.error
     assert executor_of(cluster.database, handle.run_id) == "solo"
     # Each call ran once per run, and saw an idempotency key naming its run and step.
     keys = re.findall(r"key=(\S+)", "\n".join(cluster.ledger()))
@@ -39,7 +43,7 @@ def test_submit_from_the_cli_and_from_python_runs_on_a_worker(cluster: Cluster) 
     assert sum(k.startswith(handle.run_id + "/") for k in keys) == 3
 
     listed = json_lines(cluster.cli("runs", LEDGER, "--all").stdout)
-    assert {row["run_id"] for row in listed} == {result["run_id"], handle.run_id}
+    assert {row["run_id"] for row in listed} == {result["run_id"], handle.run_id, refused.run_id}
     assert all(row["status"] == "SUCCESS" for row in listed)
     assert json_lines(cluster.cli("runs").stdout) == []  # nothing enqueued, running or waiting
 
