@@ -7,7 +7,9 @@ the steps are plain calls, so an agent with the steps installed still runs anywh
 Determinism: DBOS numbers steps in the order they *start* within the workflow, and a recovered
 run must start them in the same order. The tree is deterministic given the recorded results;
 the calls of a parallel batch are started by `asyncio.gather` in call order, and each reaches
-its step synchronously (no await before it), so the numbering does not depend on timing.
+its step synchronously (no await before it), so the numbering does not depend on timing. Tool
+steps are named after the tool and the call id: a replay that diverged anyway is an error
+(DBOS compares names), never one call's outcome handed to another.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 import py_trees
-from dbos import DBOS
+from dbos import DBOS, StepOptions
 
 from ..models.hooks import ModelCall
 from ..models.types import ModelEventCallback, ModelRequest, ModelResponse
@@ -39,7 +41,6 @@ async def durable_model_call(
     return await _model_step(call, request, on_event)
 
 
-@DBOS.step(name=TOOL_STEP)
 async def _tool_step(
     inner: ToolRunner | None, tool: Tool, arguments: dict[str, Any]
 ) -> tuple[str, str | None]:
@@ -55,14 +56,20 @@ async def _tool_step(
 
 
 class DurableToolRunner:
-    """A `ToolRunner` that runs each call as a DBOS step (wrapping any runner the node had)."""
+    """A `ToolRunner` that runs each call as a DBOS step (wrapping any runner the node had).
+
+    The step is named after the tool and the call id (both from the recorded model reply), so
+    DBOS, which checks each replayed step's name, refuses a replay that would hand one call's
+    recorded outcome to another instead of doing it silently."""
 
     def __init__(self, inner: ToolRunner | None = None) -> None:
         self.inner = inner
 
     async def __call__(self, tool: Tool, arguments: dict[str, Any]) -> str:
-        text, final_answer = await _tool_step(self.inner, tool, arguments)
         context = current_tool_call()
+        name = f"{TOOL_STEP}:{tool.name}:{context.call_id if context is not None else '-'}"
+        options: StepOptions = {"name": name}
+        text, final_answer = await DBOS.run_step_async(options, _tool_step, self.inner, tool, arguments)
         if final_answer is not None and context is not None:
             context.final_answer = final_answer  # replayed: the tool did not run to say it again
         return text
