@@ -121,7 +121,7 @@ class DurableClient:
     def waiting(self, agent_file: str | Path | None = None) -> dict[str, list[Approval]]:
         """Runs waiting for approvals (run id → its pending approvals)."""
         found: dict[str, list[Approval]] = {}
-        for status in self.runs(agent_file, statuses=["PENDING"]):
+        for status in self.runs(agent_file, statuses=ACTIVE):  # a recovered run is ENQUEUED again
             approvals = self.run(status.workflow_id).pending_approvals()
             if approvals:
                 found[status.workflow_id] = approvals

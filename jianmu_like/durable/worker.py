@@ -22,7 +22,9 @@ from dbos import DBOS, DBOSConfig
 from ..agent import Agent
 from ..agentfile.loader import load_agent, validate_agent_file
 from ..telemetry.redact import redact_url
+from ..template import AgentTemplate
 from .naming import APP_NAME, APP_VERSION, agent_key, queue_name
+from .steps import install_tool_steps
 from .workflow import register_agent
 
 DEFAULT_WORKER_CONCURRENCY = 16
@@ -61,11 +63,23 @@ class DurableWorker:
         self.allow_modules = tuple(allow_modules)
         if agent_factory is None:
             validate_agent_file(self.agent_file, allow_modules=self.allow_modules)  # fail before serving
-        self._factory = agent_factory or self._load
+        self._factory = agent_factory
         self._stopped = threading.Event()
 
-    def _load(self) -> Agent:
-        return load_agent(self.agent_file, allow_modules=self.allow_modules)
+    def _conversations(self) -> Callable[[], Agent]:
+        """One conversation of an `AgentTemplate` per run: the file is loaded once and its tree
+        cloned (loading it per run cost more CPU than the run's own steps), tool steps installed
+        on the prototype so every clone has them."""
+        first = load_agent(self.agent_file, allow_modules=self.allow_modules)
+        install_tool_steps(first.root)
+        template = AgentTemplate.from_prototype(
+            first.root,
+            first.state_manager.schema,
+            namespace=first.namespace,
+            output_namespace=first.output_namespace,
+            log_events=False,
+        )
+        return template.conversation
 
     def config(self) -> DBOSConfig:
         return {
@@ -79,7 +93,7 @@ class DurableWorker:
 
     def start(self) -> None:
         """Launch DBOS and start taking runs from the queue (returns at once)."""
-        register_agent(agent_key(self.agent_file), self._factory)
+        register_agent(agent_key(self.agent_file), self._factory or self._conversations())
         DBOS(config=self.config())
         DBOS.listen_queues([self.queue])
         DBOS.launch()

@@ -54,10 +54,14 @@ async def agent_run(agent: str, question: str, inputs: dict[str, Any]) -> dict[s
         raise UnknownAgentError(f"this worker does not serve agent {agent!r} (it serves: {served})")
     run_id = DBOS.workflow_id or ""
     instance = factory()
-    install_tool_steps(instance.root)
+    root = getattr(instance, "root", None)  # a template's conversation has none between runs
+    if root is not None:
+        install_tool_steps(root)
     try:
         with use_model_call_hook(durable_model_call):
-            data: dict[str, Any] = {"task": question, "messages": [human(question)], **inputs}
+            data: dict[str, Any] = {"messages": [human(question)], **inputs}
+            if instance.accepts("task"):  # agent files take the question as `task` too (as `run`)
+                data.setdefault("task", question)
             result = await instance.run(data)
             waited = False
             while result.status == "suspended":
@@ -65,6 +69,8 @@ async def agent_run(agent: str, question: str, inputs: dict[str, Any]) -> dict[s
                 await DBOS.set_event_async(PENDING_EVENT, _dump(result.pending_approvals))
                 decisions = await _next_decisions(result.pending_approvals)
                 if decisions:
+                    remaining = [a for a in result.pending_approvals if a.id not in decisions]
+                    await DBOS.set_event_async(PENDING_EVENT, _dump(remaining))  # not while it runs on
                     result = await instance.resume(decisions)
             if waited:
                 await DBOS.set_event_async(PENDING_EVENT, [])
