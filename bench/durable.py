@@ -34,7 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from jianmu_like import Agent, ReActConfig, create_react_node
+from jianmu_like import Agent, ReActConfig, create_react_node, human
 from jianmu_like.testing import ScriptedOpenAIServer, call, calls, reply, scripted_client
 from jianmu_like.testing.postgres import TemporaryPostgres
 from jianmu_like.tools.builtin import calculator
@@ -188,7 +188,7 @@ async def durability_costs(url: str, iterations: int, repeats: int, folder: Path
     from jianmu_like.durable.naming import APP_NAME, APP_VERSION
     from jianmu_like.durable.workflow import agent_run, register_agent
 
-    data = {"messages": [{"role": "user", "content": "add"}]}
+    data = {"messages": [human("add")]}
     sqlite = open_checkpointer(folder / "bench.db")
     postgres = open_checkpointer(url)
     register_agent("bench", lambda: make_agent(iterations))
