@@ -39,6 +39,9 @@ if TYPE_CHECKING:
         load_config,
     )
     from .config import ResilienceConfig as ModelResilienceConfig
+    from .durable.client import DurableClient
+    from .durable.result import DurableRunResult
+    from .durable.worker import DurableWorker
     from .guard.approvals import Approval, ApprovalDecision, ApprovalError
     from .guard.config import GuardConfig, policies_from_config
     from .guard.decisions import Decision, GuardDecision
@@ -129,6 +132,9 @@ _LAZY: dict[str, str] = {
     "Conversation": "jianmu_like.template",
     "ConversationError": "jianmu_like.template",
     "Decision": "jianmu_like.guard.decisions",
+    "DurableClient": "jianmu_like.durable.client",
+    "DurableRunResult": "jianmu_like.durable.result",
+    "DurableWorker": "jianmu_like.durable.worker",
     "DenyList": "jianmu_like.guard.policies",
     "Ephemeral": "jianmu_like.state.schema",
     "Event": "jianmu_like.telemetry.events",
@@ -246,6 +252,9 @@ __all__ = [
     "CriticNode",
     "Decision",
     "DenyList",
+    "DurableClient",
+    "DurableRunResult",
+    "DurableWorker",
     "DynamicParallel",
     "Ephemeral",
     "Event",

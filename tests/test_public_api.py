@@ -30,7 +30,7 @@ def test_all_is_sorted_and_unique() -> None:
 
 HEAVY = (
     "openai", "mcp", "rich", "structlog", "llama_cpp", "xllamacpp", "httpx",
-    "starlette", "uvicorn", "sse_starlette", "opentelemetry",
+    "starlette", "uvicorn", "sse_starlette", "opentelemetry", "dbos", "sqlalchemy",
 )  # fmt: skip
 
 

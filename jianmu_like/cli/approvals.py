@@ -21,12 +21,18 @@ from rich.text import Text
 from ..checkpoint.target import open_checkpointer, store_label
 from ..guard.approvals import ApprovalDecision
 from ..guard.review import PendingApproval, list_pending, record_decision
-from .common import EXIT_OK, existing_store
+from .common import EXIT_OK, CliError, existing_store
 from .render import shorten
 
 
 def approvals_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
     """Run `approvals <action>`; store and approval errors reach the caller (exit 2)."""
+    if args.database:  # durable runs (DBOS): the run itself receives the decision
+        from .durable import approvals_command as durable_approvals
+
+        return durable_approvals(args, console, errors)
+    if args.file is None or (args.action != "list" and args.approval_id is None):
+        raise CliError("approvals list STORE | approvals approve|deny STORE THREAD ID (or --database URL)")
     target = existing_store(args.file)
     if args.action == "list":
         _list(_pending_of(args.file), args, console)

@@ -13,6 +13,7 @@ from importlib import metadata
 from .common import EXIT_CODES_HELP
 
 STORE_HELP = "SQLite checkpoint file or postgresql:// URL"
+DATABASE_HELP = "the postgresql:// database of durable runs (DBOS; the `durable` extra)"
 
 EPILOG = """\
 examples:
@@ -21,6 +22,8 @@ examples:
   jianmu-like show presets/research.yaml --dot
   jianmu-like approvals list runs.db
   jianmu-like serve presets/react.yaml --port 8321
+  jianmu-like worker presets/react.yaml --database postgresql://host/db
+  jianmu-like submit presets/react.yaml "2**10?" --database postgresql://host/db --wait
 
 """
 
@@ -142,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _approvals_parser(commands, parent)
     _serve_parser(commands, parent)
+    _durable_parsers(commands, parent)
 
     config = commands.add_parser(
         "config", parents=[parent], help="the effective configuration and its sources"
@@ -166,16 +170,23 @@ def _approvals_parser(
     )
     actions = approvals.add_subparsers(dest="action", required=True, metavar="ACTION")
     listing = actions.add_parser("list", parents=[parent], help="pending approvals of every suspended thread")
-    listing.add_argument("file", metavar="STORE", help=STORE_HELP)
+    listing.add_argument("file", metavar="STORE", nargs="?", help=STORE_HELP + " (not with --database)")
     listing.add_argument("--json", action="store_true", help="one JSON object per pending approval")
+    listing.add_argument("--database", metavar="URL", help=DATABASE_HELP)
     for verb in ("approve", "deny"):
-        action = actions.add_parser(verb, parents=[parent], help=f"{verb} one tool call")
-        action.add_argument("file", metavar="STORE", help=STORE_HELP)
-        action.add_argument("thread", metavar="THREAD", help="thread id")
-        action.add_argument("approval_id", metavar="ID", help="approval id (see `approvals list`)")
+        action = actions.add_parser(
+            verb,
+            parents=[parent],
+            help=f"{verb} one tool call",
+            usage="%(prog)s STORE THREAD ID | %(prog)s --database URL RUN_ID ID",
+        )
+        action.add_argument("file", metavar="STORE", help=STORE_HELP + " (with --database: the run id)")
+        action.add_argument("thread", metavar="THREAD", help="thread id (with --database: the approval id)")
+        action.add_argument("approval_id", metavar="ID", nargs="?", help="approval id (see `approvals list`)")
         action.add_argument(
             "--reason", "-r", required=verb == "deny", default="", help="told to the model (deny: required)"
         )
+        action.add_argument("--database", metavar="URL", help=DATABASE_HELP)
     approvals.set_defaults(handler="approvals:approvals_command")
 
 
@@ -214,3 +225,54 @@ def _serve_parser(
     _agent_file_options(serve)
     _otel_option(serve)
     serve.set_defaults(handler="serve:serve_command")
+
+
+def _durable_parsers(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser
+) -> None:
+    """Register `worker`, `submit`, `runs` and `recover`: durable runs on DBOS."""
+    worker = commands.add_parser(
+        "worker", parents=[parent], help="execute an agent file's queued durable runs (until SIGTERM)"
+    )
+    worker.add_argument("agent_file", metavar="AGENT_FILE", help="agent file (its file name names the queue)")
+    worker.add_argument("--database", metavar="URL", required=True, help=DATABASE_HELP)
+    worker.add_argument(
+        "--executor-id",
+        metavar="ID",
+        help="this worker's DBOS executor id (default HOST-PID); a stable id lets a restarted "
+        "worker recover its own runs",
+    )
+    worker.add_argument(
+        "--concurrency", type=int, default=16, metavar="N", help="runs this worker executes at once (16)"
+    )
+    worker.add_argument(
+        "--global-concurrency", type=int, metavar="N", help="runs of this queue at once across all workers"
+    )
+    _agent_file_options(worker)
+    worker.set_defaults(handler="durable:worker_command")
+
+    submit = commands.add_parser("submit", parents=[parent], help="enqueue a durable run for the workers")
+    submit.add_argument("agent_file", metavar="AGENT_FILE", help="agent file (only its file name is used)")
+    submit.add_argument("question", metavar="QUESTION")
+    submit.add_argument("--database", metavar="URL", required=True, help=DATABASE_HELP)
+    submit.add_argument("--wait", action="store_true", help="wait for the result and print the answer")
+    submit.add_argument("--json", action="store_true", help="with --wait: the whole result as JSON")
+    submit.add_argument("--run-id", metavar="ID", help="the run's id (idempotent: an existing run is reused)")
+    submit.set_defaults(handler="durable:submit_command")
+
+    runs = commands.add_parser(
+        "runs", parents=[parent], help="durable runs enqueued, running or waiting (JSON lines)"
+    )
+    runs.add_argument("agent_file", metavar="AGENT_FILE", nargs="?", help="only this agent's queue")
+    runs.add_argument("--database", metavar="URL", required=True, help=DATABASE_HELP)
+    runs.add_argument("--all", action="store_true", help="finished runs too")
+    runs.set_defaults(handler="durable:runs_command")
+
+    recover = commands.add_parser(
+        "recover", parents=[parent], help="put the durable runs of dead workers back on their queues"
+    )
+    recover.add_argument(
+        "executor_ids", metavar="EXECUTOR_ID", nargs="+", help="ids of workers that are gone"
+    )
+    recover.add_argument("--database", metavar="URL", required=True, help=DATABASE_HELP)
+    recover.set_defaults(handler="durable:recover_command")

@@ -18,6 +18,7 @@ from types import TracebackType
 from ..config import ConfigError, JianmuConfig, ResilienceConfig, get_config
 from ..telemetry.redact import redact_url
 from .errors import ModelCallFailed, ModelError
+from .hooks import model_call_hook
 from .provider import ChatProvider, DeltaCallback
 from .tool_protocol import ProtocolAdapter, ToolProtocol
 from .types import ModelEventCallback, ModelRequest, ModelResponse
@@ -211,8 +212,15 @@ class ModelClient:
 
         Retryable errors are retried on the same model (`1 + max_retries` attempts) with
         backoff; a non-retryable error moves to the next model at once. The returned response
-        carries the model that answered and the total number of attempts.
+        carries the model that answered and the total number of attempts. A hook set with
+        `models.hooks.use_model_call_hook` (durable runs) wraps the whole call.
         """
+        hook = model_call_hook()
+        if hook is not None:
+            return await hook(self._complete, request, on_event)
+        return await self._complete(request, on_event)
+
+    async def _complete(self, request: ModelRequest, on_event: ModelEventCallback | None) -> ModelResponse:
         models = self.models_for(request)
         streaming = request.stream
         on_delta: DeltaCallback | None = None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 
 class ModelError(Exception):
@@ -31,6 +31,11 @@ class ModelError(Exception):
         self.base_url = base_url
         self.retry_after = retry_after
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Picklable, every attribute kept, whatever the subclass's constructor takes: a durable
+        run (jianmu_like.durable) records a failed call and raises it again on replay."""
+        return (_restore, (type(self), self.message, dict(self.__dict__)))
+
     def __str__(self) -> str:
         parts = [self.message]
         if self.status_code is not None:
@@ -55,3 +60,10 @@ class ModelCallFailed(ModelError):
             base_url=last.base_url if last else None,
         )
         self.attempts = attempts
+
+
+def _restore(cls: type[ModelError], message: str, state: dict[str, Any]) -> ModelError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, message)
+    error.__dict__.update(state)
+    return error

@@ -1,0 +1,103 @@
+"""The durable workflow of one agent run: build the agent, run it with model and tool calls as
+steps, wait durably for approvals, return a `DurableRunResult`.
+
+A recovered workflow runs this function again from the top on whichever worker took it over:
+a fresh agent, the same inputs, and every step already recorded answered from the database
+(DBOS checks each replayed step's name against the record, so a diverging tree is an error,
+not a silent wrong answer). Nothing else is kept: the DBOS record *is* the run's journal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from dbos import DBOS
+
+from ..agent import Agent
+from ..guard.approvals import Approval, ApprovalDecision
+from ..models.hooks import use_model_call_hook
+from ..models.messages import human
+from .naming import APPROVAL_TOPIC, PENDING_EVENT, WORKFLOW_NAME
+from .result import DurableRunResult
+from .steps import durable_model_call, install_tool_steps
+
+AgentFactory = Callable[[], Agent]
+"""Builds a fresh agent for one run (a worker's agent file, loaded again)."""
+
+_factories: dict[str, AgentFactory] = {}
+
+APPROVAL_WAIT = 3600.0
+"""Seconds of one durable wait for a decision; the run waits again after each (unbounded)."""
+
+
+class UnknownAgentError(RuntimeError):
+    """A run reached a worker that does not serve its agent."""
+
+
+def register_agent(key: str, factory: AgentFactory) -> None:
+    """Serve runs of the agent `key` in this process (the worker does this before launching)."""
+    _factories[key] = factory
+
+
+def approval_message(approval_id: str, approved: bool, reason: str = "") -> dict[str, Any]:
+    """The message that decides one pending approval of a run (sent on APPROVAL_TOPIC)."""
+    return {"approval_id": approval_id, "approved": approved, "reason": reason}
+
+
+@DBOS.workflow(name=WORKFLOW_NAME)
+async def agent_run(agent: str, question: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    """Run the agent `agent` on `question` (plus extra `inputs`) to its end."""
+    factory = _factories.get(agent)
+    if factory is None:
+        served = ", ".join(sorted(_factories)) or "none"
+        raise UnknownAgentError(f"this worker does not serve agent {agent!r} (it serves: {served})")
+    run_id = DBOS.workflow_id or ""
+    instance = factory()
+    root = getattr(instance, "root", None)  # a template's conversation has none between runs
+    if root is not None:
+        install_tool_steps(root)
+    try:
+        with use_model_call_hook(durable_model_call):
+            data: dict[str, Any] = {"messages": [human(question)], **inputs}
+            if instance.accepts("task"):  # agent files take the question as `task` too (as `run`)
+                data.setdefault("task", question)
+            result = await instance.run(data)
+            waited = False
+            while result.status == "suspended":
+                waited = True
+                await DBOS.set_event_async(PENDING_EVENT, _dump(result.pending_approvals))
+                decisions = await _next_decisions(result.pending_approvals)
+                if decisions:
+                    remaining = [a for a in result.pending_approvals if a.id not in decisions]
+                    await DBOS.set_event_async(PENDING_EVENT, _dump(remaining))  # not while it runs on
+                    result = await instance.resume(decisions)
+            if waited:
+                await DBOS.set_event_async(PENDING_EVENT, [])
+        return DurableRunResult.of(run_id, result, _messages(instance)).model_dump(mode="json")
+    finally:
+        await instance.aclose()
+
+
+async def _next_decisions(pending: list[Approval]) -> dict[str, ApprovalDecision]:
+    """Wait for the next message deciding a pending approval (messages for ids that are not
+    pending, or malformed ones, are dropped: a stale click must not fail the run)."""
+    ids = {approval.id for approval in pending}
+    message = await DBOS.recv_async(APPROVAL_TOPIC, timeout_seconds=APPROVAL_WAIT)
+    if not isinstance(message, dict) or message.get("approval_id") not in ids:
+        if message is not None:
+            DBOS.logger.warning(f"ignored an approval message for no pending approval: {message!r}")
+        return {}
+    decision = ApprovalDecision(
+        approved=bool(message.get("approved")), reason=str(message.get("reason") or "")
+    )
+    return {str(message["approval_id"]): decision}
+
+
+def _dump(approvals: list[Approval]) -> list[dict[str, Any]]:
+    return [approval.model_dump(mode="json") for approval in approvals]
+
+
+def _messages(agent: Agent) -> list[dict[str, Any]]:
+    messages = agent.state_manager.get(agent.keys.messages, agent.output_namespace, None) or []
+    return [m.model_dump(mode="json") if hasattr(m, "model_dump") else m for m in messages]

@@ -1,0 +1,148 @@
+"""Durable runs against a real PostgreSQL, real worker processes and the scripted HTTP model."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+
+from jianmu_like.cli.main import main
+from jianmu_like.testing import ScriptedOpenAIServer, call, calls, error_reply, reply
+
+pytest.importorskip("dbos", reason="durable runs need DBOS: pip install 'jianmu_like[durable]'")
+
+HERE = Path(__file__).resolve().parent
+LEDGER = HERE / "ledger.yaml"
+PAYMENTS = HERE / "payments.yaml"
+
+
+def _responder(body: dict[str, Any]) -> Any:
+    """Ledger: one parallel batch, then an answer. Payments: one transfer, then an answer.
+    The question "refuse": an HTTP 400 (a model call that fails for good)."""
+    tools = {t["function"]["name"] for t in body.get("tools") or ()}
+    if body["messages"][-1]["content"] == "refuse":
+        return error_reply(400, "the scripted model refuses")
+    if body["messages"][-1]["role"] == "tool":
+        return reply("all done" if "slow" in tools else "sent")
+    if "slow" in tools:
+        return calls(call("append", item="a"), call("slow"), call("append", item="b"))
+    return call("transfer", amount=5)
+
+
+class CliResult(NamedTuple):
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+class Cluster:
+    """One database, the scripted model, and the worker processes a test starts."""
+
+    def __init__(
+        self, database: str, base_url: str, folder: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        self.database = database
+        self.capsys = capsys
+        self.folder = folder
+        self.log = folder / "ledger.log"
+        self.block = folder / "ledger.block"
+        self.env = {
+            **os.environ,
+            "OPENAI_BASE_URL": base_url,
+            "OPENAI_API_KEY": "test",
+            "LEDGER_LOG": str(self.log),
+            "LEDGER_BLOCK": str(self.block),
+            "PYTHONPATH": os.pathsep.join(p for p in (str(HERE), os.environ.get("PYTHONPATH", "")) if p),
+            "NO_COLOR": "1",
+        }
+        self.workers: dict[str, subprocess.Popen[bytes]] = {}
+
+    def cli(self, *args: str | Path) -> CliResult:
+        """`jianmu-like ARGS --database URL` in this process: a third process, next to the workers
+        (in-process rather than a subprocess: DBOS takes seconds to import on a busy machine)."""
+        self.capsys.readouterr()
+        code = main([*map(str, args), "--database", self.database])
+        captured = self.capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    def start_worker(self, agent_file: Path, executor_id: str) -> None:
+        out = self.folder / f"{executor_id}.out"
+        err = self.folder / f"{executor_id}.err"
+        cmd = [
+            sys.executable, "-m", "jianmu_like", "worker", str(agent_file),
+            "--database", self.database, "--executor-id", executor_id,
+        ]  # fmt: skip
+        with out.open("wb") as stdout, err.open("wb") as stderr:
+            self.workers[executor_id] = subprocess.Popen(cmd, env=self.env, stdout=stdout, stderr=stderr)
+
+    def wait_ready(self, *executor_ids: str) -> None:
+        for executor_id in executor_ids:
+            out = self.folder / f"{executor_id}.out"
+            ready: Callable[[], bool] = lambda out=out: '"ready": true' in out.read_text()  # noqa: E731
+            self.wait_for(ready, f"worker {executor_id} to start")
+
+    def wait_for(self, condition: Callable[[], bool], what: str) -> None:
+        deadline = time.monotonic() + 90
+        while not condition():
+            for executor_id, child in self.workers.items():
+                if child.poll() is not None and child.returncode != -signal.SIGKILL:
+                    err = (self.folder / f"{executor_id}.err").read_text()[-3000:]
+                    pytest.fail(f"worker {executor_id} exited ({child.returncode}) before {what}:\n{err}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"gave up waiting for {what}")
+            time.sleep(0.05)
+
+    def kill(self, executor_id: str) -> None:
+        child = self.workers[executor_id]
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+
+    def ledger(self) -> list[str]:
+        return self.log.read_text().splitlines() if self.log.exists() else []
+
+    def stop(self) -> None:
+        """Kill what is left (a graceful stop is tested once, where it matters)."""
+        for child in self.workers.values():
+            if child.poll() is None:
+                child.kill()
+            child.wait()
+
+
+@pytest.fixture(scope="module")
+def model_server() -> Iterator[ScriptedOpenAIServer]:
+    with ScriptedOpenAIServer(_responder) as server:
+        yield server
+
+
+@pytest.fixture
+def cluster(
+    postgres_url: str,
+    model_server: ScriptedOpenAIServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> Iterator[Cluster]:
+    found = Cluster(postgres_url, model_server.base_url, tmp_path, capsys)
+    try:
+        yield found
+    finally:
+        found.stop()
+
+
+def executor_of(database: str, run_id: str) -> str | None:
+    """Which worker holds (or finished) the run, from DBOS's own record."""
+    from jianmu_like.durable import DurableClient
+
+    with DurableClient(database) as client:
+        return client.dbos.retrieve_workflow(run_id).get_status().executor_id
+
+
+def json_lines(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
