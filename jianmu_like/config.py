@@ -87,6 +87,25 @@ class AnswersConfig(_Section):
     check: AnswerCheckConfig = Field(default_factory=AnswerCheckConfig)
 
 
+class ToolSelectionConfig(_Section):
+    """Tool selection: an agent with many tools first asks the model (one structured call, from
+    a compact catalogue of names and one-line descriptions) which few of them the task needs,
+    and then sends only those schemas on every call of the run: 20 schemas per call cost tokens
+    and distract the model."""
+
+    enabled: bool = True
+    threshold: int = Field(12, ge=1)
+    """Select only when the agent has more tools than this."""
+    max_tools: int = Field(6, ge=1)
+    """The selection keeps at most this many tools."""
+
+
+class ToolsConfig(_Section):
+    """How an agent's tools reach the model."""
+
+    selection: ToolSelectionConfig = Field(default_factory=ToolSelectionConfig)
+
+
 class ResilienceConfig(_Section):
     """Retry and fallback policy of one logical model call."""
 
@@ -139,6 +158,7 @@ class JianmuConfig(_Section):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     answers: AnswersConfig = Field(default_factory=AnswersConfig)
+    tools: ToolsConfig = Field(default_factory=ToolsConfig)
     resilience: ResilienceConfig = Field(default_factory=ResilienceConfig)
     provider: ProviderConfig = Field(default_factory=ProviderConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
@@ -332,9 +352,14 @@ class ReActConfig(BaseModel):
     answer_check: AnswerCheckConfig = Field(default_factory=lambda: get_config().answers.check.model_copy())
     """The answer-quality check (`<name>.AnswerCheck`); `AnswerCheckConfig(enabled=False)` turns
     it off. `True`/`False` are accepted as shorthands."""
+    tool_selection: ToolSelectionConfig = Field(
+        default_factory=lambda: get_config().tools.selection.model_copy()
+    )
+    """Above `threshold` tools, one structured call picks at most `max_tools` of them for the
+    run (`<name>.SelectTools`); `ToolSelectionConfig(enabled=False)` or `False` turns it off."""
     keys: StateKeys = Field(default_factory=StateKeys)
 
-    @field_validator("answer_check", mode="before")
+    @field_validator("answer_check", "tool_selection", mode="before")
     @classmethod
-    def _answer_check_switch(cls, value: Any) -> Any:
+    def _switch(cls, value: Any) -> Any:
         return {"enabled": value} if isinstance(value, bool) else value

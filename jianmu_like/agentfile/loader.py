@@ -332,6 +332,7 @@ class _Builder:
             "tool_protocol": spec.tool_protocol or model.tool_protocol,
             "synthesize": spec.synthesize,
             "answer_check": spec.answer_check,
+            "tool_selection": spec.tool_selection,
             **{k: v for k, v in spec.llm.model_dump().items() if v is not None},
             **{k: v for k, v in spec.limits.model_dump().items() if v is not None},
         }

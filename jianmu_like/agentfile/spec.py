@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..config import AnswerCheckConfig
+from ..config import AnswerCheckConfig, ToolSelectionConfig
 
 
 class _Strict(BaseModel):
@@ -75,6 +75,8 @@ class ReActSpec(_Strict):
     """Two-phase answers: after the loop, one streaming call writes the answer from the trace."""
     answer_check: bool | AnswerCheckConfig | None = None
     """The answer-quality check: `false` turns it off; or `{min_chars, reject_repeats, retries}`."""
+    tool_selection: bool | ToolSelectionConfig | None = None
+    """Tool selection above a number of tools: `false` turns it off; or `{threshold, max_tools}`."""
     input: str | None = None
     """In a tree: a message template written to this agent's namespace before it starts, e.g.
     "Research: {plan.final_answer}" (`{task}` is the run's question)."""

@@ -14,6 +14,7 @@ from ..models.types import ModelRequest
 from ..telemetry import events as ev
 from ..tools.toolset import ToolSet
 from .context import ContextBuilder, ContextBuilderProtocol
+from .tool_selection import ToolView
 
 
 class AgentLLMNode(AsyncBehaviour):
@@ -29,6 +30,7 @@ class AgentLLMNode(AsyncBehaviour):
     that cannot start raises `ToolProviderError`, which ends the run as "provider_error".
     A reply the tool protocol could not read (`ModelResponse.correction`) is recorded with the
     corrective message after it and is not an answer: the loop asks again (one iteration).
+    With `selection_key`, only the tools named in that state key (tool selection) are sent.
     """
 
     def __init__(
@@ -40,6 +42,7 @@ class AgentLLMNode(AsyncBehaviour):
         config: ReActConfig | None = None,
         namespace: str | None = None,
         context_builder: ContextBuilderProtocol | None = None,
+        selection_key: str | None = None,
     ) -> None:
         super().__init__(name)
         self.model_client = model_client
@@ -55,12 +58,16 @@ class AgentLLMNode(AsyncBehaviour):
         self._tool_choice = self.config.tool_choice if self.config.tool_choice is not None else extra_choice
         self._extra_params = params
         self._client = configured_client(model_client, self.config)
+        self.selection_key = selection_key
+        self._view = ToolView()
 
     async def update_async(self) -> Status:
         sm, keys, ns = self.state_manager, self.keys, self.namespace
         tools = self.tools
         if tools is not None and not tools.ready:
             await tools.ensure_ready()
+        if self.selection_key is not None and tools is not None:
+            tools = self._view.visible(tools, sm.get(self.selection_key, ns))
         rounds: int = sm.get(keys.rounds, ns) or 0
         prompt = self.context_builder.build(sm.get(keys.messages, ns), tools)
         schemas = tools.schemas() if tools is not None and len(tools) else None
