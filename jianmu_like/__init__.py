@@ -28,7 +28,15 @@ if TYPE_CHECKING:
         SQLiteCheckpointer,
     )
     from .checkpoint.target import open_checkpointer
-    from .config import ConfigError, JianmuConfig, ReActConfig, ResilienceConfig, get_config, load_config
+    from .config import (
+        ConfigError,
+        JianmuConfig,
+        ReActConfig,
+        ResilienceConfig,
+        ToolSelectionConfig,
+        get_config,
+        load_config,
+    )
     from .config import ResilienceConfig as ModelResilienceConfig
     from .guard.approvals import Approval, ApprovalDecision, ApprovalError
     from .guard.config import GuardConfig, policies_from_config
@@ -58,6 +66,7 @@ if TYPE_CHECKING:
     from .nodes.llm_call import LLMCallNode
     from .nodes.tool_executor import ToolExecutor
     from .nodes.tool_node import ToolNode
+    from .nodes.tool_selection import ToolSelectionNode
     from .presets.react import create_react_node
     from .presets.react_state import ReActState
     from .results import AgentOutcome
@@ -68,9 +77,10 @@ if TYPE_CHECKING:
     from .telemetry.events import Event
     from .telemetry.hub import TelemetryHub
     from .template import AgentTemplate, Conversation, ConversationError
+    from .tools.artifact import Artifact
     from .tools.base import Tool, tool
     from .tools.builtin import calculator, think
-    from .tools.call_context import current_tool_call, finish
+    from .tools.call_context import add_artifact, current_tool_call, finish
     from .tools.errors import ToolArgumentsError, ToolError, ToolProviderError, UnknownToolError
     from .tools.mcp.config import MCPServerConfig
     from .tools.mcp.provider import MCPToolProvider, mcp_servers_from_config
@@ -86,6 +96,10 @@ _LAZY: dict[str, str] = {
     "declare": "jianmu_like.state.contract",
     "finish": "jianmu_like.tools.call_context",
     "current_tool_call": "jianmu_like.tools.call_context",
+    "add_artifact": "jianmu_like.tools.call_context",
+    "Artifact": "jianmu_like.tools.artifact",
+    "ToolSelectionNode": "jianmu_like.nodes.tool_selection",
+    "ToolSelectionConfig": "jianmu_like.config",
     "OutputSchema": "jianmu_like.models.structured",
     "StructuredOutputError": "jianmu_like.models.structured",
     "StructuredResult": "jianmu_like.models.structured",
@@ -211,6 +225,7 @@ __all__ = [
     "ApprovalDecision",
     "ApprovalError",
     "ArgumentRule",
+    "Artifact",
     "AsyncBehaviour",
     "ChatProvider",
     "Checkpoint",
@@ -276,9 +291,12 @@ __all__ = [
     "ToolProtocol",
     "ToolProvider",
     "ToolProviderError",
+    "ToolSelectionConfig",
+    "ToolSelectionNode",
     "ToolSet",
     "UnknownToolError",
     "Usage",
+    "add_artifact",
     "ai",
     "calculator",
     "create_react_node",

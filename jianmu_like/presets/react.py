@@ -107,7 +107,12 @@ def create_react_node(
     done = StateCondition(f"{name}.Done", key=keys.done, namespace=namespace)
     children: list[Any] = [llm, executor, done]
     if select:
-        children.insert(0, ToolSelectionNode(f"{name}.SelectTools", model_client, toolset, config=config, namespace=namespace))
+        children.insert(
+            0,
+            ToolSelectionNode(
+                f"{name}.SelectTools", model_client, toolset, config=config, namespace=namespace
+            ),
+        )
     if config.answer_check.enabled:
         children.append(
             AnswerCheck(

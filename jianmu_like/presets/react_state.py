@@ -11,8 +11,8 @@ from ..guard.approvals import Approval, ApprovalDecision
 from ..models.messages import Message, ToolCall
 from ..models.types import Usage
 from ..nodes.tool_outcome import ToolOutcome
-from ..tools.artifact import Artifact
 from ..state.schema import Ephemeral, merge_dicts
+from ..tools.artifact import Artifact
 
 
 class ReActState(BaseModel):

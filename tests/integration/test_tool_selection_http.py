@@ -27,7 +27,9 @@ NAMES = [t.name for t in TOOLS]
 
 def _agent(srv: ScriptedOpenAIServer, tools: list[Tool], **config: Any) -> tuple[Agent, list[Event]]:
     settings: dict[str, Any] = {"max_iterations": 5, "stream": False, **config}
-    root = create_react_node(model_client=srv.client(max_retries=0), tools=tools, config=ReActConfig(**settings))
+    root = create_react_node(
+        model_client=srv.client(max_retries=0), tools=tools, config=ReActConfig(**settings)
+    )
     agent = Agent(root)
     events: list[Event] = []
     agent.telemetry.subscribe(events.append)
