@@ -5,13 +5,14 @@ the first model call of the loop, `ToolSelectionNode` asks the model (one `struc
 which tools the question needs, from a compact catalogue: each tool's name and the first line of
 its description. The chosen names go to the run-scoped `selected_tools` key; `AgentLLMNode`
 (given `selection_key`) then sends only those tools' schemas — and describes only those in its
-system prompt — for the rest of the run (`visible_tools`).
+system prompt — for the rest of the run (`ToolView`).
 
 Selection can only narrow what the model is shown, never break a run: a model error, a reply
 naming unknown tools (after `structured_llm_call`'s own retries), or an empty pick falls back
-to the full set. A call the model makes to a tool outside the selection (it may know the tool
-from an earlier turn of the conversation) still runs: the executor holds the full set, and
-forbidding tools is the guard's job, not the selection's.
+to the full set. A tool forced by the agent's `tool_choice` is always kept. A call the model
+makes to a tool outside the selection (it may know the tool from an earlier turn of the
+conversation) still runs: the executor holds the full set, and forbidding tools is the guard's
+job, not the selection's.
 """
 
 from __future__ import annotations
@@ -72,6 +73,14 @@ def last_question(messages: Sequence[Message]) -> str:
         if message.role == "user" and message.content:
             return message.content
     return ""
+
+
+def forced_tool(config: ReActConfig) -> str | None:
+    """The tool a `tool_choice` of the config forces, if it names one."""
+    choice = config.tool_choice if config.tool_choice is not None else config.extra_params.get("tool_choice")
+    function = choice.get("function") if isinstance(choice, dict) else None
+    name = function.get("name") if isinstance(function, dict) else None
+    return name if isinstance(name, str) else None
 
 
 class _Picker:
@@ -150,6 +159,9 @@ class ToolSelectionNode(AsyncBehaviour):
             on_event=self._on_model_event,
         )
         chosen: list[str] | None = result.value
+        forced = forced_tool(config)
+        if chosen is not None and forced in names and forced not in chosen:
+            chosen.append(forced)  # a `tool_choice` naming a tool must find it among the schemas
         if chosen is None:
             why = "; ".join(f"{level}: {error}" for level, error in result.failures.items())
             self.feedback_message = f"tool selection failed, every tool is offered: {why}"

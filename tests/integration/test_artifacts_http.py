@@ -9,7 +9,17 @@ from pathlib import Path
 import pytest
 from mcp.types import EmbeddedResource, TextResourceContents
 
-from jianmu_like import Agent, Artifact, ReActConfig, add_artifact, create_react_node, human, load_agent, tool
+from jianmu_like import (
+    Agent,
+    Artifact,
+    ReActConfig,
+    ToolNode,
+    add_artifact,
+    create_react_node,
+    human,
+    load_agent,
+    tool,
+)
 from jianmu_like.server.channels import ChannelMapper
 from jianmu_like.telemetry.events import Event
 from jianmu_like.testing import ScriptedOpenAIServer, call, calls, reply
@@ -104,6 +114,16 @@ async def test_a_yaml_agents_tool_returns_an_artifact(tmp_path: Path) -> None:
         "Summary: A page titled Hello"
     )
     assert result.artifacts[0].content == "# " + "Hello" * 1000
+
+
+async def test_a_tool_node_writes_the_placeholder_and_emits_the_artifact() -> None:
+    agent = Agent(ToolNode("Report", report, constants={"city": "Paris"}, namespace="r"))
+    events: list[Event] = []
+    agent.telemetry.subscribe(events.append)
+    result = await agent.run()
+    assert result.state.model_extra["r.tool_output"].startswith("[Artifact generated: report.html]")
+    [event] = [e for e in events if e.type == "artifact"]
+    assert event.data["artifact"]["content"] == HTML and event.node == "Report"
 
 
 def test_an_artifact_needs_content_or_path() -> None:

@@ -151,5 +151,16 @@ async def test_each_run_selects_again_from_yaml(tmp_path: Path) -> None:
     assert "second" in srv.requests[2]["messages"][1]["content"]
 
 
+async def test_a_tool_forced_by_tool_choice_is_always_sent() -> None:
+    script = [calls(call("select_tools", tools=["tool_01"])), calls(call("tool_15", x=1)), reply("15")]
+    choice = {"type": "function", "function": {"name": "tool_15"}}
+    async with ScriptedOpenAIServer(script) as srv:
+        agent, _ = _agent(srv, TOOLS, tool_choice=choice)
+        result = await agent.run({"messages": [human("15 * 1?")]})
+    assert result.final_answer == "15"
+    assert _sent_tools(srv.requests[1]) == ["tool_01", "tool_15"]
+    assert srv.requests[1]["tool_choice"] == choice and "tool_choice" not in srv.requests[2]
+
+
 def _node_names(agent: Agent) -> list[str]:
     return [node.name for node in agent.root.iterate()]
