@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         JianmuConfig,
         ReActConfig,
         ResilienceConfig,
+        ToolSelectionConfig,
         get_config,
         load_config,
     )
@@ -73,6 +74,7 @@ if TYPE_CHECKING:
     from .nodes.llm_call import LLMCallNode
     from .nodes.tool_executor import ToolExecutor
     from .nodes.tool_node import ToolNode
+    from .nodes.tool_selection import ToolSelectionNode
     from .presets.react import create_react_node
     from .presets.react_state import ReActState
     from .presets.supervisor import SupervisorConfig, create_supervisor_node
@@ -84,9 +86,10 @@ if TYPE_CHECKING:
     from .telemetry.events import Event
     from .telemetry.hub import TelemetryHub
     from .template import AgentTemplate, Conversation, ConversationError
+    from .tools.artifact import Artifact
     from .tools.base import Tool, tool
     from .tools.builtin import calculator, think
-    from .tools.call_context import current_tool_call, finish
+    from .tools.call_context import add_artifact, current_tool_call, finish
     from .tools.errors import ToolArgumentsError, ToolError, ToolProviderError, UnknownToolError
     from .tools.mcp.config import MCPServerConfig
     from .tools.mcp.provider import MCPToolProvider, mcp_servers_from_config
@@ -105,6 +108,10 @@ _LAZY: dict[str, str] = {
     "declare": "jianmu_like.state.contract",
     "finish": "jianmu_like.tools.call_context",
     "current_tool_call": "jianmu_like.tools.call_context",
+    "add_artifact": "jianmu_like.tools.call_context",
+    "Artifact": "jianmu_like.tools.artifact",
+    "ToolSelectionNode": "jianmu_like.nodes.tool_selection",
+    "ToolSelectionConfig": "jianmu_like.config",
     "OutputSchema": "jianmu_like.models.structured",
     "StructuredOutputError": "jianmu_like.models.structured",
     "StructuredResult": "jianmu_like.models.structured",
@@ -237,6 +244,7 @@ __all__ = [
     "ApprovalDecision",
     "ApprovalError",
     "ArgumentRule",
+    "Artifact",
     "AsyncBehaviour",
     "ChatProvider",
     "Checkpoint",
@@ -311,9 +319,12 @@ __all__ = [
     "ToolProtocol",
     "ToolProvider",
     "ToolProviderError",
+    "ToolSelectionConfig",
+    "ToolSelectionNode",
     "ToolSet",
     "UnknownToolError",
     "Usage",
+    "add_artifact",
     "ai",
     "calculator",
     "create_react_node",

@@ -29,7 +29,7 @@ from .guard.review import store_decision, stored_decisions
 from .models.types import Usage
 from .nodes.interrupts import InterruptBox, InterruptGate
 from .presets.react_state import ReActState
-from .results import AgentOutcome, read_key, total_usage, tree_outcomes
+from .results import AgentOutcome, all_artifacts, read_key, total_usage, tree_outcomes
 from .state.contract import check_contract
 from .state.inputs import InputError, TreeInputs
 from .state.manager import StateManager
@@ -37,6 +37,7 @@ from .state.schema import StateKeys, schema_spec
 from .telemetry import events as ev
 from .telemetry.events import Event
 from .telemetry.hub import TelemetryHub, structlog_sink
+from .tools.artifact import Artifact
 from .tools.toolset import ToolSet
 
 AgentStatus = Literal["success", "failure", "suspended"]
@@ -55,6 +56,9 @@ class AgentResult(BaseModel):
     what results. `final_answer` stays None: it is only set on success."""
     output: Any = None
     """The validated structured answer (a pydantic instance) of an agent with an `output_type`."""
+    artifacts: list[Artifact] = Field(default_factory=list)
+    """Documents the run's tools produced (whole; the model saw placeholders): the top level's,
+    then every namespace's."""
     state: Any = None
     """A detached copy of the state model at the end of the run."""
     usage: Usage = Field(default_factory=Usage)
@@ -542,6 +546,7 @@ class Agent:
             final_answer=final,
             fallback_answer=fallback,
             output=output,
+            artifacts=all_artifacts(sm, keys, agents.values()),
             state=sm.copy_state(),
             usage=total_usage(sm, keys, agents.values()),
             agents=agents,

@@ -116,6 +116,25 @@ class ContextConfig(_Section):
     per token estimate), estimate, tiktoken or tiktoken:<encoding>."""
 
 
+class ToolSelectionConfig(_Section):
+    """Tool selection: an agent with many tools first asks the model (one structured call, from
+    a compact catalogue of names and one-line descriptions) which few of them the task needs,
+    and then sends only those schemas on every call of the run: 20 schemas per call cost tokens
+    and distract the model."""
+
+    enabled: bool = True
+    threshold: int = Field(12, ge=1)
+    """Select only when the agent has more tools than this."""
+    max_tools: int = Field(6, ge=1)
+    """The selection keeps at most this many tools."""
+
+
+class ToolsConfig(_Section):
+    """How an agent's tools reach the model."""
+
+    selection: ToolSelectionConfig = Field(default_factory=ToolSelectionConfig)
+
+
 class ResilienceConfig(_Section):
     """Retry and fallback policy of one logical model call."""
 
@@ -179,6 +198,7 @@ class JianmuConfig(_Section):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     answers: AnswersConfig = Field(default_factory=AnswersConfig)
+    tools: ToolsConfig = Field(default_factory=ToolsConfig)
     resilience: ResilienceConfig = Field(default_factory=ResilienceConfig)
     context: ContextConfig = Field(default_factory=ContextConfig)
     provider: ProviderConfig = Field(default_factory=ProviderConfig)
@@ -376,6 +396,11 @@ class ReActConfig(BaseModel):
     it off. `True`/`False` are accepted as shorthands."""
     context: ContextConfig = Field(default_factory=lambda: get_config().context.model_copy())
     """The context guard (`nodes.context_guard`): window, strategy, ...; `False` turns it off."""
+    tool_selection: ToolSelectionConfig = Field(
+        default_factory=lambda: get_config().tools.selection.model_copy()
+    )
+    """Above `threshold` tools, one structured call picks at most `max_tools` of them for the
+    run (`<name>.SelectTools`); `ToolSelectionConfig(enabled=False)` or `False` turns it off."""
     keys: StateKeys = Field(default_factory=StateKeys)
 
     @field_validator("context", mode="before")
@@ -383,7 +408,7 @@ class ReActConfig(BaseModel):
     def _context_switch(cls, value: Any) -> Any:
         return {**get_config().context.model_dump(), "enabled": value} if isinstance(value, bool) else value
 
-    @field_validator("answer_check", mode="before")
+    @field_validator("answer_check", "tool_selection", mode="before")
     @classmethod
-    def _answer_check_switch(cls, value: Any) -> Any:
+    def _switch(cls, value: Any) -> Any:
         return {"enabled": value} if isinstance(value, bool) else value

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .models.types import Usage
 from .state.manager import StateManager
 from .state.schema import StateKeys
+from .tools.artifact import Artifact
 
 OutcomeStatus = Literal["success", "failure", "suspended", "not_finished"]
 
@@ -35,6 +36,8 @@ class AgentOutcome(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     termination: dict[str, Any] | None = None
     error: str | None = None
+    artifacts: list[Artifact] = Field(default_factory=list)
+    """Artifacts its tools produced this run."""
 
 
 def read_key(sm: StateManager, key: str, namespace: str | None, default: Any) -> Any:
@@ -76,6 +79,7 @@ def outcome(sm: StateManager, keys: StateKeys, namespace: str) -> AgentOutcome:
         usage=read_usage(sm, keys, namespace),
         termination=termination if isinstance(termination, dict) else None,
         error=str(error) if error else None,
+        artifacts=list(read_key(sm, keys.artifacts, namespace, [])),
     )
 
 
@@ -90,3 +94,11 @@ def total_usage(sm: StateManager, keys: StateKeys, outcomes: Iterable[AgentOutco
     for item in outcomes:
         total = total + item.usage
     return total
+
+
+def all_artifacts(sm: StateManager, keys: StateKeys, outcomes: Iterable[AgentOutcome]) -> list[Artifact]:
+    """The top level's artifacts, then every namespace's (in namespace order)."""
+    found: list[Artifact] = list(read_key(sm, keys.artifacts, None, []))
+    for item in outcomes:
+        found.extend(item.artifacts)
+    return found

@@ -387,6 +387,7 @@ class _Builder:
             "synthesize": spec.synthesize,
             "answer_check": spec.answer_check,
             "context": _context(spec.context, model.context_window),
+            "tool_selection": spec.tool_selection,
             **{k: v for k, v in spec.llm.model_dump().items() if v is not None},
             **{k: v for k, v in spec.limits.model_dump().items() if v is not None},
         }

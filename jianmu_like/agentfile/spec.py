@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..config import AnswerCheckConfig, ContextConfig
+from ..config import AnswerCheckConfig, ContextConfig, ToolSelectionConfig
 
 
 class _Strict(BaseModel):
@@ -81,6 +81,8 @@ class ReActSpec(_Strict):
     context: bool | ContextConfig | None = None
     """The context guard: `false` turns it off; or `{window, strategy, reserve_tokens, ...}`
     (`window` overrides the model's `context_window` for this agent)."""
+    tool_selection: bool | ToolSelectionConfig | None = None
+    """Tool selection above a number of tools: `false` turns it off; or `{threshold, max_tools}`."""
     input: str | None = None
     """In a tree: a message template written to this agent's namespace before it starts, e.g.
     "Research: {plan.final_answer}" (`{task}` is the run's question)."""

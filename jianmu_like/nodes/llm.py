@@ -15,6 +15,7 @@ from ..models.types import ModelRequest
 from ..telemetry import events as ev
 from ..tools.toolset import ToolSet
 from .context import ContextBuilder, ContextBuilderProtocol
+from .tool_selection import ToolView
 
 RequestTransform = Callable[[ModelRequest, Any], Awaitable[ModelRequest]]
 """Rewrites a node's request before the call, given the node (e.g. `ContextGuard`)."""
@@ -33,6 +34,7 @@ class AgentLLMNode(AsyncBehaviour):
     that cannot start raises `ToolProviderError`, which ends the run as "provider_error".
     A reply the tool protocol could not read (`ModelResponse.correction`) is recorded with the
     corrective message after it and is not an answer: the loop asks again (one iteration).
+    With `selection_key`, only the tools named in that state key (tool selection) are sent.
     """
 
     def __init__(
@@ -45,6 +47,7 @@ class AgentLLMNode(AsyncBehaviour):
         namespace: str | None = None,
         context_builder: ContextBuilderProtocol | None = None,
         request_transform: RequestTransform | None = None,
+        selection_key: str | None = None,
     ) -> None:
         super().__init__(name)
         self.request_transform = request_transform
@@ -61,6 +64,8 @@ class AgentLLMNode(AsyncBehaviour):
         self._tool_choice = self.config.tool_choice if self.config.tool_choice is not None else extra_choice
         self._extra_params = params
         self._client = configured_client(model_client, self.config)
+        self.selection_key = selection_key
+        self._view = ToolView()
 
     def on_clone(self) -> None:
         """A request transform with per-conversation memory (`for_node`) gets a fresh copy."""
@@ -73,6 +78,8 @@ class AgentLLMNode(AsyncBehaviour):
         tools = self.tools
         if tools is not None and not tools.ready:
             await tools.ensure_ready()
+        if self.selection_key is not None and tools is not None:
+            tools = self._view.visible(tools, sm.get(self.selection_key, ns))
         rounds: int = sm.get(keys.rounds, ns) or 0
         prompt = self.context_builder.build(sm.get(keys.messages, ns), tools)
         schemas = tools.schemas() if tools is not None and len(tools) else None

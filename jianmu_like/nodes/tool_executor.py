@@ -38,6 +38,7 @@ from ..state.journal import ToolJournal
 from ..state.schema import StateKeys
 from ..telemetry import events as ev
 from ..telemetry.logging import get_logger
+from ..tools.artifact import Artifact
 from ..tools.base import Tool
 from ..tools.call_context import ToolCallContext, reset_current_tool_call, set_current_tool_call
 from ..tools.toolset import ToolSet
@@ -291,6 +292,8 @@ class ToolExecutor(AsyncBehaviour):
             reset_current_tool_call(token)
         if context.final_answer is not None and not outcome.failed:  # the tool called finish()
             outcome = outcome.model_copy(update={"final_answer": context.final_answer})
+        if context.artifacts and not outcome.failed:  # kept out of the observation (tools.artifact)
+            outcome = outcome.model_copy(update={"artifacts": context.artifacts})
         if journal is not None:
             journal.finished(key, outcome.model_dump(mode="json"))
         self.state_manager.update({self.keys.tool_results: {call.id: outcome}}, self.namespace)
@@ -310,10 +313,13 @@ class ToolExecutor(AsyncBehaviour):
         known_effects = set(sm.get(keys.tool_effects, ns) or ())
         new_effects: list[str] = []
         final: str | None = None
+        artifacts: list[tuple[ToolCall, Artifact]] = []
         for call in actions:
             outcome = outcomes[call.id]
             if final is None:
                 final = outcome.final_answer
+            if outcome.artifacts:
+                artifacts.extend((call, artifact) for artifact in outcome.artifacts)
             content = outcome.content
             signature = f"{call.name}:{sorted(call.arguments.items())!r}"
             seen = counts.get(signature, 0)
@@ -342,7 +348,11 @@ class ToolExecutor(AsyncBehaviour):
         if final is not None:  # a tool ended the loop (state contract: the executor writes these)
             updates[keys.done] = True
             updates[keys.final_answer] = final
+        if artifacts:
+            updates[keys.artifacts] = [artifact for _, artifact in artifacts]
         sm.update(updates, ns)
+        for call, artifact in artifacts:
+            self.emit(ev.ARTIFACT, tool=call.name, call_id=call.id, artifact=artifact.model_dump())
         for key in (keys.tool_results, keys.approval_decisions, keys.pending_approvals):
             current = sm.get(key, ns)
             if current:  # usually only the results hold anything: no new empty containers

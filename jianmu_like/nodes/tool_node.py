@@ -18,6 +18,7 @@ from ..models.messages import ToolCall
 from ..state.contract import StateContract, declare
 from ..state.inputs import resolve_key
 from ..state.schema import schema_spec
+from ..telemetry import events as ev
 from ..tools.base import Tool
 from ..tools.call_context import ToolCallContext, reset_current_tool_call, set_current_tool_call
 from ..tools.toolset import ToolSet
@@ -31,7 +32,8 @@ class ToolNode(AsyncBehaviour):
     `namespace`, or `"<ns>.<key>"` in another namespace); `constants` are fixed arguments. A
     state value that is None is left out (the tool's own validation then names a missing
     required argument). Any failure — invalid arguments, an exception, a timeout — makes the
-    node fail with the reason as its feedback message and a `tool.call.failed` event.
+    node fail with the reason as its feedback message and a `tool.call.failed` event. A tool
+    returning an `Artifact` writes its placeholder and emits the whole one as an `artifact` event.
     """
 
     def __init__(
@@ -80,9 +82,8 @@ class ToolNode(AsyncBehaviour):
                 values[parameter] = value
         self._count += 1
         call = ToolCall(id=f"{self.name}-{self._count}", name=self.tool.name, arguments=values)
-        token = set_current_tool_call(
-            ToolCallContext(call_id=call.id, tool=call.name, idempotency_key=call.id)
-        )
+        context = ToolCallContext(call_id=call.id, tool=call.name, idempotency_key=call.id)
+        token = set_current_tool_call(context)
         try:
             outcome = await self.calls.run(call, self.tool)
         finally:
@@ -91,4 +92,6 @@ class ToolNode(AsyncBehaviour):
             self.feedback_message = outcome.content
             return Status.FAILURE
         sm.update({self.output_key: outcome.content}, ns)
+        for artifact in context.artifacts:  # the output holds placeholders: the documents go out here
+            self.emit(ev.ARTIFACT, tool=call.name, call_id=call.id, artifact=artifact.model_dump())
         return Status.SUCCESS

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from ..tools.artifact import Artifact
+
 
 class ToolOutcome(BaseModel):
     """The observation text for one call, whether it failed, and the effects it had."""
@@ -14,3 +16,5 @@ class ToolOutcome(BaseModel):
     """Effect tags of the tool when it actually ran (empty when refused or failed)."""
     final_answer: str | None = None
     """The tool called `finish(answer)`: the loop ends with this answer."""
+    artifacts: list[Artifact] = Field(default_factory=list)
+    """Documents the call produced for the user; `content` holds only their placeholders."""

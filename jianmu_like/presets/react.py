@@ -2,6 +2,7 @@
 
 LoopUntilSuccess(max_iterations, abort_condition=token budget | model error)
   └─ Sequence(memory=True)
+       ├─ ToolSelectionNode (above `tool_selection.threshold` tools) once per run: pick the tools
        ├─ AgentLLMNode   ask the model: tool calls or a final answer
        ├─ ToolExecutor   guard preflight, run the calls, append observations
        ├─ InterruptGate  SUCCESS when `done`, else FAILURE → next iteration; lets injected
@@ -37,6 +38,7 @@ from ..nodes.llm import AgentLLMNode
 from ..nodes.output import INVALID_OUTPUT, OutputNode
 from ..nodes.synthesis import SynthesisNode
 from ..nodes.tool_executor import ToolExecutor, ToolRunner
+from ..nodes.tool_selection import ToolSelectionNode
 from ..nodes.trace import FALLBACK_REASONS, fallback_answer, read_trace
 from ..state.contract import StateContract, declare
 from ..telemetry import events as ev
@@ -61,8 +63,8 @@ def create_react_node(
 ) -> LoopUntilSuccess:
     """Build a ReAct subtree. Embed it anywhere in a tree; give each copy its own `namespace`
     when several agents share one state. Children are named `<name>.LLM`, `<name>.Tools`,
-    `<name>.Done` under `<name>.Loop` (and `<name>.AnswerCheck`, `<name>.Output`,
-    `<name>.Synthesize` when configured).
+    `<name>.Done` under `<name>.Loop` (and `<name>.SelectTools`, `<name>.AnswerCheck`,
+    `<name>.Output`, `<name>.Synthesize` when configured).
 
     Tools from `tool_providers` (e.g. MCP servers) are merged with the static `tools`; a later
     registration overrides an earlier one of the same name, static tools last.
@@ -81,6 +83,9 @@ def create_react_node(
     toolset = ToolSet.from_providers(tool_providers or (), context=tool_provider_context).with_tools(
         tools or ()
     )
+    select = config.tool_selection.enabled and (
+        bool(toolset.providers) or len(toolset) > config.tool_selection.threshold
+    )
     llm = AgentLLMNode(
         f"{name}.LLM",
         model_client,
@@ -92,6 +97,7 @@ def create_react_node(
         request_transform=ContextGuard(model_client, config.context, model=config.model)
         if config.context.enabled
         else None,
+        selection_key=keys.selected_tools if select else None,
     )
     executor = ToolExecutor(
         f"{name}.Tools",
@@ -106,6 +112,13 @@ def create_react_node(
     )
     done = InterruptGate(f"{name}.Done", keys=keys, namespace=namespace)
     children: list[Any] = [llm, executor, done]
+    if select:
+        children.insert(
+            0,
+            ToolSelectionNode(
+                f"{name}.SelectTools", model_client, toolset, config=config, namespace=namespace
+            ),
+        )
     if config.answer_check.enabled:
         children.append(
             AnswerCheck(
@@ -132,7 +145,8 @@ def create_react_node(
     loop.abort_condition = ReActAbort(loop, config, namespace)
     loop.on_termination = ReActFallback(loop, config, namespace)
     owner = f"ReAct agent {name!r}" + (f" (namespace {namespace!r})" if namespace else "")
-    used = keys.model_dump(exclude=None if schema is not None else {"output", "output_retries"})
+    unused: set[str] = set() if schema is not None else {"output", "output_retries"}
+    used = keys.model_dump(exclude=unused if select else {*unused, "selected_tools"})
     needed = tuple(used.values())
     declare(loop, StateContract(owner, needed, namespace, reads=needed))
     return loop

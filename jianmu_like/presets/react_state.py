@@ -12,6 +12,7 @@ from ..models.messages import Message, ToolCall
 from ..models.types import Usage
 from ..nodes.tool_outcome import ToolOutcome
 from ..state.schema import Ephemeral, merge_dicts
+from ..tools.artifact import Artifact
 
 
 class ReActState(BaseModel):
@@ -57,3 +58,8 @@ class ReActState(BaseModel):
     fallback_answer: Annotated[str | None, Ephemeral(scope="run")] = None
     """Set when the loop stops without an answer (max_iterations, budget, tool failures): which
     tools ran and what they returned."""
+    selected_tools: Annotated[list[str] | None, Ephemeral(scope="run")] = None
+    """The tools tool selection chose for this run (None: not selected yet; the LLM node then
+    sends every tool)."""
+    artifacts: Annotated[list[Artifact], operator.add, Ephemeral(scope="run")] = Field(default_factory=list)
+    """Artifacts this run's tools produced; the model saw only their placeholders."""

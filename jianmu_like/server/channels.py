@@ -1,7 +1,7 @@
 """The SSE channels of a run, mapped from the framework's telemetry events.
 
 Browsers render a run from a handful of channels (`step`, `answer`, `compact`, `phase`,
-`inject`, `approval`, `done`), not from the framework's finer telemetry; this module is the one
+`inject`, `approval`, `artifact`, `done`), not from the framework's finer telemetry; this module is the one
 place that translates. It is stateful per run: it numbers iterations, and makes sure the
 `answer` channel always carries the final answer as start, delta(s), done — live deltas when the
 model streams, the whole answer as one delta otherwise.
@@ -14,8 +14,17 @@ from typing import Any, Literal
 from ..telemetry import events as ev
 from ..telemetry.events import Event
 
-Channel = Literal["step", "answer", "compact", "phase", "inject", "approval", "done"]
-CHANNELS: tuple[Channel, ...] = ("step", "answer", "compact", "phase", "inject", "approval", "done")
+Channel = Literal["step", "answer", "compact", "phase", "inject", "approval", "artifact", "done"]
+CHANNELS: tuple[Channel, ...] = (
+    "step",
+    "answer",
+    "compact",
+    "phase",
+    "inject",
+    "approval",
+    "artifact",
+    "done",
+)
 
 Message = tuple[Channel, dict[str, Any]]
 
@@ -83,6 +92,8 @@ class ChannelMapper:
             return [("compact", dict(data))]
         if kind.startswith("phase"):
             return [("phase", {"phase": data.get("phase", kind.partition(".")[2] or kind), **data})]
+        if kind == ev.ARTIFACT:
+            return [("artifact", dict(data))]
         return []
 
     def finish(

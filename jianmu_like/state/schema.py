@@ -141,3 +141,7 @@ class StateKeys(BaseModel):
     """How often this run's final answer was re-asked by the answer-quality check."""
     fallback_answer: str = "fallback_answer"
     """What a ReAct run that stopped without an answer ran and found (`AgentResult.fallback_answer`)."""
+    selected_tools: str = "selected_tools"
+    """The tools chosen for this run by tool selection (agents with a selection step only)."""
+    artifacts: str = "artifacts"
+    """Artifacts the run's tools produced (`AgentResult.artifacts`)."""

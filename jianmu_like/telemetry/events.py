@@ -42,6 +42,9 @@ INJECT = "inject"
 """A follow-up injected into a run (`Agent.inject`): data has status (queued | applied |
 dropped) and content (applied: the merged `[USER INTERRUPT]` message, with count and
 held_back_answer)."""
+ARTIFACT = "artifact"
+"""A tool produced an artifact: data has tool, call_id and artifact (the whole `Artifact` as a
+dict: name, mime_type, content, path, summary); the model saw only its placeholder."""
 RUN_STARTED = "run.started"
 RUN_RESUMED = "run.resumed"
 RUN_COMPLETED = "run.completed"

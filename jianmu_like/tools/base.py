@@ -22,6 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 from pydantic_core import to_jsonable_python
 
 from .arguments import ArgumentBinder, ModelBinder, SchemaBinder
+from .artifact import Artifact
+from .call_context import artifact_observation
 from .errors import ToolExitError
 from .schema import function_spec
 from .threads import run_in_daemon_thread
@@ -60,13 +62,20 @@ def _json_default(value: Any) -> Any:
 
 
 def render_result(result: Any) -> str:
-    """Turn whatever a tool returned into the text the model reads as the observation."""
+    """Turn whatever a tool returned into the text the model reads as the observation.
+
+    An `Artifact` (or a list of them) becomes its placeholder and is attached to the running
+    tool call: the model never reads the document itself."""
     if isinstance(result, str):
         return result
     if type(result) is int:  # the common case, without a JSON encoder round trip
         return str(result)
     if result is None:
         return ""
+    if isinstance(result, list | tuple | Artifact):
+        placeholder = artifact_observation(result)
+        if placeholder is not None:
+            return placeholder
     if isinstance(result, BaseModel):
         return result.model_dump_json()
     if isinstance(result, bytes | bytearray):

@@ -7,14 +7,17 @@ across a resume of the thread and unique within the checkpoint store.
 
 A tool can also end the ReAct loop it runs in: `finish(answer)` makes `answer` the agent's final
 answer (the state contract lets the tool executor write `done` and `final_answer`), so a tool
-that *is* the answer (a submit, a hand-off) saves the model a last round.
+that *is* the answer (a submit, a hand-off) saves the model a last round. `add_artifact(a)`
+hands the user a document the model only sees as a placeholder (see `tools.artifact`).
 """
 
 from __future__ import annotations
 
 from contextvars import ContextVar, Token
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
+
+from .artifact import Artifact
 
 
 class ToolCallContext(BaseModel):
@@ -26,6 +29,8 @@ class ToolCallContext(BaseModel):
     """`<thread id>/<journal key>` with a checkpointer; the call id otherwise."""
     final_answer: str | None = None
     """Set by `finish()`: the loop ends after this batch with this answer."""
+    artifacts: list[Artifact] = Field(default_factory=list)
+    """Artifacts the call produced (returned, or `add_artifact()`): kept out of the observation."""
 
 
 _current: ContextVar[ToolCallContext | None] = ContextVar("jianmu_tool_call", default=None)
@@ -53,3 +58,23 @@ def finish(answer: str) -> None:
     if context is None:
         raise RuntimeError("finish() can only be called from inside a tool while it runs")
     context.final_answer = str(answer)
+
+
+def add_artifact(artifact: Artifact) -> str:
+    """From inside a tool: attach `artifact` to the running call (it reaches the state, the
+    events and the result like a returned one) and get its placeholder, e.g. to include in the
+    tool's text result. Outside a tool call only the placeholder is returned."""
+    context = _current.get()
+    if context is not None:
+        context.artifacts.append(artifact)
+    return artifact.placeholder()
+
+
+def artifact_observation(result: object) -> str | None:
+    """The placeholder text for a tool result that is an Artifact or a non-empty list of them
+    (each attached to the running call); None for any other result."""
+    if isinstance(result, Artifact):
+        return add_artifact(result)
+    if isinstance(result, list | tuple) and result and all(isinstance(item, Artifact) for item in result):
+        return "\n".join(add_artifact(item) for item in result)
+    return None

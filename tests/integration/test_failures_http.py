@@ -73,8 +73,9 @@ async def test_an_mcp_server_that_cannot_start_fails_the_run_before_the_first_mo
     assert result.termination["iterations"] == 1
     assert result.error is not None and result.error.startswith("ToolProviderError: ")
     assert "no-such-mcp-server-jianmu --stdio" in result.error and "could not be started" in result.error
+    # The first node that needs the tools starts the providers: with MCP servers, tool selection.
     assert [(e.node, e.data["kind"]) for e in events if e.type == NODE_FAILED] == [
-        ("ReActAgent/ReActAgent.Loop/ReActAgent.LLM", "provider_error")
+        ("ReActAgent/ReActAgent.Loop/ReActAgent.SelectTools", "provider_error")
     ]
 
 

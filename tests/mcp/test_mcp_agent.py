@@ -20,11 +20,18 @@ from jianmu_like.tools import MCPToolProvider, calculator, mcp_servers_from_conf
 
 
 def answer_with_the_tool_result(request: dict[str, Any]) -> Any:
-    """A model that calls `echo` once, then answers with what the tool returned."""
+    """A model that calls `echo` once, then answers with what the tool returned (and, asked to
+    select tools — the server lists more than 12 — picks three)."""
+    if _selection(request):
+        return call("select_tools", tools=["echo", "add", "calculator"])
     last = request["messages"][-1]
     if last["role"] == "tool":
         return reply(f"The server said: {last['content']}")
     return call("echo", text="hello from the model")
+
+
+def _selection(request: dict[str, Any]) -> bool:
+    return (request.get("tool_choice") or {}).get("function", {}).get("name") == "select_tools"
 
 
 async def test_react_agent_calls_an_mcp_tool_and_answers_with_its_result() -> None:
@@ -35,16 +42,17 @@ async def test_react_agent_calls_an_mcp_tool_and_answers_with_its_result() -> No
         async with Agent(root) as agent:
             result = await agent.run({"messages": [human("Say hello through the echo tool.")]})
             pid = provider.pid
-        requests = srv.requests
+        selection, *requests = srv.requests
 
+    assert _selection(selection) and "- sleep: " in selection["messages"][0]["content"]
     assert result.status == "success"
     assert result.final_answer == "The server said: hello from the model"
     roles = [m.role for m in result.state.messages]
     assert roles == ["user", "assistant", "tool", "assistant"]
     assert result.state.messages[2].content == "hello from the model"
-    # What went over the wire: the MCP tools with the server's schema next to the Python tool...
+    # What went over the wire: the selected MCP tools with the server's schema next to the Python tool...
     offered = {t["function"]["name"]: t["function"] for t in requests[0]["tools"]}
-    assert {"echo", "add", "calculator"} <= set(offered)
+    assert {"echo", "add", "calculator"} == set(offered)
     assert offered["echo"]["parameters"]["properties"]["text"]["type"] == "string"
     # ... and the tool's result in the second request.
     assert requests[1]["messages"][-1] == {
@@ -65,7 +73,9 @@ async def test_killing_the_server_mid_run(idempotent: bool) -> None:
     pids: list[int] = []
     with ScriptedOpenAIServer(script) as srv:
         provider = MCPToolProvider(server_config(idempotent=idempotent))
-        async with Agent(create_react_node(model_client=srv.client(), tool_providers=[provider])) as agent:
+        config = ReActConfig(tool_selection=False)  # the server lists 13 tools: send them all
+        root = create_react_node(model_client=srv.client(), tool_providers=[provider], config=config)
+        async with Agent(root) as agent:
             async for event in agent.stream({"messages": [human("Sleep for a second.")]}):
                 if event.type == "tool.call.started":
                     victim = provider.pid

@@ -8,8 +8,10 @@ A `CallToolResult` carries content blocks (text, images, audio, embedded resourc
 links), optional `structuredContent` and an `isError` flag. The model only reads text, so:
 text blocks are joined; structured content is sent as compact JSON when no text says the same;
 binary blocks become a short placeholder naming their type and size (a base64 blob would burn
-the context window and mean nothing to the model); an `isError` result raises `MCPToolError`
-with the server's own words, which the executor turns into an `Error: ...` observation.
+the context window and mean nothing to the model); an embedded HTML or markdown document is an
+artifact for the user (`tools.artifact`: the model reads its placeholder); an `isError` result
+raises `MCPToolError` with the server's own words, which the executor turns into an error
+observation.
 
 Blocks are read by their `type` field rather than by class, so rendering needs no import of the
 MCP SDK (which costs half a second) and keeps working for block types added later.
@@ -22,6 +24,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...telemetry.redact import redact_text
+from ..artifact import Artifact
+from ..call_context import add_artifact
 from ..errors import ToolError
 
 if TYPE_CHECKING:
@@ -84,11 +88,19 @@ def _mime(block: Any, attr: str = "mime_type") -> str:
     return value if isinstance(value, str) and value else "unknown type"
 
 
+DOCUMENT_MIME_TYPES = frozenset({"text/html", "text/markdown"})
+"""Embedded text resources of these types are documents for the user: artifacts."""
+
+
 def _render_resource(resource: Any) -> str:
     text = getattr(resource, "text", None)
-    if isinstance(text, str):
-        return text
     uri = getattr(resource, "uri", "?")
+    if isinstance(text, str):
+        mime = _mime(resource).split(";", 1)[0].strip().lower()
+        if mime not in DOCUMENT_MIME_TYPES:
+            return text
+        name = str(uri).rstrip("/").rsplit("/", 1)[-1] or str(uri)
+        return add_artifact(Artifact(name=name, mime_type=mime, content=text))
     blob = getattr(resource, "blob", None)
     size = f", {_decoded_size(blob)} bytes" if isinstance(blob, str) else ""
     return f"[resource: {uri} ({_mime(resource)}){size}]"
