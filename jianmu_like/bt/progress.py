@@ -5,6 +5,10 @@ another at the exact node where it stopped: RUNNING nodes are RUNNING again, seq
 at their running child, loops keep their iteration count. Async nodes have no task after a
 restore; their next tick simply starts their work again (a ToolExecutor reads from the state
 which calls already finished).
+
+A node that builds its children at run time (a plan's steps) says so with `runtime_children =
+True`: the fingerprint leaves those children out (they are not part of the tree as built), and a
+restore first calls its `rebuild_children()`, which rebuilds them from the restored state.
 """
 
 from __future__ import annotations
@@ -38,7 +42,11 @@ def node_paths(root: py_trees.behaviour.Behaviour) -> dict[str, py_trees.behavio
 
 def tree_fingerprint(root: py_trees.behaviour.Behaviour) -> str:
     """Identifies the tree's shape: node paths and classes."""
-    shape = "\n".join(f"{path}:{type(node).__name__}" for path, node in node_paths(root).items())
+    shape = "\n".join(
+        f"{path}:{type(node).__name__}"
+        for path, node in node_paths(root).items()
+        if not _built_at_run_time(node)
+    )
     return hashlib.sha256(shape.encode()).hexdigest()[:16]
 
 
@@ -57,7 +65,11 @@ def capture_progress(root: py_trees.behaviour.Behaviour) -> dict[str, dict[str, 
 
 
 def restore_progress(root: py_trees.behaviour.Behaviour, progress: dict[str, dict[str, Any]]) -> None:
-    """Put a freshly built tree back where `capture_progress` saw it."""
+    """Put a freshly built tree back where `capture_progress` saw it (the state restored first:
+    nodes with `runtime_children` rebuild theirs from it)."""
+    for node in list(root.iterate()):
+        if getattr(node, "runtime_children", False):
+            node.rebuild_children()
     nodes = node_paths(root)
     unknown = sorted(set(progress) - set(nodes))
     if unknown:
@@ -75,3 +87,12 @@ def restore_progress(root: py_trees.behaviour.Behaviour, progress: dict[str, dic
         if isinstance(node, py_trees.composites.Composite):
             running = [c for c in node.children if c.status == Status.RUNNING]
             node.current_child = running[0] if running else None
+
+
+def _built_at_run_time(node: py_trees.behaviour.Behaviour) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if getattr(parent, "runtime_children", False):
+            return True
+        parent = parent.parent
+    return False
