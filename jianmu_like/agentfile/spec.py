@@ -1,7 +1,8 @@
 """The shape of an agent file (`presets/*.yaml`), as pydantic models.
 
-An agent file is either one ReAct agent (`kind: react`) or a whole tree (`kind: tree`) whose
-nodes are `sequence`, `selector`, `parallel`, `loop`, `condition`, `message`, `react` and
+An agent file is one ReAct agent (`kind: react`), a plan-and-execute or research agent
+(`kind: plan_execute | research`) or a whole tree (`kind: tree`) whose nodes are `sequence`,
+`selector`, `parallel`, `loop`, `condition`, `message`, `react`, `plan_execute`, `research` and
 `preset` (another agent file). Unknown keys are errors; every error is reported with its line.
 """
 
@@ -80,7 +81,49 @@ class ReActSpec(_Strict):
     "Research: {plan.final_answer}" (`{task}` is the run's question)."""
 
 
-NODE_KINDS = ("sequence", "selector", "parallel", "loop", "condition", "message", "react", "preset")
+class PlanOptions(_Strict):
+    """The `plan:` section of a plan-and-execute agent (`kind: plan_execute`, `plan_execute:` nodes)."""
+
+    max_steps: int = Field(5, ge=1)
+    max_replans: int = Field(1, ge=0)
+    """Re-plans after a failed step (then the run fails with reason `step_failed`)."""
+    models: dict[str, str] = Field(default_factory=dict)
+    """Model aliases the planner may give a step, e.g. {fast: gpt-4o-mini, strong: gpt-4o}."""
+    planner_prompt: str | None = None
+
+
+class PlanExecuteSpec(ReActSpec):
+    """A plan-and-execute agent: the ReAct fields apply to every step (tools, model, limits)."""
+
+    plan: PlanOptions = Field(default_factory=PlanOptions)
+
+
+class ResearchOptions(_Strict):
+    """The `research:` section of a research agent (`kind: research`, `research:` nodes)."""
+
+    max_tool_calls: int = Field(5, ge=0)
+    """Hard cap on tool calls per run (`think` is free); later calls are refused."""
+    compress_prompt: str | None = None
+
+
+class ResearchSpec(ReActSpec):
+    """A research agent: search tools plus `think`, a tool-call cap, a cited summary."""
+
+    research: ResearchOptions = Field(default_factory=ResearchOptions)
+
+
+NODE_KINDS = (
+    "sequence",
+    "selector",
+    "parallel",
+    "loop",
+    "condition",
+    "message",
+    "react",
+    "preset",
+    "plan_execute",
+    "research",
+)
 
 
 class TreeNodeSpec(_Strict):
@@ -94,6 +137,8 @@ class TreeNodeSpec(_Strict):
     message: MessageSpec | None = None
     react: ReActSpec | None = None
     preset: PresetRefSpec | None = None
+    plan_execute: PlanExecuteSpec | None = None
+    research: ResearchSpec | None = None
 
     @model_validator(mode="after")
     def _exactly_one(self) -> TreeNodeSpec:
@@ -153,12 +198,16 @@ class AgentFileSpec(ReActSpec):
     """A whole agent file. `kind: react` uses the ReAct fields; `kind: tree` uses `tree` and
     takes the ReAct fields as defaults for its `react:` nodes (model, llm, limits, guard)."""
 
-    kind: Literal["react", "tree"] = "react"
+    kind: Literal["react", "tree", "plan_execute", "research"] = "react"
     tree: TreeNodeSpec | None = None
     output: str | None = None
     """For trees: the namespace whose `final_answer` is the agent's answer."""
     inputs: list[str] = Field(default_factory=list)
     """Top-level keys the caller provides besides `task` and `messages` (for `{key}` in templates)."""
+    plan: PlanOptions | None = None
+    """For `kind: plan_execute`."""
+    research: ResearchOptions | None = None
+    """For `kind: research`."""
 
     @model_validator(mode="after")
     def _tree_for_tree_kind(self) -> AgentFileSpec:
@@ -166,6 +215,10 @@ class AgentFileSpec(ReActSpec):
             raise ValueError("kind: tree needs a `tree:` section")
         if self.kind == "react" and self.tree is not None:
             raise ValueError("`tree:` is only for kind: tree")
+        if self.plan is not None and self.kind != "plan_execute":
+            raise ValueError("`plan:` is only for kind: plan_execute")
+        if self.research is not None and self.kind != "research":
+            raise ValueError("`research:` is only for kind: research")
         return self
 
 

@@ -56,7 +56,7 @@ def _walk(
     kind = node.kind
     body: Any = getattr(node, kind)
     here = (*loc, kind)
-    if kind == "react":
+    if kind in ("react", "plan_execute", "research"):
         wiring.add(body.namespace, AGENT_KEYS)
         if body.input is not None:
             wiring.templates.append((file, (*here, "input"), body.input))

@@ -53,6 +53,9 @@ def _details(node: py_trees.behaviour.Behaviour) -> str:
     limit = getattr(node, "max_iterations", None)
     if isinstance(limit, int):
         parts.append(f"max {limit} iterations")
+    described = getattr(node, "show_details", None)  # e.g. what a node builds at run time
+    if callable(described):
+        parts.append(str(described()))
     return "  ".join(parts)
 
 

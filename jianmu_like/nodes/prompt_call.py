@@ -99,9 +99,10 @@ class PromptCall(AsyncBehaviour):
         updates = self.accept(value, text)
         updates[keys.usage] = usage
         self.state_manager.update(updates, self.namespace)
-        self.emit(ev.REPLY_COMPLETED, round=1, tool_calls=[], final=True, content=text, usage=usage.model_dump())
+        self.emit(
+            ev.REPLY_COMPLETED, round=1, tool_calls=[], final=True, content=text, usage=usage.model_dump()
+        )
         return Status.SUCCESS
 
     def _on_model_event(self, event_type: str, data: dict[str, Any]) -> None:
         self.emit(event_type, **data)
-

@@ -150,7 +150,10 @@ class Planner(PromptCall):
     def prompt(self) -> list[Message]:
         sm, ns, builder = self.state_manager, self.namespace, self.builder
         question = question_of(sm.get(self.keys.messages, ns) or [], read_key(sm, "task", None, None))
-        tools = "\n".join(f"- {t.name}: {t.description.splitlines()[0] if t.description else ''}" for t in builder.tools.values())
+        tools = "\n".join(
+            f"- {t.name}: {t.description.splitlines()[0] if t.description else ''}"
+            for t in builder.tools.values()
+        )
         lines = [
             self.instructions,
             f"At most {self.max_steps} steps.",
@@ -168,7 +171,7 @@ class Planner(PromptCall):
             )
         return [system("\n\n".join(lines)), human(text)]
 
-    def parse(self, raw: dict[str, Any]) -> Plan:  # type: ignore[override]
+    def parse(self, raw: dict[str, Any]) -> Plan:
         plan = Plan.model_validate(raw)
         if len(plan.steps) > self.max_steps:
             raise ValueError(f"the plan has {len(plan.steps)} steps; at most {self.max_steps} are allowed")
@@ -178,7 +181,9 @@ class Planner(PromptCall):
             if unknown:
                 raise ValueError(f"unknown tools {unknown} (available: {', '.join(known) or 'none'})")
             if step.model and self.builder.models and step.model not in self.builder.models:
-                raise ValueError(f"unknown model alias {step.model!r} (one of {', '.join(self.builder.models)})")
+                raise ValueError(
+                    f"unknown model alias {step.model!r} (one of {', '.join(self.builder.models)})"
+                )
         return plan
 
     def accept(self, value: Any, text: str) -> dict[str, Any]:
@@ -199,10 +204,11 @@ class PlanAnswer(PromptCall):
         sm, ns = self.state_manager, self.namespace
         question = question_of(sm.get(self.keys.messages, ns) or [], read_key(sm, "task", None, None))
         persona = self.config.system_prompt or "You write the final answer to the user's task."
+        results = render_results(sm.get(RESULTS, ns) or [])
         return [
             system(persona),
             human(
-                f"Task: {question}\n\nResults of the plan's steps:\n{render_results(sm.get(RESULTS, ns) or [])}"
+                f"Task: {question}\n\nResults of the plan's steps:\n{results}"
                 "\n\nWrite the final answer to the task from these results."
             ),
         ]
@@ -218,7 +224,9 @@ class PlanAbort:
 
     __slots__ = ("config", "loop", "max_replans", "namespace")
 
-    def __init__(self, loop: LoopUntilSuccess, config: ReActConfig, namespace: str | None, max_replans: int) -> None:
+    def __init__(
+        self, loop: LoopUntilSuccess, config: ReActConfig, namespace: str | None, max_replans: int
+    ) -> None:
         self.loop, self.config, self.namespace, self.max_replans = loop, config, namespace, max_replans
 
     def for_node(self, loop: LoopUntilSuccess) -> PlanAbort:

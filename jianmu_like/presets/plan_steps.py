@@ -99,6 +99,16 @@ class PlanSteps(Node):
         self.namespace = namespace
         self.keys = builder.config.keys
 
+    def show_details(self) -> str:
+        """For `jianmu-like show`: what the steps will be (they exist only once planned)."""
+        builder = self.builder
+        models = (
+            f", models={{{', '.join(f'{a}: {m}' for a, m in builder.models.items())}}}"
+            if builder.models
+            else ""
+        )
+        return f"a ReAct subtree per planned step (tools=[{', '.join(builder.tools)}]{models})"
+
     def rebuild_children(self) -> None:
         """One subtree per step of the plan in the state, bound like the rest of the tree."""
         plan: list[dict[str, Any]] = self.state_manager.get(PLAN, self.namespace) or []
@@ -121,7 +131,7 @@ class PlanSteps(Node):
             if child.status is Status.INVALID:
                 self._start(step)
             tick_node(child)
-            status = child.status
+            status: Status = child.status
             if status is Status.RUNNING:
                 return Status.RUNNING
             self._finish(step, status)
@@ -152,7 +162,9 @@ class PlanSteps(Node):
         )
         # A fresh history: a step never reads an earlier run's conversation in its namespace.
         sm.set(keys.messages, [human(prompt)], self.builder.step_namespace(int(step["number"])))
-        self.emit("plan.step.started", step=step["number"], task=step["task"], model=self.builder.model_of(step))
+        self.emit(
+            "plan.step.started", step=step["number"], task=step["task"], model=self.builder.model_of(step)
+        )
 
     def _finish(self, step: Mapping[str, Any], status: Status) -> None:
         sm, keys = self.state_manager, self.keys

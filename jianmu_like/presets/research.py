@@ -21,7 +21,6 @@ from py_trees.common import Status
 from pydantic import BaseModel, Field
 
 from ..bt import composites
-from ..bt.loop import LoopUntilSuccess
 from ..bt.node import Node
 from ..config import ReActConfig
 from ..guard.enforcer import GuardEnforcer
@@ -87,7 +86,9 @@ def create_research_node(
     if max_tool_calls < 0:
         raise ValueError(f"max_tool_calls must be >= 0, got {max_tool_calls}")
     config = config or ReActConfig()
-    prompt = (config.system_prompt or DEFAULT_RESEARCH_PROMPT).replace("{max_tool_calls}", str(max_tool_calls))
+    prompt = (config.system_prompt or DEFAULT_RESEARCH_PROMPT).replace(
+        "{max_tool_calls}", str(max_tool_calls)
+    )
     given = list(tools or ())
     if not any(getattr(t, "name", None) == think.name for t in given):
         given.append(think)
@@ -101,7 +102,7 @@ def create_research_node(
         config=config.model_copy(update={"system_prompt": prompt}),
     )
     body = loop.decorated
-    cap = ToolCap(f"{name}.Cap", max_tool_calls, keys=config.keys, namespace=namespace)
+    cap = ToolCap(f"{name}.Agent.Cap", max_tool_calls, keys=config.keys, namespace=namespace)
     cap.parent = body
     body.children.insert(1, cap)  # between the model call and the tool executor
     compress = Compress(
@@ -157,6 +158,9 @@ class ToolCap(Node):
         self.namespace = namespace
         self.free = free
 
+    def show_details(self) -> str:
+        return f"max {self.max_tool_calls} tool calls ({', '.join(sorted(self.free))} free)"
+
     def update(self) -> Status:
         sm, keys, ns = self.state_manager, self.keys, self.namespace
         actions: list[ToolCall] = sm.get(keys.actions, ns)
@@ -207,9 +211,10 @@ class Compress(PromptCall):
         sm, keys, ns = self.state_manager, self.keys, self.namespace
         trace = read_trace(sm.get(keys.messages, ns))
         found = [step for step in trace.steps if step.name not in FREE_TOOLS]
+        findings = render_steps(found, 2000) or "(none)"
         text = (
-            f"Question: {trace.question}\n\nFindings (tool calls and results):\n"
-            f"{render_steps(found, 2000) or '(none)'}\n\nThe researcher's answer: {sm.get(keys.final_answer, ns)}"
+            f"Question: {trace.question}\n\nFindings (tool calls and results):\n{findings}"
+            f"\n\nThe researcher's answer: {sm.get(keys.final_answer, ns)}"
         )
         return [system(self.instructions), human(text)]
 
