@@ -187,4 +187,5 @@ class PlanSteps(Node):
         }
         results = [*(sm.get(RESULTS, self.namespace) or []), result]
         sm.update({RESULTS: results, **({} if ok else {FAILURE: result})}, self.namespace)
-        self.emit("plan.step.completed", **result)
+        details = {k: v for k, v in result.items() if k != "namespace"}
+        self.emit("plan.step.completed", step_namespace=step_ns, **details)

@@ -6,8 +6,11 @@ from SQLite in a new agent, and both presets from YAML."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
+
+from rich.console import Console
 
 from jianmu_like import (
     Agent,
@@ -23,6 +26,7 @@ from jianmu_like import (
     tool,
 )
 from jianmu_like.bt import composites
+from jianmu_like.cli.render import tree_view
 from jianmu_like.testing import ScriptedOpenAIServer, call, calls, error_reply, reply
 from jianmu_like.tools.builtin import calculator
 
@@ -64,8 +68,14 @@ async def test_failed_step_replans_once_with_the_step_model_and_usage_per_namesp
         root = create_plan_execute_node(
             "Solve", model_client=srv.client(), tools=[calculator], models={"strong": "big-model"}
         )
-        result = await Agent(root).run({"messages": [human("What is 6*7 doubled?")]})
+        agent = Agent(root)
+        result = await agent.run({"messages": [human("What is 6*7 doubled?")]})
         requests = srv.requests
+    # The live tree view shows the steps built at run time, with their outcome.
+    console = Console(file=io.StringIO(), width=200, color_system=None)
+    console.print(tree_view(agent.root, statuses=True))
+    live = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "Solve.Step3" in live and "Solve.Step3.Tools" in live and "Solve.Step1" not in live
 
     assert result.status == "success" and result.final_answer == "6*7 doubled is 84."
     assert result.termination == {"reason": "completed", "iterations": 2}  # one re-plan
