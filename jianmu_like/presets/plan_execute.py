@@ -31,7 +31,6 @@ from ..guard.enforcer import GuardEnforcer
 from ..models.client import ModelClient
 from ..models.messages import Message, ai, human, system
 from ..nodes.prompt_call import PromptCall
-from ..results import read_key
 from ..state.contract import StateContract, declare
 from ..tools.base import Tool
 from ..tools.toolset import ToolSet
@@ -149,7 +148,7 @@ class Planner(PromptCall):
 
     def prompt(self) -> list[Message]:
         sm, ns, builder = self.state_manager, self.namespace, self.builder
-        question = question_of(sm.get(self.keys.messages, ns) or [], read_key(sm, "task", None, None))
+        question = question_of(sm, self.keys, ns)
         tools = "\n".join(
             f"- {t.name}: {t.description.splitlines()[0] if t.description else ''}"
             for t in builder.tools.values()
@@ -202,7 +201,7 @@ class PlanAnswer(PromptCall):
 
     def prompt(self) -> list[Message]:
         sm, ns = self.state_manager, self.namespace
-        question = question_of(sm.get(self.keys.messages, ns) or [], read_key(sm, "task", None, None))
+        question = question_of(sm, self.keys, ns)
         persona = self.config.system_prompt or "You write the final answer to the user's task."
         results = render_results(sm.get(RESULTS, ns) or [])
         return [

@@ -23,7 +23,10 @@ from ..bt.node import Node, tick_node, walk
 from ..config import ReActConfig
 from ..guard.enforcer import GuardEnforcer
 from ..models.client import ModelClient
-from ..models.messages import Message, human
+from ..models.messages import human
+from ..results import read_key
+from ..state.manager import StateManager
+from ..state.schema import StateKeys
 from ..tools.base import Tool
 from .react import create_react_node
 
@@ -38,11 +41,13 @@ REPLANS = "replans"
 """How many times the plan was re-made this run."""
 
 
-def question_of(messages: Sequence[Message], task: Any) -> str:
-    """The user's question: the last user message, else the `task` input."""
-    for message in reversed(messages):
+def question_of(sm: StateManager, keys: StateKeys, namespace: str | None) -> str:
+    """The user's question: the last user message of `namespace`, else its (or the top
+    level's) `task` input."""
+    for message in reversed(sm.get(keys.messages, namespace) or []):
         if message.role == "user" and message.content:
-            return message.content
+            return str(message.content)
+    task = read_key(sm, "task", namespace, None) or read_key(sm, "task", None, None)
     return str(task or "")
 
 
@@ -153,7 +158,7 @@ class PlanSteps(Node):
     def _start(self, step: Mapping[str, Any]) -> None:
         sm, keys, ns = self.state_manager, self.keys, self.namespace
         plan: list[dict[str, Any]] = sm.get(PLAN, ns)
-        question = question_of(sm.get(keys.messages, ns) or [], sm.get("task"))
+        question = question_of(sm, keys, ns)
         listed = "\n".join(f"{s['number']}. {s['task']}" for s in plan)
         prompt = (
             f"You carry out one step of a plan.\nTask: {question}\n\nPlan:\n{listed}\n\n"
