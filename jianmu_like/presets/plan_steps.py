@@ -179,7 +179,12 @@ class PlanSteps(Node):
         error = None
         if not ok:
             reason = termination.get("reason", "failed")
-            detail = termination.get("error") or sm.get(keys.error, step_ns)
+            # The planner re-plans from this: the error, else what the step did (fallback answer).
+            detail = (
+                termination.get("error")
+                or sm.get(keys.error, step_ns)
+                or sm.get(keys.fallback_answer, step_ns)
+            )
             error = f"{reason}: {detail}" if detail else str(reason)
         result = {
             "number": step["number"],
