@@ -1,5 +1,5 @@
 """`jianmu-like` with the plan-and-execute and research kinds: `show` describes what is built at
-run time and the cap, `run` drives a plan_execute file against the scripted server."""
+run time and the cap (in process), `run` drives a plan_execute file against the scripted server."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from jianmu_like.cli.main import main
 from jianmu_like.testing import ScriptedOpenAIServer, call, reply
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,19 +33,24 @@ def jianmu(cwd: Path, *args: str, base_url: str | None = None) -> subprocess.Com
     )
 
 
-def test_show_plan_execute_and_research(tmp_path: Path) -> None:
-    planned = jianmu(tmp_path, "show", str(PRESETS / "plan_execute.yaml"))
-    assert planned.returncode == 0, planned.stderr
-    assert "PlanExecute  (plan_execute)" in planned.stdout
-    assert "PlanExecute.Rounds  LoopUntilSuccess  max 2 iterations" in planned.stdout
-    assert "PlanExecute.Steps  PlanSteps  a ReAct subtree per planned step (tools=[calculator, think])" in (
-        planned.stdout
+def test_show_plan_execute_and_research(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["show", str(PRESETS / "plan_execute.yaml")]) == 0
+    planned = capsys.readouterr().out
+    assert "PlanExecute  (plan_execute)" in planned
+    assert "PlanExecute.Rounds  LoopUntilSuccess  max 2 iterations" in planned
+    assert (
+        "PlanExecute.Steps  PlanSteps  a ReAct subtree per planned step (tools=[calculator, think])"
+        in planned
     )
-    research = jianmu(tmp_path, "show", str(DEMOS / "research.yaml"))
-    assert research.returncode == 0, research.stderr
-    assert "Researcher.Agent.Cap  ToolCap  max 3 tool calls (think free)" in research.stdout
-    assert "Researcher.Agent.Tools  ToolExecutor  tools=[search, think]" in research.stdout
-    assert "Researcher.Compress  Compress" in research.stdout
+    assert main(["show", str(DEMOS / "research.yaml")]) == 0
+    research = capsys.readouterr().out
+    assert "Researcher.Agent.Cap  ToolCap  max 3 tool calls (think free)" in research
+    assert "Researcher.Agent.Tools  ToolExecutor  tools=[search, think]" in research
+    assert "Researcher.Compress  Compress" in research
 
 
 def test_run_plan_execute_file(tmp_path: Path) -> None:
