@@ -75,8 +75,10 @@ if TYPE_CHECKING:
     from .nodes.tool_executor import ToolExecutor
     from .nodes.tool_node import ToolNode
     from .nodes.tool_selection import ToolSelectionNode
+    from .presets.plan_execute import Plan, PlanStep, create_plan_execute_node
     from .presets.react import create_react_node
     from .presets.react_state import ReActState
+    from .presets.research import ResearchSummary, create_research_node
     from .presets.supervisor import SupervisorConfig, create_supervisor_node
     from .results import AgentOutcome
     from .state.contract import StateContract, declare
@@ -167,10 +169,13 @@ _LAZY: dict[str, str] = {
     "OpenAIProvider": "jianmu_like.models.openai_provider",
     "PendingApproval": "jianmu_like.guard.review",
     "RateLimit": "jianmu_like.guard.policies",
+    "Plan": "jianmu_like.presets.plan_execute",
+    "PlanStep": "jianmu_like.presets.plan_execute",
     "ReActConfig": "jianmu_like.config",
     "ReActState": "jianmu_like.presets.react_state",
     "ReactiveRunner": "jianmu_like.bt.runner",
     "RequireApproval": "jianmu_like.guard.policies",
+    "ResearchSummary": "jianmu_like.presets.research",
     "ResilienceConfig": "jianmu_like.config",
     "RunOutcome": "jianmu_like.bt.runner",
     "SQLiteCheckpointer": "jianmu_like.checkpoint.store",
@@ -192,11 +197,13 @@ _LAZY: dict[str, str] = {
     "Usage": "jianmu_like.models.types",
     "ai": "jianmu_like.models.messages",
     "calculator": "jianmu_like.tools.builtin",
+    "create_plan_execute_node": "jianmu_like.presets.plan_execute",
     "create_react_node": "jianmu_like.presets.react",
     "create_supervisor_node": "jianmu_like.presets.supervisor",
     "SupervisorConfig": "jianmu_like.presets.supervisor",
     "DynamicParallel": "jianmu_like.bt.dynamic_parallel",
     "CriticNode": "jianmu_like.nodes.critic",
+    "create_research_node": "jianmu_like.presets.research",
     "get_config": "jianmu_like.config",
     "human": "jianmu_like.models.messages",
     "list_pending": "jianmu_like.guard.review",
@@ -291,12 +298,15 @@ __all__ = [
     "OpenAIProvider",
     "OutputSchema",
     "PendingApproval",
+    "Plan",
+    "PlanStep",
     "ProtocolAdapter",
     "RateLimit",
     "ReActConfig",
     "ReActState",
     "ReactiveRunner",
     "RequireApproval",
+    "ResearchSummary",
     "ResilienceConfig",
     "RunOutcome",
     "SQLiteCheckpointer",
@@ -327,7 +337,9 @@ __all__ = [
     "add_artifact",
     "ai",
     "calculator",
+    "create_plan_execute_node",
     "create_react_node",
+    "create_research_node",
     "create_supervisor_node",
     "current_tool_call",
     "declare",

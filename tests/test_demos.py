@@ -84,3 +84,37 @@ def test_mcp_agent_demo_scripted() -> None:
     assert "<- 26.22 mi" in done.stdout
     assert "[MCP server 'units': 1 tool(s), pid " in done.stdout
     assert "answer: About 26.22 miles." in done.stdout
+
+
+def test_plan_execute_demo_scripted() -> None:
+    """The canned planner sends step 2 to a model that is down: one re-plan, then the answer."""
+    done = subprocess.run(
+        [sys.executable, str(DEMOS / "plan_execute_agent.py"), "--scripted"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "2. Multiply the days by 86400 seconds  [model: strong]" in out
+    assert "step 2 (strong-model)" in out and "step 2 -> FAILED: model_error" in out
+    assert "re-plan:\n  3. Multiply 366 days by 86400 seconds" in out
+    assert "<- 31622400" in out
+    assert "answer: A leap year has 31,622,400 seconds" in out
+    assert "step2: failure, 0 tokens" in out and "[90 tokens in 6 model calls]" in out
+
+
+def test_research_demo_scripted() -> None:
+    """Three searches run, the fourth is refused by the cap; the writer gets the cited summary."""
+    done = subprocess.run(
+        [sys.executable, str(DEMOS / "research_agent.py"), "--scripted"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert out.count("-> search(") == 3
+    assert "tool-call cap (3) reached: 1 call(s) refused" in out
+    assert "Sources:\n[1] https://example.org/eiffel\n[2] https://example.org/liberty" in out
+    assert "answer: The Eiffel Tower was built 1887-1889 [1]" in out

@@ -29,7 +29,9 @@ from ..guard.config import policies_from_config
 from ..guard.enforcer import GuardEnforcer
 from ..models.client import ModelClient
 from ..nodes.message import MessageNode
+from ..presets.plan_execute import create_plan_execute_node
 from ..presets.react import create_react_node
+from ..presets.research import create_research_node
 from ..presets.supervisor import SupervisorConfig, create_supervisor_node
 from ..state.contract import StateContract, declare
 from ..tools.base import Tool
@@ -37,7 +39,16 @@ from ..tools.builtin import builtin_tools
 from ..tools.provider import ToolProvider
 from . import wiring
 from .modules import ModulePolicy
-from .spec import AgentFileSpec, ModelSpec, PresetRefSpec, ReActSpec, SupervisorOptions, TreeNodeSpec
+from .spec import (
+    AgentFileSpec,
+    ModelSpec,
+    PlanOptions,
+    PresetRefSpec,
+    ReActSpec,
+    ResearchOptions,
+    SupervisorOptions,
+    TreeNodeSpec,
+)
 from .yaml_source import (
     Loc,
     SourceError,
@@ -55,6 +66,10 @@ SHIPPED_PRESETS = (
     Path(__file__).resolve().parent.parent / "presets",
 )
 """The shipped agent files (a checkout's `presets/`) and the package's own presets."""
+
+
+AGENT_NODE_KINDS = ("react", "supervisor", "plan_execute", "research")
+"""Tree node kinds that are one agent (the ReAct fields, checked alike)."""
 
 
 class AgentFileError(SourceError):
@@ -151,6 +166,7 @@ class _Builder:
             return None
         self.specs[file] = spec
         self._check_react(file, spec, ())
+        self._check_unsupported(file, spec.kind, spec, ())
         if spec.tree is not None:
             self._check_node(file, spec.tree, ("tree",))
         return spec
@@ -221,12 +237,27 @@ class _Builder:
             except (ValueError, ImportError) as exc:
                 self.problems.append(f"{self._where(file, (*loc, 'mcp_servers'))}: mcp_servers: {exc}")
 
+    def _check_unsupported(self, file: Path, kind: str, spec: ReActSpec, loc: Loc) -> None:
+        """Keys of a ReAct agent that the supervisor, plan-and-execute and research presets do not
+        take (the planner and the supervisor need every tool name before the run)."""
+        unsupported = {
+            "supervisor": ("mcp_servers", "output_schema"),
+            "plan_execute": ("mcp_servers", "output_schema"),
+            "research": ("output_schema",),
+        }
+        for key in unsupported.get(kind, ()):
+            if getattr(spec, key):
+                self.problems.append(
+                    f"{self._where(file, (*loc, key))}: {key}: not supported by {kind} agents"
+                )
+
     def _check_node(self, file: Path, node: TreeNodeSpec, loc: Loc) -> None:
         kind = node.kind
         body: Any = getattr(node, kind)
         here = (*loc, kind)
-        if kind in ("react", "supervisor"):
+        if kind in AGENT_NODE_KINDS:
             self._check_react(file, body, here)
+            self._check_unsupported(file, kind, body, here)
         elif kind == "preset":
             where = self._where(file, (*here, "path"))
             target = self._preset_target(file, body)
@@ -254,6 +285,10 @@ class _Builder:
     def build_root(self, file: Path, spec: AgentFileSpec) -> py_trees.behaviour.Behaviour:
         if spec.kind == "supervisor":
             return self._supervisor(file, spec, spec.supervisor or SupervisorOptions(), defaults=None)
+        if spec.kind == "plan_execute":
+            return self._plan_execute(file, spec, spec.plan or PlanOptions(), defaults=None)
+        if spec.kind == "research":
+            return self._research(file, spec, spec.research or ResearchOptions(), defaults=None)
         if spec.kind == "react" or spec.tree is None:
             return self._react(file, spec, defaults=None)
         return self._node(file, spec.tree, spec, "root")
@@ -291,6 +326,12 @@ class _Builder:
         if kind == "supervisor":
             built = self._supervisor(file, body, body.supervisor, defaults)
             return self._with_input(built, body.input, body.namespace or "supervisor")
+        if kind == "plan_execute":
+            built = self._plan_execute(file, body, body.plan, defaults)
+            return self._with_input(built, body.input, body.namespace)
+        if kind == "research":
+            built = self._research(file, body, body.research, defaults)
+            return self._with_input(built, body.input, body.namespace)
         target = self._preset_target(file, body)
         assert target is not None
         referenced = self.specs[target]
@@ -317,27 +358,14 @@ class _Builder:
         return policy
 
     def _react(self, file: Path, spec: ReActSpec, defaults: ReActSpec | None) -> py_trees.behaviour.Behaviour:
-        spec, name, client, config, guard = self._react_settings(file, spec, defaults)
-        return create_react_node(
-            name,
-            spec.namespace,
-            model_client=client,
-            tools=[resolve_tool(t, self._policy(file)) for t in spec.tools],
-            tool_providers=_mcp_providers(spec.mcp_servers) if spec.mcp_servers else None,
-            constraints=guard,
-            config=config,
-            output_type=(
-                resolve_output_schema(spec.output_schema, self._policy(file))
-                if spec.output_schema is not None
-                else None
-            ),
-        )
+        return create_react_node(**self._react_args(file, spec, defaults))
 
     def _supervisor(
         self, file: Path, spec: ReActSpec, options: SupervisorOptions, defaults: ReActSpec | None
     ) -> py_trees.behaviour.Behaviour:
         """A supervisor; the ReAct settings are its sub-agents' (and model settings its own)."""
-        spec, _name, client, config, guard = self._react_settings(file, spec, defaults)
+        args = self._react_args(file, spec, defaults)
+        config: ReActConfig = args["config"]
         settings = SupervisorConfig(
             max_agents=options.max_agents,
             max_follow_ups=options.max_follow_ups,
@@ -352,18 +380,39 @@ class _Builder:
         return create_supervisor_node(
             spec.name if "name" in spec.model_fields_set else "Supervisor",
             spec.namespace or "supervisor",
-            model_client=client,
-            tools=[resolve_tool(t, self._policy(file)) for t in spec.tools],
+            model_client=args["model_client"],
+            tools=args["tools"],
             supervisor=settings,
             config=config.model_copy(update={"system_prompt": None}),
             worker_config=config,
-            constraints=guard,
+            constraints=args["constraints"],
         )
 
-    def _react_settings(
-        self, file: Path, spec: ReActSpec, defaults: ReActSpec | None
-    ) -> tuple[ReActSpec, str, ModelClient, ReActConfig, GuardEnforcer | None]:
-        """The spec with file-level defaults filled in, the node name, client, config and guard."""
+    def _plan_execute(
+        self, file: Path, spec: ReActSpec, options: PlanOptions, defaults: ReActSpec | None
+    ) -> py_trees.behaviour.Behaviour:
+        args = self._react_args(file, spec, defaults)
+        del args["tool_providers"], args["output_type"]  # refused by `_check_unsupported`
+        return create_plan_execute_node(
+            **args,
+            models=options.models,
+            planner_prompt=options.planner_prompt,
+            max_steps=options.max_steps,
+            max_replans=options.max_replans,
+        )
+
+    def _research(
+        self, file: Path, spec: ReActSpec, options: ResearchOptions, defaults: ReActSpec | None
+    ) -> py_trees.behaviour.Behaviour:
+        args = self._react_args(file, spec, defaults)
+        del args["output_type"]
+        return create_research_node(
+            **args, max_tool_calls=options.max_tool_calls, compress_prompt=options.compress_prompt
+        )
+
+    def _react_args(self, file: Path, spec: ReActSpec, defaults: ReActSpec | None) -> dict[str, Any]:
+        """The arguments of `create_react_node` for `spec` (also the common arguments of the
+        plan-and-execute and research presets)."""
         if defaults is not None:  # file-level settings fill what the node leaves unset
             inherited: dict[str, Any] = {
                 key: getattr(defaults, key)
@@ -392,7 +441,20 @@ class _Builder:
             **{k: v for k, v in spec.limits.model_dump().items() if v is not None},
         }
         guard = GuardEnforcer(policies_from_config(spec.guard)) if spec.guard is not None else None
-        return spec, name, client, ReActConfig(**{k: v for k, v in values.items() if v is not None}), guard
+        return {
+            "name": name,
+            "namespace": spec.namespace,
+            "model_client": client,
+            "tools": [resolve_tool(t, self._policy(file)) for t in spec.tools],
+            "tool_providers": _mcp_providers(spec.mcp_servers) if spec.mcp_servers else None,
+            "constraints": guard,
+            "config": ReActConfig(**{k: v for k, v in values.items() if v is not None}),
+            "output_type": (
+                resolve_output_schema(spec.output_schema, self._policy(file))
+                if spec.output_schema is not None
+                else None
+            ),
+        }
 
 
 def _context(context: bool | ContextConfig | None, window: int | None) -> bool | ContextConfig | None:
@@ -465,7 +527,7 @@ def resolve_output_schema(
 def _looks_like_agent_file(data: Any) -> bool:
     return (
         isinstance(data, dict)
-        and data.get("kind", "react") in ("react", "tree")
+        and data.get("kind", "react") in ("react", "tree", "plan_execute", "research")
         and ("kind" in data or "tools" in data or "name" in data)
     )
 

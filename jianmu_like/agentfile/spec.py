@@ -1,9 +1,10 @@
 """The shape of an agent file (`presets/*.yaml`), as pydantic models.
 
-An agent file is one ReAct agent (`kind: react`), a supervisor (`kind: supervisor`) or a whole
-tree (`kind: tree`) whose nodes are `sequence`, `selector`, `parallel`, `loop`, `condition`,
-`message`, `react`, `supervisor` and `preset` (another agent file). Unknown keys are errors;
-every error is reported with its line.
+An agent file is one ReAct agent (`kind: react`), a supervisor (`kind: supervisor`), a
+plan-and-execute or research agent (`kind: plan_execute | research`) or a whole tree
+(`kind: tree`) whose nodes are `sequence`, `selector`, `parallel`, `loop`, `condition`,
+`message`, `react`, `supervisor`, `plan_execute`, `research` and `preset` (another agent file).
+Unknown keys are errors; every error is reported with its line.
 """
 
 from __future__ import annotations
@@ -109,17 +110,36 @@ class SupervisorSpec(ReActSpec):
 
     supervisor: SupervisorOptions = Field(default_factory=SupervisorOptions)
 
-    @model_validator(mode="after")
-    def _no_unsupported(self) -> SupervisorSpec:
-        unsupported(self)
-        return self
+
+class PlanOptions(_Strict):
+    """The `plan:` section of a plan-and-execute agent (`kind: plan_execute`, `plan_execute:` nodes)."""
+
+    max_steps: int = Field(5, ge=1)
+    max_replans: int = Field(1, ge=0)
+    """Re-plans after a failed step (then the run fails with reason `step_failed`)."""
+    models: dict[str, str] = Field(default_factory=dict)
+    """Model aliases the planner may give a step, e.g. {fast: gpt-4o-mini, strong: gpt-4o}."""
+    planner_prompt: str | None = None
 
 
-def unsupported(spec: ReActSpec) -> None:
-    """Fields of the ReAct agent a supervisor does not take."""
-    for key in ("mcp_servers", "output_schema"):
-        if getattr(spec, key):
-            raise ValueError(f"`{key}` is not supported by a supervisor (its sub-agents take `tools`)")
+class PlanExecuteSpec(ReActSpec):
+    """A plan-and-execute agent: the ReAct fields apply to every step (tools, model, limits)."""
+
+    plan: PlanOptions = Field(default_factory=PlanOptions)
+
+
+class ResearchOptions(_Strict):
+    """The `research:` section of a research agent (`kind: research`, `research:` nodes)."""
+
+    max_tool_calls: int = Field(5, ge=0)
+    """Hard cap on tool calls per run (`think` is free); later calls are refused."""
+    compress_prompt: str | None = None
+
+
+class ResearchSpec(ReActSpec):
+    """A research agent: search tools plus `think`, a tool-call cap, a cited summary."""
+
+    research: ResearchOptions = Field(default_factory=ResearchOptions)
 
 
 NODE_KINDS = (
@@ -132,6 +152,8 @@ NODE_KINDS = (
     "react",
     "preset",
     "supervisor",
+    "plan_execute",
+    "research",
 )
 
 
@@ -147,6 +169,8 @@ class TreeNodeSpec(_Strict):
     react: ReActSpec | None = None
     preset: PresetRefSpec | None = None
     supervisor: SupervisorSpec | None = None
+    plan_execute: PlanExecuteSpec | None = None
+    research: ResearchSpec | None = None
 
     @model_validator(mode="after")
     def _exactly_one(self) -> TreeNodeSpec:
@@ -206,7 +230,7 @@ class AgentFileSpec(ReActSpec):
     """A whole agent file. `kind: react` uses the ReAct fields; `kind: tree` uses `tree` and
     takes the ReAct fields as defaults for its `react:` nodes (model, llm, limits, guard)."""
 
-    kind: Literal["react", "tree", "supervisor"] = "react"
+    kind: Literal["react", "tree", "supervisor", "plan_execute", "research"] = "react"
     tree: TreeNodeSpec | None = None
     output: str | None = None
     """For trees: the namespace whose `final_answer` is the agent's answer."""
@@ -214,6 +238,10 @@ class AgentFileSpec(ReActSpec):
     """Top-level keys the caller provides besides `task` and `messages` (for `{key}` in templates)."""
     supervisor: SupervisorOptions | None = None
     """For `kind: supervisor`."""
+    plan: PlanOptions | None = None
+    """For `kind: plan_execute`."""
+    research: ResearchOptions | None = None
+    """For `kind: research`."""
 
     @model_validator(mode="after")
     def _tree_for_tree_kind(self) -> AgentFileSpec:
@@ -223,8 +251,10 @@ class AgentFileSpec(ReActSpec):
             raise ValueError("`tree:` is only for kind: tree")
         if self.supervisor is not None and self.kind != "supervisor":
             raise ValueError("`supervisor:` is only for kind: supervisor")
-        if self.kind == "supervisor":
-            unsupported(self)
+        if self.plan is not None and self.kind != "plan_execute":
+            raise ValueError("`plan:` is only for kind: plan_execute")
+        if self.research is not None and self.kind != "research":
+            raise ValueError("`research:` is only for kind: research")
         return self
 
 

@@ -56,7 +56,7 @@ def _walk(
     kind = node.kind
     body: Any = getattr(node, kind)
     here = (*loc, kind)
-    if kind in ("react", "supervisor"):
+    if kind in ("react", "supervisor", "plan_execute", "research"):
         default = "supervisor" if kind == "supervisor" else None
         wiring.add(body.namespace or default, AGENT_KEYS)
         if body.input is not None:

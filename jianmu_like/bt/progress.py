@@ -68,8 +68,9 @@ def restore_progress(root: py_trees.behaviour.Behaviour, progress: dict[str, dic
     """Put a freshly built tree back where `capture_progress` saw it (the state restored first:
     nodes with `runtime_children` rebuild theirs from it)."""
     for node in list(root.iterate()):
-        if getattr(node, "runtime_children", False):
-            node.rebuild_children()  # type: ignore[attr-defined]
+        rebuild = getattr(node, "rebuild_children", None)
+        if getattr(node, "runtime_children", False) and callable(rebuild):
+            rebuild()
     nodes = node_paths(root)
     unknown = sorted(set(progress) - set(nodes))
     if unknown:

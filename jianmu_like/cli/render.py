@@ -56,6 +56,9 @@ def _details(node: py_trees.behaviour.Behaviour) -> str:
     describe = getattr(node, "describe", None)  # e.g. children built per run (DynamicParallel)
     if isinstance(describe, str) and describe and not node.children:
         parts.append(describe)
+    described = getattr(node, "show_details", None)  # e.g. what a node builds at run time
+    if callable(described):
+        parts.append(str(described()))
     return "  ".join(parts)
 
 

@@ -1,0 +1,223 @@
+"""create_research_node: a researcher with a hard tool-call cap and a compressed, cited answer.
+
+Sequence(memory=True)
+  ├─ LoopUntilSuccess   the ReAct loop, with `<name>.Cap` before its tool executor
+  └─ <name>.Compress    one structured call: {summary, sources} → `final_answer`
+
+A limit written only in the prompt is a wish: a model may keep searching. `ToolCap` counts the
+calls of this run in code (the history after the question; the `think` tool is free, it fetches
+nothing) and answers every call beyond `max_tool_calls` with a refusal observation instead of
+running it, so the model must answer from what it has. The compress step then turns the whole
+transcript into a short summary citing its sources ([n]), which is what a parent tree reads
+(`<namespace>.final_answer`): the raw tool output stays in the researcher's namespace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from py_trees.common import Status
+from pydantic import BaseModel, Field
+
+from ..bt import composites
+from ..bt.node import Node
+from ..config import ReActConfig
+from ..guard.enforcer import GuardEnforcer
+from ..models.client import ModelClient
+from ..models.messages import Message, ToolCall, human, system
+from ..nodes.prompt_call import PromptCall
+from ..nodes.tool_outcome import ToolOutcome
+from ..nodes.trace import is_corrective, read_trace, render_steps
+from ..state.contract import StateContract, declare
+from ..state.schema import StateKeys
+from ..tools.base import Tool
+from ..tools.builtin import think
+from ..tools.provider import ToolProvider
+from .react import create_react_node
+
+CAP_REFUSAL = "Tool call limit reached"
+"""Opens the observation of a refused call (and marks it as not run when counting)."""
+
+FREE_TOOLS = frozenset({"think"})
+"""Tools that do not count against the cap: they record a reflection and fetch nothing."""
+
+DEFAULT_RESEARCH_PROMPT = (
+    "You are a careful researcher. Search for the facts the question needs; after each search, "
+    "use the `think` tool to note what you learned and what is still missing. You have at most "
+    "{max_tool_calls} tool calls (think is free): then answer with the facts found and where "
+    "they come from."
+)
+
+DEFAULT_COMPRESS_PROMPT = (
+    "Compress a research transcript into a concise answer for the person who asked. Keep only "
+    "facts the findings support; cite them as [1], [2], ... and list those sources (a URL or "
+    "title from the findings) in the same order."
+)
+
+
+class ResearchSummary(BaseModel):
+    """The compressed result of a research run."""
+
+    summary: str = Field(description="A concise answer to the question, citing sources as [1], [2], ...")
+    sources: list[str] = Field(default_factory=list, description="The cited sources, in citation order.")
+
+    def render(self) -> str:
+        if not self.sources:
+            return self.summary
+        listed = "\n".join(f"[{n}] {source}" for n, source in enumerate(self.sources, 1))
+        return f"{self.summary}\n\nSources:\n{listed}"
+
+
+def create_research_node(
+    name: str = "Research",
+    namespace: str | None = None,
+    *,
+    model_client: ModelClient,
+    tools: Sequence[Tool | Callable[..., Any]] | None = None,
+    tool_providers: Sequence[ToolProvider] | None = None,
+    max_tool_calls: int = 5,
+    config: ReActConfig | None = None,
+    constraints: GuardEnforcer | None = None,
+    compress_prompt: str | None = None,
+) -> composites.Sequence:
+    """Build a research subtree (see the module docstring). The `think` tool is added to `tools`;
+    `config.system_prompt` replaces the research prompt (`{max_tool_calls}` is filled in)."""
+    if max_tool_calls < 0:
+        raise ValueError(f"max_tool_calls must be >= 0, got {max_tool_calls}")
+    config = config or ReActConfig()
+    prompt = (config.system_prompt or DEFAULT_RESEARCH_PROMPT).replace(
+        "{max_tool_calls}", str(max_tool_calls)
+    )
+    given = list(tools or ())
+    if not any(getattr(t, "name", None) == think.name for t in given):
+        given.append(think)
+    loop = create_react_node(
+        f"{name}.Agent",
+        namespace,
+        model_client=model_client,
+        tools=given,
+        tool_providers=tool_providers,
+        constraints=constraints,
+        config=config.model_copy(update={"system_prompt": prompt}),
+    )
+    body = loop.decorated
+    cap = ToolCap(f"{name}.Agent.Cap", max_tool_calls, keys=config.keys, namespace=namespace)
+    cap.parent = body
+    body.children.insert(1, cap)  # between the model call and the tool executor
+    compress = Compress(
+        f"{name}.Compress",
+        model_client,
+        namespace=namespace,
+        config=config,
+        instructions=compress_prompt or DEFAULT_COMPRESS_PROMPT,
+    )
+    root = composites.Sequence(name, memory=True, children=[loop, compress])
+    root.namespace = namespace  # type: ignore[attr-defined]  # the Agent reads its input/answer here
+    keys = config.keys
+    needed = (keys.messages, keys.final_answer, keys.output, keys.usage, keys.error)
+    owner = f"research agent {name!r}" + (f" (namespace {namespace!r})" if namespace else "")
+    declare(root, StateContract(owner, needed, namespace, reads=(keys.messages,)))
+    return root
+
+
+def calls_made(messages: Sequence[Message], free: frozenset[str] = FREE_TOOLS) -> int:
+    """Tool calls of the latest run that ran and count against the cap."""
+    start = 0
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.role == "user" and not is_corrective(message):
+            start = index + 1
+            break
+    names: dict[str, str] = {}
+    count = 0
+    for message in messages[start:]:
+        for call in message.tool_calls or ():
+            names[call.id] = call.name
+        if message.role == "tool" and names.get(message.tool_call_id or "") not in free:
+            count += not (message.content or "").startswith(CAP_REFUSAL)
+    return count
+
+
+class ToolCap(Node):
+    """Refuses the calls of a batch beyond `max_tool_calls` for the run (see the module
+    docstring): their outcome is written before the executor runs, so it runs only the rest."""
+
+    def __init__(
+        self,
+        name: str,
+        max_tool_calls: int,
+        *,
+        keys: StateKeys | None = None,
+        namespace: str | None = None,
+        free: frozenset[str] = FREE_TOOLS,
+    ) -> None:
+        super().__init__(name)
+        self.max_tool_calls = max_tool_calls
+        self.keys = keys or StateKeys()
+        self.namespace = namespace
+        self.free = free
+
+    def show_details(self) -> str:
+        return f"max {self.max_tool_calls} tool calls ({', '.join(sorted(self.free))} free)"
+
+    def update(self) -> Status:
+        sm, keys, ns = self.state_manager, self.keys, self.namespace
+        actions: list[ToolCall] = sm.get(keys.actions, ns)
+        if not actions:
+            return Status.SUCCESS
+        done: dict[str, ToolOutcome] = sm.get(keys.tool_results, ns)
+        used = calls_made(sm.get(keys.messages, ns), self.free)
+        used += sum(
+            1
+            for c in actions
+            if c.id in done and c.name not in self.free and not done[c.id].content.startswith(CAP_REFUSAL)
+        )
+        refused: dict[str, ToolOutcome] = {}
+        for call in actions:
+            if call.id in done or call.name in self.free:
+                continue
+            if used < self.max_tool_calls:
+                used += 1
+                continue
+            refused[call.id] = ToolOutcome(
+                content=f"{CAP_REFUSAL} ({self.max_tool_calls} calls): {call.name} was not run. "
+                "Answer now from what you have found."
+            )
+        if refused:
+            sm.update({keys.tool_results: refused}, ns)
+            self.emit("tool.cap.reached", max_tool_calls=self.max_tool_calls, refused=sorted(refused))
+        return Status.SUCCESS
+
+
+class Compress(PromptCall):
+    """The compress step: the question, the tool calls and their results, and the researcher's
+    answer become a `ResearchSummary`; its rendering replaces `final_answer` (`output` holds the
+    structured value)."""
+
+    def __init__(
+        self,
+        name: str,
+        model_client: ModelClient,
+        *,
+        namespace: str | None,
+        config: ReActConfig,
+        instructions: str,
+    ) -> None:
+        super().__init__(name, model_client, namespace=namespace, config=config, schema=ResearchSummary)
+        self.instructions = instructions
+
+    def prompt(self) -> list[Message]:
+        sm, keys, ns = self.state_manager, self.keys, self.namespace
+        trace = read_trace(sm.get(keys.messages, ns))
+        found = [step for step in trace.steps if step.name not in FREE_TOOLS]
+        findings = render_steps(found, 2000) or "(none)"
+        text = (
+            f"Question: {trace.question}\n\nFindings (tool calls and results):\n{findings}"
+            f"\n\nThe researcher's answer: {sm.get(keys.final_answer, ns)}"
+        )
+        return [system(self.instructions), human(text)]
+
+    def accept(self, value: Any, text: str) -> dict[str, Any]:
+        keys = self.keys
+        return {keys.final_answer: value.render(), keys.output: value}
