@@ -134,7 +134,7 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
         sm = self.state_manager
         sm.reset_ephemeral("step", self.namespace)
         self.decorated.stop(Status.INVALID)
-        sm.signal()
+        sm.wakeup.signal()
         return Status.RUNNING
 
     def _record_failure(self, exc: Exception) -> NodeFailed:

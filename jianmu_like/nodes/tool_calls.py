@@ -78,10 +78,11 @@ class ToolCallRunner:
         try:
             # The first step runs here (most tools finish in it, armed with no timer and no
             # extra frame); only work that waits goes on under the deadline.
+            output: str
             try:
                 pending = work.send(None)
             except StopIteration as done:
-                output = cast(str, done.value)
+                output = done.value
             else:
                 deadline = _Deadline(begun + timeout)
                 output = await deadline.run(work, pending)
