@@ -74,19 +74,19 @@ async def _seq(impl: Impl, runs: int) -> None:
     stop()
 
 
-async def _conc(impl: Impl, gathers: int) -> None:
+async def _conc(impl: Impl, gathers: int, n: int) -> None:
     build = concurrent_builder(impl, CONC_ITERATIONS, CONC_LATENCY)
-    warm = [build() for _ in range(CONC_N)]
+    warm = [build() for _ in range(n)]
     for p, r in zip(warm, await asyncio.gather(*(p.run() for p in warm)), strict=True):
         p.verify(r)
     start, stop = _region()
     start()
     for _ in range(gathers):
-        await asyncio.gather(*(p.run() for p in [build() for _ in range(CONC_N)]))
+        await asyncio.gather(*(p.run() for p in [build() for _ in range(n)]))
     stop()
 
 
-def _count(what: str, floor: bool, repeats: int, helper: Path | None) -> int:
+def _count(what: str, floor: bool, repeats: int, helper: Path | None, n: int) -> int:
     """Instructions of one workload run: its measured region with the helper, else in all."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "callgrind.out"
@@ -102,6 +102,7 @@ def _count(what: str, floor: bool, repeats: int, helper: Path | None) -> int:
                 __file__,
                 what,
                 str(repeats),
+                f"--n={n}",
                 *(["--floor"] if floor else []),
             ],
             check=True,
@@ -122,25 +123,27 @@ def main() -> None:
     parser.add_argument("--only", choices=list(PLANS), help="measure: this workload only")
     parser.add_argument("repeats", nargs="?", type=int, default=1)
     parser.add_argument("--floor", action="store_true", help="the hand-written loop instead")
+    parser.add_argument("--n", type=int, default=CONC_N, help=f"conc: runs per gather (default {CONC_N})")
     args = parser.parse_args()
     impl: Impl = FloorImpl() if args.floor else JianmuImpl()
     if args.what == "seq":
         asyncio.run(_seq(impl, args.repeats))
     elif args.what == "conc":
-        asyncio.run(_conc(impl, args.repeats))
+        asyncio.run(_conc(impl, args.repeats, args.n))
     else:
         with tempfile.TemporaryDirectory() as tmp:
             helper = _build_helper(Path(tmp))
             for what, (low, high) in PLANS.items():
                 if args.only not in (None, what):
                     continue
-                label = "per iteration (k=50)" if what == "seq" else f"per gather (N={CONC_N})"
+                label = "per iteration (k=50)" if what == "seq" else f"per gather (N={args.n})"
                 if helper is not None:
-                    count = _count(what, args.floor, high - low, helper)
+                    count = _count(what, args.floor, high - low, helper, args.n)
                     per = count / (high - low) / (SEQ_K if what == "seq" else 1)
                     print(f"{what}: {per / 1e3:,.1f} k Ir {label} [{count:,} in {high - low} repeats]")
                     continue
-                small, large = _count(what, args.floor, low, None), _count(what, args.floor, high, None)
+                small = _count(what, args.floor, low, None, args.n)
+                large = _count(what, args.floor, high, None, args.n)
                 unit = (high - low) * (SEQ_K if what == "seq" else 1)
                 print(f"{what}: {(large - small) / unit / 1e3:,.1f} k Ir {label} [{small:,} / {large:,}]")
 
