@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+from typing import Any
 
 from py_trees.common import Status
 
@@ -46,12 +47,20 @@ class AsyncBehaviour(Node):
         synchronously, None starts `update_async()`."""
         return None
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._answers_sync = cls.update_sync is not AsyncBehaviour.update_sync
+
+    _answers_sync = False
+    """The class overrides `update_sync()` (the base one answers nothing: not worth a call)."""
+
     def update(self) -> Status:
         task = self._task
         if task is None:
-            quick = self.update_sync()
-            if quick is not None:
-                return quick
+            if self._answers_sync:
+                quick = self.update_sync()
+                if quick is not None:
+                    return quick
             self.error = self._raised = None
             wakeup = self.state_manager.wakeup
             try:
@@ -93,8 +102,10 @@ class AsyncBehaviour(Node):
             return Status.FAILURE
         finally:
             # Wake the runner from inside the task's last step: it then ticks in the very next
-            # loop cycle, one cycle earlier than a done-callback would allow.
-            wakeup.settle(asyncio.current_task())
+            # loop cycle, one cycle earlier than a done-callback would allow. Only a tracked task
+            # (counted in flight) has anything to settle: a first step that finishes skips it.
+            if wakeup.in_flight:
+                wakeup.settle(asyncio.current_task())
         if status not in (Status.SUCCESS, Status.FAILURE, Status.RUNNING):
             return Status.FAILURE
         return status

@@ -98,8 +98,12 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
             if verdict:
                 self._abort(verdict)
                 return
+        child = self.decorated
         try:
-            tick_node(self.decorated)
+            if type(child).tick in LEAN_TICKS:  # tick_node, inlined
+                child.tick_lean()  # type: ignore[attr-defined]
+            else:
+                tick_node(child)
         except Exception as exc:
             failed = self._record_failure(exc)
             if failed is exc:
@@ -130,7 +134,7 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
         sm = self.state_manager
         sm.reset_ephemeral("step", self.namespace)
         self.decorated.stop(Status.INVALID)
-        sm.signal()
+        sm.wakeup.signal()
         return Status.RUNNING
 
     def _record_failure(self, exc: Exception) -> NodeFailed:

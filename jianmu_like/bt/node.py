@@ -74,8 +74,22 @@ def tick_node(node: py_trees.behaviour.Behaviour) -> None:
             pass
 
 
+_NO_INITIALISE = py_trees.behaviour.Behaviour.initialise
+_NO_TERMINATE = py_trees.behaviour.Behaviour.terminate
+
+
 class Node(NodeMixin, py_trees.behaviour.Behaviour):
     """A leaf behaviour bound to a StateManager and, optionally, a TelemetryHub."""
+
+    _initialises = False
+    """The class overrides `initialise()` (py_trees' own does nothing: not worth a call)."""
+    _terminates = False
+    """The class overrides `terminate()` (likewise)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._initialises = cls.initialise is not _NO_INITIALISE
+        cls._terminates = cls.terminate is not _NO_TERMINATE
 
     def tick(self) -> Iterator[py_trees.behaviour.Behaviour]:
         self.tick_lean()
@@ -83,7 +97,7 @@ class Node(NodeMixin, py_trees.behaviour.Behaviour):
 
     def tick_lean(self) -> None:
         """py_trees' tick, minus a debug f-string and a status-enum scan on every call."""
-        if self.status is not Status.RUNNING:
+        if self.status is not Status.RUNNING and self._initialises:
             self.initialise()
         new_status = self.update()
         if new_status is not Status.RUNNING:
@@ -91,7 +105,8 @@ class Node(NodeMixin, py_trees.behaviour.Behaviour):
         self.status = new_status
 
     def stop(self, new_status: Status) -> None:
-        self.terminate(new_status)
+        if self._terminates:
+            self.terminate(new_status)
         self.status = new_status
 
 

@@ -67,7 +67,7 @@ class ReactiveRunner:
         ticks = 0
         try:
             while True:
-                wakeup.clear()
+                wakeup.pending = False  # consume pending signals (`Wakeup.clear`, inlined)
                 ticks += 1
                 try:
                     tick_node(root)
@@ -86,7 +86,9 @@ class ReactiveRunner:
                 if ticks >= max_ticks:
                     self.halt()
                     return self._outcome("max_ticks", ticks)
-                if wakeup.quiescent:
+                if wakeup.pending:
+                    continue  # signalled during the tick: tick again at once (no await)
+                if wakeup.in_flight == 0:  # quiescent: no tick would ever come by itself
                     return self._outcome("suspended", ticks)
                 await wakeup.wait()
         except BaseException:

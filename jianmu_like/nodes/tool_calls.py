@@ -72,15 +72,26 @@ class ToolCallRunner:
         if listening:
             self.emit(ev.TOOL_CALL_STARTED, tool=call.name, call_id=call.id, arguments=call.arguments)
         started = time.perf_counter() if listening else 0.0
-        deadline = _Deadline(timeout)
+        begun = asyncio.get_running_loop().time()  # the deadline counts from the call's start
+        deadline: _Deadline | None = None
+        work = self._invoke(tool, call.arguments)
         try:
-            output = await deadline.run(self._invoke(tool, call.arguments))
+            # The first step runs here (most tools finish in it, armed with no timer and no
+            # extra frame); only work that waits goes on under the deadline.
+            output: str
+            try:
+                pending = work.send(None)
+            except StopIteration as done:
+                output = done.value
+            else:
+                deadline = _Deadline(begun + timeout)
+                output = await deadline.run(work, pending)
         except ToolArgumentsError as exc:
             return self.fail(call, f"invalid arguments for tool {call.name!r}: {safe_message(exc)}")
         except ToolExitError as exc:
             return self.fail(call, f"tool {call.name!r} {safe_message(exc)}")
         except TimeoutError as exc:
-            if deadline.expired():
+            if deadline is not None and deadline.expired():
                 return self.fail(call, _timed_out(call, timeout))
             return self.fail(call, f"tool {call.name!r} raised TimeoutError: {safe_message(exc)}")
         except asyncio.CancelledError:
@@ -92,7 +103,8 @@ class ToolCallRunner:
             raise  # on the event-loop thread it may be a real Ctrl-C: stop the run
         except BaseException as exc:
             return self.fail(call, f"tool {call.name!r} raised {type(exc).__name__}: {safe_message(exc)}")
-        if deadline.expired():  # it swallowed its cancellation and answered anyway: too late
+        if deadline is not None and deadline.expired():
+            # It swallowed its cancellation and answered anyway: too late.
             return self.fail(call, _timed_out(call, timeout))
         content = self.truncate(output)
         if listening:
@@ -136,29 +148,25 @@ class ToolCallRunner:
 
 
 class _Deadline:
-    """`asyncio.timeout(seconds)`, armed only if the work actually waits.
+    """`asyncio.timeout_at(at)`, armed only once the work actually waits.
 
     Most tools finish in their first step, and a timer armed and cancelled for each of them was
     a measurable share of a ReAct iteration; a synchronous step cannot be interrupted by a timer
     anyway. The deadline still counts from the start of the call."""
 
-    __slots__ = ("_timeout", "seconds")
+    __slots__ = ("_timeout", "at")
 
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
+    def __init__(self, at: float) -> None:
+        self.at = at
         self._timeout: asyncio.Timeout | None = None
 
     def expired(self) -> bool:
         """Whether the deadline passed while the work was waiting (as `Timeout.expired`)."""
         return self._timeout is not None and self._timeout.expired()
 
-    async def run(self, work: Coroutine[Any, Any, str]) -> str:
-        at = asyncio.get_running_loop().time() + self.seconds
-        try:
-            pending = work.send(None)
-        except StopIteration as done:
-            return cast(str, done.value)
-        self._timeout = timeout = asyncio.timeout_at(at)  # no extra task, unlike wait_for on 3.11
+    async def run(self, work: Coroutine[Any, Any, str], pending: Any) -> str:
+        """Carry on `work`, whose first step yielded `pending`, until the deadline (loop time)."""
+        self._timeout = timeout = asyncio.timeout_at(self.at)  # no extra task, unlike wait_for on 3.11
         async with timeout:
             return await _Resume(work, pending)
 

@@ -154,7 +154,8 @@ class ToolExecutor(AsyncBehaviour):
         waiting: list[Approval] = []
         refused: dict[str, ToolOutcome] = {}
         context = self._guard_context(len(done)) if self.constraints is not None else None
-        previous = {a.id: a for a in sm.get(keys.pending_approvals, ns)}
+        pending: list[Approval] = sm.get(keys.pending_approvals, ns)
+        previous = {a.id: a for a in pending} if pending else {}
         decisions: dict[str, ApprovalDecision] = sm.get(keys.approval_decisions, ns)
         for call in actions:
             if call.id in done:
@@ -268,6 +269,10 @@ class ToolExecutor(AsyncBehaviour):
 
     # ------------------------------------------------------------------ execution
     async def _execute(self, to_run: list[tuple[ToolCall, Tool]], journal: ToolJournal | None) -> None:
+        if len(to_run) == 1:  # the usual batch: nothing to decide
+            call, tool = to_run[0]
+            await self._run_and_record(call, tool, journal)
+            return
         if not to_run:
             return
         if self._parallel([tool for _, tool in to_run]):
@@ -310,16 +315,21 @@ class ToolExecutor(AsyncBehaviour):
         sm, keys, ns = self.state_manager, self.keys, self.namespace
         counts: dict[str, int] = sm.get(keys.call_counts, ns)  # updated in place: no per-batch copy
         messages: list[Message] = []
-        known_effects = set(sm.get(keys.tool_effects, ns) or ())
+        known_effects: set[str] | None = None  # read only when a call reports effects
         new_effects: list[str] = []
         final: str | None = None
         artifacts: list[tuple[ToolCall, Artifact]] = []
+        # Failed calls in a row; a batch whose calls all failed counts once (the model saw none
+        # of those errors before making them).
+        failed = True
         for call in actions:
             outcome = outcomes[call.id]
             if final is None:
                 final = outcome.final_answer
             if outcome.artifacts:
                 artifacts.extend((call, artifact) for artifact in outcome.artifacts)
+            if not outcome.failed:
+                failed = False
             content = outcome.content
             signature = f"{call.name}:{sorted(call.arguments.items())!r}"
             seen = counts.get(signature, 0)
@@ -330,13 +340,13 @@ class ToolExecutor(AsyncBehaviour):
                     "do not repeat it: use the earlier result, change the arguments, or answer]"
                 )
             messages.append(tool_message(content, call.id, call.name))
-            for tag in outcome.effect_tags:
-                if tag not in known_effects:
-                    known_effects.add(tag)
-                    new_effects.append(tag)
-        # Failed calls in a row; a batch whose calls all failed counts once (the model saw none
-        # of those errors before making them).
-        failed = all(outcomes[call.id].failed for call in actions)
+            if outcome.effect_tags:
+                if known_effects is None:
+                    known_effects = set(sm.get(keys.tool_effects, ns) or ())
+                for tag in outcome.effect_tags:
+                    if tag not in known_effects:
+                        known_effects.add(tag)
+                        new_effects.append(tag)
         failures = (sm.get(keys.tool_failures, ns) or 0) + 1 if failed else 0
         updates: dict[str, Any] = {
             keys.messages: messages,
@@ -353,10 +363,7 @@ class ToolExecutor(AsyncBehaviour):
         sm.update(updates, ns)
         for call, artifact in artifacts:
             self.emit(ev.ARTIFACT, tool=call.name, call_id=call.id, artifact=artifact.model_dump())
-        for key in (keys.tool_results, keys.approval_decisions, keys.pending_approvals):
-            current = sm.get(key, ns)
-            if current:  # usually only the results hold anything: no new empty containers
-                sm.set(key, type(current)(), ns)
+        sm.clear((keys.tool_results, keys.approval_decisions, keys.pending_approvals), ns)
         self._committed = True
 
     def _commit_unfinished(self) -> None:

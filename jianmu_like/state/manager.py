@@ -152,6 +152,22 @@ class StateManager:
                 value = spec.reducer(current, value)
             fields[storage] = value
 
+    def clear(self, keys: Iterable[str], namespace: str | None = None) -> None:
+        """Empty the containers held by `keys` (bypassing reducers); keys already empty keep
+        theirs, so a batch's end creates no container it does not need."""
+        for key in keys:
+            plain = self._plain.get(key) if namespace is None else None
+            if plain is not None:
+                fields = self.state.__dict__
+                current = fields[plain[0]]
+                if current:
+                    self.version += 1
+                    fields[plain[0]] = type(current)()
+                continue
+            current = self.get(key, namespace)
+            if current:
+                self._write(key, type(current)(), namespace, reduce=False)
+
     def set(self, key: str, value: Any, namespace: str | None = None) -> None:
         """Replace the value of `key`, bypassing its reducer."""
         self._write(key, value, namespace, reduce=False)
