@@ -19,9 +19,10 @@ from ..config import ReActConfig
 from ..models.client import ModelClient
 from ..models.errors import ModelError
 from ..models.messages import human, system
-from ..models.structured import StructuredOutputError, structured_llm_call
+from ..models.structured import StructuredOutputError
 from ..results import read_key
 from .llm import configured_client
+from .one_call import structured_call
 
 REVIEWS = "critic_reviews"
 """Sub-agent-namespace key: the critic's verdicts of this run, oldest first."""
@@ -71,21 +72,14 @@ class CriticNode(AsyncBehaviour):
         self.system_prompt = system_prompt
 
     async def update_async(self) -> Status:
-        sm, keys, ns, config = self.state_manager, self.keys, self.namespace, self.config
+        sm, keys, ns = self.state_manager, self.keys, self.namespace
         answer = sm.get(keys.final_answer, ns) or ""
         reviews: list[dict[str, Any]] = list(read_key(sm, REVIEWS, ns, []))
         rejected_before = sum(1 for review in reviews if not review["accept"])
         prompt = [system(self.system_prompt), human(f"Question: {self.question}\n\nAnswer: {answer}")]
         try:
-            result = await structured_llm_call(
-                self.model_client,
-                prompt,
-                CriticVerdict,
-                model=config.model,
-                temperature=config.temperature,
-                max_tokens=config.max_tokens,
-                timeout=config.timeout,
-                on_event=self._on_model_event,
+            result = await structured_call(
+                self.model_client, prompt, CriticVerdict, self.config, on_event=self._on_model_event
             )
         except (ModelError, StructuredOutputError) as exc:
             review = {"accept": True, "critique": "", "error": f"critic failed, answer kept: {exc}"}

@@ -19,12 +19,13 @@ from ..config import ReActConfig
 from ..models.client import ModelClient
 from ..models.errors import ModelCallFailed, ModelError
 from ..models.messages import Message, ai, human, system
-from ..models.structured import StructuredOutputError, structured_llm_call
+from ..models.structured import StructuredOutputError
 from ..models.types import ModelRequest
 from ..state.contract import StateContract, declare
 from ..telemetry import events as ev
 from .llm import configured_client, fail_with_model_error
 from .message import placeholder_keys, render
+from .one_call import request_for, structured_call
 
 
 class LLMCallNode(AsyncBehaviour):
@@ -84,15 +85,8 @@ class LLMCallNode(AsyncBehaviour):
                 updates[self.output_key] = answer
                 reply, usage = response.message, response.usage
             else:
-                result = await structured_llm_call(
-                    self.model_client,
-                    prompt,
-                    self.output_schema,
-                    model=config.model,
-                    temperature=config.temperature,
-                    max_tokens=config.max_tokens,
-                    timeout=config.timeout,
-                    on_event=on_event,
+                result = await structured_call(
+                    self.model_client, prompt, self.output_schema, config, on_event=on_event
                 )
                 answer = json.dumps(result.raw, ensure_ascii=False)
                 updates[self.output_key] = result.value
@@ -111,18 +105,7 @@ class LLMCallNode(AsyncBehaviour):
         return Status.SUCCESS
 
     def _request(self, prompt: list[Message]) -> ModelRequest:
-        config = self.config
-        return ModelRequest(
-            messages=prompt,
-            model=config.model,
-            temperature=config.temperature,
-            max_tokens=config.max_tokens,
-            top_p=config.top_p,
-            top_k=config.top_k,
-            timeout=config.timeout,
-            stream=config.stream,
-            extra_params=dict(config.extra_params),
-        )
+        return request_for(self.config, prompt, stream=self.config.stream)
 
     def _on_model_event(self, event_type: str, data: dict[str, Any]) -> None:
         self.emit(event_type, **data)

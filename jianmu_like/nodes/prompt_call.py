@@ -23,10 +23,10 @@ from ..config import ReActConfig
 from ..models.client import ModelClient
 from ..models.errors import ModelCallFailed, ModelError
 from ..models.messages import Message
-from ..models.structured import StructuredOutputError, structured_llm_call
-from ..models.types import ModelRequest
+from ..models.structured import StructuredOutputError
 from ..telemetry import events as ev
 from .llm import configured_client, fail_with_model_error
+from .one_call import request_for, structured_call
 
 
 class PromptCall(AsyncBehaviour):
@@ -68,28 +68,13 @@ class PromptCall(AsyncBehaviour):
         self.emit(ev.REPLY_STARTED, round=1)
         try:
             if self.schema is None:
-                request = ModelRequest(
-                    messages=messages,
-                    model=config.model,
-                    temperature=config.temperature,
-                    max_tokens=config.max_tokens,
-                    timeout=config.timeout,
-                    extra_params=dict(config.extra_params),
-                )
+                request = request_for(config, messages)
                 response = await self.model_client.complete(request, on_event=on_event)
                 value: Any = response.message.content or ""
                 text, usage = value, response.usage
             else:
-                result = await structured_llm_call(
-                    self.model_client,
-                    messages,
-                    self.schema,
-                    parse_fn=self.parse,
-                    model=config.model,
-                    temperature=config.temperature,
-                    max_tokens=config.max_tokens,
-                    timeout=config.timeout,
-                    on_event=on_event,
+                result = await structured_call(
+                    self.model_client, messages, self.schema, config, parse_fn=self.parse, on_event=on_event
                 )
                 value, text, usage = result.value, json.dumps(result.raw, ensure_ascii=False), result.usage
         except (ModelError, StructuredOutputError) as exc:

@@ -18,12 +18,13 @@ from ..config import ReActConfig
 from ..models.client import ModelClient
 from ..models.errors import ModelError
 from ..models.messages import Message, ai, human, system
-from ..models.structured import StructuredOutputError, structured_llm_call
-from ..models.types import ModelRequest, Usage
+from ..models.structured import StructuredOutputError
+from ..models.types import Usage
 from ..results import outcome, read_key
 from ..state.manager import StateManager
 from ..telemetry import events as ev
 from .llm import configured_client, fail_with_model_error
+from .one_call import request_for, structured_call
 
 SUB_QUESTIONS = "sub_questions"
 """Supervisor-namespace key: the sub-questions of this run, in order."""
@@ -111,28 +112,13 @@ class SupervisorCall(AsyncBehaviour):
         return [system(system_prompt), *history, human(instruction)]
 
     async def structured(self, prompt: list[Message], schema: type[BaseModel]) -> tuple[Any, Usage]:
-        config = self.config
-        result = await structured_llm_call(
-            self.model_client,
-            prompt,
-            schema,
-            model=config.model,
-            temperature=config.temperature,
-            max_tokens=config.max_tokens,
-            timeout=config.timeout,
-            on_event=self._on_model_event,
+        result = await structured_call(
+            self.model_client, prompt, schema, self.config, on_event=self._on_model_event
         )
         return result.value, result.usage
 
     async def text(self, prompt: list[Message]) -> tuple[str, Usage]:
-        config = self.config
-        request = ModelRequest(
-            messages=prompt,
-            model=config.model,
-            temperature=config.temperature,
-            max_tokens=config.max_tokens,
-            timeout=config.timeout,
-        )
+        request = request_for(self.config, prompt)
         response = await self.model_client.complete(request, on_event=self._on_model_event)
         return response.message.content or "", response.usage
 

@@ -19,8 +19,8 @@ from ..config import ReActConfig
 from ..models.client import ModelClient
 from ..models.errors import ModelError
 from ..models.messages import Message, ai, human, system
-from ..models.types import ModelRequest
 from ..telemetry import events as ev
+from .one_call import request_for
 from .trace import Trace, read_trace, render_steps
 
 SYNTHESIS_PROMPT = (
@@ -70,14 +70,9 @@ class SynthesisNode(AsyncBehaviour):
     async def update_async(self) -> Status:
         sm, keys, ns, config = self.state_manager, self.keys, self.namespace, self.config
         trace = read_trace(sm.get(keys.messages, ns))
-        request = ModelRequest(
-            messages=synthesis_messages(trace, config.synthesis_tool_chars),
-            model=config.model,
-            temperature=config.temperature,
-            max_tokens=config.max_tokens,
-            top_p=config.top_p,
-            top_k=config.top_k,
-            timeout=config.timeout,
+        request = request_for(
+            config,
+            synthesis_messages(trace, config.synthesis_tool_chars),
             stream=True,
             extra_params={k: v for k, v in config.extra_params.items() if k != "tool_choice"},
         )

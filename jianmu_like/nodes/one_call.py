@@ -1,0 +1,57 @@
+"""An agent config's sampling settings on one model call, plain or structured.
+
+Several nodes ask the model exactly once — a single-call LLM node, the presets' planner, writer
+and compressor (`PromptCall`), the supervisor's steps, the critic, tool selection, synthesis.
+Each must send the *agent's* model, temperature, token limit, timeout and extra parameters; this
+module is the one place that maps a `ReActConfig` onto a request, so a new setting reaches every
+such call at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..config import ReActConfig
+from ..models.client import ModelClient
+from ..models.messages import Message
+from ..models.structured import StructuredResult, structured_llm_call
+from ..models.types import ModelRequest
+
+
+def request_for(config: ReActConfig, messages: list[Message], **overrides: Any) -> ModelRequest:
+    """A request for `messages` with `config`'s sampling settings (`overrides` win, e.g.
+    `stream=True`)."""
+    fields: dict[str, Any] = {
+        "messages": messages,
+        "model": config.model,
+        "temperature": config.temperature,
+        "max_tokens": config.max_tokens,
+        "top_p": config.top_p,
+        "top_k": config.top_k,
+        "timeout": config.timeout,
+        "extra_params": dict(config.extra_params),
+    }
+    fields.update(overrides)
+    return ModelRequest(**fields)
+
+
+async def structured_call(
+    client: ModelClient,
+    messages: list[Message],
+    schema: type[BaseModel] | Mapping[str, Any],
+    config: ReActConfig,
+    **options: Any,
+) -> StructuredResult:
+    """`structured_llm_call` with `config`'s model, temperature, token limit and timeout
+    (`options`: its other keywords — `parse_fn`, `default_value`, `name`, `on_event`, ...)."""
+    settings: dict[str, Any] = {
+        "model": config.model,
+        "temperature": config.temperature,
+        "max_tokens": config.max_tokens,
+        "timeout": config.timeout,
+    }
+    settings.update(options)
+    return await structured_llm_call(client, messages, schema, **settings)
