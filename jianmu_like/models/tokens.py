@@ -70,25 +70,27 @@ def token_counter(tokenizer: str = "auto") -> TokenCounter:
             f"unknown tokenizer {tokenizer!r}: use auto, estimate, tiktoken or tiktoken:<encoding>"
         )
     counter = _tiktoken(encoding)
-    if counter is None:
+    if isinstance(counter, str):  # why tiktoken cannot serve: said when it was asked for by name
         if tokenizer != "auto":
             import structlog  # deferred: the core imports without it
 
             structlog.get_logger("jianmu_like.tokens").warning(
-                "tokenizer.unavailable", tokenizer=tokenizer, fallback="estimate"
+                "tokenizer.unavailable", tokenizer=tokenizer, fallback="estimate", cause=counter
             )
         return ESTIMATE
     return counter
 
 
 @lru_cache(maxsize=8)
-def _tiktoken(encoding: str) -> TokenCounter | None:
+def _tiktoken(encoding: str) -> TokenCounter | str:
+    """tiktoken's counter for `encoding`, or why there is none (not installed, or the encoding
+    cannot be fetched offline)."""
     try:
         import tiktoken  # type: ignore[import-not-found,unused-ignore]
 
         enc = tiktoken.get_encoding(encoding)
-    except Exception:  # not installed, or the encoding cannot be fetched offline
-        return None
+    except Exception as exc:  # any failure of an optional tokenizer falls back to the estimate
+        return f"{type(exc).__name__}: {exc}"
 
     def encode(text: str) -> int:
         return len(enc.encode(text, disallowed_special=()))

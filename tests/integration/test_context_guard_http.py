@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog.testing
 
 from jianmu_like import (
     Agent,
@@ -170,7 +171,10 @@ def test_without_a_usable_tokenizer_the_estimate_counts() -> None:
         import tiktoken  # type: ignore[import-not-found,unused-ignore]  # noqa: F401
     except ImportError:
         assert token_counter("auto").name == "estimate"
-        assert token_counter("tiktoken").name == "estimate"  # falls back, with a warning
+        with structlog.testing.capture_logs() as logs:
+            assert token_counter("tiktoken").name == "estimate"  # falls back, with a warning
+        [warning] = [entry for entry in logs if entry["event"] == "tokenizer.unavailable"]
+        assert "ModuleNotFoundError" in warning["cause"] and "tiktoken" in warning["cause"]
     with pytest.raises(ValueError, match="unknown tokenizer"):
         token_counter("sentencepiece")
     assert ESTIMATE.message(human("x" * 40)) == 10 + 4
