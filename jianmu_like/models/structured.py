@@ -40,10 +40,15 @@ NO_DEFAULT: Any = _NoDefault()
 
 
 class StructuredOutputError(ValueError):
-    """No level produced a valid value; `failures` maps each level tried to why it failed."""
+    """No level produced a valid value; `failures` maps each level tried to why it failed.
 
-    def __init__(self, failures: Mapping[str, str]) -> None:
+    `calls` and `usage` are what the failed attempts cost: invalid replies are paid for too, and
+    a budget must count them."""
+
+    def __init__(self, failures: Mapping[str, str], *, calls: int = 0, usage: Usage | None = None) -> None:
         self.failures = dict(failures)
+        self.calls = calls
+        self.usage = usage if usage is not None else Usage()
         detail = "; ".join(f"{level}: {why}" for level, why in self.failures.items()) or "no level tried"
         super().__init__(f"structured output failed at every level: {detail}")
 
@@ -169,7 +174,7 @@ async def structured_llm_call(
             value=value, raw=raw, level=level, calls=state.calls, usage=state.usage, failures=state.failures
         )
     if default_value is NO_DEFAULT:
-        raise StructuredOutputError(state.failures)
+        raise StructuredOutputError(state.failures, calls=state.calls, usage=state.usage)
     return StructuredResult(
         value=default_value, level="default", calls=state.calls, usage=state.usage, failures=state.failures
     )

@@ -22,7 +22,7 @@ from ..models.messages import human, system
 from ..models.structured import StructuredOutputError
 from ..results import read_key
 from .llm import configured_client
-from .one_call import structured_call
+from .one_call import spent, structured_call
 
 REVIEWS = "critic_reviews"
 """Sub-agent-namespace key: the critic's verdicts of this run, oldest first."""
@@ -84,6 +84,8 @@ class CriticNode(AsyncBehaviour):
         except (ModelError, StructuredOutputError) as exc:
             review = {"accept": True, "critique": "", "error": f"critic failed, answer kept: {exc}"}
             sm.update({REVIEWS: [*reviews, review]}, ns)
+            if (cost := spent(exc)) is not None:
+                sm.update({keys.usage: cost}, self.usage_namespace)
             self.emit("critic.failed", error=str(exc))
             return Status.SUCCESS
         verdict: CriticVerdict = result.value

@@ -25,7 +25,7 @@ from ..state.contract import StateContract, declare
 from ..telemetry import events as ev
 from .llm import configured_client, fail_with_model_error
 from .message import placeholder_keys, render
-from .one_call import request_for, structured_call
+from .one_call import request_for, spent, structured_call
 
 
 class LLMCallNode(AsyncBehaviour):
@@ -95,7 +95,10 @@ class LLMCallNode(AsyncBehaviour):
         except (ModelError, StructuredOutputError) as exc:
             known = isinstance(exc, (ModelCallFailed, StructuredOutputError))
             reason = str(exc) if known else f"model call failed: {exc}"
-            return fail_with_model_error(self, exc, reason, {keys.error: reason, keys.messages: asked})
+            failed: dict[str, Any] = {keys.error: reason, keys.messages: asked}
+            if (cost := spent(exc)) is not None:
+                failed[keys.usage] = cost
+            return fail_with_model_error(self, exc, reason, failed)
         updates[keys.messages] = [*asked, reply]
         updates[keys.usage] = usage
         sm.update(updates, ns)

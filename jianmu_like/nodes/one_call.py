@@ -17,8 +17,8 @@ from pydantic import BaseModel
 from ..config import ReActConfig
 from ..models.client import ModelClient
 from ..models.messages import Message
-from ..models.structured import StructuredResult, structured_llm_call
-from ..models.types import ModelRequest
+from ..models.structured import StructuredOutputError, StructuredResult, structured_llm_call
+from ..models.types import ModelRequest, Usage
 
 
 def request_for(config: ReActConfig, messages: list[Message], **overrides: Any) -> ModelRequest:
@@ -55,3 +55,11 @@ async def structured_call(
     }
     settings.update(options)
     return await structured_llm_call(client, messages, schema, **settings)
+
+
+def spent(exc: BaseException) -> Usage | None:
+    """What a failed call still cost (the invalid replies of a structured call), for the usage
+    key: None when nothing was paid for."""
+    if isinstance(exc, StructuredOutputError) and exc.calls:
+        return exc.usage
+    return None

@@ -26,7 +26,7 @@ from ..models.messages import Message
 from ..models.structured import StructuredOutputError
 from ..telemetry import events as ev
 from .llm import configured_client, fail_with_model_error
-from .one_call import request_for, structured_call
+from .one_call import request_for, spent, structured_call
 
 
 class PromptCall(AsyncBehaviour):
@@ -80,7 +80,10 @@ class PromptCall(AsyncBehaviour):
         except (ModelError, StructuredOutputError) as exc:
             known = isinstance(exc, (ModelCallFailed, StructuredOutputError))
             reason = f"{self.name}: " + (str(exc) if known else f"model call failed: {exc}")
-            return fail_with_model_error(self, exc, reason, {keys.error: reason})
+            failed: dict[str, Any] = {keys.error: reason}
+            if (cost := spent(exc)) is not None:
+                failed[keys.usage] = cost
+            return fail_with_model_error(self, exc, reason, failed)
         updates = self.accept(value, text)
         updates[keys.usage] = usage
         self.state_manager.update(updates, self.namespace)

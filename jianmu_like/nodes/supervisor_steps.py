@@ -24,7 +24,7 @@ from ..results import outcome, read_key
 from ..state.manager import StateManager
 from ..telemetry import events as ev
 from .llm import configured_client, fail_with_model_error
-from .one_call import request_for, structured_call
+from .one_call import request_for, spent, structured_call
 
 SUB_QUESTIONS = "sub_questions"
 """Supervisor-namespace key: the sub-questions of this run, in order."""
@@ -125,7 +125,9 @@ class SupervisorCall(AsyncBehaviour):
     def fail(self, exc: Exception) -> Status:
         reason = f"{self.name}: {exc}"
         termination = {"reason": "model_error", "error": reason, "failed_node": self.path}
-        updates = {self.keys.error: reason, self.keys.termination: termination}
+        updates: dict[str, Any] = {self.keys.error: reason, self.keys.termination: termination}
+        if (cost := spent(exc)) is not None:
+            updates[self.keys.usage] = cost
         return fail_with_model_error(self, exc, reason, updates)
 
     def answer(self, text: str, usage: Usage) -> None:

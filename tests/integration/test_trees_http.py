@@ -154,6 +154,19 @@ async def test_llm_call_node_writes_a_structured_value() -> None:
     assert result.final_answer == '{"label": "spam", "confidence": 0.9}'
 
 
+async def test_a_structured_call_that_fails_everywhere_still_counts_its_calls() -> None:
+    # native (no tool call), JSON mode and text (each with its one retry): five paid replies
+    usages = [Usage(prompt_tokens=10 + i, completion_tokens=i + 1, total_tokens=11 + 2 * i) for i in range(5)]
+    replies = [reply(f"not a verdict {i}", usage=usage) for i, usage in enumerate(usages)]
+    async with ScriptedOpenAIServer(replies) as srv:
+        node = LLMCallNode("Classify", srv.client(), prompt="Classify: {text}", output_schema=Verdict)
+        result = await Agent(node).run({"text": "WIN A PRIZE"})
+        assert len(srv.requests) == 5
+    assert result.status == "failure" and "structured output failed at every level" in (result.error or "")
+    assert result.usage.total_tokens == sum(u.total_tokens for u in usages)
+    assert result.usage.calls == 5
+
+
 @tool
 def submit(answer: str) -> str:
     """Submit the final answer.
