@@ -9,13 +9,15 @@ from pathlib import Path
 DEMOS = Path(__file__).resolve().parent.parent / "demos"
 
 
-def test_calculator_demo_scripted() -> None:
-    done = subprocess.run(
-        [sys.executable, str(DEMOS / "calculator_agent.py"), "--scripted"],
-        capture_output=True,
-        text=True,
-        timeout=60,
+def run_demo(name: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run `demos/<name>` with `args` (e.g. `--scripted`: against its own scripted server)."""
+    return subprocess.run(
+        [sys.executable, str(DEMOS / name), *args], capture_output=True, text=True, timeout=60
     )
+
+
+def test_calculator_demo_scripted() -> None:
+    done = run_demo("calculator_agent.py", "--scripted")
     assert done.returncode == 0, done.stderr
     assert "-> calculator({'expression': '25 * 4 + 10'})" in done.stdout
     assert "<- 110" in done.stdout
@@ -55,30 +57,18 @@ def test_calculator_demo_unreachable_server_names_the_url(tmp_path: Path) -> Non
 
 
 def test_approval_demo_approve_and_deny() -> None:
-    approve = subprocess.run(
-        [sys.executable, str(DEMOS / "approval_flow.py")], capture_output=True, text=True, timeout=60
-    )
+    approve = run_demo("approval_flow.py")
     assert approve.returncode == 0, approve.stderr
     assert "run 1: suspended" in approve.stdout and "operator: approved" in approve.stdout
     assert "files left: []" in approve.stdout
-    deny = subprocess.run(
-        [sys.executable, str(DEMOS / "approval_flow.py"), "--deny"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    deny = run_demo("approval_flow.py", "--deny")
     assert deny.returncode == 0, deny.stderr
     assert "files left: ['old.log']" in deny.stdout
 
 
 def test_mcp_agent_demo_scripted() -> None:
     """The demo starts its own MCP server over stdio; the canned model calls its tool."""
-    done = subprocess.run(
-        [sys.executable, str(DEMOS / "mcp_agent.py"), "--scripted"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_demo("mcp_agent.py", "--scripted")
     assert done.returncode == 0, done.stderr
     assert "-> units_convert({'value': 42.195, 'from_unit': 'km', 'to_unit': 'mi'})" in done.stdout
     assert "<- 26.22 mi" in done.stdout
@@ -88,12 +78,7 @@ def test_mcp_agent_demo_scripted() -> None:
 
 def test_plan_execute_demo_scripted() -> None:
     """The canned planner sends step 2 to a model that is down: one re-plan, then the answer."""
-    done = subprocess.run(
-        [sys.executable, str(DEMOS / "plan_execute_agent.py"), "--scripted"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_demo("plan_execute_agent.py", "--scripted")
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "2. Multiply the days by 86400 seconds  [model: strong]" in out
@@ -106,15 +91,22 @@ def test_plan_execute_demo_scripted() -> None:
 
 def test_research_demo_scripted() -> None:
     """Three searches run, the fourth is refused by the cap; the writer gets the cited summary."""
-    done = subprocess.run(
-        [sys.executable, str(DEMOS / "research_agent.py"), "--scripted"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_demo("research_agent.py", "--scripted")
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert out.count("-> search(") == 3
     assert "tool-call cap (3) reached: 1 call(s) refused" in out
     assert "Sources:\n[1] https://example.org/eiffel\n[2] https://example.org/liberty" in out
     assert "answer: The Eiffel Tower was built 1887-1889 [1]" in out
+
+
+def test_supervisor_demo_scripted() -> None:
+    done = run_demo("supervisor_team.py", "--scripted")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "[supervisor] plan: 2 sub-question(s)" in out
+    assert "[supervisor.q2] critic rejected: 9 * 9 is a product, not a sum (re-run)" in out
+    assert "[supervisor.q2] <- 81" in out
+    assert "supervisor.q1    completed" in out and "supervisor.q2    completed" in out
+    assert "answer: 12 * 7 = 84 is bigger than 9 * 9 = 81; their sum is 165." in out
+    assert "[2 sub-agent(s), 150 tokens, 10 model call(s)]" in out

@@ -95,10 +95,14 @@ def results_text(sm: StateManager, config: ReActConfig, items: Sequence[dict[str
 
 
 class SupervisorCall(AsyncBehaviour):
-    """Base of the supervisor's steps: a model client, a config, the supervisor namespace."""
+    """Base of the supervisor's steps: a model client, a config, the supervisor namespace and
+    the supervisor's system prompt."""
 
-    def __init__(self, name: str, model_client: ModelClient, config: ReActConfig, namespace: str) -> None:
+    def __init__(
+        self, name: str, model_client: ModelClient, config: ReActConfig, namespace: str, *, system_prompt: str
+    ) -> None:
         super().__init__(name)
+        self.system_prompt = system_prompt
         self.config = config
         self.keys = config.keys
         self.model_client = configured_client(model_client, config)
@@ -106,10 +110,10 @@ class SupervisorCall(AsyncBehaviour):
         self.ns = namespace
         """The supervisor namespace (typed as set: `namespace` may be None on other nodes)."""
 
-    def prompt(self, instruction: str, system_prompt: str) -> list[Message]:
+    def prompt(self, instruction: str) -> list[Message]:
         """System prompt, the supervisor's conversation (the user's task), the instruction."""
         history = self.state_manager.get(self.keys.messages, self.namespace)
-        return [system(system_prompt), *history, human(instruction)]
+        return [system(self.system_prompt), *history, human(instruction)]
 
     async def structured(self, prompt: list[Message], schema: type[BaseModel]) -> tuple[Any, Usage]:
         result = await structured_call(
@@ -169,9 +173,8 @@ class PlanStep(SupervisorCall):
         max_agents: int,
         system_prompt: str,
     ) -> None:
-        super().__init__(name, model_client, config, namespace)
+        super().__init__(name, model_client, config, namespace, system_prompt=system_prompt)
         self.max_agents = max_agents
-        self.system_prompt = system_prompt
 
     async def update_async(self) -> Status:
         sm, ns = self.state_manager, self.ns
@@ -182,7 +185,7 @@ class PlanStep(SupervisorCall):
             "each answerable on its own by a research assistant with tools."
         )
         try:
-            plan, usage = await self.structured(self.prompt(instruction, self.system_prompt), SupervisorPlan)
+            plan, usage = await self.structured(self.prompt(instruction), SupervisorPlan)
         except (ModelError, StructuredOutputError) as exc:
             return self.fail(exc)
         questions = [q.strip() for q in plan.sub_questions if q.strip()][: self.max_agents]
@@ -205,9 +208,8 @@ class GatherStep(SupervisorCall):
         max_follow_ups: int,
         system_prompt: str,
     ) -> None:
-        super().__init__(name, model_client, config, namespace)
+        super().__init__(name, model_client, config, namespace, system_prompt=system_prompt)
         self.max_follow_ups = max_follow_ups
-        self.system_prompt = system_prompt
 
     async def update_async(self) -> Status:
         sm, ns = self.state_manager, self.ns
@@ -222,9 +224,7 @@ class GatherStep(SupervisorCall):
         else:
             instruction += "Write the final answer to the task in `answer`."
         try:
-            decision, usage = await self.structured(
-                self.prompt(instruction, self.system_prompt), SupervisorDecision
-            )
+            decision, usage = await self.structured(self.prompt(instruction), SupervisorDecision)
         except (ModelError, StructuredOutputError) as exc:
             return self.fail(exc)
         follow_ups = [q.strip() for q in decision.follow_ups if q.strip()][: self.max_follow_ups]
@@ -240,12 +240,6 @@ class AnswerStep(SupervisorCall):
     """After a follow-up round: one call writes the final answer from every result. Without
     follow-ups the gather step has answered already and this step does nothing."""
 
-    def __init__(
-        self, name: str, model_client: ModelClient, config: ReActConfig, namespace: str, *, system_prompt: str
-    ) -> None:
-        super().__init__(name, model_client, config, namespace)
-        self.system_prompt = system_prompt
-
     def update_sync(self) -> Status | None:
         if read_key(self.state_manager, FOLLOW_UPS, self.namespace, []):
             return None
@@ -260,7 +254,7 @@ class AnswerStep(SupervisorCall):
             + "\n\nWrite the final answer to the task."
         )
         try:
-            text, usage = await self.text(self.prompt(instruction, self.system_prompt))
+            text, usage = await self.text(self.prompt(instruction))
         except ModelError as exc:
             return self.fail(exc)
         self.answer(text, usage)
