@@ -50,8 +50,11 @@ class AsyncBehaviour(Node):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._answers_sync = cls.update_sync is not AsyncBehaviour.update_sync
+        cls._terminates_more = cls.terminate is not AsyncBehaviour.terminate
 
     _answers_sync = False
+    _terminates_more = False
+    """The class overrides `terminate()` beyond cancelling the task (always called then)."""
     """The class overrides `update_sync()` (the base one answers nothing: not worth a call)."""
 
     def update(self) -> Status:
@@ -112,6 +115,13 @@ class AsyncBehaviour(Node):
 
     def on_error(self, exc: BaseException) -> None:
         """Hook: called with an exception that escaped `update_async()`."""
+
+    def stop(self, new_status: Status) -> None:
+        # Nothing to terminate without a task, unless a subclass has its own terminate(): the
+        # usual stops (after the outcome, and the loop's reset) skip the call.
+        if self._task is not None or self._terminates_more:
+            self.terminate(new_status)
+        self.status = new_status
 
     def terminate(self, new_status: Status) -> None:
         # stop() may run twice (FAILURE, then INVALID from a parent reset): cancel only a live task.

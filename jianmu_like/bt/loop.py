@@ -58,15 +58,20 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
         self.on_termination = on_termination
         self.iterations = 0
         self.termination: dict[str, Any] | None = None
+        self._just_checked = False
+        """The abort condition was asked when the last iteration ended (the next one starts at
+        once: asking again before it would answer the same)."""
 
     def initialise(self) -> None:
         self.iterations = 0
         self.termination = None
+        self._just_checked = False
 
     def reset_run(self) -> None:
         """Back to as-built (bt.clone)."""
         self.iterations = 0
         self.termination = None
+        self._just_checked = False
 
     def on_clone(self) -> None:
         """An abort condition or termination hook bound to its loop (`for_node`) is re-bound to
@@ -94,10 +99,13 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
         if self.status is not Status.RUNNING:
             self.initialise()
         if self.decorated.status is not Status.RUNNING and self.abort_condition is not None:
-            verdict = self.abort_condition()
-            if verdict:
-                self._abort(verdict)
-                return
+            if self._just_checked:  # update() asked it as the last iteration ended: same moment
+                self._just_checked = False
+            else:
+                verdict = self.abort_condition()
+                if verdict:
+                    self._abort(verdict)
+                    return
         child = self.decorated
         try:
             if type(child).tick in LEAN_TICKS:  # tick_node, inlined
@@ -131,6 +139,7 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
             return Status.FAILURE
         if self.telemetry is not None and self.telemetry.active:
             self.emit("loop.iteration", iteration=self.iterations)
+        self._just_checked = self.abort_condition is not None
         sm = self.state_manager
         sm.reset_ephemeral("step", self.namespace)
         self.decorated.stop(Status.INVALID)

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
+from .construct import construct
 from .messages import Message
 
 
@@ -40,12 +41,16 @@ class Usage(BaseModel):
     def __add__(self, other: Usage) -> Usage:
         if not isinstance(other, Usage):
             return NotImplemented
-        return Usage(
-            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-            completion_tokens=self.completion_tokens + other.completion_tokens,
-            total_tokens=self.total_tokens + other.total_tokens,
-            calls=self.calls + other.calls,
-            estimated=self.estimated or other.estimated,
+        mine, theirs = self.__dict__, other.__dict__  # both valid: the sum needs no validation
+        return construct(
+            Usage,
+            {
+                "prompt_tokens": mine["prompt_tokens"] + theirs["prompt_tokens"],
+                "completion_tokens": mine["completion_tokens"] + theirs["completion_tokens"],
+                "total_tokens": mine["total_tokens"] + theirs["total_tokens"],
+                "calls": mine["calls"] + theirs["calls"],
+                "estimated": mine["estimated"] or theirs["estimated"],
+            },
         )
 
 

@@ -10,6 +10,7 @@ from py_trees.common import Status
 from ..bt.async_behaviour import AsyncBehaviour
 from ..config import ReActConfig
 from ..models.client import ModelClient
+from ..models.construct import construct
 from ..models.errors import ModelCallFailed, ModelError
 from ..models.types import ModelRequest
 from ..telemetry import events as ev
@@ -160,20 +161,7 @@ def fail_with_model_error(
     return Status.FAILURE
 
 
-_object_setattr = object.__setattr__
-_REQUEST_FIELDS = frozenset(ModelRequest.model_fields)
-_FIELDS_SET = set(_REQUEST_FIELDS)
-"""Shared by every request: all fields are set, so pydantic never needs to add to it."""
-
-
 def _request(**values: Any) -> ModelRequest:
-    """`ModelRequest.model_construct` with every field given, at a fraction of its cost (it
-    re-examines each field's alias and default on every call): the values are the node's own,
-    already typed, and the history is not re-validated (that would grow with its length)."""
-    assert len(values) == len(_REQUEST_FIELDS), "every ModelRequest field must be given"
-    request = ModelRequest.__new__(ModelRequest)
-    _object_setattr(request, "__dict__", values)
-    _object_setattr(request, "__pydantic_fields_set__", _FIELDS_SET)
-    _object_setattr(request, "__pydantic_extra__", None)
-    _object_setattr(request, "__pydantic_private__", None)
-    return request
+    """The node's request, every field given: its values are the node's own, already typed, and
+    the history is not re-validated (that would grow with its length)."""
+    return construct(ModelRequest, values)

@@ -33,7 +33,8 @@ from ..config import ExecutionMode
 from ..guard.approvals import Approval, ApprovalDecision
 from ..guard.decisions import Decision
 from ..guard.enforcer import GuardContext, GuardEnforcer
-from ..models.messages import Message, ToolCall, tool_message
+from ..models.construct import construct
+from ..models.messages import Message, ToolCall
 from ..state.journal import ToolJournal
 from ..state.schema import StateKeys
 from ..telemetry import events as ev
@@ -53,6 +54,16 @@ OUTCOME_UNKNOWN = (
     "outcome unknown: the process stopped while this call was running; it may or may not have "
     "taken effect. Check before calling it again."
 )
+
+
+def call_signature(call: ToolCall) -> str:
+    """What makes two calls "the same call" for the repeated-call hint: the tool and its
+    arguments, whatever order the model wrote the keys in."""
+    arguments = call.arguments
+    keys = list(arguments)
+    if len(keys) > 1 and keys != sorted(keys, key=str):
+        return f"{call.name}:{dict(sorted(arguments.items(), key=lambda item: str(item[0])))!r}"
+    return f"{call.name}:{arguments!r}"
 
 
 class ToolExecutor(AsyncBehaviour):
@@ -125,13 +136,13 @@ class ToolExecutor(AsyncBehaviour):
         self._commit(actions, sm.get(keys.tool_results, ns))
         return Status.SUCCESS
 
-    def terminate(self, new_status: Status) -> None:
-        if new_status == Status.INVALID and self.status == Status.RUNNING and not self._committed:
+    def stop(self, new_status: Status) -> None:
+        if new_status is Status.INVALID and self.status is Status.RUNNING and not self._committed:
             # Halted mid-batch (run cancelled or abandoned while suspended, a Parallel sibling
             # failed...): answer every call anyway, so the history never holds tool calls
             # without results (the chat API rejects such a history).
             self._commit_unfinished()
-        super().terminate(new_status)
+        super().stop(new_status)
 
     def reset_run(self) -> None:
         super().reset_run()
@@ -285,11 +296,16 @@ class ToolExecutor(AsyncBehaviour):
         key = self._journal_key(call) if journal is not None else ""
         if journal is not None:
             journal.started(key, call.id, call.name)  # durable before the call can take effect
-            context = ToolCallContext(
-                call_id=call.id, tool=call.name, idempotency_key=f"{journal.thread_id}/{key}"
-            )
-        else:
-            context = ToolCallContext(call_id=call.id, tool=call.name, idempotency_key=call.id)
+        context = construct(
+            ToolCallContext,
+            {
+                "call_id": call.id,
+                "tool": call.name,
+                "idempotency_key": f"{journal.thread_id}/{key}" if journal is not None else call.id,
+                "final_answer": None,
+                "artifacts": [],
+            },
+        )
         token = set_current_tool_call(context)
         try:
             outcome = await self.calls.run(call, tool)
@@ -331,7 +347,7 @@ class ToolExecutor(AsyncBehaviour):
             if not outcome.failed:
                 failed = False
             content = outcome.content
-            signature = f"{call.name}:{sorted(call.arguments.items())!r}"
+            signature = call_signature(call)
             seen = counts.get(signature, 0)
             counts[signature] = seen + 1
             if seen:
@@ -339,7 +355,19 @@ class ToolExecutor(AsyncBehaviour):
                     f"\n\n[note: you already made this exact call {seen} time(s) in this run; "
                     "do not repeat it: use the earlier result, change the arguments, or answer]"
                 )
-            messages.append(tool_message(content, call.id, call.name))
+            messages.append(
+                construct(
+                    Message,
+                    {
+                        "role": "tool",
+                        "content": content,
+                        "tool_calls": None,
+                        "tool_call_id": call.id,
+                        "name": call.name,
+                        "reasoning_content": None,
+                    },
+                )
+            )
             if outcome.effect_tags:
                 if known_effects is None:
                     known_effects = set(sm.get(keys.tool_effects, ns) or ())

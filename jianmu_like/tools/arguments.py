@@ -15,8 +15,8 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Protocol
 
 from pydantic import BaseModel, ValidationError
 
@@ -25,12 +25,12 @@ from .errors import ToolArgumentsError
 _PREFIXES_TO_STRIP = ("Value error, ", "Assertion failed, ")
 
 
-@dataclass(frozen=True, slots=True)
-class BoundCall:
-    """Positional and keyword arguments ready to be passed to the tool's function."""
+class BoundCall(NamedTuple):
+    """Positional and keyword arguments ready to be passed to the tool's function (a tuple:
+    one is made per tool call, and a frozen dataclass costs several times as much to build)."""
 
     args: tuple[Any, ...] = ()
-    kwargs: dict[str, Any] = field(default_factory=dict)
+    kwargs: dict[str, Any] = {}  # noqa: RUF012 - never mutated: every binder passes its own dict
 
 
 class ArgumentBinder(Protocol):
@@ -169,7 +169,9 @@ class ModelBinder:
         self.model_param = model_param
         extra = model.model_config.get("extra")
         self._accepted = _accepted_keys(model)
+        self._accepted_set = frozenset(self._accepted or ())
         self._check_extra = extra not in ("allow", "forbid") and self._accepted is not None
+        self._keyword_only = all(not slot.positional for slot in self.slots)
         self._null_means_default = _null_means_default(model)
         self._validate = model.__pydantic_validator__.validate_python
         self._display = [
@@ -177,10 +179,12 @@ class ModelBinder:
         ]
 
     def bind(self, tool_name: str, arguments: Mapping[str, Any]) -> BoundCall:
-        arguments = _require_mapping(tool_name, arguments)
+        if type(arguments) is not dict:  # the usual case skips the (slow) ABC check
+            arguments = _require_mapping(tool_name, arguments)
         unexpected: list[str] = []
-        if self._check_extra and self._accepted is not None:
-            unexpected = [str(key) for key in arguments if key not in self._accepted]
+        if self._check_extra:
+            accepted = self._accepted_set
+            unexpected = [str(key) for key in arguments if key not in accepted]
         problems: list[str] = []
         validated: BaseModel | None = None
         null_default = self._null_means_default
@@ -201,6 +205,9 @@ class ModelBinder:
         if self.model_param is not None:
             slot = self.model_param
             return BoundCall((validated,), {}) if slot.positional else BoundCall((), {slot.param: validated})
+        if self._keyword_only:
+            fields = validated.__dict__
+            return BoundCall((), {slot.param: fields[slot.field] for slot in self.slots})
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
         for slot in self.slots:

@@ -87,6 +87,10 @@ def render_result(result: Any) -> str:
     return str(result)
 
 
+_PLAIN_RESULTS: frozenset[type] = frozenset({str, int, float, bool, dict, list, tuple, type(None)})
+"""Result types that are never awaitable: no `inspect.isawaitable` for them."""
+
+
 def _is_async_callable(fn: Callable[..., Any]) -> bool:
     while isinstance(fn, functools.partial):
         fn = fn.func
@@ -255,7 +259,7 @@ class Tool(BaseModel):
                 result = self.fn(*call.args, **call.kwargs)
             else:
                 result = await run_in_daemon_thread(self.fn, *call.args, **call.kwargs)
-            if inspect.isawaitable(result):
+            if type(result) not in _PLAIN_RESULTS and inspect.isawaitable(result):
                 result = await result
         except SystemExit as exc:
             # Left alone, it would leave the event loop and end every agent in the process. A
