@@ -5,7 +5,8 @@ The BehaviorTree.CPP `StatefulActionNode` pattern on py_trees: the first tick st
 next tick reports its outcome; halting the node cancels the task. The task's first step runs
 eagerly inside the tick (bt.eager): work that never waits reports its outcome in that same
 tick. A subclass may also answer synchronously from `update_sync()` (return a status) to skip
-the task for trivial cases.
+the task for trivial cases. A node the runner marked `exclusive` (no other leaf can run beside
+it) has no task at all: work that waits is carried on by the runner's own task (bt.inline).
 
 An exception escaping `update_async()` is not a FAILURE: the next tick raises it as `NodeFailed`
 (see `bt.fault`), which ends the run naming this node and the error.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import contextvars
 from typing import Any
 
 from py_trees.common import Status
@@ -22,15 +24,21 @@ from py_trees.common import Status
 from ..state.wakeup import Wakeup
 from .eager import NOT_DONE, start_eager
 from .fault import node_failed, report
+from .inline import InlineWork
 from .node import Node
 
 
 class AsyncBehaviour(Node):
     """Base class for nodes that await I/O (model calls, tools, approvals)."""
 
+    exclusive = False
+    """Set by the runner when no other leaf can run while this one does (bt.inline): its work
+    then runs in the runner's task instead of a task of its own."""
+
     def __init__(self, name: str) -> None:
         super().__init__(name)
         self._task: asyncio.Task[Status] | None = None
+        self._inline: InlineWork | None = None
         self.error: BaseException | None = None
         """The exception that ended the last task, if any (raised as `NodeFailed` on the next
         tick); subclasses may also set it for a failure they handled themselves."""
@@ -60,12 +68,20 @@ class AsyncBehaviour(Node):
     def update(self) -> Status:
         task = self._task
         if task is None:
+            inline = self._inline
+            if inline is not None:
+                if not inline.finished:
+                    return Status.RUNNING
+                self._inline = None
+                return self._outcome(inline.result)
             if self._answers_sync:
                 quick = self.update_sync()
                 if quick is not None:
                     return quick
             self.error = self._raised = None
             wakeup = self.state_manager.wakeup
+            if self.exclusive:
+                return self._start_inline(wakeup)
             try:
                 task, status = start_eager(self._run(wakeup), name=self.name)
             except asyncio.CancelledError:
@@ -83,6 +99,21 @@ class AsyncBehaviour(Node):
             self.feedback_message = "cancelled"
             return Status.FAILURE
         return self._outcome(task.result())
+
+    def _start_inline(self, wakeup: Wakeup) -> Status:
+        """Run the first step in this (the runner's) task; work that waits is handed to the
+        runner to carry on after the tick (bt.inline)."""
+        coro = self._run(wakeup)
+        context = contextvars.copy_context()
+        try:
+            yielded = context.run(coro.send, None)
+        except StopIteration as done:
+            return self._outcome(done.value)
+        except asyncio.CancelledError:
+            self.feedback_message = "cancelled"
+            return Status.FAILURE
+        self._inline = wakeup.parked = InlineWork(coro, context, yielded)
+        return Status.RUNNING
 
     def _outcome(self, status: Status) -> Status:
         """The finished task's status, or its exception raised as `NodeFailed`."""
@@ -119,12 +150,16 @@ class AsyncBehaviour(Node):
     def stop(self, new_status: Status) -> None:
         # Nothing to terminate without a task, unless a subclass has its own terminate(): the
         # usual stops (after the outcome, and the loop's reset) skip the call.
-        if self._task is not None or self._terminates_more:
+        if self._task is not None or self._inline is not None or self._terminates_more:
             self.terminate(new_status)
         self.status = new_status
 
     def terminate(self, new_status: Status) -> None:
         # stop() may run twice (FAILURE, then INVALID from a parent reset): cancel only a live task.
+        inline = self._inline
+        if inline is not None and new_status == Status.INVALID:
+            self._inline = None
+            inline.close()
         task = self._task
         if task is not None and new_status == Status.INVALID:
             self._task = None
@@ -134,9 +169,12 @@ class AsyncBehaviour(Node):
     def reset_run(self) -> None:
         """Back to as-built (bt.clone): no task, no error."""
         self._task = None
+        self._inline = None
         self.error = self._raised = None
 
     @property
     def in_flight(self) -> bool:
-        """True while the node's task is running."""
+        """True while the node's work (its task, or work the runner carries) is running."""
+        if self._inline is not None:
+            return not self._inline.finished
         return self._task is not None and not self._task.done()

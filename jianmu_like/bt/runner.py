@@ -18,7 +18,10 @@ from pydantic import BaseModel
 
 from ..state.manager import StateManager
 from ..telemetry.hub import TelemetryHub
+from .async_behaviour import AsyncBehaviour
+from .composites import Sequence
 from .fault import NodeFault, as_node_failed, report
+from .loop import LoopUntilSuccess
 from .node import tick_node, walk
 
 RunStatus = Literal["success", "failure", "suspended", "max_ticks"]
@@ -53,11 +56,13 @@ class ReactiveRunner:
         self.bind()
 
     def bind(self) -> None:
-        """Give every node (plain py_trees behaviours included) the state manager and hub."""
+        """Give every node (plain py_trees behaviours included) the state manager and hub, and
+        mark the async nodes that no other leaf can run beside (bt.inline)."""
         for node in walk(self.root):
             # Plain py_trees behaviours get the attributes too (they have no declaration).
             setattr(node, "state_manager", self.state_manager)  # noqa: B010
             setattr(node, "telemetry", self.telemetry)  # noqa: B010
+        _mark_exclusive(self.root)
 
     async def run(self, max_ticks: int = 100_000) -> RunOutcome:
         """Tick now, then on every signal, until finished, suspended or out of ticks."""
@@ -88,6 +93,11 @@ class ReactiveRunner:
                     return self._outcome("max_ticks", ticks)
                 if wakeup.pending:
                     continue  # signalled during the tick: tick again at once (no await)
+                parked = wakeup.parked
+                if parked is not None:  # an exclusive node's work waits: carry it on, then tick
+                    wakeup.parked = None
+                    await parked
+                    continue
                 if wakeup.in_flight == 0:  # quiescent: no tick would ever come by itself
                     return self._outcome("suspended", ticks)
                 await wakeup.wait()
@@ -103,3 +113,19 @@ class ReactiveRunner:
     def _outcome(self, status: RunStatus, ticks: int, fault: NodeFault | None = None) -> RunOutcome:
         self.total_ticks += ticks
         return RunOutcome(status=status, ticks=ticks, fault=fault)
+
+
+def _mark_exclusive(root: py_trees.behaviour.Behaviour) -> None:
+    """Mark each async node that can only run alone: every ancestor runs one child at a time
+    and re-ticks only the running one (a memory Sequence, a loop). Below anything else (a
+    Parallel, a reactive Selector, a decorator that checks a condition each tick, a custom
+    composite) a node keeps its own task, so ticks can still reach its siblings meanwhile."""
+    stack: list[tuple[py_trees.behaviour.Behaviour, bool]] = [(root, True)]
+    while stack:
+        node, exclusive = stack.pop()
+        if isinstance(node, AsyncBehaviour):
+            node.exclusive = exclusive
+        passes = exclusive and (
+            isinstance(node, LoopUntilSuccess) or (type(node) is Sequence and node.memory)
+        )
+        stack.extend((child, passes) for child in node.children)

@@ -112,8 +112,13 @@ class ContextGuard:
         n = len(seen)
         # the usual case, inline: the history grew by a message or two since the last request
         if n and len(messages) >= n and messages[n - 1] is seen[-1] and messages[0] is seen[0]:
-            if len(messages) > n:
-                self._add(messages[n:])
+            if len(messages) > n:  # `_add`, inlined
+                count = self.counter.message
+                for message in messages[n:]:
+                    size = count(message)
+                    seen.append(message)
+                    self._sizes.append(size)
+                    self._total += size
         else:
             self._recount(messages)
         schemas = request.tools

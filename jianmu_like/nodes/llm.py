@@ -77,30 +77,36 @@ class AgentLLMNode(AsyncBehaviour):
     async def update_async(self) -> Status:
         sm, keys, ns = self.state_manager, self.keys, self.namespace
         tools = self.tools
-        if tools is not None and not tools.ready:
-            await tools.ensure_ready()
-        if self.selection_key is not None and tools is not None:
-            tools = self._view.visible(tools, sm.get(self.selection_key, ns))
+        schemas: list[dict[str, Any]] | None = None
+        if tools is not None:
+            if not tools.ready:
+                await tools.ensure_ready()
+            if self.selection_key is not None:
+                tools = self._view.visible(tools, sm.get(self.selection_key, ns))
+            schemas = tools.schemas() or None
         rounds: int = sm.get(keys.rounds, ns) or 0
         prompt = self.context_builder.build(sm.get(keys.messages, ns), tools)
-        schemas = tools.schemas() if tools is not None and len(tools) else None
         config = self.config
-        request = _request(
-            messages=prompt,
-            model=config.model,
-            tools=schemas,
-            tool_choice=self._tool_choice if rounds == 0 and schemas else None,
-            temperature=config.temperature,
-            max_tokens=config.max_tokens,
-            top_p=config.top_p,
-            top_k=config.top_k,
-            timeout=config.timeout,
-            stream=config.stream,
-            extra_params=self._extra_params,
+        request = construct(
+            ModelRequest,
+            {
+                "messages": prompt,
+                "model": config.model,
+                "tools": schemas,
+                "tool_choice": self._tool_choice if rounds == 0 and schemas else None,
+                "temperature": config.temperature,
+                "max_tokens": config.max_tokens,
+                "top_p": config.top_p,
+                "top_k": config.top_k,
+                "timeout": config.timeout,
+                "stream": config.stream,
+                "extra_params": self._extra_params,
+            },
         )
         if self.request_transform is not None:
             request = await self.request_transform(request, self)
-        active = self.telemetry is not None and self.telemetry.active
+        hub = self.telemetry
+        active = hub is not None and hub.active
         if active:
             self.emit(ev.REPLY_STARTED, round=rounds + 1)
         on_event = self._on_model_event if active else None
@@ -124,7 +130,7 @@ class AgentLLMNode(AsyncBehaviour):
         if config.stream:
             updates[keys.streaming_output] = message.content or ""
         sm.update(updates, ns)
-        if self.telemetry is not None and self.telemetry.active:
+        if active:
             self.emit(
                 ev.REPLY_COMPLETED,
                 round=rounds + 1,
@@ -159,9 +165,3 @@ def fail_with_model_error(
     kind = getattr(exc, "failure_kind", "model_error")
     node.emit(ev.NODE_FAILED, kind=kind, error_type=type(exc).__name__, error=reason)
     return Status.FAILURE
-
-
-def _request(**values: Any) -> ModelRequest:
-    """The node's request, every field given: its values are the node's own, already typed, and
-    the history is not re-validated (that would grow with its length)."""
-    return construct(ModelRequest, values)

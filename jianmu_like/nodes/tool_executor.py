@@ -164,10 +164,14 @@ class ToolExecutor(AsyncBehaviour):
         to_run: list[tuple[ToolCall, Tool]] = []
         waiting: list[Approval] = []
         refused: dict[str, ToolOutcome] = {}
-        context = self._guard_context(len(done)) if self.constraints is not None else None
-        pending: list[Approval] = sm.get(keys.pending_approvals, ns)
-        previous = {a.id: a for a in pending} if pending else {}
-        decisions: dict[str, ApprovalDecision] = sm.get(keys.approval_decisions, ns)
+        context: GuardContext | None = None
+        previous: dict[str, Approval] = {}
+        decisions: dict[str, ApprovalDecision] = {}
+        if self.constraints is not None:  # approvals exist only where a guard can ask for them
+            context = self._guard_context(len(done))
+            pending: list[Approval] = sm.get(keys.pending_approvals, ns)
+            previous = {a.id: a for a in pending} if pending else {}
+            decisions = sm.get(keys.approval_decisions, ns)
         for call in actions:
             if call.id in done:
                 continue

@@ -12,17 +12,22 @@ import asyncio
 import contextvars
 import threading
 from collections.abc import Awaitable, Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..bt.inline import InlineWork
 
 
 class Wakeup:
     """A coalescing, thread-safe wake-up flag plus a count of tracked in-flight tasks."""
 
-    __slots__ = ("_loop", "_thread", "_tracked", "_waiter", "in_flight", "pending")
+    __slots__ = ("_loop", "_thread", "_tracked", "_waiter", "in_flight", "parked", "pending")
 
     def __init__(self) -> None:
         self.pending = False
         self.in_flight = 0
+        self.parked: InlineWork | None = None
+        """Work an exclusive node left for the runner to carry on after the tick (bt.inline)."""
         self._tracked: set[asyncio.Future[Any]] | None = None
         """Tasks counted in flight (created by the first `track`: most runs of a conversation
         track none between their runs, and an idle conversation should hold no set)."""

@@ -1,0 +1,133 @@
+"""Exclusive async nodes run their work in the runner's task (bt.inline): the same outcomes,
+cancellation and timeouts as with a task of their own, without the task."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+
+import py_trees
+import pytest
+from py_trees.common import Status
+from pydantic import BaseModel
+
+from jianmu_like.bt.async_behaviour import AsyncBehaviour
+from jianmu_like.bt.composites import Sequence
+from jianmu_like.bt.loop import LoopUntilSuccess
+from jianmu_like.bt.runner import ReactiveRunner
+from jianmu_like.state.manager import StateManager
+
+_marker: contextvars.ContextVar[str] = contextvars.ContextVar("marker", default="runner")
+
+
+class S(BaseModel):
+    count: int = 0
+    termination: dict[str, object] | None = None
+
+
+class Probe(AsyncBehaviour):
+    """Waits on `gate` (or sleeps), recording the task it ran in and what it saw."""
+
+    def __init__(self, name: str, gate: asyncio.Event | None = None, timeout: float | None = None) -> None:
+        super().__init__(name)
+        self.gate = gate
+        self.timeout = timeout
+        self.tasks: list[asyncio.Task[object] | None] = []
+        self.in_flight_seen: list[int] = []
+        self.events: list[str] = []
+
+    async def update_async(self) -> Status:
+        self.tasks.append(asyncio.current_task())
+        _marker.set(self.name)  # must not leak into the runner's context
+        try:
+            if self.timeout is not None:
+                try:
+                    async with asyncio.timeout(self.timeout):
+                        await asyncio.Event().wait()
+                except TimeoutError:
+                    self.events.append("timed out")
+                    return Status.FAILURE
+            elif self.gate is not None:
+                await self.gate.wait()
+            else:
+                await asyncio.sleep(0)
+            self.in_flight_seen.append(self.state_manager.wakeup.in_flight)
+            self.tasks.append(asyncio.current_task())
+        except asyncio.CancelledError:
+            self.events.append("cancelled")
+            raise
+        finally:
+            self.events.append("finally")
+        sm = self.state_manager
+        sm.update({"count": sm.get("count") + 1})
+        return Status.SUCCESS
+
+
+async def _run(root: py_trees.behaviour.Behaviour) -> tuple[str, asyncio.Task[object] | None]:
+    outcome = await ReactiveRunner(root, StateManager(S)).run()
+    return outcome.status, asyncio.current_task()
+
+
+async def test_an_exclusive_node_waits_in_the_runners_task_without_a_task_of_its_own() -> None:
+    probe = Probe("probe")
+    root = LoopUntilSuccess("loop", Sequence("body", memory=True, children=[probe]), max_iterations=2)
+    status, runner_task = await _run(root)
+    assert status == "success"
+    assert probe.exclusive
+    assert probe.tasks == [runner_task, runner_task]  # before and after the wait
+    assert probe.in_flight_seen == [0]  # no task tracked while it waited
+    assert _marker.get() == "runner"  # its context was its own copy
+
+
+@pytest.mark.parametrize(
+    "parent",
+    [
+        lambda child: py_trees.composites.Parallel(
+            "par", policy=py_trees.common.ParallelPolicy.SuccessOnAll(), children=[child]
+        ),
+        lambda child: Sequence("reactive", memory=False, children=[child]),
+        lambda child: py_trees.composites.Sequence("plain", memory=True, children=[child]),
+    ],
+    ids=["parallel", "sequence-without-memory", "py_trees-sequence"],
+)
+async def test_below_other_composites_a_node_keeps_its_own_task(parent: object) -> None:
+    probe = Probe("probe")
+    status, runner_task = await _run(parent(probe))  # type: ignore[operator]
+    assert status == "success"
+    assert not probe.exclusive
+    assert probe.tasks[0] is probe.tasks[1] and probe.tasks[0] is not runner_task
+    assert probe.in_flight_seen == [1]
+
+
+async def test_cancelling_the_run_cancels_the_waiting_work_at_once() -> None:
+    probe = Probe("probe", gate=asyncio.Event())
+    runner = ReactiveRunner(Sequence("body", memory=True, children=[probe]), StateManager(S))
+    run = asyncio.create_task(runner.run())
+    await asyncio.sleep(0.01)
+    assert probe.in_flight
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    assert probe.events == ["cancelled", "finally"]  # delivered before run() ended
+    assert probe.status == Status.INVALID and not probe.in_flight
+
+
+async def test_a_timeout_inside_the_work_stays_inside_it() -> None:
+    probe = Probe("probe", timeout=0.01)
+    root = Sequence("body", memory=True, children=[probe])
+    status, runner_task = await _run(root)
+    assert status == "failure" and probe.events == ["timed out", "finally"]
+    assert runner_task is not None and runner_task.cancelling() == 0  # no cancellation left over
+
+
+async def test_halting_the_tree_while_the_work_waits_ends_the_wait() -> None:
+    gate = asyncio.Event()
+    probe = Probe("probe", gate=gate)
+    runner = ReactiveRunner(Sequence("body", memory=True, children=[probe]), StateManager(S))
+    run = asyncio.create_task(runner.run(max_ticks=2))
+    await asyncio.sleep(0.01)
+    runner.halt()  # e.g. Agent.aclose() from another task
+    assert probe.events == ["finally"]  # the work was closed at once
+    assert not probe.in_flight
+    outcome = await asyncio.wait_for(run, 5)  # the runner was not left waiting forever
+    assert outcome.status == "max_ticks"
