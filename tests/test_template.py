@@ -142,6 +142,14 @@ async def test_a_tree_returned_to_the_pool_is_reset() -> None:
             assert not node.in_flight and node.error is None
         if isinstance(node, LoopUntilSuccess):
             assert node.iterations == 0 and node.termination is None
+    # No node keeps the conversation's messages (the context guard counted them).
+    held = [
+        value
+        for node in tree.iterate()
+        for attr in ("request_transform",)
+        if (value := getattr(node, attr, None)) is not None
+    ]
+    assert held and all(not guard._seen and guard._total == 0 for guard in held)
     # The next conversation on the recycled tree starts clean.
     result = await tpl.conversation().run({"messages": [human("add 7")]})
     assert result.termination == {"reason": "completed", "iterations": 2}

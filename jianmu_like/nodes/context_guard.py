@@ -101,6 +101,14 @@ class ContextGuard:
             self.client, self.config, model=self.model, pinned=self.pinned, counter=self.counter
         )
 
+    def reset(self) -> None:
+        """Forget the conversation (its node's tree goes back to a pool): no message is held."""
+        self._seen = []
+        self._sizes = []
+        self._total = 0
+        self._memory = None
+        self._cut = set()
+
     def budget(self, request: ModelRequest) -> int:
         """Tokens the request's messages and tool schemas may take."""
         reserve = request.max_tokens if request.max_tokens is not None else self.config.reserve_tokens

@@ -74,6 +74,14 @@ class AgentLLMNode(AsyncBehaviour):
         if rebind is not None:
             self.request_transform = rebind(self)
 
+    def reset_run(self) -> None:
+        """Back to as-built (bt.clone): a request transform with per-conversation memory (the
+        context guard's counted history) forgets it, so a pooled tree holds no conversation."""
+        super().reset_run()
+        forget = getattr(self.request_transform, "reset", None)
+        if forget is not None:
+            forget()
+
     async def update_async(self) -> Status:
         sm, keys, ns = self.state_manager, self.keys, self.namespace
         tools = self.tools
