@@ -172,6 +172,7 @@ class ModelBinder:
         self._accepted_set = frozenset(self._accepted or ())
         self._check_extra = extra not in ("allow", "forbid") and self._accepted is not None
         self._keyword_only = all(not slot.positional for slot in self.slots)
+        self._exact = _exact_plan(model, self.slots) if model_param is None else None
         self._null_means_default = _null_means_default(model)
         self._validate = model.__pydantic_validator__.validate_python
         self._display = [
@@ -179,6 +180,18 @@ class ModelBinder:
         ]
 
     def bind(self, tool_name: str, arguments: Mapping[str, Any]) -> BoundCall:
+        exact = self._exact
+        if exact is not None and type(arguments) is dict and len(arguments) == len(exact):
+            # Every argument given, each exactly of its plain declared type: validation would
+            # return the same values, so they are passed on as they are.
+            kwargs: dict[str, Any] = {}
+            for key, param, kind in exact:
+                value = arguments.get(key)
+                if type(value) is not kind:
+                    break
+                kwargs[param] = value
+            else:
+                return BoundCall((), kwargs)
         if type(arguments) is not dict:  # the usual case skips the (slow) ABC check
             arguments = _require_mapping(tool_name, arguments)
         unexpected: list[str] = []
@@ -209,7 +222,7 @@ class ModelBinder:
             fields = validated.__dict__
             return BoundCall((), {slot.param: fields[slot.field] for slot in self.slots})
         args: list[Any] = []
-        kwargs: dict[str, Any] = {}
+        kwargs = {}
         for slot in self.slots:
             value = getattr(validated, slot.field)
             if slot.positional:
@@ -217,6 +230,41 @@ class ModelBinder:
             else:
                 kwargs[slot.param] = value
         return BoundCall(tuple(args), kwargs)
+
+
+_EXACT_TYPES = (str, int, float, bool)
+"""Types whose values pydantic returns unchanged when they arrive exactly as declared."""
+_TRANSFORMING_CONFIG = ("str_strip_whitespace", "str_to_lower", "str_to_upper", "str_max_length", "strict")
+
+
+def _exact_plan(
+    model: type[BaseModel], slots: Sequence[CallSlot]
+) -> tuple[tuple[str, str, type], ...] | None:
+    """(key, parameter, type) per argument when every argument is a plain str/int/float/bool
+    with no constraint, alias choice, validator or string setting; else None (always validate)."""
+    decorators = model.__pydantic_decorators__
+    if (
+        not slots
+        or any(slot.positional for slot in slots)
+        or any(model.model_config.get(key) for key in _TRANSFORMING_CONFIG)
+        or decorators.field_validators
+        or decorators.model_validators
+        or decorators.validators
+        or decorators.root_validators
+        or model.__pydantic_post_init__ is not None
+    ):
+        return None
+    plan: list[tuple[str, str, type]] = []
+    for slot in slots:
+        info = model.model_fields.get(slot.field)
+        kind: Any = info.annotation if info is not None else None
+        if info is None or kind not in _EXACT_TYPES or info.metadata:
+            return None
+        if info.validation_alias is not None and not isinstance(info.validation_alias, str):
+            return None
+        key = info.validation_alias or info.alias or slot.field
+        plan.append((key, slot.param, kind))
+    return tuple(plan)
 
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {

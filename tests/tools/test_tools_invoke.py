@@ -7,10 +7,10 @@ import datetime as dt
 import functools
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 from jianmu_like.tools import Tool, ToolArgumentsError, render_result, tool
 
@@ -220,3 +220,42 @@ async def test_invoke_renders_results() -> None:
         return {"ok": True, "items": ["é"]}
 
     assert await info.invoke({}) == '{"ok": true, "items": ["é"]}'
+
+
+async def test_exactly_typed_arguments_skip_validation_and_the_rest_still_validates() -> None:
+    seen: list[tuple[Any, ...]] = []
+
+    @tool
+    def plain(count: int, ratio: float, name: str, flag: bool) -> str:
+        seen.append((count, ratio, name, flag))
+        return "ok"
+
+    assert plain._binder._exact is not None  # type: ignore[union-attr]
+    await plain.execute({"count": 3, "ratio": 0.5, "name": " x ", "flag": True})
+    # Anything not exactly of its type goes through pydantic as before: coerced or refused.
+    await plain.execute({"count": "4", "ratio": 2, "name": "y", "flag": False})
+    assert seen == [(3, 0.5, " x ", True), (4, 2.0, "y", False)]
+    assert type(seen[1][1]) is float
+    with pytest.raises(ToolArgumentsError, match="count"):
+        await plain.execute({"count": 1.5, "ratio": 1.0, "name": "z", "flag": True})
+    with pytest.raises(ToolArgumentsError, match="unexpected argument 'extra'"):
+        await plain.execute({"count": 1, "ratio": 1.0, "extra": "z", "flag": True})
+
+    @tool
+    def constrained(n: Annotated[int, Field(ge=0)], label: str = "d") -> str:
+        return f"{n}{label}"
+
+    assert constrained._binder._exact is None  # type: ignore[union-attr]
+    with pytest.raises(ToolArgumentsError, match="greater than or equal to 0"):
+        await constrained.execute({"n": -1, "label": "x"})
+    assert await constrained.execute({"n": 2}) == "2d"  # a default still applies
+
+    class Stripped(BaseModel):
+        model_config = ConfigDict(str_strip_whitespace=True, extra="forbid")
+        text: str
+
+    @tool(args_model=Stripped)
+    def echo(text: str) -> str:
+        return text
+
+    assert await echo.execute({"text": "  hi  "}) == "hi"  # the model's settings still apply
