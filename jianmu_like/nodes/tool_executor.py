@@ -99,6 +99,8 @@ class ToolExecutor(AsyncBehaviour):
         """The current batch's observations are in the history (set until the next batch)."""
         self._batch = 0
         """Length of the history when the current batch started (part of its journal keys)."""
+        self._finished: dict[str, ToolOutcome] = {}
+        """Outcomes of the current batch not yet in the state (runs without a journal)."""
 
     # ------------------------------------------------------------------ tick
     def update_sync(self) -> Status | None:
@@ -129,11 +131,17 @@ class ToolExecutor(AsyncBehaviour):
         to_run, waiting, refused = self._preflight(actions, done)
         if refused:
             sm.update({keys.tool_results: refused}, ns)
+        finished: dict[str, ToolOutcome] = {}
+        self._finished = finished
         await self._execute(to_run, journal)
         if waiting:
+            if finished:  # the state must hold them while the run is suspended
+                sm.update({keys.tool_results: finished}, ns)
+            self._finished = {}
             self._suspend(waiting)
             return Status.RUNNING
-        self._commit(actions, sm.get(keys.tool_results, ns))
+        outcomes: dict[str, ToolOutcome] = sm.get(keys.tool_results, ns)
+        self._commit(actions, {**outcomes, **finished} if outcomes else finished)
         return Status.SUCCESS
 
     def stop(self, new_status: Status) -> None:
@@ -148,12 +156,14 @@ class ToolExecutor(AsyncBehaviour):
         super().reset_run()
         self._committed = False
         self._batch = 0
+        self._finished = {}
 
     def on_clone(self) -> None:
         """A clone gets its own call runner, emitting as itself (bt.clone)."""
         calls = copy.copy(self.calls)
         calls.emit = self.emit
         self.calls = calls
+        self._finished = {}
 
     # ------------------------------------------------------------------ guard
     def _preflight(
@@ -321,7 +331,11 @@ class ToolExecutor(AsyncBehaviour):
             outcome = outcome.model_copy(update={"artifacts": context.artifacts})
         if journal is not None:
             journal.finished(key, outcome.model_dump(mode="json"))
-        self.state_manager.update({self.keys.tool_results: {call.id: outcome}}, self.namespace)
+            self.state_manager.update({self.keys.tool_results: {call.id: outcome}}, self.namespace)
+        else:
+            # Without a journal nothing can restore this batch: the outcome waits in the batch's
+            # own dict and reaches the state only if the batch suspends (see update_async).
+            self._finished[call.id] = outcome
 
     def _parallel(self, tools: Sequence[Tool]) -> bool:
         if len(tools) < 2 or self.execution_mode == "serial":
@@ -403,7 +417,8 @@ class ToolExecutor(AsyncBehaviour):
         actions: list[ToolCall] = list(sm.get(keys.actions, ns) or ())
         if not actions:
             return
-        outcomes = dict(sm.get(keys.tool_results, ns))
+        outcomes = {**sm.get(keys.tool_results, ns), **self._finished}
+        self._finished = {}
         waiting = {a.id: a for a in sm.get(keys.pending_approvals, ns)}
         for call in actions:
             if call.id in outcomes:
