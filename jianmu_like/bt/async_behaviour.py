@@ -81,7 +81,20 @@ class AsyncBehaviour(Node):
             self.error = self._raised = None
             wakeup = self.state_manager.wakeup
             if self.exclusive:
-                return self._start_inline(wakeup)
+                # The first step runs in this (the runner's) task; work that waits is handed to
+                # the runner to carry on after the tick (bt.inline).
+                coro = self._run(wakeup)
+                context = contextvars.copy_context()
+                try:
+                    yielded = context.run(coro.send, None)
+                except StopIteration as done:
+                    status: Status = done.value
+                    return status if self._raised is None else self._outcome(status)
+                except asyncio.CancelledError:
+                    self.feedback_message = "cancelled"
+                    return Status.FAILURE
+                self._inline = wakeup.parked = InlineWork(coro, context, yielded)
+                return Status.RUNNING
             try:
                 task, status = start_eager(self._run(wakeup), name=self.name)
             except asyncio.CancelledError:
@@ -99,21 +112,6 @@ class AsyncBehaviour(Node):
             self.feedback_message = "cancelled"
             return Status.FAILURE
         return self._outcome(task.result())
-
-    def _start_inline(self, wakeup: Wakeup) -> Status:
-        """Run the first step in this (the runner's) task; work that waits is handed to the
-        runner to carry on after the tick (bt.inline)."""
-        coro = self._run(wakeup)
-        context = contextvars.copy_context()
-        try:
-            yielded = context.run(coro.send, None)
-        except StopIteration as done:
-            return self._outcome(done.value)
-        except asyncio.CancelledError:
-            self.feedback_message = "cancelled"
-            return Status.FAILURE
-        self._inline = wakeup.parked = InlineWork(coro, context, yielded)
-        return Status.RUNNING
 
     def _outcome(self, status: Status) -> Status:
         """The finished task's status, or its exception raised as `NodeFailed`."""

@@ -205,20 +205,21 @@ class ModelClient:
             delay = max(delay, min(error.retry_after, policy.retry_after_max))
         return float(delay)
 
-    async def complete(
+    def complete(
         self, request: ModelRequest, *, on_event: ModelEventCallback | None = None
-    ) -> ModelResponse:
+    ) -> Awaitable[ModelResponse]:
         """Run one logical call: retries per model, then fallbacks; raise `ModelCallFailed`.
 
         Retryable errors are retried on the same model (`1 + max_retries` attempts) with
         backoff; a non-retryable error moves to the next model at once. The returned response
         carries the model that answered and the total number of attempts. A hook set with
-        `models.hooks.use_model_call_hook` (durable runs) wraps the whole call.
+        `models.hooks.use_model_call_hook` (durable runs) wraps the whole call. (A plain method
+        returning the call's coroutine: one coroutine frame fewer per call; await it.)
         """
         hook = model_call_hook()
         if hook is not None:
-            return await hook(self._complete, request, on_event)
-        return await self._complete(request, on_event)
+            return hook(self._complete, request, on_event)
+        return self._complete(request, on_event)
 
     async def _complete(self, request: ModelRequest, on_event: ModelEventCallback | None) -> ModelResponse:
         models = self.models_for(request)
