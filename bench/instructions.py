@@ -1,6 +1,6 @@
 """Instruction counts (callgrind) of the overhead benchmark's workloads: load-independent.
 
-    python bench/instructions.py measure [--floor] [--only seq|conc]
+    python bench/instructions.py measure [--floor] [--only seq|conc] [--k K]
     python bench/instructions.py seq|conc REPEATS [--floor]     # the workload (under valgrind)
 
 On a shared machine wall and CPU times move by 2x with the load; instructions executed do
@@ -11,6 +11,7 @@ and are not counted; without them it runs each workload twice, with a small and 
 count, and reports the difference / the extra work:
 
 * seq: sequential runs of k=50 iterations (zero latency), per iteration (12 vs 2 runs);
+  `--k 1`: runs of one iteration, per run (600 vs 100 runs): the fixed cost of a fresh run;
 * conc: gathers of N=1,000 conversations x 5 iterations (10 ms latency; the conversations are
   created inside), per gather (3 vs 1 gathers). GC included, so it moves between gathers.
 """
@@ -62,14 +63,21 @@ def _region() -> tuple[Callable[[], None], Callable[[], None]]:
     return helper.cg_start, helper.cg_stop
 
 
-async def _seq(impl: Impl, runs: int) -> None:
+def _seq_plan(k: int) -> tuple[int, int]:
+    """Runs of the small and the large seq workload: about as many iterations at any k."""
+    scale = max(1, SEQ_K // k)
+    low, high = PLANS["seq"]
+    return low * scale, high * scale
+
+
+async def _seq(impl: Impl, runs: int, k: int) -> None:
     for _ in range(2):  # warm-up
-        prepared = impl.build(SEQ_K, 0.0)
+        prepared = impl.build(k, 0.0)
         prepared.verify(await prepared.run())
     start, stop = _region()
     start()
     for _ in range(runs):
-        prepared = impl.build(SEQ_K, 0.0)
+        prepared = impl.build(k, 0.0)
         await prepared.run()
     stop()
 
@@ -86,7 +94,7 @@ async def _conc(impl: Impl, gathers: int, n: int) -> None:
     stop()
 
 
-def _count(what: str, floor: bool, repeats: int, helper: Path | None, n: int) -> int:
+def _count(what: str, floor: bool, repeats: int, helper: Path | None, n: int, k: int) -> int:
     """Instructions of one workload run: its measured region with the helper, else in all."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "callgrind.out"
@@ -103,6 +111,7 @@ def _count(what: str, floor: bool, repeats: int, helper: Path | None, n: int) ->
                 what,
                 str(repeats),
                 f"--n={n}",
+                f"--k={k}",
                 *(["--floor"] if floor else []),
             ],
             check=True,
@@ -124,10 +133,13 @@ def main() -> None:
     parser.add_argument("repeats", nargs="?", type=int, default=1)
     parser.add_argument("--floor", action="store_true", help="the hand-written loop instead")
     parser.add_argument("--n", type=int, default=CONC_N, help=f"conc: runs per gather (default {CONC_N})")
+    parser.add_argument(
+        "--k", type=int, default=SEQ_K, help=f"seq: iterations per run (default {SEQ_K}; 1: per-run cost)"
+    )
     args = parser.parse_args()
     impl: Impl = FloorImpl() if args.floor else JianmuImpl()
     if args.what == "seq":
-        asyncio.run(_seq(impl, args.repeats))
+        asyncio.run(_seq(impl, args.repeats, args.k))
     elif args.what == "conc":
         asyncio.run(_conc(impl, args.repeats, args.n))
     else:
@@ -136,15 +148,21 @@ def main() -> None:
             for what, (low, high) in PLANS.items():
                 if args.only not in (None, what):
                     continue
-                label = "per iteration (k=50)" if what == "seq" else f"per gather (N={args.n})"
+                if what == "seq":
+                    low, high = _seq_plan(args.k)
+                    per_what = "per iteration" if args.k > 1 else "per run"
+                    label = f"{per_what} (k={args.k})"
+                else:
+                    label = f"per gather (N={args.n})"
+                per_repeat = args.k if what == "seq" else 1
                 if helper is not None:
-                    count = _count(what, args.floor, high - low, helper, args.n)
-                    per = count / (high - low) / (SEQ_K if what == "seq" else 1)
+                    count = _count(what, args.floor, high - low, helper, args.n, args.k)
+                    per = count / (high - low) / per_repeat
                     print(f"{what}: {per / 1e3:,.1f} k Ir {label} [{count:,} in {high - low} repeats]")
                     continue
-                small = _count(what, args.floor, low, None, args.n)
-                large = _count(what, args.floor, high, None, args.n)
-                unit = (high - low) * (SEQ_K if what == "seq" else 1)
+                small = _count(what, args.floor, low, None, args.n, args.k)
+                large = _count(what, args.floor, high, None, args.n, args.k)
+                unit = (high - low) * per_repeat
                 print(f"{what}: {(large - small) / unit / 1e3:,.1f} k Ir {label} [{small:,} / {large:,}]")
 
 
