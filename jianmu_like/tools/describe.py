@@ -4,17 +4,25 @@ Some models (or prompting styles such as text-mode ReAct) read tools from the pr
 than from the function-calling `tools` parameter. They need a compact listing that states each
 parameter's type, whether it is required and its default, which a raw JSON schema hides in
 noise. Only what a model needs to form a correct call is rendered.
+
+A tool's listing is rendered once per `Tool` instance and kept while the tool lives: a Tool is
+immutable (its schema is cached on it the same way), and the tools of an agent are usually
+module-level objects shared by every tree built from them, so a fresh agent's system prompt
+costs a lookup per tool instead of a rendering.
 """
 
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .base import Tool
 
 _MAX_DEPTH = 3
+_RENDERED: weakref.WeakKeyDictionary[Tool, str] = weakref.WeakKeyDictionary()
+"""describe_tool's text per tool (equal tools render equally, so an equal key is as good)."""
 
 
 def _literal(value: Any) -> str:
@@ -73,7 +81,14 @@ def describe_parameters(parameters: Mapping[str, Any]) -> list[str]:
 
 
 def describe_tool(tool: Tool) -> str:
-    """A tool's name and description, then its parameters indented below."""
+    """A tool's name and description, then its parameters indented below (rendered once)."""
+    text = _RENDERED.get(tool)
+    if text is None:
+        text = _RENDERED[tool] = _render(tool)
+    return text
+
+
+def _render(tool: Tool) -> str:
     head = f"{tool.name}: {tool.description}" if tool.description else tool.name
     params = describe_parameters(tool.parameters)
     if not params:
