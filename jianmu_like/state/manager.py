@@ -30,6 +30,9 @@ _PLAIN: dict[type[BaseModel], dict[str, tuple[str, FieldSpec | None]]] = {}
 hot path's lookups, without building a (key, namespace) tuple per access."""
 _EPHEMERAL: dict[tuple[type[BaseModel], Scope], list[FieldSpec]] = {}
 """Ephemeral field specs by (schema, scope): reset at every loop iteration, so worth keeping."""
+_EPHEMERAL_ANY: dict[type[BaseModel], list[tuple[FieldSpec, Any, Any, bool]]] = {}
+"""Per schema: every ephemeral field (run or step) with its default factory, its default and
+whether that default is copied on reset (a fresh run resets them all)."""
 
 
 class StateError(KeyError):
@@ -213,14 +216,33 @@ class StateManager:
             extra.pop(f"{namespace}.{spec.name}", None)
 
     def reset_for_run(self) -> None:
-        """A fresh run: reset run- and step-scoped fields everywhere, namespaces included."""
-        scopes: tuple[Scope, ...] = ("run", "step")
-        for scope in scopes:
-            self.reset_ephemeral(scope)
+        """A fresh run: reset run- and step-scoped fields everywhere, namespaces included.
+
+        One pass over the ephemeral fields, writing only those not at their default yet: a
+        field holding its (immutable, shared) default object or an empty list/dict of its own
+        is left as it is, which is what resetting it would give."""
+        specs = _EPHEMERAL_ANY.get(self.schema)
+        if specs is None:
+            specs = _EPHEMERAL_ANY[self.schema] = [
+                (spec, spec.default_factory, spec.default, isinstance(spec.default, (list, dict, set)))
+                for spec in self._spec.fields.values()
+                if spec.scope is not None
+            ]
+        if specs:
+            self.version += 1
+        fields = self.state.__dict__
+        for spec, factory, default, copied in specs:
+            current = fields.get(spec.name, _MISSING)
+            if factory is None:
+                if current is default and not copied:
+                    continue
+            elif (factory is list or factory is dict) and type(current) is factory and not current:
+                continue
+            fields[spec.name] = spec.fresh_default()
         extra = self.state.__pydantic_extra__
         if not extra:
             return
-        names = {s.name for s in self._spec.fields.values() if s.scope is not None}
+        names = {spec.name for spec, *_ in specs}
         for key in [k for k in extra if "." in k and k.rsplit(".", 1)[1] in names]:
             del extra[key]
 
