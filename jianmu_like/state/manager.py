@@ -288,13 +288,10 @@ class StateManager:
     def copy_state(self) -> BaseModel:
         """A copy safe to hand to callers: containers are copied, immutable items shared."""
         copied = self.state.model_copy()  # shallow: fields set, extras and privates carried over
-        values = copied.__dict__
-        for key, value in values.items():
-            values[key] = _copy_container(value)
+        _copy_containers(copied.__dict__)
         extra = copied.__pydantic_extra__
         if extra:
-            for key, value in extra.items():
-                extra[key] = _copy_container(value)
+            _copy_containers(extra)
         return copied
 
 
@@ -302,9 +299,9 @@ def _namespaced(snapshot: Iterable[str]) -> set[str]:
     return {k for k in snapshot if "." in k}
 
 
-def _copy_container(value: Any) -> Any:
-    if type(value) is list:
-        return list(value)
-    if type(value) is dict:
-        return dict(value)
-    return value
+def _copy_containers(values: dict[str, Any]) -> None:
+    """Replace the lists and dicts among `values` by shallow copies (in place)."""
+    for key, value in values.items():
+        kind = type(value)
+        if kind is list or kind is dict:
+            values[key] = value.copy()

@@ -13,6 +13,7 @@ costs a lookup per tool instead of a rendering.
 
 from __future__ import annotations
 
+import functools
 import json
 import weakref
 from collections.abc import Iterable, Mapping
@@ -21,8 +22,9 @@ from typing import Any
 from .base import Tool
 
 _MAX_DEPTH = 3
-_RENDERED: weakref.WeakKeyDictionary[Tool, str] = weakref.WeakKeyDictionary()
-"""describe_tool's text per tool (equal tools render equally, so an equal key is as good)."""
+_RENDERED: dict[int, tuple[weakref.ref[Tool], str]] = {}
+"""describe_tool's text by id of the tool, with a weak reference proving the id is still that
+tool's (a WeakKeyDictionary would compare equal-hashed tools field by field on every lookup)."""
 
 
 def _literal(value: Any) -> str:
@@ -82,10 +84,20 @@ def describe_parameters(parameters: Mapping[str, Any]) -> list[str]:
 
 def describe_tool(tool: Tool) -> str:
     """A tool's name and description, then its parameters indented below (rendered once)."""
-    text = _RENDERED.get(tool)
-    if text is None:
-        text = _RENDERED[tool] = _render(tool)
+    key = id(tool)
+    hit = _RENDERED.get(key)
+    if hit is not None and hit[0]() is tool:
+        return hit[1]
+    text = _render(tool)
+    _RENDERED[key] = (weakref.ref(tool, functools.partial(_forget, key)), text)
     return text
+
+
+def _forget(key: int, gone: weakref.ref[Tool]) -> None:
+    """A rendered tool died: drop its entry (unless a newer tool's entry took the id)."""
+    hit = _RENDERED.get(key)
+    if hit is not None and hit[0] is gone:
+        del _RENDERED[key]
 
 
 def _render(tool: Tool) -> str:
