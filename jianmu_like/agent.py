@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import secrets
+import os
 import time
 import uuid
 import weakref
@@ -430,7 +430,8 @@ class Agent:
     def _approvals(self) -> list[tuple[str | None, Approval]]:
         sm, key = self.state_manager, self.keys.pending_approvals
         found: list[tuple[str | None, Approval]] = []
-        for ns in [None, *sorted(sm.namespaces())]:
+        namespaces = sorted(sm.namespaces()) if sm.state.__pydantic_extra__ else ()
+        for ns in (None, *namespaces):
             try:
                 approvals = sm.get(key, ns) or []
             except KeyError:
@@ -440,7 +441,7 @@ class Agent:
 
     # ------------------------------------------------------------------ running
     async def _drive(self, max_ticks: int, *, event: str) -> AgentResult:
-        run_id = secrets.token_hex(6)
+        run_id = os.urandom(6).hex()  # secrets.token_hex(6) without its wrappers
         self.telemetry.run_id = run_id
         hub = self.telemetry
         if hub.active:

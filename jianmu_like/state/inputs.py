@@ -24,6 +24,9 @@ Route = tuple[str | None, str]
 """(namespace or None for the top level, key)."""
 
 _CACHE_ATTR = "_jianmu_tree_inputs"
+_RESOLVED_READS: dict[tuple[tuple[str, ...], str | None], tuple[SchemaSpec, frozenset[Route]]] = {}
+"""Resolved contract reads by (keys, namespace), with the schema spec they were resolved for."""
+_RESOLVED_READS_SIZE = 256
 
 
 class InputError(ValueError):
@@ -109,6 +112,21 @@ def resolve_key(key: str, namespace: str | None, spec: SchemaSpec) -> Route:
     return ns, name
 
 
+def _resolved_reads(keys: Iterable[str], namespace: str | None, spec: SchemaSpec) -> frozenset[Route]:
+    """Where a contract's read keys live; remembered, as every tree built by one preset declares
+    the same keys (a fresh agent's first run would resolve them all again)."""
+    if type(keys) is not tuple:
+        return frozenset(resolve_key(key, namespace, spec) for key in keys)
+    hit = _RESOLVED_READS.get((keys, namespace))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    found = frozenset(resolve_key(key, namespace, spec) for key in keys)
+    if len(_RESOLVED_READS) >= _RESOLVED_READS_SIZE:
+        _RESOLVED_READS.clear()
+    _RESOLVED_READS[(keys, namespace)] = (spec, found)
+    return found
+
+
 def _collect(
     node: py_trees.behaviour.Behaviour,
     covered: bool,
@@ -123,8 +141,8 @@ def _collect(
         namespace = contract.namespace
         if namespace is not None:
             namespaces.add(namespace)
-        for key in contract.reads or ():
-            reads.add(resolve_key(key, namespace, spec))
+        if contract.reads:
+            reads.update(_resolved_reads(contract.reads, namespace, spec))
     covered = covered or getattr(contract, "reads", None) is not None
     children: list[py_trees.behaviour.Behaviour] = getattr(node, "children", None) or []
     if not children:
