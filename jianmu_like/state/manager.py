@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 
 from .journal import ToolJournal
-from .schema import FieldSpec, Scope, schema_spec
+from .schema import FieldSpec, SchemaSpec, Scope, schema_spec
 from .wakeup import Wakeup
 
 _MISSING: Any = object()
@@ -30,9 +30,10 @@ _PLAIN: dict[type[BaseModel], dict[str, tuple[str, FieldSpec | None]]] = {}
 hot path's lookups, without building a (key, namespace) tuple per access."""
 _EPHEMERAL: dict[tuple[type[BaseModel], Scope], list[FieldSpec]] = {}
 """Ephemeral field specs by (schema, scope): reset at every loop iteration, so worth keeping."""
-_EPHEMERAL_ANY: dict[type[BaseModel], list[tuple[FieldSpec, Any, Any, bool]]] = {}
-"""Per schema: every ephemeral field (run or step) with its default factory, its default and
-whether that default is copied on reset (a fresh run resets them all)."""
+_ASSIGN, _EMPTY, _FRESH = "assign", "empty", "fresh"
+_RUN_RESETS: dict[type[BaseModel], list[tuple[str, str, Any]]] = {}
+"""Per schema: how a fresh run resets each ephemeral field (see `_run_resets`)."""
+_SCALARS = (int, float, bool, str, bytes, type(None))
 
 
 class StateError(KeyError):
@@ -218,31 +219,28 @@ class StateManager:
     def reset_for_run(self) -> None:
         """A fresh run: reset run- and step-scoped fields everywhere, namespaces included.
 
-        One pass over the ephemeral fields, writing only those not at their default yet: a
-        field holding its (immutable, shared) default object or an empty list/dict of its own
-        is left as it is, which is what resetting it would give."""
-        specs = _EPHEMERAL_ANY.get(self.schema)
-        if specs is None:
-            specs = _EPHEMERAL_ANY[self.schema] = [
-                (spec, spec.default_factory, spec.default, isinstance(spec.default, (list, dict, set)))
-                for spec in self._spec.fields.values()
-                if spec.scope is not None
-            ]
-        if specs:
+        One pass over the ephemeral fields (`_run_resets`): an immutable default is assigned,
+        an empty list/dict of the field's own is left as it is (what a reset would give), any
+        other default is made fresh."""
+        resets = _RUN_RESETS.get(self.schema)
+        if resets is None:
+            resets = _RUN_RESETS[self.schema] = _run_resets(self._spec)
+        if resets:
             self.version += 1
         fields = self.state.__dict__
-        for spec, factory, default, copied in specs:
-            current = fields.get(spec.name, _MISSING)
-            if factory is None:
-                if current is default and not copied:
-                    continue
-            elif (factory is list or factory is dict) and type(current) is factory and not current:
-                continue
-            fields[spec.name] = spec.fresh_default()
+        for name, how, value in resets:
+            if how is _ASSIGN:
+                fields[name] = value
+            elif how is _EMPTY:
+                current = fields.get(name)
+                if type(current) is not value or current:
+                    fields[name] = value()
+            else:
+                fields[name] = value.fresh_default()
         extra = self.state.__pydantic_extra__
         if not extra:
             return
-        names = {spec.name for spec, *_ in specs}
+        names = {name for name, _, _ in resets}
         for key in [k for k in extra if "." in k and k.rsplit(".", 1)[1] in names]:
             del extra[key]
 
@@ -293,6 +291,37 @@ class StateManager:
         if extra:
             _copy_containers(extra)
         return copied
+
+
+def _run_resets(spec: SchemaSpec) -> list[tuple[str, str, Any]]:
+    """(field, how, value) for every ephemeral field (run or step scope): `_ASSIGN` an
+    immutable default (`value`, shared like pydantic shares it), `_EMPTY` a list/dict factory
+    (`value`; an empty container of the field's own is kept), `_FRESH` anything else (`value`
+    is the FieldSpec, whose `fresh_default()` is called)."""
+    resets: list[tuple[str, str, Any]] = []
+    for field in spec.fields.values():
+        if field.scope is None:
+            continue
+        factory, default = field.default_factory, field.default
+        if factory is None and not isinstance(default, (list, dict, set)):
+            resets.append((field.name, _ASSIGN, default))  # fresh_default() returns it as is
+        elif factory is list or factory is dict:
+            resets.append((field.name, _EMPTY, factory))
+        elif factory is not None and _immutable_model(factory):
+            resets.append((field.name, _ASSIGN, factory()))  # e.g. Usage(): one zero for all
+        else:
+            resets.append((field.name, _FRESH, field))
+    return resets
+
+
+def _immutable_model(factory: Any) -> bool:
+    """A frozen pydantic model of scalar fields only (e.g. `Usage`): its instances can be shared."""
+    if not (isinstance(factory, type) and issubclass(factory, BaseModel)):
+        return False
+    config = factory.model_config
+    if not config.get("frozen") or config.get("extra") == "allow" or factory.__private_attributes__:
+        return False
+    return all(info.annotation in _SCALARS for info in factory.model_fields.values())
 
 
 def _namespaced(snapshot: Iterable[str]) -> set[str]:

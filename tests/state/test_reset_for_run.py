@@ -70,3 +70,29 @@ def test_empty_containers_of_their_own_stay_and_filled_ones_are_replaced() -> No
     sm.update({"items": ["a"]})
     sm.reset_for_run()
     assert sm.get("items") == [] and held == ["a"]  # a caller's reference keeps the old run
+
+
+class Counts(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    calls: int = 0
+
+
+class Notes(BaseModel):
+    lines: list[str] = Field(default_factory=list)
+
+
+class WithModels(BaseModel):
+    counts: Annotated[Counts, Ephemeral()] = Field(default_factory=Counts)
+    notes: Annotated[Notes, Ephemeral()] = Field(default_factory=Notes)
+
+
+def test_model_defaults_are_reset_and_only_immutable_ones_shared() -> None:
+    first, second = StateManager(WithModels), StateManager(WithModels)
+    for sm in (first, second):
+        sm.update({"counts": Counts(calls=2), "notes": Notes(lines=["x"])})
+        sm.reset_for_run()
+        assert sm.get("counts") == Counts() and sm.get("notes") == Notes()
+    assert first.get("notes") is not second.get("notes")  # mutable: each state its own
+    first.get("notes").lines.append("mine")
+    assert second.get("notes").lines == []
