@@ -285,10 +285,12 @@ class Agent:
 
     def _bind_interrupts(self, root: py_trees.behaviour.Behaviour) -> None:
         """Give the tree's interrupt points (the ReAct loops' done checks) this agent's box."""
-        for node in walk(root):
-            if isinstance(node, InterruptGate):
-                node.interrupts = self.interrupts
-                self._interrupt_points.add(node.namespace)
+        self._bind_gates(interrupt_gates(root))
+
+    def _bind_gates(self, gates: Iterable[InterruptGate]) -> None:
+        for node in gates:
+            node.interrupts = self.interrupts
+            self._interrupt_points.add(node.namespace)
 
     def _in_progress(self) -> bool:
         """A run is under way or suspended (waiting for approvals)."""
@@ -564,3 +566,8 @@ class Agent:
 
 
 _read = read_key
+
+
+def interrupt_gates(root: py_trees.behaviour.Behaviour) -> list[InterruptGate]:
+    """The interrupt points of a tree (a walk of the whole tree)."""
+    return [node for node in walk(root) if isinstance(node, InterruptGate)]
