@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import secrets
+import os
 import time
 import uuid
 import weakref
@@ -285,10 +285,12 @@ class Agent:
 
     def _bind_interrupts(self, root: py_trees.behaviour.Behaviour) -> None:
         """Give the tree's interrupt points (the ReAct loops' done checks) this agent's box."""
-        for node in walk(root):
-            if isinstance(node, InterruptGate):
-                node.interrupts = self.interrupts
-                self._interrupt_points.add(node.namespace)
+        self._bind_gates(interrupt_gates(root))
+
+    def _bind_gates(self, gates: Iterable[InterruptGate]) -> None:
+        for node in gates:
+            node.interrupts = self.interrupts
+            self._interrupt_points.add(node.namespace)
 
     def _in_progress(self) -> bool:
         """A run is under way or suspended (waiting for approvals)."""
@@ -430,7 +432,8 @@ class Agent:
     def _approvals(self) -> list[tuple[str | None, Approval]]:
         sm, key = self.state_manager, self.keys.pending_approvals
         found: list[tuple[str | None, Approval]] = []
-        for ns in [None, *sorted(sm.namespaces())]:
+        namespaces = sorted(sm.namespaces()) if sm.state.__pydantic_extra__ else ()
+        for ns in (None, *namespaces):
             try:
                 approvals = sm.get(key, ns) or []
             except KeyError:
@@ -440,7 +443,7 @@ class Agent:
 
     # ------------------------------------------------------------------ running
     async def _drive(self, max_ticks: int, *, event: str) -> AgentResult:
-        run_id = secrets.token_hex(6)
+        run_id = os.urandom(6).hex()  # secrets.token_hex(6) without its wrappers
         self.telemetry.run_id = run_id
         hub = self.telemetry
         if hub.active:
@@ -563,3 +566,8 @@ class Agent:
 
 
 _read = read_key
+
+
+def interrupt_gates(root: py_trees.behaviour.Behaviour) -> list[InterruptGate]:
+    """The interrupt points of a tree (a walk of the whole tree)."""
+    return [node for node in walk(root) if isinstance(node, InterruptGate)]

@@ -50,8 +50,10 @@ def read_key(sm: StateManager, key: str, namespace: str | None, default: Any) ->
 
 
 def read_usage(sm: StateManager, keys: StateKeys, namespace: str | None) -> Usage:
-    usage = read_key(sm, keys.usage, namespace, Usage())
-    return usage if isinstance(usage, Usage) else Usage.model_validate(usage)
+    usage = read_key(sm, keys.usage, namespace, None)
+    if isinstance(usage, Usage):
+        return usage
+    return Usage() if usage is None else Usage.model_validate(usage)
 
 
 def outcome(sm: StateManager, keys: StateKeys, namespace: str) -> AgentOutcome:

@@ -18,13 +18,14 @@ import py_trees
 from py_trees.common import Status
 from pydantic import BaseModel
 
-from .agent import Agent, AgentResult
+from .agent import Agent, AgentResult, interrupt_gates
 from .bt.clone import clone_tree, reset_tree
 from .bt.node import walk
 from .bt.progress import capture_progress, restore_progress
 from .bt.runner import ReactiveRunner
 from .checkpoint.store import Checkpointer
 from .config import get_config
+from .nodes.interrupts import InterruptGate
 from .presets.react_state import ReActState
 from .state.contract import check_contract
 from .state.manager import StateManager
@@ -131,6 +132,22 @@ class AgentTemplate:
         """Close tool providers (e.g. MCP server sessions) of the template's trees."""
         for toolset in self.toolsets():
             await toolset.aclose()
+
+
+_GATES_ATTR = "_jianmu_interrupt_gates"
+
+
+def _pooled_gates(root: py_trees.behaviour.Behaviour) -> list[InterruptGate]:
+    """The interrupt points of a pooled tree, found once per tree: every run of a conversation
+    binds them, and a template's trees never change shape. Kept on the root with the root
+    itself, since a clone of the tree copies its attributes (and must find its own nodes)."""
+    cached = root.__dict__.get(_GATES_ATTR)
+    if cached is not None and cached[0] is root:
+        gates: list[InterruptGate] = cached[1]
+        return gates
+    gates = interrupt_gates(root)
+    root.__dict__[_GATES_ATTR] = (root, gates)
+    return gates
 
 
 class Conversation(Agent):
@@ -248,7 +265,7 @@ class Conversation(Agent):
                 raise
         self._busy = True
         self.root = root
-        self._bind_interrupts(root)
+        self._bind_gates(_pooled_gates(root))
         self.runner = ReactiveRunner(root, self.state_manager, telemetry=self.telemetry)
 
     def _release(self) -> None:

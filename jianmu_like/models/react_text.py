@@ -47,6 +47,11 @@ def _thought(text: str) -> str | None:
     return thought or None
 
 
+def has_action(text: str) -> bool:
+    """Whether `text` has an `Action:` line, which every call in this format needs."""
+    return _ACTION.search(text) is not None
+
+
 def read_react_reply(text: str, new_id: Callable[[], str]) -> ParsedReply:
     """The message a ReAct-format reply stands for, and whether it was in the protocol.
 

@@ -22,6 +22,9 @@ MESSAGE_OVERHEAD = 4
 
 DEFAULT_ENCODING = "o200k_base"
 
+_SCHEMA_CACHE_SIZE = 64
+"""Tool lists whose token counts a counter keeps (cleared when full: a working set is small)."""
+
 
 class TokenCounter:
     """Counts the tokens of texts and messages; `name` says which tokenizer ("estimate" or
@@ -30,6 +33,7 @@ class TokenCounter:
     def __init__(self, name: str, encode: Callable[[str], int] | None = None) -> None:
         self.name = name
         self._encode = encode
+        self._schema_counts: dict[tuple[int, ...], tuple[Sequence[dict[str, Any]], int]] = {}
 
     def text(self, text: str) -> int:
         if self._encode is None:
@@ -48,8 +52,22 @@ class TokenCounter:
         return sum(self.message(m) for m in messages)
 
     def schemas(self, schemas: Sequence[dict[str, Any]] | None) -> int:
-        """The tool schemas of a request (sent beside the messages, they fill the window too)."""
-        return self.text(json.dumps(list(schemas), ensure_ascii=False)) if schemas else 0
+        """The tool schemas of a request (sent beside the messages, they fill the window too).
+
+        Counted once per list of schema objects: tools hand out their cached, read-only schema
+        (`Tool.schema()`), so every agent built with the same tools asks about the same dicts.
+        The entry holds the dicts, so their ids in its key cannot be reused by other objects."""
+        if not schemas:
+            return 0
+        key = tuple(map(id, schemas))
+        cached = self._schema_counts.get(key)
+        if cached is not None:
+            return cached[1]
+        count = self.text(json.dumps(list(schemas), ensure_ascii=False))
+        if len(self._schema_counts) >= _SCHEMA_CACHE_SIZE:
+            self._schema_counts.clear()
+        self._schema_counts[key] = (tuple(schemas), count)
+        return count
 
 
 ESTIMATE = TokenCounter("estimate")

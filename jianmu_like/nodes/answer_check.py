@@ -17,7 +17,7 @@ from py_trees.common import Status
 from ..bt.node import Node
 from ..config import AnswerCheckConfig
 from ..models.messages import Message, human
-from ..models.react_text import TEXT_DIALECT
+from ..models.react_text import TEXT_DIALECT, has_action
 from ..models.text_protocol import CORRECTION_PREFIX, JSON_DIALECT, is_correction
 from ..state.schema import StateKeys
 from ..telemetry import events as ev
@@ -36,6 +36,12 @@ TOOL_CALL_AS_TEXT = (
 
 def _normal(text: str) -> str:
     return " ".join(text.split()).casefold()
+
+
+def _may_hold_call(text: str) -> bool:
+    """A cheap test the two parsers' calls all pass: a JSON call (whole or cut off) needs a
+    `{`, a text-protocol call an `Action:` line."""
+    return "{" in text or has_action(text)
 
 
 def _no_id() -> str:
@@ -113,6 +119,8 @@ class AnswerCheck(Node):
     def _tool_call_as_text(self, text: str, messages: Sequence[Message]) -> bool:
         if len(messages) >= 2 and is_correction(messages[-2]):
             return False  # corrected once already, like the json/text protocols
+        if not _may_hold_call(text):
+            return False  # the common final answer: no parse
         names = set(self.tool_names())
         if not names:
             return False

@@ -34,17 +34,20 @@ class ContextBuilder:
     def __init__(self, system_prompt: str | None = None, *, include_tool_descriptions: bool = True) -> None:
         self.system_prompt = system_prompt
         self.include_tool_descriptions = include_tool_descriptions
-        self._cached: tuple[tuple[int, int], Message] | None = None
+        self._cached: tuple[ToolSet | None, int, Message] | None = None
+        """(tool set, its version, the message): the set itself, not its id, which a new set
+        could reuse once the old one is gone."""
 
     def system_message(self, tools: ToolSet | None) -> Message:
-        version = (id(tools), tools.version if tools is not None else 0)
-        if self._cached is not None and self._cached[0] == version:
-            return self._cached[1]
+        version = tools.version if tools is not None else 0
+        cached = self._cached
+        if cached is not None and cached[0] is tools and cached[1] == version:
+            return cached[2]
         parts = [self.system_prompt or DEFAULT_PERSONA, REACT_PROTOCOL]
         if tools is not None and self.include_tool_descriptions and len(tools):
             parts.append("Available tools:\n" + tools.describe())
         message = system("\n\n".join(parts))
-        self._cached = (version, message)
+        self._cached = (tools, version, message)
         return message
 
     def build(self, history: Sequence[Message], tools: ToolSet | None) -> list[Message]:

@@ -152,11 +152,11 @@ class ContextGuard:
         self._add(messages)
 
     def _schema_tokens(self, schemas: list[dict[str, Any]]) -> int:
-        # a tool set hands out a new list of the same cached dicts each time
-        first, size = schemas[0], len(schemas)
+        # A tool set hands out a new list of the same cached dicts each time: the list compare
+        # is an identity check per item (in C); equal schemas count the same anyway.
         cached = self._schemas
-        if cached[0] is not first or cached[1] != size:
-            self._schemas = cached = (first, size, self.counter.schemas(schemas))
+        if cached[0] != schemas:
+            self._schemas = cached = (list(schemas), len(schemas), self.counter.schemas(schemas))
         return cached[2]
 
     # ------------------------------------------------------------------ compacting

@@ -17,13 +17,16 @@ from typing import Any
 
 import py_trees
 
-from .contract import contracts
+from .contract import StateContract
 from .schema import SchemaSpec
 
 Route = tuple[str | None, str]
 """(namespace or None for the top level, key)."""
 
 _CACHE_ATTR = "_jianmu_tree_inputs"
+_RESOLVED_READS: dict[tuple[tuple[str, ...], str | None], tuple[SchemaSpec, frozenset[Route]]] = {}
+"""Resolved contract reads by (keys, namespace), with the schema spec they were resolved for."""
+_RESOLVED_READS_SIZE = 256
 
 
 class InputError(ValueError):
@@ -45,13 +48,9 @@ class TreeInputs:
             return cached
         namespaces: set[str] = set()
         reads: set[Route] = set()
-        for contract in contracts(root):
-            if contract.namespace is not None:
-                namespaces.add(contract.namespace)
-            for key in contract.reads or ():
-                reads.add(resolve_key(key, contract.namespace, spec))
+        declared = _collect(root, False, spec, namespaces, reads)
         namespaces.update(ns for ns, _ in reads if ns is not None)
-        found = cls(frozenset(namespaces), frozenset(reads) if _declared(root, False) else None)
+        found = cls(frozenset(namespaces), frozenset(reads) if declared else None)
         root.__dict__[_CACHE_ATTR] = found
         return found
 
@@ -113,11 +112,42 @@ def resolve_key(key: str, namespace: str | None, spec: SchemaSpec) -> Route:
     return ns, name
 
 
-def _declared(node: py_trees.behaviour.Behaviour, covered: bool) -> bool:
-    """Whether every leaf under `node` is covered by a contract that declares its reads."""
+def _resolved_reads(keys: Iterable[str], namespace: str | None, spec: SchemaSpec) -> frozenset[Route]:
+    """Where a contract's read keys live; remembered, as every tree built by one preset declares
+    the same keys (a fresh agent's first run would resolve them all again)."""
+    if type(keys) is not tuple:
+        return frozenset(resolve_key(key, namespace, spec) for key in keys)
+    hit = _RESOLVED_READS.get((keys, namespace))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    found = frozenset(resolve_key(key, namespace, spec) for key in keys)
+    if len(_RESOLVED_READS) >= _RESOLVED_READS_SIZE:
+        _RESOLVED_READS.clear()
+    _RESOLVED_READS[(keys, namespace)] = (spec, found)
+    return found
+
+
+def _collect(
+    node: py_trees.behaviour.Behaviour,
+    covered: bool,
+    spec: SchemaSpec,
+    namespaces: set[str],
+    reads: set[Route],
+) -> bool:
+    """Add the namespaces and reads the contracts under `node` declare (one walk of the tree);
+    return whether every leaf under `node` is covered by a contract that declares its reads."""
     contract = getattr(node, "state_contract", None)
+    if isinstance(contract, StateContract):
+        namespace = contract.namespace
+        if namespace is not None:
+            namespaces.add(namespace)
+        if contract.reads:
+            reads.update(_resolved_reads(contract.reads, namespace, spec))
     covered = covered or getattr(contract, "reads", None) is not None
-    children: list[py_trees.behaviour.Behaviour] = list(getattr(node, "children", None) or ())
+    children: list[py_trees.behaviour.Behaviour] = getattr(node, "children", None) or []
     if not children:
         return covered
-    return all(_declared(child, covered) for child in children)
+    declared = True
+    for child in children:
+        declared = _collect(child, covered, spec, namespaces, reads) and declared
+    return declared

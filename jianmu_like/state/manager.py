@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 
 from .journal import ToolJournal
-from .schema import FieldSpec, Scope, schema_spec
+from .schema import FieldSpec, SchemaSpec, Scope, schema_spec
 from .wakeup import Wakeup
 
 _MISSING: Any = object()
@@ -30,6 +30,10 @@ _PLAIN: dict[type[BaseModel], dict[str, tuple[str, FieldSpec | None]]] = {}
 hot path's lookups, without building a (key, namespace) tuple per access."""
 _EPHEMERAL: dict[tuple[type[BaseModel], Scope], list[FieldSpec]] = {}
 """Ephemeral field specs by (schema, scope): reset at every loop iteration, so worth keeping."""
+_ASSIGN, _EMPTY, _FRESH = "assign", "empty", "fresh"
+_RUN_RESETS: dict[type[BaseModel], list[tuple[str, str, Any]]] = {}
+"""Per schema: how a fresh run resets each ephemeral field (see `_run_resets`)."""
+_SCALARS = (int, float, bool, str, bytes, type(None))
 
 
 class StateError(KeyError):
@@ -213,14 +217,30 @@ class StateManager:
             extra.pop(f"{namespace}.{spec.name}", None)
 
     def reset_for_run(self) -> None:
-        """A fresh run: reset run- and step-scoped fields everywhere, namespaces included."""
-        scopes: tuple[Scope, ...] = ("run", "step")
-        for scope in scopes:
-            self.reset_ephemeral(scope)
+        """A fresh run: reset run- and step-scoped fields everywhere, namespaces included.
+
+        One pass over the ephemeral fields (`_run_resets`): an immutable default is assigned,
+        an empty list/dict of the field's own is left as it is (what a reset would give), any
+        other default is made fresh."""
+        resets = _RUN_RESETS.get(self.schema)
+        if resets is None:
+            resets = _RUN_RESETS[self.schema] = _run_resets(self._spec)
+        if resets:
+            self.version += 1
+        fields = self.state.__dict__
+        for name, how, value in resets:
+            if how is _ASSIGN:
+                fields[name] = value
+            elif how is _EMPTY:
+                current = fields.get(name)
+                if type(current) is not value or current:
+                    fields[name] = value()
+            else:
+                fields[name] = value.fresh_default()
         extra = self.state.__pydantic_extra__
         if not extra:
             return
-        names = {s.name for s in self._spec.fields.values() if s.scope is not None}
+        names = {name for name, _, _ in resets}
         for key in [k for k in extra if "." in k and k.rsplit(".", 1)[1] in names]:
             del extra[key]
 
@@ -266,23 +286,51 @@ class StateManager:
     def copy_state(self) -> BaseModel:
         """A copy safe to hand to callers: containers are copied, immutable items shared."""
         copied = self.state.model_copy()  # shallow: fields set, extras and privates carried over
-        values = copied.__dict__
-        for key, value in values.items():
-            values[key] = _copy_container(value)
+        _copy_containers(copied.__dict__)
         extra = copied.__pydantic_extra__
         if extra:
-            for key, value in extra.items():
-                extra[key] = _copy_container(value)
+            _copy_containers(extra)
         return copied
+
+
+def _run_resets(spec: SchemaSpec) -> list[tuple[str, str, Any]]:
+    """(field, how, value) for every ephemeral field (run or step scope): `_ASSIGN` an
+    immutable default (`value`, shared like pydantic shares it), `_EMPTY` a list/dict factory
+    (`value`; an empty container of the field's own is kept), `_FRESH` anything else (`value`
+    is the FieldSpec, whose `fresh_default()` is called)."""
+    resets: list[tuple[str, str, Any]] = []
+    for field in spec.fields.values():
+        if field.scope is None:
+            continue
+        factory, default = field.default_factory, field.default
+        if factory is None and not isinstance(default, (list, dict, set)):
+            resets.append((field.name, _ASSIGN, default))  # fresh_default() returns it as is
+        elif factory is list or factory is dict:
+            resets.append((field.name, _EMPTY, factory))
+        elif factory is not None and _immutable_model(factory):
+            resets.append((field.name, _ASSIGN, factory()))  # e.g. Usage(): one zero for all
+        else:
+            resets.append((field.name, _FRESH, field))
+    return resets
+
+
+def _immutable_model(factory: Any) -> bool:
+    """A frozen pydantic model of scalar fields only (e.g. `Usage`): its instances can be shared."""
+    if not (isinstance(factory, type) and issubclass(factory, BaseModel)):
+        return False
+    config = factory.model_config
+    if not config.get("frozen") or config.get("extra") == "allow" or factory.__private_attributes__:
+        return False
+    return all(info.annotation in _SCALARS for info in factory.model_fields.values())
 
 
 def _namespaced(snapshot: Iterable[str]) -> set[str]:
     return {k for k in snapshot if "." in k}
 
 
-def _copy_container(value: Any) -> Any:
-    if type(value) is list:
-        return list(value)
-    if type(value) is dict:
-        return dict(value)
-    return value
+def _copy_containers(values: dict[str, Any]) -> None:
+    """Replace the lists and dicts among `values` by shallow copies (in place)."""
+    for key, value in values.items():
+        kind = type(value)
+        if kind is list or kind is dict:
+            values[key] = value.copy()

@@ -4,17 +4,27 @@ Some models (or prompting styles such as text-mode ReAct) read tools from the pr
 than from the function-calling `tools` parameter. They need a compact listing that states each
 parameter's type, whether it is required and its default, which a raw JSON schema hides in
 noise. Only what a model needs to form a correct call is rendered.
+
+A tool's listing is rendered once per `Tool` instance and kept while the tool lives: a Tool is
+immutable (its schema is cached on it the same way), and the tools of an agent are usually
+module-level objects shared by every tree built from them, so a fresh agent's system prompt
+costs a lookup per tool instead of a rendering.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .base import Tool
 
 _MAX_DEPTH = 3
+_RENDERED: dict[int, tuple[weakref.ref[Tool], str]] = {}
+"""describe_tool's text by id of the tool, with a weak reference proving the id is still that
+tool's (a WeakKeyDictionary would compare equal-hashed tools field by field on every lookup)."""
 
 
 def _literal(value: Any) -> str:
@@ -73,7 +83,24 @@ def describe_parameters(parameters: Mapping[str, Any]) -> list[str]:
 
 
 def describe_tool(tool: Tool) -> str:
-    """A tool's name and description, then its parameters indented below."""
+    """A tool's name and description, then its parameters indented below (rendered once)."""
+    key = id(tool)
+    hit = _RENDERED.get(key)
+    if hit is not None and hit[0]() is tool:
+        return hit[1]
+    text = _render(tool)
+    _RENDERED[key] = (weakref.ref(tool, functools.partial(_forget, key)), text)
+    return text
+
+
+def _forget(key: int, gone: weakref.ref[Tool]) -> None:
+    """A rendered tool died: drop its entry (unless a newer tool's entry took the id)."""
+    hit = _RENDERED.get(key)
+    if hit is not None and hit[0] is gone:
+        del _RENDERED[key]
+
+
+def _render(tool: Tool) -> str:
     head = f"{tool.name}: {tool.description}" if tool.description else tool.name
     params = describe_parameters(tool.parameters)
     if not params:

@@ -55,6 +55,7 @@ class ToolSet:
         self._merged: dict[str, Tool] | None = None
         self._merged_version = -1
         self._schemas: list[dict[str, Any]] | None = None
+        self._description: str | None = None
 
     @classmethod
     def from_providers(cls, providers: Sequence[ToolProvider], context: Any = None) -> ToolSet:
@@ -73,6 +74,7 @@ class ToolSet:
         derived._merged = None
         derived._merged_version = -1
         derived._schemas = None
+        derived._description = None
         return derived
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -131,6 +133,7 @@ class ToolSet:
             self._merged = self._merge()
             self._merged_version = version
             self._schemas = None
+            self._description = None
         return self._merged
 
     def _merge(self) -> dict[str, Tool]:
@@ -191,8 +194,12 @@ class ToolSet:
         return list(self._schemas)
 
     def describe(self) -> str:
-        """A readable listing for prompts: names, descriptions, typed parameters."""
-        return describe_tools(self._tools().values())
+        """A readable listing for prompts: names, descriptions, typed parameters (cached until
+        the set changes)."""
+        tools = self._tools()
+        if self._description is None:
+            self._description = describe_tools(tools.values())
+        return self._description
 
     def __repr__(self) -> str:
         if not self.ready:
