@@ -9,14 +9,34 @@ from __future__ import annotations
 
 import json
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
 Role = Literal["system", "user", "assistant", "tool"]
 
 
-class ToolCall(BaseModel):
+class _Derived(BaseModel):
+    """A frozen model caching values derived from its fields (`cached_property`, kept in the
+    instance's `__dict__`): a copy — `model_copy(update=...)` in particular — must not carry
+    them over, or it would serve the values of the fields it replaced."""
+
+    _derived: ClassVar[tuple[str, ...]] = ()
+
+    def __copy__(self) -> Self:
+        copied = super().__copy__()
+        for name in self._derived:
+            copied.__dict__.pop(name, None)
+        return copied
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
+        copied = super().__deepcopy__(memo)
+        for name in self._derived:
+            copied.__dict__.pop(name, None)
+        return copied
+
+
+class ToolCall(_Derived):
     """One tool invocation requested by the model.
 
     `arguments` holds the decoded JSON object. When the model sent arguments that are not a
@@ -26,6 +46,7 @@ class ToolCall(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True)
+    _derived = ("arguments_json",)
 
     id: str
     name: str
@@ -59,9 +80,9 @@ class ToolCall(BaseModel):
             )
         return cls(id=id, name=name, arguments=decoded, raw_arguments=raw_arguments)
 
-    @property
+    @cached_property
     def arguments_json(self) -> str:
-        """The arguments as the model sent them (or re-encoded when built from a dict)."""
+        """The arguments as the model sent them (or re-encoded, once, when built from a dict)."""
         if self.raw_arguments is not None:
             return self.raw_arguments
         return json.dumps(self.arguments, ensure_ascii=False)
@@ -74,10 +95,11 @@ class ToolCall(BaseModel):
         }
 
 
-class Message(BaseModel):
+class Message(_Derived):
     """A chat message in OpenAI's shape (system, user, assistant with tool calls, tool)."""
 
     model_config = ConfigDict(frozen=True)
+    _derived = ("_wire",)
 
     role: Role
     content: str | None = None
