@@ -22,7 +22,7 @@ from .async_behaviour import AsyncBehaviour
 from .composites import Sequence
 from .fault import NodeFault, as_node_failed, report
 from .loop import LoopUntilSuccess
-from .node import tick_node, walk
+from .node import tick_node
 
 RunStatus = Literal["success", "failure", "suspended", "max_ticks"]
 
@@ -58,11 +58,25 @@ class ReactiveRunner:
     def bind(self) -> None:
         """Give every node (plain py_trees behaviours included) the state manager and hub, and
         mark the async nodes that no other leaf can run beside (bt.inline)."""
-        for node in walk(self.root):
+        sm, hub = self.state_manager, self.telemetry
+        # Exclusive: every ancestor runs one child at a time and re-ticks only the running one
+        # (a memory Sequence, a loop). Below anything else (a Parallel, a reactive Selector, a
+        # decorator that checks a condition each tick, a custom composite) a node keeps its own
+        # task, so ticks can still reach its siblings meanwhile.
+        stack: list[tuple[py_trees.behaviour.Behaviour, bool]] = [(self.root, True)]
+        while stack:
+            node, exclusive = stack.pop()
             # Plain py_trees behaviours get the attributes too (they have no declaration).
-            setattr(node, "state_manager", self.state_manager)  # noqa: B010
-            setattr(node, "telemetry", self.telemetry)  # noqa: B010
-        _mark_exclusive(self.root)
+            setattr(node, "state_manager", sm)  # noqa: B010
+            setattr(node, "telemetry", hub)  # noqa: B010
+            if isinstance(node, AsyncBehaviour):
+                node.exclusive = exclusive
+            children = node.children
+            if children:
+                passes = exclusive and (
+                    isinstance(node, LoopUntilSuccess) or (type(node) is Sequence and node.memory)
+                )
+                stack.extend((child, passes) for child in children)
 
     async def run(self, max_ticks: int = 100_000) -> RunOutcome:
         """Tick now, then on every signal, until finished, suspended or out of ticks."""
@@ -114,18 +128,3 @@ class ReactiveRunner:
         self.total_ticks += ticks
         return RunOutcome(status=status, ticks=ticks, fault=fault)
 
-
-def _mark_exclusive(root: py_trees.behaviour.Behaviour) -> None:
-    """Mark each async node that can only run alone: every ancestor runs one child at a time
-    and re-ticks only the running one (a memory Sequence, a loop). Below anything else (a
-    Parallel, a reactive Selector, a decorator that checks a condition each tick, a custom
-    composite) a node keeps its own task, so ticks can still reach its siblings meanwhile."""
-    stack: list[tuple[py_trees.behaviour.Behaviour, bool]] = [(root, True)]
-    while stack:
-        node, exclusive = stack.pop()
-        if isinstance(node, AsyncBehaviour):
-            node.exclusive = exclusive
-        passes = exclusive and (
-            isinstance(node, LoopUntilSuccess) or (type(node) is Sequence and node.memory)
-        )
-        stack.extend((child, passes) for child in node.children)

@@ -47,6 +47,8 @@ class InterruptBox:
 
     def drain(self) -> list[tuple[str | None, str]]:
         """Take every waiting follow-up (namespace, content)."""
+        if not self._queues:
+            return []
         queues, self._queues = self._queues, {}
         return [(ns, content) for ns, queue in queues.items() for content in queue]
 
@@ -69,9 +71,10 @@ class InterruptGate(StateCondition):
 
     def update(self) -> Status:
         box = self.interrupts
-        if box is not None and box.pending(self.namespace) and not self._last_iteration():
+        if box is not None and box._queues and box.pending(self.namespace) and not self._last_iteration():
             return self._apply(box.take(self.namespace))
-        return super().update()
+        # StateCondition's check on `done`, inlined (this runs once per iteration)
+        return Status.SUCCESS if self.state_manager.get(self.keys.done, self.namespace) else Status.FAILURE
 
     def _apply(self, contents: list[str]) -> Status:
         sm, keys, ns = self.state_manager, self.keys, self.namespace
