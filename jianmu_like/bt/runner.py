@@ -127,4 +127,3 @@ class ReactiveRunner:
     def _outcome(self, status: RunStatus, ticks: int, fault: NodeFault | None = None) -> RunOutcome:
         self.total_ticks += ticks
         return RunOutcome(status=status, ticks=ticks, fault=fault)
-

@@ -60,9 +60,11 @@ def call_signature(call: ToolCall) -> str:
     """What makes two calls "the same call" for the repeated-call hint: the tool and its
     arguments, whatever order the model wrote the keys in."""
     arguments = call.arguments
-    keys = list(arguments)
-    if len(keys) > 1 and keys != sorted(keys, key=str):
-        return f"{call.name}:{dict(sorted(arguments.items(), key=lambda item: str(item[0])))!r}"
+    if len(arguments) > 1:
+        keys = list(arguments)
+        ordered = sorted(keys)  # str keys: ToolCall validates them
+        if keys != ordered:
+            return f"{call.name}:{ {key: arguments[key] for key in ordered}!r}"
     return f"{call.name}:{arguments!r}"
 
 

@@ -291,3 +291,12 @@ async def test_policies_in_an_agent_approval_by_effect_and_rate_limit() -> None:
     # The same rules from configuration data (what a YAML `guard:` section holds).
     built = policies_from_config({"require_approval": {"effect_tags": ["destructive"]}, "max_tool_calls": 3})
     assert [type(p).__name__ for p in built] == ["MaxToolCalls", "RequireApproval"]
+
+
+def test_a_repeated_call_is_recognised_whatever_the_key_order() -> None:
+    from jianmu_like.nodes.tool_executor import call_signature
+
+    first = call_signature(ToolCall(id="1", name="f", arguments={"b": 1, "a": [2]}))
+    again = call_signature(ToolCall(id="2", name="f", arguments={"a": [2], "b": 1}))
+    other = call_signature(ToolCall(id="3", name="f", arguments={"a": [3], "b": 1}))
+    assert first == again and first != other
