@@ -61,9 +61,9 @@ class AsyncBehaviour(Node):
         cls._terminates_more = cls.terminate is not AsyncBehaviour.terminate
 
     _answers_sync = False
+    """The class overrides `update_sync()` (the base one answers nothing: not worth a call)."""
     _terminates_more = False
     """The class overrides `terminate()` beyond cancelling the task (always called then)."""
-    """The class overrides `update_sync()` (the base one answers nothing: not worth a call)."""
 
     def update(self) -> Status:
         task = self._task

@@ -1,6 +1,7 @@
 """ReactiveRunner: tick a tree when, and only when, something signalled.
 
-No timer, no polling, no throttle: after each tick the runner awaits the StateManager's wake-up.
+No timer, no polling, no throttle: after each tick the runner awaits the StateManager's wake-up
+(or first carries on the waiting work of an exclusive node, bt.inline, then ticks again).
 It returns when the root finishes, when `max_ticks` is reached, or when the tree is quiescent
 (RUNNING with nothing in flight and nothing signalled — e.g. waiting for a human approval), which
 is reported as a suspended run that a later `run()` resumes. An exception raised by a node ends

@@ -9,12 +9,12 @@ Before anything runs, every call goes through the guard (`constraints`). Calls a
 PENDING become `Approval`s in the state and the node waits — RUNNING, without signalling, so the
 run suspends — while the other calls of the batch run. A recorded decision (and a signal) lets the
 batch continue: guards are evaluated again, approved calls run, denied ones get an observation.
-The outcome of each call is written to the state as soon as it is known, so a suspension never
-runs a finished call twice. With a checkpointer (`state_manager.journal`), each call is also
-journaled as started before it runs and as finished with its outcome right after, inside the
-batch: after a crash, finished calls are replayed from the journal, never run again; a call that
-started but has no outcome runs again only if its tool is `idempotent`, otherwise the model is
-told its outcome is unknown.
+A suspension never runs a finished call twice: the outcomes of the batch's finished calls are in
+the state before it suspends (with a journal, each as soon as it is known). With a checkpointer
+(`state_manager.journal`), each call is also journaled as started before it runs and as finished
+with its outcome right after, inside the batch: after a crash, finished calls are replayed from
+the journal, never run again; a call that started but has no outcome runs again only if its tool
+is `idempotent`, otherwise the model is told its outcome is unknown.
 """
 
 from __future__ import annotations
