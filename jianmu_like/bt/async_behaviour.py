@@ -158,6 +158,9 @@ class AsyncBehaviour(Node):
         if inline is not None and new_status == Status.INVALID:
             self._inline = None
             inline.close()
+            wakeup = self.state_manager.wakeup
+            if wakeup.parked is inline:  # halted in the tick that parked it: nothing to carry on
+                wakeup.parked = None
         task = self._task
         if task is not None and new_status == Status.INVALID:
             self._task = None
