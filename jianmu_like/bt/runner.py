@@ -54,6 +54,9 @@ class ReactiveRunner:
         self.on_tick = on_tick
         """Called after every tick (the Agent checkpoints there)."""
         self.total_ticks = 0
+        self._running = False
+        self._halted = False
+        """`halt()` was called while `run()` was waiting."""
         self.bind()
 
     def bind(self) -> None:
@@ -85,6 +88,7 @@ class ReactiveRunner:
         wakeup.bind_loop()
         root = self.root
         ticks = 0
+        self._running, self._halted = True, False
         try:
             while True:
                 wakeup.pending = False  # consume pending signals (`Wakeup.clear`, inlined)
@@ -112,19 +116,39 @@ class ReactiveRunner:
                 if parked is not None:  # an exclusive node's work waits: carry it on, then tick
                     wakeup.parked = None
                     await parked
-                    continue
-                if wakeup.in_flight == 0:  # quiescent: no tick would ever come by itself
+                elif wakeup.in_flight == 0:  # quiescent: no tick would ever come by itself
                     return self._outcome("suspended", ticks)
-                await wakeup.wait()
+                else:
+                    await wakeup.wait()
+                if self._halted:  # halted from outside while waiting (Agent.aclose()): stop here
+                    return self._outcome("failure", ticks, _halted_fault(root))
         except BaseException:
             self.halt()
             raise
+        finally:
+            self._running = False
 
     def halt(self) -> None:
-        """Stop the tree: running nodes are terminated and their tasks cancelled."""
+        """Stop the tree: running nodes are terminated and their tasks cancelled. A run in
+        progress then ends as a failure (kind "halted") instead of ticking the stopped tree."""
+        if self._running:
+            self._halted = True
         if self.root.status == Status.RUNNING:
             self.root.stop(Status.INVALID)
 
     def _outcome(self, status: RunStatus, ticks: int, fault: NodeFault | None = None) -> RunOutcome:
         self.total_ticks += ticks
         return RunOutcome(status=status, ticks=ticks, fault=fault)
+
+
+HALTED = "halted"
+
+
+def _halted_fault(root: py_trees.behaviour.Behaviour) -> NodeFault:
+    return NodeFault(
+        node=root.name,
+        namespace=getattr(root, "namespace", None),
+        kind=HALTED,
+        error_type="RunHalted",
+        message="the tree was halted while the run was in progress (e.g. Agent.aclose())",
+    )

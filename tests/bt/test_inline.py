@@ -124,10 +124,46 @@ async def test_halting_the_tree_while_the_work_waits_ends_the_wait() -> None:
     gate = asyncio.Event()
     probe = Probe("probe", gate=gate)
     runner = ReactiveRunner(Sequence("body", memory=True, children=[probe]), StateManager(S))
-    run = asyncio.create_task(runner.run(max_ticks=2))
+    run = asyncio.create_task(runner.run())
     await asyncio.sleep(0.01)
     runner.halt()  # e.g. Agent.aclose() from another task
     assert probe.events == ["finally"]  # the work was closed at once
     assert not probe.in_flight
     outcome = await asyncio.wait_for(run, 5)  # the runner was not left waiting forever
-    assert outcome.status == "max_ticks"
+    # ... and did not tick the stopped tree again: the run ends, saying why
+    assert outcome.status == "failure" and outcome.fault is not None
+    assert outcome.fault.kind == "halted" and "halted" in outcome.fault.message
+    assert probe.tasks == [probe.tasks[0]]  # started once
+
+
+@pytest.mark.parametrize("exclusive", [True, False], ids=["inline", "own-task"])
+async def test_closing_an_agent_mid_run_ends_the_run_without_another_model_call(exclusive: bool) -> None:
+    from jianmu_like import Agent, ReActConfig, create_react_node, human, tool
+    from jianmu_like.testing import call, reply, scripted_client
+
+    started, release = asyncio.Event(), asyncio.Event()
+
+    @tool
+    async def hold() -> str:
+        """Wait for the test."""
+        started.set()
+        await release.wait()
+        return "released"
+
+    client = scripted_client([call("hold"), reply("done"), reply("again")])
+    loop = create_react_node(model_client=client, tools=[hold], config=ReActConfig(max_iterations=5))
+    root = (
+        loop
+        if exclusive
+        else py_trees.composites.Parallel(
+            "par", policy=py_trees.common.ParallelPolicy.SuccessOnAll(), children=[loop]
+        )
+    )
+    agent = Agent(root, log_events=False)
+    run = asyncio.create_task(agent.run({"messages": [human("go")]}))
+    await asyncio.wait_for(started.wait(), 5)
+    await agent.aclose()
+    result = await asyncio.wait_for(run, 5)
+    assert result.status == "failure"
+    assert result.error is not None and "halted" in result.error
+    assert len(client.provider.requests) == 1  # the stopped tree was not started again
