@@ -1,6 +1,8 @@
 """A throwaway PostgreSQL cluster for tests and benchmarks: `initdb` + `pg_ctl` in a temporary
 folder, listening on a free port of 127.0.0.1 (and a unix socket in that folder), trust
-authentication for local connections only, removed when stopped.
+authentication for local connections only, removed when stopped — or, if the process that
+started it dies without stopping it (killed by a timeout, SIGKILL), by a small watchdog process
+that notices its owner is gone and stops the server.
 
 Real PostgreSQL rather than a fake, so the checkpoint store is tested against the server's own
 locking and transactions. The binaries come from PATH, `$PG_BIN`, or the Debian/Ubuntu
@@ -18,12 +20,20 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from types import TracebackType
 
 _VERSIONED_DIRS = ("/usr/lib/postgresql/*/bin", "/usr/pgsql-*/bin", "/usr/local/pgsql/bin")
 USER = "jianmu"
+_WATCHDOG = """
+import shutil, subprocess, sys
+sys.stdin.buffer.read()  # EOF: the owner stopped us, or died (the OS closed its end of the pipe)
+subprocess.run(sys.argv[1:-1], capture_output=True, timeout=120, check=False)
+shutil.rmtree(sys.argv[-1], ignore_errors=True)
+"""
+"""Holds a pipe from the owner; when it reads EOF, stops the cluster and removes its folder."""
 
 
 def find_pg_bin() -> Path | None:
@@ -96,6 +106,7 @@ class TemporaryPostgres:
         self.port = 0
         self.folder: Path | None = None
         self._names = itertools.count(1)
+        self._watchdog: subprocess.Popen[bytes] | None = None
 
     def _cmd(self, *args: str) -> None:
         assert self.folder is not None
@@ -131,6 +142,7 @@ class TemporaryPostgres:
                     str(self.bin / "pg_ctl"), "-D", str(data), "-l", str(self.folder / "server.log"),
                     "-o", options, "-w", "-t", "60", "start",
                 )  # fmt: skip
+                self._start_watchdog(data)
                 return self
             except RuntimeError:
                 if attempt == 2:  # the free port was taken meanwhile: try another
@@ -152,7 +164,26 @@ class TemporaryPostgres:
             conn.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
 
+    def _start_watchdog(self, data: Path) -> None:
+        """A process that stops the server if this one dies first (its own session, so a signal
+        to this process group does not take it along)."""
+        assert self.folder is not None
+        stop = [*_run_as(), str(self.bin / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"]
+        self._watchdog = subprocess.Popen(
+            [sys.executable, "-c", _WATCHDOG, *stop, str(self.folder)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
     def stop(self) -> None:
+        watchdog, self._watchdog = self._watchdog, None
+        if watchdog is not None:  # stopped by its owner: the watchdog has nothing to do
+            watchdog.kill()
+            watchdog.wait()
+            if watchdog.stdin is not None:
+                watchdog.stdin.close()
         if self.folder is None:
             return
         data = self.folder / "data"

@@ -1,0 +1,51 @@
+"""A temporary PostgreSQL cluster whose owner dies without stopping it is stopped anyway."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from jianmu_like.testing.postgres import postgres_problem
+
+OWNER = """
+import sys, time
+from jianmu_like.testing.postgres import TemporaryPostgres
+cluster = TemporaryPostgres().start()
+print(cluster.folder, cluster.port, flush=True)
+time.sleep(600)
+"""
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(1)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+@pytest.mark.skipif(postgres_problem() is not None, reason=f"no PostgreSQL: {postgres_problem()}")
+def test_a_killed_owner_leaves_no_server_behind() -> None:
+    owner = subprocess.Popen(
+        [sys.executable, "-c", OWNER],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    try:
+        assert owner.stdout is not None
+        folder, port = owner.stdout.readline().split()
+        assert _listening(int(port)) and Path(folder).is_dir()
+    finally:
+        owner.send_signal(signal.SIGKILL)
+        owner.wait()
+    deadline = time.monotonic() + 60
+    while (Path(folder).exists() or _listening(int(port))) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _listening(int(port)), "the server outlived its owner"
+    assert not Path(folder).exists(), "the cluster's folder outlived its owner"
