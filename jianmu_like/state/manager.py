@@ -28,11 +28,10 @@ _RESOLVED: dict[type[BaseModel], dict[tuple[str, str | None], tuple[str, FieldSp
 _PLAIN: dict[type[BaseModel], dict[str, tuple[str, FieldSpec | None]]] = {}
 """Per schema: top-level keys (no namespace) that name a schema field -> (field, spec); the
 hot path's lookups, without building a (key, namespace) tuple per access."""
-_EPHEMERAL: dict[tuple[type[BaseModel], Scope], list[FieldSpec]] = {}
-"""Ephemeral field specs by (schema, scope): reset at every loop iteration, so worth keeping."""
 _ASSIGN, _EMPTY, _FRESH = "assign", "empty", "fresh"
-_RUN_RESETS: dict[type[BaseModel], list[tuple[str, str, Any]]] = {}
-"""Per schema: how a fresh run resets each ephemeral field (see `_run_resets`)."""
+_RESETS: dict[tuple[type[BaseModel], tuple[Scope, ...]], list[tuple[str, str, Any]]] = {}
+"""Per (schema, scopes): how each ephemeral field of those scopes is reset (see `_resets`); the
+step scope is reset at every loop iteration, so the table is worth keeping."""
 _SCALARS = (int, float, bool, str, bytes, type(None))
 
 
@@ -197,46 +196,23 @@ class StateManager:
     # ------------------------------------------------------------------ lifetimes
     def reset_ephemeral(self, scope: Scope, namespace: str | None = None) -> None:
         """Reset the `scope`-ephemeral fields of one namespace (None: the top level)."""
-        specs = _EPHEMERAL.get((self.schema, scope))
-        if specs is None:
-            specs = _EPHEMERAL[(self.schema, scope)] = self._spec.ephemeral(scope)
-        if not specs:
+        resets = self._resets((scope,))
+        if not resets:
             return
         self.version += 1
         if namespace is None:
-            fields = self.state.__dict__
-            for spec in specs:
-                current = fields.get(spec.name, _MISSING)
-                factory = spec.default_factory
-                if (factory is list or factory is dict) and type(current) is factory and not current:
-                    continue  # already an empty list/dict of its own: no new one per iteration
-                fields[spec.name] = spec.fresh_default()
+            _apply_resets(self.state.__dict__, resets)
             return
         extra = self._extra()
-        for spec in specs:
-            extra.pop(f"{namespace}.{spec.name}", None)
+        for name, _, _ in resets:
+            extra.pop(f"{namespace}.{name}", None)
 
     def reset_for_run(self) -> None:
-        """A fresh run: reset run- and step-scoped fields everywhere, namespaces included.
-
-        One pass over the ephemeral fields (`_run_resets`): an immutable default is assigned,
-        an empty list/dict of the field's own is left as it is (what a reset would give), any
-        other default is made fresh."""
-        resets = _RUN_RESETS.get(self.schema)
-        if resets is None:
-            resets = _RUN_RESETS[self.schema] = _run_resets(self._spec)
+        """A fresh run: reset run- and step-scoped fields everywhere, namespaces included."""
+        resets = self._resets(("run", "step"))
         if resets:
             self.version += 1
-        fields = self.state.__dict__
-        for name, how, value in resets:
-            if how is _ASSIGN:
-                fields[name] = value
-            elif how is _EMPTY:
-                current = fields.get(name)
-                if type(current) is not value or current:
-                    fields[name] = value()
-            else:
-                fields[name] = value.fresh_default()
+        _apply_resets(self.state.__dict__, resets)
         extra = self.state.__pydantic_extra__
         if not extra:
             return
@@ -283,6 +259,12 @@ class StateManager:
             raise StateError(f"snapshot does not fit state schema {self.schema.__name__}: {exc}") from exc
         return state
 
+    def _resets(self, scopes: tuple[Scope, ...]) -> list[tuple[str, str, Any]]:
+        resets = _RESETS.get((self.schema, scopes))
+        if resets is None:
+            resets = _RESETS[(self.schema, scopes)] = _resets(self._spec, scopes)
+        return resets
+
     def copy_state(self) -> BaseModel:
         """A copy safe to hand to callers: containers are copied, immutable items shared."""
         copied = self.state.model_copy()  # shallow: fields set, extras and privates carried over
@@ -293,14 +275,14 @@ class StateManager:
         return copied
 
 
-def _run_resets(spec: SchemaSpec) -> list[tuple[str, str, Any]]:
-    """(field, how, value) for every ephemeral field (run or step scope): `_ASSIGN` an
-    immutable default (`value`, shared like pydantic shares it), `_EMPTY` a list/dict factory
-    (`value`; an empty container of the field's own is kept), `_FRESH` anything else (`value`
-    is the FieldSpec, whose `fresh_default()` is called)."""
+def _resets(spec: SchemaSpec, scopes: tuple[Scope, ...]) -> list[tuple[str, str, Any]]:
+    """(field, how, value) for every ephemeral field of `scopes`: `_ASSIGN` an immutable
+    default (`value`, shared like pydantic shares it), `_EMPTY` a list/dict factory (`value`; an
+    empty container of the field's own is kept: what a reset would give), `_FRESH` anything else
+    (`value` is the FieldSpec, whose `fresh_default()` is called)."""
     resets: list[tuple[str, str, Any]] = []
     for field in spec.fields.values():
-        if field.scope is None:
+        if field.scope not in scopes:
             continue
         factory, default = field.default_factory, field.default
         if factory is None and not isinstance(default, (list, dict, set)):
@@ -312,6 +294,18 @@ def _run_resets(spec: SchemaSpec) -> list[tuple[str, str, Any]]:
         else:
             resets.append((field.name, _FRESH, field))
     return resets
+
+
+def _apply_resets(fields: dict[str, Any], resets: list[tuple[str, str, Any]]) -> None:
+    for name, how, value in resets:
+        if how is _ASSIGN:
+            fields[name] = value
+        elif how is _EMPTY:
+            current = fields.get(name)
+            if type(current) is not value or current:
+                fields[name] = value()
+        else:
+            fields[name] = value.fresh_default()
 
 
 def _immutable_model(factory: Any) -> bool:

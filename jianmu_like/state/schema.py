@@ -62,9 +62,6 @@ class SchemaSpec:
     by_key: dict[str, FieldSpec]
     allows_extra: bool
 
-    def ephemeral(self, scope: Scope) -> list[FieldSpec]:
-        return [f for f in self.fields.values() if f.scope == scope]
-
 
 def merge_dicts(current: dict[Any, Any], new: dict[Any, Any]) -> dict[Any, Any]:
     """Reducer: a dict field updated key by key (new keys win)."""
