@@ -87,13 +87,10 @@ class ContextGuard:
         self.pinned = pinned
         self.window = self.config.window or model_client.context_window or DEFAULT_CONTEXT_WINDOW
         self.counter = counter or token_counter(self.config.tokenizer)
-        self._seen: list[Message] = []
-        self._sizes: list[int] = []
-        self._total = 0
-        self._schemas: tuple[object, int, int] = (None, 0, 0)
+        self._schemas: tuple[list[dict[str, Any]] | None, int] = (None, 0)
+        """The last tool schemas counted and their tokens."""
         self._reserve = self.config.reserve_tokens
-        self._memory: _Compaction | None = None
-        self._cut: set[int] = set()
+        self.reset()
 
     def for_node(self, node: Any) -> ContextGuard:
         """The same guard with its own memory, for a cloned node (another conversation)."""
@@ -103,11 +100,11 @@ class ContextGuard:
 
     def reset(self) -> None:
         """Forget the conversation (its node's tree goes back to a pool): no message is held."""
-        self._seen = []
-        self._sizes = []
+        self._seen: list[Message] = []
+        self._sizes: list[int] = []
         self._total = 0
-        self._memory = None
-        self._cut = set()
+        self._memory: _Compaction | None = None
+        self._cut: set[int] = set()
 
     def budget(self, request: ModelRequest) -> int:
         """Tokens the request's messages and tool schemas may take."""
@@ -156,8 +153,8 @@ class ContextGuard:
         # is an identity check per item (in C); equal schemas count the same anyway.
         cached = self._schemas
         if cached[0] != schemas:
-            self._schemas = cached = (list(schemas), len(schemas), self.counter.schemas(schemas))
-        return cached[2]
+            self._schemas = cached = (list(schemas), self.counter.schemas(schemas))
+        return cached[1]
 
     # ------------------------------------------------------------------ compacting
     async def _compact(self, request: ModelRequest, host: GuardHost, total: int, budget: int) -> ModelRequest:
