@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from .agentfile.yaml_source import SourceError, YamlDocument, describe_errors, in_line_order, load_yaml
+from .hostnames import parse_authority
 from .state.schema import StateKeys
 from .telemetry.redact import redact_url
 
@@ -193,6 +194,29 @@ class AgentsConfig(_Section):
     """Largest agent file read (YAML is parsed with alias, depth and size limits)."""
 
 
+DEFAULT_MAX_BODY_BYTES = 1 << 20
+"""Largest request body `jianmu-like serve` reads (1 MiB): its bodies are a question, a follow-up
+or a decision."""
+
+
+class ServerConfig(_Section):
+    """What `jianmu-like serve` (jianmu_like.server) accepts at its edge."""
+
+    allowed_hosts: list[str] = Field(default_factory=list)
+    """`Host` names the server answers to besides its bound address, `localhost`, 127.0.0.1 and
+    [::1] on its port: `name` (any port) or `name:port`. Any other `Host` is refused (421), so a
+    page whose own name resolves to this machine (DNS rebinding) cannot reach the API."""
+    max_body_bytes: int = Field(DEFAULT_MAX_BODY_BYTES, gt=0)
+    """Largest request body; a larger one is refused (413) without being read."""
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _hosts(cls, hosts: list[str]) -> list[str]:
+        for host in hosts:
+            parse_authority(host)  # its ValueError names the entry
+        return hosts
+
+
 class JianmuConfig(_Section):
     models: ModelsConfig = Field(default_factory=ModelsConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
@@ -205,6 +229,7 @@ class JianmuConfig(_Section):
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     agents: AgentsConfig = Field(default_factory=AgentsConfig)
     telemetry: TelemetryConfig = Field(default_factory=TelemetryConfig)
+    server: ServerConfig = Field(default_factory=ServerConfig)
 
 
 _ENV_PREFIX = "JIANMU__"

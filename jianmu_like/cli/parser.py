@@ -61,6 +61,23 @@ def _positive_or_off(text: str) -> int:
     return value
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {value}")
+    return value
+
+
+def _host_name(text: str) -> str:
+    from ..hostnames import parse_authority
+
+    try:
+        parse_authority(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def _seconds_or_off(text: str) -> float:
     value = float(text)
     if not value >= 0:
@@ -221,6 +238,21 @@ def _serve_parser(
         metavar="SECONDS",
         help="evict a finished run this long after it finished (default 3600; 0: never); "
         "running and suspended runs are never evicted",
+    )
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        type=_host_name,
+        metavar="NAME[:PORT]",
+        help="also answer requests for this Host (repeatable; adds to server.allowed_hosts); any other "
+        "than the bound address, localhost, 127.0.0.1 and [::1] on the port is refused (421)",
+    )
+    serve.add_argument(
+        "--max-body-bytes",
+        type=_positive,
+        metavar="N",
+        help="refuse request bodies over N bytes (413; default server.max_body_bytes, 1 MiB)",
     )
     _agent_file_options(serve)
     _otel_option(serve)

@@ -79,10 +79,12 @@ def serve_command(args: argparse.Namespace, console: Console, errors: Console) -
 
     import uvicorn
 
+    from ..config import get_config
     from ..server.app import create_app
     from .run import enable_streaming
     from .tracing import start_tracing
 
+    settings = get_config().server
     tracing = start_tracing(args)
     enable_streaming()
     factory, cleanups, where = agent_factory(
@@ -97,6 +99,8 @@ def serve_command(args: argparse.Namespace, console: Console, errors: Console) -
         on_shutdown=cleanups,
         max_runs=args.max_runs or None,  # 0: no limit
         run_ttl=args.run_ttl or None,
+        allowed_hosts=[*settings.allowed_hosts, *args.allowed_host],
+        max_body_bytes=args.max_body_bytes or settings.max_body_bytes,
     )
     host = f"[{args.host}]" if ":" in args.host else args.host
     console.print(f"serving {args.agent_file} on http://{host}:{args.port}/ ({where}; Ctrl-C to stop)")

@@ -7,6 +7,7 @@ its telemetry (mapped by `channels`), never node internals.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
@@ -15,18 +16,27 @@ import py_trees
 from pydantic import BaseModel, ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..agent import Agent
+from ..config import get_config
 from .console import console_routes
+from .errors import error_response, http_error, internal_error
 from .nodes import tree_json
 from .runs import AgentFactory, NotFound, Retention, RunConflict, RunRegistry
 from .schemas import DecisionRequest, InjectRequest, RunRequest
-from .security import BearerTokenMiddleware
+from .security import (
+    BearerTokenMiddleware,
+    BodyLimit,
+    HostAllowList,
+    HostRule,
+    JsonCORSMiddleware,
+    SameOriginJson,
+)
 
 Model = TypeVar("Model", bound=BaseModel)
 Cleanup = Callable[[], Awaitable[None]]
@@ -40,14 +50,39 @@ class BadRequest(Exception):
         self.detail = detail
 
 
-def _error(status: int, message: str, **extra: Any) -> JSONResponse:
-    return JSONResponse({"error": message, **extra}, status_code=status)
+MAX_JSON_DEPTH = 64
+"""Deepest nesting of arrays and objects a request body may have: the API's bodies are flat, and
+a body nested 200,000 deep would exhaust the parser's recursion."""
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]++|\\.)*+"|[\[\]{}]', re.DOTALL)
+
+
+def json_depth_over(text: str, limit: int) -> bool:
+    """Whether the JSON `text` nests arrays and objects deeper than `limit` (strings skipped;
+    the scan stops at the first level too deep, so it is linear and short for hostile input)."""
+    depth = 0
+    for token in _JSON_TOKEN.finditer(text):
+        bracket = token.group()
+        if bracket in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif bracket in "]}":
+            depth -= 1
+    return False
 
 
 async def _body(request: Request, model: type[Model]) -> Model:
     raw = await request.body()
     try:
-        data = json.loads(raw or b"null")
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadRequest(
+            f"request body is not valid UTF-8 (at byte {exc.start}): JSON bodies are UTF-8", []
+        ) from None
+    if json_depth_over(text, MAX_JSON_DEPTH):
+        raise BadRequest(f"request body nests arrays or objects more than {MAX_JSON_DEPTH} levels deep", [])
+    try:
+        data = json.loads(text or "null")
     except ValueError as exc:
         raise BadRequest(f"request body is not valid JSON: {exc}", []) from None
     try:
@@ -76,6 +111,8 @@ def create_app(
     on_shutdown: Sequence[Cleanup] = (),
     max_runs: int | None = 1000,
     run_ttl: float | None = 3600.0,
+    allowed_hosts: Sequence[str] | None = None,
+    max_body_bytes: int | None = None,
 ) -> Starlette:
     """The ASGI app serving agents made by `agent_factory` (one per conversation: an `Agent`,
     or a `Conversation` of an `AgentTemplate` for cheap ones).
@@ -85,7 +122,19 @@ def create_app(
     runs are cancelled and their agents closed (close a template or a checkpoint store there).
     Finished runs are evicted `run_ttl` seconds after they finish and beyond `max_runs` (None:
     no limit), a conversation with its last run; running and suspended runs never are.
+
+    Before any route, a `Host` that is not the server's (its bound address, `localhost`,
+    127.0.0.1, [::1] on its port, or one of `allowed_hosts`) is refused (421); a state-changing
+    request from a page of another origin (403) or without a JSON body (415), and a body over
+    `max_body_bytes` (413), too. Both default to the `server` section of the configuration.
+    A bad `allowed_hosts` entry is a ValueError naming it.
     """
+    settings = get_config().server
+    rule = HostRule(settings.allowed_hosts if allowed_hosts is None else allowed_hosts)
+    if max_body_bytes is None:
+        max_body_bytes = settings.max_body_bytes
+    if max_body_bytes <= 0:
+        raise ValueError(f"max_body_bytes must be positive, got {max_body_bytes}")
     retention = Retention(max_runs=max_runs, ttl=run_ttl)
     registry = RunRegistry(agent_factory, max_ticks=max_ticks, retention=retention)
     described: list[Agent] = []
@@ -159,25 +208,29 @@ def create_app(
                 await cleanup()
 
     async def not_found(_request: Request, exc: Exception) -> Response:
-        return _error(404, str(exc))
+        return error_response(404, str(exc))
 
     async def conflict(_request: Request, exc: Exception) -> Response:
-        return _error(409, str(exc))
+        return error_response(409, str(exc))
 
     async def bad_request(_request: Request, exc: Exception) -> Response:
         detail = exc.detail if isinstance(exc, BadRequest) else []
-        return _error(422, str(exc), detail=detail)
+        return error_response(422, str(exc), detail=detail)
 
-    middleware: list[Middleware] = []
+    # Outermost first: the Host before anything else, then (CORS answering its preflights) the
+    # origin and content type of a state change, then the body's size, then the token.
+    middleware: list[Middleware] = [Middleware(HostAllowList, rule=rule)]
     if cors_origins:
         middleware.append(
             Middleware(
-                CORSMiddleware,
+                JsonCORSMiddleware,
                 allow_origins=list(cors_origins),
                 allow_methods=["GET", "POST"],
                 allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
             )
         )
+    middleware.append(Middleware(SameOriginJson, rule=rule, cors_origins=cors_origins))
+    middleware.append(Middleware(BodyLimit, max_bytes=max_body_bytes))
     if token:
         middleware.append(Middleware(BearerTokenMiddleware, token=token))
     app = Starlette(
@@ -194,7 +247,13 @@ def create_app(
             Route("/api/agent", agent_tree),
         ],
         middleware=middleware,
-        exception_handlers={NotFound: not_found, RunConflict: conflict, BadRequest: bad_request},
+        exception_handlers={
+            NotFound: not_found,
+            RunConflict: conflict,
+            BadRequest: bad_request,
+            HTTPException: http_error,
+            Exception: internal_error,
+        },
         lifespan=lifespan,
     )
     app.state.registry = registry

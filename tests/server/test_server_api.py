@@ -252,7 +252,8 @@ def test_bad_bodies_are_422_naming_the_field_and_unknown_runs_404(client: httpx.
     missing = client.post("/api/runs", json={"thread_id": "x"})
     assert missing.status_code == 422
     assert missing.json()["detail"][0]["field"] == "input" and "input" in missing.json()["error"]
-    assert client.post("/api/runs", content=b"{not json").status_code == 422
+    json_type = {"Content-Type": "application/json"}
+    assert client.post("/api/runs", content=b"{not json", headers=json_type).status_code == 422
     extra = client.post("/api/runs", json={"input": "add 1", "colour": "red"})
     assert extra.status_code == 422 and "colour" in extra.json()["error"]
     assert client.get("/api/runs/nope").status_code == 404
