@@ -7,12 +7,12 @@ Debian's `chromium`; the dev extra pins `playwright`, whose own browser download
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from chromium import system_chromium
 from console_agent import console_app, gate
 from sse_live import live_server
 
@@ -21,14 +21,6 @@ sync_api = pytest.importorskip(
 )
 expect = sync_api.expect
 TIMEOUT_MS = 20_000
-
-
-def system_chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    pytest.skip("no Chromium on PATH (Debian: apt-get install chromium; .ci/run installs it)")
 
 
 @pytest.fixture(scope="module")
