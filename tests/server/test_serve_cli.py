@@ -140,3 +140,48 @@ async def test_a_checkpointed_conversation_continues_after_a_restart(
                     assert (await _follow(http, run.json()["run_id"]))["answer"] == answer
     users = [m["content"] for m in srv.requests[-1]["messages"] if m["role"] == "user"]
     assert users == ["Hi", "Hi again"]
+
+
+def test_serve_takes_allowed_hosts_and_the_body_limit_from_flags_and_configuration(tmp_path: Path) -> None:
+    from edge_agent import request
+
+    port = free_port()
+    (tmp_path / "jianmu.yaml").write_text(
+        "server:\n  allowed_hosts: [config.example]\n  max_body_bytes: 5000\n"
+    )
+    with ScriptedOpenAIServer([]) as srv:
+        command = [sys.executable, "-m", "jianmu_like", "serve", str(PRESET), "--port", str(port)]
+        proc = subprocess.Popen(
+            [*command, "--allowed-host", "flag.example", "--max-body-bytes", "300"],
+            cwd=tmp_path,
+            env=_environment(srv.base_url),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    if request(port, "GET", "/healthz").status == 200:
+                        break
+                except OSError:
+                    pass
+                assert proc.poll() is None, proc.communicate()[1]
+                assert time.monotonic() < deadline, "the server did not come up"
+                time.sleep(0.05)
+            for host, status in [("config.example", 200), ("flag.example", 200), ("attacker.example", 421)]:
+                assert request(port, "GET", "/healthz", host=f"{host}:{port}").status == status, host
+            json_type = {"Content-Type": "application/json"}
+            big = request(port, "POST", "/api/runs", b'{"input": "%s"}' % (b"x" * 400), headers=json_type)
+            assert big.status == 413 and "over the limit of 300 bytes" in big.json()["error"]
+        finally:
+            proc.send_signal(signal.SIGINT)
+            proc.communicate(timeout=30)
+
+
+def test_serve_refuses_a_bad_allowed_host(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", str(PRESET), "--allowed-host", "http://agents.example"])
+    assert exited.value.code == 2
+    assert "'http://agents.example' is not a host name or host:port" in capsys.readouterr().err
