@@ -81,9 +81,10 @@ own pages (or a client that is no browser) with a JSON body."""
 
 
 class HostRule:
-    """The names this server answers to: its bound address, `localhost`, 127.0.0.1 and [::1],
-    each on the port the request arrived at, plus `allowed_hosts` (`name`: any port,
-    `name:port`). The `Host` check and the same-origin check both ask it."""
+    """The names this server answers to: the address and port a request arrived at (ASGI's
+    `server`: the bound address, or for a wildcard bind the interface's), `localhost`, 127.0.0.1
+    and [::1] on that port, plus `allowed_hosts` (`name`: any port, `name:port`: that one).
+    The `Host` check and the same-origin check both ask it, so they cannot disagree."""
 
     def __init__(self, allowed_hosts: Sequence[str] = ()) -> None:
         self.extra: list[Authority] = []
