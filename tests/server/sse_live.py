@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 import uvicorn
-from starlette.applications import Starlette
+from starlette.types import ASGIApp
 
 
 def free_port() -> int:
@@ -22,7 +22,7 @@ def free_port() -> int:
 
 
 @contextmanager
-def live_server(app: Starlette) -> Iterator[str]:
+def live_server(app: ASGIApp) -> Iterator[str]:
     """Serve `app` with uvicorn until the block ends; yields the base URL."""
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))

@@ -56,12 +56,13 @@ def page(browser: Any) -> Iterator[Any]:
 
 
 @contextmanager
-def attacker_site(html: str) -> Iterator[str]:
-    """Another origin: a plain HTTP server on another port of 127.0.0.1 serving `html` at `/`."""
-    body = html.encode()
+def attacker_site(pages: dict[str, str]) -> Iterator[str]:
+    """Another origin: a plain HTTP server on another port of 127.0.0.1 serving `pages[path]`
+    (read at each request, so a test may fill it once it knows the agent server's address)."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
+            body = pages.get(self.path, "").encode()
             self.send_response(200)
             self.send_header("Content-Type", "text/html; charset=utf-8")
             self.send_header("Content-Length", str(len(body)))
@@ -112,7 +113,9 @@ def test_a_page_of_another_origin_cannot_start_a_run(page: Any) -> None:
     ran.clear()
     app = edge_app()
     recording = Recording(app)
-    with live_server(recording) as server, attacker_site(ATTACK_PAGE.format(server=server)) as site:  # type: ignore[arg-type]
+    pages: dict[str, str] = {}
+    with live_server(recording) as server, attacker_site(pages) as site:
+        pages["/"] = ATTACK_PAGE.format(server=server)
         page.goto(site + "/")
         assert page.evaluate("attack()") == "opaque"  # sent; the page may not read the answer
         posts = [s for s in recording.seen if s.method == "POST"]
@@ -125,11 +128,35 @@ def test_a_page_of_another_origin_cannot_start_a_run(page: Any) -> None:
         assert app.state.registry.runs == {} and ran == []
 
 
+def test_a_configured_cors_origin_still_reaches_the_api_through_its_preflight(page: Any) -> None:
+    """The other side of the same rule: a page of an origin the server lists in `cors_origins`
+    sends JSON with a preflight, and gets its run."""
+    ran.clear()
+    pages = {"/": "<!doctype html><p>a front end of its own</p>"}
+    with attacker_site(pages) as site:
+        app = edge_app(cors_origins=[site])
+        with live_server(app) as server:
+            page.goto(site + "/")
+            created = page.evaluate(
+                """async (server) => {
+                    const response = await fetch(server + "/api/runs", {
+                        method: "POST",
+                        headers: { "Content-Type": "application/json" },
+                        body: JSON.stringify({ input: "from my front end" }),
+                    });
+                    return { status: response.status, body: await response.json() };
+                }""",
+                server,
+            )
+            assert created["status"] == 201, created
+            assert list(app.state.registry.runs) == [created["body"]["run_id"]]
+
+
 def test_a_dns_rebinding_page_cannot_read_or_decide_approvals_while_the_console_works(page: Any) -> None:
     ran.clear()
     app = edge_app()
     recording = Recording(app)
-    with live_server(recording) as server, httpx.Client(base_url=server, timeout=30) as http:  # type: ignore[arg-type]
+    with live_server(recording) as server, httpx.Client(base_url=server, timeout=30) as http:
         port = int(server.rsplit(":", 1)[1])
         run = http.post("/api/runs", json={"input": "delete secrets.txt"}).json()
         read_events(http, run["run_id"], until="approval")
