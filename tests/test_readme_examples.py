@@ -34,7 +34,7 @@ FRAGMENTS = {
     "from jianmu_like import LLMCallNode, ToolNode",
     "from jianmu_like import load_agent",
     "from jianmu_like import DurableClient, DurableWorker",
-    "import sys",  # the MCP providers: `client`, `token` and `async with` come from the text around it
+    "from jianmu_like.tools import MCPToolProvider",  # `client`, `token`, `async with` from the text
     'agent = Agent(root, checkpointer=SQLiteCheckpointer("runs.db"))',
     "from jianmu_like.telemetry.otel_setup import enable_otel",
 }
