@@ -95,8 +95,12 @@ def run() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--deny", action="store_true", help="deny the deletion instead of approving it")
-    parser.add_argument(
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument(
         "--real", action="store_true", help="use OPENAI_BASE_URL instead of the scripted model"
+    )
+    source.add_argument(
+        "--scripted", action="store_true", help="use the canned test server, not a model (the default)"
     )
     args = parser.parse_args()
     if args.real:

@@ -61,7 +61,7 @@ def test_approval_demo_approve_and_deny() -> None:
     assert approve.returncode == 0, approve.stderr
     assert "run 1: suspended" in approve.stdout and "operator: approved" in approve.stdout
     assert "files left: []" in approve.stdout
-    deny = run_demo("approval_flow.py", "--deny")
+    deny = run_demo("approval_flow.py", "--deny", "--scripted")  # --scripted, as every demo takes
     assert deny.returncode == 0, deny.stderr
     assert "files left: ['old.log']" in deny.stdout
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -23,6 +24,9 @@ EXIT_PROVIDER_ERROR = 5
 """A tool provider (an MCP server) could not start; no model was asked."""
 EXIT_INTERRUPTED = 130
 """Ctrl-C."""
+EXIT_BROKEN_PIPE = 141
+"""The reader of standard output went away (`... | head -1`): 128 + SIGPIPE, as a shell reports
+`git log | head`, and nothing printed about it."""
 
 EXIT_CODES_HELP = """\
 exit codes:
@@ -33,6 +37,7 @@ exit codes:
   4    node_error: a node of the tree raised an exception
   5    provider_error: a tool provider (MCP server) could not start
   130  interrupted (Ctrl-C)
+  141  standard output was closed by its reader (e.g. `| head -1`); nothing more is printed
 """
 
 
@@ -50,9 +55,16 @@ def make_console(file: TextIO | None = None, *, stderr: bool = False) -> Console
     (a pipe or a file), so ids and paths stay on one line for scripts."""
     from rich.console import Console  # deferred: `--help` and usage errors need no rich
 
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            """The reader went away: raised on to `main`, which ends every command alike (exit
+            141, nothing printed), where rich would exit 1 on its own."""
+            self.quiet = True
+            raise BrokenPipeError(errno.EPIPE, "the reader of the output went away")
+
     target = file if file is not None else (sys.stderr if stderr else sys.stdout)
     is_tty = bool(getattr(target, "isatty", lambda: False)())
-    return Console(file=target, highlight=False, soft_wrap=True, width=None if is_tty else 200)
+    return _Console(file=target, highlight=False, soft_wrap=True, width=None if is_tty else 200)
 
 
 def print_problems(

@@ -34,7 +34,7 @@ def show_command(args: argparse.Namespace, console: Console, errors: Console) ->
     spec = validate_agent_file(args.preset, allow_modules=args.allow_module)
     agent = load_agent(args.preset, model_client=offline_client(), allow_modules=args.allow_module)
     if args.dot:
-        console.out(dot_text(agent.root), highlight=False, end="")
+        console.out(dot_text(agent.root, spec.name), highlight=False, end="")
         return EXIT_OK
     title = Text(f"{spec.name}", style="bold")
     title.append(f"  ({spec.kind})", style="dim")

@@ -11,12 +11,21 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from .common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, CliError, make_console, print_problems
-from .parser import build_parser
+from .common import (
+    EXIT_BROKEN_PIPE,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    CliError,
+    make_console,
+    print_problems,
+)
+from .parser import parse_arguments
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -52,12 +61,23 @@ def _configure_logging(verbose: bool, log_json: bool) -> None:
         configure_logging("WARNING", json=as_json)
 
 
+def _discard_stdout() -> None:
+    """Point standard output at /dev/null once its reader has gone (`... | head -1`): the
+    interpreter flushes it again at exit, which would raise a second BrokenPipeError and print
+    "Exception ignored" (the recipe of Python's `signal` documentation)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `jianmu-like` and `python -m jianmu_like`; returns the exit code."""
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure") and (stream.encoding or "").lower() not in ("utf-8", "utf8"):
             stream.reconfigure(errors="replace")
-    args = build_parser().parse_args(argv)
+    args = parse_arguments(argv)
     # Imported once the arguments are parsed (see parser.py): --help never pays for them.
     from ..agentfile.yaml_source import SourceError
     from ..checkpoint.store import CheckpointError
@@ -88,6 +108,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print_problems(errors, ["interrupted"], style="yellow")
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _discard_stdout()
+        return EXIT_BROKEN_PIPE
     except Exception as exc:
         if args.verbose:
             errors.print_exception()

@@ -8,6 +8,7 @@ and `main` imports that module only once the arguments are parsed.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from importlib import metadata
 
 from .common import EXIT_CODES_HELP
@@ -308,3 +309,16 @@ def _durable_parsers(
     )
     recover.add_argument("--database", metavar="URL", required=True, help=DATABASE_HELP)
     recover.set_defaults(handler="durable:recover_command")
+
+
+def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Parse `jianmu-like`'s arguments. `models` hands everything after it to the weights
+    module's own parser, including a leading option (`models --help`), which argparse's
+    REMAINDER leaves unmatched; any other command refuses what it does not know."""
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        if args.handler != "main:models_command":
+            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        args.rest = [*unknown, *args.rest]
+    return args

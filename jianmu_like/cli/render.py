@@ -96,9 +96,12 @@ def tree_view(root: py_trees.behaviour.Behaviour, *, statuses: bool = False) -> 
     return tree
 
 
-def dot_text(root: py_trees.behaviour.Behaviour) -> str:
-    """Graphviz dot of the tree, as py_trees draws it (pydot is a dependency of py_trees)."""
-    return str(py_trees.display.dot_tree(root).to_string())
+def dot_text(root: py_trees.behaviour.Behaviour, name: str) -> str:
+    """Graphviz dot of the tree, as py_trees draws it (pydot is a dependency of py_trees), as a
+    graph named `name` (py_trees names every graph "pastafarianism")."""
+    graph = py_trees.display.dot_tree(root)
+    graph.set_name(name)
+    return str(graph.to_string())
 
 
 class EventRenderer:
@@ -132,10 +135,6 @@ class EventRenderer:
             self._delta(event.namespace, str(data.get("delta", "")))
             return
         if kind == ev.REPLY_COMPLETED:
-            content = data.get("content")
-            streamed = self._streaming and self._segment == event.namespace
-            if streamed and isinstance(content, str) and not self._prefix(event.namespace):
-                self.shown.add(content.strip())
             self._end_segment()
             return
         line = self._line(kind, data)
@@ -200,9 +199,13 @@ class EventRenderer:
             self.console.file.flush()
 
     def _end_segment(self) -> None:
-        """Finish the text being streamed: end its line, or print it above the live view."""
+        """Finish the text being streamed: end its line, or print it above the live view. The
+        agent's own streamed text counts as shown, whichever node streamed it (the loop's reply or
+        the synthesis), so `finish` does not print the same answer again."""
         if not self._streaming:
             return
+        if not self._prefix(self._segment):
+            self.shown.add(self._buffer.strip())
         if self.live:
             if self._buffer.strip():
                 self.console.print(self._prefixed(self._segment, Text(self._buffer.strip())))

@@ -104,7 +104,7 @@ def test_show_tree_and_dot(tmp_path: Path) -> None:
     assert "Researcher1.Tools  ToolExecutor  ns=r1  tools=[calculator, think]" in text.stdout
     dot = jianmu(tmp_path, "show", str(PRESETS / "react.yaml"), "--dot")
     assert dot.returncode == 0, dot.stderr
-    assert dot.stdout.startswith("digraph")
+    assert dot.stdout.startswith("digraph Calculator {")  # named after the agent, not py_trees' default
     assert '"Calculator.Loop" -> "Calculator.LLM";' in dot.stdout
 
 

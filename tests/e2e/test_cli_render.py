@@ -96,7 +96,7 @@ def test_tree_views() -> None:
     out.seek(0)
     con.print(tree_view(root, statuses=True))
     assert out.getvalue().splitlines()[0] == "◐ Calculator  iteration 1/8"
-    assert "digraph" in dot_text(root)
+    assert dot_text(root, "My agent").startswith('digraph "My agent" {')
 
 
 def test_summary_of_a_failure() -> None:
