@@ -502,10 +502,13 @@ def resolve_output_schema(
     if isinstance(reference, dict):
         from jsonschema import Draft202012Validator, SchemaError
 
+        from ..models.schema_refs import check_local_refs
+
         try:
             Draft202012Validator.check_schema(reference)
         except SchemaError as exc:
             raise ValueError(f"not a valid JSON schema: {exc.message}") from None
+        check_local_refs(reference)
         if reference.get("type", "object") != "object":
             raise ValueError(f"the schema must describe an object (type: object), not {reference['type']!r}")
         return reference

@@ -174,9 +174,9 @@ def load_yaml(path: str | Path, limits: YamlLimits | None = None) -> YamlDocumen
     try:
         loader = _BoundedLoader(text, limits, file)
     except yaml.reader.ReaderError as exc:  # a NUL byte or another character YAML forbids
-        line = text.count("\n", 0, exc.position) + 1
+        number = text.count("\n", 0, exc.position) + 1
         raise SourceError(
-            [f"{file}:{line}: YAML refused: the character U+{exc.character:04X} is not allowed in YAML"]
+            [f"{file}:{number}: YAML refused: the character U+{exc.character:04X} is not allowed in YAML"]
         ) from None
     try:
         node = loader.get_single_node()
