@@ -25,8 +25,9 @@ from ..bt import composites
 from ..bt.conditions import StateCondition
 from ..bt.loop import LoopUntilSuccess
 from ..config import ContextConfig, ReActConfig, ResilienceConfig, get_config
-from ..guard.config import policies_from_config
+from ..guard.config import GuardConfig, policies_from_config
 from ..guard.enforcer import GuardEnforcer
+from ..guard.policies import unknown_tool
 from ..models.client import ModelClient
 from ..nodes.message import MessageNode
 from ..presets.plan_execute import create_plan_execute_node
@@ -35,7 +36,7 @@ from ..presets.research import create_research_node
 from ..presets.supervisor import SupervisorConfig, create_supervisor_node
 from ..state.contract import StateContract, declare
 from ..tools.base import Tool
-from ..tools.builtin import builtin_tools
+from ..tools.builtin import builtin_tools, think
 from ..tools.provider import ToolProvider
 from . import wiring
 from .modules import ModulePolicy
@@ -74,6 +75,40 @@ AGENT_NODE_KINDS = ("react", "supervisor", "plan_execute", "research")
 
 class AgentFileError(SourceError):
     """An agent file that cannot be loaded; `problems` lists every issue with its line."""
+
+
+GuardUse = tuple[Loc, dict[str, Any], list[tuple[str, ReActSpec]]]
+"""A `guard:` section (its key path), with the agents it guards as (kind, spec)."""
+
+
+def guard_uses(spec: AgentFileSpec) -> list[GuardUse]:
+    """Each guard section of a file with the agents it guards: the file's own agent; in a tree,
+    each agent node that sets its own `guard:`, and the file-level guard for every agent node
+    that sets none (it is their default)."""
+    if spec.kind != "tree" or spec.tree is None:
+        return [(("guard",), spec.guard, [(spec.kind, spec)])] if spec.guard is not None else []
+    uses: list[GuardUse] = []
+    inheritors: list[tuple[str, ReActSpec]] = []
+    for loc, kind, body in _agent_nodes(spec.tree, ("tree",)):
+        if "guard" not in body.model_fields_set:
+            inheritors.append((kind, body))
+        elif body.guard is not None:
+            uses.append(((*loc, "guard"), body.guard, [(kind, body)]))
+    if spec.guard is not None:
+        uses.insert(0, (("guard",), spec.guard, inheritors))
+    return uses
+
+
+def _agent_nodes(node: TreeNodeSpec, loc: Loc) -> list[tuple[Loc, str, ReActSpec]]:
+    kind = node.kind
+    body: Any = getattr(node, kind)
+    here = (*loc, kind)
+    found: list[tuple[Loc, str, ReActSpec]] = [(here, kind, body)] if kind in AGENT_NODE_KINDS else []
+    for index, child in enumerate(getattr(body, "children", None) or []):
+        found.extend(_agent_nodes(child, (*here, "children", index)))
+    if kind == "loop":
+        found.extend(_agent_nodes(body.child, (*here, "child")))
+    return found
 
 
 def validate_agent_file(path: str | Path, *, allow_modules: Sequence[str] = ()) -> AgentFileSpec:
@@ -133,6 +168,7 @@ class _Builder:
         self.problems: list[str] = []
         self._clients: dict[str, ModelClient] = {}
         self._roots: tuple[Path, ...] = ()
+        self._shared_guards: dict[int, tuple[dict[str, Any], GuardEnforcer]] = {}
 
     # ------------------------------------------------------------------ checking
     def spec_of(self, file: Path, referenced_at: str | None = None) -> AgentFileSpec | None:
@@ -169,7 +205,42 @@ class _Builder:
         self._check_unsupported(file, spec.kind, spec, ())
         if spec.tree is not None:
             self._check_node(file, spec.tree, ("tree",))
+        self._check_guard_tools(file, spec)
         return spec
+
+    def _check_guard_tools(self, file: Path, spec: AgentFileSpec) -> None:
+        """Every tool a guard rule names must be a tool of an agent it guards (fail closed: a
+        typo would otherwise switch the rule off). Agents with MCP servers are checked when the
+        servers list their tools, before the first model call (see `GuardEnforcer.attach`)."""
+        for loc, section, users in guard_uses(spec):
+            try:
+                config = GuardConfig.model_validate(section)
+            except ValidationError:
+                continue  # reported by `_check_react`
+            names = self._static_tool_names(file, users)
+            if names is None:
+                continue
+            for key, pattern in config.tool_references():
+                problem = unknown_tool(pattern, names)
+                if problem is not None:
+                    path = "guard" + "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in key)
+                    self.problems.append(f"{self._where(file, (*loc, *key))}: {path}: {problem}")
+
+    def _static_tool_names(self, file: Path, users: list[tuple[str, ReActSpec]]) -> set[str] | None:
+        """The tool names of these agents, or None when not all are known before the run (MCP
+        servers) or a tool cannot be resolved (reported already)."""
+        names: set[str] = set()
+        for kind, body in users:
+            if body.mcp_servers:
+                return None
+            for reference in body.tools:
+                try:
+                    names.add(resolve_tool(reference, self._policy(file)).name)
+                except ValueError:
+                    return None
+            if kind == "research":
+                names.add(think.name)
+        return names
 
     def check(self, file: Path) -> AgentFileSpec:
         self._roots = (_real(file.parent),)
@@ -410,11 +481,27 @@ class _Builder:
             **args, max_tool_calls=options.max_tool_calls, compress_prompt=options.compress_prompt
         )
 
+    def _shared_guard(self, file: Path, defaults: ReActSpec) -> GuardEnforcer:
+        """One enforcer for the file-level guard of a tree and every agent node inheriting it,
+        told the tools of all of them: a rule for a tool that only one node has is valid."""
+        assert defaults.guard is not None
+        key = id(defaults.guard)
+        if key not in self._shared_guards:
+            uses = guard_uses(defaults) if isinstance(defaults, AgentFileSpec) else []
+            users = next((found for loc, _, found in uses if loc == ("guard",)), [])
+            names = self._static_tool_names(file, users)
+            enforcer = GuardEnforcer(policies_from_config(defaults.guard), tools=names or ())
+            if names is None:  # MCP tools: checked when the servers list them
+                enforcer.defer_check()
+            self._shared_guards[key] = (defaults.guard, enforcer)
+        return self._shared_guards[key][1]
+
     def _react_args(self, file: Path, spec: ReActSpec, defaults: ReActSpec | None) -> dict[str, Any]:
         """The arguments of `create_react_node` for `spec` (also the common arguments of the
         plan-and-execute and research presets)."""
+        inherited: dict[str, Any] = {}
         if defaults is not None:  # file-level settings fill what the node leaves unset
-            inherited: dict[str, Any] = {
+            inherited = {
                 key: getattr(defaults, key)
                 for key in ("model", "llm", "limits", "guard", "system_prompt", "context")
                 if key not in spec.model_fields_set and key in defaults.model_fields_set
@@ -440,7 +527,12 @@ class _Builder:
             **{k: v for k, v in spec.llm.model_dump().items() if v is not None},
             **{k: v for k, v in spec.limits.model_dump().items() if v is not None},
         }
-        guard = GuardEnforcer(policies_from_config(spec.guard)) if spec.guard is not None else None
+        if spec.guard is None:
+            guard = None
+        elif defaults is not None and "guard" in inherited:
+            guard = self._shared_guard(file, defaults)
+        else:
+            guard = GuardEnforcer(policies_from_config(spec.guard))
         return {
             "name": name,
             "namespace": spec.namespace,
@@ -502,10 +594,13 @@ def resolve_output_schema(
     if isinstance(reference, dict):
         from jsonschema import Draft202012Validator, SchemaError
 
+        from ..models.schema_refs import check_local_refs
+
         try:
             Draft202012Validator.check_schema(reference)
         except SchemaError as exc:
             raise ValueError(f"not a valid JSON schema: {exc.message}") from None
+        check_local_refs(reference)
         if reference.get("type", "object") != "object":
             raise ValueError(f"the schema must describe an object (type: object), not {reference['type']!r}")
         return reference

@@ -7,13 +7,13 @@ these are checked with the file, before any model is called, with did-you-mean s
 
 from __future__ import annotations
 
-import difflib
 import string
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..names import did_you_mean
 from ..presets.react_state import ReActState
 from .spec import AgentFileSpec, PresetRefSpec, TreeNodeSpec
 from .yaml_source import Loc
@@ -139,6 +139,4 @@ def output_problem(spec: AgentFileSpec, wiring: Wiring) -> str | None:
     )
 
 
-def _suggest(word: str, choices: list[str]) -> str:
-    close = difflib.get_close_matches(word, choices, n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+_suggest = did_you_mean

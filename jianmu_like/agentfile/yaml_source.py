@@ -160,7 +160,8 @@ def _read(file: Path, max_bytes: int) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise SourceError([f"{file}: not UTF-8 text (byte {exc.start})"]) from exc
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise SourceError([f"{file}:{line}: not UTF-8 text (byte {exc.start})"]) from None
 
 
 def load_yaml(path: str | Path, limits: YamlLimits | None = None) -> YamlDocument:
@@ -169,7 +170,14 @@ def load_yaml(path: str | Path, limits: YamlLimits | None = None) -> YamlDocumen
     reports them with its own findings, in one pass."""
     file = Path(path)
     limits = limits or YamlLimits()
-    loader = _BoundedLoader(_read(file, limits.max_bytes), limits, file)
+    text = _read(file, limits.max_bytes)
+    try:
+        loader = _BoundedLoader(text, limits, file)
+    except yaml.reader.ReaderError as exc:  # a NUL byte or another character YAML forbids
+        number = text.count("\n", 0, exc.position) + 1
+        raise SourceError(
+            [f"{file}:{number}: YAML refused: the character U+{exc.character:04X} is not allowed in YAML"]
+        ) from None
     try:
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None

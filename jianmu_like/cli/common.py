@@ -32,7 +32,8 @@ EXIT_CODES_HELP = """\
 exit codes:
   0    success
   1    the agent failed: model error (server unreachable, bad answers), iteration or token limit
-  2    usage, agent-file, configuration or checkpoint error
+  2    usage, agent-file, configuration or checkpoint error (also guard_error: a guard rule
+       names a tool that the agent's MCP servers did not list)
   3    suspended, waiting for approvals
   4    node_error: a node of the tree raised an exception
   5    provider_error: a tool provider (MCP server) could not start

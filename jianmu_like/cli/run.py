@@ -41,6 +41,7 @@ from .common import (
     EXIT_OK,
     EXIT_PROVIDER_ERROR,
     EXIT_SUSPENDED,
+    EXIT_USAGE,
     CliError,
     existing_store,
 )
@@ -48,7 +49,11 @@ from .render import EventRenderer, shorten
 from .tracing import start_tracing
 
 STREAM_ENV = "JIANMU__LLM__STREAM"
-EXIT_BY_REASON = {"node_error": EXIT_NODE_ERROR, "provider_error": EXIT_PROVIDER_ERROR}
+EXIT_BY_REASON = {
+    "node_error": EXIT_NODE_ERROR,
+    "provider_error": EXIT_PROVIDER_ERROR,
+    "guard_error": EXIT_USAGE,  # a rule names a tool that the MCP servers did not list
+}
 """Exit codes of failures with a code of their own; any other failure exits EXIT_FAILED."""
 Start = Callable[[], Awaitable[AgentResult]]
 
@@ -248,6 +253,8 @@ def report(result: AgentResult, args: argparse.Namespace, errors: Console, *, st
         errors.print(Text("  is it running? set OPENAI_BASE_URL or provider.base_url", style="red"))
     elif fault is not None and fault.kind == "provider_error":
         errors.print(Text(f"error: a tool provider could not start ({reason})", style="bold red"))
+    elif fault is not None and fault.kind == "guard_error":
+        errors.print(Text("error: the guard names tools the agent does not have", style="bold red"))
     elif fault is not None:
         errors.print(Text(f"error: node {fault.node!r} raised an exception ({reason})", style="bold red"))
     else:

@@ -106,6 +106,19 @@ class GuardConfig(_Section):
     def _one_or_many(cls, value: Any) -> Any:
         return _one_or_many(value)
 
+    def tool_references(self) -> list[tuple[tuple[str | int, ...], str]]:
+        """Every tool pattern of the section with its key path (e.g. `require_approval.tools.0`),
+        so a rule that names no tool of the agent is reported at its line."""
+        out: list[tuple[tuple[str | int, ...], str]] = []
+        for key in ("deny", "allow"):
+            out.extend(((key, i), pattern) for i, pattern in enumerate(getattr(self, key) or ()))
+        out.extend((("arguments", i, "tool"), rule.tool) for i, rule in enumerate(self.arguments))
+        out.extend((("rate_limits", i, "tool"), limit.tool) for i, limit in enumerate(self.rate_limits))
+        if self.require_approval is not None:
+            tools = self.require_approval.tools or ()
+            out.extend((("require_approval", "tools", i), pattern) for i, pattern in enumerate(tools))
+        return out
+
     def build_policies(self) -> list[Policy]:
         """Denials that need no state first, rate limits after them (a call another policy
         denies must not use up the quota), approval last (PENDING never hides a DENY)."""

@@ -36,10 +36,11 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from bisect import bisect_right, insort
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, overload
 
 from ..models.messages import ToolCall
+from ..names import did_you_mean
 from ..tools.base import Tool
 from .decisions import Decision, GuardDecision
 from .enforcer import GuardContext, Policy, PolicyResult
@@ -68,6 +69,12 @@ class GuardPolicy(ABC):
     @abstractmethod
     def __call__(self, call: ToolCall, tool: Tool | None, context: GuardContext) -> GuardDecision: ...
 
+    def tool_patterns(self) -> tuple[str, ...]:
+        """The tool globs this policy names. The enforcer checks them against the agent's tools
+        when it is attached: a rule for a tool the agent does not have is an error, never a
+        silently idle rule (a typo in `require_approval` would otherwise turn approval off)."""
+        return ()
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
 
@@ -90,8 +97,27 @@ class _Globs:
     def matches(self, name: str) -> bool:
         return self._regex is not None and self._regex.match(name) is not None
 
+    def matches_any(self, names: Iterable[str]) -> bool:
+        return any(self.matches(name) for name in names)
+
     def __str__(self) -> str:
         return ", ".join(self.patterns)
+
+
+_LISTED = 20
+"""Tool names listed at most in an error about a rule that names none of them."""
+
+
+def unknown_tool(pattern: str, names: Collection[str]) -> str | None:
+    """Why the tool glob `pattern` matches none of `names` (the agent's tools), or None."""
+    if _Globs(pattern, "tool pattern").matches_any(names):
+        return None
+    shown = sorted(names)
+    listing = ", ".join(shown[:_LISTED]) + (f", ... ({len(shown)} tools)" if len(shown) > _LISTED else "")
+    tools = f"the agent's tools: {listing}" if shown else "the agent has no tools"
+    if any(char in pattern for char in "*?["):
+        return f"the pattern {pattern!r} matches none of the agent's tools ({tools})"
+    return f"unknown tool {pattern!r}{did_you_mean(pattern, shown)} ({tools})"
 
 
 def _now(context: GuardContext) -> float:
@@ -132,6 +158,9 @@ class AllowList(GuardPolicy):
         self.globs = _Globs(patterns, "AllowList")
         self.name = name
 
+    def tool_patterns(self) -> tuple[str, ...]:
+        return self.globs.patterns
+
     def __call__(self, call: ToolCall, tool: Tool | None, context: GuardContext) -> GuardDecision:
         if self.globs.matches(call.name):
             return _ALLOW
@@ -144,6 +173,9 @@ class DenyList(GuardPolicy):
     def __init__(self, patterns: str | Iterable[str], *, name: str = "deny_list") -> None:
         self.globs = _Globs(patterns, "DenyList")
         self.name = name
+
+    def tool_patterns(self) -> tuple[str, ...]:
+        return self.globs.patterns
 
     def __call__(self, call: ToolCall, tool: Tool | None, context: GuardContext) -> GuardDecision:
         if self.globs.matches(call.name):
@@ -195,6 +227,9 @@ class ArgumentRule(GuardPolicy):
         self.required = required
         self.message = message
         self.name = name or f"argument_rule({tool}.{argument})"
+
+    def tool_patterns(self) -> tuple[str, ...]:
+        return self.tool.patterns
 
     def __call__(self, call: ToolCall, tool: Tool | None, context: GuardContext) -> GuardDecision:
         if not self.tool.matches(call.name):
@@ -284,6 +319,9 @@ class RateLimit(GuardPolicy):
         """Times of the allowed calls still in the window, ascending."""
         self._lock = threading.Lock()
 
+    def tool_patterns(self) -> tuple[str, ...]:
+        return self.tool.patterns
+
     def __call__(self, call: ToolCall, tool: Tool | None, context: GuardContext) -> GuardDecision:
         if not self.tool.matches(call.name):
             return _ALLOW
@@ -358,6 +396,9 @@ class RequireApproval(GuardPolicy):
         self.when = when
         self.reason = reason
         self.name = name
+
+    def tool_patterns(self) -> tuple[str, ...]:
+        return self.tools.patterns if self.tools is not None else ()
 
     def __call__(self, call: ToolCall, tool: Tool | None, context: GuardContext) -> GuardDecision:
         why = self._why(call, tool)

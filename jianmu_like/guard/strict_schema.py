@@ -12,7 +12,8 @@ stricter where the standard is too lenient for a guard:
 
 A schema is refused when it is built if it is invalid, uses a keyword the validator does not
 know (a typo like `maximun` would otherwise be silently ignored and let through exactly what
-the rule's author meant to block) or a `$ref` that does not resolve inside it.
+the rule's author meant to block) or a `$ref` that does not resolve inside it (see
+`models.schema_refs`: nothing is ever retrieved).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from typing import Any, cast
 from jsonschema import Draft202012Validator, ValidationError, validators
 from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
+
+from ..models.schema_refs import LOCAL_ONLY, check_local_refs
 
 ANNOTATION_KEYWORDS = frozenset(
     {
@@ -143,7 +146,7 @@ _StrictValidator = _build_validator_class()
 def compile_schema(schema: Mapping[str, Any] | bool) -> Validator:
     """A strict validator for `schema`; ValueError naming the place when the schema is refused."""
     _check_schema(schema)
-    return _StrictValidator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    return _StrictValidator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER, registry=LOCAL_ONLY)
 
 
 def problems(validator: Validator, value: Any) -> list[Problem]:
@@ -175,9 +178,7 @@ def _check_schema(schema: Any) -> None:
                 f"unknown JSON-schema keyword {unknown[0]!r} in {where} (a misspelt keyword would be "
                 "ignored by the validator and let through what it should block)"
             )
-        ref = subschema.get("$ref")
-        if ref is not None:
-            _check_ref(schema, ref, f"{where}.$ref")
+    check_local_refs(schema)
 
 
 def _schema_problem(error: SchemaError | ValidationError) -> str:
@@ -189,16 +190,6 @@ def _schema_problem(error: SchemaError | ValidationError) -> str:
     if error.validator == "format" and error.validator_value == "regex":
         return f"{error.instance!r} is not a valid regular expression"
     return error.message
-
-
-def _check_ref(root: Mapping[str, Any] | bool, ref: str, where: str) -> None:
-    if not ref.startswith("#"):
-        raise ValueError(f"{where}: only references inside the schema ('#...') are allowed, got {ref!r}")
-    try:
-        resolver: Any = _StrictValidator(root)._resolver  # type: ignore[attr-defined]
-        resolver.lookup(ref)
-    except Exception:
-        raise ValueError(f"{where}: {ref!r} does not resolve inside the schema") from None
 
 
 def _subschemas(schema: Any, where: str) -> Iterator[tuple[str, Mapping[str, Any]]]:

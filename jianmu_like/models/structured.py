@@ -71,6 +71,9 @@ class OutputSchema:
             self.json_schema: dict[str, Any] = schema.model_json_schema()
             title = schema.__name__
         elif isinstance(schema, Mapping):
+            from .schema_refs import check_local_refs  # deferred: only dict schemas need it
+
+            check_local_refs(schema)
             self.json_schema = dict(schema)
             title = str(schema.get("title") or "output")
         else:
@@ -104,8 +107,10 @@ class OutputSchema:
             raise ValueError("does not match the schema: " + "; ".join(problems)) from exc
         import jsonschema  # deferred: only dict schemas need it
 
+        from .schema_refs import LOCAL_ONLY
+
         try:
-            jsonschema.validate(raw, self.json_schema)
+            jsonschema.validate(raw, self.json_schema, registry=LOCAL_ONLY)
         except jsonschema.ValidationError as exc:
             where = ".".join(map(str, exc.absolute_path)) or "(root)"
             raise ValueError(f"does not match the schema: {where}: {exc.message}") from exc

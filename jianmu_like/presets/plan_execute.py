@@ -81,6 +81,8 @@ def create_plan_execute_node(
         raise ValueError(f"max_steps must be >= 1 and max_replans >= 0 (got {max_steps}, {max_replans})")
     config = config or ReActConfig()
     toolset = ToolSet(tools or ())
+    if constraints is not None:  # steps are built at run time, each with some of the tools
+        constraints.attach(toolset)
     by_name = {t.name: t for t in toolset}
     builder = StepBuilder(name, namespace, model_client, by_name, config, dict(models or {}), constraints)
     planner = Planner(

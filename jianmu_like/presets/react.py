@@ -83,6 +83,8 @@ def create_react_node(
     toolset = ToolSet.from_providers(tool_providers or (), context=tool_provider_context).with_tools(
         tools or ()
     )
+    if constraints is not None:  # a rule for a tool the agent does not have fails here
+        constraints.attach(toolset)
     select = config.tool_selection.enabled and (
         bool(toolset.providers) or len(toolset) > config.tool_selection.threshold
     )

@@ -39,6 +39,7 @@ from ..nodes.supervisor_steps import FOLLOW_UPS, SUB_QUESTIONS, AnswerStep, Gath
 from ..results import read_key
 from ..state.contract import StateContract, declare
 from ..tools.base import Tool
+from ..tools.toolset import ToolSet
 from .react import create_react_node
 
 DEFAULT_SUPERVISOR_PROMPT = (
@@ -92,6 +93,8 @@ def create_supervisor_node(
     client = worker_client or model_client
     keys = config.keys
     tool_list = list(tools or ())
+    if constraints is not None:  # the sub-agents are built at run time: check the rules now
+        constraints.attach(ToolSet(tool_list))
 
     def build(index: int, item: dict[str, Any]) -> py_trees.behaviour.Behaviour:
         label, sub_ns, question = item["label"], item["namespace"], item["question"]

@@ -14,7 +14,7 @@ providers is a classic source of "the agent called the wrong tool".
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
@@ -26,6 +26,9 @@ from .provider import ProviderPool, ToolProvider, provider_label
 logger = logging.getLogger(__name__)
 
 ToolLike = Tool | Callable[..., Any]
+ReadyCheck = Callable[[], Awaitable[None]]
+"""Run once the providers listed their tools; raises to keep the set from being used (a guard
+whose rules name a tool that no provider listed)."""
 
 
 def _as_tools(tools: Iterable[ToolLike] | Mapping[str, Tool]) -> tuple[Tool, ...]:
@@ -56,6 +59,8 @@ class ToolSet:
         self._merged_version = -1
         self._schemas: list[dict[str, Any]] | None = None
         self._description: str | None = None
+        self._checks: list[ReadyCheck] = []
+        self._checked_version: int | None = None
 
     @classmethod
     def from_providers(cls, providers: Sequence[ToolProvider], context: Any = None) -> ToolSet:
@@ -75,14 +80,27 @@ class ToolSet:
         derived._merged_version = -1
         derived._schemas = None
         derived._description = None
+        derived._checks = []
+        derived._checked_version = None
         return derived
 
     # -- lifecycle -------------------------------------------------------------------------
 
     @property
-    def ready(self) -> bool:
+    def listed(self) -> bool:
         """True when lookups work: no providers, or all of them listed their tools."""
         return self._pool is None or self._pool.ready
+
+    @property
+    def ready(self) -> bool:
+        """True when the set may be used: listed, and its checks passed on the current tools."""
+        return self.listed and (not self._checks or self._checked_version == self.version)
+
+    def add_check(self, check: ReadyCheck) -> None:
+        """Run `check` in `ensure_ready` once the tools are listed (again after a refresh);
+        until it passes the set is not `ready`."""
+        self._checks.append(check)
+        self._checked_version = None
 
     @property
     def providers(self) -> tuple[ToolProvider, ...]:
@@ -92,8 +110,18 @@ class ToolSet:
         """Initialise providers and list their tools once (idempotent, concurrency-safe).
 
         Raises `ToolProviderError` naming the provider that failed; calling again retries,
-        without re-initialising providers that already succeeded.
+        without re-initialising providers that already succeeded. Then runs the checks added
+        with `add_check` (each call again until they pass), raising what they raise.
         """
+        await self.ensure_listed()
+        if self._checks and self._checked_version != self.version:
+            version = self.version
+            for check in self._checks:
+                await check()
+            self._checked_version = version
+
+    async def ensure_listed(self) -> None:
+        """Initialise providers and list their tools once, without the checks."""
         if self._pool is not None:
             await self._pool.ensure_ready()
 
@@ -202,7 +230,7 @@ class ToolSet:
         return self._description
 
     def __repr__(self) -> str:
-        if not self.ready:
+        if not self.listed:
             static = [t.name for t in self._static]
             return f"ToolSet(static={static}, providers={len(self.providers)}, ready=False)"
         return f"ToolSet(names={self.names()}, providers={len(self.providers)})"
