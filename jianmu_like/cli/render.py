@@ -131,6 +131,9 @@ class EventRenderer:
         if kind == ev.TEXT_DELTA:
             self._delta(event.namespace, str(data.get("delta", "")))
             return
+        if kind == ev.TEXT_RESET:
+            self._void_segment(event.namespace)
+            return
         if kind == ev.REPLY_COMPLETED:
             content = data.get("content")
             streamed = self._streaming and self._segment == event.namespace
@@ -198,6 +201,19 @@ class EventRenderer:
         if not self.live:
             self.console.print(Text(delta), end="")
             self.console.file.flush()
+
+    def _void_segment(self, namespace: str | None) -> None:
+        """A model call's attempt failed mid-stream: its text is void (a retry streams anew).
+        The live view drops it; printed text cannot be taken back, so it is marked as cut off."""
+        if not self._streaming or self._segment != namespace:
+            return
+        printed = not self.live and bool(self._buffer)
+        if self.live:
+            self._buffer = ""  # never printed above the live view
+        self._end_segment()
+        if printed:
+            note = Text("↺ cut off mid-stream: the text above is discarded", style="yellow")
+            self.console.print(self._prefixed(namespace, note))
 
     def _end_segment(self) -> None:
         """Finish the text being streamed: end its line, or print it above the live view."""
