@@ -22,7 +22,9 @@ EXIT_NODE_ERROR = 4
 EXIT_PROVIDER_ERROR = 5
 """A tool provider (an MCP server) could not start; no model was asked."""
 EXIT_INTERRUPTED = 130
-"""Ctrl-C."""
+"""Ctrl-C (SIGINT)."""
+EXIT_TERMINATED = 143
+"""SIGTERM (systemd, Docker, `timeout`): the run was cancelled and cleaned up, 128 + 15."""
 
 EXIT_CODES_HELP = """\
 exit codes:
@@ -33,6 +35,7 @@ exit codes:
   4    node_error: a node of the tree raised an exception
   5    provider_error: a tool provider (MCP server) could not start
   130  interrupted (Ctrl-C)
+  143  terminated (SIGTERM); the run was stopped and its MCP servers with it
 """
 
 
