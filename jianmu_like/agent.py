@@ -42,6 +42,11 @@ from .tools.toolset import ToolSet
 
 AgentStatus = Literal["success", "failure", "suspended"]
 
+_LOOP_GONE = (
+    "inject(): the agent's event loop is not running (stopped or closed), so the run can never "
+    "take this follow-up; it was not queued"
+)
+
 
 class AgentResult(BaseModel):
     """The outcome of one `Agent.run()`."""
@@ -296,7 +301,7 @@ class Agent:
         """A run is under way or suspended (waiting for approvals)."""
         return self._running or self.root.status == Status.RUNNING
 
-    def inject(self, content: str, *, namespace: str | None = None) -> None:
+    def inject(self, content: str, *, namespace: str | None = None, timeout: float = 30.0) -> None:
         """Send a follow-up to the run in progress (running, or suspended for an approval).
 
         It waits until the ReAct loop's next iteration boundary (after the tool results of the
@@ -308,7 +313,11 @@ class Agent:
         queued, applied, or dropped (the run ended first).
 
         Without a run in progress it raises RuntimeError: a follow-up queued for some later run
-        would silently join an unrelated question; send it as that run's input instead.
+        would silently join an unrelated question; send it as that run's input instead. From
+        another thread it never waits forever: when the run's event loop is stopped or closed
+        (the run can never take the follow-up), or stops before taking it, it raises
+        RuntimeError at once; when the loop is busy for longer than `timeout` seconds, it raises
+        TimeoutError. Either way the follow-up was not queued.
         """
         if not isinstance(content, str) or not content.strip():
             raise ValueError("inject() needs a non-empty message")
@@ -317,20 +326,52 @@ class Agent:
             current: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             current = None
-        if loop is None or current is loop or not loop.is_running():
+        if loop is None or current is loop:
             self._queue_interrupt(content, namespace)
             return
+        if not loop.is_running():
+            if self._running:  # its loop stopped under the run: nothing will ever take it
+                raise RuntimeError(_LOOP_GONE)
+            self._queue_interrupt(content, namespace)  # suspended: the next resume takes it
+            return
+        self._hand_to_loop(loop, content, namespace, timeout)
+
+    def _hand_to_loop(
+        self, loop: asyncio.AbstractEventLoop, content: str, namespace: str | None, timeout: float
+    ) -> None:
+        """Queue a follow-up on the run's loop from another thread, within a bounded wait:
+        a hand-over the loop never takes (it stopped, or stayed busy) is withdrawn, so it
+        cannot be queued later behind the caller's back."""
         queued: concurrent.futures.Future[None] = concurrent.futures.Future()
 
         def on_loop() -> None:
+            if not queued.set_running_or_notify_cancel():
+                return  # the caller gave up waiting
             try:
                 self._queue_interrupt(content, namespace)
-            except Exception as exc:
+            except BaseException as exc:
                 queued.set_exception(exc)
             else:
                 queued.set_result(None)
 
-        loop.call_soon_threadsafe(on_loop)
+        try:
+            loop.call_soon_threadsafe(on_loop)
+        except RuntimeError:  # closed meanwhile
+            raise RuntimeError(_LOOP_GONE) from None
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            done, _ = concurrent.futures.wait([queued], timeout=max(0.0, min(0.05, left)))
+            if done:
+                break
+            stopped = not loop.is_running()
+            if (stopped or left <= 0) and queued.cancel():
+                if stopped:
+                    raise RuntimeError(_LOOP_GONE)
+                raise TimeoutError(
+                    f"inject(): the agent's event loop did not take the follow-up within {timeout:g} s "
+                    "(it is blocked); the follow-up was not queued"
+                )
         queued.result()
 
     def _queue_interrupt(self, content: str, namespace: str | None) -> None:

@@ -23,10 +23,12 @@ EXIT_NODE_ERROR = 4
 EXIT_PROVIDER_ERROR = 5
 """A tool provider (an MCP server) could not start; no model was asked."""
 EXIT_INTERRUPTED = 130
-"""Ctrl-C."""
+"""Ctrl-C (SIGINT)."""
 EXIT_BROKEN_PIPE = 141
 """The reader of standard output went away (`... | head -1`): 128 + SIGPIPE, as a shell reports
 `git log | head`, and nothing printed about it."""
+EXIT_TERMINATED = 143
+"""SIGTERM (systemd, Docker, `timeout`): the run was cancelled and cleaned up, 128 + 15."""
 
 EXIT_CODES_HELP = """\
 exit codes:
@@ -39,6 +41,7 @@ exit codes:
   5    provider_error: a tool provider (MCP server) could not start
   130  interrupted (Ctrl-C)
   141  standard output was closed by its reader (e.g. `| head -1`); nothing more is printed
+  143  terminated (SIGTERM); the run was stopped and its MCP servers with it
 """
 
 

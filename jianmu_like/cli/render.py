@@ -134,6 +134,9 @@ class EventRenderer:
         if kind == ev.TEXT_DELTA:
             self._delta(event.namespace, str(data.get("delta", "")))
             return
+        if kind == ev.TEXT_RESET:
+            self._void_segment(event.namespace)
+            return
         if kind == ev.REPLY_COMPLETED:
             self._end_segment()
             return
@@ -198,13 +201,26 @@ class EventRenderer:
             self.console.print(Text(delta), end="")
             self.console.file.flush()
 
-    def _end_segment(self) -> None:
+    def _void_segment(self, namespace: str | None) -> None:
+        """A model call's attempt failed mid-stream: its text is void (a retry streams anew).
+        The live view drops it; printed text cannot be taken back, so it is marked as cut off."""
+        if not self._streaming or self._segment != namespace:
+            return
+        printed = not self.live and bool(self._buffer)
+        if self.live:
+            self._buffer = ""  # never printed above the live view
+        self._end_segment(void=True)
+        if printed:
+            note = Text("↺ cut off mid-stream: the text above is discarded", style="yellow")
+            self.console.print(self._prefixed(namespace, note))
+
+    def _end_segment(self, *, void: bool = False) -> None:
         """Finish the text being streamed: end its line, or print it above the live view. The
         agent's own streamed text counts as shown, whichever node streamed it (the loop's reply or
-        the synthesis), so `finish` does not print the same answer again."""
+        the synthesis), so `finish` does not print the same answer again; `void` text does not."""
         if not self._streaming:
             return
-        if not self._prefix(self._segment):
+        if not void and not self._prefix(self._segment):
             self.shown.add(self._buffer.strip())
         if self.live:
             if self._buffer.strip():

@@ -1,8 +1,9 @@
 """`jianmu-like run` and `jianmu-like resume`: drive an agent file, showing its events live.
 
 Events are taken from the agent's telemetry hub while the run is a task of its own, so a Ctrl-C
-cancels that task (every in-flight model or tool call is cancelled with it) and the checkpoint
-written after the last tick stays in the store, resumable with `jianmu-like resume`.
+or a SIGTERM cancels that task (every in-flight model or tool call is cancelled with it, the
+agent's MCP servers are stopped) and the checkpoint written after the last tick stays in the
+store, resumable with `jianmu-like resume`.
 """
 
 from __future__ import annotations
@@ -41,11 +42,13 @@ from .common import (
     EXIT_OK,
     EXIT_PROVIDER_ERROR,
     EXIT_SUSPENDED,
+    EXIT_TERMINATED,
     EXIT_USAGE,
     CliError,
     existing_store,
 )
 from .render import EventRenderer, shorten
+from .signals import Terminated, terminable
 from .tracing import start_tracing
 
 STREAM_ENV = "JIANMU__LLM__STREAM"
@@ -162,13 +165,17 @@ async def session(agent: Agent, start: Start, view: RunView) -> AgentResult:
 def _drive(
     agent: Agent, start: Start, view: RunView, store: str | None, thread: str | None
 ) -> AgentResult | int:
-    """`session` under asyncio; Ctrl-C becomes EXIT_INTERRUPTED with a note on the checkpoint."""
+    """`session` under asyncio; Ctrl-C becomes EXIT_INTERRUPTED and SIGTERM EXIT_TERMINATED, with
+    a note on the checkpoint (either way the run is cancelled and the agent closed first)."""
+    where = f"; checkpoint kept in {store} (thread {thread})" if store is not None else ""
     try:
-        return asyncio.run(session(agent, start, view))
+        return asyncio.run(terminable(session(agent, start, view)))
     except KeyboardInterrupt:
-        where = f"; checkpoint kept in {store} (thread {thread})" if store is not None else ""
         view.errors.print(Text(f"interrupted{where}", style="yellow"))
         return EXIT_INTERRUPTED
+    except Terminated:
+        view.errors.print(Text(f"terminated (SIGTERM){where}", style="yellow"))
+        return EXIT_TERMINATED
 
 
 def _view(args: argparse.Namespace, console: Console, errors: Console) -> RunView:
@@ -178,7 +185,7 @@ def _view(args: argparse.Namespace, console: Console, errors: Console) -> RunVie
 
 def run_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
     """`run PRESET QUESTION`: a fresh run; exit 0 success, 1 failure, 3 suspended, 4 node error,
-    5 tool provider error, 130 Ctrl-C."""
+    5 tool provider error, 130 Ctrl-C, 143 SIGTERM."""
     if args.thread and not args.checkpoint:
         raise CliError("--thread needs --checkpoint STORE (a thread lives in a checkpoint store)")
     tracing = start_tracing(args)

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .common import CliError
+from .common import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, CliError
+from .signals import recorded_stop_signals
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -68,7 +70,8 @@ def traced(factory: AgentFactory, subscriber: Subscriber) -> AgentFactory:
 
 
 def serve_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
-    """Serve until Ctrl-C; exit 2 when the agent file or the bind is refused."""
+    """Serve until Ctrl-C (exit 130) or SIGTERM (exit 143), both a graceful shutdown that stops
+    the agents' MCP servers; exit 2 when the agent file or the bind is refused."""
     from ..server.security import TOKEN_ENV, InsecureBindError, check_bind
 
     token: str | None = args.token or os.environ.get(TOKEN_ENV) or None
@@ -110,9 +113,15 @@ def serve_command(args: argparse.Namespace, console: Console, errors: Console) -
         )
     else:
         console.print(f"web console: http://{host}:{args.port}/")
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    with recorded_stop_signals() as stops:
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     if tracing is not None:
         from ..telemetry.otel_setup import flush_tracing
 
         flush_tracing()
-    return 0
+    if not stops:
+        return EXIT_OK
+    terminated = signal.SIGTERM in stops
+    name = "SIGTERM" if terminated else "Ctrl-C"
+    errors.print(f"stopped ({name}): runs in progress were cancelled, tool providers closed")
+    return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED

@@ -29,6 +29,30 @@ ModelResilienceConfig = ResilienceConfig
 Sleep = Callable[[float], Awaitable[None]]
 
 
+class _DeltaRelay:
+    """Forwards one call's streamed text as `text.delta` events, and voids what an attempt
+    streamed when it fails (`text.reset`): a retry, or the next model, starts the text over, so
+    whoever accumulates the deltas (the server's `answer` channel, the CLI) must drop them, or
+    show the cut-off attempt followed by the whole answer."""
+
+    __slots__ = ("emit", "sent")
+
+    def __init__(self, emit: ModelEventCallback) -> None:
+        self.emit = emit
+        self.sent = 0
+        """Characters streamed by the current attempt."""
+
+    def __call__(self, delta: str) -> None:
+        self.sent += len(delta)
+        self.emit("text.delta", {"delta": delta})
+
+    def void(self, model: str, attempt: int, error: ModelError) -> None:
+        self.emit(
+            "text.reset", {"model": model, "attempt": attempt, "discarded": self.sent, "error": str(error)}
+        )
+        self.sent = 0
+
+
 class ModelClient:
     """Calls a `ChatProvider` with retries and fallback models.
 
@@ -224,12 +248,8 @@ class ModelClient:
     async def _complete(self, request: ModelRequest, on_event: ModelEventCallback | None) -> ModelResponse:
         models = self.models_for(request)
         streaming = request.stream
-        on_delta: DeltaCallback | None = None
-        if streaming and on_event is not None:
-            emit = on_event
-
-            def on_delta(delta: str) -> None:
-                emit("text.delta", {"delta": delta})
+        relay = _DeltaRelay(on_event) if streaming and on_event is not None else None
+        on_delta: DeltaCallback | None = relay
 
         per_model = 1 + self.resilience.max_retries
         errors: list[ModelError] = []
@@ -248,6 +268,8 @@ class ModelClient:
                     if exc.model is None:
                         exc.model = model
                     errors.append(exc)
+                    if relay is not None and relay.sent:
+                        relay.void(model, attempt, exc)
                     if not exc.retryable or retry + 1 == per_model:
                         break  # next model, without waiting
                     delay = self.backoff(retry, exc)

@@ -88,5 +88,6 @@ class ModelResponse(BaseModel):
 
 
 ModelEventCallback = Callable[[str, dict[str, Any]], None]
-"""Observer of a logical call: receives ("model.call.started" | "text.delta" | "model.call.retry"
-| "model.call.completed" | "model.call.failed", data)."""
+"""Observer of a logical call: receives ("model.call.started" | "text.delta" | "text.reset" |
+"model.call.retry" | "model.call.completed" | "model.call.failed", data). "text.reset" voids the
+text deltas of an attempt that failed mid-stream (the next attempt streams the text anew)."""

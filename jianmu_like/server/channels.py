@@ -48,6 +48,8 @@ class ChannelMapper:
             return [("step", self._step("thinking", "start"))]
         if kind == ev.TEXT_DELTA:
             return self._delta(str(data.get("delta") or ""))
+        if kind == ev.TEXT_RESET:
+            return self._void_stream()
         if kind == ev.REPLY_COMPLETED:
             return self._reply_completed(data)
         if kind == ev.TOOL_CALL_STARTED:
@@ -138,6 +140,13 @@ class ChannelMapper:
         self._streamed.append(delta)
         messages.append(("answer", {"status": "delta", "content": delta}))
         return messages
+
+    def _void_stream(self) -> list[Message]:
+        """A model call's attempt failed mid-stream: withdraw its text, the retry streams anew."""
+        if not self._streamed or self._answer_done:
+            return []
+        self._streamed = []
+        return [("answer", {"status": "reset", "content": ""})]
 
     def _reply_completed(self, data: dict[str, Any]) -> list[Message]:
         final = bool(data.get("final"))

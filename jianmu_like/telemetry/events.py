@@ -11,6 +11,10 @@ REPLY_STARTED = "reply.started"
 MODEL_CALL_STARTED = "model.call.started"
 MODEL_CALL_RETRY = "model.call.retry"
 TEXT_DELTA = "text.delta"
+TEXT_RESET = "text.reset"
+"""The text deltas a model call streamed so far are void: its attempt failed mid-stream (a cut
+connection, a stream without a finish reason) and a retry or the next model starts the text
+over. Data has model, attempt, discarded (characters) and error."""
 MODEL_CALL_COMPLETED = "model.call.completed"
 MODEL_CALL_FAILED = "model.call.failed"
 REPLY_COMPLETED = "reply.completed"

@@ -26,9 +26,14 @@ DEFAULT_USAGE = Usage(prompt_tokens=10, completion_tokens=5, total_tokens=15, ca
 
 _WORDS = re.compile(r"\s*\S+\s*|\s+")
 
-Fault: TypeAlias = Literal["malformed_json", "html", "no_choices", "truncated_stream", "no_usage", "no_total"]
+Fault: TypeAlias = Literal[
+    "malformed_json", "html", "no_choices", "truncated_stream", "dropped_stream", "no_usage", "no_total"
+]
 """A broken answer: a 200 whose body is malformed JSON, an HTML page or JSON without `choices`; a
-stream cut off before its finish reason and `[DONE]`; usage missing, or without `total_tokens`."""
+stream that ends cleanly but early, before its finish reason and `[DONE]` (`truncated_stream`); a
+stream whose connection drops after the content, mid-body, without a finish reason
+(`dropped_stream`: the HTTP body is never terminated, as when a proxy or the server dies); usage
+missing, or without `total_tokens`."""
 
 
 class ScriptedToolCall(BaseModel):

@@ -11,6 +11,7 @@ import asyncio
 import itertools
 import json
 import math
+import socket
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -117,7 +118,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif body.get("stream"):
             options = body.get("stream_options") or {}
             chunks = owner.chunks(body, reply, bool(options.get("include_usage")))
-            self._send_stream(chunks, truncated=reply.fault == "truncated_stream")
+            self._send_stream(chunks, cut=reply.fault)
         else:
             self._send_json(200, owner.completion(body, reply))
 
@@ -140,7 +141,10 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             self.close_connection = True
 
-    def _send_stream(self, chunks: Iterator[dict[str, Any]], *, truncated: bool = False) -> None:
+    def _send_stream(self, chunks: Iterator[dict[str, Any]], *, cut: str | None = None) -> None:
+        """Stream `chunks` as SSE; `cut` ("truncated_stream" | "dropped_stream") stops before the
+        finish reason: a clean early end of the body, or a dropped connection."""
+        truncated = cut in ("truncated_stream", "dropped_stream")
         try:
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
@@ -149,6 +153,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             for chunk in chunks:
                 if truncated and chunk["choices"] and chunk["choices"][0]["finish_reason"] is not None:
+                    if cut == "dropped_stream":  # the connection dies mid-body: no terminating chunk
+                        self.wfile.flush()
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                        self.close_connection = True
+                        return
                     break  # cut off: no finish reason, no usage, no [DONE]
                 self._write_chunk(f"data: {json.dumps(chunk)}\n\n".encode())
             else:

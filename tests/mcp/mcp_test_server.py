@@ -123,7 +123,30 @@ def serve_http() -> None:
     asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
 
 
+def record_pids() -> None:
+    """With `MCP_TEST_PID_FILE` set, write this server's PID there (for tests that must find it
+    from outside a CLI process); with `MCP_TEST_HELPER` also start a helper child that outlives
+    stdin closing, as servers that drive a browser or a language server do, and add its PID."""
+    target = os.environ.get("MCP_TEST_PID_FILE")
+    if not target:
+        return
+    pids = [os.getpid()]
+    if os.environ.get("MCP_TEST_HELPER"):
+        import subprocess
+
+        helper = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(3600)"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+        )
+        pids.append(helper.pid)
+    partial = Path(target + ".part")
+    partial.write_text(" ".join(map(str, pids)))
+    partial.replace(target)  # whole or absent: a reader never sees half a line
+
+
 if __name__ == "__main__":
+    record_pids()
     if "--http" in sys.argv:
         serve_http()
     else:

@@ -6,11 +6,25 @@ template, usage and finish_reason come from llama.cpp itself, and the prompt pre
 the previous turn is reused from the KV cache. Replies are streamed so `should_stop` is checked
 once per token; JSON schemas become llguidance grammars with `json.dumps`'s exact layout. It
 needs `libgomp.so.1` (Debian/Ubuntu package `libgomp1`) and an x86-64 CPU with AVX2.
+
+xllamacpp's `Server` always starts llama.cpp's HTTP API too (no setting turns it off), by
+default on a random TCP port of 127.0.0.1 without authentication, answering any local process
+and — its CORS reflects every `Origin` — any web page the user opens, which could run the
+model, read its settings and slots. We never use that API (requests are handed over
+in-process), so it is shut away twice: it listens on a Unix socket in a private temporary
+folder (mode 0700: no TCP port at all, nothing for other users or browsers to reach), and it
+requires an API key (`secrets.token_urlsafe`) that only this object knows, so even the user's
+own processes get 401 (llama.cpp leaves only `/health` open). Where Unix sockets are not
+available it stays on a loopback port, behind the key.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import secrets
+import shutil
+import tempfile
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -38,10 +52,17 @@ class XllamacppBackend(LocalBackend):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._server: Any = None
+        self._socket_dir: str | None = None
 
     @property
     def loaded(self) -> bool:
         return self._server is not None
+
+    @property
+    def listening_address(self) -> str | None:
+        """Where llama.cpp's unused HTTP API listens (`unix:///...` or `http://127.0.0.1:<port>`),
+        None before loading. It answers only requests bearing a key this object never shares."""
+        return str(self._server.listening_address) if self._server is not None else None
 
     def load(self) -> None:
         if self._server is not None:
@@ -63,9 +84,11 @@ class XllamacppBackend(LocalBackend):
         params.verbosity = 1 if self.verbose else -1
         if self.chat_format is not None:
             params.chat_template = self.chat_format
+        self._shut_http_api(params)
         try:
             self._server = xllamacpp.Server(params)
         except Exception as exc:  # RuntimeError("Failed to init server, ...")
+            self._remove_socket_dir()
             raise ModelError(
                 f"could not load local model {self.model_path}: {exc}",
                 base_url=f"local://{self.model_path.name}",
@@ -107,6 +130,31 @@ class XllamacppBackend(LocalBackend):
 
     def close(self) -> None:
         self._server = None  # the destructor stops llama.cpp's loop and frees the model
+        self._remove_socket_dir()
+
+    def _shut_http_api(self, params: Any) -> None:
+        """Put llama.cpp's HTTP API on a private Unix socket behind a key nobody is told (see
+        the module)."""
+        params.api_keys = [secrets.token_urlsafe(32)]
+        if os.name != "posix":
+            return  # a loopback port, behind the key
+        folder = tempfile.mkdtemp(prefix="jianmu-llama-")  # mode 0700
+        path = os.path.join(folder, "api.sock")
+        if len(path.encode()) > _SUN_PATH_MAX and os.path.isdir("/tmp"):  # a long $TMPDIR
+            os.rmdir(folder)
+            folder = tempfile.mkdtemp(prefix="jianmu-llama-", dir="/tmp")
+            path = os.path.join(folder, "api.sock")
+        self._socket_dir = folder
+        params.hostnames = [path]  # a name ending in ".sock" makes llama.cpp bind AF_UNIX
+
+    def _remove_socket_dir(self) -> None:
+        folder, self._socket_dir = self._socket_dir, None
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+_SUN_PATH_MAX = 107
+"""The longest Unix socket path Linux accepts (`sun_path` holds 108 bytes with the NUL)."""
 
 
 class _Reply:

@@ -1,0 +1,195 @@
+"""SIGTERM (systemd, Docker, `timeout`) and SIGINT stop the agent's stdio MCP servers with the
+CLI: `jianmu-like run` and `jianmu-like serve` as real processes, the test MCP server over
+stdio (it records its PID and that of a helper child it starts, as servers driving a browser
+do), the scripted model server over HTTP. The signal arrives while an MCP tool call is in flight."""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from jianmu_like.testing import ScriptedOpenAIServer, call, reply
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+
+MCP_SERVER = Path(__file__).resolve().parents[1] / "mcp" / "mcp_test_server.py"
+CLI = [sys.executable, "-m", "jianmu_like"]
+BOUND = 90.0
+"""Generous: a loaded CI machine starts Python processes slowly."""
+EXPECTED = {
+    signal.SIGTERM: (143, "terminated (SIGTERM)", "stopped (SIGTERM)"),
+    signal.SIGINT: (130, "interrupted", "stopped (Ctrl-C)"),
+}
+"""Exit code and stderr note of `run`, then `serve`, per signal."""
+
+
+def agent_file(folder: Path) -> tuple[Path, Path]:
+    """An agent whose only MCP tool is the test server's `sleep`; and where the server's PIDs land."""
+    pids = folder / "mcp.pids"
+    server = {
+        "command": sys.executable,
+        "args": [str(MCP_SERVER)],
+        "allow": ["sleep"],
+        "env": {"MCP_TEST_PID_FILE": str(pids), "MCP_TEST_HELPER": "1"},
+    }
+    path = folder / "agent.yaml"
+    path.write_text(yaml.safe_dump({"kind": "react", "name": "Sleeper", "mcp_servers": {"test": server}}))
+    return path, pids
+
+
+def environment(base_url: str) -> dict[str, str]:
+    skip = ("JIANMU", "OPENAI_", "FORCE_COLOR", "TTY_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(skip)}
+    env.update(PYTHONIOENCODING="utf-8", NO_COLOR="1", OPENAI_BASE_URL=base_url, OPENAI_API_KEY="test-key")
+    return env
+
+
+def wait_for(condition: Any, what: str, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + BOUND
+    while not condition():
+        assert proc.poll() is None, f"the CLI exited before {what}: {proc.communicate()}"
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def gone(pid: int) -> bool:
+    """No such process, or only a zombie (an orphan's remains, not ours to reap)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
+@contextmanager
+def mcp_processes(pid_file: Path) -> Iterator[list[int]]:
+    """The PIDs the MCP server recorded (filled once it wrote them); whatever is left of them is
+    killed at the end, so a failing test leaves nothing behind."""
+    pids: list[int] = []
+    try:
+        yield pids
+    finally:
+        for pid in pids:
+            if not gone(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def assert_all_gone(pids: list[int]) -> None:
+    assert len(pids) == 2  # the server and its helper child
+    deadline = time.monotonic() + BOUND
+    while not all(gone(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [pid for pid in pids if not gone(pid)]
+    assert not left, f"MCP processes left running after the CLI exited: {left}"
+
+
+def _lines(stream: Any) -> queue.Queue[str]:
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in stream], daemon=True).start()
+    return lines
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_to_run_stops_its_mcp_servers(tmp_path: Path, signum: signal.Signals) -> None:
+    path, pid_file = agent_file(tmp_path)
+    code, note, _ = EXPECTED[signum]
+    with ScriptedOpenAIServer([call("sleep", seconds=600), reply("never")]) as srv:
+        proc = subprocess.Popen(
+            [*CLI, "run", str(path), "Sleep a while."],
+            cwd=tmp_path,
+            env=environment(srv.base_url),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        with mcp_processes(pid_file) as pids:
+            try:
+                seen: list[str] = []
+                out = _lines(proc.stdout)
+
+                def calling() -> bool:
+                    while not out.empty():
+                        seen.append(out.get())
+                    return any(line.startswith("→ sleep(") for line in seen)
+
+                wait_for(calling, "the MCP tool call", proc)  # the server is up and busy
+                wait_for(pid_file.exists, "the MCP server's PIDs", proc)
+                pids.extend(int(p) for p in pid_file.read_text().split())
+                proc.send_signal(signum)
+                proc.wait(BOUND)
+                assert proc.stderr is not None
+                err = proc.stderr.read()
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+            assert proc.returncode == code, err
+            assert note in err and "Traceback" not in err
+            assert_all_gone(pids)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_to_serve_stops_its_mcp_servers(tmp_path: Path, signum: signal.Signals) -> None:
+    path, pid_file = agent_file(tmp_path)
+    code, _, note = EXPECTED[signum]
+    port = free_port()
+    with ScriptedOpenAIServer([call("sleep", seconds=600), reply("never")]) as srv:
+        proc = subprocess.Popen(
+            [*CLI, "serve", str(path), "--port", str(port)],
+            cwd=tmp_path,
+            env=environment(srv.base_url),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        with (
+            mcp_processes(pid_file) as pids,
+            httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http,
+        ):
+            try:
+
+                def up() -> bool:
+                    try:
+                        return http.get("/healthz").status_code == 200
+                    except httpx.TransportError:
+                        return False
+
+                wait_for(up, "the server", proc)
+                run = http.post("/api/runs", json={"input": "Sleep a while."}).json()
+
+                # the run's events up to its MCP tool call: then the server is up and busy
+                with http.stream("GET", f"/api/runs/{run['run_id']}/events") as events:
+                    for line in events.iter_lines():
+                        if line.startswith("data:") and '"tool_name": "sleep"' in line:
+                            break
+                    else:
+                        raise AssertionError(f"the run ended without calling sleep: {proc.communicate()}")
+                wait_for(pid_file.exists, "the MCP server's PIDs", proc)
+                pids.extend(int(p) for p in pid_file.read_text().split())
+                proc.send_signal(signum)
+                _, err = proc.communicate(timeout=BOUND)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+            assert proc.returncode == code, err
+            assert note in err and "Traceback" not in err
+            assert_all_gone(pids)
