@@ -109,7 +109,7 @@ async def test_unknown_and_repeated_decisions_are_clear_errors(tmp_path: Path) -
         with pytest.raises(ApprovalError, match=r"unknown approval id 'nope' \(pending: "):
             agent.approve("nope")
         agent.approve(approval_id)
-        with pytest.raises(ApprovalError, match="already approved"):
+        with pytest.raises(ApprovalError, match=r"already decided \(approved\)"):
             agent.deny(approval_id)
         done = await agent.resume()
         assert done.status == "success"
@@ -237,7 +237,7 @@ async def test_operator_decides_from_the_checkpoint_file(tmp_path: Path) -> None
         with pytest.raises(ApprovalError, match="no checkpoint for thread 'nope'"):
             record_decision(store, "nope", pending.approval.id, "approve")
         record_decision(store, "ops", pending.approval.id, ("approve", "checked by ops"))
-        with pytest.raises(ApprovalError, match="already approved"):
+        with pytest.raises(ApprovalError, match=r"already decided \(approved\)"):
             record_decision(store, "ops", pending.approval.id, "deny")
         assert list_pending(store)[0].decision is not None
 

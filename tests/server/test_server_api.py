@@ -159,7 +159,10 @@ def test_an_approval_decided_over_http_resumes_the_run(client: httpx.Client) -> 
     assert deleted == ["/tmp/x"]
     assert client.get("/api/approvals").json()["approvals"] == []
     again = client.post(f"/api/approvals/{pending['id']}", json={"decision": "deny"})
-    assert again.status_code == 404
+    assert again.status_code == 409 and again.json()["decision"] == "approved"
+    assert "already decided (approved)" in again.json()["error"]
+    legacy = client.post(f"/api/approvals/{run_id}.{pending['id']}", json={"decision": "deny"})
+    assert legacy.status_code == 409 and legacy.json()["decision"] == "approved"
 
 
 def test_an_injected_follow_up_reaches_the_model_between_iterations(client: httpx.Client) -> None:
