@@ -114,25 +114,26 @@ class Served:
         run: dict[str, Any] = response.json()
         return run
 
+    def summary_once(self, run_id: str, *statuses: str) -> dict[str, Any]:
+        """The run's summary once its status is one of `statuses`."""
+
+        def reached() -> dict[str, Any] | None:
+            summary: dict[str, Any] = self.http.get(f"/api/runs/{run_id}").json()
+            return summary if summary["status"] in statuses else None
+
+        found: dict[str, Any] = wait_for(f"run {run_id} to be {' or '.join(statuses)}", reached)
+        return found
+
     def suspended(self, run_id: str) -> dict[str, Any]:
         """The run's pending approval, once it waits for it."""
-        summary = wait_for(
-            f"run {run_id} to suspend",
-            lambda: (s := self.http.get(f"/api/runs/{run_id}").json())["status"] in ("suspended", "failure")
-            and s,
-        )
+        summary = self.summary_once(run_id, "suspended", "failure")
         assert summary["status"] == "suspended", summary
         [pending] = summary["pending_approvals"]
         return dict(pending)
 
     def finished(self, run_id: str) -> dict[str, Any]:
         """The run's summary once it has finished (its event stream then ends by itself)."""
-        summary = wait_for(
-            f"run {run_id} to finish",
-            lambda: (s := self.http.get(f"/api/runs/{run_id}").json())["status"] in ("success", "failure")
-            and s,
-        )
-        return dict(summary)
+        return self.summary_once(run_id, "success", "failure")
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
