@@ -130,6 +130,28 @@ async def test_abandoning_a_suspended_run_answers_the_waiting_call(tmp_path: Pat
     assert "waiting for human approval" in sent[3]["content"]
 
 
+async def test_a_new_run_on_a_thread_suspended_with_approvals_is_refused(tmp_path: Path) -> None:
+    from jianmu_like.guard.review import ThreadSuspendedError, list_pending
+
+    db, log = tmp_path / "runs.db", tmp_path / "effects.log"
+    with ScriptedOpenAIServer([call("delete_file", path="/x"), reply("gone")]) as srv:
+        agent = build_agent(srv.base_url, log, db)
+        first = await agent.run({"messages": [human("delete /x")]}, thread_id="t")
+        [waiting] = first.pending_approvals
+        for runner in (agent, build_agent(srv.base_url, log, db)):  # this process, or a new agent
+            with pytest.raises(
+                ThreadSuspendedError, match=rf"thread 't' is suspended .*{waiting.id} \(delete_file"
+            ):
+                await runner.run({"messages": [human("something else")]}, thread_id="t")
+        assert len(srv.requests) == 1  # the refused runs asked no model
+        [kept] = list_pending(SQLiteCheckpointer(db))
+        assert kept.approval == waiting and kept.decision is None
+        agent.approve(waiting.id)  # the agent that was refused is as it was: it decides and resumes
+        done = await agent.resume()
+    assert done.status == "success" and done.final_answer == "gone"
+    assert lines(log) == ["delete /x"]
+
+
 def test_bad_checkpoint_files_are_refused_and_left_untouched(tmp_path: Path) -> None:
     corrupt = tmp_path / "corrupt.db"
     corrupt.write_bytes(b"this is not sqlite" * 100)
