@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -21,52 +20,15 @@ from typing import Any
 
 import httpx
 import pytest
+from guarded_agent import environment, responder, write_agent
 from sse_live import free_port, read_events
 
-from jianmu_like.testing import ScriptedOpenAIServer, call, reply
+from jianmu_like.testing import ScriptedOpenAIServer
 from jianmu_like.testing.postgres import TemporaryPostgres
 
 CLI = [sys.executable, "-m", "jianmu_like"]
 LIMIT = 120.0
 """Seconds any one condition may take to come true (CI is a loaded 2-core machine)."""
-AGENT = """\
-kind: react
-name: Careful
-tools: ["effects:delete_file"]
-guard:
-  require_approval:
-    tools: [delete_file]
-"""
-EFFECTS = '''\
-from pathlib import Path
-
-from jianmu_like import tool
-
-LOG = Path(__file__).with_name("effects.log")
-
-
-@tool
-def delete_file(path: str) -> str:
-    """Delete a file."""
-    with LOG.open("a") as log:
-        log.write(f"delete {path}\\n")
-    return f"deleted {path}"
-'''
-
-
-def responder(body: dict[str, Any]) -> Any:
-    """The user's message is a path: delete it; after the tool's result, report it."""
-    last = body["messages"][-1]
-    if last["role"] == "tool":
-        return reply(f"result: {last['content']}")
-    return call("delete_file", path=last["content"])
-
-
-def environment(base_url: str) -> dict[str, str]:
-    skip = ("JIANMU", "OPENAI_", "FORCE_COLOR", "TTY_")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(skip)}
-    env.update(OPENAI_BASE_URL=base_url, OPENAI_API_KEY="x", PYTHONIOENCODING="utf-8", NO_COLOR="1")
-    return env
 
 
 def wait_for(what: str, condition: Callable[[], Any], limit: float = LIMIT) -> Any:
@@ -139,8 +101,7 @@ class Served:
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
 def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     folder = tmp_path_factory.mktemp(f"served-{request.param}")
-    (folder / "agent.yaml").write_text(AGENT)
-    (folder / "effects.py").write_text(EFFECTS)
+    write_agent(folder)
     if request.param == "sqlite":
         store = str(folder / "runs.db")
     else:
