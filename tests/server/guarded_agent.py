@@ -13,7 +13,7 @@ from jianmu_like.testing import call, reply
 AGENT = """\
 kind: react
 name: Careful
-tools: ["effects:delete_file"]
+tools: ["{module}:delete_file"]
 guard:
   require_approval:
     tools: [delete_file]
@@ -51,9 +51,10 @@ def environment(base_url: str) -> dict[str, str]:
     return env
 
 
-def write_agent(folder: Path) -> Path:
-    """`agent.yaml` and its tool module in `folder`; the agent file's path."""
-    (folder / "effects.py").write_text(EFFECTS)
+def write_agent(folder: Path, module: str = "effects") -> Path:
+    """`agent.yaml` and its tool module in `folder`; the agent file's path. A test that loads
+    the file in its own process names the module uniquely (a module is imported once)."""
+    (folder / f"{module}.py").write_text(EFFECTS)
     agent = folder / "agent.yaml"
-    agent.write_text(AGENT)
+    agent.write_text(AGENT.format(module=module))
     return agent

@@ -159,7 +159,7 @@ def test_a_decision_from_the_command_line_reaches_the_console(
 ) -> None:
     """The console shows the approval under the id `jianmu-like approvals` takes; an operator's
     decision on the server's store closes the box and the run finishes."""
-    agent, store = write_agent(tmp_path), str(tmp_path / "runs.db")
+    agent, store = write_agent(tmp_path, module="console_effects"), str(tmp_path / "runs.db")
     with ScriptedOpenAIServer(responder) as model:
         monkeypatch.setenv("OPENAI_BASE_URL", model.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "x")

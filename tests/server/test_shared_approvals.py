@@ -283,3 +283,48 @@ def test_a_thread_suspended_by_another_process_is_refused_by_the_server(served: 
     rows = [json.loads(line) for line in listed.stdout.splitlines()]
     assert [r["approval"]["tool"] for r in rows if r["thread_id"] == "elsewhere"] == ["delete_file"]
     assert "delete /data/g" not in served.effects() and "delete /data/h" not in served.effects()
+
+
+def test_the_server_listens_again_after_losing_its_postgres_connection(
+    tmp_path: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The LISTEN connection is killed while a run waits: the server connects again, and a
+    decision stored after that still resumes the run (PostgreSQL has no poll to fall back on)."""
+    import psycopg
+    from sse_live import live_server
+
+    from jianmu_like.checkpoint.target import open_checkpointer
+    from jianmu_like.cli.serve import agent_factory
+    from jianmu_like.guard.review import record_decision
+    from jianmu_like.server import create_app
+
+    listeners = (
+        "SELECT pid FROM pg_stat_activity WHERE query = 'LISTEN jianmu_decisions' AND pid <> pg_backend_pid()"
+    )
+    agent = write_agent(tmp_path, module="relisten_effects")
+    with ScriptedOpenAIServer(responder) as model, psycopg.connect(postgres_url, autocommit=True) as admin:
+        monkeypatch.setenv("OPENAI_BASE_URL", model.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "x")
+        factory, cleanups, _ = agent_factory(str(agent), checkpoint=postgres_url)
+        with (
+            live_server(create_app(factory, on_shutdown=cleanups)) as url,
+            httpx.Client(base_url=url) as http,
+        ):
+            served = Served(postgres_url, tmp_path, http, model.base_url)
+            run = served.start("/data/r", "relisten")
+            pending = served.suspended(run["run_id"])
+            [(first,)] = wait_for("the server to listen", lambda: admin.execute(listeners).fetchall())
+            admin.execute("SELECT pg_terminate_backend(%s)", (first,))
+            [(again,)] = wait_for(
+                "the server to listen again",
+                lambda: [row for row in admin.execute(listeners).fetchall() if row[0] != first],
+            )
+            assert again != first
+            operator = open_checkpointer(postgres_url)
+            try:
+                record_decision(operator, "relisten", pending["id"], "approve")
+            finally:
+                operator.close()
+            summary = served.finished(run["run_id"])
+    assert summary["status"] == "success" and summary["answer"] == "result: deleted /data/r", summary
+    assert served.effects() == ["delete /data/r"]
