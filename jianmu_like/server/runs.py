@@ -4,7 +4,9 @@ A run is an asyncio task owned by the registry, never by a request: a client tha
 stops reading, the run goes on. Every message a run publishes is kept in its log, so a client
 that connects late replays the log (from `Last-Event-ID`) and then follows the live tail.
 Each conversation (`thread_id`) has its own agent, built by the app's agent factory, kept so a
-follow-up continues the conversation.
+follow-up continues the conversation. Memory stays bounded: finished runs are evicted after a
+time to live and beyond a maximum count (`Retention`), a conversation with its last run; a run in
+progress or suspended never is.
 
 Approvals have one truth. An approval is named by its id (the tool call's id, as in the agent's
 state, the checkpoint store and `jianmu-like approvals`) within its conversation (`thread_id`).
@@ -12,9 +14,7 @@ Every decision goes through one function (`RunRegistry._apply`), whoever made it
 (stored first, atomically, when the agent has a store) or by an operator writing into the
 server's store (`jianmu-like approvals approve|deny`; the registry watches the store while runs
 wait on it, see `watch`). An approval is decided once: the second decider gets "already decided"
-(409) and the run goes on with the first decision. Memory stays bounded: finished runs are evicted after a
-time to live and beyond a maximum count (`Retention`), a conversation with its last run; a run in
-progress or suspended never is.
+(409) and the run goes on with the first decision.
 """
 
 from __future__ import annotations
