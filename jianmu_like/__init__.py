@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from .durable.client import DurableClient
     from .durable.result import DurableRunResult
     from .durable.worker import DurableWorker
-    from .guard.approvals import Approval, ApprovalDecision, ApprovalError
+    from .guard.approvals import AlreadyDecided, Approval, ApprovalDecision, ApprovalError
     from .guard.config import GuardConfig, policies_from_config
     from .guard.decisions import Decision, GuardDecision
     from .guard.enforcer import GuardContext, GuardEnforcer
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
         RequireApproval,
         policy,
     )
-    from .guard.review import PendingApproval, list_pending, record_decision
+    from .guard.review import PendingApproval, ThreadSuspendedError, list_pending, record_decision
     from .models.client import ModelClient
     from .models.errors import ModelCallFailed, ModelError
     from .models.messages import Message, ToolCall, ai, human, system, tool_message
@@ -126,6 +126,7 @@ _LAZY: dict[str, str] = {
     "AgentResult": "jianmu_like.agent",
     "AgentTemplate": "jianmu_like.template",
     "AllowList": "jianmu_like.guard.policies",
+    "AlreadyDecided": "jianmu_like.guard.approvals",
     "Approval": "jianmu_like.guard.approvals",
     "ApprovalDecision": "jianmu_like.guard.approvals",
     "ApprovalError": "jianmu_like.guard.approvals",
@@ -185,6 +186,7 @@ _LAZY: dict[str, str] = {
     "StateManager": "jianmu_like.state.manager",
     "StaticToolProvider": "jianmu_like.tools.provider",
     "TelemetryHub": "jianmu_like.telemetry.hub",
+    "ThreadSuspendedError": "jianmu_like.guard.review",
     "Tool": "jianmu_like.tools.base",
     "ToolArgumentsError": "jianmu_like.tools.errors",
     "ToolCall": "jianmu_like.models.messages",
@@ -247,6 +249,7 @@ __all__ = [
     "AgentResult",
     "AgentTemplate",
     "AllowList",
+    "AlreadyDecided",
     "Approval",
     "ApprovalDecision",
     "ApprovalError",
@@ -320,6 +323,7 @@ __all__ = [
     "StructuredResult",
     "SupervisorConfig",
     "TelemetryHub",
+    "ThreadSuspendedError",
     "Tool",
     "ToolArgumentsError",
     "ToolCall",

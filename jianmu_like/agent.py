@@ -21,11 +21,11 @@ from .bt.node import walk
 from .bt.runner import ReactiveRunner, RunOutcome
 from .checkpoint.contract import ClosableCheckpointer
 from .checkpoint.recorder import RunRecorder
-from .checkpoint.store import Checkpointer, CheckpointError
+from .checkpoint.store import Checkpoint, Checkpointer, CheckpointError
 from .checkpoint.target import open_checkpointer
 from .config import get_config
-from .guard.approvals import Approval, ApprovalDecision, ApprovalError, parse_decision
-from .guard.review import store_decision, stored_decisions
+from .guard.approvals import AlreadyDecided, Approval, ApprovalDecision, ApprovalError, parse_decision
+from .guard.review import refuse_fresh_run, store_decision, stored_decisions
 from .models.types import Usage
 from .nodes.interrupts import InterruptBox, InterruptGate
 from .presets.react_state import ReActState
@@ -169,24 +169,34 @@ class Agent:
 
         With a checkpointer (here or in the constructor) the run is saved under `thread_id`
         (a new id when omitted) so `resume()` can continue it, in this process or another. The
-        run claims the thread: ThreadConflictError if another live process is running it.
+        run claims the thread: ThreadConflictError if another live process is running it, and
+        ThreadSuspendedError (naming them) if the thread is suspended waiting for approvals: a
+        new run would discard them, so decide them and `resume()` first.
 
         `input_data` keys go to the agent's namespace, `"<namespace>.<key>"` to that namespace;
         a key no node of the tree reads raises InputError before anything runs.
         """
         sm = self.state_manager
         routed = self._route(input_data) if input_data else {}
+        if checkpointer is not None:
+            self.use_checkpointer(checkpointer)
+        recorder = self.recorder
+        tid = thread_id or uuid.uuid4().hex
+        if recorder is not None:  # before anything changes: a refused run leaves the agent as it was
+            store, keys = recorder.checkpointer, self.keys
+
+            def refuse(previous: Checkpoint | None) -> None:
+                refuse_fresh_run(store, previous, keys=keys)
+
+            refuse(store.load(tid))
         if self.root.status != Status.INVALID:
             self.root.stop(Status.INVALID)
         self._drop_interrupts()  # follow-ups of an abandoned suspended run
         sm.reset_for_run()
         for namespace, values in routed.items():
             sm.update(values, namespace)
-        if checkpointer is not None:
-            self.use_checkpointer(checkpointer)
-        recorder = self.recorder
         if recorder is not None:
-            recorder.start(thread_id or uuid.uuid4().hex)
+            recorder.start(tid, refuse=refuse)  # checked again on what the claim rests on
         try:
             return await self._drive(max_ticks, event=ev.RUN_STARTED)
         finally:
@@ -429,7 +439,8 @@ class Agent:
         """Record a decision for one approval and wake the tree.
 
         With a checkpointer the decision is stored first, in its own row. An approval is
-        decided once: a second decision (here or by another process) is an ApprovalError.
+        decided once: a second decision (here or by another process) is `AlreadyDecided` (an
+        ApprovalError) naming the decision that stands.
         """
         parsed = parse_decision(decision)
         found = {approval.id: (ns, approval) for ns, approval in self._approvals()}
@@ -440,8 +451,7 @@ class Agent:
         sm, keys = self.state_manager, self.keys
         previous = sm.get(keys.approval_decisions, ns).get(approval_id)
         if previous is not None:
-            verdict = "approved" if previous.approved else "denied"
-            raise ApprovalError(f"approval {approval_id!r} was already {verdict}")
+            raise AlreadyDecided(approval_id, previous, self.thread_id)
         recorder = self.recorder
         if recorder is not None and recorder.thread_id is not None:
             parsed = store_decision(recorder.checkpointer, recorder.thread_id, approval, parsed)

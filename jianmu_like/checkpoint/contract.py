@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
@@ -145,3 +147,20 @@ class ClosableCheckpointer(Checkpointer, Protocol):
     """A store that holds a file or connections: `close()` when done with it."""
 
     def close(self) -> None: ...
+
+
+DecisionChanges = AsyncIterator[str | None]
+"""What a watched store reports, as it happens: the thread whose decisions changed, or None when
+any thread may have (look at them all)."""
+
+
+@runtime_checkable
+class WatchableCheckpointer(Checkpointer, Protocol):
+    """A store other processes write decisions into, that can tell when they do (SQLite polls
+    its file's `PRAGMA data_version`; PostgreSQL `LISTEN`s for the `NOTIFY` sent in the
+    transaction that stored the decision)."""
+
+    def watch_decisions(self) -> AbstractAsyncContextManager[DecisionChanges]:
+        """Watch from entering on (a decision stored after that is never missed; one stored
+        before is the caller's to look for, after entering); leaving stops watching."""
+        ...

@@ -14,23 +14,31 @@ thread). Checkpoints are stored as JSON text (not jsonb, which refuses `\\u0000`
 The contract is synchronous (the recorder saves between ticks, from the event loop), so this uses
 psycopg's sync `ConnectionPool`: each call is one short transaction on a pooled connection. An
 async variant can come with an async contract.
+
+Storing a decision also sends `NOTIFY jianmu_decisions, '<thread id>'` in the same transaction
+(PostgreSQL delivers it at commit, never for a rolled-back one), and `watch_decisions()` listens
+on an async connection of its own: a server holding a suspended run learns at once that an
+operator decided from another process.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..telemetry.redact import redact_text, redact_url
-from .contract import CheckpointError
+from .contract import CheckpointError, DecisionChanges
 from .sql import SqlCheckpointStore
 
 _LOCK_CLASS = 0x4A4D  # "JM": the advisory-lock namespace of this library
 _MIGRATION_LOCK = (_LOCK_CLASS + 1, 0)
+DECISIONS_CHANNEL = "jianmu_decisions"
+"""The NOTIFY channel of stored decisions; the payload is the thread id ('' when too long)."""
+_MAX_PAYLOAD = 4000
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (  # 1: the checkpoint, journal and decision tables of checkpoint format 2
@@ -64,6 +72,8 @@ class PostgresCheckpointer(SqlCheckpointStore):
     ) -> None:
         self.label = redact_url(url)
         self.readonly = readonly
+        self._url = url  # only to connect (the pool, a listener); messages show `label`
+        self._connect_timeout = connect_timeout
         with self._connect(url, connect_timeout) as conn:
             if readonly:
                 self._check_readable(conn)
@@ -169,6 +179,39 @@ class PostgresCheckpointer(SqlCheckpointStore):
                 return conn.execute(sql, params).fetchall()
         except psycopg.Error as exc:
             raise CheckpointError(f"{self.label}: cannot {what} ({exc})") from exc
+
+    def _decided(self, conn: Any, thread_id: str) -> None:
+        payload = thread_id if len(thread_id.encode()) < _MAX_PAYLOAD else ""
+        conn.execute("SELECT pg_notify(%s, %s)", (DECISIONS_CHANNEL, payload))
+
+    @asynccontextmanager
+    async def watch_decisions(self) -> AsyncIterator[DecisionChanges]:
+        """`LISTEN jianmu_decisions` on a connection of its own; each notification names the
+        thread whose decision was stored. A lost connection ends the iteration with a
+        CheckpointError (the watcher connects again and looks at every thread)."""
+        try:
+            conn = await psycopg.AsyncConnection.connect(
+                self._url, autocommit=True, connect_timeout=max(1, round(self._connect_timeout))
+            )
+        except psycopg.Error as exc:
+            raise CheckpointError(
+                f"{self.label}: cannot listen for decisions ({redact_text(str(exc).strip())})"
+            ) from exc
+        try:
+            await conn.execute(f"LISTEN {DECISIONS_CHANNEL}")
+
+            async def changes() -> DecisionChanges:
+                try:
+                    async for note in conn.notifies():
+                        yield note.payload or None
+                except psycopg.Error as exc:
+                    raise CheckpointError(f"{self.label}: stopped listening for decisions ({exc})") from exc
+
+            yield changes()
+        except psycopg.Error as exc:
+            raise CheckpointError(f"{self.label}: cannot listen for decisions ({exc})") from exc
+        finally:
+            await conn.close()
 
     def close(self) -> None:
         self._pool.close()

@@ -12,7 +12,7 @@ so the ToolExecutor records every call's outcome the moment it is known.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import py_trees
@@ -73,9 +73,14 @@ class RunRecorder:
         """This process's claim on the thread while a run or resume drives it."""
         state_manager.journal = RecorderJournal(self)
 
-    def start(self, thread_id: str) -> None:
-        """Record into `thread_id` from now on (a fresh run): claim it, drop its old journal."""
+    def start(self, thread_id: str, *, refuse: Callable[[Checkpoint | None], None] | None = None) -> None:
+        """Record into `thread_id` from now on (a fresh run): claim it, drop its old journal.
+
+        `refuse(previous)` may raise to keep the thread as it is (a thread suspended waiting for
+        approvals); the claim is conditional on the very checkpoint it looked at."""
         previous = self.checkpointer.load(thread_id)
+        if refuse is not None:
+            refuse(previous)
         self.thread_id = thread_id
         self._seq = previous.seq if previous is not None else 0
         self.claim()

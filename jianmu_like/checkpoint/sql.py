@@ -47,6 +47,11 @@ class SqlCheckpointStore(ABC):
         """Whether the journal and decision tables exist (a read-only old store may lack them)."""
         return True
 
+    def _decided(self, conn: Any, thread_id: str) -> None:
+        """Inside the transaction that stored a decision: tell watchers (PostgreSQL notifies;
+        SQLite watchers see the file change)."""
+        return None
+
     def _exec(self, conn: Any, sql: str, params: tuple[Any, ...] = ()) -> Any:
         return conn.execute(self._sql(sql), params)
 
@@ -185,6 +190,7 @@ class SqlCheckpointStore(ABC):
                 "DO UPDATE SET digest=excluded.digest, decision=excluded.decision",
                 (thread_id, approval_id, digest, json.dumps(decision)),
             )
+            self._decided(conn, thread_id)
         return StoredDecision(approval_id=approval_id, digest=digest, decision=dict(decision))
 
     def decisions(self, thread_id: str) -> dict[str, StoredDecision]:

@@ -17,11 +17,12 @@ never creates or changes a file.
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from .contract import (
     Checkpointer,
     CheckpointError,
     CheckpointStatus,
+    DecisionChanges,
     DecisionConflictError,
     StoredDecision,
     ThreadConflictError,
@@ -55,6 +57,8 @@ __all__ = [
 ]
 
 _OLD_FORMATS = ("jianmu_like.checkpoint/1",)
+POLL_INTERVAL = 0.5
+"""Seconds between two looks at a SQLite store's `PRAGMA data_version` while decisions are watched."""
 
 
 class MemoryCheckpointer:
@@ -293,6 +297,39 @@ class SQLiteCheckpointer(SqlCheckpointStore):
                 return self._conn.execute(sql, params).fetchall()
             except sqlite3.DatabaseError as exc:
                 raise CheckpointError(f"{self.path}: cannot {what} ({exc})") from exc
+
+    @asynccontextmanager
+    async def watch_decisions(self, interval: float = POLL_INTERVAL) -> AsyncIterator[DecisionChanges]:
+        """Report every commit of another connection (another process's decision, or any
+        write): SQLite has no notifications, so a connection of its own compares the file's
+        `PRAGMA data_version` every `interval` seconds (a cheap read of the WAL index)."""
+        try:
+            conn = sqlite3.connect(
+                f"{self.path.resolve().as_uri()}?mode=ro",
+                uri=True,
+                check_same_thread=False,
+                isolation_level=None,
+            )
+            seen = conn.execute("PRAGMA data_version").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            raise CheckpointError(f"{self.path}: cannot watch for decisions ({exc})") from exc
+
+        async def changes() -> DecisionChanges:
+            nonlocal seen
+            while True:
+                await asyncio.sleep(interval)
+                try:
+                    now = conn.execute("PRAGMA data_version").fetchone()[0]
+                except sqlite3.DatabaseError as exc:
+                    raise CheckpointError(f"{self.path}: cannot watch for decisions ({exc})") from exc
+                if now != seen:
+                    seen = now
+                    yield None
+
+        try:
+            yield changes()
+        finally:
+            conn.close()
 
     def close(self) -> None:
         with self._lock:

@@ -2,7 +2,12 @@
 
 Nothing runs here: decisions are stored in the checkpoint store (a SQLite file or a
 `postgresql://` database; one row each, so concurrent operators never lose one), and the agent
-finds them when `jianmu-like resume` (or `Agent.resume(thread_id=...)`) continues the thread.
+finds them when `jianmu-like resume` (or `Agent.resume(thread_id=...)`) continues the thread; a
+`jianmu-like serve --checkpoint` on the same store that holds the suspended run sees the decision
+(PostgreSQL NOTIFY, sent in the decision's transaction; a poll of the SQLite file) and resumes
+the run by itself. An approval is named by its thread and its id, the tool call's id: the same
+id the server's API and web console show. A second decision, by anyone, exits 2 saying
+"already decided (approved|denied)".
 `list` opens the store read-only: it never creates or changes one; `approve`/`deny` write only
 into an existing checkpoint store.
 """
@@ -54,7 +59,10 @@ def approvals_command(args: argparse.Namespace, console: Console, errors: Consol
         console.print(Text(f"still waiting in this thread: {ids}", style="yellow"))
     else:
         file, thread = shlex.quote(store_label(args.file)), shlex.quote(args.thread)
-        console.print(f"continue with: jianmu-like resume PRESET --checkpoint {file} --thread {thread}")
+        console.print(
+            f"continue with: jianmu-like resume PRESET --checkpoint {file} --thread {thread} "
+            "(a `jianmu-like serve` holding this run on the store resumes it by itself)"
+        )
     return EXIT_OK
 
 

@@ -20,6 +20,20 @@ class ApprovalError(LookupError):
         return str(self.args[0]) if self.args else "approval error"
 
 
+class AlreadyDecided(ApprovalError):
+    """A decision on an approval that was decided before (by anyone): the first one stands.
+
+    Every place that refuses a second decision raises this one error, so the API, the command
+    line and `Agent.decide` all say "already decided (approved|denied)" the same way."""
+
+    def __init__(self, approval_id: str, decision: ApprovalDecision, thread_id: str | None = None) -> None:
+        where = f" in thread {thread_id!r}" if thread_id is not None else ""
+        super().__init__(f"approval {approval_id!r}{where} was already decided ({verdict(decision)})")
+        self.approval_id = approval_id
+        self.decision = decision
+        self.thread_id = thread_id
+
+
 class Approval(BaseModel):
     """A tool call waiting for a human."""
 
@@ -40,6 +54,11 @@ class ApprovalDecision(BaseModel):
     approved: bool
     reason: str = ""
     decided_at: float = Field(default_factory=time.time)
+
+
+def verdict(decision: ApprovalDecision) -> str:
+    """ "approved" or "denied"."""
+    return "approved" if decision.approved else "denied"
 
 
 def parse_decision(value: bool | str | ApprovalDecision | tuple[Any, ...]) -> ApprovalDecision:

@@ -5,7 +5,9 @@ waiting in every suspended thread, and record a decision for one of them. Decisi
 their own in the store (one transaction each), never part of the checkpoint's state that a later
 save rewrites: concurrent operators never lose one, and the agent that resumes the thread
 (`Agent.resume(thread_id=...)`) merges them in. An approval is decided once: a second decision
-on it, by anyone, is an `ApprovalError` ("already approved"/"already denied") and the first stays.
+on it, by anyone, is an `AlreadyDecided` error ("already decided (approved|denied)") and the first
+stays. Storing a decision on PostgreSQL also notifies listeners (`LISTEN jianmu_decisions`) in
+the same transaction, so a server holding the suspended run resumes it at once.
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel
 
-from ..checkpoint.store import Checkpoint, Checkpointer
+from ..checkpoint.store import Checkpoint, Checkpointer, CheckpointError
 from ..state.schema import StateKeys
-from .approvals import Approval, ApprovalDecision, ApprovalError, parse_decision
+from .approvals import AlreadyDecided, Approval, ApprovalDecision, ApprovalError, parse_decision, verdict
 
 
 class PendingApproval(BaseModel):
@@ -48,21 +50,17 @@ def approval_digest(approval: Approval) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()[:24]
 
 
-def _verdict(decision: ApprovalDecision) -> str:
-    return "approved" if decision.approved else "denied"
-
-
 def store_decision(
     checkpointer: Checkpointer, thread_id: str, approval: Approval, decision: ApprovalDecision
 ) -> ApprovalDecision:
     """Store a decision for `approval` (atomically); a decision already stored for it, by this
-    process or another, is an ApprovalError naming the verdict that stands."""
+    process or another, is `AlreadyDecided` naming the verdict that stands."""
     stored = checkpointer.record_decision(
         thread_id, approval.id, approval_digest(approval), decision.model_dump(mode="json")
     )
     kept = ApprovalDecision.model_validate(stored.decision)
     if not stored.new:
-        raise ApprovalError(f"approval {approval.id!r} in thread {thread_id!r} was already {_verdict(kept)}")
+        raise AlreadyDecided(approval.id, kept, thread_id)
     return kept
 
 
@@ -85,19 +83,57 @@ def list_pending(checkpointer: Checkpointer, *, keys: StateKeys | None = None) -
     out: list[PendingApproval] = []
     for thread_id in checkpointer.threads():
         checkpoint = checkpointer.load(thread_id)
-        if checkpoint is None or checkpoint.status not in _DECIDABLE:
-            continue
-        for pending_key, decisions_key in _slots(checkpoint, keys):
-            in_state = checkpoint.state.get(decisions_key) or {}
-            approvals = [Approval.model_validate(raw) for raw in checkpoint.state.get(pending_key) or []]
-            stored = stored_decisions(checkpointer, thread_id, approvals)
-            for approval in approvals:
-                decided = in_state.get(approval.id)
-                decision = stored.get(approval.id) or (
-                    ApprovalDecision.model_validate(decided) if decided else None
-                )
-                out.append(PendingApproval(thread_id=thread_id, approval=approval, decision=decision))
+        if checkpoint is not None and checkpoint.status in _DECIDABLE:
+            out.extend(_pending_in(checkpointer, checkpoint, keys))
     return out
+
+
+def _pending_in(checkpointer: Checkpointer, checkpoint: Checkpoint, keys: StateKeys) -> list[PendingApproval]:
+    """The approvals a checkpoint waits for, with the decision stored (or in its state) for each."""
+    thread_id, out = checkpoint.thread_id, []
+    for pending_key, decisions_key in _slots(checkpoint, keys):
+        in_state = checkpoint.state.get(decisions_key) or {}
+        approvals = [Approval.model_validate(raw) for raw in checkpoint.state.get(pending_key) or []]
+        stored = stored_decisions(checkpointer, thread_id, approvals)
+        for approval in approvals:
+            decided = in_state.get(approval.id)
+            decision = stored.get(approval.id) or (
+                ApprovalDecision.model_validate(decided) if decided else None
+            )
+            out.append(PendingApproval(thread_id=thread_id, approval=approval, decision=decision))
+    return out
+
+
+_HINT = "decide them (approve or deny) and resume the thread first, or run on another thread"
+
+
+class ThreadSuspendedError(CheckpointError):
+    """A fresh run on a thread that is suspended waiting for approvals: it would silently drop
+    them (the model would read "not run: it was waiting for human approval"), so it is refused
+    and the saved approvals are kept as they are."""
+
+    def __init__(self, thread_id: str, waiting: list[PendingApproval], *, hint: str = _HINT) -> None:
+        listed = ", ".join(
+            f"{p.approval.id} ({p.approval.tool}, {verdict(p.decision) if p.decision else 'waiting'})"
+            for p in waiting
+        )
+        super().__init__(
+            f"thread {thread_id!r} is suspended waiting for approvals: {listed}; a new run would "
+            f"discard them: {hint}"
+        )
+        self.thread_id = thread_id
+        self.waiting = waiting
+
+
+def refuse_fresh_run(
+    checkpointer: Checkpointer, checkpoint: Checkpoint | None, *, keys: StateKeys | None = None
+) -> None:
+    """Raise ThreadSuspendedError when `checkpoint` is a thread suspended with pending approvals."""
+    if checkpoint is None or checkpoint.status != "suspended":
+        return
+    waiting = _pending_in(checkpointer, checkpoint, keys or StateKeys())
+    if waiting:
+        raise ThreadSuspendedError(checkpoint.thread_id, waiting)
 
 
 _DECIDABLE = ("suspended", "running")
@@ -114,23 +150,27 @@ def record_decision(
     keys: StateKeys | None = None,
 ) -> ApprovalDecision:
     """Store a decision for one approval of the thread (nothing runs; the checkpoint itself is
-    not rewritten). A second decision on one approval is an ApprovalError."""
+    not rewritten). A second decision on one approval is `AlreadyDecided`, also once the run has
+    taken the first one and moved on."""
     keys = keys or StateKeys()
     parsed = parse_decision(decision)  # type: ignore[arg-type]
     checkpoint = checkpointer.load(thread_id)
     if checkpoint is None:
         raise ApprovalError(f"no checkpoint for thread {thread_id!r}")
+    if checkpoint.status in _DECIDABLE:
+        for pending_key, decisions_key in _slots(checkpoint, keys):
+            for raw in checkpoint.state.get(pending_key) or []:
+                if raw.get("id") != approval_id:
+                    continue
+                earlier = (checkpoint.state.get(decisions_key) or {}).get(approval_id)
+                if earlier is not None:
+                    raise AlreadyDecided(approval_id, ApprovalDecision.model_validate(earlier), thread_id)
+                return store_decision(checkpointer, thread_id, Approval.model_validate(raw), parsed)
+    stored = checkpointer.decisions(thread_id).get(approval_id)
+    if stored is not None:  # decided, and the run has taken it since (resumed, maybe finished)
+        raise AlreadyDecided(approval_id, ApprovalDecision.model_validate(stored.decision), thread_id)
     if checkpoint.status not in _DECIDABLE:
         raise ApprovalError(f"thread {thread_id!r} is not waiting for approvals (status {checkpoint.status})")
-    for pending_key, decisions_key in _slots(checkpoint, keys):
-        for raw in checkpoint.state.get(pending_key) or []:
-            if raw.get("id") != approval_id:
-                continue
-            earlier = (checkpoint.state.get(decisions_key) or {}).get(approval_id)
-            if earlier is not None:
-                verdict = "approved" if earlier.get("approved") else "denied"
-                raise ApprovalError(f"approval {approval_id!r} in thread {thread_id!r} was already {verdict}")
-            return store_decision(checkpointer, thread_id, Approval.model_validate(raw), parsed)
     waiting = [p.approval.id for p in list_pending(checkpointer, keys=keys) if p.thread_id == thread_id]
     listed = ", ".join(waiting) or "none"
     raise ApprovalError(f"unknown approval id {approval_id!r} in thread {thread_id!r} (pending: {listed})")

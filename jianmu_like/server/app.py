@@ -184,7 +184,8 @@ def create_app(
 
     async def decide(request: Request) -> Response:
         body = await _body(request, DecisionRequest)
-        record = registry.decide(request.path_params["approval_id"], body.decision == "approve", body.reason)
+        approval_id = request.path_params["approval_id"]
+        record = registry.decide(approval_id, body.decision == "approve", body.reason, body.thread_id)
         return JSONResponse({"run_id": record.run_id, "status": record.status})
 
     async def agent_tree(_request: Request) -> Response:
@@ -211,7 +212,7 @@ def create_app(
         return error_response(404, str(exc))
 
     async def conflict(_request: Request, exc: Exception) -> Response:
-        return error_response(409, str(exc))
+        return error_response(409, str(exc), **getattr(exc, "extra", {}))
 
     async def bad_request(_request: Request, exc: Exception) -> Response:
         detail = exc.detail if isinstance(exc, BadRequest) else []

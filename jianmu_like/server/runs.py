@@ -7,6 +7,14 @@ Each conversation (`thread_id`) has its own agent, built by the app's agent fact
 follow-up continues the conversation. Memory stays bounded: finished runs are evicted after a
 time to live and beyond a maximum count (`Retention`), a conversation with its last run; a run in
 progress or suspended never is.
+
+Approvals have one truth. An approval is named by its id (the tool call's id, as in the agent's
+state, the checkpoint store and `jianmu-like approvals`) within its conversation (`thread_id`).
+Every decision goes through one function (`RunRegistry._apply`), whoever made it: over the API
+(stored first, atomically, when the agent has a store) or by an operator writing into the
+server's store (`jianmu-like approvals approve|deny`; the registry watches the store while runs
+wait on it, see `watch`). An approval is decided once: the second decider gets "already decided"
+(409) and the run goes on with the first decision.
 """
 
 from __future__ import annotations
@@ -21,22 +29,33 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ..agent import Agent, AgentResult
-from ..checkpoint.store import CheckpointError
-from ..guard.approvals import ApprovalDecision
+from ..checkpoint.contract import WatchableCheckpointer
+from ..checkpoint.store import Checkpointer, CheckpointError
+from ..guard.approvals import AlreadyDecided, ApprovalDecision, ApprovalError, verdict
+from ..guard.review import PendingApproval, ThreadSuspendedError, refuse_fresh_run, stored_decisions
 from ..models.messages import human
 from ..telemetry import events as ev
 from ..telemetry.events import Event
 from ..telemetry.redact import redact
 from .channels import Channel, ChannelMapper
 from .nodes import NodeChange, NodeWatcher
+from .watch import DecisionWatch, log
 
 AgentFactory = Callable[[], Agent]
+_API_HINT = (
+    "decide them first (POST /api/approvals/{id}; the run resumes by itself), or run on another thread"
+)
 RunStatus = Literal["running", "suspended", "success", "failure"]
 _RUN_EDGES = (ev.RUN_STARTED, ev.RUN_RESUMED, ev.RUN_COMPLETED)
 
 
 class RunConflict(Exception):
-    """A request that contradicts the run's state (busy thread, decided approval): HTTP 409."""
+    """A request that contradicts the run's state (busy thread, decided approval): HTTP 409;
+    `extra` goes into the JSON body next to `error`."""
+
+    def __init__(self, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.extra = extra
 
 
 class NotFound(Exception):
@@ -89,6 +108,8 @@ class RunRecord:
         self.mapper = ChannelMapper()
         self.decisions: dict[str, ApprovalDecision] = {}
         """Decisions (by the agent's approval id) gathered while the run is suspended."""
+        self.decided: dict[str, ApprovalDecision] = {}
+        """Every decision this run took (by approval id): a late second decider hears of it."""
         self.task: asyncio.Task[None] | None = None
         self._changed = asyncio.Event()
         self._unsubscribe: Callable[[], None] | None = None
@@ -101,6 +122,18 @@ class RunRecord:
     @property
     def finished(self) -> bool:
         return self.status in ("success", "failure")
+
+    @property
+    def store(self) -> Checkpointer | None:
+        """The checkpoint store the run is saved in (None for a conversation kept in memory)."""
+        recorder = getattr(self.agent, "recorder", None)
+        return recorder.checkpointer if recorder is not None else None
+
+    def waiting(self) -> list[str]:
+        """The ids of the approvals this run waits for that nobody has decided yet."""
+        if self.status != "suspended" or self.result is None:
+            return []
+        return [a.id for a in self.result.pending_approvals if a.id not in self.decisions]
 
     def publish(self, channel: Channel, data: dict[str, Any]) -> None:
         self.log.append(SSEMessage(id=len(self.log) + 1, event=channel, data=data))
@@ -181,12 +214,13 @@ class RunRecord:
         self.publish(*messages[-1])
 
     def pending(self) -> list[dict[str, Any]]:
-        """The approvals this run waits for, with server-wide ids."""
+        """The approvals this run waits for; `id` is the approval id (the tool call's id, as the
+        command line and the store name it) within the conversation `thread_id`."""
         if self.status != "suspended" or self.result is None:
             return []
         return [
             {
-                "id": f"{self.run_id}.{a.id}",
+                "id": a.id,
                 "run_id": self.run_id,
                 "thread_id": self.thread_id,
                 "call_id": a.id,
@@ -254,6 +288,8 @@ class RunRegistry:
         self._evicted: OrderedDict[str, str] = OrderedDict()
         """Recently evicted run and conversation ids (`thread:<id>`) -> why."""
         self._closing: set[asyncio.Task[None]] = set()
+        self._watches: dict[int, DecisionWatch] = {}
+        """The stores watched for outside decisions (by `id(store)`), while runs wait on them."""
 
     def get(self, run_id: str) -> RunRecord:
         self.evict()
@@ -269,6 +305,12 @@ class RunRegistry:
         """Start a run as a task; `thread_id` continues that conversation (or names a new one)."""
         if thread_id is not None and thread_id in self.active:
             busy = self.active[thread_id]
+            if busy.status == "suspended" and busy.result is not None:
+                waiting = [
+                    PendingApproval(thread_id=thread_id, approval=a, decision=busy.decisions.get(a.id))
+                    for a in busy.result.pending_approvals
+                ]
+                raise RunConflict(str(ThreadSuspendedError(thread_id, waiting, hint=_API_HINT)))
             raise RunConflict(
                 f"thread {thread_id!r} is busy with run {busy.run_id!r} ({busy.status}); "
                 "wait for it to finish, or send a follow-up with POST /api/runs/{run_id}/inject"
@@ -276,8 +318,12 @@ class RunRegistry:
         self.evict()
         tid = thread_id or secrets.token_hex(8)
         agent = self.threads.get(tid)
+        fresh = agent is None
         if agent is None:
             agent = self.agent_factory()
+        if thread_id is not None:
+            self._refuse_suspended(agent, thread_id, close=fresh)
+        if fresh:
             if thread_id is not None:
                 _restore(agent, thread_id)
                 self._refuse_lost_conversation(agent, thread_id)
@@ -302,6 +348,8 @@ class RunRegistry:
                     self.active.pop(record.thread_id, None)
                     self._finished[record.run_id] = self.clock()
                     self.evict()
+                elif record.status == "suspended":
+                    self._watch(record)
 
         record.task = asyncio.create_task(body(), name=f"run-{record.run_id}")
 
@@ -326,42 +374,136 @@ class RunRegistry:
     def approvals(self) -> list[dict[str, Any]]:
         return [item for record in self.runs.values() for item in record.pending()]
 
-    def decide(self, approval_id: str, approved: bool, reason: str) -> RunRecord:
-        """Record a decision; once every pending call of the run is decided, resume it."""
-        run_id, _, call_id = approval_id.partition(".")
-        record = self.runs.get(run_id)
-        pending = {item["call_id"]: item for item in record.pending()} if record is not None else {}
-        if record is None or call_id not in pending:
-            known = ", ".join(item["id"] for item in self.approvals()) or "none"
-            raise NotFound(f"no pending approval {approval_id!r} (pending: {known})")
-        if call_id in record.decisions:
-            verdict = "approved" if record.decisions[call_id].approved else "denied"
-            raise RunConflict(f"approval {approval_id!r} was already {verdict}")
+    def decide(
+        self, approval_id: str, approved: bool, reason: str, thread_id: str | None = None
+    ) -> RunRecord:
+        """Decide an approval over the API. With a store the decision is stored first (one
+        atomic row): if an operator decided first, theirs stands, reaches the run, and this is a
+        RunConflict saying "already decided"."""
+        record, call_id = self._locate(approval_id, thread_id)
         decision = ApprovalDecision(approved=approved, reason=reason)
+        try:
+            record.agent.decide(call_id, decision)
+        except AlreadyDecided as exc:
+            self._sync(record)  # the first decision (made elsewhere) goes on with the run
+            raise RunConflict(str(exc), decision=verdict(exc.decision), thread_id=record.thread_id) from exc
+        except ApprovalError as exc:
+            raise RunConflict(str(exc)) from exc
+        self._apply(record, call_id, decision, by="api")
+        return record
+
+    def _locate(self, approval_id: str, thread_id: str | None) -> tuple[RunRecord, str]:
+        """The run waiting for `approval_id` (in `thread_id`, if given). The legacy form
+        `<run_id>.<approval id>` is accepted too. A decided one is a RunConflict."""
+        records = [r for r in self.runs.values() if thread_id is None or r.thread_id == thread_id]
+        found = [r for r in records if approval_id in r.waiting()]
+        run_id, dot, call_id = approval_id.partition(".")
+        legacy = self.runs.get(run_id) if dot and not found else None
+        if legacy is not None and legacy in records:
+            records, approval_id = [legacy], call_id
+            found = [legacy] if call_id in legacy.waiting() else []
+        if len(found) > 1:
+            threads = ", ".join(sorted(r.thread_id for r in found))
+            raise RunConflict(
+                f"approval {approval_id!r} is pending in several conversations ({threads}); "
+                'name one: {"decision": ..., "thread_id": ...}'
+            )
+        if found:
+            return found[0], approval_id
+        for record in reversed(records):
+            earlier = record.decided.get(approval_id)
+            if earlier is not None:
+                done = AlreadyDecided(approval_id, earlier, record.thread_id)
+                raise RunConflict(str(done), decision=verdict(earlier), thread_id=record.thread_id)
+        known = ", ".join(f"{item['id']} (thread {item['thread_id']})" for item in self.approvals()) or "none"
+        where = f" in thread {thread_id!r}" if thread_id is not None else ""
+        raise NotFound(f"no pending approval {approval_id!r}{where} (pending: {known})")
+
+    def _apply(self, record: RunRecord, call_id: str, decision: ApprovalDecision, *, by: str) -> None:
+        """Give a suspended run one decision, whoever made it (`by`: "api", or "store" for an
+        operator's decision found in the store); once each pending call is decided, resume it.
+        The agent finds the decision in its state (API) or in its store (`resume()` merges it)."""
+        items = {item["call_id"]: item for item in record.pending()}
         record.decisions[call_id] = decision
+        record.decided[call_id] = decision
         record.publish(
             "approval",
             {
                 "status": "decided",
                 "approvals": [
                     {
-                        **pending[call_id],
+                        **items[call_id],
                         "decided": True,
-                        "decision": "approve" if approved else "deny",
-                        "decision_reason": reason,
+                        "decision": "approve" if decision.approved else "deny",
+                        "decision_reason": decision.reason,
+                        "decided_by": by,
                     }
                 ],
             },
         )
-        if set(pending) <= set(record.decisions):
-            decisions: dict[str, Any] = dict(record.decisions)
+        if set(items) <= set(record.decisions):
             agent = record.agent
             record.status = "running"
-            self._launch(record, lambda: agent.resume(decisions, max_ticks=self.max_ticks))
-        return record
+            self._launch(record, lambda: agent.resume(max_ticks=self.max_ticks))
+            self._unwatch_idle()
+
+    def _sync(self, record: RunRecord) -> None:
+        """Apply the decisions stored for a suspended run that it has not taken yet."""
+        store = record.store
+        if store is None or record.status != "suspended" or record.result is None:
+            return
+        pending = record.result.pending_approvals
+        try:
+            stored = stored_decisions(store, record.thread_id, pending)
+        except CheckpointError as exc:
+            log.warning("cannot read decisions", thread_id=record.thread_id, error=str(exc))
+            return
+        for approval in pending:
+            decision = stored.get(approval.id)
+            if decision is not None and approval.id in record.waiting():
+                self._apply(record, approval.id, decision, by="store")
+
+    def _watch(self, record: RunRecord) -> None:
+        """A run just suspended: take what its store already holds, and watch the store."""
+        store = record.store
+        if isinstance(store, WatchableCheckpointer):
+            watch = self._watches.get(id(store))
+            if watch is None:
+                watch = self._watches[id(store)] = DecisionWatch(store, lambda tid: self._check(store, tid))
+            watch.start()
+        self._sync(record)
+
+    def _check(self, store: Checkpointer, thread_id: str | None) -> None:
+        """The store changed (for `thread_id`, or any thread): sync the runs waiting on it."""
+        for record in list(self.runs.values()):
+            if record.store is store and (thread_id is None or record.thread_id == thread_id):
+                self._sync(record)
+        self._unwatch_idle()
+
+    def _unwatch_idle(self) -> None:
+        """Stop watching stores no run waits on any more."""
+        waiting = {id(r.store) for r in self.runs.values() if r.status == "suspended"}
+        for key in [key for key in self._watches if key not in waiting]:
+            self._watches.pop(key).stop()
+
+    def _refuse_suspended(self, agent: Agent, thread_id: str, *, close: bool) -> None:
+        """A new run on a thread its store holds suspended (by an earlier server, or a command
+        line run) would discard the approvals it waits for: a RunConflict naming them."""
+        recorder = agent.recorder
+        if recorder is None:
+            return
+        try:
+            refuse_fresh_run(recorder.checkpointer, recorder.checkpointer.load(thread_id), keys=agent.keys)
+        except CheckpointError as exc:
+            if close:
+                self._close_later(agent)
+            raise RunConflict(str(exc)) from exc
 
     async def aclose(self) -> None:
         """Cancel unfinished runs and close every agent (tool providers, stores)."""
+        for watch in self._watches.values():
+            await watch.aclose()
+        self._watches.clear()
         tasks = [r.task for r in self.runs.values() if r.task is not None and not r.task.done()]
         for task in tasks:
             task.cancel()

@@ -25,9 +25,11 @@ class InjectRequest(BaseModel):
 
 
 class DecisionRequest(BaseModel):
-    """`POST /api/approvals/{approval_id}`: a human's decision on one pending tool call."""
+    """`POST /api/approvals/{approval_id}`: a human's decision on one pending tool call;
+    `thread_id` names the conversation (needed only when the id waits in several)."""
 
     model_config = ConfigDict(extra="forbid")
 
     decision: Literal["approve", "deny"]
     reason: str = ""
+    thread_id: str | None = Field(default=None, min_length=1, max_length=200)

@@ -194,7 +194,7 @@ def test_approval_flow(tmp_path: Path) -> None:
         assert approved.returncode == 0, approved.stderr
         assert "approved call_1 in thread t1" in approved.stdout
         again = jianmu(tmp_path, "approvals", "approve", db, "t1", "call_1")
-        assert again.returncode == 2 and "already approved" in again.stderr
+        assert again.returncode == 2 and "already decided (approved)" in again.stderr
         unknown = jianmu(tmp_path, "approvals", "deny", db, "t1", "nope", "--reason", "no")
         assert unknown.returncode == 2 and "unknown approval id 'nope'" in unknown.stderr
 

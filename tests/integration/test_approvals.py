@@ -109,7 +109,7 @@ async def test_unknown_and_repeated_decisions_are_clear_errors(tmp_path: Path) -
         with pytest.raises(ApprovalError, match=r"unknown approval id 'nope' \(pending: "):
             agent.approve("nope")
         agent.approve(approval_id)
-        with pytest.raises(ApprovalError, match="already approved"):
+        with pytest.raises(ApprovalError, match=r"already decided \(approved\)"):
             agent.deny(approval_id)
         done = await agent.resume()
         assert done.status == "success"
@@ -128,6 +128,28 @@ async def test_abandoning_a_suspended_run_answers_the_waiting_call(tmp_path: Pat
     assert result.status == "success"
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "user"]
     assert "waiting for human approval" in sent[3]["content"]
+
+
+async def test_a_new_run_on_a_thread_suspended_with_approvals_is_refused(tmp_path: Path) -> None:
+    from jianmu_like.guard.review import ThreadSuspendedError, list_pending
+
+    db, log = tmp_path / "runs.db", tmp_path / "effects.log"
+    with ScriptedOpenAIServer([call("delete_file", path="/x"), reply("gone")]) as srv:
+        agent = build_agent(srv.base_url, log, db)
+        first = await agent.run({"messages": [human("delete /x")]}, thread_id="t")
+        [waiting] = first.pending_approvals
+        for runner in (agent, build_agent(srv.base_url, log, db)):  # this process, or a new agent
+            with pytest.raises(
+                ThreadSuspendedError, match=rf"thread 't' is suspended .*{waiting.id} \(delete_file"
+            ):
+                await runner.run({"messages": [human("something else")]}, thread_id="t")
+        assert len(srv.requests) == 1  # the refused runs asked no model
+        [kept] = list_pending(SQLiteCheckpointer(db))
+        assert kept.approval == waiting and kept.decision is None
+        agent.approve(waiting.id)  # the agent that was refused is as it was: it decides and resumes
+        done = await agent.resume()
+    assert done.status == "success" and done.final_answer == "gone"
+    assert lines(log) == ["delete /x"]
 
 
 def test_bad_checkpoint_files_are_refused_and_left_untouched(tmp_path: Path) -> None:
@@ -237,7 +259,7 @@ async def test_operator_decides_from_the_checkpoint_file(tmp_path: Path) -> None
         with pytest.raises(ApprovalError, match="no checkpoint for thread 'nope'"):
             record_decision(store, "nope", pending.approval.id, "approve")
         record_decision(store, "ops", pending.approval.id, ("approve", "checked by ops"))
-        with pytest.raises(ApprovalError, match="already approved"):
+        with pytest.raises(ApprovalError, match=r"already decided \(approved\)"):
             record_decision(store, "ops", pending.approval.id, "deny")
         assert list_pending(store)[0].decision is not None
 

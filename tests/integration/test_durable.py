@@ -195,7 +195,7 @@ async def test_a_held_suspended_run_keeps_decisions_stored_by_others(tmp_path: P
         first, second = (a.id for a in result.pending_approvals)
         store = SQLiteCheckpointer(db)
         record_decision(store, "th", second, "approve")  # an operator, from another process
-        with pytest.raises(ApprovalError, match="already approved"):
+        with pytest.raises(ApprovalError, match=r"already decided \(approved\)"):
             agent.deny(second)  # the stored decision stands
         done = await agent.resume({first: "approve"})  # no reload: the agent held the run
     assert done.status == "success" and done.final_answer == "both gone"

@@ -7,14 +7,22 @@ Debian's `chromium`; the dev extra pins `playwright`, whose own browser download
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from chromium import system_chromium
 from console_agent import console_app, gate
+from guarded_agent import environment, responder, write_agent
 from sse_live import live_server
+
+from jianmu_like.cli.serve import agent_factory
+from jianmu_like.server import create_app
+from jianmu_like.testing import ScriptedOpenAIServer
 
 sync_api = pytest.importorskip(
     "playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')"
@@ -136,3 +144,33 @@ def test_a_protected_server_takes_the_token_from_the_fragment_or_asks(page: Any)
         run = ask(page, "add 1")
         expect(run.locator(".answer")).to_have_text("result 2")
         expect(page.locator("#token-panel")).to_be_hidden()
+
+
+def test_a_decision_from_the_command_line_reaches_the_console(
+    page: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The console shows the approval under the id `jianmu-like approvals` takes; an operator's
+    decision on the server's store closes the box and the run finishes."""
+    agent, store = write_agent(tmp_path, module="console_effects"), str(tmp_path / "runs.db")
+    with ScriptedOpenAIServer(responder) as model:
+        monkeypatch.setenv("OPENAI_BASE_URL", model.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "x")
+        factory, cleanups, _ = agent_factory(str(agent), checkpoint=store)
+        with live_server(create_app(factory, on_shutdown=cleanups)) as url:
+            page.goto(url + "/")
+            run = ask(page, "/data/x")
+            approval = page.locator("#approvals .approval")
+            expect(approval).to_contain_text("delete_file")
+            [pending] = httpx.get(url + "/api/approvals", timeout=20).json()["approvals"]
+            expect(approval).to_contain_text(f"({pending['id']})")
+            decided = subprocess.run(
+                [sys.executable, "-m", "jianmu_like", "approvals", "approve", store, pending["thread_id"],
+                 pending["id"]],
+                cwd=tmp_path, env=environment(model.base_url), capture_output=True, text=True, timeout=120,
+            )  # fmt: skip
+            assert decided.returncode == 0, decided.stderr
+            expect(page.locator("#approvals")).to_be_hidden(timeout=120_000)
+            expect(run.locator(".answer")).to_have_text("result: deleted /data/x", timeout=120_000)
+            expect(run.locator(".note.inject", has_text="by an operator")).to_have_count(1)
+            expect(page.locator("#run-status")).to_have_attribute("data-status", "success")
+    assert (tmp_path / "effects.log").read_text().splitlines() == ["delete /data/x"]

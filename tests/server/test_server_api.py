@@ -13,7 +13,7 @@ from sse_live import live_server, read_events, shape, sse_events
 
 from jianmu_like import AgentTemplate, GuardEnforcer, ReActConfig, RequireApproval, create_react_node, tool
 from jianmu_like.server import create_app
-from jianmu_like.testing import call, error_reply, reply, scripted_client
+from jianmu_like.testing import ScriptedToolCall, call, calls, error_reply, reply, scripted_client
 
 gate = threading.Event()
 """Holds the `wait` tool until a test releases it (so a test can act while a run is mid-tool)."""
@@ -57,6 +57,8 @@ def responder(body: dict[str, Any]) -> Any:
         return error_reply(400, f"scripted refusal: {arg}")
     if verb == "wait":
         return call("wait", label=arg)
+    if verb == "same":  # every conversation's call has the same id (some providers number calls)
+        return calls(ScriptedToolCall(name="delete_file", arguments={"path": arg}, id="call_same"))
     return call("delete_file", path=arg)
 
 
@@ -159,7 +161,50 @@ def test_an_approval_decided_over_http_resumes_the_run(client: httpx.Client) -> 
     assert deleted == ["/tmp/x"]
     assert client.get("/api/approvals").json()["approvals"] == []
     again = client.post(f"/api/approvals/{pending['id']}", json={"decision": "deny"})
-    assert again.status_code == 404
+    assert again.status_code == 409 and again.json()["decision"] == "approved"
+    assert "already decided (approved)" in again.json()["error"]
+    legacy = client.post(f"/api/approvals/{run_id}.{pending['id']}", json={"decision": "deny"})
+    assert legacy.status_code == 409 and legacy.json()["decision"] == "approved"
+
+
+def test_an_approval_id_pending_in_two_conversations_needs_its_thread(client: httpx.Client) -> None:
+    deleted.clear()
+    runs = {thread: start(client, f"same /tmp/{thread}", thread) for thread in ("ta", "tb")}
+    for run_id in runs.values():
+        assert read_events(client, run_id, until="approval")[-1][2]["approvals"][0]["id"] == "call_same"
+    ambiguous = client.post("/api/approvals/call_same", json={"decision": "approve"})
+    assert ambiguous.status_code == 409 and "ta, tb" in ambiguous.json()["error"]
+    assert "thread_id" in ambiguous.json()["error"]
+    assert deleted == []
+    body = {"decision": "approve", "thread_id": "tb"}
+    assert client.post("/api/approvals/call_same", json=body).status_code == 200
+    assert read_events(client, runs["tb"])[-1][2]["answer"] == "result deleted /tmp/tb"
+    assert client.get(f"/api/runs/{runs['ta']}").json()["status"] == "suspended"  # untouched
+    again = client.post("/api/approvals/call_same", json=body)
+    assert again.status_code == 409 and again.json()["decision"] == "approved"
+    other = client.post(
+        "/api/approvals/call_same", json={"decision": "deny", "thread_id": "ta", "reason": "no"}
+    )
+    assert other.status_code == 200
+    assert read_events(client, runs["ta"])[-1][2]["answer"] == "result Error: denied by a human reviewer: no"
+    assert deleted == ["/tmp/tb"]
+
+
+def test_a_new_run_on_a_thread_waiting_for_approval_is_refused(client: httpx.Client) -> None:
+    deleted.clear()
+    run_id = start(client, "delete /tmp/held", "held")
+    [pending] = read_events(client, run_id, until="approval")[-1][2]["approvals"]
+    refused = client.post("/api/runs", json={"input": "add 1", "thread_id": "held"})
+    assert refused.status_code == 409
+    error = refused.json()["error"]
+    assert (
+        f"thread 'held' is suspended waiting for approvals: {pending['id']} (delete_file, waiting)" in error
+    )
+    assert "POST /api/approvals/" in error
+    assert client.get("/api/approvals").json()["approvals"] == [pending]  # kept as it was
+    assert client.post(f"/api/approvals/{pending['id']}", json={"decision": "approve"}).status_code == 200
+    assert read_events(client, run_id)[-1][2]["answer"] == "result deleted /tmp/held"
+    assert deleted == ["/tmp/held"]
 
 
 def test_an_injected_follow_up_reaches_the_model_between_iterations(client: httpx.Client) -> None:

@@ -115,3 +115,33 @@ def test_a_format_1_store_is_upgraded_and_readonly_never_writes(tmp_path: Path) 
     upgraded.close()
     with pytest.raises(CheckpointError, match="opened read-only"):
         SQLiteCheckpointer(db, readonly=True).save(checkpoint(3))
+
+
+async def test_a_decision_stored_by_another_process_reaches_a_watcher(store_target: str) -> None:
+    """SQLite reports any commit of another connection (None: look at every thread); PostgreSQL
+    the thread named by the NOTIFY sent in the decision's own transaction."""
+    import asyncio
+    import subprocess
+    import sys
+
+    from jianmu_like.checkpoint.contract import WatchableCheckpointer
+
+    decide = (
+        "import sys; from jianmu_like.checkpoint import open_checkpointer; "
+        "s = open_checkpointer(sys.argv[1]); "
+        "s.record_decision('t9', 'call_1', 'digest', {'approved': True}); s.close()"
+    )
+    store = open_checkpointer(store_target)
+    try:
+        assert isinstance(store, WatchableCheckpointer)
+        async with store.watch_decisions() as changes:
+            waiting = asyncio.ensure_future(anext(changes))
+            done = await asyncio.to_thread(
+                subprocess.run, [sys.executable, "-c", decide, store_target], capture_output=True, timeout=120
+            )
+            assert done.returncode == 0, done.stderr
+            changed = await asyncio.wait_for(waiting, 120)
+        assert changed == (None if store_target.endswith(".db") else "t9")
+        assert store.decisions("t9")["call_1"].decision == {"approved": True}
+    finally:
+        store.close()

@@ -282,15 +282,15 @@
       const box = el("div", "approval");
       box.dataset.approvalId = item.id;
       box.append(
-        el("div", null, `${item.tool}` + (item.reason ? ` — ${item.reason}` : "")),
+        el("div", null, `${item.tool} (${item.id})` + (item.reason ? ` — ${item.reason}` : "")),
         el("pre", null, pretty(item.arguments)),
       );
       const buttons = el("div", "buttons");
       const approve = el("button", "approve", "Approve");
       const deny = el("button", "deny", "Deny");
       approve.type = deny.type = "button";
-      approve.addEventListener("click", () => decide(item.id, "approve", box));
-      deny.addEventListener("click", () => decide(item.id, "deny", box));
+      approve.addEventListener("click", () => decide(item, "approve", box));
+      deny.addEventListener("click", () => decide(item, "deny", box));
       buttons.append(approve, deny);
       box.append(buttons);
       list.append(box);
@@ -298,10 +298,12 @@
     $("approvals").hidden = list.children.length === 0;
   }
 
-  async function decide(approvalId, decision, box) {
+  // An approval is named by its id (the tool call's, as `jianmu-like approvals` shows it) within
+  // its conversation.
+  async function decide(item, decision, box) {
     for (const button of box.querySelectorAll("button")) button.disabled = true;
     try {
-      await api("POST", `/api/approvals/${encodeURIComponent(approvalId)}`, { decision });
+      await api("POST", `/api/approvals/${encodeURIComponent(item.id)}`, { decision, thread_id: item.thread_id });
       box.remove();
       $("approvals").hidden = $("approval-list").children.length === 0;
     } catch (error) {
@@ -335,8 +337,14 @@
     } else {
       setStatus("running");
       for (const item of data.approvals || []) {
-        note(view, `${item.tool}: ${item.decision === "approve" ? "approved" : "denied"}`, "inject");
+        // decided here, or elsewhere (`jianmu-like approvals`): its buttons go either way
+        for (const box of $("approval-list").querySelectorAll(".approval")) {
+          if (box.dataset.approvalId === item.id) box.remove();
+        }
+        const by = item.decided_by === "store" ? " (by an operator)" : "";
+        note(view, `${item.tool}: ${item.decision === "approve" ? "approved" : "denied"}${by}`, "inject");
       }
+      $("approvals").hidden = $("approval-list").children.length === 0;
     }
   }
 
