@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
+from datetime import UTC, datetime
 
 from pydantic import BaseModel
 
@@ -52,17 +53,35 @@ def _verdict(decision: ApprovalDecision) -> str:
     return "approved" if decision.approved else "denied"
 
 
+def already_decided(approval_id: str, where: str, decision: ApprovalDecision) -> ApprovalError:
+    """The error for a second decision on one approval (checkpoint threads and durable runs)."""
+    when = datetime.fromtimestamp(decision.decided_at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return ApprovalError(f"approval {approval_id!r} in {where} was already {_verdict(decision)} (at {when})")
+
+
+def unknown_approval(approval_id: str, where: str, pending: Iterable[str]) -> ApprovalError:
+    """The error for a decision on an approval nobody waits for (checkpoint threads and durable runs)."""
+    listed = ", ".join(pending) or "none"
+    return ApprovalError(f"unknown approval id {approval_id!r} in {where} (pending: {listed})")
+
+
 def store_decision(
-    checkpointer: Checkpointer, thread_id: str, approval: Approval, decision: ApprovalDecision
+    checkpointer: Checkpointer,
+    thread_id: str,
+    approval: Approval,
+    decision: ApprovalDecision,
+    *,
+    where: str | None = None,
 ) -> ApprovalDecision:
     """Store a decision for `approval` (atomically); a decision already stored for it, by this
-    process or another, is an ApprovalError naming the verdict that stands."""
+    process or another, is an ApprovalError naming the verdict that stands. `where` names the
+    thread in that message (default: "thread '<id>'"; a durable run says "run '<id>'")."""
     stored = checkpointer.record_decision(
         thread_id, approval.id, approval_digest(approval), decision.model_dump(mode="json")
     )
     kept = ApprovalDecision.model_validate(stored.decision)
     if not stored.new:
-        raise ApprovalError(f"approval {approval.id!r} in thread {thread_id!r} was already {_verdict(kept)}")
+        raise already_decided(approval.id, where or f"thread {thread_id!r}", kept)
     return kept
 
 
@@ -128,9 +147,9 @@ def record_decision(
                 continue
             earlier = (checkpoint.state.get(decisions_key) or {}).get(approval_id)
             if earlier is not None:
-                verdict = "approved" if earlier.get("approved") else "denied"
-                raise ApprovalError(f"approval {approval_id!r} in thread {thread_id!r} was already {verdict}")
+                raise already_decided(
+                    approval_id, f"thread {thread_id!r}", ApprovalDecision.model_validate(earlier)
+                )
             return store_decision(checkpointer, thread_id, Approval.model_validate(raw), parsed)
     waiting = [p.approval.id for p in list_pending(checkpointer, keys=keys) if p.thread_id == thread_id]
-    listed = ", ".join(waiting) or "none"
-    raise ApprovalError(f"unknown approval id {approval_id!r} in thread {thread_id!r} (pending: {listed})")
+    raise unknown_approval(approval_id, f"thread {thread_id!r}", waiting)

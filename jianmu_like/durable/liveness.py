@@ -1,0 +1,75 @@
+"""Which executor ids belong to a live worker: a PostgreSQL advisory lock per executor id.
+
+A worker holds a session-level advisory lock on its executor id for as long as it serves, on a
+connection of its own. PostgreSQL releases the lock when that session ends, also when the
+process dies without a word (SIGKILL, OOM, power): the database sees the connection close. So
+`recover` can tell a dead worker from a live one (DBOS keeps no heartbeat), and refuses to hand
+a live worker's runs to others — the run would execute twice, its in-flight call with it. The
+same lock stops a second worker from starting with an executor id already in use.
+
+(A worker cut off by the network keeps the lock until the server notices the connection is
+gone: TCP keepalives, or the server's `tcp_keepalives_*` settings, bound that.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import psycopg
+
+from ..telemetry.redact import redact_url
+
+_NAMESPACE = "jianmu_like.durable.executor:"
+
+
+class ExecutorInUseError(RuntimeError):
+    """A live worker holds this executor id."""
+
+
+def _key(executor_id: str) -> int:
+    digest = hashlib.sha256((_NAMESPACE + executor_id).encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)  # pg advisory locks take a bigint
+
+
+def _connect(database: str) -> psycopg.Connection[tuple[object, ...]]:
+    try:
+        return psycopg.connect(database, autocommit=True, connect_timeout=10)
+    except psycopg.Error as exc:
+        raise ConnectionError(f"cannot reach the database {redact_url(database)}: {exc}") from None
+
+
+class ExecutorLock:
+    """The lock a live worker holds on its executor id (released by `release` or its death)."""
+
+    def __init__(self, connection: psycopg.Connection[tuple[object, ...]], executor_id: str) -> None:
+        self._connection = connection
+        self.executor_id = executor_id
+
+    @classmethod
+    def acquire(cls, database: str, executor_id: str) -> ExecutorLock:
+        connection = _connect(database)
+        row = connection.execute("SELECT pg_try_advisory_lock(%s)", (_key(executor_id),)).fetchone()
+        if not row or not row[0]:
+            connection.close()
+            raise ExecutorInUseError(
+                f"executor id {executor_id!r} is in use by a live worker: give each worker its own "
+                "--executor-id (a restarted worker reuses its id only once the old process is gone)"
+            )
+        return cls(connection, executor_id)
+
+    def release(self) -> None:
+        self._connection.close()  # the session ends: PostgreSQL drops its advisory locks
+
+
+def live_executors(database: str, executor_ids: list[str]) -> list[str]:
+    """The ids among `executor_ids` that a live worker holds now."""
+    live: list[str] = []
+    with _connect(database) as connection:
+        for executor_id in executor_ids:
+            key = _key(executor_id)
+            row = connection.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
+            if row and row[0]:
+                connection.execute("SELECT pg_advisory_unlock(%s)", (key,))
+            else:
+                live.append(executor_id)
+    return live
