@@ -126,29 +126,38 @@ class DurableClient:
 
         An approval is decided once: a second decision on it, from any process, is an
         ApprovalError naming the verdict that stands ("was already approved (at ...)"), and so is
-        an id the run does not wait for ("unknown approval id"). The message to the run is
-        durable and sent only by the winner.
+        an id the run does not wait for ("unknown approval id"). The decision is stored first
+        (the winner of a race is whoever stores it), then sent to the run as a durable message
+        with an idempotency key: a decider that died between the two is completed by the next
+        attempt, which re-sends the stored decision (delivered once) before saying it stands.
         """
         where = f"run {run_id!r}"
         store = self._decision_store()
-        earlier = store.decisions(run_id).get(approval_id)
-        if earlier is not None:
-            raise already_decided(approval_id, where, ApprovalDecision.model_validate(earlier.decision))
         found = self.dbos.list_workflows(workflow_ids=[run_id], load_input=False, load_output=False)
         if not found:
             raise ApprovalError(f"no durable run {run_id!r}")
-        status = found[0]
-        if status.status not in ACTIVE:
-            raise ApprovalError(f"run {run_id!r} is not waiting for approvals (status {status.status})")
+        active = found[0].status in ACTIVE
+        earlier = store.decisions(run_id).get(approval_id)
+        if earlier is not None:
+            kept = ApprovalDecision.model_validate(earlier.decision)
+            if active:
+                self._deliver(run_id, approval_id, kept)
+            raise already_decided(approval_id, where, kept)
+        if not active:
+            raise ApprovalError(f"run {run_id!r} is not waiting for approvals (status {found[0].status})")
         pending = {approval.id: approval for approval in self.run(run_id).pending_approvals()}
         approval = pending.get(approval_id)
         if approval is None:
             raise unknown_approval(approval_id, where, list(pending))
-        decision = store_decision(
-            store, run_id, approval, ApprovalDecision(approved=approved, reason=reason), where=where
-        )
-        self.dbos.send(run_id, approval_message(approval_id, approved, reason), APPROVAL_TOPIC)
-        return decision
+        decision = ApprovalDecision(approved=approved, reason=reason)
+        kept = store_decision(store, run_id, approval, decision, where=where)
+        self._deliver(run_id, approval_id, kept)
+        return kept
+
+    def _deliver(self, run_id: str, approval_id: str, decision: ApprovalDecision) -> None:
+        """The message that wakes the run (durable; the key makes a re-send a no-op)."""
+        message = approval_message(approval_id, decision.approved, decision.reason)
+        self.dbos.send(run_id, message, APPROVAL_TOPIC, idempotency_key=f"{run_id}/{approval_id}")
 
     def approve(self, run_id: str, approval_id: str, reason: str = "") -> ApprovalDecision:
         return self.decide(run_id, approval_id, True, reason)

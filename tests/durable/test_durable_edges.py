@@ -149,10 +149,14 @@ def test_approvals_are_decided_once_ids_must_exist_and_live_workers_are_not_reco
             f"unknown approval id 'nope' in run '{handle.run_id}' (pending: {approval.id})" in unknown.stderr
         )
 
-        # A live worker's runs are not handed to anyone: it is still executing them.
+        # A live worker's runs are not handed to anyone: it is still executing them; nor does a
+        # second worker start with its executor id.
+        twin = _cli_process(cluster, "worker", str(PAYMENTS), "--executor-id", "p1")
         live = cluster.cli("recover", "p1")
         assert live.returncode == 2 and "belong to a live worker" in live.stderr, live.stderr
         assert handle.status() == "PENDING" and executor_of(cluster.database, handle.run_id) == "p1"
+        _, twin_err = twin.communicate(timeout=120)
+        assert twin.returncode == 2 and "executor id 'p1' is in use by a live worker" in twin_err, twin_err
 
         # Two processes decide at once: exactly one wins, the other is told what stands.
         racing = [
