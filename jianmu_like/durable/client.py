@@ -165,10 +165,14 @@ class DurableClient:
     def deny(self, run_id: str, approval_id: str, reason: str = "") -> ApprovalDecision:
         return self.decide(run_id, approval_id, False, reason)
 
-    def waiting(self, agent_file: str | Path | None = None) -> dict[str, list[Approval]]:
+    def waiting(
+        self, agent_file: str | Path | None = None, *, queue: str | None = None
+    ) -> dict[str, list[Approval]]:
         """Runs waiting for approvals (run id → its pending approvals)."""
         found: dict[str, list[Approval]] = {}
-        for status in self.runs(agent_file, statuses=ACTIVE):  # a recovered run is ENQUEUED again
+        for status in self.runs(
+            agent_file, statuses=ACTIVE, queue=queue
+        ):  # a recovered run is ENQUEUED again
             approvals = self.run(status.workflow_id).pending_approvals()
             if approvals:
                 found[status.workflow_id] = approvals

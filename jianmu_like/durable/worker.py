@@ -107,11 +107,15 @@ class DurableWorker:
         """Launch DBOS and start taking runs from the queue (returns at once). Another live
         worker with this executor id is an ExecutorInUseError (see durable.liveness)."""
         self._lock = ExecutorLock.acquire(self.database, self.executor_id)
-        factory, fingerprint = self._served()
-        register_agent(self.queue, factory, fingerprint)
-        DBOS(config=self.config())
-        DBOS.listen_queues([self.queue])
-        DBOS.launch()
+        try:
+            factory, fingerprint = self._served()
+            register_agent(self.queue, factory, fingerprint)
+            DBOS(config=self.config())
+            DBOS.listen_queues([self.queue])
+            DBOS.launch()
+        except BaseException:
+            self._release()
+            raise
         DBOS.register_queue(
             self.queue,
             worker_concurrency=self.worker_concurrency,
@@ -137,9 +141,13 @@ class DurableWorker:
                 pass
         finally:
             DBOS.destroy(destroy_registry=False)
-            if self._lock is not None:
-                self._lock.release()
-                self._lock = None
+            self._release()
+
+    def _release(self) -> None:
+        """Give up the executor id (recover may hand its runs over from now on)."""
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         self.stop()

@@ -2,9 +2,12 @@
 steps, wait durably for approvals, return a `DurableRunResult`.
 
 A recovered workflow runs this function again from the top on whichever worker took it over:
-a fresh agent, the same inputs, and every step already recorded answered from the database
-(DBOS checks each replayed step's name against the record, so a diverging tree is an error,
-not a silent wrong answer). Nothing else is kept: the DBOS record *is* the run's journal.
+a fresh agent, the same inputs, and every step already recorded answered from the database.
+Its first step records the agent's fingerprint, so a worker whose agent file changed since the
+run started fails the run before replaying anything (durable.fingerprint); the steps after it
+start in their recorded order (durable.steps.StepOrder), and DBOS checks each replayed step's
+name against the record, so a diverging tree is an error, not a silent wrong answer. Nothing
+else is kept: the DBOS record *is* the run's journal.
 """
 
 from __future__ import annotations
