@@ -152,10 +152,13 @@ def test_approvals_are_decided_once_ids_must_exist_and_live_workers_are_not_reco
         # A live worker's runs are not handed to anyone: it is still executing them; nor does a
         # second worker start with its executor id.
         twin = _cli_process(cluster, "worker", str(PAYMENTS), "--executor-id", "p1")
-        live = cluster.cli("recover", "p1")
-        assert live.returncode == 2 and "belong to a live worker" in live.stderr, live.stderr
-        assert handle.status() == "PENDING" and executor_of(cluster.database, handle.run_id) == "p1"
-        _, twin_err = twin.communicate(timeout=120)
+        try:
+            live = cluster.cli("recover", "p1")
+            assert live.returncode == 2 and "belong to a live worker" in live.stderr, live.stderr
+            assert handle.status() == "PENDING" and executor_of(cluster.database, handle.run_id) == "p1"
+            _, twin_err = twin.communicate(timeout=120)
+        finally:
+            twin.kill()  # a no-op once it exited (as it must)
         assert twin.returncode == 2 and "executor id 'p1' is in use by a live worker" in twin_err, twin_err
 
         # Two processes decide at once: exactly one wins, the other is told what stands.
@@ -163,8 +166,10 @@ def test_approvals_are_decided_once_ids_must_exist_and_live_workers_are_not_reco
             _cli_process(cluster, "approvals", verdict, handle.run_id, approval.id, "--reason", "racing")
             for verdict in ("approve", "deny")
         ]
-        outcomes = [(p.communicate(timeout=120), p.returncode) for p in racing]
-        outcomes = [(code, out, err) for (out, err), code in outcomes]
+        outcomes: list[tuple[int, str, str]] = []
+        for process in racing:
+            out, err = process.communicate(timeout=120)
+            outcomes.append((process.returncode, out, err))
         codes = sorted(code for code, _, _ in outcomes)
         assert codes == [0, 2], outcomes
         loser = next(err for code, _, err in outcomes if code == 2)
