@@ -191,7 +191,7 @@ async def durability_costs(url: str, iterations: int, repeats: int, folder: Path
     data = {"messages": [human("add")]}
     sqlite = open_checkpointer(folder / "bench.db")
     postgres = open_checkpointer(url)
-    register_agent("bench", lambda: make_agent(iterations))
+    register_agent("bench", lambda: make_agent(iterations), fingerprint="bench")
     DBOS(config={"name": APP_NAME, "system_database_url": url, "application_version": APP_VERSION,
                  "executor_id": "bench-inprocess", "log_level": "WARNING"})  # fmt: skip
     DBOS.launch()

@@ -37,20 +37,26 @@ def worker_command(args: argparse.Namespace, console: Console, errors: Console) 
         worker_concurrency=args.concurrency,
         global_concurrency=args.global_concurrency,
         allow_modules=args.allow_module,
+        queue=args.queue,
     )
 
     def ready() -> None:
         # One JSON line on stdout, flushed: scripts (and tests) learn the executor id and wait for it.
         print(json.dumps({"ready": True, **worker.describe()}), flush=True)
 
-    worker.serve(on_ready=ready)
+    from ..durable.liveness import ExecutorInUseError
+
+    try:
+        worker.serve(on_ready=ready)
+    except ExecutorInUseError as exc:
+        raise CliError(str(exc)) from None
     return EXIT_OK
 
 
 def submit_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
     """`submit AGENT QUESTION --database URL [--wait]`: enqueue a run; print its id (and result)."""
     with _client(args.database) as client:
-        handle = client.submit(args.agent_file, args.question, run_id=args.run_id)
+        handle = client.submit(args.agent_file, args.question, run_id=args.run_id, queue=args.queue)
         if not args.wait:
             console.out(handle.run_id, highlight=False)
             return EXIT_OK
@@ -74,7 +80,7 @@ def runs_command(args: argparse.Namespace, console: Console, errors: Console) ->
 
     statuses = [*ACTIVE, *FINISHED] if args.all else ACTIVE
     with _client(args.database) as client:
-        for row in client.runs(args.agent_file, statuses=statuses):
+        for row in client.runs(args.agent_file, statuses=statuses, queue=args.queue):
             item = {
                 "run_id": row.workflow_id,
                 "status": row.status,
@@ -88,8 +94,13 @@ def runs_command(args: argparse.Namespace, console: Console, errors: Console) ->
 
 def recover_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
     """`recover EXECUTOR_ID... --database URL`: hand a dead worker's runs to the live ones."""
+    from ..durable.liveness import ExecutorInUseError
+
     with _client(args.database) as client:
-        recovered = client.recover(args.executor_ids)
+        try:
+            recovered = client.recover(args.executor_ids)
+        except ExecutorInUseError as exc:
+            raise CliError(str(exc)) from None
     for run_id in recovered:
         console.out(run_id, highlight=False)
     errors.print(Text(f"{len(recovered)} run(s) back on their queue", style="green"))

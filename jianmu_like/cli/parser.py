@@ -260,6 +260,12 @@ def _serve_parser(
     serve.set_defaults(handler="serve:serve_command")
 
 
+QUEUE_HELP = (
+    "the queue's name, for workers and submitters on hosts where the agent file's path differs "
+    "(default: the file name plus a digest of its absolute path: two files never share a queue)"
+)
+
+
 def _durable_parsers(
     commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser
 ) -> None:
@@ -267,8 +273,9 @@ def _durable_parsers(
     worker = commands.add_parser(
         "worker", parents=[parent], help="execute an agent file's queued durable runs (until SIGTERM)"
     )
-    worker.add_argument("agent_file", metavar="AGENT_FILE", help="agent file (its file name names the queue)")
+    worker.add_argument("agent_file", metavar="AGENT_FILE", help="agent file (it names the queue)")
     worker.add_argument("--database", metavar="URL", required=True, help=DATABASE_HELP)
+    worker.add_argument("--queue", metavar="NAME", help=QUEUE_HELP)
     worker.add_argument(
         "--executor-id",
         metavar="ID",
@@ -285,9 +292,10 @@ def _durable_parsers(
     worker.set_defaults(handler="durable:worker_command")
 
     submit = commands.add_parser("submit", parents=[parent], help="enqueue a durable run for the workers")
-    submit.add_argument("agent_file", metavar="AGENT_FILE", help="agent file (only its file name is used)")
+    submit.add_argument("agent_file", metavar="AGENT_FILE", help="agent file (it names the queue)")
     submit.add_argument("question", metavar="QUESTION")
     submit.add_argument("--database", metavar="URL", required=True, help=DATABASE_HELP)
+    submit.add_argument("--queue", metavar="NAME", help=QUEUE_HELP)
     submit.add_argument("--wait", action="store_true", help="wait for the result and print the answer")
     submit.add_argument("--json", action="store_true", help="with --wait: the whole result as JSON")
     submit.add_argument("--run-id", metavar="ID", help="the run's id (idempotent: an existing run is reused)")
@@ -298,6 +306,7 @@ def _durable_parsers(
     )
     runs.add_argument("agent_file", metavar="AGENT_FILE", nargs="?", help="only this agent's queue")
     runs.add_argument("--database", metavar="URL", required=True, help=DATABASE_HELP)
+    runs.add_argument("--queue", metavar="NAME", help=QUEUE_HELP)
     runs.add_argument("--all", action="store_true", help="finished runs too")
     runs.set_defaults(handler="durable:runs_command")
 

@@ -6,17 +6,20 @@ laptop, workers on other machines): change one and old runs are no longer found 
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
 APP_NAME = "jianmu_like"
 """The DBOS application name (owner of the queues in the system database)."""
-APP_VERSION = "jianmu_like-durable-1"
+APP_VERSION = "jianmu_like-durable-2"
 """Fixed rather than DBOS's hash of the workflow code, so every worker (and `recover`) agrees on
 which pending runs it may take over; bump it when the workflow's steps change shape."""
 WORKFLOW_NAME = "jianmu_like.agent_run"
 MODEL_STEP = "jianmu.model_call"
 TOOL_STEP = "jianmu.tool_call"
+FINGERPRINT_STEP = "jianmu.agent_fingerprint"
+"""The first step of every run: the fingerprint of the agent it started with (durable.fingerprint)."""
 APPROVAL_TOPIC = "jianmu.approval"
 """Messages on this topic decide pending approvals of a run (see DurableClient.approve)."""
 PENDING_EVENT = "jianmu.pending_approvals"
@@ -26,13 +29,21 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 def agent_key(agent_file: str | Path) -> str:
-    """The name an agent file is known by across machines: its file name without suffix (paths
-    differ between hosts; the file name is what a deployment keeps)."""
+    """The agent file's name without suffix, made safe for a queue name (a label: the queue's
+    identity comes from `queue_name`)."""
     stem = Path(agent_file).stem
     return _UNSAFE.sub("-", stem).strip("-") or "agent"
 
 
-def queue_name(agent_file: str | Path) -> str:
-    """The queue of an agent file's runs: one per agent, so workers of different agents can
-    share a database without taking each other's runs."""
-    return f"jianmu.{agent_key(agent_file)}"
+def queue_name(agent_file: str | Path, queue: str | None = None) -> str:
+    """The queue of an agent file's runs, never shared by two files: `jianmu.<queue>` when the
+    deployment names it (`--queue`: workers and submitters on hosts where the file's path
+    differs), otherwise `jianmu.<file name>.<digest of the file's resolved absolute path>`, so
+    two files both named `agent.yaml` in different folders never take each other's runs."""
+    if queue is not None:
+        named = _UNSAFE.sub("-", queue).strip("-")
+        if not named:
+            raise ValueError(f"queue name {queue!r} has no usable character (letters, digits, _ . -)")
+        return f"jianmu.{named}"
+    where = str(Path(agent_file).expanduser().resolve())
+    return f"jianmu.{agent_key(agent_file)}.{hashlib.sha256(where.encode()).hexdigest()[:12]}"

@@ -23,8 +23,9 @@ from ..agent import Agent
 from ..agentfile.loader import load_agent, validate_agent_file
 from ..telemetry.redact import redact_url
 from ..template import AgentTemplate
-from .naming import APP_NAME, APP_VERSION, agent_key, queue_name
-from .steps import install_tool_steps
+from .fingerprint import agent_fingerprint
+from .liveness import ExecutorLock
+from .naming import APP_NAME, APP_VERSION, queue_name
 from .workflow import register_agent
 
 DEFAULT_WORKER_CONCURRENCY = 16
@@ -50,28 +51,39 @@ class DurableWorker:
         polling_interval: float = 0.1,
         allow_modules: Sequence[str] = (),
         agent_factory: Callable[[], Agent] | None = None,
+        queue: str | None = None,
     ) -> None:
-        """`agent_factory` builds the agent instead of loading `agent_file` (whose name still
-        names the queue); `global_concurrency` caps runs across all workers of the queue."""
+        """`agent_factory` builds the agent instead of loading `agent_file` (whose path still
+        names the queue); `queue` names the queue instead (see naming.queue_name);
+        `global_concurrency` caps runs across all workers of the queue."""
         self.agent_file = Path(agent_file)
         self.database = database
         self.executor_id = executor_id or default_executor_id()
-        self.queue = queue_name(agent_file)
+        self.queue = queue_name(agent_file, queue)
         self.worker_concurrency = worker_concurrency
         self.global_concurrency = global_concurrency
         self.polling_interval = polling_interval
         self.allow_modules = tuple(allow_modules)
-        if agent_factory is None:
-            validate_agent_file(self.agent_file, allow_modules=self.allow_modules)  # fail before serving
+        self._spec: dict[str, Any] | None = None
+        if agent_factory is None:  # fail before serving
+            spec = validate_agent_file(self.agent_file, allow_modules=self.allow_modules)
+            self._spec = spec.model_dump(mode="json")
         self._factory = agent_factory
         self._stopped = threading.Event()
+        self._lock: ExecutorLock | None = None
 
-    def _conversations(self) -> Callable[[], Agent]:
+    def _served(self) -> tuple[Callable[[], Agent], str]:
+        """How runs build their agent, and its fingerprint (durable.fingerprint)."""
+        if self._factory is not None:
+            probe = self._factory()
+            return self._factory, agent_fingerprint(None, getattr(probe, "root", None))
+        return self._conversations()
+
+    def _conversations(self) -> tuple[Callable[[], Agent], str]:
         """One conversation of an `AgentTemplate` per run: the file is loaded once and its tree
-        cloned (loading it per run cost more CPU than the run's own steps), tool steps installed
-        on the prototype so every clone has them."""
+        cloned (loading it per run cost more CPU than the run's own steps)."""
         first = load_agent(self.agent_file, allow_modules=self.allow_modules)
-        install_tool_steps(first.root)
+        fingerprint = agent_fingerprint(self._spec, first.root)
         template = AgentTemplate.from_prototype(
             first.root,
             first.state_manager.schema,
@@ -79,7 +91,7 @@ class DurableWorker:
             output_namespace=first.output_namespace,
             log_events=False,
         )
-        return template.conversation
+        return template.conversation, fingerprint
 
     def config(self) -> DBOSConfig:
         return {
@@ -92,11 +104,18 @@ class DurableWorker:
         }
 
     def start(self) -> None:
-        """Launch DBOS and start taking runs from the queue (returns at once)."""
-        register_agent(agent_key(self.agent_file), self._factory or self._conversations())
-        DBOS(config=self.config())
-        DBOS.listen_queues([self.queue])
-        DBOS.launch()
+        """Launch DBOS and start taking runs from the queue (returns at once). Another live
+        worker with this executor id is an ExecutorInUseError (see durable.liveness)."""
+        self._lock = ExecutorLock.acquire(self.database, self.executor_id)
+        try:
+            factory, fingerprint = self._served()
+            register_agent(self.queue, factory, fingerprint)
+            DBOS(config=self.config())
+            DBOS.listen_queues([self.queue])
+            DBOS.launch()
+        except BaseException:
+            self._release()
+            raise
         DBOS.register_queue(
             self.queue,
             worker_concurrency=self.worker_concurrency,
@@ -122,6 +141,13 @@ class DurableWorker:
                 pass
         finally:
             DBOS.destroy(destroy_registry=False)
+            self._release()
+
+    def _release(self) -> None:
+        """Give up the executor id (recover may hand its runs over from now on)."""
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         self.stop()

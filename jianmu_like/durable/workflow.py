@@ -2,14 +2,18 @@
 steps, wait durably for approvals, return a `DurableRunResult`.
 
 A recovered workflow runs this function again from the top on whichever worker took it over:
-a fresh agent, the same inputs, and every step already recorded answered from the database
-(DBOS checks each replayed step's name against the record, so a diverging tree is an error,
-not a silent wrong answer). Nothing else is kept: the DBOS record *is* the run's journal.
+a fresh agent, the same inputs, and every step already recorded answered from the database.
+Its first step records the agent's fingerprint, so a worker whose agent file changed since the
+run started fails the run before replaying anything (durable.fingerprint); the steps after it
+start in their recorded order (durable.steps.StepOrder), and DBOS checks each replayed step's
+name against the record, so a diverging tree is an error, not a silent wrong answer. Nothing
+else is kept: the DBOS record *is* the run's journal.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from dbos import DBOS
@@ -18,14 +22,25 @@ from ..agent import Agent
 from ..guard.approvals import Approval, ApprovalDecision
 from ..models.hooks import use_model_call_hook
 from ..models.messages import human
-from .naming import APPROVAL_TOPIC, PENDING_EVENT, WORKFLOW_NAME
+from ..tools.hooks import use_tool_call_hook
+from .fingerprint import check_fingerprint
+from .naming import APPROVAL_TOPIC, FINGERPRINT_STEP, PENDING_EVENT, WORKFLOW_NAME
 from .result import DurableRunResult
-from .steps import durable_model_call, install_tool_steps
+from .steps import StepOrder, durable_model_call, durable_tool_call, use_step_order
 
 AgentFactory = Callable[[], Agent]
 """Builds a fresh agent for one run (a worker's agent file, loaded again)."""
 
-_factories: dict[str, AgentFactory] = {}
+
+@dataclass(frozen=True)
+class ServedAgent:
+    """An agent a worker serves: how to build it per run, and its fingerprint (durable.fingerprint)."""
+
+    factory: AgentFactory
+    fingerprint: str
+
+
+_served: dict[str, ServedAgent] = {}
 
 APPROVAL_WAIT = 3600.0
 """Seconds of one durable wait for a decision; the run waits again after each (unbounded)."""
@@ -35,9 +50,14 @@ class UnknownAgentError(RuntimeError):
     """A run reached a worker that does not serve its agent."""
 
 
-def register_agent(key: str, factory: AgentFactory) -> None:
-    """Serve runs of the agent `key` in this process (the worker does this before launching)."""
-    _factories[key] = factory
+def register_agent(key: str, factory: AgentFactory, fingerprint: str) -> None:
+    """Serve runs of the agent `key` (its queue's name) in this process (the worker does this
+    before launching)."""
+    _served[key] = ServedAgent(factory, fingerprint)
+
+
+async def _fingerprint_step(fingerprint: str) -> str:
+    return fingerprint
 
 
 def approval_message(approval_id: str, approved: bool, reason: str = "") -> dict[str, Any]:
@@ -48,17 +68,18 @@ def approval_message(approval_id: str, approved: bool, reason: str = "") -> dict
 @DBOS.workflow(name=WORKFLOW_NAME)
 async def agent_run(agent: str, question: str, inputs: dict[str, Any]) -> dict[str, Any]:
     """Run the agent `agent` on `question` (plus extra `inputs`) to its end."""
-    factory = _factories.get(agent)
-    if factory is None:
-        served = ", ".join(sorted(_factories)) or "none"
-        raise UnknownAgentError(f"this worker does not serve agent {agent!r} (it serves: {served})")
+    served = _served.get(agent)
+    if served is None:
+        known = ", ".join(sorted(_served)) or "none"
+        raise UnknownAgentError(f"this worker does not serve agent {agent!r} (it serves: {known})")
     run_id = DBOS.workflow_id or ""
-    instance = factory()
-    root = getattr(instance, "root", None)  # a template's conversation has none between runs
-    if root is not None:
-        install_tool_steps(root)
+    # First, before any other step: the agent this run started with must be this worker's.
+    recorded = await DBOS.run_step_async({"name": FINGERPRINT_STEP}, _fingerprint_step, served.fingerprint)
+    check_fingerprint(run_id, recorded, served.fingerprint)
+    use_step_order(await StepOrder.load(run_id))  # a replay starts its steps in recorded order
+    instance = served.factory()
     try:
-        with use_model_call_hook(durable_model_call):
+        with use_model_call_hook(durable_model_call), use_tool_call_hook(durable_tool_call):
             data: dict[str, Any] = {"messages": [human(question)], **inputs}
             if instance.accepts("task"):  # agent files take the question as `task` too (as `run`)
                 data.setdefault("task", question)

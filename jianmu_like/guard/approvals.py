@@ -8,6 +8,7 @@ plain state, so they survive checkpoints and can be decided from another process
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -26,9 +27,20 @@ class AlreadyDecided(ApprovalError):
     Every place that refuses a second decision raises this one error, so the API, the command
     line and `Agent.decide` all say "already decided (approved|denied)" the same way."""
 
-    def __init__(self, approval_id: str, decision: ApprovalDecision, thread_id: str | None = None) -> None:
-        where = f" in thread {thread_id!r}" if thread_id is not None else ""
-        super().__init__(f"approval {approval_id!r}{where} was already decided ({verdict(decision)})")
+    def __init__(
+        self,
+        approval_id: str,
+        decision: ApprovalDecision,
+        thread_id: str | None = None,
+        *,
+        where: str | None = None,
+    ) -> None:
+        """`where` names the place in the message when it is not a thread ("run '<id>'" for a
+        durable run); by default the thread, if known."""
+        where = where or (f"thread {thread_id!r}" if thread_id is not None else None)
+        at = datetime.fromtimestamp(decision.decided_at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        place = f" in {where}" if where else ""
+        super().__init__(f"approval {approval_id!r}{place} was already decided ({verdict(decision)}) at {at}")
         self.approval_id = approval_id
         self.decision = decision
         self.thread_id = thread_id

@@ -50,17 +50,29 @@ def approval_digest(approval: Approval) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()[:24]
 
 
+def unknown_approval(approval_id: str, where: str, pending: Iterable[str]) -> ApprovalError:
+    """The error for a decision on an approval nobody waits for (checkpoint threads and durable runs)."""
+    listed = ", ".join(pending) or "none"
+    return ApprovalError(f"unknown approval id {approval_id!r} in {where} (pending: {listed})")
+
+
 def store_decision(
-    checkpointer: Checkpointer, thread_id: str, approval: Approval, decision: ApprovalDecision
+    checkpointer: Checkpointer,
+    thread_id: str,
+    approval: Approval,
+    decision: ApprovalDecision,
+    *,
+    where: str | None = None,
 ) -> ApprovalDecision:
     """Store a decision for `approval` (atomically); a decision already stored for it, by this
-    process or another, is `AlreadyDecided` naming the verdict that stands."""
+    process or another, is `AlreadyDecided` naming the verdict that stands. `where` names the
+    thread in that message (default: "thread '<id>'"; a durable run says "run '<id>'")."""
     stored = checkpointer.record_decision(
         thread_id, approval.id, approval_digest(approval), decision.model_dump(mode="json")
     )
     kept = ApprovalDecision.model_validate(stored.decision)
     if not stored.new:
-        raise AlreadyDecided(approval.id, kept, thread_id)
+        raise AlreadyDecided(approval.id, kept, thread_id, where=where)
     return kept
 
 
@@ -172,5 +184,4 @@ def record_decision(
     if checkpoint.status not in _DECIDABLE:
         raise ApprovalError(f"thread {thread_id!r} is not waiting for approvals (status {checkpoint.status})")
     waiting = [p.approval.id for p in list_pending(checkpointer, keys=keys) if p.thread_id == thread_id]
-    listed = ", ".join(waiting) or "none"
-    raise ApprovalError(f"unknown approval id {approval_id!r} in thread {thread_id!r} (pending: {listed})")
+    raise unknown_approval(approval_id, f"thread {thread_id!r}", waiting)

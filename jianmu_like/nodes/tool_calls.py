@@ -19,6 +19,7 @@ from ..models.messages import ToolCall
 from ..telemetry import events as ev
 from ..tools.base import Tool, render_result
 from ..tools.errors import ToolArgumentsError, ToolExitError, safe_message
+from ..tools.hooks import tool_call_hook
 from ..tools.toolset import ToolSet
 from .tool_outcome import ToolOutcome
 
@@ -76,8 +77,9 @@ class ToolCallRunner:
         begun = asyncio.get_running_loop().time()  # the deadline counts from the call's start
         deadline: _Deadline | None = None
         # A plain Tool is executed directly and its result rendered here: two coroutine layers
-        # fewer per call than going through `_invoke` and `Tool.invoke`.
-        direct = self.tool_runner is None and type(tool).invoke is _TOOL_INVOKE
+        # fewer per call than going through `_invoke` and `Tool.invoke`. A tool-call hook
+        # (tools.hooks: durable runs) sees every call, so none is direct under one.
+        direct = self.tool_runner is None and type(tool).invoke is _TOOL_INVOKE and tool_call_hook() is None
         work: Coroutine[Any, Any, Any] = (
             tool.execute(call.arguments) if direct else self._invoke(tool, call.arguments)
         )
@@ -128,10 +130,14 @@ class ToolCallRunner:
     async def _invoke(self, tool: Tool, arguments: dict[str, Any]) -> str:
         """The observation text; a SystemExit is turned into an error here, since one leaving a
         task stops the whole event loop."""
+        hook = tool_call_hook()
         try:
-            if self.tool_runner is None:
+            if hook is not None:
+                output: Any = await hook(self.tool_runner or _invoke_tool, tool, arguments)
+            elif self.tool_runner is None:
                 return await tool.invoke(arguments)
-            output: Any = await self.tool_runner(tool, arguments)
+            else:
+                output = await self.tool_runner(tool, arguments)
         except SystemExit as exc:
             raise ToolExitError(exc) from exc
         return output if isinstance(output, str) else render_result(output)
@@ -209,6 +215,12 @@ class _Resume:
 
 
 _TOOL_INVOKE = Tool.invoke
+
+
+def _invoke_tool(tool: Tool, arguments: dict[str, Any]) -> Awaitable[str]:
+    """A node without a `tool_runner` calls the tool itself (what a hook is handed)."""
+    return tool.invoke(arguments)
+
 
 _NO_OWNER: Any = object()
 """`emit` is not a node's bound method: always call it (its owner's hub is unknown)."""

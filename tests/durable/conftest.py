@@ -22,14 +22,49 @@ pytest.importorskip("dbos", reason="durable runs need DBOS: pip install 'jianmu_
 HERE = Path(__file__).resolve().parent
 LEDGER = HERE / "ledger.yaml"
 PAYMENTS = HERE / "payments.yaml"
+DESK = HERE / "desk.yaml"
+PLANNER = HERE / "planner.yaml"
+PARTS = ("first part", "second part")
+
+
+def _part(body: dict[str, Any]) -> str | None:
+    """Which part a composite's sub-agent (or plan step) works on, from its last user message
+    (a plan step's prompt quotes the whole plan: its own step follows "Your step (N):")."""
+    users = [m["content"] or "" for m in body["messages"] if m["role"] == "user"]
+    last = users[-1] if users else ""
+    own = last.rsplit("Your step (", 1)[-1]
+    return next((part for part in PARTS if part in own), None)
+
+
+def _composite(body: dict[str, Any], tools: set[str]) -> Any:
+    """Supervisor and plan-execute: the plan is the two parts; each part's agent appends once,
+    the first part's then makes the slow call; the supervisor gathers, the planner answers."""
+    if "SupervisorPlan" in tools:
+        return call("SupervisorPlan", sub_questions=list(PARTS))
+    if "SupervisorDecision" in tools:
+        return call("SupervisorDecision", answer="both parts done")
+    if "Plan" in tools:
+        return call("Plan", steps=[{"task": part} for part in PARTS])
+    part = _part(body)
+    if part is None or "append" not in tools:
+        return reply("both parts done")  # the planner's answer
+    done = sum(m["role"] == "tool" for m in body["messages"])
+    if done == 0:
+        return call("append", item=part)
+    if done == 1 and part == PARTS[0]:
+        return call("slow")
+    return reply(f"{part} done")
 
 
 def _responder(body: dict[str, Any]) -> Any:
     """Ledger: one parallel batch, then an answer. Payments: one transfer, then an answer.
-    The question "refuse": an HTTP 400 (a model call that fails for good)."""
+    Desk and Planner: see `_composite`. The question "refuse": an HTTP 400 (a model call that
+    fails for good)."""
     tools = {t["function"]["name"] for t in body.get("tools") or ()}
     if body["messages"][-1]["content"] == "refuse":
         return error_reply(400, "the scripted model refuses")
+    if tools & {"SupervisorPlan", "SupervisorDecision", "Plan"} or _part(body) is not None:
+        return _composite(body, tools)
     if body["messages"][-1]["role"] == "tool":
         return reply("all done" if "slow" in tools else "sent")
     if "slow" in tools:
@@ -73,12 +108,12 @@ class Cluster:
         captured = self.capsys.readouterr()
         return CliResult(code, captured.out, captured.err)
 
-    def start_worker(self, agent_file: Path, executor_id: str) -> None:
+    def start_worker(self, agent_file: Path, executor_id: str, *options: str) -> None:
         out = self.folder / f"{executor_id}.out"
         err = self.folder / f"{executor_id}.err"
         cmd = [
             sys.executable, "-m", "jianmu_like", "worker", str(agent_file),
-            "--database", self.database, "--executor-id", executor_id,
+            "--database", self.database, "--executor-id", executor_id, *options,
         ]  # fmt: skip
         with out.open("wb") as stdout, err.open("wb") as stderr:
             self.workers[executor_id] = subprocess.Popen(cmd, env=self.env, stdout=stdout, stderr=stderr)
