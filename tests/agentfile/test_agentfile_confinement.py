@@ -14,23 +14,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from test_agentfile_limits import problems_of, write
 
-from jianmu_like.agentfile.loader import AgentFileError, load_agent, validate_agent_file
+from jianmu_like.agentfile.loader import load_agent, validate_agent_file
 from jianmu_like.testing import ScriptedOpenAIServer, reply
 
 CLI = [sys.executable, "-m", "jianmu_like"]
-
-
-def problems_of(path: Path, **kwargs: list[str]) -> list[str]:
-    with pytest.raises(AgentFileError) as info:
-        validate_agent_file(path, **kwargs)
-    return info.value.problems
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
