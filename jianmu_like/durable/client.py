@@ -19,6 +19,7 @@ from ..guard.review import store_decision, unknown_approval
 from .liveness import ExecutorInUseError, ExecutorLock
 from .naming import APP_NAME, APP_VERSION, APPROVAL_TOPIC, PENDING_EVENT, WORKFLOW_NAME, queue_name
 from .result import DurableRunResult
+from .setup import ensure_system_database
 from .workflow import approval_message
 
 ACTIVE = ["ENQUEUED", "PENDING", "DELAYED"]
@@ -60,6 +61,7 @@ class DurableClient:
 
     def __init__(self, database: str) -> None:
         self.database = database
+        ensure_system_database(database)  # a run may be submitted before any worker has started
         self.dbos = DBOSClient(system_database_url=database, application_name=APP_NAME)
         self._decisions: PostgresCheckpointer | None = None
 
