@@ -120,7 +120,7 @@ def loads_arguments(text: str) -> Any:
     or exceeds a limit (`MAX_ARGUMENTS_CHARS`, `MAX_DEPTH`, `MAX_INT_DIGITS`)."""
     if len(text) > MAX_ARGUMENTS_CHARS:
         raise JSONTextError(
-            f"arguments are too long ({len(text):,} characters, at most {MAX_ARGUMENTS_CHARS:,})"
+            f"arguments are not usable: too long ({len(text):,} characters, at most {MAX_ARGUMENTS_CHARS:,})"
         )
     try:
         value = json.loads(text, parse_int=_bounded_int)

@@ -108,7 +108,7 @@ def test_numbers_past_the_limit_are_not_read() -> None:
         ("[" * 65 + "]" * 65, "nested deeper than 64 levels"),
         (LONG_INT, "a number has more than 4300 digits"),
         ("-" + "1" * 4301, "a number has more than 4300 digits"),
-        (LONG_STRING, "arguments are too long"),
+        (LONG_STRING, "arguments are not usable: too long"),
         ('{"a": 1', "arguments are not valid JSON (Expecting ',' delimiter at position 7)"),
     ],
 )
