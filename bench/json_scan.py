@@ -1,6 +1,6 @@
 """Hostile replies: how long reading one takes, for every reader of model text.
 
-    python bench/json_scan.py [--sizes 16384,262144,1048576] [--repeat 3]
+    python bench/json_scan.py [--sizes 16384,262144,1048576] [--repeat 3] [--inputs 'all {,blank']
 
 Each adversarial reply (all `{`, `{"a":` repeated, unterminated strings, mixes, deep nesting,
 blank lines for the text protocol's line-anchored patterns) goes through each reader a run can
@@ -21,7 +21,11 @@ import tracemalloc
 from collections.abc import Callable
 
 from jianmu_like.config import AnswerCheckConfig
-from jianmu_like.models.json_text import json_objects
+
+try:
+    from jianmu_like.models.json_text import json_objects
+except ImportError:  # a checkout from before issue 18, for comparison
+    from jianmu_like.models.text_protocol import json_objects  # type: ignore[attr-defined,no-redef]
 from jianmu_like.models.messages import Message, ToolCall
 from jianmu_like.models.react_text import read_react_reply
 from jianmu_like.models.structured import OutputSchema
@@ -82,13 +86,19 @@ def main() -> None:
     )
     parser.add_argument("--sizes", default="16384,262144,1048576", help="reply sizes in characters")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--inputs", default="", help="only inputs whose name contains one of these (comma-separated)"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     readers = _readers()
     heading = f"slowest reader and peak allocation at {sizes[-1] // 1024} KB"
     print(f"| input | {' | '.join(f'{s // 1024} KB' for s in sizes)} | {heading} |")
     print(f"|---|{'---|' * len(sizes)}---|")
+    wanted = [w for w in args.inputs.split(",") if w]
     for name, make in INPUTS.items():
+        if wanted and not any(w in name for w in wanted):
+            continue
         cells: list[str] = []
         slowest = ""
         for size in sizes:
