@@ -52,6 +52,9 @@ INPUTS: dict[str, Callable[[int], str]] = {
     "Action: and spaces": lambda n: _fill(" ", n, head="Action: a", tail="b"),
     "deep arguments": lambda n: "[" * (n // 2) + "]" * (n // 2),
     "long integer": lambda n: '{"x": ' + "9" * (n - 7) + "}",
+    "{x repeated, then }": lambda n: _fill("{x", n, head="{a '", tail="}"),
+    "quote-dense: {a'{b\"": lambda n: _fill("{a'{b\"", n, tail="}"),
+    "quote-dense: { '{'": lambda n: _fill("{ '{'", n, tail="}"),
 }
 
 

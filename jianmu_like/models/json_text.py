@@ -57,13 +57,14 @@ _STRINGS = {'"': re.compile(_DOUBLE + '("?)'), "'": re.compile(_SINGLE + "('?)")
 """A string from its opening quote; group 1 is the closing quote (empty: cut by a newline or the end)."""
 _LEAF = re.compile(rf"""\{{(?:[^{{}}"']++|{_DOUBLE}"|{_SINGLE}')*+\}}""")
 """An object holding no other object: one regex step however many strings it has."""
-_KEY = r""""[^"\\\n{]*+(?:\\[^\n{][^"\\\n{]*+)*+"|'[^'\\\n{]*+(?:\\[^\n{][^'\\\n{]*+)*+'"""
-"""A string without `{` (a key, in an opening run: every `{` of the run is then an object's)."""
+_PLAIN = r""""[^"\\\n{}]*+(?:\\[^\n{}][^"\\\n{}]*+)*+"|'[^'\\\n{}]*+(?:\\[^\n{}][^'\\\n{}]*+)*+'"""
+"""A string without braces: inside an opening run it cannot change which `{` opens an object."""
 _TOKEN = re.compile(
-    rf"""(?P<leaves>(?:{_LEAF.pattern}[^{{}}"']*+)++)|(?P<opens>\{{(?:\{{++|[\s\[,]++|(?:{_KEY})\s*+:)*+)|\}}++|["']"""
+    rf"""(?P<leaves>(?:{_LEAF.pattern}[^{{}}"']*+)++)|(?P<opens>\{{(?:[^{{}}"']++|\{{++|{_PLAIN})*+)|\}}++|["']"""
 )
 """What the scan steps over at once: a run of sibling objects holding no other object; a run of
-openings (`{`, keys, `[`, `,`: `{"a": [{"b": {`); a run of `}`; a quote."""
+openings (`{`, text and strings without braces: `{"a": 1, "b": [{"c": {`), whose every `{` opens
+an object; a run of `}`; a quote."""
 _ONE_MORE = (1).__add__
 """From the gap between two braces of an opening run to the step between their positions."""
 _VALUE_STARTS = frozenset("{[,:(")
