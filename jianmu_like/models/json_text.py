@@ -59,12 +59,17 @@ _LEAF = re.compile(rf"""\{{(?:[^{{}}"']++|{_DOUBLE}"|{_SINGLE}')*+\}}""")
 """An object holding no other object: one regex step however many strings it has."""
 _PLAIN = r""""[^"\\\n{}]*+(?:\\[^\n{}][^"\\\n{}]*+)*+"|'[^'\\\n{}]*+(?:\\[^\n{}][^'\\\n{}]*+)*+'"""
 """A string without braces: inside an opening run it cannot change which `{` opens an object."""
+_PROSE_QUOTE = r"""(?<=[^{\[,:(\s])["']"""
+"""A quote right after a word ("it's", 'say "hi"'): never a string's start, so not a step."""
 _TOKEN = re.compile(
-    rf"""(?P<leaves>(?:{_LEAF.pattern}[^{{}}"']*+)++)|(?P<opens>\{{(?:[^{{}}"']++|\{{++|{_PLAIN})*+)|\}}++|["']"""
+    rf"""(?P<leaves>(?:{_LEAF.pattern}[^{{}}"']*+)++)|(?P<opens>\{{(?:[^{{}}"']++|\{{++|{_PLAIN}|{_PROSE_QUOTE})*+)|\}}++"""
+    rf"""|(?P<string>(?:(?<=[{{\[,:(])|(?<=[{{\[,:(]\s))(?:{_DOUBLE}"?|{_SINGLE}'?))|(?<![^{{\[,:(\s])["']"""
 )
 """What the scan steps over at once: a run of sibling objects holding no other object; a run of
 openings (`{`, text and strings without braces: `{"a": 1, "b": [{"c": {`), whose every `{` opens
-an object; a run of `}`; a quote."""
+an object; a run of `}`; a string right after `{ [ , : (` (at most one space between: the usual
+case, settled by the pattern alone); any other quote that may start a string (settled by
+`_opens_string`)."""
 _ONE_MORE = (1).__add__
 """From the gap between two braces of an opening run to the step between their positions."""
 _VALUE_STARTS = frozenset("{[,:(")
@@ -188,7 +193,10 @@ class _Scan:
             i, pos = match.span()
             ch = text[i]
             kind = match.lastgroup
-            if kind == "leaves":
+            if kind == "string":  # closed, or cut by a newline (a JSON string cannot hold one)
+                if pos >= stop:
+                    break  # nothing after it can close a brace
+            elif kind == "leaves":
                 spans.append(((i * width + pos) << 1) | 1)
                 if not starts:
                     yield from self._try(spans)
