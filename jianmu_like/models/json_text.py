@@ -40,9 +40,8 @@ KEPT_INVALID_CHARS = 10_000
 MAX_CANDIDATES = 256
 """Balanced spans `json_objects` tries to decode per text: a reply holds a handful of objects."""
 _WORK_FACTOR = 4
-"""Characters `json_objects` may hand to decoders, as a multiple of the text's length: enough to
-try an object and, when it does not decode, the objects inside it; not enough for a text built so
-that every nested span fails only at its very end."""
+"""A safety bound on the characters `json_objects` hands to decoders, as a multiple of the text's
+length (the spans it tries never overlap, so they add up to the text's length at most)."""
 _WRAPPING = 2
 """Levels a tool-protocol reply wraps around a call's arguments (`{"tool_call": {"arguments":`)."""
 
@@ -70,6 +69,9 @@ openings (`{`, text and strings without braces: `{"a": 1, "b": [{"c": {`), whose
 an object; a run of `}`; a string right after `{ [ , : (` (at most one space between: the usual
 case, settled by the pattern alone); any other quote that may start a string (settled by
 `_opens_string`)."""
+_SPAN, _LEAVES, _TOO_DEEP_SPAN = 0, 1, 2
+"""What a recorded span is (its two low bits): one object, a run of flat objects, or an object
+nested too deep to decode, which only hides the spans inside it."""
 _ONE_MORE = (1).__add__
 """From the gap between two braces of an opening run to the step between their positions."""
 _VALUE_STARTS = frozenset("{[,:(")
@@ -166,8 +168,9 @@ class _Scan:
     run of openings and a run of objects holding no other object (`_TOKEN`) are one regex step
     each, so a million `{` cost a few C-level calls, not a million Python steps. A span is
     recorded only when it closes no deeper than the decoders may go; a closing run past that
-    depth is popped in bulk. The spans of an outermost object are tried as soon as it closes,
-    outermost first; spans inside a `{` never closed wait for the end.
+    depth is popped in bulk (and recorded as one span too deep to try). The spans of an
+    outermost object are tried as soon as it closes, outermost first; spans inside a `{` never
+    closed wait for the end.
     """
 
     def __init__(self, text: str) -> None:
@@ -194,10 +197,12 @@ class _Scan:
             ch = text[i]
             kind = match.lastgroup
             if kind == "string":  # closed, or cut by a newline (a JSON string cannot hold one)
-                if pos >= stop:
-                    break  # nothing after it can close a brace
+                if not starts:
+                    pos = i + 1  # outside every object a quote is prose
+                elif pos >= stop:  # never closed: no brace open now can close
+                    pos = self._restart(starts, heights, i)
             elif kind == "leaves":
-                spans.append(((i * width + pos) << 1) | 1)
+                spans.append(((i * width + pos) << 2) | _LEAVES)
                 if not starts:
                     yield from self._try(spans)
                 elif heights[-1] < 2:
@@ -219,12 +224,14 @@ class _Scan:
                     if height > _TRYABLE:  # so is every span this run still closes: pop them at once
                         extra = min(pos - end, len(starts))
                         if extra:
+                            start = starts[-extra]
                             del starts[-extra:]
                             del heights[-extra:]
+                        spans.append(((start * width + end + extra) << 2) | _TOO_DEEP_SPAN)
                         if heights:
                             heights[-1] = _TOO_DEEP
                     else:
-                        spans.append((start * width + end) << 1)
+                        spans.append(((start * width + end) << 2) | _SPAN)
                         if heights and heights[-1] <= height:
                             heights[-1] = height + 1
                     if not starts:  # an outermost span closed: try what it holds now
@@ -232,23 +239,39 @@ class _Scan:
                     if height > _TRYABLE:
                         break
             elif starts and _opens_string(text, i):
-                string = _STRINGS[ch].match(text, i)
+                string = _STRINGS[ch].match(text, i, stop)
                 assert string is not None  # every pattern matches its opening quote
                 pos = string.end()
-                if not string.group(1) and pos >= len(text):
-                    break  # never closed: nothing after it can close a brace
-                # closed, or broken at a newline (a JSON string cannot hold one): go on after it
+                if not string.group(1) and pos >= stop:  # never closed: no brace open now can close
+                    pos = self._restart(starts, heights, i)
+                # else closed, or cut by a newline (a JSON string cannot hold one): go on after it
         yield from self._try(spans)
 
+    @staticmethod
+    def _restart(starts: array[int], heights: array[int], quote: int) -> int:
+        """Where to go on after a string that never closes, opened at `quote`: the braces open
+        now can never close, and, as when every `{` was read on its own, the text after the
+        quote is read afresh (a `{"answer": "` cut off does not hide an object after it). At
+        most two strings per text can run to its end (one per kind of quote), so this rereads
+        the text at most twice."""
+        del starts[:]
+        del heights[:]
+        return quote + 1
+
     def _try(self, spans: array[int]) -> Iterator[dict[str, Any]]:
-        """Decode `spans` outermost first; the spans inside one that decodes are skipped."""
+        """Decode `spans` outermost first. A span tried (decoded or not) or too deep to try
+        covers the spans inside it: they are parts of it, not objects of their own."""
         text, width = self.text, self.width
         resume = 0
         for code in sorted(spans):
-            start, end = divmod(code >> 1, width)
+            kind = code & 3
+            start, end = divmod(code >> 2, width)
             if start < resume or self.done:
                 continue
-            leaves = _LEAF.finditer(text, start, end) if code & 1 else ((start, end),)
+            resume = end
+            if kind == _TOO_DEEP_SPAN:
+                continue
+            leaves = _LEAF.finditer(text, start, end) if kind == _LEAVES else ((start, end),)
             for leaf in leaves:
                 first, last = leaf if isinstance(leaf, tuple) else leaf.span()
                 if self.tries >= MAX_CANDIDATES or last - first > self.budget:
@@ -258,7 +281,6 @@ class _Scan:
                 self.budget -= last - first
                 value = _decode(text[first:last])
                 if value is not None:
-                    resume = last
                     yield value
         del spans[:]
 
@@ -286,10 +308,9 @@ def _decode(snippet: str) -> dict[str, Any] | None:
 def json_objects(text: str) -> Iterator[dict[str, Any]]:
     """Each top-level JSON (or Python-literal) object found in `text`, in order.
 
-    An object that does not decode is skipped and the objects inside it are tried instead (a
-    call wrapped in broken JSON still counts). Linear time (`_Scan`): objects nested deeper than
-    the limits allow are never decoded, at most `MAX_CANDIDATES` spans are tried and at most
-    `_WORK_FACTOR` times the text's length goes to the decoders — past that, the rest of a
-    hostile text yields nothing.
+    A balanced `{...}` that does not decode, or nests deeper than the limits, is skipped whole
+    (as before this reader was made linear); a `{` that never closes is skipped alone, so what
+    follows it still counts (16,000 `{` before a call do not hide it). Linear time (`_Scan`):
+    the spans tried never overlap, and at most `MAX_CANDIDATES` of them are tried.
     """
     return _Scan(text).objects()

@@ -3,6 +3,8 @@ limits tool arguments are decoded under. (How long hostile replies take: bench/j
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from jianmu_like import ToolCall
@@ -14,7 +16,6 @@ from jianmu_like.models.json_text import (
     JSONTextError,
     json_objects,
     loads_arguments,
-    value_problem,
 )
 from jianmu_like.models.react_text import read_react_reply
 from jianmu_like.models.text_protocol import read_reply
@@ -45,7 +46,7 @@ def test_objects_in_prose_junk_and_python_literals() -> None:
     ("text", "expected"),
     [
         ('I\'ll say {"a": "it\'s {x}"} and {"b": [1, {"c": 2}]}', [{"a": "it's {x}"}, {"b": [1, {"c": 2}]}]),
-        ('{"tool": "c", "arguments": {"x": 1}, oops}', [{"x": 1}]),  # broken outer: the inner one
+        ('{"tool": "c", "arguments": {"x": 1}, oops}', []),  # a broken object is skipped whole
         (
             '{"a": {"b": [{"c": {"d": 1}}, {"e": 2}]}, "f": 3}',
             [{"a": {"b": [{"c": {"d": 1}}, {"e": 2}]}, "f": 3}],
@@ -89,11 +90,11 @@ def test_the_number_of_objects_tried_is_bounded() -> None:
     assert len(list(json_objects('{"a": 1} ' * 10_000))) == MAX_CANDIDATES
 
 
-def test_objects_nested_past_the_limit_are_read_no_deeper_than_it() -> None:
-    found = list(json_objects(DEEP_OBJECTS))
-    assert found, "the innermost levels are an object of their own"
-    assert all(value_problem(value, max_depth=MAX_DEPTH + 2) is None for value in found)
-    assert value_problem(found[0], max_depth=MAX_DEPTH + 1) is not None  # the deepest one that fits
+def test_objects_nested_past_the_limit_are_not_read() -> None:
+    assert list(json_objects(DEEP_OBJECTS)) == []
+    fits = json.dumps(_nested(MAX_DEPTH + 2))
+    assert list(json_objects(f"{fits} {DEEP_OBJECTS} {fits}")) == [_nested(MAX_DEPTH + 2)] * 2
+    assert list(json_objects(json.dumps(_nested(MAX_DEPTH + 3)))) == []
 
 
 def test_numbers_past_the_limit_are_not_read() -> None:
