@@ -13,6 +13,8 @@ from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .json_text import MAX_ARGUMENTS_CHARS, JSONTextError, kept_arguments, loads_arguments, value_problem
+
 Role = Literal["system", "user", "assistant", "tool"]
 
 
@@ -56,20 +58,26 @@ class ToolCall(_Derived):
 
     @classmethod
     def from_raw(cls, id: str, name: str, raw_arguments: str | dict[str, Any] | None) -> ToolCall:
-        """Decode the model's argument text, keeping a precise error when it is not valid."""
+        """Decode the model's argument text, keeping a precise error when it is not valid.
+
+        Whatever the model sent — invalid JSON, a value that is not an object, nesting deeper
+        than `json_text.MAX_DEPTH`, a 5,000-digit integer, megabytes of text — the result is a
+        call (with `arguments_error` set) the executor reports back, never an exception; the
+        text of unreadable arguments is kept only up to `json_text.KEPT_INVALID_CHARS`.
+        """
         if isinstance(raw_arguments, dict):
-            return cls(id=id, name=name, arguments=raw_arguments)
+            problem = value_problem(raw_arguments, max_chars=MAX_ARGUMENTS_CHARS)
+            if problem is None:
+                return cls(id=id, name=name, arguments=raw_arguments)
+            return cls(id=id, name=name, arguments_error=f"arguments are not usable: {problem}")
         text = (raw_arguments or "").strip()
         if not text:
             return cls(id=id, name=name, arguments={}, raw_arguments=raw_arguments)
         try:
-            decoded = json.loads(text)
-        except json.JSONDecodeError as exc:
+            decoded = loads_arguments(text)
+        except JSONTextError as exc:
             return cls(
-                id=id,
-                name=name,
-                raw_arguments=raw_arguments,
-                arguments_error=f"arguments are not valid JSON ({exc.msg} at position {exc.pos})",
+                id=id, name=name, raw_arguments=kept_arguments(raw_arguments or ""), arguments_error=str(exc)
             )
         if not isinstance(decoded, dict):
             return cls(

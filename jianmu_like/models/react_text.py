@@ -2,7 +2,7 @@
 
 Many instruction-tuned models were trained on `Thought:` / `Action:` / `Action Input:` /
 `Final Answer:` transcripts and follow them better than a JSON reply format. The reply is read
-with the JSON protocol's own tolerant object reader (`text_protocol.json_objects`) for the
+with the shared tolerant object reader (`json_text.json_objects`) for the
 action input, and a reply that is JSON after all is read by the JSON parser: one parser, two
 ways of writing.
 """
@@ -13,8 +13,9 @@ import json
 import re
 from collections.abc import Callable
 
+from .json_text import json_objects
 from .messages import Message, ToolCall
-from .text_protocol import Dialect, ParsedReply, json_objects, read_reply
+from .text_protocol import Dialect, ParsedReply, read_reply
 
 REACT_FORMAT = (
     "Use this format, one step per reply:\n"
@@ -26,10 +27,12 @@ REACT_FORMAT = (
     "Final Answer: the answer"
 )
 
-_ACTION = re.compile(r"^\s*\**Action\**\s*:\**\s*(.+?)\s*$", re.MULTILINE | re.IGNORECASE)
-_INPUT = re.compile(r"^\s*\**Action\s+Input\**\s*:\**\s*", re.MULTILINE | re.IGNORECASE)
-_FINAL = re.compile(r"^\s*\**Final\s+Answer\**\s*:\**\s*", re.MULTILINE | re.IGNORECASE)
-_OBSERVATION = re.compile(r"^\s*Observation\b", re.MULTILINE | re.IGNORECASE)
+# Line starts skip only spaces and tabs: `^\s*` under MULTILINE made a reply of blank lines
+# quadratic (every line start scanned all the blank lines after it).
+_ACTION = re.compile(r"^[ \t]*\**Action\**[ \t]*:\**\s*(\S[^\n]*)", re.MULTILINE | re.IGNORECASE)
+_INPUT = re.compile(r"^[ \t]*\**Action[ \t]+Input\**[ \t]*:\**[ \t]*", re.MULTILINE | re.IGNORECASE)
+_FINAL = re.compile(r"^[ \t]*\**Final[ \t]+Answer\**[ \t]*:\**[ \t]*", re.MULTILINE | re.IGNORECASE)
+_OBSERVATION = re.compile(r"^[ \t]*Observation\b", re.MULTILINE | re.IGNORECASE)
 _THOUGHT = re.compile(r"^\s*\**Thought\**\s*:\**\s*", re.IGNORECASE)
 _FENCE = re.compile(r"```[a-zA-Z]*\n?|```")
 
@@ -65,7 +68,7 @@ def read_react_reply(text: str, new_id: Callable[[], str]) -> ParsedReply:
     action = _ACTION.search(body)
     final = _FINAL.search(body)
     if action is not None and (final is None or action.start() < final.start()):
-        name = action.group(1).strip(" \t`'\"[]()*")
+        name = action.group(1).strip(" \t\r`'\"[]()*")
         rest = body[action.end() :]
         given = _INPUT.search(rest)
         raw = _FENCE.sub("", rest[given.end() :]).strip() if given is not None else ""

@@ -20,8 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .client import ModelClient
 from .errors import ModelError
+from .json_text import json_objects
 from .messages import Message, ai, human
-from .text_protocol import json_objects
 from .types import ModelEventCallback, ModelRequest, Usage
 
 Level = Literal["native", "json_mode", "text"]
@@ -174,6 +174,9 @@ async def structured_llm_call(
             raw, value = await (state.native() if level == "native" else state.prompted(level))
         except (ModelError, ValueError) as exc:
             state.failures[level] = str(exc)
+            continue
+        except RecursionError:  # a value within the reading limits, but too deep for a validator
+            state.failures[level] = "the reply is nested too deeply to validate"
             continue
         return StructuredResult(
             value=value, raw=raw, level=level, calls=state.calls, usage=state.usage, failures=state.failures

@@ -11,14 +11,14 @@ model's text back into a `Message`, tolerating code fences, trailing text and Py
 
 from __future__ import annotations
 
-import ast
 import json
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..nodes.context import REACT_PROTOCOL
+from .json_text import json_objects
 from .messages import Message, ToolCall
 
 ChatTurn = dict[str, str]
@@ -299,56 +299,6 @@ _TRUNCATED_ANSWER = re.compile(r'^\s*\{\s*"answer"\s*:\s*"(.*)$', re.DOTALL)
 _TRUNCATED_CALL = re.compile(
     r'^\s*\{\s*"tool"\s*:\s*"([^"]+)"\s*,?\s*(?:"arguments"\s*:\s*)?(.*)$', re.DOTALL
 )
-_JSON_WORDS = re.compile(r"\b(true|false|null)\b")
-
-
-def _balanced_end(text: str, start: int) -> int:
-    """The index after the `}` closing the object opened at `start` (-1 when unclosed)."""
-    depth, quote, escaped = 0, "", False
-    for i in range(start, len(text)):
-        ch = text[i]
-        if quote:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == quote:
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-    return -1
-
-
-def _relaxed(snippet: str) -> Any:
-    """Python-literal decoding for single-quoted objects (`true`/`false`/`null` mapped)."""
-    words = {"true": "True", "false": "False", "null": "None"}
-    try:
-        return ast.literal_eval(_JSON_WORDS.sub(lambda m: words[m.group(1)], snippet))
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return None
-
-
-def json_objects(text: str) -> Iterator[dict[str, Any]]:
-    """Each top-level JSON (or Python-literal) object found in `text`, in order."""
-    decoder = json.JSONDecoder()
-    pos = text.find("{")
-    while pos >= 0:
-        end = _balanced_end(text, pos)
-        value: Any = None
-        try:
-            value, end = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError:
-            if end > 0:
-                value = _relaxed(text[pos:end])
-        if isinstance(value, dict):
-            yield value
-        pos = text.find("{", end if end > pos else pos + 1)
 
 
 def _pick(obj: dict[str, Any], keys: tuple[str, ...]) -> tuple[bool, Any]:

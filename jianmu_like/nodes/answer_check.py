@@ -124,7 +124,8 @@ class AnswerCheck(Node):
         names = set(self.tool_names())
         if not names:
             return False
-        for dialect in (JSON_DIALECT, TEXT_DIALECT):
+        # Without an `Action:` line the text dialect reads the reply as JSON: read it once.
+        for dialect in (JSON_DIALECT, TEXT_DIALECT) if has_action(text) else (JSON_DIALECT,):
             message, _ = dialect.parse(text, _no_id)
             if message.tool_calls and any(c.name in names for c in message.tool_calls):
                 return True

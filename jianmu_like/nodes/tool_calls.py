@@ -53,10 +53,10 @@ class ToolCallRunner:
             available = ", ".join(self.tools.names()) or "none"
             return self.fail(call, f"unknown tool {call.name!r}. Available tools: {available}.")
         if call.arguments_error is not None:
+            raw = f" Raw arguments: {clip(call.raw_arguments, 300)!r}." if call.raw_arguments else ""
             return self.fail(
                 call,
-                f"could not read the arguments for tool {call.name!r}: {call.arguments_error}. "
-                f"Raw arguments: {clip(call.raw_arguments or '', 300)!r}. "
+                f"invalid arguments for tool {call.name!r}: {call.arguments_error}.{raw} "
                 "Call the tool again with a JSON object as arguments.",
             )
         return None
@@ -149,10 +149,15 @@ class ToolCallRunner:
         return hub is _NO_OWNER or (hub is not None and hub.active)
 
     def fail(self, call: ToolCall, reason: str, *, denied: bool = False) -> ToolOutcome:
+        """The outcome of a call that failed: `reason` cut like an output (`truncate`) before it
+        reaches the event, the observation and, through it, the state and the next request."""
+        reason = self.truncate(reason)
         self.emit(ev.TOOL_CALL_FAILED, tool=call.name, call_id=call.id, error=reason, denied=denied)
         return outcome(f"Error: {reason}", True, [])
 
     def truncate(self, output: str) -> str:
+        """The rule for every text a call hands the model, output or error: at most
+        `max_output_chars`, with a marker saying how much there was."""
         limit = self.max_output_chars
         if len(output) <= limit:
             return output

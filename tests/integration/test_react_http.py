@@ -247,7 +247,7 @@ async def test_tool_faults_become_observations_and_the_run_still_answers() -> No
     assert result.status == "success" and result.final_answer == "I recovered"
     obs = [m.content for m in result.state.messages if m.role == "tool"]
     assert len(obs) == 5
-    assert obs[0].startswith("Error: could not read the arguments for tool 'calculator'")
+    assert obs[0].startswith("Error: invalid arguments for tool 'calculator'")
     assert "not valid JSON" in obs[0] and '{"expression": "1+1"' in obs[0]
     assert obs[1].startswith("Error: unknown tool 'no_such_tool'") and "calculator" in obs[1]
     assert obs[2] == "Error: tool 'explode' raised ValueError: cannot handle 3"

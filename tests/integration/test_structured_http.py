@@ -20,7 +20,7 @@ from jianmu_like import (
     structured_llm_call,
     validate_agent_file,
 )
-from jianmu_like.testing import ScriptedOpenAIServer, call, reply
+from jianmu_like.testing import ScriptedOpenAIServer, ScriptedToolCall, call, reply
 
 
 class Person(BaseModel):
@@ -151,3 +151,24 @@ async def test_run_sync_inside_an_event_loop_is_a_clear_error() -> None:
         with pytest.raises(RuntimeError, match=r"await agent.run"):
             agent.run_sync({"messages": [human("hi")]})
     assert srv.requests == []
+
+
+async def test_hostile_replies_fail_every_level_as_a_structured_output_error() -> None:
+    deep = '{"name": ' * 100_000 + '"Ada"' + "}" * 100_000
+    script = [
+        ScriptedToolCall(name="Person", arguments="[" * 100_000 + "]" * 100_000),  # native
+        deep,  # JSON mode, then its retry
+        '{"name": "Ada", "age": ' + "9" * 5000 + "}",
+        "{" * 16_000,  # text, then its retry
+        "{'name': 'Ada', 'age': 0x" + "f" * 5000 + "}",
+    ]
+    async with ScriptedOpenAIServer(script) as srv:
+        with pytest.raises(StructuredOutputError) as caught:
+            await structured_llm_call(srv.client(), ASK, Person)
+    failures = caught.value.failures
+    assert list(failures) == ["native", "json_mode", "text"] and caught.value.calls == 5
+    assert "nested deeper than 64 levels" in failures["native"]
+    assert failures["json_mode"].startswith("no JSON object in the reply")
+    assert "after a retry: no JSON object in the reply" in failures["json_mode"]
+    assert failures["text"].startswith("no JSON object in the reply")
+    assert "after a retry: no JSON object in the reply" in failures["text"]

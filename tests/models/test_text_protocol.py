@@ -15,7 +15,6 @@ from jianmu_like.models.text_protocol import (
     OBSERVATION_NUDGE,
     WorkedExample,
     forced_tools,
-    json_objects,
     parse_reply,
     persona_of,
     render_system_prompt,
@@ -200,8 +199,3 @@ def test_cut_off_tool_call_stays_a_call_with_an_argument_error() -> None:
     assert calls[0].arguments == {} and "not valid JSON" in (calls[0].arguments_error or "")
     bare = parse_reply('{"tool": "calculator"', ids()).tool_calls
     assert bare is not None and bare[0].arguments_error
-
-
-def test_json_objects_skips_junk_and_python_literals() -> None:
-    found = list(json_objects("x {not json} {\"a\": 1} {'b': true, 'c': null} {\"unclosed\": "))
-    assert found == [{"a": 1}, {"b": True, "c": None}]
