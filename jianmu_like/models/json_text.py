@@ -123,6 +123,24 @@ def value_problem(value: Any, *, max_depth: int = MAX_DEPTH, max_chars: int | No
     return None
 
 
+def loads_bounded(text: str, subject: str) -> Any:
+    """The JSON value of `text` within the limits (`MAX_DEPTH`, `MAX_INT_DIGITS`); otherwise a
+    `JSONTextError` whose message starts with `subject` ("arguments are", "request body is"):
+    tool arguments from a model and the server's request bodies are read by this one rule."""
+    try:
+        value = json.loads(text, parse_int=_bounded_int)
+    except JSONTextError as exc:
+        raise JSONTextError(f"{subject} not usable: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise JSONTextError(f"{subject} not valid JSON ({exc.msg} at position {exc.pos})") from None
+    except RecursionError:
+        raise JSONTextError(f"{subject} not usable: nested deeper than {MAX_DEPTH} levels") from None
+    problem = value_problem(value)
+    if problem is not None:
+        raise JSONTextError(f"{subject} not usable: {problem}")
+    return value
+
+
 def loads_arguments(text: str) -> Any:
     """The JSON value of a tool call's argument text; `JSONTextError` when it is not valid JSON
     or exceeds a limit (`MAX_ARGUMENTS_CHARS`, `MAX_DEPTH`, `MAX_INT_DIGITS`)."""
@@ -130,18 +148,7 @@ def loads_arguments(text: str) -> Any:
         raise JSONTextError(
             f"arguments are not usable: too long ({len(text):,} characters, at most {MAX_ARGUMENTS_CHARS:,})"
         )
-    try:
-        value = json.loads(text, parse_int=_bounded_int)
-    except JSONTextError as exc:
-        raise JSONTextError(f"arguments are not usable: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise JSONTextError(f"arguments are not valid JSON ({exc.msg} at position {exc.pos})") from None
-    except RecursionError:
-        raise JSONTextError(f"arguments are not usable: nested deeper than {MAX_DEPTH} levels") from None
-    problem = value_problem(value)
-    if problem is not None:
-        raise JSONTextError(f"arguments are not usable: {problem}")
-    return value
+    return loads_bounded(text, "arguments are")
 
 
 def kept_arguments(text: str) -> str:

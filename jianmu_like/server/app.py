@@ -7,7 +7,6 @@ its telemetry (mapped by `channels`), never node internals.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
@@ -24,6 +23,7 @@ from starlette.routing import Route
 
 from ..agent import Agent
 from ..config import get_config
+from ..models.json_text import JSONTextError, loads_bounded
 from .console import console_routes
 from .errors import error_response, http_error, internal_error
 from .nodes import tree_json
@@ -50,27 +50,6 @@ class BadRequest(Exception):
         self.detail = detail
 
 
-MAX_JSON_DEPTH = 64
-"""Deepest nesting of arrays and objects a request body may have: the API's bodies are flat, and
-a body nested 200,000 deep would exhaust the parser's recursion."""
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]++|\\.)*+"|[\[\]{}]', re.DOTALL)
-
-
-def json_depth_over(text: str, limit: int) -> bool:
-    """Whether the JSON `text` nests arrays and objects deeper than `limit` (strings skipped;
-    the scan stops at the first level too deep, so it is linear and short for hostile input)."""
-    depth = 0
-    for token in _JSON_TOKEN.finditer(text):
-        bracket = token.group()
-        if bracket in "[{":
-            depth += 1
-            if depth > limit:
-                return True
-        elif bracket in "]}":
-            depth -= 1
-    return False
-
-
 async def _body(request: Request, model: type[Model]) -> Model:
     raw = await request.body()
     try:
@@ -79,12 +58,10 @@ async def _body(request: Request, model: type[Model]) -> Model:
         raise BadRequest(
             f"request body is not valid UTF-8 (at byte {exc.start}): JSON bodies are UTF-8", []
         ) from None
-    if json_depth_over(text, MAX_JSON_DEPTH):
-        raise BadRequest(f"request body nests arrays or objects more than {MAX_JSON_DEPTH} levels deep", [])
-    try:
-        data = json.loads(text or "null")
-    except ValueError as exc:
-        raise BadRequest(f"request body is not valid JSON: {exc}", []) from None
+    try:  # the limits of model-written JSON (depth, number size): one rule, models.json_text
+        data = loads_bounded(text or "null", "request body is")
+    except JSONTextError as exc:
+        raise BadRequest(str(exc), []) from None
     try:
         return model.model_validate(data)
     except ValidationError as exc:
