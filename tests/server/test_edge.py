@@ -206,7 +206,8 @@ def test_a_chunked_body_is_cut_off_at_the_limit(served: Served) -> None:
 
 def test_json_nested_200000_deep_is_422_not_500(served: Served) -> None:
     for deep in [b"[" * 200_000 + b"]" * 200_000, b'{"input": ' + b"[" * 200_000, b'{"a":' * 100_000]:
-        refused(request(served.port, "POST", "/api/runs", deep, headers=JSON), 422, "nested deeper than 64 levels")
+        reply = request(served.port, "POST", "/api/runs", deep, headers=JSON)
+        refused(reply, 422, "nested deeper than 64 levels")
     brackets_in_strings = json.dumps({"input": "[" * 10_000 + '\\"{' * 1000}).encode()
     assert request(served.port, "POST", "/api/runs", brackets_in_strings, headers=JSON).status == 201
 
