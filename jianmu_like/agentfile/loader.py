@@ -12,6 +12,7 @@ presets inside its own directory tree (or configured roots), and is read with YA
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -29,6 +30,7 @@ from ..guard.config import GuardConfig, policies_from_config
 from ..guard.enforcer import GuardEnforcer
 from ..guard.policies import unknown_tool
 from ..models.client import ModelClient
+from ..names import did_you_mean
 from ..nodes.message import MessageNode
 from ..presets.plan_execute import create_plan_execute_node
 from ..presets.react import create_react_node
@@ -293,10 +295,7 @@ class _Builder:
             except ValueError as exc:
                 self.problems.append(f"{self._where(file, (*loc, 'tools', index))}: tools[{index}]: {exc}")
         if spec.guard is not None:
-            try:
-                policies_from_config(spec.guard)
-            except ValueError as exc:
-                self.problems.append(f"{self._where(file, (*loc, 'guard'))}: guard: {exc}")
+            self._check_guard(file, spec.guard, loc)
         if spec.output_schema is not None:
             try:
                 resolve_output_schema(spec.output_schema, policy)
@@ -307,6 +306,20 @@ class _Builder:
                 _mcp_providers(spec.mcp_servers)
             except (ValueError, ImportError) as exc:
                 self.problems.append(f"{self._where(file, (*loc, 'mcp_servers'))}: mcp_servers: {exc}")
+
+    def _check_guard(self, file: Path, guard: dict[str, Any], loc: Loc) -> None:
+        """The `guard:` section, each problem at its own key's line (with a did-you-mean for a
+        misspelt key), as the rest of the file; then what only building the policies finds."""
+        try:
+            config = GuardConfig.model_validate(guard)
+        except ValidationError as exc:
+            where = functools.partial(self._where, file)
+            self.problems.extend(describe_errors(exc, where=where, model=GuardConfig, prefix=(*loc, "guard")))
+            return
+        try:
+            policies_from_config(config)
+        except ValueError as exc:
+            self.problems.append(f"{self._where(file, (*loc, 'guard'))}: guard: {exc}")
 
     def _check_unsupported(self, file: Path, kind: str, spec: ReActSpec, loc: Loc) -> None:
         """Keys of a ReAct agent that the supervisor, plan-and-execute and research presets do not
@@ -570,7 +583,10 @@ def resolve_tool(reference: str, policy: ModulePolicy | None = None) -> Tool:
         return builtins[reference]
     if ":" not in reference:
         known = ", ".join(sorted(builtins))
-        raise ValueError(f"unknown tool {reference!r} (built-in: {known}; or 'package.module:function')")
+        raise ValueError(
+            f"unknown tool {reference!r}{did_you_mean(reference, builtins)} "
+            f"(built-in: {known}; or 'package.module:function')"
+        )
     module_name, _, attr = reference.partition(":")
     try:
         module = (policy or ModulePolicy()).import_module(module_name)
@@ -578,7 +594,8 @@ def resolve_tool(reference: str, policy: ModulePolicy | None = None) -> Tool:
         raise ValueError(f"cannot import module {module_name!r} for tool {reference!r}: {exc}") from exc
     target = getattr(module, attr, None)
     if target is None:
-        raise ValueError(f"module {module_name!r} has no attribute {attr!r}")
+        public = (name for name in vars(module) if not name.startswith("_"))
+        raise ValueError(f"module {module_name!r} has no attribute {attr!r}{did_you_mean(attr, public)}")
     if isinstance(target, Tool):
         return target
     if callable(target):

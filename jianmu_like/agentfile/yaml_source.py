@@ -245,7 +245,7 @@ def describe_errors(
     for error in exc.errors():
         loc: Loc = (*prefix, *error["loc"])
         key = ".".join(str(p) for p in loc) or "(top level)"
-        message = error["msg"]
+        message = error["msg"].removeprefix("Value error, ")  # a validator's ValueError: its own words
         if error["type"] == "extra_forbidden":
             message = "unknown key"
             choices = _fields_at(model, tuple(error["loc"][:-1])) if model is not None else []

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.text import Text
 
+from ..checkpoint.target import store_label
 from .common import EXIT_FAILED, EXIT_OK, EXIT_SUSPENDED, CliError
 
 if TYPE_CHECKING:
@@ -111,10 +112,13 @@ def approvals_command(args: argparse.Namespace, console: Console, errors: Consol
     """`approvals list|approve|deny --database URL`: decide approvals durable runs wait on."""
     with _client(args.database) as client:
         if args.action == "list":
-            for run_id, approvals in client.waiting().items():
+            waiting = client.waiting()
+            for run_id, approvals in waiting.items():
                 for approval in approvals:
                     item = {"run_id": run_id, **approval.model_dump(mode="json")}
                     console.out(json.dumps(item, ensure_ascii=False), highlight=False)
+            if not any(waiting.values()):  # said on stderr: stdout stays JSON lines for scripts
+                errors.print(Text(f"no pending approvals in {store_label(args.database)}", style="dim"))
             return EXIT_OK
         run_id, approval_id = args.file, args.thread
         if args.approval_id is not None:

@@ -142,7 +142,10 @@ def test_guard_argument_schemas_resolve_locally_only(
         with pytest.raises(AgentFileError) as info:
             validate_agent_file(path)
         [problem] = info.value.problems
-        assert problem.startswith(f"{path}:3: guard: ") and "is outside the document" in problem
+        assert (
+            problem.startswith(f"{path}:7: guard.arguments.0.schema: ")
+            and "is outside the document" in problem
+        )
         assert SECRET not in problem
         with pytest.raises(ValueError, match="is outside the document"):
             ValueSchema({"properties": {"x": {"$ref": ref}}})

@@ -11,6 +11,9 @@ from jianmu_like.durable import DurableClient
 
 
 def test_submit_before_the_first_worker_waits_on_the_queue_for_it(cluster: Cluster) -> None:
+    listed = cluster.cli("approvals", "list")
+    assert (listed.returncode, listed.stdout) == (0, "")  # stdout stays JSON lines; the note is on stderr
+    assert "no pending approvals in postgresql://" in listed.stderr
     submitted = cluster.cli("submit", LEDGER, "fill the ledger")
     assert submitted.returncode == 0, submitted.stderr
     run_id = submitted.stdout.strip()
