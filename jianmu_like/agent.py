@@ -115,10 +115,13 @@ class Agent:
         log_events: bool | None = None,
         checkpointer: Checkpointer | str | Path | None = None,
         inputs: Iterable[str] = (),
+        source: str | None = None,
     ) -> None:
         """`checkpointer` is a store, or where one lives (a SQLite path or a `postgresql://`
-        URL: opened here, closed by `aclose()`)."""
+        URL: opened here, closed by `aclose()`). `source` names the agent file the tree was
+        built from (`load_agent` sets it); checkpoints record it."""
         self.root = root
+        self.source = source
         check_contract(state_schema, root)  # a schema that cannot hold the tree's keys fails here
         self.state_manager = StateManager(state_schema, initial_state)
         self.keys = keys or StateKeys()
@@ -144,7 +147,7 @@ class Agent:
     def use_checkpointer(self, checkpointer: Checkpointer) -> None:
         """Save runs into `checkpointer` (after every tick that changed the state)."""
         if self.recorder is None or self.recorder.checkpointer is not checkpointer:
-            self.recorder = RunRecorder(self.root, self.state_manager, checkpointer)
+            self.recorder = RunRecorder(self.root, self.state_manager, checkpointer, source=self.source)
             self.runner.on_tick = self.recorder.on_tick
 
     @property

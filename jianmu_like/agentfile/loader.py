@@ -131,9 +131,10 @@ def load_agent(
     spec = builder.check(file)
     root = builder.build_root(file, spec)
     inputs = (*wiring.RUN_INPUTS, *spec.inputs)  # every run gives task and messages (see cli.run)
+    source = str(file.resolve())
     if spec.kind == "tree":
-        return Agent(root, namespace=None, output_namespace=spec.output, inputs=inputs)
-    return Agent(root, namespace=spec.namespace, inputs=inputs)
+        return Agent(root, namespace=None, output_namespace=spec.output, inputs=inputs, source=source)
+    return Agent(root, namespace=spec.namespace, inputs=inputs, source=source)
 
 
 def _client_for(spec: ModelSpec | None) -> ModelClient:

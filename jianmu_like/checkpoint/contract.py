@@ -56,6 +56,9 @@ class Checkpoint(BaseModel):
     state: dict[str, Any]
     tree: dict[str, dict[str, Any]] = Field(default_factory=dict)
     saved_at: float = Field(default_factory=time.time)
+    source: str | None = None
+    """The agent file the thread's tree was built from (`load_agent`), when known: what a
+    `jianmu-like resume` of the thread must be given, so the command line can say so."""
 
 
 class StoredDecision(BaseModel):

@@ -58,9 +58,17 @@ class RunRecorder:
     """Checkpoints one (tree, state manager) pair into a Checkpointer."""
 
     def __init__(
-        self, root: py_trees.behaviour.Behaviour, state_manager: StateManager, checkpointer: Checkpointer
+        self,
+        root: py_trees.behaviour.Behaviour,
+        state_manager: StateManager,
+        checkpointer: Checkpointer,
+        *,
+        source: str | None = None,
     ) -> None:
         self.root = root
+        self.source = source
+        """The agent file of the tree, recorded in every checkpoint (kept from the loaded one when
+        this agent does not know it)."""
         self.state_manager = state_manager
         self.checkpointer = checkpointer
         self.thread_id: str | None = None
@@ -124,6 +132,7 @@ class RunRecorder:
             tree_fingerprint=self._tree_fp,
             state=sm.snapshot(),
             tree=capture_progress(self.root),
+            source=self.source,
         )
         self.checkpointer.save(checkpoint, expected_seq=self._seq, holder=self.owner)
         self._seq += 1
@@ -170,4 +179,5 @@ class RunRecorder:
         self.thread_id = thread_id
         self._seq = checkpoint.seq
         self._saved_version = sm.version
+        self.source = self.source or checkpoint.source
         return checkpoint

@@ -59,11 +59,22 @@ def approvals_command(args: argparse.Namespace, console: Console, errors: Consol
         console.print(Text(f"still waiting in this thread: {ids}", style="yellow"))
     else:
         file, thread = shlex.quote(store_label(args.file)), shlex.quote(args.thread)
+        agent = shlex.quote(_source_of(args.file, args.thread) or "AGENT_FILE")
         console.print(
-            f"continue with: jianmu-like resume PRESET --checkpoint {file} --thread {thread} "
+            f"continue with: jianmu-like resume {agent} --checkpoint {file} --thread {thread} "
             "(a `jianmu-like serve` holding this run on the store resumes it by itself)"
         )
     return EXIT_OK
+
+
+def _source_of(path: str, thread: str) -> str | None:
+    """The agent file the thread's checkpoint says it was built from (None: not recorded)."""
+    store = open_checkpointer(existing_store(path), readonly=True)
+    try:
+        checkpoint = store.load(thread)
+    finally:
+        store.close()
+    return checkpoint.source if checkpoint is not None else None
 
 
 def _pending_of(path: str) -> list[PendingApproval]:

@@ -193,6 +193,8 @@ def test_approval_flow(tmp_path: Path) -> None:
         approved = jianmu(tmp_path, "approvals", "approve", db, "t1", "call_1", "--reason", "fine")
         assert approved.returncode == 0, approved.stderr
         assert "approved call_1 in thread t1" in approved.stdout
+        hint = f"continue with: jianmu-like resume {agent.resolve()} --checkpoint {db} --thread t1"
+        assert hint in approved.stdout  # the file that ran, recorded in the checkpoint
         again = jianmu(tmp_path, "approvals", "approve", db, "t1", "call_1")
         assert again.returncode == 2 and "already decided (approved)" in again.stderr
         unknown = jianmu(tmp_path, "approvals", "deny", db, "t1", "nope", "--reason", "no")
