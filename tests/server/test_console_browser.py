@@ -16,11 +16,13 @@ import pytest
 from console_agent import console_app, gate
 from sse_live import live_server
 
+from jianmu_like.testing import PATIENCE
+
 sync_api = pytest.importorskip(
     "playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')"
 )
 expect = sync_api.expect
-TIMEOUT_MS = 20_000
+TIMEOUT_MS = PATIENCE * 1000
 
 
 def system_chromium() -> str:
