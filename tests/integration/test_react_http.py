@@ -23,6 +23,7 @@ from jianmu_like.testing import (
     Script,
     ScriptedOpenAIServer,
     ScriptedToolCall,
+    await_within,
     call,
     calls,
     error_reply,
@@ -421,7 +422,7 @@ async def test_a_cancelled_run_leaves_a_history_the_next_run_can_send() -> None:
     with ScriptedOpenAIServer([call("hang"), reply("fresh start")]) as srv:
         agent = Agent(create_react_node(model_client=srv.client(), tools=[hang]))
         run = asyncio.create_task(agent.run({"messages": [human("hang please")]}))
-        await asyncio.wait_for(started.wait(), 5)
+        await await_within(started.wait(), "the tool to start")
         run.cancel()
         with pytest.raises(asyncio.CancelledError):
             await run
