@@ -17,7 +17,7 @@ from jianmu_like.config import ResilienceConfig
 from jianmu_like.models import ModelCallFailed, ModelClient, ModelError, ModelRequest, human
 from jianmu_like.models.openai_provider import OpenAIProvider, retry_after_seconds
 from jianmu_like.telemetry.redact import redact_url
-from jianmu_like.testing import ScriptedOpenAIServer, error_reply, fault_reply, reply
+from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, error_reply, fault_reply, reply
 
 
 def request(stream: bool = False) -> ModelRequest:
@@ -169,7 +169,7 @@ async def test_a_read_error_is_not_reported_as_a_connect_error_and_backs_off(bre
 
 
 async def test_a_read_timeout_says_it_timed_out_reading() -> None:
-    async with ScriptedOpenAIServer([reply("late", delay=5)]) as srv:
+    async with ScriptedOpenAIServer([reply("late", delay=PATIENCE)]) as srv:
         provider = OpenAIProvider(srv.base_url, "test-key", timeout=0.3)
         with pytest.raises(ModelError) as info:
             await provider.chat(request(), model="m")
