@@ -17,7 +17,7 @@ from .script import (
 )
 from .scripted import ScriptedProvider, fast_resilience, scripted_client
 from .server import ScriptedOpenAIServer
-from .waiting import PATIENCE, WaitTimeout, await_within, exited, wait_until
+from .waiting import PATIENCE, WaitTimeout, await_within, exited, wait_until, wait_until_async
 
 __all__ = [
     "DEFAULT_USAGE",
@@ -41,4 +41,5 @@ __all__ = [
     "reply",
     "scripted_client",
     "wait_until",
+    "wait_until_async",
 ]

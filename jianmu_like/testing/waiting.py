@@ -41,14 +41,45 @@ def wait_until(
     """
     deadline = time.monotonic() + timeout
     while True:
-        value = condition()
+        value = _check(condition, what, timeout, deadline, abort)
         if value:
             return value
-        if abort is not None and (reason := abort()) is not None:
-            raise WaitTimeout(f"stopped waiting for {what}: {reason}")
-        if time.monotonic() > deadline:
-            raise WaitTimeout(f"gave up waiting for {what} after {timeout:g} s")
         time.sleep(interval)
+
+
+async def wait_until_async(
+    condition: Callable[[], T],
+    what: str,
+    *,
+    timeout: float = PATIENCE,
+    interval: float = 0.05,
+    abort: Callable[[], str | None] | None = None,
+) -> T:
+    """`wait_until` inside an event loop: polls without blocking it (what is awaited may need it)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = _check(condition, what, timeout, deadline, abort)
+        if value:
+            return value
+        await asyncio.sleep(interval)
+
+
+def _check(
+    condition: Callable[[], T],
+    what: str,
+    timeout: float,
+    deadline: float,
+    abort: Callable[[], str | None] | None,
+) -> T:
+    """One poll: the condition's value, or the failure once waiting is pointless or too long."""
+    value = condition()
+    if value:
+        return value
+    if abort is not None and (reason := abort()) is not None:
+        raise WaitTimeout(f"stopped waiting for {what}: {reason}")
+    if time.monotonic() > deadline:
+        raise WaitTimeout(f"gave up waiting for {what} after {timeout:g} s")
+    return value
 
 
 def exited(process: subprocess.Popen[Any]) -> Callable[[], str | None]:
