@@ -36,7 +36,7 @@ def client_for(srv: ScriptedOpenAIServer, sleep: Sleeps, **policy: Any) -> Model
     fields: dict[str, Any] = {"max_retries": 2, "backoff_initial": 0.0, "backoff_jitter": 0.0}
     fields.update(policy)
     return ModelClient(
-        OpenAIProvider(srv.base_url, "test-key", timeout=5),
+        OpenAIProvider(srv.base_url, "test-key", timeout=PATIENCE),
         model="scripted-model",
         resilience=ResilienceConfig(**fields),
         sleep=sleep,
@@ -55,7 +55,7 @@ async def test_a_200_that_is_not_a_chat_completion_is_a_retryable_error_quoting_
     fault: str, quoted: str
 ) -> None:
     async with ScriptedOpenAIServer([fault_reply(fault)]) as srv:  # type: ignore[arg-type]
-        provider = OpenAIProvider(srv.base_url, "test-key", timeout=5)
+        provider = OpenAIProvider(srv.base_url, "test-key", timeout=PATIENCE)
         with pytest.raises(ModelError) as info:
             await provider.chat(request(), model="m")
         await provider.aclose()
@@ -77,7 +77,7 @@ async def test_unparsable_answer_is_retried_then_succeeds() -> None:
 
 async def test_stream_cut_short_is_an_error_not_the_whole_answer() -> None:
     async with ScriptedOpenAIServer([fault_reply("truncated_stream", "The capital is"), "Paris"]) as srv:
-        provider = OpenAIProvider(srv.base_url, "test-key", timeout=5)
+        provider = OpenAIProvider(srv.base_url, "test-key", timeout=PATIENCE)
         with pytest.raises(ModelError, match="stream ended before the answer was complete") as info:
             await provider.chat(request(stream=True), model="m")
         assert info.value.retryable
@@ -154,7 +154,7 @@ def breaking_server() -> Iterator[str]:
 async def test_a_read_error_is_not_reported_as_a_connect_error_and_backs_off(breaking_server: str) -> None:
     sleeps = Sleeps()
     client = ModelClient(
-        OpenAIProvider(breaking_server, "test-key", timeout=5),
+        OpenAIProvider(breaking_server, "test-key", timeout=PATIENCE),
         model="m",
         resilience=ResilienceConfig(max_retries=2, backoff_initial=0.5, backoff_jitter=0.0),
         sleep=sleeps,
