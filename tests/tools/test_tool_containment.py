@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from jianmu_like import Agent, ReActConfig, create_react_node, human, tool
-from jianmu_like.testing import PATIENCE, call, calls, reply, scripted_client, wait_until
+from jianmu_like.testing import PATIENCE, await_within, call, calls, reply, scripted_client, wait_until
 from jianmu_like.tools.errors import ToolExitError
 from jianmu_like.tools.threads import DaemonThreadPool, run_in_daemon_thread
 
@@ -149,7 +149,7 @@ async def test_the_real_cancellation_of_a_run_still_stops_it() -> None:
         return "never"
 
     task = asyncio.ensure_future(run_agent([waits], [call("waits"), reply("no")]))
-    await started.wait()
+    await await_within(started.wait(), "the tool to start")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
