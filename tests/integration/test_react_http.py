@@ -19,6 +19,7 @@ from jianmu_like import (
 )
 from jianmu_like.config import ResilienceConfig
 from jianmu_like.testing import (
+    PATIENCE,
     Script,
     ScriptedOpenAIServer,
     ScriptedToolCall,
@@ -227,7 +228,7 @@ async def test_tool_faults_become_observations_and_the_run_still_answers() -> No
     @tool(timeout=0.2)
     async def sleepy() -> str:
         """Never finishes in time."""
-        await asyncio.sleep(5)
+        await asyncio.sleep(PATIENCE)
         return "late"
 
     faults = calls(
