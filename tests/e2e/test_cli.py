@@ -244,6 +244,13 @@ def _lines(stream: Any) -> queue.Queue[str]:
     return lines
 
 
+def _default_sigint() -> None:
+    """Run in the child before exec: Ctrl-C's default action, as in a terminal's foreground job.
+    A shell without job control starts background jobs (`pytest &`, as CI scripts do) with SIGINT
+    ignored, children inherit that, and the CLI then rightly ignores the Ctrl-C sent to it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT delivery to a child is POSIX-only")
 def test_ctrl_c_keeps_the_checkpoint(tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
@@ -259,6 +266,7 @@ def test_ctrl_c_keeps_the_checkpoint(tmp_path: Path) -> None:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=_default_sigint,
         )
         try:
             assert "run started" in _lines(proc.stdout).get(timeout=PATIENCE)
