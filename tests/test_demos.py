@@ -6,13 +6,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from jianmu_like.testing import PATIENCE
+
 DEMOS = Path(__file__).resolve().parent.parent / "demos"
 
 
 def run_demo(name: str, *args: str) -> subprocess.CompletedProcess[str]:
     """Run `demos/<name>` with `args` (e.g. `--scripted`: against its own scripted server)."""
     return subprocess.run(
-        [sys.executable, str(DEMOS / name), *args], capture_output=True, text=True, timeout=60
+        [sys.executable, str(DEMOS / name), *args], capture_output=True, text=True, timeout=PATIENCE
     )
 
 
@@ -30,7 +32,7 @@ def run_isolated(tmp_path: Path, *args: str, **env: str) -> subprocess.Completed
         [sys.executable, *args],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=PATIENCE,
         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "JIANMU_NO_LOCAL_MODEL": "1", **env},
         cwd=tmp_path,
     )

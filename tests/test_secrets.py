@@ -13,7 +13,7 @@ import pytest
 from jianmu_like.config import ConfigError, JianmuConfig, explain_config, get_config, load_config
 from jianmu_like.models import ModelCallFailed, ModelClient, ModelRequest, human
 from jianmu_like.telemetry.redact import redact_text, redact_url
-from jianmu_like.testing import ScriptedOpenAIServer, reply
+from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, reply
 from jianmu_like.tools.mcp.config import MCPServerConfig
 
 KEY = "sk-configured-abcdefghijklmnop"
@@ -93,7 +93,7 @@ async def test_connection_errors_and_events_show_the_url_without_credentials() -
 
 
 async def test_timeouts_against_a_server_with_credentials_in_its_url_hide_them() -> None:
-    async with ScriptedOpenAIServer([reply("late", delay=5.0)]) as srv:
+    async with ScriptedOpenAIServer([reply("late", delay=PATIENCE)]) as srv:
         url = srv.base_url.replace("http://", f"http://user:{PASSWORD}@")
         client = ModelClient.resolve(
             "m",

@@ -17,9 +17,11 @@ from .script import (
 )
 from .scripted import ScriptedProvider, fast_resilience, scripted_client
 from .server import ScriptedOpenAIServer
+from .waiting import PATIENCE, WaitTimeout, await_within, exited, wait_until, wait_until_async
 
 __all__ = [
     "DEFAULT_USAGE",
+    "PATIENCE",
     "Responder",
     "Script",
     "ScriptItem",
@@ -28,11 +30,16 @@ __all__ = [
     "ScriptedProvider",
     "ScriptedReply",
     "ScriptedToolCall",
+    "WaitTimeout",
+    "await_within",
     "call",
     "calls",
     "error_reply",
+    "exited",
     "fast_resilience",
     "fault_reply",
     "reply",
     "scripted_client",
+    "wait_until",
+    "wait_until_async",
 ]

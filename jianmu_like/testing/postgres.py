@@ -25,6 +25,8 @@ import tempfile
 from pathlib import Path
 from types import TracebackType
 
+from .waiting import PATIENCE
+
 _VERSIONED_DIRS = ("/usr/lib/postgresql/*/bin", "/usr/pgsql-*/bin", "/usr/local/pgsql/bin")
 USER = "jianmu"
 _WATCHDOG = """
@@ -111,7 +113,12 @@ class TemporaryPostgres:
     def _cmd(self, *args: str) -> None:
         assert self.folder is not None
         done = subprocess.run(
-            [*_run_as(), *args], cwd=self.folder, capture_output=True, text=True, timeout=120, check=False
+            [*_run_as(), *args],
+            cwd=self.folder,
+            capture_output=True,
+            text=True,
+            timeout=2 * PATIENCE,
+            check=False,
         )
         if done.returncode != 0:
             log = self.folder / "server.log"
@@ -140,7 +147,7 @@ class TemporaryPostgres:
             try:
                 self._cmd(
                     str(self.bin / "pg_ctl"), "-D", str(data), "-l", str(self.folder / "server.log"),
-                    "-o", options, "-w", "-t", "60", "start",
+                    "-o", options, "-w", "-t", f"{PATIENCE:.0f}", "start",
                 )  # fmt: skip
                 self._start_watchdog(data)
                 return self

@@ -24,6 +24,7 @@ from ..config import ResilienceConfig
 from ..models.client import ModelClient
 from .script import Script, ScriptedReply, ScriptSource
 from .scripted import fast_resilience
+from .waiting import PATIENCE
 
 
 def _error_body(status: int, message: str) -> dict[str, Any]:
@@ -264,7 +265,7 @@ class ScriptedOpenAIServer:
         self,
         *,
         model: str = "scripted-model",
-        timeout: float = 10.0,
+        timeout: float = PATIENCE,
         resilience: ResilienceConfig | None = None,
         api_key: str = "test-key",
         **resilience_fields: Any,

@@ -9,6 +9,7 @@ import anyio
 import pytest
 
 from jianmu_like.bt.eager import NOT_DONE, start_eager
+from jianmu_like.testing import PATIENCE
 
 var: contextvars.ContextVar[str] = contextvars.ContextVar("var", default="unset")
 
@@ -80,14 +81,14 @@ async def test_deadlines_entered_in_the_first_step_belong_to_the_task() -> None:
     async def with_asyncio_timeout() -> str:
         try:
             async with asyncio.timeout(0.005):
-                await asyncio.sleep(1)
+                await asyncio.sleep(PATIENCE)  # far beyond the deadline, however slow the machine
         except TimeoutError:
             return "asyncio timeout"
         return "no timeout"
 
     async def with_anyio_deadline() -> str:
         with anyio.move_on_after(0.005) as scope:
-            await asyncio.sleep(1)
+            await asyncio.sleep(PATIENCE)
         return "anyio deadline" if scope.cancelled_caught else "no deadline"
 
     first, _ = start_eager(with_asyncio_timeout())

@@ -16,6 +16,7 @@ from jianmu_like.bt.composites import Sequence
 from jianmu_like.bt.loop import LoopUntilSuccess
 from jianmu_like.bt.runner import ReactiveRunner
 from jianmu_like.state.manager import StateManager
+from jianmu_like.testing import await_within
 
 _marker: contextvars.ContextVar[str] = contextvars.ContextVar("marker", default="runner")
 
@@ -129,7 +130,7 @@ async def test_halting_the_tree_while_the_work_waits_ends_the_wait() -> None:
     runner.halt()  # e.g. Agent.aclose() from another task
     assert probe.events == ["finally"]  # the work was closed at once
     assert not probe.in_flight
-    outcome = await asyncio.wait_for(run, 5)  # the runner was not left waiting forever
+    outcome = await await_within(run, "the halted run to end")  # the runner was not left waiting forever
     # ... and did not tick the stopped tree again: the run ends, saying why
     assert outcome.status == "failure" and outcome.fault is not None
     assert outcome.fault.kind == "halted" and "halted" in outcome.fault.message
@@ -161,9 +162,9 @@ async def test_closing_an_agent_mid_run_ends_the_run_without_another_model_call(
     )
     agent = Agent(root, log_events=False)
     run = asyncio.create_task(agent.run({"messages": [human("go")]}))
-    await asyncio.wait_for(started.wait(), 5)
+    await await_within(started.wait(), "the tool to start")
     await agent.aclose()
-    result = await asyncio.wait_for(run, 5)
+    result = await await_within(run, "the closed agent's run to end")
     assert result.status == "failure"
     assert result.error is not None and "halted" in result.error
     assert len(client.provider.requests) == 1  # the stopped tree was not started again

@@ -17,6 +17,7 @@ from jianmu_like.bt.node import Node
 from jianmu_like.bt.runner import ReactiveRunner
 from jianmu_like.state.manager import StateManager
 from jianmu_like.state.schema import Ephemeral
+from jianmu_like.testing import await_within
 
 
 class S(BaseModel):
@@ -76,7 +77,7 @@ async def test_runner_ticks_only_on_signal() -> None:
     assert root.ticks == 1
     assert not run.done()
     gate.set()
-    outcome = await asyncio.wait_for(run, 2)
+    outcome = await await_within(run, "the run to end")
     assert outcome.status == "success"
     # One tick to start, one when the task finished: no idle ticks.
     assert root.ticks == 2 and outcome.ticks == 2
@@ -102,7 +103,7 @@ async def test_signal_from_outside_ticks_at_once() -> None:
     assert runner.root.status == Status.RUNNING
     sm.update({"flag": True})
     sm.signal()
-    outcome = await asyncio.wait_for(run, 1)
+    outcome = await await_within(run, "the signalled run to end")
     assert outcome.status == "success"
     assert outcome.ticks == 2
     # The parallel finished: the still-running sibling was halted and its task cancelled.
@@ -129,7 +130,7 @@ async def test_signal_from_another_thread() -> None:
     run = asyncio.create_task(runner.run())
     await asyncio.sleep(0.05)
     await loop.run_in_executor(None, worker)
-    outcome = await asyncio.wait_for(run, 1)
+    outcome = await await_within(run, "the run signalled from a thread to end")
     assert outcome.status == "success"
 
 
@@ -141,12 +142,12 @@ async def test_quiescent_tree_is_suspended_and_resumes() -> None:
     root = py_trees.composites.Sequence("seq", memory=True, children=[Sleeper("s", 0.01), WaitFlag("flag")])
     sm = StateManager(S)
     runner = ReactiveRunner(root, sm)
-    outcome = await asyncio.wait_for(runner.run(), 1)
+    outcome = await await_within(runner.run(), "the run to suspend")
     assert outcome.status == "suspended"
     assert root.status == Status.RUNNING
     sm.update({"flag": True})
     sm.signal()
-    outcome = await asyncio.wait_for(runner.run(), 1)
+    outcome = await await_within(runner.run(), "the resumed run to end")
     assert outcome.status == "success"
     assert sm.get("count") == 1  # the sleeper did not run again
 

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -15,7 +14,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from jianmu_like.cli.main import main
-from jianmu_like.testing import ScriptedOpenAIServer, call, calls, error_reply, reply
+from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, calls, error_reply, reply, wait_until
 
 pytest.importorskip("dbos", reason="durable runs need DBOS: pip install 'jianmu_like[durable]'")
 
@@ -125,20 +124,20 @@ class Cluster:
             self.wait_for(ready, f"worker {executor_id} to start")
 
     def wait_for(self, condition: Callable[[], bool], what: str) -> None:
-        deadline = time.monotonic() + 90
-        while not condition():
-            for executor_id, child in self.workers.items():
-                if child.poll() is not None and child.returncode != -signal.SIGKILL:
-                    err = (self.folder / f"{executor_id}.err").read_text()[-3000:]
-                    pytest.fail(f"worker {executor_id} exited ({child.returncode}) before {what}:\n{err}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"gave up waiting for {what}")
-            time.sleep(0.05)
+        wait_until(condition, what, abort=self._worker_died)
+
+    def _worker_died(self) -> str | None:
+        """Why waiting on the workers is pointless: one exited without being killed."""
+        for executor_id, child in self.workers.items():
+            if child.poll() is not None and child.returncode != -signal.SIGKILL:
+                err = (self.folder / f"{executor_id}.err").read_text()[-3000:]
+                return f"worker {executor_id} exited ({child.returncode}):\n{err}"
+        return None
 
     def kill(self, executor_id: str) -> None:
         child = self.workers[executor_id]
         child.send_signal(signal.SIGKILL)
-        child.wait(timeout=30)
+        child.wait(timeout=PATIENCE)
 
     def ledger(self) -> list[str]:
         return self.log.read_text().splitlines() if self.log.exists() else []

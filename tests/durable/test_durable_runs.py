@@ -13,6 +13,7 @@ import re
 from conftest import LEDGER, PAYMENTS, Cluster, executor_of, json_lines
 
 from jianmu_like.durable import DurableClient
+from jianmu_like.testing import PATIENCE
 
 
 def test_submit_from_the_cli_and_from_python_runs_on_a_worker(cluster: Cluster) -> None:
@@ -49,7 +50,7 @@ def test_submit_from_the_cli_and_from_python_runs_on_a_worker(cluster: Cluster) 
 
     worker = cluster.workers["solo"]
     worker.terminate()  # SIGTERM: a graceful stop
-    assert worker.wait(timeout=60) == 0
+    assert worker.wait(timeout=PATIENCE) == 0
 
 
 def test_sigkill_in_a_tool_batch_the_run_finishes_on_the_other_worker(cluster: Cluster) -> None:
@@ -98,7 +99,7 @@ def test_an_approval_from_a_third_process_finishes_the_run_on_another_worker(clu
     cluster.wait_ready("p1", "p2")
     with DurableClient(cluster.database) as client:
         handle = client.submit(PAYMENTS, "pay Bob 5")
-        pending = handle.pending_approvals(wait=60)
+        pending = handle.pending_approvals(wait=PATIENCE)
         assert [(a.tool, a.arguments) for a in pending] == [("transfer", {"amount": 5})]
         assert handle.status() == "PENDING"
 

@@ -9,14 +9,13 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from jianmu_like import SQLiteCheckpointer
-from jianmu_like.testing import Responder, ScriptedOpenAIServer, call, reply
+from jianmu_like.testing import PATIENCE, Responder, ScriptedOpenAIServer, call, exited, reply, wait_until
 
 PRESETS = Path(__file__).resolve().parents[2] / "presets"
 CLI = [sys.executable, "-m", "jianmu_like"]
@@ -51,7 +50,7 @@ def jianmu(
         env=environment(base_url, **extra),
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=PATIENCE,
     )
 
 
@@ -247,11 +246,20 @@ def _lines(stream: Any) -> queue.Queue[str]:
     return lines
 
 
+def _default_sigint() -> None:
+    """Run in the child before exec: Ctrl-C's default action, as in a terminal's foreground job.
+    A shell without job control starts background jobs (`pytest &`, as CI scripts do) with SIGINT
+    ignored, children inherit that, and the CLI then rightly ignores the Ctrl-C sent to it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT delivery to a child is POSIX-only")
 def test_ctrl_c_keeps_the_checkpoint(tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
     preset = str(PRESETS / "react.yaml")
-    with ScriptedOpenAIServer([reply("too late", delay=30), reply("Resumed answer.")]) as srv:
+    # The first reply would come long after the test's own bounds (stopping the server drops
+    # it): the run can only end through the Ctrl-C, however slowly a loaded machine runs it.
+    with ScriptedOpenAIServer([reply("too late", delay=10 * PATIENCE), reply("Resumed answer.")]) as srv:
         args = ["run", preset, "Take your time.", "--checkpoint", str(db), "--thread", "t-int"]
         proc = subprocess.Popen(
             [*CLI, *args],
@@ -260,14 +268,13 @@ def test_ctrl_c_keeps_the_checkpoint(tmp_path: Path) -> None:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=_default_sigint,
         )
         try:
-            assert "run started" in _lines(proc.stdout).get(timeout=30)
-            deadline = time.monotonic() + 30
-            while not srv.requests and time.monotonic() < deadline:  # the model call is in flight
-                time.sleep(0.05)
+            assert "run started" in _lines(proc.stdout).get(timeout=PATIENCE)
+            wait_until(lambda: srv.requests, "the model call to be in flight", abort=exited(proc))
             proc.send_signal(signal.SIGINT)
-            _, err = proc.communicate(timeout=30)
+            _, err = proc.communicate(timeout=PATIENCE)
         finally:
             if proc.poll() is None:
                 proc.kill()

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from jianmu_like.testing import ScriptedOpenAIServer
+from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer
 
 CLI = [sys.executable, "-m", "jianmu_like"]
 PRESETS = Path(__file__).resolve().parents[2] / "presets"
@@ -21,7 +21,7 @@ def jianmu(cwd: Path, *args: str, base_url: str | None = None) -> subprocess.Com
     env.update(PYTHONIOENCODING="utf-8", NO_COLOR="1")
     if base_url is not None:
         env.update(OPENAI_BASE_URL=base_url, OPENAI_API_KEY="x")
-    return subprocess.run([*CLI, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run([*CLI, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=PATIENCE)
 
 
 def test_a_stdlib_tool_is_refused_until_allowed(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from jianmu_like import AgentResult
 from jianmu_like.bt.fault import NodeFault
 from jianmu_like.cli.common import EXIT_FAILED, EXIT_NODE_ERROR, EXIT_PROVIDER_ERROR
 from jianmu_like.cli.run import report
-from jianmu_like.testing import ScriptedOpenAIServer
+from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer
 
 BROKEN_MCP_AGENT = """\
 kind: react
@@ -41,7 +41,7 @@ def test_a_tool_provider_that_cannot_start_exits_5_naming_its_command(tmp_path: 
             env={**_clean_env(), "OPENAI_BASE_URL": srv.base_url, "OPENAI_API_KEY": "x"},
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=PATIENCE,
         )
         assert srv.requests == []
     assert done.returncode == EXIT_PROVIDER_ERROR, done.stderr

@@ -12,7 +12,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,14 +21,12 @@ import httpx
 import pytest
 import yaml
 
-from jianmu_like.testing import ScriptedOpenAIServer, call, reply
+from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, exited, reply, wait_until
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
 MCP_SERVER = Path(__file__).resolve().parents[1] / "mcp" / "mcp_test_server.py"
 CLI = [sys.executable, "-m", "jianmu_like"]
-BOUND = 90.0
-"""Generous: a loaded CI machine starts Python processes slowly."""
 EXPECTED = {
     signal.SIGTERM: (143, "terminated (SIGTERM)", "stopped (SIGTERM)"),
     signal.SIGINT: (130, "interrupted", "stopped (Ctrl-C)"),
@@ -59,11 +56,7 @@ def environment(base_url: str) -> dict[str, str]:
 
 
 def wait_for(condition: Any, what: str, proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + BOUND
-    while not condition():
-        assert proc.poll() is None, f"the CLI exited before {what}: {proc.communicate()}"
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
+    wait_until(condition, what, abort=exited(proc))
 
 
 def gone(pid: int) -> bool:
@@ -90,11 +83,7 @@ def mcp_processes(pid_file: Path) -> Iterator[list[int]]:
 
 def assert_all_gone(pids: list[int]) -> None:
     assert len(pids) == 2  # the server and its helper child
-    deadline = time.monotonic() + BOUND
-    while not all(gone(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    left = [pid for pid in pids if not gone(pid)]
-    assert not left, f"MCP processes left running after the CLI exited: {left}"
+    wait_until(lambda: all(gone(pid) for pid in pids), "the MCP processes to go after the CLI exited")
 
 
 def _lines(stream: Any) -> queue.Queue[str]:
@@ -130,7 +119,7 @@ def test_a_signal_to_run_stops_its_mcp_servers(tmp_path: Path, signum: signal.Si
                 wait_for(pid_file.exists, "the MCP server's PIDs", proc)
                 pids.extend(int(p) for p in pid_file.read_text().split())
                 proc.send_signal(signum)
-                proc.wait(BOUND)
+                proc.wait(PATIENCE)
                 assert proc.stderr is not None
                 err = proc.stderr.read()
             finally:
@@ -186,7 +175,7 @@ def test_a_signal_to_serve_stops_its_mcp_servers(tmp_path: Path, signum: signal.
                 wait_for(pid_file.exists, "the MCP server's PIDs", proc)
                 pids.extend(int(p) for p in pid_file.read_text().split())
                 proc.send_signal(signum)
-                _, err = proc.communicate(timeout=BOUND)
+                _, err = proc.communicate(timeout=PATIENCE)
             finally:
                 if proc.poll() is None:
                     proc.kill()

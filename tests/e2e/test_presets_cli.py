@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from jianmu_like.cli.main import main
-from jianmu_like.testing import ScriptedOpenAIServer, call, reply
+from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply
 
 ROOT = Path(__file__).resolve().parents[2]
 PRESETS, DEMOS = ROOT / "presets", ROOT / "demos"
@@ -29,7 +29,7 @@ def jianmu(cwd: Path, *args: str, base_url: str | None = None) -> subprocess.Com
         env=env,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=PATIENCE,
     )
 
 

@@ -16,7 +16,7 @@ from approval_agent import build_agent
 from jianmu_like import human
 from jianmu_like.checkpoint.store import CheckpointError, SQLiteCheckpointer
 from jianmu_like.guard.approvals import ApprovalError
-from jianmu_like.testing import ScriptedOpenAIServer, call, calls, reply
+from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, calls, reply
 
 HERE = Path(__file__).resolve().parent
 
@@ -218,7 +218,7 @@ def test_sigkill_while_suspended_then_resume_in_a_new_process(tmp_path: Path) ->
         before = json.loads(child.stdout.readline())
         assert before["status"] == "suspended"
         child.send_signal(signal.SIGKILL)
-        child.wait(timeout=10)
+        child.wait(timeout=PATIENCE)
         assert child.returncode == -signal.SIGKILL
 
         # What the checkpoint holds after the kill is exactly what the dead process had.
@@ -230,7 +230,7 @@ def test_sigkill_while_suspended_then_resume_in_a_new_process(tmp_path: Path) ->
 
         decision = json.dumps({before["pending"][0]["id"]: "approve"})
         resumed = run_child(srv.base_url, str(db), "th", "resume", decision)
-        out, err = resumed.communicate(timeout=60)
+        out, err = resumed.communicate(timeout=PATIENCE)
         assert resumed.returncode == 0, err
         after = json.loads(out)
         n_requests = len(srv.requests)

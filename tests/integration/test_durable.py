@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,7 +24,7 @@ from jianmu_like.checkpoint.store import CheckpointError, SQLiteCheckpointer, Th
 from jianmu_like.cli.main import main
 from jianmu_like.guard.approvals import ApprovalError
 from jianmu_like.guard.review import list_pending, record_decision
-from jianmu_like.testing import ScriptedOpenAIServer, call, calls, reply
+from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, calls, reply, wait_until
 
 HERE = Path(__file__).resolve().parent
 CLI = [sys.executable, "-m", "jianmu_like"]
@@ -42,13 +41,10 @@ def spawn(*args: str | Path) -> subprocess.Popen[str]:
 
 
 def wait_for(condition: Callable[[], bool], what: str, child: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 60
-    while not condition():
-        if child.poll() is not None:
-            pytest.fail(f"child exited before {what}: {child.communicate()}")
-        if time.monotonic() > deadline:
-            pytest.fail(f"gave up waiting for {what}")
-        time.sleep(0.02)
+    def child_exited() -> str | None:
+        return None if child.poll() is None else f"the child exited: {child.communicate()}"
+
+    wait_until(condition, what, abort=child_exited, interval=0.02)
 
 
 def journal_of(db: Path, thread: str) -> list[tuple[str, str]]:
@@ -87,11 +83,11 @@ def test_sigkill_mid_batch_never_runs_a_finished_call_again(
 
         wait_for(reached_slow, "the batch to reach `slow`", child)
         child.send_signal(signal.SIGKILL)
-        child.wait(timeout=10)
+        child.wait(timeout=PATIENCE)
         block.unlink()
 
         resumed = spawn(HERE / "journal_agent.py", srv.base_url, db, "th", mode, "resume", *flags)
-        out, err = resumed.communicate(timeout=60)
+        out, err = resumed.communicate(timeout=PATIENCE)
         assert resumed.returncode == 0, err
         n_requests = len(srv.requests)
     result = json.loads(out)
@@ -127,18 +123,13 @@ async def test_two_processes_resuming_one_thread_run_the_approved_call_once(
         block.touch()  # the approved call waits until both resumers have had their go
         resumer = (HERE / "approval_agent.py", srv.base_url, db, "th", "resume", "--store", store_target)
         children = [spawn(*resumer) for _ in range(2)]
-        loser_out = None
-        deadline = time.monotonic() + 60
-        while loser_out is None and time.monotonic() < deadline:
-            for child in children:
-                if child.poll() is not None:
-                    loser_out = (child, *child.communicate())
-            time.sleep(0.02)
-        assert loser_out is not None, "neither resumer was refused"
-        loser, _, loser_err = loser_out
+        loser = wait_until(
+            lambda: next((c for c in children if c.poll() is not None), None), "a resumer to be refused"
+        )
+        _, loser_err = loser.communicate()
         block.unlink()
         [winner] = [c for c in children if c is not loser]
-        out, err = winner.communicate(timeout=60)
+        out, err = winner.communicate(timeout=PATIENCE)
     assert loser.returncode != 0
     assert "ThreadConflictError" in loser_err and "thread 'th'" in loser_err
     assert winner.returncode == 0, err
@@ -165,7 +156,7 @@ async def test_concurrent_operators_never_lose_a_decision(tmp_path: Path, store_
     assert len(ids) == n + 1
 
     approvers = [approvals_cli("approve", store_target, "th", approval_id) for approval_id in ids[:n]]
-    outcomes = [(p.wait(timeout=60), p.communicate()) for p in approvers]
+    outcomes = [(p.wait(timeout=PATIENCE), p.communicate()) for p in approvers]
     assert [code for code, _ in outcomes] == [0] * n, outcomes
     store = open_checkpointer(store_target, readonly=True)
     decided = {p.approval.id: p.decision for p in list_pending(store)}
@@ -177,7 +168,7 @@ async def test_concurrent_operators_never_lose_a_decision(tmp_path: Path, store_
         approvals_cli("approve", store_target, "th", last),
         approvals_cli("deny", store_target, "th", last, "-r", "no"),
     ]
-    codes = [(p.wait(timeout=60), p.communicate()) for p in race]
+    codes = [(p.wait(timeout=PATIENCE), p.communicate()) for p in race]
     assert sorted(code for code, _ in codes) == [0, 2], codes  # exactly one wins
     [(_, (_, loser_err))] = [c for c in codes if c[0] == 2]
     assert f"approval '{last}' in thread 'th' was already" in loser_err

@@ -11,7 +11,7 @@ import pytest
 
 from jianmu_like import Agent, AgentTemplate, ReActConfig, create_react_node, human, load_agent, tool
 from jianmu_like.telemetry.events import Event
-from jianmu_like.testing import ScriptedOpenAIServer, call, calls, reply
+from jianmu_like.testing import ScriptedOpenAIServer, await_within, call, calls, reply
 
 started: asyncio.Event
 release: asyncio.Event
@@ -60,7 +60,7 @@ async def test_follow_ups_injected_mid_batch_land_after_the_tool_results_as_one_
     async with ScriptedOpenAIServer(script) as srv:
         agent, events = _agent(srv)
         run = asyncio.create_task(agent.run({"messages": [human("go")]}))
-        await started.wait()  # the batch is under way: echo finished, hold is blocking
+        await await_within(started.wait(), "hold to start")  # the batch is under way: echo finished
         agent.inject("also check B")
         agent.inject("and C")
         release.set()
@@ -166,7 +166,7 @@ async def test_each_conversation_on_a_pooled_tree_takes_its_own_follow_ups() -> 
             started, release = asyncio.Event(), asyncio.Event()
             conversation = template.conversation()
             run = asyncio.create_task(conversation.run({"messages": [human("go")]}))
-            await started.wait()
+            await await_within(started.wait(), "hold to start")
             conversation.inject(text)
             release.set()
             result = await run

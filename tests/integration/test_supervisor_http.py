@@ -26,7 +26,7 @@ from jianmu_like import (
     tool,
 )
 from jianmu_like.cli.render import tree_view
-from jianmu_like.testing import ScriptedOpenAIServer, call, reply
+from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply
 
 PRESETS = Path(__file__).resolve().parents[2] / "presets"
 
@@ -115,7 +115,7 @@ class Model:
         received = time.monotonic()
         first = len(body["messages"]) <= 2
         if first and self.barrier is not None:
-            self.barrier.wait(timeout=30)
+            self.barrier.wait(timeout=PATIENCE)
         if body["messages"][-1]["role"] == "tool" or self.direct:
             revised = " (revised)" if any("rejected" in t for t in _user_texts(body)) else ""
             answer = reply(

@@ -8,7 +8,6 @@ is usually absent: `pip install -e '.[llama-cpp]'`).
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -100,10 +99,9 @@ def test_should_stop_abandons_the_generation(backend: LocalBackend) -> None:
         return polls > 5
 
     turns = [{"role": "user", "content": "Tell me a long story about a dragon."}]
-    started = time.monotonic()
     with pytest.raises(GenerationStopped):
         backend.generate(turns, params=SamplingParams(max_tokens=200), should_stop=stop_after_five)
-    assert polls == 6 and time.monotonic() - started < 10
+    assert polls == 6  # polled once per token: generating on after the stop would poll again
     after = backend.generate(turns, params=SamplingParams(max_tokens=4))  # still usable
     assert after.completion_tokens == 4
 

@@ -11,18 +11,23 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from jianmu_like import ModelClient, human, load_agent
+from jianmu_like.config import get_config
 from jianmu_like.models import weights
 from jianmu_like.models.local_backends import DEFAULT_BACKEND, backend_problem
 from jianmu_like.models.local_provider import LlamaCppProvider
+from jianmu_like.testing import PATIENCE
 
 PRESET = Path(__file__).resolve().parents[2] / "presets" / "react.yaml"
 QUESTION = "What is 25 * 4 + 10?"
 MAX_ITERATIONS = 8  # presets/react.yaml: limits.max_iterations
+TIMEOUT_ENV, PATIENT_TIMEOUT = "JIANMU__LLM__TIMEOUT", f"{2 * PATIENCE:g}"
+"""One generation on a loaded 2-core CI machine can outlast the default 60 s model-call timeout."""
 
 
 def _unavailable() -> str | None:
@@ -38,6 +43,16 @@ REASON = _unavailable()
 pytestmark = [pytest.mark.local, pytest.mark.skipif(REASON is not None, reason=REASON or "")]
 
 
+@pytest.fixture
+def patient_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv(TIMEOUT_ENV, PATIENT_TIMEOUT)
+    get_config(reload=True)
+    yield
+    monkeypatch.undo()
+    get_config(reload=True)
+
+
+@pytest.mark.usefixtures("patient_calls")
 async def test_main_job_in_process() -> None:
     spec = weights.spec_of(None)
     path = weights.local_model_path()
@@ -56,14 +71,14 @@ async def test_main_job_in_process() -> None:
 def test_main_job_command_line(tmp_path: Path) -> None:
     """`jianmu-like run presets/react.yaml ...` with no server configured uses the local model."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "JIANMU"))}
-    env.update(PYTHONIOENCODING="utf-8", NO_COLOR="1")
+    env.update({"PYTHONIOENCODING": "utf-8", "NO_COLOR": "1", TIMEOUT_ENV: PATIENT_TIMEOUT})
     done = subprocess.run(
         [sys.executable, "-m", "jianmu_like", "run", str(PRESET), QUESTION, "--no-live"],
         cwd=tmp_path,
         env=env,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=5 * PATIENCE,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "calculator(" in done.stdout

@@ -10,6 +10,8 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
+from jianmu_like.testing import PATIENCE
+
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "mcp_test_server.py"
 
@@ -47,7 +49,7 @@ class HTTPServer:
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.kill()
-        self.process.wait(10)
+        self.process.wait(PATIENCE)
         if self.process.stdout is not None:
             self.process.stdout.close()
 

@@ -67,9 +67,15 @@ def fail(reason: str = "bad input") -> CallToolResult:
 
 
 @server.tool()
-async def sleep(seconds: float) -> str:
-    """Wait, then answer."""
-    await asyncio.sleep(seconds)
+async def sleep(seconds: float, started: str = "") -> str:
+    """Wait, then answer. With `started` (a file path), the first call creates the file and
+    waits an hour (a test kills the server once the file is there); a retry waits `seconds`."""
+    if started and not Path(started).exists():
+        Path(started).write_text(str(os.getpid()))
+        seconds_now: float = 3600
+    else:
+        seconds_now = seconds
+    await asyncio.sleep(seconds_now)
     return f"slept {seconds:g}"
 
 

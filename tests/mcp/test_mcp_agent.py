@@ -15,7 +15,7 @@ from mcp_helpers import child_pids, process_gone, server_config
 
 from jianmu_like import Agent, ReActConfig, create_react_node, human
 from jianmu_like.agentfile.loader import load_agent
-from jianmu_like.testing import ScriptedOpenAIServer, call, reply
+from jianmu_like.testing import ScriptedOpenAIServer, call, reply, wait_until_async
 from jianmu_like.tools import MCPToolProvider, calculator, mcp_servers_from_config
 
 
@@ -65,12 +65,19 @@ async def test_react_agent_calls_an_mcp_tool_and_answers_with_its_result() -> No
 
 
 @pytest.mark.parametrize("idempotent", [False, True])
-async def test_killing_the_server_mid_run(idempotent: bool) -> None:
+async def test_killing_the_server_mid_run(idempotent: bool, tmp_path: Path) -> None:
     """SIGKILL the server while the agent waits for a call: the model reads that the server
     crashed (non-idempotent tool), or the call is retried on a restarted server (idempotent)."""
     before = child_pids()
-    script = [call("sleep", seconds=1), reply("done")]
+    started = tmp_path / "started"  # the first call waits there until killed; a retry sleeps 1 s
+    script = [call("sleep", seconds=1, started=str(started)), reply("done")]
     pids: list[int] = []
+    kills: list[asyncio.Task[None]] = []
+
+    async def kill_once_started(victim: int) -> None:
+        await wait_until_async(started.exists, "the call to reach the server")
+        os.kill(victim, signal.SIGKILL)
+
     with ScriptedOpenAIServer(script) as srv:
         provider = MCPToolProvider(server_config(idempotent=idempotent))
         config = ReActConfig(tool_selection=False)  # the server lists 13 tools: send them all
@@ -81,7 +88,7 @@ async def test_killing_the_server_mid_run(idempotent: bool) -> None:
                     victim = provider.pid
                     assert victim is not None
                     pids.append(victim)
-                    asyncio.get_running_loop().call_later(0.3, os.kill, victim, signal.SIGKILL)
+                    kills.append(asyncio.create_task(kill_once_started(victim)))
             assert agent.state.final_answer == "done"  # type: ignore[attr-defined]
             assert provider.restarts == 1 and provider.pid is not None
             pids.append(provider.pid)

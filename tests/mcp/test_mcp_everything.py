@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -21,7 +20,7 @@ import pytest_asyncio
 from mcp_helpers import HERE
 
 from jianmu_like import Agent, create_react_node, human
-from jianmu_like.testing import ScriptedOpenAIServer, call, reply
+from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wait_until
 from jianmu_like.tools import MCPToolProvider
 
 ENTRY = HERE / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
@@ -48,21 +47,23 @@ def everything_url() -> Iterator[str]:
             stderr=log,
         )
         try:
-            deadline = time.monotonic() + 20
-            address: list[str] = []
-            while not address and time.monotonic() < deadline and process.poll() is None:
-                time.sleep(0.05)
+
+            def listening() -> list[str] | None:
                 log.seek(0)
-                address = [line.split()[1:] for line in log if line.startswith("LISTENING ")][:1]
-            if not address:
+                return next((line.split()[1:] for line in log if line.startswith("LISTENING ")), None)
+
+            def failed() -> str | None:
+                if process.poll() is None:
+                    return None
                 log.seek(0)
-                pytest.fail(f"server-everything did not start: {log.read()[-2000:]}")
-            host, port = address[0]
+                return f"server-everything exited: {log.read()[-2000:]}"
+
+            host, port = wait_until(listening, "server-everything to listen", abort=failed)
             assert host == "127.0.0.1"
             yield f"http://127.0.0.1:{port}/mcp"
         finally:
             process.kill()
-            process.wait(10)
+            process.wait(PATIENCE)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

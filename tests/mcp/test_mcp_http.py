@@ -10,6 +10,7 @@ import pytest
 import pytest_asyncio
 from mcp_helpers import HTTPServer
 
+from jianmu_like.testing import PATIENCE
 from jianmu_like.tools import (
     MCPConnectError,
     MCPServerError,
@@ -71,9 +72,9 @@ async def test_nothing_listening_is_a_clear_connect_error() -> None:
 async def test_a_server_that_goes_away_mid_call_becomes_an_error() -> None:
     server = HTTPServer()
     try:
-        async with MCPToolProvider(name="doomed", url=server.url, connect_timeout=3) as provider:
+        async with MCPToolProvider(name="doomed", url=server.url, connect_timeout=PATIENCE) as provider:
             tools = {tool.name: tool for tool in await provider.get_tools()}
-            call = asyncio.create_task(tools["sleep"].invoke({"seconds": 5}))
+            call = asyncio.create_task(tools["sleep"].invoke({"seconds": PATIENCE}))  # until stopped
             await asyncio.sleep(0.3)
             server.stop()
             with pytest.raises(MCPServerError) as caught:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from mcp_helpers import SERVER, child_pids, process_gone, server_config
 
+from jianmu_like.testing import wait_until_async
 from jianmu_like.tools import (
     MCPConnectError,
     MCPServerCrashedError,
@@ -126,13 +127,16 @@ async def test_an_idempotent_call_is_retried_once_after_a_restart(tmp_path: Path
         assert_reaped(pid)
 
 
-async def test_a_server_killed_mid_call_is_restarted_and_the_idempotent_call_retried() -> None:
+async def test_a_server_killed_mid_call_is_restarted_and_the_idempotent_call_retried(
+    tmp_path: Path,
+) -> None:
+    started = tmp_path / "started"
     async with MCPToolProvider(server_config(idempotent=True)) as provider:
         tools = {t.name: t for t in await provider.get_tools()}
         victim = provider.pid
         assert victim is not None
-        call = asyncio.create_task(tools["sleep"].invoke({"seconds": 0.8}))
-        await asyncio.sleep(0.3)
+        call = asyncio.create_task(tools["sleep"].invoke({"seconds": 0.8, "started": str(started)}))
+        await wait_until_async(started.exists, "the call to reach the server")
         os.kill(victim, signal.SIGKILL)
         assert await call == "slept 0.8"
         assert provider.restarts == 1
@@ -145,10 +149,9 @@ async def test_a_server_that_died_while_idle_is_restarted_before_the_next_call()
         victim = provider.pid
         assert victim is not None
         os.kill(victim, signal.SIGKILL)
-        for _ in range(200):
-            if not provider.connected:
-                break
-            await asyncio.sleep(0.01)
+        await wait_until_async(
+            lambda: not provider.connected, "the provider to notice the death", interval=0.01
+        )
         # The request never reached the dead server, so running it on a new one is safe.
         assert await tools["echo"].invoke({"text": "fresh"}) == "fresh"
         assert provider.restarts == 1

@@ -1,7 +1,8 @@
 """Listing and calling tools of a real MCP server (the SDK's `MCPServer`) over real stdio.
 
-Two server processes serve the whole module: one plain, one with prefix, allow / deny and
-effect tags; every test uses them through `Tool.invoke` or a `ToolSet`, as an agent does.
+Three server processes serve the whole module: one plain, one with prefix, allow / deny and
+effect tags, one with a short call timeout; every test uses them through `Tool.invoke` or a
+`ToolSet`, as an agent does.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from mcp_helpers import process_gone, server_config
 
 from jianmu_like.models.messages import ToolCall
 from jianmu_like.nodes.tool_calls import ToolCallRunner
+from jianmu_like.testing import PATIENCE
 from jianmu_like.tools import (
     MCPTimeoutError,
     MCPToolError,
@@ -29,9 +31,17 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def plain() -> AsyncIterator[MCPToolProvider]:
-    async with MCPToolProvider(server_config(call_timeout=1.5)) as provider:
+    async with MCPToolProvider(server_config(call_timeout=PATIENCE)) as provider:
         yield provider
     assert provider.pid is None or process_gone(provider.pid)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def impatient() -> AsyncIterator[MCPToolProvider]:
+    """A short call timeout, for the tests of that timeout: every other call waits PATIENCE (on a
+    loaded machine, a slow echo must not become a timeout)."""
+    async with MCPToolProvider(server_config(call_timeout=1.5)) as provider:
+        yield provider
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -92,26 +102,28 @@ async def test_is_error_and_bad_arguments_become_errors(plain: MCPToolProvider) 
         await invoke(plain, "add", a=1)  # caught before the call, from the server's schema
 
 
-async def test_per_call_timeout(plain: MCPToolProvider) -> None:
+async def test_per_call_timeout(impatient: MCPToolProvider) -> None:
     with pytest.raises(MCPTimeoutError, match=r"did not answer tool 'sleep' within 1.5 s"):
-        await invoke(plain, "sleep", seconds=30)
-    assert await invoke(plain, "echo", text="still fine") == "still fine"  # the session survives
+        await invoke(impatient, "sleep", seconds=30)
+    assert await invoke(impatient, "echo", text="still fine") == "still fine"  # the session survives
 
 
-async def test_executor_turns_failures_into_observations(plain: MCPToolProvider) -> None:
+async def test_executor_turns_failures_into_observations(
+    plain: MCPToolProvider, impatient: MCPToolProvider
+) -> None:
     """What the model reads, through the same runner the ReAct executor uses."""
-    toolset = ToolSet(providers=[plain])
-    await toolset.ensure_ready()
-    runner = ToolCallRunner(toolset, emit=lambda *a, **k: None)
 
-    async def observe(name: str, **arguments: object) -> str:
+    async def observe(provider: MCPToolProvider, name: str, **arguments: object) -> str:
+        toolset = ToolSet(providers=[provider])
+        await toolset.ensure_ready()
+        runner = ToolCallRunner(toolset, emit=lambda *a, **k: None)
         call = ToolCall(id="c1", name=name, arguments=arguments)
         return (await runner.run(call, toolset.require(name))).content
 
-    assert await observe("echo", text="ok") == "ok"
-    failed = await observe("fail", reason="quota")
+    assert await observe(plain, "echo", text="ok") == "ok"
+    failed = await observe(plain, "fail", reason="quota")
     assert failed == "Error: tool 'fail' raised MCPToolError: cannot do that: quota"
-    timed_out = await observe("sleep", seconds=30)
+    timed_out = await observe(impatient, "sleep", seconds=30)
     assert timed_out.startswith("Error: tool 'sleep' raised MCPTimeoutError: MCP server 'test' did not")
 
 

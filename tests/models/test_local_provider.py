@@ -17,6 +17,7 @@ from jianmu_like.models import local_backends as lb
 from jianmu_like.models import local_provider as lp
 from jianmu_like.models.local_backends import Generation, GenerationStopped, LocalBackend, SamplingParams
 from jianmu_like.models.local_provider import LlamaCppProvider
+from jianmu_like.testing import wait_until_async
 from jianmu_like.testing.scripted import fast_resilience
 from jianmu_like.tools.builtin import calculator
 from jianmu_like.tools.toolset import ToolSet
@@ -122,8 +123,7 @@ async def test_timeout_stops_the_generation() -> None:
 async def test_cancellation_stops_the_generation() -> None:
     prov, backend = provider(block=threading.Event())
     task = asyncio.create_task(prov.chat(ModelRequest(messages=[human("q")]), model="m"))
-    while not backend.calls:
-        await asyncio.sleep(0.01)
+    await wait_until_async(lambda: backend.calls, "the generation to start", interval=0.01)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

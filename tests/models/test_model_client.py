@@ -9,6 +9,7 @@ import pytest
 from jianmu_like.config import ResilienceConfig
 from jianmu_like.models import ModelCallFailed, ModelClient, ModelRequest, human
 from jianmu_like.testing import (
+    PATIENCE,
     Script,
     ScriptedOpenAIServer,
     ScriptedProvider,
@@ -85,7 +86,7 @@ async def test_non_retryable_error_skips_straight_to_fallback() -> None:
 
 async def test_timeout_is_retried_then_reported_with_the_url() -> None:
     events = Events()
-    async with ScriptedOpenAIServer([reply("late", delay=5.0), reply("late", delay=5.0)]) as srv:
+    async with ScriptedOpenAIServer([reply("late", delay=PATIENCE), reply("late", delay=PATIENCE)]) as srv:
         client = srv.client(timeout=0.2, max_retries=1)
         with pytest.raises(ModelCallFailed) as info:
             await client.complete(request(), on_event=events)

@@ -9,6 +9,7 @@ import pytest
 from jianmu_like.models import ModelCallFailed, ModelError, ModelRequest, Usage, human
 from jianmu_like.models.openai_provider import OpenAIProvider, build_create_kwargs
 from jianmu_like.testing import (
+    PATIENCE,
     ScriptedOpenAIServer,
     ScriptedReply,
     ScriptedToolCall,
@@ -65,7 +66,7 @@ async def test_streaming_text_deltas_arrive_in_order() -> None:
     deltas: list[str] = []
     text = "The quick brown fox jumps"
     async with ScriptedOpenAIServer([text]) as srv:
-        provider = OpenAIProvider(srv.base_url, "test-key", timeout=5)
+        provider = OpenAIProvider(srv.base_url, "test-key", timeout=PATIENCE)
         response = await provider.chat(request(stream=True), model="m", on_delta=deltas.append)
         await provider.aclose()
     assert len(deltas) > 1
@@ -121,7 +122,7 @@ async def test_malformed_tool_arguments_arrive_with_arguments_error(stream: bool
 )
 async def test_status_errors_map_to_model_error(status: int, retryable: bool) -> None:
     async with ScriptedOpenAIServer([error_reply(status, "the server says no")]) as srv:
-        provider = OpenAIProvider(srv.base_url, "test-key", timeout=5)
+        provider = OpenAIProvider(srv.base_url, "test-key", timeout=PATIENCE)
         with pytest.raises(ModelError) as info:
             await provider.chat(request(), model="m")
         await provider.aclose()

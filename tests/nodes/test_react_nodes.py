@@ -27,7 +27,7 @@ from jianmu_like import (
     tool,
 )
 from jianmu_like.config import ResilienceConfig
-from jianmu_like.testing import call, error_reply, reply, scripted_client
+from jianmu_like.testing import await_within, call, error_reply, reply, scripted_client
 from jianmu_like.testing import calls as calls_
 from jianmu_like.tools.builtin import calculator
 
@@ -203,11 +203,12 @@ async def test_tool_runner_override() -> None:
 
 
 async def test_halting_the_executor_cancels_running_tools() -> None:
-    cancelled = asyncio.Event()
+    started, cancelled = asyncio.Event(), asyncio.Event()
 
     @tool
     async def forever() -> str:
         """Never returns."""
+        started.set()
         try:
             await asyncio.sleep(60)
         except asyncio.CancelledError:
@@ -225,11 +226,11 @@ async def test_halting_the_executor_cancels_running_tools() -> None:
     node = executor_with([forever, quick], execution_mode="serial")
     runner = ReactiveRunner(node, sm)
     run = asyncio.create_task(runner.run())
-    await asyncio.sleep(0.05)
+    await await_within(started.wait(), "the second tool to start")
     run.cancel()
     with pytest.raises(asyncio.CancelledError):
         await run
-    await asyncio.wait_for(cancelled.wait(), 1)
+    await await_within(cancelled.wait(), "the running tool to be cancelled")
     # Every call is still answered, so the history stays valid for the next model request.
     msgs = sm.get("messages")
     assert [(m.tool_call_id, m.content) for m in msgs] == [

@@ -15,7 +15,7 @@ from starlette.applications import Starlette
 
 from jianmu_like import AgentTemplate, GuardEnforcer, ReActConfig, RequireApproval, create_react_node, tool
 from jianmu_like.server import create_app
-from jianmu_like.testing import call, reply, scripted_client
+from jianmu_like.testing import PATIENCE, call, reply, scripted_client
 
 gate = threading.Event()
 
@@ -29,7 +29,7 @@ async def add(a: int, b: int) -> int:
 @tool
 async def wait(label: str) -> str:
     """Wait until released."""
-    released = await asyncio.to_thread(gate.wait, 20)
+    released = await asyncio.to_thread(gate.wait, PATIENCE)
     return f"{label} released" if released else f"{label} timed out"
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -13,6 +12,8 @@ from typing import Any
 import httpx
 import uvicorn
 from starlette.types import ASGIApp
+
+from jianmu_like.testing import PATIENCE, wait_until
 
 
 def free_port() -> int:
@@ -28,16 +29,17 @@ def live_server(app: ASGIApp) -> Iterator[str]:
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, name="uvicorn-test", daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.01)
+    wait_until(
+        lambda: server.started,
+        "uvicorn to start",
+        abort=lambda: None if thread.is_alive() else "uvicorn's thread ended",
+        interval=0.01,
+    )
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
-        thread.join(timeout=10)
+        thread.join(timeout=PATIENCE)
 
 
 def sse_events(lines: Iterator[str]) -> Iterator[tuple[int, str, dict[str, Any]]]:

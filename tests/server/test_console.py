@@ -11,6 +11,7 @@ from console_agent import console_app
 from sse_live import live_server, read_events, sse_events
 
 from jianmu_like.server.console import CONTENT_SECURITY_POLICY
+from jianmu_like.testing import PATIENCE
 
 
 def test_the_console_is_served_with_a_strict_policy_and_no_secret() -> None:
@@ -32,7 +33,7 @@ def test_the_console_is_served_with_a_strict_policy_and_no_secret() -> None:
 
 
 def test_node_statuses_stream_with_the_ids_of_the_agent_tree() -> None:
-    with live_server(console_app()) as url, httpx.Client(base_url=url, timeout=20) as http:
+    with live_server(console_app()) as url, httpx.Client(base_url=url, timeout=PATIENCE) as http:
         tree = http.get("/api/agent").json()["tree"]
         ids: dict[str, str] = {}
 

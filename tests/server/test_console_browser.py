@@ -22,13 +22,13 @@ from sse_live import live_server
 
 from jianmu_like.cli.serve import agent_factory
 from jianmu_like.server import create_app
-from jianmu_like.testing import ScriptedOpenAIServer
+from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer
 
 sync_api = pytest.importorskip(
     "playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')"
 )
 expect = sync_api.expect
-TIMEOUT_MS = 20_000
+TIMEOUT_MS = PATIENCE * 1000
 
 
 @pytest.fixture(scope="module")

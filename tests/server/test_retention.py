@@ -13,7 +13,7 @@ from jianmu_like import AgentTemplate, GuardEnforcer, ReActConfig, RequireApprov
 from jianmu_like.cli.parser import build_parser
 from jianmu_like.server import create_app
 from jianmu_like.server.runs import NotFound, Retention, RunRegistry
-from jianmu_like.testing import call, reply, scripted_client
+from jianmu_like.testing import PATIENCE, call, reply, scripted_client
 
 release = asyncio.Event()
 
@@ -71,7 +71,7 @@ def finish(http: httpx.Client, question: str, thread_id: str | None = None) -> d
 
 def test_finished_runs_beyond_the_maximum_are_evicted_oldest_first_never_a_suspended_one() -> None:
     app = create_app(template().conversation, max_runs=2, run_ttl=None)
-    with live_server(app) as url, httpx.Client(base_url=url, timeout=20) as http:
+    with live_server(app) as url, httpx.Client(base_url=url, timeout=PATIENCE) as http:
         waiting = http.post("/api/runs", json={"input": "delete /tmp/x"}).json()["run_id"]
         read_events(http, waiting, until="approval")
         first, second, third = (finish(http, f"add {n}") for n in (1, 2, 3))

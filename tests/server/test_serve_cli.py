@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from jianmu_like.checkpoint.target import open_checkpointer
 from jianmu_like.cli.main import main
 from jianmu_like.cli.serve import agent_factory
 from jianmu_like.server import create_app
-from jianmu_like.testing import ScriptedOpenAIServer, call, reply
+from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wait_until
 
 PRESET = Path(__file__).resolve().parents[2] / "presets" / "react.yaml"
 
@@ -30,6 +29,10 @@ def test_a_non_loopback_bind_without_a_token_is_refused(
     assert main(["serve", str(PRESET), "--host", "0.0.0.0"]) == 2
     error = capsys.readouterr().err
     assert "refusing to serve on 0.0.0.0" in error and "--token" in error and "JIANMU_SERVER_TOKEN" in error
+
+
+def _exited(proc: subprocess.Popen[str]) -> str | None:
+    return None if proc.poll() is None else f"the server exited: {proc.communicate()[1]}"
 
 
 def _environment(base_url: str) -> dict[str, str]:
@@ -63,22 +66,20 @@ def test_serve_answers_over_real_http_and_checkpoints_the_run(tmp_path: Path) ->
             text=True,
         )
         try:
-            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=20) as http:
-                deadline = time.monotonic() + 30
-                while True:
+            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=PATIENCE) as http:
+
+                def healthy() -> bool:
                     try:
-                        if http.get("/healthz").status_code == 200:
-                            break
+                        return http.get("/healthz").status_code == 200
                     except httpx.TransportError:
-                        pass
-                    assert proc.poll() is None, proc.communicate()[1]
-                    assert time.monotonic() < deadline, "the server did not come up"
-                    time.sleep(0.05)
+                        return False
+
+                wait_until(healthy, "the server to come up", abort=lambda: _exited(proc))
                 run = http.post("/api/runs", json={"input": "What is 2 + 3?"}).json()
                 events = read_events(http, run["run_id"])
         finally:
             proc.send_signal(signal.SIGINT)
-            out, err = proc.communicate(timeout=20)
+            out, err = proc.communicate(timeout=PATIENCE)
     tool = next(d for _, c, d in events if c == "step" and d["type"] == "iteration" and d["status"] == "done")
     assert tool["tool_name"] == "calculator" and tool["observation"] == "5"
     assert (
@@ -105,7 +106,7 @@ async def test_the_agent_file_factory_serves_conversations_of_one_template(
         assert where == "conversations kept in memory"
         app = create_app(factory, on_shutdown=cleanups)
         with live_server(app) as url:
-            async with httpx.AsyncClient(base_url=url, timeout=20) as http:
+            async with httpx.AsyncClient(base_url=url, timeout=PATIENCE) as http:
                 first = (await http.post("/api/runs", json={"input": "6 * 7?"})).json()
                 second = await _follow(http, first["run_id"])
                 assert second["answer"] == "42."
@@ -135,7 +136,7 @@ async def test_a_checkpointed_conversation_continues_after_a_restart(
         for question, answer in [("Hi", "Hello."), ("Hi again", "Hello again.")]:  # two servers
             factory, cleanups, _ = agent_factory(str(PRESET), checkpoint=store)
             with live_server(create_app(factory, on_shutdown=cleanups)) as url:
-                async with httpx.AsyncClient(base_url=url, timeout=20) as http:
+                async with httpx.AsyncClient(base_url=url, timeout=PATIENCE) as http:
                     run = await http.post("/api/runs", json={"input": question, "thread_id": "chat"})
                     assert (await _follow(http, run.json()["run_id"]))["answer"] == answer
     users = [m["content"] for m in srv.requests[-1]["messages"] if m["role"] == "user"]
@@ -160,16 +161,14 @@ def test_serve_takes_allowed_hosts_and_the_body_limit_from_flags_and_configurati
             text=True,
         )
         try:
-            deadline = time.monotonic() + 60
-            while True:
+
+            def healthy() -> bool:
                 try:
-                    if request(port, "GET", "/healthz").status == 200:
-                        break
+                    return bool(request(port, "GET", "/healthz").status == 200)
                 except OSError:
-                    pass
-                assert proc.poll() is None, proc.communicate()[1]
-                assert time.monotonic() < deadline, "the server did not come up"
-                time.sleep(0.05)
+                    return False
+
+            wait_until(healthy, "the server to come up", abort=lambda: _exited(proc))
             for host, status in [("config.example", 200), ("flag.example", 200), ("attacker.example", 421)]:
                 assert request(port, "GET", "/healthz", host=f"{host}:{port}").status == status, host
             json_type = {"Content-Type": "application/json"}
@@ -177,7 +176,7 @@ def test_serve_takes_allowed_hosts_and_the_body_limit_from_flags_and_configurati
             assert big.status == 413 and "over the limit of 300 bytes" in big.json()["error"]
         finally:
             proc.send_signal(signal.SIGINT)
-            proc.communicate(timeout=30)
+            proc.communicate(timeout=PATIENCE)
 
 
 def test_serve_refuses_a_bad_allowed_host(capsys: pytest.CaptureFixture[str]) -> None:

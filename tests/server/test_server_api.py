@@ -13,7 +13,7 @@ from sse_live import live_server, read_events, shape, sse_events
 
 from jianmu_like import AgentTemplate, GuardEnforcer, ReActConfig, RequireApproval, create_react_node, tool
 from jianmu_like.server import create_app
-from jianmu_like.testing import ScriptedToolCall, call, calls, error_reply, reply, scripted_client
+from jianmu_like.testing import PATIENCE, ScriptedToolCall, call, calls, error_reply, reply, scripted_client
 
 gate = threading.Event()
 """Holds the `wait` tool until a test releases it (so a test can act while a run is mid-tool)."""
@@ -29,7 +29,7 @@ async def add(a: int, b: int) -> int:
 @tool
 async def wait(label: str) -> str:
     """Wait until released."""
-    released = await asyncio.to_thread(gate.wait, 10)
+    released = await asyncio.to_thread(gate.wait, PATIENCE)
     return f"{label} released" if released else f"{label} timed out"
 
 
@@ -77,7 +77,7 @@ def make_app(*, stream: bool = True, token: str | None = None) -> Any:
 @pytest.fixture
 def client() -> Iterator[httpx.Client]:
     gate.clear()
-    with live_server(make_app()) as url, httpx.Client(base_url=url, timeout=20) as http:
+    with live_server(make_app()) as url, httpx.Client(base_url=url, timeout=PATIENCE) as http:
         yield http
     gate.set()
 
@@ -131,7 +131,7 @@ def test_a_run_with_a_tool_streams_every_channel_in_order(client: httpx.Client) 
 
 
 def test_without_streaming_the_answer_is_one_delta() -> None:
-    with live_server(make_app(stream=False)) as url, httpx.Client(base_url=url, timeout=20) as http:
+    with live_server(make_app(stream=False)) as url, httpx.Client(base_url=url, timeout=PATIENCE) as http:
         events = read_events(http, start(http, "add 1"))
     answer = [(d["status"], d["content"]) for _, c, d in events if c == "answer"]
     assert answer == [("start", ""), ("delta", "result 2"), ("done", "result 2")]
@@ -264,7 +264,7 @@ def test_a_thread_continues_its_conversation_and_a_busy_thread_is_refused(client
 
 async def test_concurrent_runs_each_receive_exactly_their_own_events() -> None:
     with live_server(make_app()) as url:
-        async with httpx.AsyncClient(base_url=url, timeout=30) as http:
+        async with httpx.AsyncClient(base_url=url, timeout=PATIENCE) as http:
 
             async def one(i: int) -> tuple[int, list[str], str]:
                 run = (await http.post("/api/runs", json={"input": f"add {i}"})).json()
@@ -317,7 +317,7 @@ def test_agent_tree_and_health(client: httpx.Client) -> None:
 
 
 def test_a_token_is_required_on_every_api_route() -> None:
-    with live_server(make_app(token="s3cret")) as url, httpx.Client(base_url=url, timeout=20) as http:
+    with live_server(make_app(token="s3cret")) as url, httpx.Client(base_url=url, timeout=PATIENCE) as http:
         assert http.get("/healthz").status_code == 200
         for method, path in [("POST", "/api/runs"), ("GET", "/api/approvals"), ("GET", "/api/agent")]:
             response = http.request(method, path, json={"input": "add 1"})

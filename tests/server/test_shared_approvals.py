@@ -12,7 +12,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,23 +22,15 @@ import pytest
 from guarded_agent import environment, responder, write_agent
 from sse_live import free_port, read_events
 
-from jianmu_like.testing import ScriptedOpenAIServer
+from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, wait_until
 from jianmu_like.testing.postgres import TemporaryPostgres
 
 CLI = [sys.executable, "-m", "jianmu_like"]
-LIMIT = 120.0
-"""Seconds any one condition may take to come true (CI is a loaded 2-core machine)."""
 
 
-def wait_for(what: str, condition: Callable[[], Any], limit: float = LIMIT) -> Any:
-    """Poll `condition` until it returns something truthy; fail naming `what` after `limit` s."""
-    deadline = time.monotonic() + limit
-    while True:
-        value = condition()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
+def wait_for(what: str, condition: Callable[[], Any]) -> Any:
+    """`wait_until` (the suite's one wait rule), in this file's argument order."""
+    return wait_until(condition, what)
 
 
 @dataclass
@@ -67,7 +58,7 @@ class Served:
             env=environment(self.base_url),
             capture_output=True,
             text=True,
-            timeout=LIMIT,
+            timeout=PATIENCE,
         )
 
     def start(self, path: str, thread_id: str) -> dict[str, Any]:
@@ -118,7 +109,7 @@ def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
             text=True,
         )
         try:
-            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=LIMIT) as http:
+            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=PATIENCE) as http:
 
                 def up() -> bool:
                     assert proc.poll() is None, proc.communicate()[1]
@@ -132,7 +123,7 @@ def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         finally:
             proc.send_signal(signal.SIGINT)
             try:
-                proc.communicate(timeout=LIMIT)
+                proc.communicate(timeout=PATIENCE)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.communicate()

@@ -7,11 +7,11 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from jianmu_like.testing import wait_until
 from jianmu_like.testing.postgres import postgres_problem
 
 OWNER = """
@@ -44,8 +44,5 @@ def test_a_killed_owner_leaves_no_server_behind() -> None:
     finally:
         owner.send_signal(signal.SIGKILL)
         owner.wait()
-    deadline = time.monotonic() + 60
-    while (Path(folder).exists() or _listening(int(port))) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not _listening(int(port)), "the server outlived its owner"
-    assert not Path(folder).exists(), "the cluster's folder outlived its owner"
+    wait_until(lambda: not _listening(int(port)), "the server to stop after its owner died", interval=0.2)
+    wait_until(lambda: not Path(folder).exists(), "the cluster's folder to go after its owner died")

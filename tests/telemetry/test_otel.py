@@ -41,6 +41,7 @@ from jianmu_like.server import create_app
 from jianmu_like.telemetry.otel import OTelSubscriber
 from jianmu_like.telemetry.otel_setup import OTelConfigError, enable_otel, span_exporters
 from jianmu_like.testing import (
+    PATIENCE,
     ScriptedOpenAIServer,
     call,
     calls,
@@ -261,7 +262,7 @@ def test_the_cli_otel_flag_exports_the_run_over_otlp(tmp_path: Path, collector: 
             ),
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=PATIENCE,
         )
     assert proc.returncode == 0, proc.stderr
     spans = [
@@ -316,7 +317,7 @@ def test_served_conversations_are_traced_through_the_serve_factory(exporter: InM
     root = create_react_node(model_client=scripted_client(script), tools=[calculator])
     template = AgentTemplate.from_prototype(root, log_events=False)
     app = create_app(traced(template.conversation, OTelSubscriber(provider)))
-    with live_server(app) as url, httpx.Client(base_url=url, timeout=20) as http:
+    with live_server(app) as url, httpx.Client(base_url=url, timeout=PATIENCE) as http:
         first = http.post("/api/runs", json={"input": "2 + 2?"}).json()
         read_events(http, first["run_id"], until="done")
         second = http.post("/api/runs", json={"input": "3 + 3?"}).json()

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from jianmu_like.models import ModelCallFailed, ModelRequest, human
-from jianmu_like.testing import ScriptedOpenAIServer, ScriptedReply, call, calls, reply
+from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, ScriptedReply, call, calls, reply, wait_until
 
 
 def fetch(srv: ScriptedOpenAIServer, path: str, data: bytes | None = None) -> tuple[int, bytes]:
@@ -20,7 +20,7 @@ def fetch(srv: ScriptedOpenAIServer, path: str, data: bytes | None = None) -> tu
         f"{srv.base_url}{path}", data=data, headers={"Content-Type": "application/json"}
     )
     try:
-        with urllib.request.urlopen(req, timeout=5) as resp:
+        with urllib.request.urlopen(req, timeout=PATIENCE) as resp:
             return resp.status, resp.read()
     except urllib.error.HTTPError as exc:
         with exc:
@@ -129,7 +129,7 @@ def test_quiet_no_request_logging(capfd: pytest.CaptureFixture[str]) -> None:
 
 def test_stop_does_not_hang_on_a_delayed_request() -> None:
     outcome: list[object] = []
-    with ScriptedOpenAIServer([reply("never", delay=60.0)]) as srv:
+    with ScriptedOpenAIServer([reply("never", delay=10 * PATIENCE)]) as srv:
 
         def slow_client() -> None:
             try:
@@ -139,9 +139,8 @@ def test_stop_does_not_hang_on_a_delayed_request() -> None:
 
         thread = threading.Thread(target=slow_client, daemon=True)
         thread.start()
-        while not srv.requests:
-            threading.Event().wait(0.01)
-    thread.join(timeout=5)
+        wait_until(lambda: srv.requests, "the request to arrive")
+    thread.join(timeout=PATIENCE / 2)  # sooner than the client's own timeout: stopping dropped the request
     assert not thread.is_alive()
     assert outcome and not isinstance(outcome[0], tuple)
 

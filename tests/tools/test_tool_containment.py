@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from jianmu_like import Agent, ReActConfig, create_react_node, human, tool
-from jianmu_like.testing import call, calls, reply, scripted_client
+from jianmu_like.testing import PATIENCE, await_within, call, calls, reply, scripted_client, wait_until
 from jianmu_like.tools.errors import ToolExitError
 from jianmu_like.tools.threads import DaemonThreadPool, run_in_daemon_thread
 
@@ -149,7 +149,7 @@ async def test_the_real_cancellation_of_a_run_still_stops_it() -> None:
         return "never"
 
     task = asyncio.ensure_future(run_agent([waits], [call("waits"), reply("no")]))
-    await started.wait()
+    await await_within(started.wait(), "the tool to start")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -169,12 +169,11 @@ def test_an_abandoned_job_gives_its_slot_back() -> None:
     pool = DaemonThreadPool(max_workers=1)
     release = threading.Event()
     stuck = pool.submit(release.wait)
-    while not stuck.future.running():
-        threading.Event().wait(0.001)
+    wait_until(stuck.future.running, "the job to start", interval=0.001)
     pool.abandon(stuck)
-    assert pool.submit(lambda: "next").future.result(timeout=10) == "next"
+    assert pool.submit(lambda: "next").future.result(timeout=PATIENCE) == "next"
     release.set()
-    assert stuck.future.result(timeout=10) is True
+    assert stuck.future.result(timeout=PATIENCE) is True
 
 
 STUCK_SYNC_TOOL = textwrap.dedent(
@@ -202,6 +201,8 @@ STUCK_SYNC_TOOL = textwrap.dedent(
 
 
 def test_a_never_returning_sync_tool_does_not_keep_the_process_alive() -> None:
-    done = subprocess.run([sys.executable, "-c", STUCK_SYNC_TOOL], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", STUCK_SYNC_TOOL], capture_output=True, text=True, timeout=PATIENCE
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "success gave up on it"

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
+from jianmu_like.testing import PATIENCE
 from jianmu_like.tools import Tool, ToolArgumentsError, render_result, tool
 
 
@@ -122,7 +123,7 @@ async def test_run_inline_stays_on_the_loop_thread() -> None:
 
 
 async def test_sync_tools_run_in_parallel() -> None:
-    barrier = threading.Barrier(2, timeout=2)
+    barrier = threading.Barrier(2, timeout=PATIENCE)
 
     @tool
     def meet() -> str:
