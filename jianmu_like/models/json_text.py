@@ -91,6 +91,11 @@ def _bounded_int(digits: str) -> int:
     return int(digits)
 
 
+_DECODER = json.JSONDecoder(parse_int=_bounded_int)
+"""Built once, as `json.loads` keeps its default decoder (`json.loads(..., parse_int=...)` builds
+a decoder and its scanner on every call: every tool call's arguments pass here)."""
+
+
 def value_problem(value: Any, *, max_depth: int = MAX_DEPTH, max_chars: int | None = None) -> str | None:
     """What makes `value` unusable as decoded JSON (None: nothing): nesting deeper than
     `max_depth`, an integer over `MAX_INT_DIGITS`, strings longer than `max_chars` in all, a key
@@ -128,16 +133,20 @@ def loads_bounded(text: str, subject: str) -> Any:
     `JSONTextError` whose message starts with `subject` ("arguments are", "request body is"):
     tool arguments from a model and the server's request bodies are read by this one rule."""
     try:
-        value = json.loads(text, parse_int=_bounded_int)
+        value = _DECODER.decode(text)
     except JSONTextError as exc:
         raise JSONTextError(f"{subject} not usable: {exc}") from None
     except json.JSONDecodeError as exc:
         raise JSONTextError(f"{subject} not valid JSON ({exc.msg} at position {exc.pos})") from None
     except RecursionError:
         raise JSONTextError(f"{subject} not usable: nested deeper than {MAX_DEPTH} levels") from None
-    problem = value_problem(value)
-    if problem is not None:
-        raise JSONTextError(f"{subject} not usable: {problem}")
+    # Decoded JSON has string keys, JSON types and bounded integers already: only its depth is
+    # left to check, and text with fewer brackets than the limit cannot nest past it (the usual
+    # tool call: no walk over the value on every call).
+    if text.count("{") + text.count("[") > MAX_DEPTH:
+        problem = value_problem(value)
+        if problem is not None:
+            raise JSONTextError(f"{subject} not usable: {problem}")
     return value
 
 
@@ -302,7 +311,7 @@ def _relaxed(snippet: str) -> Any:
 
 def _decode(snippet: str) -> dict[str, Any] | None:
     try:
-        value = json.loads(snippet, parse_int=_bounded_int)
+        value = _DECODER.decode(snippet)
     except JSONTextError:
         return None  # over a limit: no other reading would be within it
     except (ValueError, RecursionError):
