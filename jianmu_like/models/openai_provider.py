@@ -39,6 +39,9 @@ _RESERVED = frozenset({"messages", "model", "stream"})
 """Set by the provider itself; letting `extra_params` override them would break parsing."""
 
 _PLACEHOLDER_KEY = "not-needed"
+_SHORTEST_SECRET = 8
+"""Keys shorter than this are placeholders ("x", "none", "EMPTY" for local servers), not secrets:
+masking them wherever they occur would garble error messages ("script e***hausted")."""
 
 
 def build_create_kwargs(request: ModelRequest, model: str) -> dict[str, Any]:
@@ -320,7 +323,7 @@ class OpenAIProvider:
 
     def _redact(self, text: str) -> str:
         key = self._client.api_key
-        if key and key != _PLACEHOLDER_KEY:
+        if key and len(key) >= _SHORTEST_SECRET and key != _PLACEHOLDER_KEY:
             text = text.replace(key, "***")
         return redact_text(text)  # URLs quoted by the SDK or the network stack
 

@@ -157,6 +157,16 @@ async def test_api_key_is_redacted_and_absent_from_repr() -> None:
     assert "Incorrect API key provided: ***" in str(info.value)
 
 
+async def test_a_placeholder_key_does_not_garble_error_messages() -> None:
+    """A local server's placeholder key ("x") is no secret: it is not masked inside words."""
+    async with ScriptedOpenAIServer([error_reply(400, "the script is exhausted")]) as srv:
+        client = srv.client(api_key="x")
+        with pytest.raises(ModelCallFailed) as info:
+            await client.complete(request())
+    assert "the script is exhausted" in str(info.value)
+    assert "***" not in str(info.value)
+
+
 def test_create_kwargs_route_params_and_extra_body() -> None:
     req = ModelRequest(
         messages=[human("hi")],
