@@ -10,23 +10,13 @@ from pathlib import Path
 
 import httpx
 import pytest
+from test_local_smoke import REASON  # the default backend is xllamacpp: one availability rule
 
 from jianmu_like import human
 from jianmu_like.models import ModelRequest, weights
-from jianmu_like.models.local_backends import XllamacppBackend, backend_problem
+from jianmu_like.models.local_backends import XllamacppBackend
 from jianmu_like.models.local_provider import LlamaCppProvider
 
-
-def _unavailable() -> str | None:
-    problem = backend_problem("xllamacpp", import_it=True)
-    if problem is not None:
-        return problem
-    if weights.local_model_path() is None:
-        return f"the {weights.DEFAULT} weights are not pulled (python -m jianmu_like.models.weights pull)"
-    return None
-
-
-REASON = _unavailable()
 pytestmark = [pytest.mark.local, pytest.mark.skipif(REASON is not None, reason=REASON or "")]
 
 
