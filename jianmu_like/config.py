@@ -16,8 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 
 from .agentfile.yaml_source import SourceError, YamlDocument, describe_errors, in_line_order, load_yaml
 from .hostnames import parse_authority
+from .redact import redact_url
 from .state.schema import StateKeys
-from .telemetry.redact import redact_url
 
 
 class ConfigError(SourceError):

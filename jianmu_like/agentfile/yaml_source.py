@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from ..telemetry.redact import is_secret_key
+from ..redact import is_secret_key
 
 Loc = tuple[int | str, ...]
 

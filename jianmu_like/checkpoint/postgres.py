@@ -30,7 +30,7 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ..telemetry.redact import redact_text, redact_url
+from ..redact import redact_text, redact_url
 from .contract import CheckpointError, DecisionChanges
 from .sql import SqlCheckpointStore
 

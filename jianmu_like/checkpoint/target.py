@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..telemetry.redact import redact_url
+from ..redact import redact_url
 from .contract import CheckpointError, ClosableCheckpointer
 from .store import SQLiteCheckpointer
 

@@ -18,7 +18,7 @@ from rich.text import Text
 from ..agentfile.loader import AgentFileError, load_agent, validate_agent_file
 from ..config import explain_config
 from ..models.client import ModelClient
-from ..telemetry.redact import redact
+from ..redact import redact
 from ..testing.scripted import ScriptedProvider
 from .common import EXIT_OK, EXIT_USAGE, print_problems
 from .render import dot_text, tree_view

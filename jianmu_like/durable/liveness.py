@@ -18,7 +18,7 @@ import hashlib
 
 import psycopg
 
-from ..telemetry.redact import redact_url
+from ..redact import redact_url
 
 _NAMESPACE = "jianmu_like.durable.executor:"
 KEEPALIVES = "-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3"

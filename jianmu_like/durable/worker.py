@@ -21,7 +21,7 @@ from dbos import DBOS, DBOSConfig
 
 from ..agent import Agent
 from ..agentfile.loader import load_agent, validate_agent_file
-from ..telemetry.redact import redact_url
+from ..redact import redact_url
 from ..template import AgentTemplate
 from .fingerprint import agent_fingerprint
 from .liveness import ExecutorLock

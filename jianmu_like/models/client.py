@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from types import TracebackType
 
 from ..config import ConfigError, JianmuConfig, ResilienceConfig, get_config
-from ..telemetry.redact import redact_url
+from ..redact import redact_url
 from .errors import ModelCallFailed, ModelError
 from .hooks import model_call_hook
 from .provider import ChatProvider, DeltaCallback

@@ -23,7 +23,7 @@ import openai
 from openai.resources.chat.completions import AsyncCompletions
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from ..telemetry.redact import redact_text, redact_url
+from ..redact import redact_text, redact_url
 from .errors import ModelError
 from .messages import Message, ToolCall
 from .provider import DeltaCallback, is_retryable_status

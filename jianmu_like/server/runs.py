@@ -34,9 +34,9 @@ from ..checkpoint.store import Checkpointer, CheckpointError
 from ..guard.approvals import AlreadyDecided, ApprovalDecision, ApprovalError, verdict
 from ..guard.review import PendingApproval, ThreadSuspendedError, refuse_fresh_run, stored_decisions
 from ..models.messages import human
+from ..redact import redact
 from ..telemetry import events as ev
 from ..telemetry.events import Event
-from ..telemetry.redact import redact
 from .channels import Channel, ChannelMapper
 from .nodes import NodeChange, NodeWatcher
 from .watch import DecisionWatch, log

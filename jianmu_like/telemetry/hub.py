@@ -10,9 +10,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..redact import redact
 from .events import Event
 from .logging import get_logger
-from .redact import redact
 
 Subscriber = Callable[[Event], None]
 

@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ...config import ConfigError
-from ...telemetry.redact import REDACTED, redact_text, redact_url
+from ...redact import REDACTED, redact_text, redact_url
 
 _PREFIX_RE = re.compile(r"^[a-zA-Z0-9_-]*$")
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")

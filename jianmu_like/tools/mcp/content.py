@@ -23,7 +23,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ...telemetry.redact import redact_text
+from ...redact import redact_text
 from ..artifact import Artifact
 from ..call_context import add_artifact
 from ..errors import ToolError

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack, suppress
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ...telemetry.redact import redact_text
+from ...redact import redact_text
 from .config import MCPServerConfig
 from .content import (
     MCPConnectError,
