@@ -14,9 +14,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
-from .agentfile.yaml_source import SourceError, YamlDocument, describe_errors, in_line_order, load_yaml
 from .hostnames import parse_authority
 from .redact import redact_url
+from .sources import SourceError, YamlDocument, describe_errors, in_line_order, load_yaml
 from .state.schema import StateKeys
 
 

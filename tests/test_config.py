@@ -106,8 +106,8 @@ def test_sources_of_every_value(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 
 def test_reference_file_documents_every_key_with_its_default() -> None:
-    from jianmu_like.agentfile.yaml_source import load_yaml
     from jianmu_like.config import JianmuConfig, _flatten
+    from jianmu_like.sources import load_yaml
 
     reference = Path(__file__).resolve().parent.parent / "configs" / "jianmu.yaml"
     assert load_config(reference, env=False) == JianmuConfig()

@@ -36,6 +36,15 @@ from ..presets.plan_execute import create_plan_execute_node
 from ..presets.react import create_react_node
 from ..presets.research import create_research_node
 from ..presets.supervisor import SupervisorConfig, create_supervisor_node
+from ..sources import (
+    Loc,
+    SourceError,
+    YamlDocument,
+    YamlLimits,
+    describe_errors,
+    in_line_order,
+    load_yaml,
+)
 from ..state.contract import StateContract, declare
 from ..tools.base import Tool
 from ..tools.builtin import builtin_tools, think
@@ -51,15 +60,6 @@ from .spec import (
     ResearchOptions,
     SupervisorOptions,
     TreeNodeSpec,
-)
-from .yaml_source import (
-    Loc,
-    SourceError,
-    YamlDocument,
-    YamlLimits,
-    describe_errors,
-    in_line_order,
-    load_yaml,
 )
 
 ClientFactory = Callable[[ModelSpec | None], ModelClient]

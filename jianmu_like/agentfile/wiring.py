@@ -15,8 +15,8 @@ from typing import Any
 
 from ..names import did_you_mean
 from ..presets.react_state import ReActState
+from ..sources import Loc
 from .spec import AgentFileSpec, PresetRefSpec, TreeNodeSpec
-from .yaml_source import Loc
 
 RUN_INPUTS = ("task", "messages")
 """Top-level keys every run provides (the question, and the conversation)."""

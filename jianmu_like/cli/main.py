@@ -79,10 +79,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(errors="replace")
     args = parse_arguments(argv)
     # Imported once the arguments are parsed (see parser.py): --help never pays for them.
-    from ..agentfile.yaml_source import SourceError
     from ..checkpoint.store import CheckpointError
     from ..config import ConfigError
     from ..guard.approvals import ApprovalError
+    from ..sources import SourceError
 
     console, errors = make_console(), make_console(stderr=True)
     module, function = str(args.handler).split(":")

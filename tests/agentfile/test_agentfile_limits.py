@@ -11,7 +11,7 @@ import pytest
 
 from jianmu_like import human
 from jianmu_like.agentfile.loader import AgentFileError, load_agent, validate_agent_file
-from jianmu_like.agentfile.yaml_source import SourceError, YamlLimits, load_yaml
+from jianmu_like.sources import SourceError, YamlLimits, load_yaml
 from jianmu_like.testing import ScriptedOpenAIServer, call, reply
 
 BILLION_LAUGHS = (Path(__file__).parent / "billion_laughs.yaml").read_text()

@@ -4,6 +4,9 @@ Configuration and agent files are validated by pydantic models; a bare pydantic 
 path but not where it is in the file. `load_yaml()` keeps the line of every mapping key and list
 item, and `describe_errors()` turns a ValidationError into `file:line: key: problem` lines, with a
 did-you-mean for unknown keys.
+
+It sits in the lowest layer (beside `config`, `redact`, `names`) because both the process
+configuration and the agent files read YAML through it.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from ..redact import is_secret_key
+from .redact import is_secret_key
 
 Loc = tuple[int | str, ...]
 
