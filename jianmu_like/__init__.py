@@ -77,7 +77,7 @@ if TYPE_CHECKING:
     from .nodes.tool_selection import ToolSelectionNode
     from .presets.plan_execute import Plan, PlanStep, create_plan_execute_node
     from .presets.react import create_react_node
-    from .presets.react_state import ReActState
+    from .presets.react.state import ReActState
     from .presets.research import ResearchSummary, create_research_node
     from .presets.supervisor import SupervisorConfig, create_supervisor_node
     from .results import AgentOutcome
@@ -173,7 +173,7 @@ _LAZY: dict[str, str] = {
     "Plan": "jianmu_like.presets.plan_execute",
     "PlanStep": "jianmu_like.presets.plan_execute",
     "ReActConfig": "jianmu_like.config",
-    "ReActState": "jianmu_like.presets.react_state",
+    "ReActState": "jianmu_like.presets.react.state",
     "ReactiveRunner": "jianmu_like.bt.runner",
     "RequireApproval": "jianmu_like.guard.policies",
     "ResearchSummary": "jianmu_like.presets.research",

@@ -28,7 +28,7 @@ from .guard.approvals import AlreadyDecided, Approval, ApprovalDecision, Approva
 from .guard.review import refuse_fresh_run, store_decision, stored_decisions
 from .models.types import Usage
 from .nodes.interrupts import InterruptBox, InterruptGate
-from .presets.react_state import ReActState
+from .presets.react.state import ReActState
 from .results import AgentOutcome, all_artifacts, read_key, total_usage, tree_outcomes
 from .state.contract import check_contract
 from .state.inputs import InputError, TreeInputs

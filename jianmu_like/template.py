@@ -26,7 +26,7 @@ from .bt.runner import ReactiveRunner
 from .checkpoint.store import Checkpointer
 from .config import get_config
 from .nodes.interrupts import InterruptGate
-from .presets.react_state import ReActState
+from .presets.react.state import ReActState
 from .state.contract import check_contract
 from .state.manager import StateManager
 from .state.schema import StateKeys

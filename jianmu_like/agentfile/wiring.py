@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..names import did_you_mean
-from ..presets.react_state import ReActState
+from ..presets.react.state import ReActState
 from ..sources import Loc
 from .spec import AgentFileSpec, PresetRefSpec, TreeNodeSpec
 

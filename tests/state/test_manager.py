@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from jianmu_like.models.messages import ToolCall, ai, human
 from jianmu_like.models.types import Usage
-from jianmu_like.presets.react_state import ReActState
+from jianmu_like.presets.react import ReActState
 from jianmu_like.state.manager import StateError, StateManager
 from jianmu_like.state.schema import Ephemeral
 

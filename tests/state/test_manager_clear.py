@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jianmu_like.models.messages import ToolCall
 from jianmu_like.nodes.tool_outcome import ToolOutcome
-from jianmu_like.presets.react_state import ReActState
+from jianmu_like.presets.react import ReActState
 from jianmu_like.state.manager import StateManager
 
 

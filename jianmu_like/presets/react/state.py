@@ -7,12 +7,12 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..guard.approvals import Approval, ApprovalDecision
-from ..models.messages import Message, ToolCall
-from ..models.types import Usage
-from ..nodes.tool_outcome import ToolOutcome
-from ..state.schema import Ephemeral, merge_dicts
-from ..tools.artifact import Artifact
+from ...guard.approvals import Approval, ApprovalDecision
+from ...models.messages import Message, ToolCall
+from ...models.types import Usage
+from ...nodes.tool_outcome import ToolOutcome
+from ...state.schema import Ephemeral, merge_dicts
+from ...tools.artifact import Artifact
 
 
 class ReActState(BaseModel):

@@ -24,27 +24,27 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..bt import composites
-from ..bt.loop import LoopUntilSuccess
-from ..config import ReActConfig
-from ..guard.enforcer import GuardEnforcer
-from ..models.client import ModelClient
-from ..models.structured import OutputSchema
-from ..nodes.answer_check import AnswerCheck
-from ..nodes.context import DEFAULT_PERSONA, ContextBuilder, ContextBuilderProtocol
-from ..nodes.context_guard import ContextGuard
-from ..nodes.interrupts import InterruptGate
-from ..nodes.llm import AgentLLMNode
-from ..nodes.output import INVALID_OUTPUT, OutputNode
-from ..nodes.synthesis import SynthesisNode
-from ..nodes.tool_executor import ToolExecutor, ToolRunner
-from ..nodes.tool_selection import ToolSelectionNode
-from ..nodes.trace import FALLBACK_REASONS, fallback_answer, read_trace
-from ..state.contract import StateContract, declare
-from ..telemetry import events as ev
-from ..tools.base import Tool
-from ..tools.provider import ToolProvider
-from ..tools.toolset import ToolSet
+from ...bt import composites
+from ...bt.loop import LoopUntilSuccess
+from ...config import ReActConfig
+from ...guard.enforcer import GuardEnforcer
+from ...models.client import ModelClient
+from ...models.structured import OutputSchema
+from ...nodes.answer_check import AnswerCheck
+from ...nodes.context import DEFAULT_PERSONA, ContextBuilder, ContextBuilderProtocol
+from ...nodes.context_guard import ContextGuard
+from ...nodes.interrupts import InterruptGate
+from ...nodes.llm import AgentLLMNode
+from ...nodes.output import INVALID_OUTPUT, OutputNode
+from ...nodes.synthesis import SynthesisNode
+from ...nodes.tool_executor import ToolExecutor, ToolRunner
+from ...nodes.tool_selection import ToolSelectionNode
+from ...nodes.trace import FALLBACK_REASONS, fallback_answer, read_trace
+from ...state.contract import StateContract, declare
+from ...telemetry import events as ev
+from ...tools.base import Tool
+from ...tools.provider import ToolProvider
+from ...tools.toolset import ToolSet
 
 
 def create_react_node(
