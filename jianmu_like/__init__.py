@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     from .nodes.context_guard import ContextGuard
     from .nodes.critic import CriticNode
     from .nodes.interrupts import InterruptGate
+    from .nodes.keys import StateKeys
     from .nodes.llm import AgentLLMNode
     from .nodes.llm_call import LLMCallNode
     from .nodes.tool_executor import ToolExecutor
@@ -84,7 +85,7 @@ if TYPE_CHECKING:
     from .state.contract import StateContract, declare
     from .state.inputs import InputError
     from .state.manager import StateError, StateManager
-    from .state.schema import Ephemeral, StateKeys
+    from .state.schema import Ephemeral
     from .telemetry.events import Event
     from .telemetry.hub import TelemetryHub
     from .template import AgentTemplate, Conversation, ConversationError
@@ -182,7 +183,7 @@ _LAZY: dict[str, str] = {
     "SQLiteCheckpointer": "jianmu_like.checkpoint.store",
     "StateCondition": "jianmu_like.bt.conditions",
     "StateError": "jianmu_like.state.manager",
-    "StateKeys": "jianmu_like.state.schema",
+    "StateKeys": "jianmu_like.nodes.keys",
     "StateManager": "jianmu_like.state.manager",
     "StaticToolProvider": "jianmu_like.tools.provider",
     "TelemetryHub": "jianmu_like.telemetry.hub",

@@ -28,12 +28,13 @@ from .guard.approvals import AlreadyDecided, Approval, ApprovalDecision, Approva
 from .guard.review import refuse_fresh_run, store_decision, stored_decisions
 from .models.types import Usage
 from .nodes.interrupts import InterruptBox, InterruptGate
+from .nodes.keys import StateKeys
 from .presets.react.state import ReActState
 from .results import AgentOutcome, all_artifacts, read_key, total_usage, tree_outcomes
 from .state.contract import check_contract
 from .state.inputs import InputError, TreeInputs
 from .state.manager import StateManager
-from .state.schema import StateKeys, schema_spec
+from .state.schema import schema_spec
 from .telemetry import events as ev
 from .telemetry.events import Event
 from .telemetry.hub import TelemetryHub, structlog_sink

@@ -15,9 +15,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from .hostnames import parse_authority
+from .nodes.keys import StateKeys
 from .redact import redact_url
 from .sources import SourceError, YamlDocument, describe_errors, in_line_order, load_yaml
-from .state.schema import StateKeys
 
 
 class ConfigError(SourceError):

@@ -13,8 +13,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .models.types import Usage
+from .nodes.keys import StateKeys
 from .state.manager import StateManager
-from .state.schema import StateKeys
 from .tools.artifact import Artifact
 
 OutcomeStatus = Literal["success", "failure", "suspended", "not_finished"]

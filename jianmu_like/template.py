@@ -26,10 +26,10 @@ from .bt.runner import ReactiveRunner
 from .checkpoint.store import Checkpointer
 from .config import get_config
 from .nodes.interrupts import InterruptGate
+from .nodes.keys import StateKeys
 from .presets.react.state import ReActState
 from .state.contract import check_contract
 from .state.manager import StateManager
-from .state.schema import StateKeys
 from .telemetry.hub import TelemetryHub, structlog_sink
 from .tools.toolset import ToolSet
 

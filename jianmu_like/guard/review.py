@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel
 
 from ..checkpoint.store import Checkpoint, Checkpointer, CheckpointError
-from ..state.schema import StateKeys
+from ..nodes.keys import StateKeys
 from .approvals import AlreadyDecided, Approval, ApprovalDecision, ApprovalError, parse_decision, verdict
 
 

@@ -19,8 +19,8 @@ from ..config import AnswerCheckConfig
 from ..models.messages import Message, human
 from ..models.react_text import TEXT_DIALECT, has_action
 from ..models.text_protocol import CORRECTION_PREFIX, JSON_DIALECT, is_correction
-from ..state.schema import StateKeys
 from ..telemetry import events as ev
+from .keys import StateKeys
 from .trace import ANSWER_CORRECTION_PREFIX
 
 REPEAT_MIN_CHARS = 20

@@ -36,9 +36,9 @@ from ..models.tokens import MESSAGE_OVERHEAD, TokenCounter, token_counter
 from ..models.types import ModelRequest
 from ..models.usage import CHARS_PER_TOKEN
 from ..state.manager import StateManager
-from ..state.schema import StateKeys
 from ..telemetry import events as ev
 from .compaction import SUMMARY_PREFIX, cut_text, cut_tool_result, is_pinned, transcript, turn_units
+from .keys import StateKeys
 
 SUMMARY_PROMPT = (
     "You compress the earlier part of a conversation between a user and an AI assistant that "

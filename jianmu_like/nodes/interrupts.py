@@ -19,9 +19,9 @@ from py_trees.common import Status
 from ..bt.conditions import StateCondition
 from ..bt.loop import LoopUntilSuccess
 from ..models.messages import Message, human
-from ..state.schema import StateKeys
 from ..telemetry import events as ev
 from .compaction import INTERRUPT_PREFIX
+from .keys import StateKeys
 
 
 class InterruptBox:

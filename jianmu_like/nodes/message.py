@@ -16,7 +16,7 @@ from ..bt.node import Node
 from ..models.messages import Message
 from ..state.contract import StateContract, declare
 from ..state.manager import StateManager
-from ..state.schema import StateKeys
+from .keys import StateKeys
 
 
 class _Namespace:

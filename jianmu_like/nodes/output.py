@@ -14,8 +14,8 @@ from py_trees.common import Status
 from ..bt.node import Node
 from ..models.messages import human
 from ..models.structured import OutputSchema
-from ..state.schema import StateKeys
 from ..telemetry import events as ev
+from .keys import StateKeys
 
 INVALID_OUTPUT = "invalid output"
 """Starts the `error` written when the answer stays invalid (the loop's abort reason reads it)."""

@@ -36,13 +36,13 @@ from ..guard.enforcer import GuardContext, GuardEnforcer
 from ..models.construct import construct
 from ..models.messages import Message, ToolCall
 from ..state.journal import ToolJournal
-from ..state.schema import StateKeys
 from ..telemetry import events as ev
 from ..telemetry.logging import get_logger
 from ..tools.artifact import Artifact
 from ..tools.base import Tool
 from ..tools.call_context import ToolCallContext, reset_current_tool_call, set_current_tool_call
 from ..tools.toolset import ToolSet
+from .keys import StateKeys
 from .tool_calls import ToolCallRunner, ToolRunner
 from .tool_outcome import ToolOutcome
 

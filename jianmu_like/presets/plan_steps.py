@@ -24,9 +24,9 @@ from ..config import ReActConfig
 from ..guard.enforcer import GuardEnforcer
 from ..models.client import ModelClient
 from ..models.messages import human
+from ..nodes.keys import StateKeys
 from ..results import read_key
 from ..state.manager import StateManager
-from ..state.schema import StateKeys
 from ..tools.base import Tool
 from .react import create_react_node
 

@@ -26,11 +26,11 @@ from ..config import ReActConfig
 from ..guard.enforcer import GuardEnforcer
 from ..models.client import ModelClient
 from ..models.messages import Message, ToolCall, human, system
+from ..nodes.keys import StateKeys
 from ..nodes.prompt_call import PromptCall
 from ..nodes.tool_outcome import ToolOutcome
 from ..nodes.trace import is_corrective, read_trace, render_steps
 from ..state.contract import StateContract, declare
-from ..state.schema import StateKeys
 from ..tools.base import Tool
 from ..tools.builtin import think
 from ..tools.provider import ToolProvider

@@ -107,38 +107,3 @@ def schema_spec(schema: type[BaseModel]) -> SchemaSpec:
             by_key[info.alias] = spec
     allows_extra = schema.model_config.get("extra") == "allow"
     return SchemaSpec(fields=fields, by_key=by_key, allows_extra=allows_extra)
-
-
-class StateKeys(BaseModel):
-    """Maps the logical keys the ReAct nodes use to the state's field names.
-
-    Override a key when your schema names a field differently; the nodes never hard-code names.
-    """
-
-    messages: str = "messages"
-    actions: str = "actions"
-    done: str = "done"
-    final_answer: str = "final_answer"
-    rounds: str = "rounds"
-    usage: str = "llm.usage"
-    streaming_output: str = "streaming_output"
-    tool_effects: str = "tool_effects"
-    termination: str = "termination"
-    error: str = "error"
-    call_counts: str = "call_counts"
-    pending_approvals: str = "pending_approvals"
-    approval_decisions: str = "approval_decisions"
-    tool_results: str = "tool_results"
-    output: str = "output"
-    """The validated structured answer (agents with an `output_type` only)."""
-    output_retries: str = "output_retries"
-    tool_failures: str = "tool_failures"
-    """Failed tool calls in a row (the ReAct loop stops at `ReActConfig.max_tool_failures`)."""
-    answer_retries: str = "answer_retries"
-    """How often this run's final answer was re-asked by the answer-quality check."""
-    fallback_answer: str = "fallback_answer"
-    """What a ReAct run that stopped without an answer ran and found (`AgentResult.fallback_answer`)."""
-    selected_tools: str = "selected_tools"
-    """The tools chosen for this run by tool selection (agents with a selection step only)."""
-    artifacts: str = "artifacts"
-    """Artifacts the run's tools produced (`AgentResult.artifacts`)."""
