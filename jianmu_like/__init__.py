@@ -57,7 +57,6 @@ if TYPE_CHECKING:
         RequireApproval,
         policy,
     )
-    from .guard.review import PendingApproval, ThreadSuspendedError, list_pending, record_decision
     from .models.client import ModelClient
     from .models.errors import ModelCallFailed, ModelError
     from .models.messages import Message, ToolCall, ai, human, system, tool_message
@@ -82,6 +81,7 @@ if TYPE_CHECKING:
     from .presets.research import ResearchSummary, create_research_node
     from .presets.supervisor import SupervisorConfig, create_supervisor_node
     from .results import AgentOutcome
+    from .review import PendingApproval, ThreadSuspendedError, list_pending, record_decision
     from .state.contract import StateContract, declare
     from .state.inputs import InputError
     from .state.manager import StateError, StateManager
@@ -169,7 +169,7 @@ _LAZY: dict[str, str] = {
     "ModelResponse": "jianmu_like.models.types",
     "Node": "jianmu_like.bt.node",
     "OpenAIProvider": "jianmu_like.models.openai_provider",
-    "PendingApproval": "jianmu_like.guard.review",
+    "PendingApproval": "jianmu_like.review",
     "RateLimit": "jianmu_like.guard.policies",
     "Plan": "jianmu_like.presets.plan_execute",
     "PlanStep": "jianmu_like.presets.plan_execute",
@@ -187,7 +187,7 @@ _LAZY: dict[str, str] = {
     "StateManager": "jianmu_like.state.manager",
     "StaticToolProvider": "jianmu_like.tools.provider",
     "TelemetryHub": "jianmu_like.telemetry.hub",
-    "ThreadSuspendedError": "jianmu_like.guard.review",
+    "ThreadSuspendedError": "jianmu_like.review",
     "Tool": "jianmu_like.tools.base",
     "ToolArgumentsError": "jianmu_like.tools.errors",
     "ToolCall": "jianmu_like.models.messages",
@@ -209,14 +209,14 @@ _LAZY: dict[str, str] = {
     "create_research_node": "jianmu_like.presets.research",
     "get_config": "jianmu_like.config",
     "human": "jianmu_like.models.messages",
-    "list_pending": "jianmu_like.guard.review",
+    "list_pending": "jianmu_like.review",
     "load_agent": "jianmu_like.agentfile.loader",
     "load_config": "jianmu_like.config",
     "mcp_servers_from_config": "jianmu_like.tools.mcp.provider",
     "open_checkpointer": "jianmu_like.checkpoint.target",
     "policies_from_config": "jianmu_like.guard.config",
     "policy": "jianmu_like.guard.policies",
-    "record_decision": "jianmu_like.guard.review",
+    "record_decision": "jianmu_like.review",
     "system": "jianmu_like.models.messages",
     "think": "jianmu_like.tools.builtin",
     "tool": "jianmu_like.tools.base",

@@ -25,7 +25,7 @@ from rich.text import Text
 
 from ..checkpoint.target import open_checkpointer, store_label
 from ..guard.approvals import ApprovalDecision
-from ..guard.review import PendingApproval, list_pending, record_decision
+from ..review import PendingApproval, list_pending, record_decision
 from .common import EXIT_OK, CliError, existing_store
 from .render import shorten
 

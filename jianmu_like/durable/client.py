@@ -15,7 +15,7 @@ from dbos._utils import INTERNAL_QUEUE_NAME
 
 from ..checkpoint.postgres import PostgresCheckpointer
 from ..guard.approvals import AlreadyDecided, Approval, ApprovalDecision, ApprovalError
-from ..guard.review import store_decision, unknown_approval
+from ..review import store_decision, unknown_approval
 from .liveness import ExecutorInUseError, ExecutorLock
 from .naming import APP_NAME, APP_VERSION, APPROVAL_TOPIC, PENDING_EVENT, WORKFLOW_NAME, queue_name
 from .result import DurableRunResult
@@ -118,7 +118,7 @@ class DurableClient:
     def _decision_store(self) -> PostgresCheckpointer:
         """Decisions are rows of the checkpoint store's decision table in this database (run id
         as thread id): one atomic insert each, so of two processes deciding one approval exactly
-        one wins, as with checkpoint threads (guard.review)."""
+        one wins, as with checkpoint threads (jianmu_like.review)."""
         if self._decisions is None:
             self._decisions = PostgresCheckpointer(self.database, pool_size=1)
         return self._decisions

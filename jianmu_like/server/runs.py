@@ -32,9 +32,9 @@ from ..agent import Agent, AgentResult
 from ..checkpoint.contract import WatchableCheckpointer
 from ..checkpoint.store import Checkpointer, CheckpointError
 from ..guard.approvals import AlreadyDecided, ApprovalDecision, ApprovalError, verdict
-from ..guard.review import PendingApproval, ThreadSuspendedError, refuse_fresh_run, stored_decisions
 from ..models.messages import human
 from ..redact import redact
+from ..review import PendingApproval, ThreadSuspendedError, refuse_fresh_run, stored_decisions
 from ..telemetry import events as ev
 from ..telemetry.events import Event
 from .channels import Channel, ChannelMapper

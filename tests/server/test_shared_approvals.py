@@ -286,7 +286,7 @@ def test_the_server_listens_again_after_losing_its_postgres_connection(
 
     from jianmu_like.checkpoint.target import open_checkpointer
     from jianmu_like.cli.serve import agent_factory
-    from jianmu_like.guard.review import record_decision
+    from jianmu_like.review import record_decision
     from jianmu_like.server import create_app
 
     listeners = (

@@ -8,6 +8,9 @@ save rewrites: concurrent operators never lose one, and the agent that resumes t
 on it, by anyone, is an `AlreadyDecided` error ("already decided (approved|denied)") and the first
 stays. Storing a decision on PostgreSQL also notifies listeners (`LISTEN jianmu_decisions`) in
 the same transaction, so a server holding the suspended run resumes it at once.
+
+It sits above both `guard` (approvals) and `checkpoint` (the store), which stay independent of
+each other, and reads the approval keys of the nodes' `StateKeys`.
 """
 
 from __future__ import annotations
@@ -18,9 +21,16 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel
 
-from ..checkpoint.store import Checkpoint, Checkpointer, CheckpointError
-from ..nodes.keys import StateKeys
-from .approvals import AlreadyDecided, Approval, ApprovalDecision, ApprovalError, parse_decision, verdict
+from .checkpoint.store import Checkpoint, Checkpointer, CheckpointError
+from .guard.approvals import (
+    AlreadyDecided,
+    Approval,
+    ApprovalDecision,
+    ApprovalError,
+    parse_decision,
+    verdict,
+)
+from .nodes.keys import StateKeys
 
 
 class PendingApproval(BaseModel):
