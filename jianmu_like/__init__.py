@@ -33,7 +33,6 @@ if TYPE_CHECKING:
         ConfigError,
         ContextConfig,
         JianmuConfig,
-        ReActConfig,
         ResilienceConfig,
         ToolSelectionConfig,
         get_config,
@@ -77,6 +76,7 @@ if TYPE_CHECKING:
     from .nodes.tool_selection import ToolSelectionNode
     from .presets.plan_execute import Plan, PlanStep, create_plan_execute_node
     from .presets.react import create_react_node
+    from .presets.react.config import ReActConfig
     from .presets.react.state import ReActState
     from .presets.research import ResearchSummary, create_research_node
     from .presets.supervisor import SupervisorConfig, create_supervisor_node
@@ -173,7 +173,7 @@ _LAZY: dict[str, str] = {
     "RateLimit": "jianmu_like.guard.policies",
     "Plan": "jianmu_like.presets.plan_execute",
     "PlanStep": "jianmu_like.presets.plan_execute",
-    "ReActConfig": "jianmu_like.config",
+    "ReActConfig": "jianmu_like.presets.react.config",
     "ReActState": "jianmu_like.presets.react.state",
     "ReactiveRunner": "jianmu_like.bt.runner",
     "RequireApproval": "jianmu_like.guard.policies",

@@ -1,8 +1,9 @@
 """Framework configuration: built-in defaults, then a YAML file, then environment overrides.
 
-`get_config()` is what `ReActConfig` and `ModelClient.resolve()` read their defaults from. The
-file is `$JIANMU_CONFIG`, else `./jianmu.yaml`, else `./configs/jianmu.yaml`; environment
-variables named `JIANMU__SECTION__KEY` (e.g. `JIANMU__LLM__TEMPERATURE=0.2`) override single keys.
+`get_config()` is what the node and preset configs (`ReActConfig`, ...) and `ModelClient.resolve()`
+read their defaults from. The file is `$JIANMU_CONFIG`, else `./jianmu.yaml`, else
+`./configs/jianmu.yaml`; environment variables named `JIANMU__SECTION__KEY` (e.g.
+`JIANMU__LLM__TEMPERATURE=0.2`) override single keys.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from .hostnames import parse_authority
-from .nodes.keys import StateKeys
 from .redact import redact_url
 from .sources import SourceError, YamlDocument, describe_errors, in_line_order, load_yaml
 
@@ -365,75 +365,3 @@ def get_config(*, reload: bool = False) -> JianmuConfig:
     if _cached is None or reload:
         _cached = load_config()
     return _cached
-
-
-ExecutionMode = Literal["serial", "parallel", "auto"]
-
-
-class ReActConfig(BaseModel):
-    """Configuration of `create_react_node`. Unset fields take their value from `get_config()`
-    at construction time (models.react, llm.*, limits.max_iterations)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    model: str | None = Field(default_factory=lambda: get_config().models.react)
-    """Model name; None uses the ModelClient's own default model."""
-    temperature: float | None = Field(default_factory=lambda: get_config().llm.temperature)
-    max_tokens: int | None = Field(default_factory=lambda: get_config().llm.max_tokens)
-    top_p: float | None = Field(default_factory=lambda: get_config().llm.top_p)
-    top_k: int | None = Field(default_factory=lambda: get_config().llm.top_k)
-    timeout: float = Field(default_factory=lambda: get_config().llm.timeout, gt=0)
-    """Seconds for one model call attempt."""
-    max_budget_tokens: int | None = Field(default_factory=lambda: get_config().llm.max_budget_tokens)
-    """Total tokens (`llm.usage.total_tokens`) a run may spend; checked before each iteration."""
-    max_iterations: int = Field(default_factory=lambda: get_config().limits.max_iterations, ge=1)
-    resilience: ResilienceConfig | None = None
-    """Retries and fallback models; None keeps the ModelClient's own policy."""
-    system_prompt: str | None = None
-    """Replaces the default persona (ignored when a context_builder is given)."""
-    tool_choice: Any = None
-    """Sent on the first model call of a run only (kept through its retries and fallbacks)."""
-    extra_params: dict[str, Any] = Field(default_factory=dict)
-    """Extra model API parameters; an `extra_params["tool_choice"]` has first-round semantics too."""
-    stream: bool = Field(default_factory=lambda: get_config().llm.stream)
-    """Stream the model's answer (emits `text.delta` events)."""
-    execution_mode: ExecutionMode = "auto"
-    """auto: parallel when several calls are requested and all their tools are parallel-safe."""
-    tool_timeout: float = Field(60.0, gt=0)
-    """Default seconds per tool call (a Tool's own `timeout` wins)."""
-    max_output_chars: int = Field(8000, ge=100)
-    """Tool outputs longer than this are cut, with a note telling the model so."""
-    include_tool_descriptions: bool = True
-    """Also describe the tools in the system prompt (in addition to the function schemas)."""
-    tool_protocol: Literal["native", "json", "text", "auto"] | None = None
-    """How this agent's tools reach the model (see `ModelClient`); None keeps the client's."""
-    max_tool_failures: int | None = Field(default_factory=lambda: get_config().limits.max_tool_failures, gt=0)
-    """Stop (termination `tool_failures`) after this many failed tool calls in a row; None: never."""
-    synthesize: bool = Field(default_factory=lambda: get_config().answers.synthesize)
-    """Two-phase answers: after the loop, one streaming call writes the user-facing answer from
-    the execution trace (`<name>.Synthesize`); on any failure the loop's own answer is kept."""
-    synthesis_tool_chars: int = Field(
-        default_factory=lambda: get_config().answers.synthesis_tool_chars, ge=100
-    )
-    """Each tool result is cut to this many characters in the synthesis prompt."""
-    answer_check: AnswerCheckConfig = Field(default_factory=lambda: get_config().answers.check.model_copy())
-    """The answer-quality check (`<name>.AnswerCheck`); `AnswerCheckConfig(enabled=False)` turns
-    it off. `True`/`False` are accepted as shorthands."""
-    context: ContextConfig = Field(default_factory=lambda: get_config().context.model_copy())
-    """The context guard (`nodes.context_guard`): window, strategy, ...; `False` turns it off."""
-    tool_selection: ToolSelectionConfig = Field(
-        default_factory=lambda: get_config().tools.selection.model_copy()
-    )
-    """Above `threshold` tools, one structured call picks at most `max_tools` of them for the
-    run (`<name>.SelectTools`); `ToolSelectionConfig(enabled=False)` or `False` turns it off."""
-    keys: StateKeys = Field(default_factory=StateKeys)
-
-    @field_validator("context", mode="before")
-    @classmethod
-    def _context_switch(cls, value: Any) -> Any:
-        return {**get_config().context.model_dump(), "enabled": value} if isinstance(value, bool) else value
-
-    @field_validator("answer_check", "tool_selection", mode="before")
-    @classmethod
-    def _switch(cls, value: Any) -> Any:
-        return {"enabled": value} if isinstance(value, bool) else value

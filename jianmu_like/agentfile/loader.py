@@ -25,7 +25,7 @@ from ..agent import Agent
 from ..bt import composites
 from ..bt.conditions import StateCondition
 from ..bt.loop import LoopUntilSuccess
-from ..config import ContextConfig, ReActConfig, ResilienceConfig, get_config
+from ..config import ContextConfig, ResilienceConfig, get_config
 from ..guard.config import GuardConfig, policies_from_config
 from ..guard.enforcer import GuardEnforcer
 from ..guard.policies import unknown_tool
@@ -34,6 +34,7 @@ from ..names import did_you_mean
 from ..nodes.message import MessageNode
 from ..presets.plan_execute import create_plan_execute_node
 from ..presets.react import create_react_node
+from ..presets.react.config import ReActConfig
 from ..presets.research import create_research_node
 from ..presets.supervisor import SupervisorConfig, create_supervisor_node
 from ..sources import (

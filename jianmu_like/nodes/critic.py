@@ -15,7 +15,6 @@ from py_trees.common import Status
 from pydantic import BaseModel
 
 from ..bt.async_behaviour import AsyncBehaviour
-from ..config import ReActConfig
 from ..models.client import ModelClient
 from ..models.errors import ModelError
 from ..models.messages import human, system
@@ -23,6 +22,7 @@ from ..models.structured import StructuredOutputError
 from ..results import read_key
 from .llm import configured_client
 from .one_call import spent, structured_call
+from .settings import ModelCallConfig
 
 REVIEWS = "critic_reviews"
 """Sub-agent-namespace key: the critic's verdicts of this run, oldest first."""
@@ -59,10 +59,10 @@ class CriticNode(AsyncBehaviour):
         usage_namespace: str | None,
         max_retries: int = 1,
         system_prompt: str = DEFAULT_CRITIC_PROMPT,
-        config: ReActConfig | None = None,
+        config: ModelCallConfig | None = None,
     ) -> None:
         super().__init__(name)
-        self.config = config or ReActConfig()
+        self.config = config or ModelCallConfig()
         self.keys = self.config.keys
         self.model_client = configured_client(model_client, self.config)
         self.question = question

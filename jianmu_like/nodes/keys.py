@@ -36,7 +36,7 @@ class StateKeys(BaseModel):
     """The validated structured answer (agents with an `output_type` only)."""
     output_retries: str = "output_retries"
     tool_failures: str = "tool_failures"
-    """Failed tool calls in a row (the ReAct loop stops at `ReActConfig.max_tool_failures`)."""
+    """Failed tool calls in a row (the ReAct loop stops at its `max_tool_failures`)."""
     answer_retries: str = "answer_retries"
     """How often this run's final answer was re-asked by the answer-quality check."""
     fallback_answer: str = "fallback_answer"

@@ -8,7 +8,6 @@ from typing import Any
 from py_trees.common import Status
 
 from ..bt.async_behaviour import AsyncBehaviour
-from ..config import ReActConfig
 from ..models.client import ModelClient
 from ..models.construct import construct
 from ..models.errors import ModelCallFailed, ModelError
@@ -16,6 +15,7 @@ from ..models.types import ModelRequest
 from ..telemetry import events as ev
 from ..tools.toolset import ToolSet
 from .context import ContextBuilder, ContextBuilderProtocol
+from .settings import LLMNodeConfig, ModelCallConfig
 from .tool_selection import ToolView
 
 RequestTransform = Callable[[ModelRequest, Any], Awaitable[ModelRequest]]
@@ -44,7 +44,7 @@ class AgentLLMNode(AsyncBehaviour):
         model_client: ModelClient,
         tools: ToolSet | None = None,
         *,
-        config: ReActConfig | None = None,
+        config: LLMNodeConfig | None = None,
         namespace: str | None = None,
         context_builder: ContextBuilderProtocol | None = None,
         request_transform: RequestTransform | None = None,
@@ -54,7 +54,7 @@ class AgentLLMNode(AsyncBehaviour):
         self.request_transform = request_transform
         self.model_client = model_client
         self.tools = tools
-        self.config = config or ReActConfig()
+        self.config = config or LLMNodeConfig()
         self.keys = self.config.keys
         self.namespace = namespace
         self.context_builder = context_builder or ContextBuilder(
@@ -156,7 +156,7 @@ class AgentLLMNode(AsyncBehaviour):
         self.emit(event_type, **data)
 
 
-def configured_client(model_client: ModelClient, config: ReActConfig) -> ModelClient:
+def configured_client(model_client: ModelClient, config: ModelCallConfig) -> ModelClient:
     """The client a model-calling node asks: `config`'s resilience and tool protocol applied."""
     client = model_client.with_resilience(config.resilience) if config.resilience else model_client
     protocol = config.tool_protocol

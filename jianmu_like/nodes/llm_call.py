@@ -15,7 +15,6 @@ from py_trees.common import Status
 from pydantic import BaseModel
 
 from ..bt.async_behaviour import AsyncBehaviour
-from ..config import ReActConfig
 from ..models.client import ModelClient
 from ..models.errors import ModelCallFailed, ModelError
 from ..models.messages import Message, ai, human, system
@@ -26,6 +25,7 @@ from ..telemetry import events as ev
 from .llm import configured_client, fail_with_model_error
 from .message import placeholder_keys, render
 from .one_call import request_for, spent, structured_call
+from .settings import ModelCallConfig
 
 
 class LLMCallNode(AsyncBehaviour):
@@ -50,10 +50,10 @@ class LLMCallNode(AsyncBehaviour):
         namespace: str | None = None,
         output_key: str | None = None,
         output_schema: type[BaseModel] | Mapping[str, Any] | None = None,
-        config: ReActConfig | None = None,
+        config: ModelCallConfig | None = None,
     ) -> None:
         super().__init__(name)
-        self.config = config or ReActConfig()
+        self.config = config or ModelCallConfig()
         self.model_client = configured_client(model_client, self.config)
         self.prompt = prompt
         self.system_prompt = system_prompt

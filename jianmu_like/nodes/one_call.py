@@ -3,7 +3,7 @@
 Several nodes ask the model exactly once — a single-call LLM node, the presets' planner, writer
 and compressor (`PromptCall`), the supervisor's steps, the critic, tool selection, synthesis.
 Each must send the *agent's* model, temperature, token limit, timeout and extra parameters; this
-module is the one place that maps a `ReActConfig` onto a request, so a new setting reaches every
+module is the one place that maps a `ModelCallConfig` onto a request, so a new setting reaches every
 such call at once.
 """
 
@@ -14,14 +14,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..config import ReActConfig
 from ..models.client import ModelClient
 from ..models.messages import Message
 from ..models.structured import StructuredOutputError, StructuredResult, structured_llm_call
 from ..models.types import ModelRequest, Usage
+from .settings import ModelCallConfig
 
 
-def request_for(config: ReActConfig, messages: list[Message], **overrides: Any) -> ModelRequest:
+def request_for(config: ModelCallConfig, messages: list[Message], **overrides: Any) -> ModelRequest:
     """A request for `messages` with `config`'s sampling settings (`overrides` win, e.g.
     `stream=True`)."""
     fields: dict[str, Any] = {
@@ -42,7 +42,7 @@ async def structured_call(
     client: ModelClient,
     messages: list[Message],
     schema: type[BaseModel] | Mapping[str, Any],
-    config: ReActConfig,
+    config: ModelCallConfig,
     **options: Any,
 ) -> StructuredResult:
     """`structured_llm_call` with `config`'s model, temperature, token limit and timeout

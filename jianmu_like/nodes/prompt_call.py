@@ -19,7 +19,6 @@ from py_trees.common import Status
 from pydantic import BaseModel
 
 from ..bt.async_behaviour import AsyncBehaviour
-from ..config import ReActConfig
 from ..models.client import ModelClient
 from ..models.errors import ModelCallFailed, ModelError
 from ..models.messages import Message
@@ -27,6 +26,7 @@ from ..models.structured import StructuredOutputError
 from ..telemetry import events as ev
 from .llm import configured_client, fail_with_model_error
 from .one_call import request_for, spent, structured_call
+from .settings import LLMNodeConfig
 
 
 class PromptCall(AsyncBehaviour):
@@ -40,11 +40,11 @@ class PromptCall(AsyncBehaviour):
         model_client: ModelClient,
         *,
         namespace: str | None = None,
-        config: ReActConfig | None = None,
+        config: LLMNodeConfig | None = None,
         schema: type[BaseModel] | Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(name)
-        self.config = config or ReActConfig()
+        self.config = config or LLMNodeConfig()
         self.model_client = configured_client(model_client, self.config)
         self.namespace = namespace
         self.schema = schema

@@ -14,7 +14,6 @@ from py_trees.common import Status
 from pydantic import BaseModel, Field
 
 from ..bt.async_behaviour import AsyncBehaviour
-from ..config import ReActConfig
 from ..models.client import ModelClient
 from ..models.errors import ModelError
 from ..models.messages import Message, ai, human, system
@@ -25,6 +24,7 @@ from ..state.manager import StateManager
 from ..telemetry import events as ev
 from .llm import configured_client, fail_with_model_error
 from .one_call import request_for, spent, structured_call
+from .settings import ModelCallConfig
 
 SUB_QUESTIONS = "sub_questions"
 """Supervisor-namespace key: the sub-questions of this run, in order."""
@@ -78,7 +78,7 @@ def asked(sm: StateManager, namespace: str, list_key: str) -> list[dict[str, Any
     ]
 
 
-def results_text(sm: StateManager, config: ReActConfig, items: Sequence[dict[str, Any]]) -> str:
+def results_text(sm: StateManager, config: ModelCallConfig, items: Sequence[dict[str, Any]]) -> str:
     """The sub-agents' questions and answers as the supervisor reads them."""
     keys = config.keys
     blocks: list[str] = []
@@ -99,7 +99,13 @@ class SupervisorCall(AsyncBehaviour):
     the supervisor's system prompt."""
 
     def __init__(
-        self, name: str, model_client: ModelClient, config: ReActConfig, namespace: str, *, system_prompt: str
+        self,
+        name: str,
+        model_client: ModelClient,
+        config: ModelCallConfig,
+        namespace: str,
+        *,
+        system_prompt: str,
     ) -> None:
         super().__init__(name)
         self.system_prompt = system_prompt
@@ -167,7 +173,7 @@ class PlanStep(SupervisorCall):
         self,
         name: str,
         model_client: ModelClient,
-        config: ReActConfig,
+        config: ModelCallConfig,
         namespace: str,
         *,
         max_agents: int,
@@ -202,7 +208,7 @@ class GatherStep(SupervisorCall):
         self,
         name: str,
         model_client: ModelClient,
-        config: ReActConfig,
+        config: ModelCallConfig,
         namespace: str,
         *,
         max_follow_ups: int,

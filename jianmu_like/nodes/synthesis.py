@@ -15,12 +15,13 @@ from typing import Any
 from py_trees.common import Status
 
 from ..bt.async_behaviour import AsyncBehaviour
-from ..config import ReActConfig
+from ..config import get_config
 from ..models.client import ModelClient
 from ..models.errors import ModelError
 from ..models.messages import Message, ai, human, system
 from ..telemetry import events as ev
 from .one_call import request_for
+from .settings import ModelCallConfig
 from .trace import Trace, read_trace, render_steps
 
 SYNTHESIS_PROMPT = (
@@ -57,11 +58,14 @@ class SynthesisNode(AsyncBehaviour):
         name: str,
         model_client: ModelClient,
         *,
-        config: ReActConfig | None = None,
+        config: ModelCallConfig | None = None,
         namespace: str | None = None,
+        tool_chars: int | None = None,
     ) -> None:
         super().__init__(name)
-        self.config = config or ReActConfig()
+        self.config = config or ModelCallConfig()
+        self.tool_chars = tool_chars if tool_chars is not None else get_config().answers.synthesis_tool_chars
+        """Each tool result is cut to this many characters in the prompt (answers.synthesis_tool_chars)."""
         self.keys = self.config.keys
         self.namespace = namespace
         resilience = self.config.resilience
@@ -72,7 +76,7 @@ class SynthesisNode(AsyncBehaviour):
         trace = read_trace(sm.get(keys.messages, ns))
         request = request_for(
             config,
-            synthesis_messages(trace, config.synthesis_tool_chars),
+            synthesis_messages(trace, self.tool_chars),
             stream=True,
             extra_params={k: v for k, v in config.extra_params.items() if k != "tool_choice"},
         )

@@ -24,12 +24,11 @@ import copy
 import hashlib
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from py_trees.common import Status
 
 from ..bt.async_behaviour import AsyncBehaviour
-from ..config import ExecutionMode
 from ..guard.approvals import Approval, ApprovalDecision
 from ..guard.decisions import Decision
 from ..guard.enforcer import GuardContext, GuardEnforcer
@@ -48,7 +47,11 @@ from .tool_outcome import ToolOutcome
 
 _log = get_logger("jianmu_like.guard")
 
-__all__ = ["ToolExecutor", "ToolRunner"]
+__all__ = ["ExecutionMode", "ToolExecutor", "ToolRunner"]
+
+ExecutionMode = Literal["serial", "parallel", "auto"]
+"""How a batch of tool calls runs: one after another, all at once, or `auto` (parallel when
+there are several and every tool is parallel-safe)."""
 
 OUTCOME_UNKNOWN = (
     "outcome unknown: the process stopped while this call was running; it may or may not have "

@@ -24,12 +24,13 @@ from py_trees.common import Status
 from pydantic import BaseModel, Field
 
 from ..bt.async_behaviour import AsyncBehaviour
-from ..config import ReActConfig, ToolSelectionConfig
+from ..config import ToolSelectionConfig, get_config
 from ..models.client import ModelClient
 from ..models.messages import Message, human, system
 from ..models.structured import structured_llm_call
 from ..telemetry import events as ev
 from ..tools.toolset import ToolSet
+from .settings import ModelCallConfig
 
 PHASE = "selecting_tools"
 """The `phase` of this node's `phase` events (status started | completed | failed)."""
@@ -75,7 +76,7 @@ def last_question(messages: Sequence[Message]) -> str:
     return ""
 
 
-def forced_tool(config: ReActConfig) -> str | None:
+def forced_tool(config: ModelCallConfig) -> str | None:
     """The tool a `tool_choice` of the config forces, if it names one."""
     choice = config.tool_choice if config.tool_choice is not None else config.extra_params.get("tool_choice")
     function = choice.get("function") if isinstance(choice, dict) else None
@@ -118,12 +119,13 @@ class ToolSelectionNode(AsyncBehaviour):
         model_client: ModelClient,
         tools: ToolSet,
         *,
-        config: ReActConfig | None = None,
+        config: ModelCallConfig | None = None,
         namespace: str | None = None,
+        selection: ToolSelectionConfig | None = None,
     ) -> None:
         super().__init__(name)
-        self.config = config or ReActConfig()
-        self.settings: ToolSelectionConfig = self.config.tool_selection
+        self.config = config or ModelCallConfig()
+        self.settings: ToolSelectionConfig = selection or get_config().tools.selection.model_copy()
         self.keys = self.config.keys
         self.namespace = namespace
         self.tools = tools

@@ -26,7 +26,6 @@ from pydantic import BaseModel, Field
 from ..bt import composites
 from ..bt.loop import LoopUntilSuccess
 from ..bt.node import Node
-from ..config import ReActConfig
 from ..guard.enforcer import GuardEnforcer
 from ..models.client import ModelClient
 from ..models.messages import Message, ai, human, system
@@ -35,6 +34,7 @@ from ..state.contract import StateContract, declare
 from ..tools.base import Tool
 from ..tools.toolset import ToolSet
 from .plan_steps import FAILURE, PLAN, REPLANS, RESULTS, PlanSteps, StepBuilder, question_of, render_results
+from .react.config import ReActConfig
 
 DEFAULT_PLANNER_PROMPT = (
     "You are a planner. Break the task into a short list of steps, in order; each step is a "

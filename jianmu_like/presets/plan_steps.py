@@ -20,7 +20,6 @@ import py_trees
 from py_trees.common import Status
 
 from ..bt.node import Node, tick_node, walk
-from ..config import ReActConfig
 from ..guard.enforcer import GuardEnforcer
 from ..models.client import ModelClient
 from ..models.messages import human
@@ -29,6 +28,7 @@ from ..results import read_key
 from ..state.manager import StateManager
 from ..tools.base import Tool
 from .react import create_react_node
+from .react.config import ReActConfig
 
 PLAN = "plan"
 """The current plan: a list of {"number", "task", "tools", "model"} (step numbers run on across

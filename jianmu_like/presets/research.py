@@ -22,7 +22,6 @@ from pydantic import BaseModel, Field
 
 from ..bt import composites
 from ..bt.node import Node
-from ..config import ReActConfig
 from ..guard.enforcer import GuardEnforcer
 from ..models.client import ModelClient
 from ..models.messages import Message, ToolCall, human, system
@@ -35,6 +34,7 @@ from ..tools.base import Tool
 from ..tools.builtin import think
 from ..tools.provider import ToolProvider
 from .react import create_react_node
+from .react.config import ReActConfig
 
 CAP_REFUSAL = "Tool call limit reached"
 """Opens the observation of a refused call (and marks it as not run when counting)."""

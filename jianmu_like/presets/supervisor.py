@@ -30,7 +30,6 @@ from pydantic import BaseModel, Field
 from ..bt import composites
 from ..bt.dynamic_parallel import DynamicParallel
 from ..bt.loop import LoopUntilSuccess
-from ..config import ReActConfig
 from ..guard.enforcer import GuardEnforcer
 from ..models.client import ModelClient
 from ..models.messages import human
@@ -41,6 +40,7 @@ from ..state.contract import StateContract, declare
 from ..tools.base import Tool
 from ..tools.toolset import ToolSet
 from .react import create_react_node
+from .react.config import ReActConfig
 
 DEFAULT_SUPERVISOR_PROMPT = (
     "You are a supervisor. You split a task into independent sub-questions for research "

@@ -1,13 +1,25 @@
 """The ReAct preset: a model that reasons, calls tools and answers, in a loop.
 
-It owns everything ReAct-specific: the state class (`ReActState`), the factory that builds the
-tree (`create_react_node`) and how its result is read. The layers below (`nodes`, the kernel)
+It owns everything ReAct-specific: its config (`ReActConfig`), the state class (`ReActState`),
+the factory that builds the tree (`create_react_node`) and how its result is read. The state
+keys are the nodes' (`nodes.keys.StateKeys`), re-exported here. The layers below (`nodes`, the kernel)
 know nothing of it.
 """
 
 from __future__ import annotations
 
+from ...nodes.keys import StateKeys
+from ...nodes.tool_executor import ExecutionMode
+from .config import ReActConfig
 from .factory import ReActAbort, ReActFallback, create_react_node
 from .state import ReActState
 
-__all__ = ["ReActAbort", "ReActFallback", "ReActState", "create_react_node"]
+__all__ = [
+    "ExecutionMode",
+    "ReActAbort",
+    "ReActConfig",
+    "ReActFallback",
+    "ReActState",
+    "StateKeys",
+    "create_react_node",
+]

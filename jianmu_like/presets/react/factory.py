@@ -26,7 +26,6 @@ from pydantic import BaseModel
 
 from ...bt import composites
 from ...bt.loop import LoopUntilSuccess
-from ...config import ReActConfig
 from ...guard.enforcer import GuardEnforcer
 from ...models.client import ModelClient
 from ...models.structured import OutputSchema
@@ -45,6 +44,7 @@ from ...telemetry import events as ev
 from ...tools.base import Tool
 from ...tools.provider import ToolProvider
 from ...tools.toolset import ToolSet
+from .config import ReActConfig
 
 
 def create_react_node(
@@ -118,7 +118,12 @@ def create_react_node(
         children.insert(
             0,
             ToolSelectionNode(
-                f"{name}.SelectTools", model_client, toolset, config=config, namespace=namespace
+                f"{name}.SelectTools",
+                model_client,
+                toolset,
+                config=config,
+                namespace=namespace,
+                selection=config.tool_selection,
             ),
         )
     if config.answer_check.enabled:
@@ -134,7 +139,15 @@ def create_react_node(
     if schema is not None:
         children.append(OutputNode(f"{name}.Output", schema, keys=keys, namespace=namespace))
     if config.synthesize:
-        children.append(SynthesisNode(f"{name}.Synthesize", model_client, config=config, namespace=namespace))
+        children.append(
+            SynthesisNode(
+                f"{name}.Synthesize",
+                model_client,
+                config=config,
+                namespace=namespace,
+                tool_chars=config.synthesis_tool_chars,
+            )
+        )
     body = composites.Sequence(f"{name}.Loop", memory=True, children=children)
     loop = LoopUntilSuccess(
         name,

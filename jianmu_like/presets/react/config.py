@@ -1,0 +1,62 @@
+"""ReActConfig: everything `create_react_node` can be told, in one object.
+
+It extends the LLM node's own config (`nodes.settings.LLMNodeConfig`: model, sampling, retries,
+tool protocol, system prompt, state keys) with what only the ReAct loop reads: its limits, how
+tools run, and the optional answer check, context guard, tool selection and synthesis. The
+factory passes it to each node as that node's small config (a `ReActConfig` is an
+`LLMNodeConfig`) or maps the relevant fields onto the node's parameters.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from ...config import AnswerCheckConfig, ContextConfig, ToolSelectionConfig, get_config
+from ...nodes.settings import LLMNodeConfig
+from ...nodes.tool_executor import ExecutionMode
+
+
+class ReActConfig(LLMNodeConfig):
+    """Configuration of `create_react_node`. Unset fields take their value from `get_config()`
+    at construction time (models.react, llm.*, limits.max_iterations)."""
+
+    max_budget_tokens: int | None = Field(default_factory=lambda: get_config().llm.max_budget_tokens)
+    """Total tokens (`llm.usage.total_tokens`) a run may spend; checked before each iteration."""
+    max_iterations: int = Field(default_factory=lambda: get_config().limits.max_iterations, ge=1)
+    execution_mode: ExecutionMode = "auto"
+    """auto: parallel when several calls are requested and all their tools are parallel-safe."""
+    tool_timeout: float = Field(60.0, gt=0)
+    """Default seconds per tool call (a Tool's own `timeout` wins)."""
+    max_output_chars: int = Field(8000, ge=100)
+    """Tool outputs longer than this are cut, with a note telling the model so."""
+    max_tool_failures: int | None = Field(default_factory=lambda: get_config().limits.max_tool_failures, gt=0)
+    """Stop (termination `tool_failures`) after this many failed tool calls in a row; None: never."""
+    synthesize: bool = Field(default_factory=lambda: get_config().answers.synthesize)
+    """Two-phase answers: after the loop, one streaming call writes the user-facing answer from
+    the execution trace (`<name>.Synthesize`); on any failure the loop's own answer is kept."""
+    synthesis_tool_chars: int = Field(
+        default_factory=lambda: get_config().answers.synthesis_tool_chars, ge=100
+    )
+    """Each tool result is cut to this many characters in the synthesis prompt."""
+    answer_check: AnswerCheckConfig = Field(default_factory=lambda: get_config().answers.check.model_copy())
+    """The answer-quality check (`<name>.AnswerCheck`); `AnswerCheckConfig(enabled=False)` turns
+    it off. `True`/`False` are accepted as shorthands."""
+    context: ContextConfig = Field(default_factory=lambda: get_config().context.model_copy())
+    """The context guard (`nodes.context_guard`): window, strategy, ...; `False` turns it off."""
+    tool_selection: ToolSelectionConfig = Field(
+        default_factory=lambda: get_config().tools.selection.model_copy()
+    )
+    """Above `threshold` tools, one structured call picks at most `max_tools` of them for the
+    run (`<name>.SelectTools`); `ToolSelectionConfig(enabled=False)` or `False` turns it off."""
+
+    @field_validator("context", mode="before")
+    @classmethod
+    def _context_switch(cls, value: Any) -> Any:
+        return {**get_config().context.model_dump(), "enabled": value} if isinstance(value, bool) else value
+
+    @field_validator("answer_check", "tool_selection", mode="before")
+    @classmethod
+    def _switch(cls, value: Any) -> Any:
+        return {"enabled": value} if isinstance(value, bool) else value
