@@ -132,7 +132,11 @@ class LlamaCppProvider:
     ) -> ModelResponse:
         protocol = bool(tool_functions(request.tools))
         turns = to_chat_messages(
-            request.messages, request.tools, system_role=self.system_role, examples=self.examples
+            request.messages,
+            request.tools,
+            system_role=self.system_role,
+            examples=self.examples,
+            persona=request.persona,
         )
         schema = reply_schema(request.tools, request.tool_choice) if protocol else None
         cancelled = threading.Event()

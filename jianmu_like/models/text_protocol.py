@@ -17,15 +17,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..nodes.context import REACT_PROTOCOL
 from .json_text import json_objects
 from .messages import Message, ToolCall
 
 ChatTurn = dict[str, str]
 """One plain chat message: {"role": "system" | "user" | "assistant", "content": ...}."""
-
-TOOLS_HEADER = "Available tools:"
-"""The heading under which the ReAct context lists tools for native calling (replaced here)."""
 
 REPLY_FORMAT = (
     "Reply with exactly one JSON object and nothing else.\n"
@@ -132,28 +128,21 @@ def render_examples(examples: Sequence[WorkedExample], dialect: Dialect | None =
     return ("Example:\n" if len(blocks) == 1 else "Examples:\n") + "\n\n".join(blocks)
 
 
-def persona_of(system_text: str) -> str:
-    """The system prompt without the native-calling protocol paragraph and tool listing."""
-    head, _, _ = system_text.partition(f"\n\n{TOOLS_HEADER}\n")
-    if head.startswith(f"{TOOLS_HEADER}\n"):
-        head = ""
-    paragraphs = [p for p in head.split("\n\n") if p.strip() and p.strip() != REACT_PROTOCOL]
-    return "\n\n".join(paragraphs)
-
-
 def render_system_prompt(
-    system_text: str | None,
+    persona: str | None,
     tools: Sequence[dict[str, Any]] | None,
     *,
     examples: Sequence[WorkedExample] | None = None,
     dialect: Dialect | None = None,
 ) -> str:
     """The persona, the tool list, the reply format and worked examples: `examples` (default
-    `BUILTIN_EXAMPLES`), each shown only when its tool is offered; `dialect` defaults to JSON."""
+    `BUILTIN_EXAMPLES`), each shown only when its tool is offered; `dialect` defaults to JSON.
+    `persona` arrives as data (`ModelRequest.persona`): this protocol never takes apart a system
+    prompt someone else wrote for native calling."""
     dialect = dialect or JSON_DIALECT
     functions = tool_functions(tools)
     names = {f["name"] for f in functions}
-    parts = [persona_of(system_text or "")]
+    parts = [persona or ""]
     parts.append("You can use these tools:\n" + "\n".join(describe_tool(f) for f in functions))
     parts.append(dialect.reply_format)
     shown = [e for e in (BUILTIN_EXAMPLES if examples is None else examples) if e.tool in names]
@@ -190,11 +179,13 @@ def to_chat_messages(
     system_role: bool = True,
     examples: Sequence[WorkedExample] | None = None,
     dialect: Dialect | None = None,
+    persona: str | None = None,
 ) -> list[ChatTurn]:
     """Plain chat turns for a model without tool calling.
 
-    The first system message becomes the protocol prompt (`render_system_prompt`; without
-    tools it stays as it is and answers stay plain text); later ones become user notes.
+    The first system message becomes the protocol prompt (`render_system_prompt` around
+    `persona`, the request's persona, or that message's text when it has none; without tools it
+    stays as it is and answers stay plain text); later ones become user notes.
     Consecutive turns of one role are merged, since some chat templates (Gemma's) require
     strict user/assistant alternation. With `system_role=False` the system prompt is put at
     the top of the first user turn instead. A reply that a corrective message follows is shown
@@ -226,7 +217,9 @@ def to_chat_messages(
         else:
             turns.append({"role": role, "content": text})
     prompt = (
-        render_system_prompt(system_text, tools, examples=examples, dialect=dialect)
+        render_system_prompt(
+            persona if persona is not None else system_text, tools, examples=examples, dialect=dialect
+        )
         if protocol
         else system_text
     )

@@ -106,7 +106,7 @@ class ProtocolAdapter:
         self, request: ModelRequest, model: str, on_delta: DeltaCallback | None, dialect: Dialect
     ) -> ModelResponse:
         """One call with the tools in the prompt, the reply read back with `dialect`."""
-        turns = to_chat_messages(request.messages, request.tools, dialect=dialect)
+        turns = to_chat_messages(request.messages, request.tools, dialect=dialect, persona=request.persona)
         messages = [Message.model_validate(turn) for turn in turns]
         plain = request.model_copy(update={"messages": messages, "tools": None, "tool_choice": None})
         raw = await self.inner.chat(plain, model=model, on_delta=None)  # deltas would be protocol text

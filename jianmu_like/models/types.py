@@ -68,6 +68,10 @@ class ModelRequest(BaseModel):
     timeout: float | None = None
     stream: bool = False
     extra_params: dict[str, Any] = Field(default_factory=dict)
+    persona: str | None = None
+    """The system prompt's own text, without the native tool-calling instructions and tool listing
+    the prompt builder added to the first system message: a tool protocol that writes its own
+    prompt (json, text) builds it around this. None: that system message is taken as it is."""
 
 
 class ModelResponse(BaseModel):

@@ -18,8 +18,16 @@ REACT_PROTOCOL = (
 )
 
 
+TOOLS_HEADER = "Available tools:"
+"""The heading of the tool listing in the native-calling system prompt."""
+
+
 class ContextBuilderProtocol(Protocol):
-    """Builds the message list sent to the model from the conversation history."""
+    """Builds the message list sent to the model from the conversation history.
+
+    A builder may also have a `persona` attribute (str): its system prompt's own text, which the
+    LLM node sends as `ModelRequest.persona` so a json/text tool protocol writes its prompt
+    around it; without one, that protocol takes the first system message as it is."""
 
     def build(self, history: Sequence[Message], tools: ToolSet | None) -> list[Message]: ...
 
@@ -34,6 +42,8 @@ class ContextBuilder:
     def __init__(self, system_prompt: str | None = None, *, include_tool_descriptions: bool = True) -> None:
         self.system_prompt = system_prompt
         self.include_tool_descriptions = include_tool_descriptions
+        self.persona = system_prompt or DEFAULT_PERSONA
+        """The persona alone (no protocol, no tool listing), sent as data with each request."""
         self._cached: tuple[ToolSet | None, int, Message] | None = None
         """(tool set, its version, the message): the set itself, not its id, which a new set
         could reuse once the old one is gone."""
@@ -43,9 +53,9 @@ class ContextBuilder:
         cached = self._cached
         if cached is not None and cached[0] is tools and cached[1] == version:
             return cached[2]
-        parts = [self.system_prompt or DEFAULT_PERSONA, REACT_PROTOCOL]
+        parts = [self.persona, REACT_PROTOCOL]
         if tools is not None and self.include_tool_descriptions and len(tools):
-            parts.append("Available tools:\n" + tools.describe())
+            parts.append(TOOLS_HEADER + "\n" + tools.describe())
         message = system("\n\n".join(parts))
         self._cached = (tools, version, message)
         return message

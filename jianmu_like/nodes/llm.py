@@ -67,6 +67,7 @@ class AgentLLMNode(AsyncBehaviour):
         self._client = configured_client(model_client, self.config)
         self.selection_key = selection_key
         self._view = ToolView()
+        self._persona: str | None = getattr(self.context_builder, "persona", None)
 
     def on_clone(self) -> None:
         """A request transform with per-conversation memory (`for_node`) gets a fresh copy."""
@@ -109,6 +110,7 @@ class AgentLLMNode(AsyncBehaviour):
                 "timeout": config.timeout,
                 "stream": config.stream,
                 "extra_params": self._extra_params,
+                "persona": self._persona,
             },
         )
         if self.request_transform is not None:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from jianmu_like import Agent, ReActConfig, create_react_node, human, load_agent
+from jianmu_like.nodes.context import DEFAULT_PERSONA, REACT_PROTOCOL
 from jianmu_like.telemetry.events import Event
 from jianmu_like.testing import ScriptedOpenAIServer, call, reply
 from jianmu_like.tools.builtin import calculator
@@ -42,6 +43,9 @@ async def test_json_protocol_tolerant_replies_end_to_end() -> None:
     assert "tools" not in first and "tool_choice" not in first
     prompt = first["messages"][0]["content"]
     assert "calculator(expression: string)" in prompt and '{"tool": "<tool name>"' in prompt
+    # the persona reached the protocol as data: none of the native prompt's instructions
+    assert prompt.startswith(f"{DEFAULT_PERSONA}\n\nYou can use these tools:\n")
+    assert REACT_PROTOCOL not in prompt and "Available tools:" not in prompt
     assert [m["role"] for m in second["messages"]] == ["system", "user", "assistant", "user"]
     assert second["messages"][2]["content"] == '{"tool": "calculator", "arguments": {"expression": "6 * 7"}}'
     assert second["messages"][3]["content"].startswith("Observation (calculator): 42")

@@ -16,7 +16,6 @@ from jianmu_like.models.text_protocol import (
     WorkedExample,
     forced_tools,
     parse_reply,
-    persona_of,
     render_system_prompt,
     reply_schema,
     to_chat_messages,
@@ -47,9 +46,12 @@ def ids() -> Any:
 
 
 def test_system_prompt_replaces_native_protocol_and_lists_tools_compactly() -> None:
-    native = ContextBuilder("You are careful.").system_message(TOOLS).content or ""
+    builder = ContextBuilder("You are careful.")
+    native = builder.system_message(TOOLS).content or ""
     assert "Available tools:" in native
-    prompt = render_system_prompt(native, SCHEMAS)
+    turns = to_chat_messages([system(native), human("Hi")], SCHEMAS, persona=builder.persona)
+    prompt = turns[0]["content"]
+    assert prompt == render_system_prompt("You are careful.", SCHEMAS)
     assert prompt.startswith("You are careful.\n\nYou can use these tools:\n")
     assert "Available tools:" not in prompt and "tool messages" not in prompt
     assert "- calculator(expression: string): Evaluate an arithmetic expression" in prompt
@@ -67,10 +69,16 @@ def test_examples_are_shown_only_for_offered_tools() -> None:
     assert "Example" not in render_system_prompt("x", SCHEMAS, examples=[])
 
 
-def test_persona_without_tools_section() -> None:
-    assert persona_of("Be nice.\n\nAvailable tools:\nfoo: bar\n\n  - x") == "Be nice."
-    assert persona_of("Available tools:\nfoo") == ""
-    assert persona_of("Plain prompt.") == "Plain prompt."
+def test_the_persona_arrives_as_data_and_a_system_prompt_without_one_is_kept_whole() -> None:
+    """The protocol never takes a native system prompt apart: the request's persona is what it
+    writes its prompt around; without one, the system message is the persona as it is."""
+    native = "Be nice.\n\nAvailable tools:\nfoo: bar"
+    with_persona = to_chat_messages([system(native), human("Hi")], SCHEMAS, persona="Be nice.")
+    assert with_persona[0]["content"].startswith("Be nice.\n\nYou can use these tools:\n")
+    assert "Available tools:" not in with_persona[0]["content"]
+    without = to_chat_messages([system("Plain prompt."), human("Hi")], SCHEMAS)
+    assert without[0]["content"].startswith("Plain prompt.\n\nYou can use these tools:\n")
+    assert render_system_prompt(None, SCHEMAS).startswith("You can use these tools:\n")
 
 
 def test_history_becomes_plain_turns() -> None:
