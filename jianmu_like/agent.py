@@ -28,8 +28,7 @@ from .guard.approvals import AlreadyDecided, Approval, ApprovalDecision, Approva
 from .models.types import Usage
 from .nodes.interrupts import InterruptBox, InterruptGate
 from .nodes.keys import StateKeys
-from .presets.react.state import ReActState
-from .results import AgentOutcome, all_artifacts, read_key, total_usage, tree_outcomes
+from .results import AgentOutcome, all_artifacts, read_key, reading, total_usage, tree_outcomes
 from .review import refuse_fresh_run, store_decision, stored_decisions
 from .state.contract import check_contract
 from .state.inputs import InputError, TreeInputs
@@ -106,7 +105,7 @@ class Agent:
     def __init__(
         self,
         root: py_trees.behaviour.Behaviour,
-        state_schema: type[BaseModel] = ReActState,
+        state_schema: type[BaseModel] | None = None,
         *,
         initial_state: BaseModel | Mapping[str, Any] | None = None,
         keys: StateKeys | None = None,
@@ -120,12 +119,15 @@ class Agent:
     ) -> None:
         """`checkpointer` is a store, or where one lives (a SQLite path or a `postgresql://`
         URL: opened here, closed by `aclose()`). `source` names the agent file the tree was
-        built from (`load_agent` sets it); checkpoints record it."""
+        built from (`load_agent` sets it); checkpoints record it. `state_schema` and `keys`
+        default to what the preset that built the tree says (`results.ResultReader`: a
+        `create_react_node` root runs on `ReActState` with its config's keys); a tree no preset
+        built needs `state_schema`."""
         self.root = root
         self.source = source
+        state_schema, self.keys = reading(root, state_schema, keys)
         check_contract(state_schema, root)  # a schema that cannot hold the tree's keys fails here
         self.state_manager = StateManager(state_schema, initial_state)
-        self.keys = keys or StateKeys()
         self.namespace = namespace if namespace is not None else getattr(root, "namespace", None)
         self.output_namespace = output_namespace if output_namespace is not None else self.namespace
         self.inputs = tuple(inputs)

@@ -3,21 +3,79 @@
 A tree of several agents keeps each agent's keys in its own namespace; without this, a caller
 digs them out of the state and the run's usage counts one namespace only. `AgentOutcome` is one
 namespace's result, `tree_outcomes` reads them all and `total_usage` sums every namespace.
+
+`ResultReader` is how a preset tells the generic run core (`Agent`, `AgentTemplate`) what its
+trees hold: the state class and the keys its answer, usage, fallback and approvals are read
+from. A preset factory attaches one to the root it builds (`attach_reader`); the run core finds
+it (`reader_of`), so neither it nor the kernel imports any preset. This module reads the nodes'
+keys and the nodes (a supervisor's steps) read sub-agents' outcomes: it shares their layer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
 
+import py_trees
 from pydantic import BaseModel, ConfigDict, Field
 
+from .bt.node import walk
 from .models.types import Usage
 from .nodes.keys import StateKeys
 from .state.manager import StateManager
 from .tools.artifact import Artifact
 
 OutcomeStatus = Literal["success", "failure", "suspended", "not_finished"]
+
+_READER = "result_reader"
+"""The attribute of a tree node that carries its preset's `ResultReader`."""
+
+N = TypeVar("N", bound=py_trees.behaviour.Behaviour)
+
+
+@dataclass(frozen=True, slots=True)
+class ResultReader:
+    """What a preset's trees hold: the state class they run on (`Agent`'s default schema) and
+    the keys their answer, usage, fallback, errors and approvals are read from."""
+
+    state_schema: type[BaseModel]
+    keys: StateKeys
+
+
+def attach_reader(root: N, reader: ResultReader) -> N:
+    """Mark `root` (built by a preset factory) with how its results are read; returns `root`."""
+    setattr(root, _READER, reader)
+    return root
+
+
+def reader_of(root: py_trees.behaviour.Behaviour) -> ResultReader | None:
+    """The reader of the first preset-built node of the tree (parents first): a tree of several
+    agents of one preset reads as that preset; None when no node of the tree was built by one."""
+    for node in walk(root):
+        reader = getattr(node, _READER, None)
+        if isinstance(reader, ResultReader):
+            return reader
+    return None
+
+
+def reading(
+    root: py_trees.behaviour.Behaviour, state_schema: type[BaseModel] | None, keys: StateKeys | None
+) -> tuple[type[BaseModel], StateKeys]:
+    """The schema and keys a run of `root` uses: the ones given, else its preset's reader's. A
+    tree no preset built needs its schema named (the run core knows no default state)."""
+    reader = reader_of(root)
+    if state_schema is None:
+        if reader is None:
+            raise TypeError(
+                f"no state schema for the tree {root.name!r}: pass state_schema=<a pydantic state "
+                "class> (e.g. ReActState), or build it with a preset factory (create_react_node, "
+                "...), whose root names the state it runs on"
+            )
+        state_schema = reader.state_schema
+    if keys is None:
+        keys = reader.keys if reader is not None else StateKeys()
+    return state_schema, keys
 
 
 class AgentOutcome(BaseModel):

@@ -27,7 +27,7 @@ from .checkpoint.store import Checkpointer
 from .config import get_config
 from .nodes.interrupts import InterruptGate
 from .nodes.keys import StateKeys
-from .presets.react.state import ReActState
+from .results import reading
 from .state.contract import check_contract
 from .state.manager import StateManager
 from .telemetry.hub import TelemetryHub, structlog_sink
@@ -52,7 +52,7 @@ class AgentTemplate:
     def __init__(
         self,
         factory: TreeFactory,
-        state_schema: type[BaseModel] = ReActState,
+        state_schema: type[BaseModel] | None = None,
         *,
         keys: StateKeys | None = None,
         namespace: str | None = None,
@@ -61,9 +61,9 @@ class AgentTemplate:
         max_idle: int | None = None,
     ) -> None:
         self.factory = factory
-        self.state_schema = state_schema
-        self.keys = keys or StateKeys()
         first = factory()
+        state_schema, self.keys = reading(first, state_schema, keys)  # as Agent: the preset's by default
+        self.state_schema = state_schema
         check_contract(state_schema, first)  # as Agent does: a schema that cannot hold the keys fails here
         self.prototype = first
         """The first tree built (kept in the pool; its shape names every conversation's tree)."""
@@ -78,7 +78,7 @@ class AgentTemplate:
 
     @classmethod
     def from_prototype(
-        cls, root: py_trees.behaviour.Behaviour, state_schema: type[BaseModel] = ReActState, **options: Any
+        cls, root: py_trees.behaviour.Behaviour, state_schema: type[BaseModel] | None = None, **options: Any
     ) -> AgentTemplate:
         """A template whose trees are clones of `root` (bt.clone). `root` itself serves too."""
         handed = [root]

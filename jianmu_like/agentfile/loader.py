@@ -35,6 +35,7 @@ from ..nodes.message import MessageNode
 from ..presets.plan_execute import create_plan_execute_node
 from ..presets.react import create_react_node
 from ..presets.react.config import ReActConfig
+from ..presets.react.state import ReActState
 from ..presets.research import create_research_node
 from ..presets.supervisor import SupervisorConfig, create_supervisor_node
 from ..sources import (
@@ -133,9 +134,13 @@ def load_agent(
     root = builder.build_root(file, spec)
     inputs = (*wiring.RUN_INPUTS, *spec.inputs)  # every run gives task and messages (see cli.run)
     source = str(file.resolve())
+    # Agent files run on the ReAct state (their wiring checks keys against it), whatever nodes
+    # their tree holds: a tree of plain nodes has no preset root to say so.
     if spec.kind == "tree":
-        return Agent(root, namespace=None, output_namespace=spec.output, inputs=inputs, source=source)
-    return Agent(root, namespace=spec.namespace, inputs=inputs, source=source)
+        return Agent(
+            root, ReActState, namespace=None, output_namespace=spec.output, inputs=inputs, source=source
+        )
+    return Agent(root, ReActState, namespace=spec.namespace, inputs=inputs, source=source)
 
 
 def _client_for(spec: ModelSpec | None) -> ModelClient:

@@ -30,11 +30,13 @@ from ..guard.enforcer import GuardEnforcer
 from ..models.client import ModelClient
 from ..models.messages import Message, ai, human, system
 from ..nodes.prompt_call import PromptCall
+from ..results import attach_reader
 from ..state.contract import StateContract, declare
 from ..tools.base import Tool
 from ..tools.toolset import ToolSet
 from .plan_steps import FAILURE, PLAN, REPLANS, RESULTS, PlanSteps, StepBuilder, question_of, render_results
 from .react.config import ReActConfig
+from .react.state import react_reader
 
 DEFAULT_PLANNER_PROMPT = (
     "You are a planner. Break the task into a short list of steps, in order; each step is a "
@@ -112,7 +114,7 @@ def create_plan_execute_node(
     needed = (keys.messages, keys.usage, keys.error, keys.final_answer, keys.termination, keys.done)
     owner = f"plan-and-execute {name!r}" + (f" (namespace {namespace!r})" if namespace else "")
     declare(root, StateContract(owner, needed, namespace, reads=(keys.messages, "task")))
-    return root
+    return attach_reader(root, react_reader(keys))
 
 
 class PlanStart(Node):

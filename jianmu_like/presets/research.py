@@ -29,12 +29,14 @@ from ..nodes.keys import StateKeys
 from ..nodes.prompt_call import PromptCall
 from ..nodes.tool_outcome import ToolOutcome
 from ..nodes.trace import is_corrective, read_trace, render_steps
+from ..results import attach_reader
 from ..state.contract import StateContract, declare
 from ..tools.base import Tool
 from ..tools.builtin import think
 from ..tools.provider import ToolProvider
 from .react import create_react_node
 from .react.config import ReActConfig
+from .react.state import react_reader
 
 CAP_REFUSAL = "Tool call limit reached"
 """Opens the observation of a refused call (and marks it as not run when counting)."""
@@ -118,7 +120,7 @@ def create_research_node(
     needed = (keys.messages, keys.final_answer, keys.output, keys.usage, keys.error)
     owner = f"research agent {name!r}" + (f" (namespace {namespace!r})" if namespace else "")
     declare(root, StateContract(owner, needed, namespace, reads=(keys.messages,)))
-    return root
+    return attach_reader(root, react_reader(keys))
 
 
 def calls_made(messages: Sequence[Message], free: frozenset[str] = FREE_TOOLS) -> int:

@@ -35,12 +35,13 @@ from ..models.client import ModelClient
 from ..models.messages import human
 from ..nodes.critic import DEFAULT_CRITIC_PROMPT, CriticNode
 from ..nodes.supervisor_steps import FOLLOW_UPS, SUB_QUESTIONS, AnswerStep, GatherStep, PlanStep, asked
-from ..results import read_key
+from ..results import attach_reader, read_key
 from ..state.contract import StateContract, declare
 from ..tools.base import Tool
 from ..tools.toolset import ToolSet
 from .react import create_react_node
 from .react.config import ReActConfig
+from .react.state import react_reader
 
 DEFAULT_SUPERVISOR_PROMPT = (
     "You are a supervisor. You split a task into independent sub-questions for research "
@@ -177,7 +178,7 @@ def create_supervisor_node(
     root.namespace = namespace  # type: ignore[attr-defined]  # Agent routes plain input here
     used = (keys.messages, keys.usage, keys.final_answer, keys.termination, keys.error, keys.done)
     declare(root, StateContract(f"supervisor {name!r}", used, namespace, reads=(keys.messages,)))
-    return root
+    return attach_reader(root, react_reader(keys))
 
 
 class _Questions:

@@ -9,7 +9,7 @@ from typing import Any
 import py_trees
 from py_trees.common import Status
 
-from jianmu_like import Agent, ReActConfig, create_react_node, human
+from jianmu_like import Agent, ReActConfig, ReActState, create_react_node, human
 from jianmu_like.bt.async_behaviour import AsyncBehaviour
 from jianmu_like.bt.fault import NodeFault, failure_kind
 from jianmu_like.bt.loop import LoopUntilSuccess
@@ -74,7 +74,7 @@ async def run_collecting(agent: Agent) -> tuple[Any, list[Event]]:
 
 async def test_async_node_exception_stops_the_loop_at_once_naming_the_node() -> None:
     boom = AsyncBoom("Boom")
-    result, events = await run_collecting(Agent(looped(boom)))
+    result, events = await run_collecting(Agent(looped(boom), ReActState))
     assert boom.runs == 1  # not retried until max_iterations
     assert result.status == "failure"
     assert result.error == "RuntimeError: kaput"
@@ -98,7 +98,7 @@ async def test_async_node_exception_stops_the_loop_at_once_naming_the_node() -> 
 
 async def test_sync_node_exception_is_located_in_the_tree() -> None:
     boom = SyncBoom("Sync")
-    result, events = await run_collecting(Agent(looped(boom)))
+    result, events = await run_collecting(Agent(looped(boom), ReActState))
     assert boom.runs == 1
     assert result.status == "failure"
     assert result.error == "KeyError: 'missing'"
@@ -108,7 +108,7 @@ async def test_sync_node_exception_is_located_in_the_tree() -> None:
 
 async def test_plain_py_trees_behaviour_exception_fails_the_run_instead_of_escaping() -> None:
     root = py_trees.composites.Sequence("Pipeline", memory=True, children=[PlainBoom("Plain")])
-    result = await Agent(root).run()
+    result = await Agent(root, ReActState).run()
     assert result.status == "failure"
     assert result.error == "ValueError: bad value"
     assert result.termination == {
@@ -123,7 +123,7 @@ async def test_a_fault_halts_running_siblings() -> None:
     root = py_trees.composites.Parallel(
         "Both", policy=py_trees.common.ParallelPolicy.SuccessOnAll(), children=[waiter, AsyncBoom("Boom")]
     )
-    result = await Agent(root).run()
+    result = await Agent(root, ReActState).run()
     await asyncio.sleep(0)  # let the cancellation land
     assert result.status == "failure" and result.fault is not None and result.fault.node == "Both/Boom"
     assert waiter.cancelled and not waiter.in_flight
@@ -139,7 +139,7 @@ async def test_the_next_run_starts_clean_after_a_fault() -> None:
                 raise RuntimeError("first time")
             return Status.SUCCESS
 
-    agent = Agent(looped(FailsOnce("Flaky")))
+    agent = Agent(looped(FailsOnce("Flaky")), ReActState)
     assert (await agent.run()).status == "failure"
     second = await agent.run()
     assert second.status == "success" and second.error is None and second.fault is None

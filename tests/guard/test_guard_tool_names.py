@@ -17,11 +17,10 @@ import yaml
 
 from jianmu_like import Agent, human
 from jianmu_like.agentfile.loader import AgentFileError, load_agent, validate_agent_file
-from jianmu_like.config import ReActConfig
 from jianmu_like.guard.enforcer import GuardConfigError, GuardEnforcer
 from jianmu_like.guard.policies import AllowList, ArgumentRule, DenyList, RateLimit, RequireApproval
 from jianmu_like.presets.plan_execute import create_plan_execute_node
-from jianmu_like.presets.react import create_react_node
+from jianmu_like.presets.react import ReActConfig, create_react_node
 from jianmu_like.presets.supervisor import create_supervisor_node
 from jianmu_like.testing import ScriptedOpenAIServer, call, reply
 from jianmu_like.tools import MCPToolProvider, calculator

@@ -13,6 +13,7 @@ from jianmu_like import (
     Agent,
     Artifact,
     ReActConfig,
+    ReActState,
     ToolNode,
     add_artifact,
     create_react_node,
@@ -117,7 +118,7 @@ async def test_a_yaml_agents_tool_returns_an_artifact(tmp_path: Path) -> None:
 
 
 async def test_a_tool_node_writes_the_placeholder_and_emits_the_artifact() -> None:
-    agent = Agent(ToolNode("Report", report, constants={"city": "Paris"}, namespace="r"))
+    agent = Agent(ToolNode("Report", report, constants={"city": "Paris"}, namespace="r"), ReActState)
     events: list[Event] = []
     agent.telemetry.subscribe(events.append)
     result = await agent.run()

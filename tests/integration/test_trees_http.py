@@ -15,6 +15,7 @@ from jianmu_like import (
     Agent,
     InputError,
     LLMCallNode,
+    ReActState,
     ToolNode,
     Usage,
     create_react_node,
@@ -122,7 +123,7 @@ async def test_llm_call_node_and_tool_node_in_a_sequence() -> None:
                 ),
             ],
         )
-        agent = Agent(pipeline, output_namespace="w")
+        agent = Agent(pipeline, ReActState, output_namespace="w")
         result = await agent.run({"expr": "25 * 4 + 10"})
         (body,) = srv.requests
     assert result.status == "success" and result.final_answer == "It is 110."
@@ -135,7 +136,7 @@ async def test_llm_call_node_and_tool_node_in_a_sequence() -> None:
 
 
 async def test_tool_node_failure_fails_the_node() -> None:
-    agent = Agent(ToolNode("Compute", calculator, arguments={"expression": "expr"}))
+    agent = Agent(ToolNode("Compute", calculator, arguments={"expression": "expr"}), ReActState)
     result = await agent.run({"expr": "1 / 0"})
     assert result.status == "failure"
 
@@ -148,7 +149,7 @@ class Verdict(BaseModel):
 async def test_llm_call_node_writes_a_structured_value() -> None:
     async with ScriptedOpenAIServer([call("Verdict", label="spam", confidence=0.9)]) as srv:
         node = LLMCallNode("Classify", srv.client(), prompt="Classify: {text}", output_schema=Verdict)
-        result = await Agent(node).run({"text": "WIN A PRIZE"})
+        result = await Agent(node, ReActState).run({"text": "WIN A PRIZE"})
     assert result.status == "success"
     assert result.output == Verdict(label="spam", confidence=0.9)
     assert result.final_answer == '{"label": "spam", "confidence": 0.9}'
@@ -160,7 +161,7 @@ async def test_a_structured_call_that_fails_everywhere_still_counts_its_calls() 
     replies = [reply(f"not a verdict {i}", usage=usage) for i, usage in enumerate(usages)]
     async with ScriptedOpenAIServer(replies) as srv:
         node = LLMCallNode("Classify", srv.client(), prompt="Classify: {text}", output_schema=Verdict)
-        result = await Agent(node).run({"text": "WIN A PRIZE"})
+        result = await Agent(node, ReActState).run({"text": "WIN A PRIZE"})
         assert len(srv.requests) == 5
     assert result.status == "failure" and "structured output failed at every level" in (result.error or "")
     assert result.usage.total_tokens == sum(u.total_tokens for u in usages)
@@ -181,7 +182,7 @@ def submit(answer: str) -> str:
 async def test_a_tool_can_end_the_loop_with_the_answer() -> None:
     async with ScriptedOpenAIServer([call("submit", answer="42")]) as srv:
         root = create_react_node(model_client=srv.client(), tools=[submit, calculator])
-        result = await Agent(root).run({"messages": [human("What is 6 * 7? Submit it.")]})
+        result = await Agent(root, ReActState).run({"messages": [human("What is 6 * 7? Submit it.")]})
         assert len(srv.requests) == 1  # no last round to restate the answer
     assert result.status == "success" and result.final_answer == "42"
     assert result.termination == {"reason": "completed", "iterations": 1}
@@ -208,7 +209,7 @@ async def test_yaml_tree_reports_the_usage_of_every_agent() -> None:
 async def test_llm_call_node_model_error_fails_with_the_reason() -> None:
     async with ScriptedOpenAIServer([error_reply(400, "no such model")]) as srv:
         node = LLMCallNode("Say", srv.client(), namespace="w", prompt="Hello")
-        result = await Agent(node).run()
+        result = await Agent(node, ReActState).run()
     assert result.status == "failure"
     outcome = result.agents["w"]
     assert outcome.status == "failure" and outcome.error is not None and "no such model" in outcome.error

@@ -39,12 +39,14 @@ from ...nodes.synthesis import SynthesisNode
 from ...nodes.tool_executor import ToolExecutor, ToolRunner
 from ...nodes.tool_selection import ToolSelectionNode
 from ...nodes.trace import FALLBACK_REASONS, fallback_answer, read_trace
+from ...results import attach_reader
 from ...state.contract import StateContract, declare
 from ...telemetry import events as ev
 from ...tools.base import Tool
 from ...tools.provider import ToolProvider
 from ...tools.toolset import ToolSet
 from .config import ReActConfig
+from .state import react_reader
 
 
 def create_react_node(
@@ -164,7 +166,7 @@ def create_react_node(
     used = keys.model_dump(exclude=unused if select else {*unused, "selected_tools"})
     needed = tuple(used.values())
     declare(loop, StateContract(owner, needed, namespace, reads=needed))
-    return loop
+    return attach_reader(loop, react_reader(keys))
 
 
 class ReActAbort:

@@ -10,7 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from ...guard.approvals import Approval, ApprovalDecision
 from ...models.messages import Message, ToolCall
 from ...models.types import Usage
+from ...nodes.keys import StateKeys
 from ...nodes.tool_outcome import ToolOutcome
+from ...results import ResultReader
 from ...state.schema import Ephemeral, merge_dicts
 from ...tools.artifact import Artifact
 
@@ -63,3 +65,9 @@ class ReActState(BaseModel):
     sends every tool)."""
     artifacts: Annotated[list[Artifact], operator.add, Ephemeral(scope="run")] = Field(default_factory=list)
     """Artifacts this run's tools produced; the model saw only their placeholders."""
+
+
+def react_reader(keys: StateKeys) -> ResultReader:
+    """How a tree on `ReActState` is read (the schema `Agent` defaults to for it, and `keys`):
+    what the ReAct preset and the presets built from its nodes attach to their roots."""
+    return ResultReader(ReActState, keys)

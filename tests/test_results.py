@@ -1,0 +1,63 @@
+"""The generic run core reads a tree as the preset that built it says (`results.ResultReader`):
+no default ReAct schema in `Agent` or `AgentTemplate`, over real HTTP (the scripted server)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import pytest
+
+from jianmu_like import (
+    Agent,
+    AgentTemplate,
+    Ephemeral,
+    LLMCallNode,
+    ReActConfig,
+    ReActState,
+    StateKeys,
+    create_react_node,
+    human,
+)
+from jianmu_like.results import ResultReader, reader_of
+from jianmu_like.testing import ScriptedOpenAIServer
+
+
+class Answered(ReActState):
+    answer: Annotated[str | None, Ephemeral(scope="run")] = None
+
+
+async def test_a_react_root_names_its_state_and_the_keys_of_its_config() -> None:
+    async with ScriptedOpenAIServer(["Paris.", "It is 42."]) as srv:
+        plain = create_react_node(model_client=srv.client())
+        assert reader_of(plain) == ResultReader(ReActState, StateKeys())
+        agent = Agent(plain)  # no schema: the preset's root carries it
+        assert isinstance(agent.state, ReActState)
+        assert (await agent.run({"messages": [human("Capital of France?")]})).final_answer == "Paris."
+
+        keys = StateKeys(final_answer="answer")
+        root = create_react_node(model_client=srv.client(), config=ReActConfig(keys=keys))
+        assert reader_of(root) == ResultReader(ReActState, keys)
+        result = await Agent(root, Answered).run({"messages": [human("What is 6 * 7?")]})
+    # the result is read through the config's keys without passing them to Agent again
+    assert result.status == "success" and result.final_answer == "It is 42."
+    assert result.state.answer == "It is 42." and result.state.final_answer is None
+
+
+async def test_a_template_of_a_preset_root_needs_no_schema_either() -> None:
+    async with ScriptedOpenAIServer(["Paris."]) as srv:
+        template = AgentTemplate.from_prototype(create_react_node(model_client=srv.client()))
+        assert template.state_schema is ReActState
+        result = await template.conversation().run({"messages": [human("Capital of France?")]})
+    assert result.final_answer == "Paris."
+
+
+async def test_a_tree_no_preset_built_must_name_its_state_and_nothing_runs() -> None:
+    async with ScriptedOpenAIServer(["never sent"]) as srv:
+        node = LLMCallNode("Say", srv.client(), prompt="Say hi.")
+        with pytest.raises(TypeError, match=r"no state schema for the tree 'Say': pass state_schema="):
+            Agent(node)
+        with pytest.raises(TypeError, match="no state schema for the tree 'Say'"):
+            AgentTemplate.from_prototype(node)
+        assert srv.requests == []
+        result = await Agent(node, state_schema=ReActState).run()
+    assert result.status == "success" and len(srv.requests) == 1
