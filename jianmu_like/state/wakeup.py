@@ -12,10 +12,7 @@ import asyncio
 import contextvars
 import threading
 from collections.abc import Awaitable, Generator
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from ..bt.inline import InlineWork
+from typing import Any
 
 
 class Wakeup:
@@ -26,8 +23,10 @@ class Wakeup:
     def __init__(self) -> None:
         self.pending = False
         self.in_flight = 0
-        self.parked: InlineWork | None = None
-        """Work an exclusive node left for the runner to carry on after the tick (bt.inline)."""
+        self.parked: Awaitable[None] | None = None
+        """Work an exclusive node left for the runner to carry on after the tick (a
+        `bt.inline.InlineWork`; typed as what the runner does with it, so the state kernel does
+        not import the tree kernel above it)."""
         self._tracked: set[asyncio.Future[Any]] | None = None
         """Tasks counted in flight (created by the first `track`: most runs of a conversation
         track none between their runs, and an idle conversation should hold no set)."""
