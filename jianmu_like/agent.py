@@ -125,9 +125,11 @@ class Agent:
         built needs `state_schema`."""
         self.root = root
         self.source = source
-        state_schema, self.keys = reading(root, state_schema, keys)
-        check_contract(state_schema, root)  # a schema that cannot hold the tree's keys fails here
-        self.state_manager = StateManager(state_schema, initial_state)
+        read = reading(root, state_schema, keys)
+        self.keys = read.keys
+        # a schema that cannot hold the tree's keys fails here
+        check_contract(read.state_schema, root, hint=read.schema_hint)
+        self.state_manager = StateManager(read.state_schema, initial_state)
         self.namespace = namespace if namespace is not None else getattr(root, "namespace", None)
         self.output_namespace = output_namespace if output_namespace is not None else self.namespace
         self.inputs = tuple(inputs)

@@ -41,6 +41,8 @@ class ResultReader:
 
     state_schema: type[BaseModel]
     keys: StateKeys
+    schema_hint: str = ""
+    """What to do when a schema does not fit the preset's trees (the StateContractError says it)."""
 
 
 def attach_reader(root: N, reader: ResultReader) -> N:
@@ -61,8 +63,8 @@ def reader_of(root: py_trees.behaviour.Behaviour) -> ResultReader | None:
 
 def reading(
     root: py_trees.behaviour.Behaviour, state_schema: type[BaseModel] | None, keys: StateKeys | None
-) -> tuple[type[BaseModel], StateKeys]:
-    """The schema and keys a run of `root` uses: the ones given, else its preset's reader's. A
+) -> ResultReader:
+    """How a run of `root` is read: the schema and keys given, else its preset's reader's. A
     tree no preset built needs its schema named (the run core knows no default state)."""
     reader = reader_of(root)
     if state_schema is None:
@@ -75,7 +77,7 @@ def reading(
         state_schema = reader.state_schema
     if keys is None:
         keys = reader.keys if reader is not None else StateKeys()
-    return state_schema, keys
+    return ResultReader(state_schema, keys, reader.schema_hint if reader is not None else "")
 
 
 class AgentOutcome(BaseModel):

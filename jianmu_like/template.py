@@ -62,9 +62,11 @@ class AgentTemplate:
     ) -> None:
         self.factory = factory
         first = factory()
-        state_schema, self.keys = reading(first, state_schema, keys)  # as Agent: the preset's by default
-        self.state_schema = state_schema
-        check_contract(state_schema, first)  # as Agent does: a schema that cannot hold the keys fails here
+        read = reading(first, state_schema, keys)  # as Agent: the preset's by default
+        self.state_schema, self.keys = read.state_schema, read.keys
+        check_contract(
+            read.state_schema, first, hint=read.schema_hint
+        )  # as Agent does: a schema that cannot hold the keys fails here
         self.prototype = first
         """The first tree built (kept in the pool; its shape names every conversation's tree)."""
         self.namespace = namespace if namespace is not None else getattr(first, "namespace", None)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import pytest
+from pydantic import BaseModel
 
 from jianmu_like import (
     Agent,
@@ -18,7 +19,9 @@ from jianmu_like import (
     create_react_node,
     human,
 )
-from jianmu_like.results import ResultReader, reader_of
+from jianmu_like.presets.react.state import react_reader
+from jianmu_like.results import reader_of
+from jianmu_like.state.contract import StateContractError
 from jianmu_like.testing import ScriptedOpenAIServer
 
 
@@ -29,14 +32,15 @@ class Answered(ReActState):
 async def test_a_react_root_names_its_state_and_the_keys_of_its_config() -> None:
     async with ScriptedOpenAIServer(["Paris.", "It is 42."]) as srv:
         plain = create_react_node(model_client=srv.client())
-        assert reader_of(plain) == ResultReader(ReActState, StateKeys())
+        assert reader_of(plain) == react_reader(StateKeys())
         agent = Agent(plain)  # no schema: the preset's root carries it
         assert isinstance(agent.state, ReActState)
         assert (await agent.run({"messages": [human("Capital of France?")]})).final_answer == "Paris."
 
         keys = StateKeys(final_answer="answer")
         root = create_react_node(model_client=srv.client(), config=ReActConfig(keys=keys))
-        assert reader_of(root) == ResultReader(ReActState, keys)
+        reader = reader_of(root)
+        assert reader is not None and (reader.state_schema, reader.keys) == (ReActState, keys)
         result = await Agent(root, Answered).run({"messages": [human("What is 6 * 7?")]})
     # the result is read through the config's keys without passing them to Agent again
     assert result.status == "success" and result.final_answer == "It is 42."
@@ -61,3 +65,25 @@ async def test_a_tree_no_preset_built_must_name_its_state_and_nothing_runs() -> 
         assert srv.requests == []
         result = await Agent(node, state_schema=ReActState).run()
     assert result.status == "success" and len(srv.requests) == 1
+
+
+async def test_the_state_kernel_suggests_only_what_the_tree_s_maker_said() -> None:
+    """The contract check (state kernel) knows no preset: the ReAct remedy comes from the
+    reader of a preset-built root, a plain tree gets the generic one."""
+
+    class Bare(BaseModel):
+        note: str = ""
+
+    async with ScriptedOpenAIServer(["never sent"]) as srv:
+        plain = LLMCallNode("Say", srv.client(), prompt="Hi.")
+        with pytest.raises(StateContractError) as info:
+            Agent(plain, Bare)
+        message = str(info.value)
+        assert "LLM call 'Say' needs the fields" in message and "Add the fields" in message
+        assert "ReAct" not in message
+        react = create_react_node(model_client=srv.client())
+        with pytest.raises(
+            StateContractError, match=r"Subclass jianmu_like\.ReActState .*, or add the fields"
+        ):
+            Agent(react, Bare)
+        assert srv.requests == []

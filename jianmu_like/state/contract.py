@@ -53,8 +53,9 @@ def contracts(root: py_trees.behaviour.Behaviour) -> Iterable[StateContract]:
             yield contract
 
 
-def check_contract(schema: type[BaseModel], root: py_trees.behaviour.Behaviour) -> None:
-    """Raise StateContractError naming every field `schema` lacks for the subtrees of `root`."""
+def check_contract(schema: type[BaseModel], root: py_trees.behaviour.Behaviour, *, hint: str = "") -> None:
+    """Raise StateContractError naming every field `schema` lacks for the subtrees of `root`;
+    `hint` is the remedy the tree's maker suggests (a preset: subclass its state class)."""
     spec = schema_spec(schema)
     problems: list[str] = []
     for contract in contracts(root):
@@ -69,6 +70,6 @@ def check_contract(schema: type[BaseModel], root: py_trees.behaviour.Behaviour) 
     if problems:
         raise StateContractError(
             f"state schema {schema.__name__} does not fit the tree: {'; '.join(dict.fromkeys(problems))}. "
-            "Subclass jianmu_like.ReActState (it has every field the ReAct preset uses), or add the "
-            "fields (StateKeys maps a logical key to another field name)"
+            f"{f'{hint}, or add' if hint else 'Add'} the fields (a preset's keys map a logical key to "
+            "another field name)"
         )

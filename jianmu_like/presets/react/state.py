@@ -70,4 +70,7 @@ class ReActState(BaseModel):
 def react_reader(keys: StateKeys) -> ResultReader:
     """How a tree on `ReActState` is read (the schema `Agent` defaults to for it, and `keys`):
     what the ReAct preset and the presets built from its nodes attach to their roots."""
-    return ResultReader(ReActState, keys)
+    return ResultReader(ReActState, keys, _HINT)
+
+
+_HINT = "Subclass jianmu_like.ReActState (it has every field the ReAct preset uses)"
