@@ -54,6 +54,9 @@ def attach_reader(root: N, reader: ResultReader) -> N:
 def reader_of(root: py_trees.behaviour.Behaviour) -> ResultReader | None:
     """The reader of the first preset-built node of the tree (parents first): a tree of several
     agents of one preset reads as that preset; None when no node of the tree was built by one."""
+    reader = getattr(root, _READER, None)
+    if isinstance(reader, ResultReader):  # a preset's own root: no walk
+        return reader
     for node in walk(root):
         reader = getattr(node, _READER, None)
         if isinstance(reader, ResultReader):
@@ -67,6 +70,8 @@ def reading(
     """How a run of `root` is read: the schema and keys given, else its preset's reader's. A
     tree no preset built needs its schema named (the run core knows no default state)."""
     reader = reader_of(root)
+    if reader is not None and state_schema is None and keys is None:
+        return reader  # the common case: a preset's root, nothing overridden
     if state_schema is None:
         if reader is None:
             raise TypeError(
