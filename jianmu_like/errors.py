@@ -52,6 +52,7 @@ The hierarchy (tests/test_errors.py checks this drawing against the classes):
         UnknownToolError
       TreeMismatchError (ValueError)
       UnknownAgentError (RuntimeError)
+      UnknownEventType (KeyError)
       WaitTimeout (AssertionError)
       WeightsError
 """
@@ -92,6 +93,7 @@ _EXPORTS = {
     ".state.contract": ("StateContractError",),
     ".state.inputs": ("InputError",),
     ".state.manager": ("StateError",),
+    ".telemetry.events": ("UnknownEventType",),
     ".telemetry.otel_setup": ("OTelConfigError", "OTelUnavailable"),
     ".template": ("ConversationError",),
     ".testing.waiting": ("WaitTimeout",),
@@ -149,6 +151,7 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .state.contract import StateContractError as StateContractError
     from .state.inputs import InputError as InputError
     from .state.manager import StateError as StateError
+    from .telemetry.events import UnknownEventType as UnknownEventType
     from .telemetry.otel_setup import OTelConfigError as OTelConfigError
     from .telemetry.otel_setup import OTelUnavailable as OTelUnavailable
     from .template import ConversationError as ConversationError
