@@ -61,12 +61,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .exports import lazy_exports
+
 
 class JianmuError(Exception):
     """Base of every exception the framework defines."""
 
-
-from .exports import lazy_exports  # noqa: E402  (after JianmuError: the tree below imports it)
 
 _EXPORTS = {
     ".agentfile.loader": ("AgentFileError",),
