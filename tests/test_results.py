@@ -8,20 +8,11 @@ from typing import Annotated
 import pytest
 from pydantic import BaseModel
 
-from jianmu_like import (
-    Agent,
-    AgentTemplate,
-    Ephemeral,
-    LLMCallNode,
-    ReActConfig,
-    ReActState,
-    StateKeys,
-    create_react_node,
-    human,
-)
+from jianmu_like import Agent, AgentTemplate, ReActConfig, ReActState, create_react_node, human
+from jianmu_like.nodes import LLMCallNode, StateKeys
 from jianmu_like.presets.react.state import react_reader
 from jianmu_like.results import reader_of
-from jianmu_like.state.contract import StateContractError
+from jianmu_like.state import Ephemeral, StateContractError
 from jianmu_like.testing import ScriptedOpenAIServer
 
 

@@ -14,13 +14,13 @@ from jianmu_like import (
     Artifact,
     ReActConfig,
     ReActState,
-    ToolNode,
     add_artifact,
     create_react_node,
     human,
     load_agent,
     tool,
 )
+from jianmu_like.nodes import ToolNode
 from jianmu_like.server.channels import ChannelMapper
 from jianmu_like.telemetry.events import Event
 from jianmu_like.testing import ScriptedOpenAIServer, call, calls, reply

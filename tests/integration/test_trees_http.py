@@ -14,9 +14,7 @@ from pydantic import BaseModel
 from jianmu_like import (
     Agent,
     InputError,
-    LLMCallNode,
     ReActState,
-    ToolNode,
     Usage,
     create_react_node,
     finish,
@@ -25,6 +23,7 @@ from jianmu_like import (
     tool,
 )
 from jianmu_like.bt import composites
+from jianmu_like.nodes import LLMCallNode, ToolNode
 from jianmu_like.testing import ScriptedOpenAIServer, call, error_reply, reply
 from jianmu_like.tools.builtin import calculator
 
