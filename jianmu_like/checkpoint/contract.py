@@ -198,7 +198,9 @@ def keep_from_config(keep: int | None | str = "config") -> int | None:
     """A store's retention: `keep` as given, or the configuration's `checkpoints.keep`."""
     if keep != "config":
         if keep is not None and (not isinstance(keep, int) or keep < 1):
-            raise CheckpointError(f"checkpoints.keep must be a number of versions >= 1 or 'all', not {keep!r}")
+            raise CheckpointError(
+                f"checkpoints.keep must be a number of versions >= 1 or 'all', not {keep!r}"
+            )
         return keep if isinstance(keep, int) else None
     return get_config().checkpoints.keep_versions
 

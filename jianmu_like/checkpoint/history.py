@@ -45,7 +45,9 @@ class CheckpointInfo(CheckpointSummary):
     saved_at: float
 
 
-def summarize(state: dict[str, Any], tree: dict[str, dict[str, Any]], keys: StateKeys | None = None) -> CheckpointSummary:
+def summarize(
+    state: dict[str, Any], tree: dict[str, dict[str, Any]], keys: StateKeys | None = None
+) -> CheckpointSummary:
     """The summary of a state snapshot and tree progress (both as a checkpoint stores them)."""
     keys = keys or _DEFAULT_KEYS
     messages = 0
@@ -67,7 +69,15 @@ def summarize(state: dict[str, Any], tree: dict[str, dict[str, Any]], keys: Stat
     return CheckpointSummary(node=node, iteration=iteration, messages=messages, pending_approvals=pending)
 
 
-def info_of(thread_id: str, seq: int, parent_seq: int | None, status: str, saved_at: float, summary: str | None, data: str | None) -> CheckpointInfo:
+def info_of(
+    thread_id: str,
+    seq: int,
+    parent_seq: int | None,
+    status: str,
+    saved_at: float,
+    summary: str | None,
+    data: str | None,
+) -> CheckpointInfo:
     """A listing row from stored columns: the stored summary (JSON), else one made from `data`."""
     if summary is not None:
         made = CheckpointSummary.model_validate_json(summary)
@@ -77,5 +87,10 @@ def info_of(thread_id: str, seq: int, parent_seq: int | None, status: str, saved
     else:
         made = CheckpointSummary()
     return CheckpointInfo(
-        thread_id=thread_id, seq=seq, parent_seq=parent_seq, status=status, saved_at=saved_at, **made.model_dump()
+        thread_id=thread_id,
+        seq=seq,
+        parent_seq=parent_seq,
+        status=status,
+        saved_at=saved_at,
+        **made.model_dump(),
     )

@@ -170,7 +170,9 @@ class SqlCheckpointStore(ABC):
 
     def threads(self) -> list[str]:
         rows = self._select(
-            f"SELECT thread_id FROM jianmu_checkpoints GROUP BY thread_id ORDER BY {self.thread_order}", (), "list threads"
+            f"SELECT thread_id FROM jianmu_checkpoints GROUP BY thread_id ORDER BY {self.thread_order}",
+            (),
+            "list threads",
         )
         return [str(row[0]) for row in rows]
 
@@ -183,7 +185,9 @@ class SqlCheckpointStore(ABC):
         """Clear the claim (the owner column; a version's content never changes)."""
         with self._write(thread_id, "release thread") as conn:
             self._exec(
-                conn, "UPDATE jianmu_checkpoints SET owner=NULL WHERE thread_id=? AND owner=?", (thread_id, owner)
+                conn,
+                "UPDATE jianmu_checkpoints SET owner=NULL WHERE thread_id=? AND owner=?",
+                (thread_id, owner),
             )
 
     # ------------------------------------------------------------------ journal

@@ -229,7 +229,9 @@ class SQLiteCheckpointer(SqlCheckpointStore):
     `readonly=True` opens an existing store without ever writing to it (listing approvals).
     """
 
-    def __init__(self, path: str | Path, *, readonly: bool = False, keep: int | None | str = "config") -> None:
+    def __init__(
+        self, path: str | Path, *, readonly: bool = False, keep: int | None | str = "config"
+    ) -> None:
         """`keep`: versions kept per thread (default: the configuration's `checkpoints.keep`)."""
         self.path = Path(path)
         self.label = str(self.path)
