@@ -190,11 +190,12 @@ def check_new_version(thread_id: str, stored: tuple[int, str | None] | None, che
     if stored is not None and checkpoint.seq <= stored[0]:
         raise ThreadConflictError(
             thread_id,
-            f"version {checkpoint.seq} is not newer than the stored {stored[0]}; a saved version never changes",
+            f"version {checkpoint.seq} is not newer than the stored {stored[0]}; "
+            "a saved version never changes",
         )
 
 
-def keep_from_config(keep: int | None | str = "config") -> int | None:
+def keep_from_config(keep: int | str | None = "config") -> int | None:
     """A store's retention: `keep` as given, or the configuration's `checkpoints.keep`."""
     if keep != "config":
         if keep is not None and (not isinstance(keep, int) or keep < 1):

@@ -80,7 +80,7 @@ class PostgresCheckpointer(SqlCheckpointStore):
         readonly: bool = False,
         pool_size: int = 4,
         connect_timeout: float = 10.0,
-        keep: int | None | str = "config",
+        keep: int | str | None = "config",
     ) -> None:
         """`keep`: versions kept per thread (default: the configuration's `checkpoints.keep`)."""
         self.label = redact_url(url)

@@ -99,7 +99,8 @@ class SqlCheckpointStore(ABC):
             self._exec(
                 conn,
                 "INSERT INTO jianmu_checkpoints "
-                "(thread_id, seq, parent_seq, status, saved_at, data, owner, summary) VALUES (?,?,?,?,?,?,?,?)",
+                "(thread_id, seq, parent_seq, status, saved_at, data, owner, summary) "
+                "VALUES (?,?,?,?,?,?,?,?)",
                 (
                     tid,
                     checkpoint.seq,

@@ -62,7 +62,8 @@ __all__ = [
 ]
 
 _OLD_FORMATS = ("jianmu_like.checkpoint/1", "jianmu_like.checkpoint/2")
-"""Formats a store is migrated from (one step each, see `_MIGRATIONS`); read-only opens read them as they are."""
+"""Formats a store is migrated from (one step each, see `_MIGRATIONS`); read-only opens read
+them as they are."""
 POLL_INTERVAL = 0.5
 """Seconds between two looks at a SQLite store's `PRAGMA data_version` while decisions are watched."""
 
@@ -70,7 +71,7 @@ POLL_INTERVAL = 0.5
 class MemoryCheckpointer:
     """Checkpoints in a dict: for tests and single-process use (copies on save and load)."""
 
-    def __init__(self, *, keep: int | None | str = "config") -> None:
+    def __init__(self, *, keep: int | str | None = "config") -> None:
         self.keep = keep_from_config(keep)
         self._versions: dict[str, dict[int, tuple[str, CheckpointInfo]]] = {}
         """Per thread: seq -> (the checkpoint as JSON, its listing row), oldest first."""
@@ -214,7 +215,8 @@ _MIGRATIONS: dict[str, tuple[str, tuple[str, ...]]] = {
             "ALTER TABLE jianmu_checkpoints RENAME TO jianmu_checkpoints_2",
             _CHECKPOINTS,
             "INSERT INTO jianmu_checkpoints (thread_id, seq, parent_seq, status, saved_at, data, owner, "
-            "summary) SELECT thread_id, seq, NULL, status, saved_at, data, owner, NULL FROM jianmu_checkpoints_2",
+            "summary) SELECT thread_id, seq, NULL, status, saved_at, data, owner, NULL "
+            "FROM jianmu_checkpoints_2",
             "DROP TABLE jianmu_checkpoints_2",
         ),
     ),
@@ -230,7 +232,7 @@ class SQLiteCheckpointer(SqlCheckpointStore):
     """
 
     def __init__(
-        self, path: str | Path, *, readonly: bool = False, keep: int | None | str = "config"
+        self, path: str | Path, *, readonly: bool = False, keep: int | str | None = "config"
     ) -> None:
         """`keep`: versions kept per thread (default: the configuration's `checkpoints.keep`)."""
         self.path = Path(path)

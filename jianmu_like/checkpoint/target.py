@@ -30,7 +30,7 @@ def store_label(target: str | Path) -> str:
 
 
 def open_checkpointer(
-    target: str | Path, *, readonly: bool = False, keep: int | None | str = "config"
+    target: str | Path, *, readonly: bool = False, keep: int | str | None = "config"
 ) -> ClosableCheckpointer:
     """Open the store at `target`: `postgresql://...` / `postgres://...` a PostgreSQL database
     (tables created or migrated on first use), anything else a SQLite file. `readonly` never
