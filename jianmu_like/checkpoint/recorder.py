@@ -3,12 +3,13 @@
 The Agent owns one; it saves after every tick that changed the state (the runner's `on_tick`
 hook) and at the end of every run, and restores a thread before a resume. Every save is a new
 version of the thread whose `parent_seq` is the version the run continues: the previous save, or
-for a run's first save the version its state was loaded from (an older one forks the thread).
-A run or resume first *claims* the thread (a conditional save carrying this process's owner
+for a run's first save the version its state was loaded from (an older one forks the thread). A
+run or resume first *claims* the thread (a conditional save carrying this process's owner
 token), every later save is conditional on the seq this recorder last saved, and the end of the
-run releases the claim: so two processes never drive one thread, and a save never overwrites what another process wrote.
-The recorder also puts the thread's tool journal on the state manager (`state_manager.journal`),
-so the ToolExecutor records every call's outcome the moment it is known.
+run releases the claim: so two processes never drive one thread, and a save never overwrites
+what another process wrote. The recorder also puts the thread's tool journal on the state
+manager (`state_manager.journal`), so the ToolExecutor records every call's outcome the moment
+it is known.
 """
 
 from __future__ import annotations
