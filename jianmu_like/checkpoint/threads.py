@@ -28,10 +28,14 @@ class ThreadView(BaseModel):
     """The agent file the thread was built from, when recorded."""
 
 
-def unknown_thread(store: Checkpointer, thread_id: str, label: str) -> CheckpointError:
+class UnknownThreadError(CheckpointError):
+    """The store holds no thread of that id (the message names the ones it holds)."""
+
+
+def unknown_thread(store: Checkpointer, thread_id: str, label: str) -> UnknownThreadError:
     """The error for a thread the store does not hold, naming the ones it does."""
     known = ", ".join(store.threads()) or "none"
-    return CheckpointError(f"{label}: no thread {thread_id!r} (threads: {known})")
+    return UnknownThreadError(f"{label}: no thread {thread_id!r} (threads: {known})")
 
 
 def thread_view(
