@@ -324,6 +324,11 @@ def _durable_parsers(
     submit.add_argument("--wait", action="store_true", help="wait for the result and print the answer")
     submit.add_argument("--json", action="store_true", help="with --wait: the whole result as JSON")
     submit.add_argument("--run-id", metavar="ID", help="the run's id (idempotent: an existing run is reused)")
+    submit.add_argument(
+        "--thread",
+        metavar="ID",
+        help="continue this conversation (kept in the database; a new id starts one)",
+    )
     submit.set_defaults(handler="durable:submit_command")
 
     runs = commands.add_parser(
