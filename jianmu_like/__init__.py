@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         MemoryCheckpointer,
         SQLiteCheckpointer,
     )
+    from .checkpoint.history import CheckpointInfo
     from .checkpoint.target import open_checkpointer
     from .config import (
         ConfigError,
@@ -135,6 +136,7 @@ _LAZY: dict[str, str] = {
     "ChatProvider": "jianmu_like.models.provider",
     "Checkpoint": "jianmu_like.checkpoint.store",
     "CheckpointError": "jianmu_like.checkpoint.store",
+    "CheckpointInfo": "jianmu_like.checkpoint.history",
     "Checkpointer": "jianmu_like.checkpoint.store",
     "ConfigError": "jianmu_like.config",
     "ContextBuilder": "jianmu_like.nodes.context",
@@ -259,6 +261,7 @@ __all__ = [
     "ChatProvider",
     "Checkpoint",
     "CheckpointError",
+    "CheckpointInfo",
     "Checkpointer",
     "ConfigError",
     "ContextBuilder",
