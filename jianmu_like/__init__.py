@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .bt.loop import LoopUntilSuccess
     from .bt.node import Node
     from .bt.runner import ReactiveRunner, RunOutcome
+    from .checkpoint.history import CheckpointInfo
     from .checkpoint.store import (
         Checkpoint,
         Checkpointer,
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
         MemoryCheckpointer,
         SQLiteCheckpointer,
     )
-    from .checkpoint.history import CheckpointInfo
     from .checkpoint.target import open_checkpointer
     from .config import (
         ConfigError,
