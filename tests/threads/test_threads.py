@@ -152,3 +152,25 @@ def test_memory_store_and_errors_without_a_store() -> None:
     with pytest.raises(CheckpointError, match=r"history\(\) needs a checkpointer"):
         agent.history("t")
     assert build("http://127.0.0.1:9/v1", MemoryCheckpointer()).history("nope") == []
+
+
+def test_retention_comes_from_the_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from jianmu_like.config import ConfigError, get_config, load_config
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("checkpoints:\n  keep: 0\n")
+    with pytest.raises(ConfigError, match="keep must be at least 1"):
+        load_config(bad)
+    good = tmp_path / "good.yaml"
+    good.write_text("checkpoints:\n  keep: 3\n")
+    assert load_config(good).checkpoints.keep_versions == 3
+    monkeypatch.setenv("JIANMU__CHECKPOINTS__KEEP", "2")
+    get_config(reload=True)
+    try:
+        store = open_checkpointer(tmp_path / "runs.db")
+        assert store.keep == 2 and MemoryCheckpointer().keep == 2
+        store.close()
+    finally:
+        monkeypatch.delenv("JIANMU__CHECKPOINTS__KEEP")
+        get_config(reload=True)
+    assert MemoryCheckpointer().keep is None
