@@ -173,6 +173,9 @@ class Agent:
         """The states of the other in-memory threads, by thread id (None: the default one)."""
         self._default_thread: str | None = None
         """The store's thread id of `thread_id=None` (made at its first run)."""
+        self._ran = False
+        """Whether a run has used the state manager's state (before, it is the initial state:
+        the first thread run takes it as is, nothing to park)."""
 
     def _fresh_state(self) -> BaseModel:
         """The state a new thread starts from (the constructor's `initial_state`)."""
@@ -186,6 +189,9 @@ class Agent:
     def _switch_memory_thread(self, thread_id: str | None) -> None:
         """Hold `thread_id`'s in-memory state (parking the current one)."""
         if thread_id == self._current_thread:
+            return
+        if not self._ran and thread_id not in self._parked:
+            self._current_thread = thread_id  # the untouched initial state is the new thread's
             return
         sm = self.state_manager
         self._parked[self._current_thread] = sm.state
@@ -287,6 +293,7 @@ class Agent:
             sm.version += 1
         elif recorder is None:
             self._switch_memory_thread(thread_id)
+        self._ran = True
         if self.root.status != Status.INVALID:
             self.root.stop(Status.INVALID)
         self._drop_interrupts()  # follow-ups of an abandoned suspended run
