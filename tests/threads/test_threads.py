@@ -174,3 +174,23 @@ def test_retention_comes_from_the_configuration(tmp_path: Path, monkeypatch: pyt
         monkeypatch.delenv("JIANMU__CHECKPOINTS__KEEP")
         get_config(reload=True)
     assert MemoryCheckpointer().keep is None
+
+
+async def test_a_thread_of_another_state_schema_is_refused_before_anything_changes(tmp_path: Path) -> None:
+    from pydantic import ConfigDict
+
+    class OtherState(ReActState):
+        model_config = ConfigDict(extra="allow")
+        note: str = ""
+
+    store = str(tmp_path / "runs.db")
+    with ScriptedOpenAIServer([reply(ANSWER)]) as srv:
+        writer = build(srv.base_url, store)
+        await writer.run(ask("Capital of France?"), thread_id="t")
+        await writer.aclose()
+        other = Agent(tree(srv.base_url), state_schema=OtherState, checkpointer=store)
+        before = other.state.model_dump()
+        with pytest.raises(CheckpointError, match="was written with state schema .*ReActState"):
+            await other.run(ask("And Germany?"), thread_id="t")
+        assert other.state.model_dump() == before and len(srv.requests) == 1
+        await other.aclose()
