@@ -190,7 +190,7 @@ async def test_a_thread_of_another_state_schema_is_refused_before_anything_chang
         await writer.aclose()
         other = Agent(tree(srv.base_url), state_schema=OtherState, checkpointer=store)
         before = other.state.model_dump()
-        with pytest.raises(CheckpointError, match="was written with state schema .*ReActState"):
+        with pytest.raises(CheckpointError, match=r"was written with state schema .*ReActState"):
             await other.run(ask("And Germany?"), thread_id="t")
         assert other.state.model_dump() == before and len(srv.requests) == 1
         await other.aclose()
