@@ -80,7 +80,8 @@ class AgentResult(BaseModel):
     pending_approvals: list[Approval] = Field(default_factory=list)
     """Tool calls waiting for a human (status "suspended"); decide with approve()/deny()."""
     thread_id: str | None = None
-    """The checkpoint thread of the run (with a checkpointer)."""
+    """The thread (conversation) of the run: its id in the checkpoint store, or without a
+    checkpointer the `thread_id` it was given (None: the agent's default thread)."""
     error: str | None = None
     """Why a failed run failed, e.g. "RuntimeError: kaput" or the model error's message."""
     fault: NodeFault | None = None
