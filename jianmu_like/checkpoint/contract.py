@@ -20,6 +20,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from ..config import get_config
+from ..errors import JianmuError
 from ..state.journal import JournalEntry
 from .history import CheckpointInfo, CheckpointSummary, summarize
 from .owner import Owner, owner_alive
@@ -29,7 +30,7 @@ FORMAT = "jianmu_like.checkpoint/3"
 CheckpointStatus = Literal["running", "suspended", "success", "failure"]
 
 
-class CheckpointError(RuntimeError):
+class CheckpointError(RuntimeError, JianmuError):
     """A checkpoint cannot be read, written, or does not fit the agent restoring it."""
 
 
