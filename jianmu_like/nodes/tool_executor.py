@@ -320,6 +320,7 @@ class ToolExecutor(AsyncBehaviour):
                 "idempotency_key": f"{journal.thread_id}/{key}" if journal is not None else call.id,
                 "final_answer": None,
                 "artifacts": [],
+                "emit": self.emit,
             },
         )
         token = set_current_tool_call(context)

@@ -13,7 +13,9 @@ hands the user a document the model only sees as a placeholder (see `tools.artif
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextvars import ContextVar, Token
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -31,6 +33,9 @@ class ToolCallContext(BaseModel):
     """Set by `finish()`: the loop ends after this batch with this answer."""
     artifacts: list[Artifact] = Field(default_factory=list)
     """Artifacts the call produced (returned, or `add_artifact()`): kept out of the observation."""
+    emit: Callable[..., None] | None = Field(default=None, exclude=True, repr=False)
+    """The executing node's event emitter (`emit(event_type, **payload)`): a tool that reports
+    progress (an MCP server's `notifications/progress`) publishes it as the run's events."""
 
 
 _current: ContextVar[ToolCallContext | None] = ContextVar("jianmu_tool_call", default=None)
@@ -78,3 +83,11 @@ def artifact_observation(result: object) -> str | None:
     if isinstance(result, list | tuple) and result and all(isinstance(item, Artifact) for item in result):
         return "\n".join(add_artifact(item) for item in result)
     return None
+
+
+def emit_tool_event(event_type: str, **payload: Any) -> None:
+    """From inside a tool: publish an event tagged with the running call's id and tool (through
+    the executing node, so it carries the node's path); nothing outside a tool call."""
+    context = _current.get()
+    if context is not None and context.emit is not None:
+        context.emit(event_type, tool=context.tool, call_id=context.call_id, **payload)

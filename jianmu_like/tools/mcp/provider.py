@@ -20,18 +20,46 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
+from ...telemetry import events as ev
 from ..base import Tool
+from ..call_context import emit_tool_event
 from .config import MCPServerConfig, parse_mcp_servers
 from .content import MCPServerCrashedError, MCPServerError, render_mcp_result
-from .session import MCPSession
+from .prompts import prompt_messages
+from .resources import ResourceIndex, read_resource_tool, render_read_result
+from .session import MCPSession, SessionHandlers
 
 if TYPE_CHECKING:
-    from mcp.types import CallToolResult
+    from mcp.types import (
+        CallToolResult,
+        LoggingMessageNotificationParams,
+        Prompt,
+        ReadResourceResult,
+        Resource,
+        ResourceTemplate,
+    )
     from mcp.types import Tool as MCPTool
+
+    from ...models.messages import Message
 
 logger = logging.getLogger(__name__)
 
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+LOG_KEEP = 200
+"""Log notifications a provider keeps (`log_records`)."""
+
+_LOG_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
 
 
 def mcp_tool_name(prefix: str, name: str) -> str:
@@ -69,6 +97,10 @@ class MCPToolProvider:
         self._lock_loop: asyncio.AbstractEventLoop | None = None
         self.restarts = 0
         """How many times a dead server was started again."""
+        self._roots = config.root_uris()
+        self._resources: ResourceIndex | None = None
+        self.log_records: list[LoggingMessageNotificationParams] = []
+        """The server's most recent log notifications (at most `LOG_KEEP`), oldest first."""
 
     # -- ToolProvider ----------------------------------------------------------------------
 
@@ -78,12 +110,123 @@ class MCPToolProvider:
         await self._live_session()
 
     async def get_tools(self, *, refresh: bool = False, **kwargs: Any) -> Sequence[Tool]:
-        """The server's tools as `Tool`s: listed once, again after `refresh` or a change notice."""
+        """The server's tools as `Tool`s: listed once, again after `refresh` or a change notice;
+        plus a `read_resource` tool when the server has resources (and `resources` is on)."""
         if self._tools is None or refresh or self._stale:
             self._stale = False
             listed = await self._with_restart("tools/list", lambda s: s.list_tools(), retry=True)
-            self._tools = self._wrap(listed)
+            tools = self._wrap(listed)
+            reader = await self._resource_tool(refresh=refresh)
+            if reader is not None and all(t.name != reader.name for t in tools):
+                tools.append(reader)
+            self._tools = tools
         return list(self._tools)
+
+    # -- resources -------------------------------------------------------------------------
+
+    async def list_resources(self) -> list[Resource]:
+        """The server's resources (`resources/list`, every page); [] when it has none."""
+        if not await self._declares("resources"):
+            return []
+        return list(await self._with_restart("resources/list", lambda s: s.list_resources(), retry=True))
+
+    async def list_resource_templates(self) -> list[ResourceTemplate]:
+        """The server's resource templates (`resources/templates/list`); [] when it has none."""
+        if not await self._declares("resources"):
+            return []
+        return list(
+            await self._with_restart(
+                "resources/templates/list", lambda s: s.list_resource_templates(), retry=True
+            )
+        )
+
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        """Read one resource (`resources/read`): its contents, text or base64 blobs, whole."""
+        result: ReadResourceResult = await self._with_restart(
+            f"resources/read of {uri!r}", lambda s: s.read_resource(uri), retry=True
+        )
+        return result
+
+    async def read_resource_text(self, uri: str) -> str:
+        """A resource as the model reads it: text as is, binary data and documents as
+        artifacts (attached to the running tool call) with a placeholder."""
+        return render_read_result(await self.read_resource(uri), server=self.name, uri=uri)
+
+    async def _resource_tool(self, *, refresh: bool) -> Tool | None:
+        if not self.config.resources or not await self._declares("resources"):
+            return None
+        if self._resources is None or refresh or self._resources.stale:
+            resources = await self.list_resources()
+            templates = await self.list_resource_templates()
+            self._resources = ResourceIndex(resources, templates)
+        if not self._resources.resources and not self._resources.templates:
+            return None
+        return read_resource_tool(self, self._resources)
+
+    def _resources_changed(self) -> None:
+        if self._resources is not None:
+            self._resources.stale = True
+        self._stale = True  # the read_resource tool's description lists them
+
+    # -- prompts ---------------------------------------------------------------------------
+
+    async def list_prompts(self) -> list[Prompt]:
+        """The server's prompt templates (`prompts/list`); [] when it has none."""
+        if not await self._declares("prompts"):
+            return []
+        return list(await self._with_restart("prompts/list", lambda s: s.list_prompts(), retry=True))
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, Any] | None = None) -> list[Message]:
+        """The prompt `name` filled with `arguments` (`prompts/get`), as messages a tree can use
+        (`system_prompt`, a first message); its text content only (images become placeholders)."""
+        args = {key: str(value) for key, value in (arguments or {}).items()}
+        result = await self._with_restart(
+            f"prompt {name!r}", lambda s: s.get_prompt(name, args or None), retry=True
+        )
+        return prompt_messages(result, server=self.name, prompt=name)
+
+    # -- roots -----------------------------------------------------------------------------
+
+    @property
+    def roots(self) -> list[tuple[str, str | None]]:
+        """The `(file:// URI, name)` roots offered to the server when it asks (`roots/list`)."""
+        return list(self._roots)
+
+    async def set_roots(self, roots: Sequence[str]) -> None:
+        """Offer other roots (paths or URIs) and tell a connected server they changed
+        (`notifications/roots/list_changed`): it asks again with `roots/list`."""
+        self._roots = self.config.model_copy(update={"roots": list(roots)}).root_uris()
+        session = self._session
+        if session is not None and session.alive:
+            await session.roots_changed()
+
+    # -- notifications ---------------------------------------------------------------------
+
+    def _on_log(self, params: LoggingMessageNotificationParams) -> None:
+        """A server log notification: kept (`log_records`), logged, and an `mcp.log` event of the
+        tool call running now, if any (servers log while they work on a call)."""
+        self.log_records.append(params)
+        del self.log_records[:-LOG_KEEP]
+        level = _LOG_LEVELS.get(str(params.level), logging.INFO)
+        logger.log(level, "MCP server %r (%s): %s", self.name, params.logger or "-", params.data)
+        emit_tool_event(
+            ev.MCP_LOG, server=self.name, level=str(params.level), logger=params.logger, data=params.data
+        )
+
+    def _handlers(self) -> SessionHandlers:
+        return SessionHandlers(
+            tools_changed=self._tools_changed,
+            resources_changed=self._resources_changed,
+            prompts_changed=None,  # prompts are read on demand, never cached
+            log=self._on_log,
+            roots=(lambda: self._roots) if self.config.roots or self._roots else None,
+        )
+
+    async def _declares(self, capability: str) -> bool:
+        """Whether the server declared `capability` ("resources", "prompts", ...) in its handshake."""
+        session = await self._live_session()
+        caps = session.capabilities
+        return caps is not None and getattr(caps, capability, None) is not None
 
     async def refresh(self) -> Sequence[Tool]:
         """List the server's tools again (then `await toolset.refresh()` to use them)."""
@@ -149,7 +292,7 @@ class MCPToolProvider:
                     )
                     self.restarts += 1
                 await current.close()
-            session = MCPSession(self.config, on_tools_changed=self._tools_changed)
+            session = MCPSession(self.config, handlers=self._handlers())
             await session.open()
             if self._closed:  # close() ran while we were connecting
                 await session.close()
@@ -187,10 +330,18 @@ class MCPToolProvider:
     # -- tools -----------------------------------------------------------------------------
 
     async def call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> str:
-        """Call the server's tool `tool` (its own name) and return the observation text."""
+        """Call the server's tool `tool` (its own name) and return the observation text.
+
+        The call carries a progress token: the server's progress reports become `tool.progress`
+        events of the running call and keep the call alive (`call_timeout` is then a bound on
+        silence, `max_call_duration` on the whole call)."""
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            emit_tool_event(ev.TOOL_PROGRESS, server=self.name, progress=done, total=total, message=message)
+
         result: CallToolResult = await self._with_restart(
             f"the call to {tool!r}",
-            lambda s: s.call_tool(tool, dict(arguments or {})),
+            lambda s: s.call_tool(tool, dict(arguments or {}), report=progress),
             retry=self.config.is_idempotent(tool),
         )
         return render_mcp_result(result, server=self.name, tool=tool)
@@ -198,7 +349,7 @@ class MCPToolProvider:
     def _wrap(self, listed: Sequence[MCPTool]) -> list[Tool]:
         config = self.config
         # The executor's timeout is only a backstop around ours: a call, a restart and a retry.
-        backstop = 2 * config.call_timeout + config.connect_timeout + 15.0
+        backstop = 2 * config.max_call_duration + config.connect_timeout + 15.0
         tools: dict[str, Tool] = {}
         origin: dict[str, str] = {}
         for spec in listed:
