@@ -85,9 +85,16 @@ def artifact_observation(result: object) -> str | None:
     return None
 
 
-def emit_tool_event(event_type: str, **payload: Any) -> None:
-    """From inside a tool: publish an event tagged with the running call's id and tool (through
-    the executing node, so it carries the node's path); nothing outside a tool call."""
+def tool_event_emitter() -> Callable[..., None] | None:
+    """From inside a tool: a function publishing events tagged with the running call's id and
+    tool (through the executing node, so they carry its path), usable from other tasks too (an
+    MCP session's reader task delivers progress); None outside a tool call or without telemetry."""
     context = _current.get()
-    if context is not None and context.emit is not None:
-        context.emit(event_type, tool=context.tool, call_id=context.call_id, **payload)
+    if context is None or context.emit is None:
+        return None
+    emit, tool, call_id = context.emit, context.tool, context.call_id
+
+    def emit_tool_event(event_type: str, **payload: Any) -> None:
+        emit(event_type, tool=tool, call_id=call_id, **payload)
+
+    return emit_tool_event

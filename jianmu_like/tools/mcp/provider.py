@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from ...telemetry import events as ev
 from ..base import Tool
-from ..call_context import emit_tool_event
+from ..call_context import tool_event_emitter
 from .config import MCPServerConfig, parse_mcp_servers
 from .content import MCPServerCrashedError, MCPServerError, render_mcp_result
 from .prompts import prompt_messages
@@ -99,6 +99,8 @@ class MCPToolProvider:
         """How many times a dead server was started again."""
         self._roots = config.root_uris()
         self._resources: ResourceIndex | None = None
+        self._emitters: list[Callable[..., None]] = []
+        """Event emitters of the calls in flight (`tools.call_context.tool_event_emitter`)."""
         self.log_records: list[LoggingMessageNotificationParams] = []
         """The server's most recent log notifications (at most `LOG_KEEP`), oldest first."""
 
@@ -203,15 +205,16 @@ class MCPToolProvider:
     # -- notifications ---------------------------------------------------------------------
 
     def _on_log(self, params: LoggingMessageNotificationParams) -> None:
-        """A server log notification: kept (`log_records`), logged, and an `mcp.log` event of the
-        tool call running now, if any (servers log while they work on a call)."""
+        """A server log notification: kept (`log_records`), logged, and an `mcp.log` event of each
+        tool call of this server running now, if any (servers log while they work on a call)."""
         self.log_records.append(params)
         del self.log_records[:-LOG_KEEP]
         level = _LOG_LEVELS.get(str(params.level), logging.INFO)
         logger.log(level, "MCP server %r (%s): %s", self.name, params.logger or "-", params.data)
-        emit_tool_event(
-            ev.MCP_LOG, server=self.name, level=str(params.level), logger=params.logger, data=params.data
-        )
+        for emit in list(self._emitters):
+            emit(
+                ev.MCP_LOG, server=self.name, level=str(params.level), logger=params.logger, data=params.data
+            )
 
     def _handlers(self) -> SessionHandlers:
         return SessionHandlers(
@@ -336,14 +339,23 @@ class MCPToolProvider:
         events of the running call and keep the call alive (`call_timeout` is then a bound on
         silence, `max_call_duration` on the whole call)."""
 
-        async def progress(done: float, total: float | None, message: str | None) -> None:
-            emit_tool_event(ev.TOOL_PROGRESS, server=self.name, progress=done, total=total, message=message)
+        emit = tool_event_emitter()  # progress arrives in the session's reader task
 
-        result: CallToolResult = await self._with_restart(
-            f"the call to {tool!r}",
-            lambda s: s.call_tool(tool, dict(arguments or {}), report=progress),
-            retry=self.config.is_idempotent(tool),
-        )
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            if emit is not None:
+                emit(ev.TOOL_PROGRESS, server=self.name, progress=done, total=total, message=message)
+
+        if emit is not None:
+            self._emitters.append(emit)
+        try:
+            result: CallToolResult = await self._with_restart(
+                f"the call to {tool!r}",
+                lambda s: s.call_tool(tool, dict(arguments or {}), report=progress),
+                retry=self.config.is_idempotent(tool),
+            )
+        finally:
+            if emit is not None:
+                self._emitters.remove(emit)
         return render_mcp_result(result, server=self.name, tool=tool)
 
     def _wrap(self, listed: Sequence[MCPTool]) -> list[Tool]:

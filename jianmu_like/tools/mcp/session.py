@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import warnings
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass
@@ -352,7 +353,13 @@ class MCPSession:
         """Tell the server the client's roots changed (`notifications/roots/list_changed`)."""
         session = self._session
         if session is not None and self.alive:
-            await session.send_roots_list_changed()
+            # Roots are deprecated from protocol 2026-07-28 (SEP-2577), but servers of earlier
+            # revisions (server-everything, the filesystem server) still ask for them.
+            from mcp.shared.exceptions import MCPDeprecationWarning
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await session.send_roots_list_changed()
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], *, report: Progress | None = None

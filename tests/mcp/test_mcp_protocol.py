@@ -1,0 +1,225 @@
+"""The MCP protocol beyond tools, against real servers over stdio: resources (listed, read from
+Python and by the model through `read_resource`, binary data kept whole as artifacts), prompts,
+roots (declared, asked for, changed), progress (events, and a bound on silence rather than on the
+whole call), server logs, and cancellation of an abandoned call on the server.
+
+`@modelcontextprotocol/server-everything` (npm, pinned in tests/mcp/package.json) is the MCP
+project's reference server for these features; the project's own test server (`mcp_test_server.py`,
+on the official `mcp` SDK) covers what it cannot show (a call that never reports progress, a
+handler that records its cancellation).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from mcp_helpers import HERE, server_config
+
+from jianmu_like import Agent, create_react_node, human
+from jianmu_like.telemetry import events as ev
+from jianmu_like.telemetry.events import Event
+from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wait_until, wait_until_async
+from jianmu_like.tools import MCPToolProvider
+
+ENTRY = HERE / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+NODE = shutil.which("node")
+STATIC_DOC = "demo://resource/static/document/architecture.md"
+
+needs_everything = [
+    pytest.mark.skipif(NODE is None, reason="node is not installed"),
+    pytest.mark.skipif(
+        not ENTRY.exists(),
+        reason="@modelcontextprotocol/server-everything is not installed: npm install --prefix tests/mcp",
+    ),
+]
+pytestmark = [pytest.mark.asyncio(loop_scope="module")]
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def everything(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[MCPToolProvider]:
+    if NODE is None or not ENTRY.exists():
+        pytest.skip("server-everything (node and its npm install) is not available")
+    root = tmp_path_factory.mktemp("project")
+    provider = MCPToolProvider(
+        name="everything", command=NODE, args=[str(ENTRY), "stdio"], roots=[str(root)], deny=["trigger-*"]
+    )
+    async with provider:
+        yield provider
+
+
+def _agent_run(srv: ScriptedOpenAIServer, provider: MCPToolProvider) -> tuple[Agent, list[Event]]:
+    agent = Agent(create_react_node(model_client=srv.client(), tool_providers=[provider]))
+    events: list[Event] = []
+    agent.telemetry.subscribe(events.append)
+    return agent, events
+
+
+# -- resources ---------------------------------------------------------------------------------
+
+
+async def test_resources_listed_and_read_from_python(everything: MCPToolProvider) -> None:
+    resources = await everything.list_resources()
+    uris = {str(resource.uri) for resource in resources}
+    assert STATIC_DOC in uris
+    templates = {template.uri_template for template in await everything.list_resource_templates()}
+    assert "demo://resource/dynamic/blob/{resourceId}" in templates
+    result = await everything.read_resource(STATIC_DOC)
+    text = result.contents[0].text  # type: ignore[union-attr]
+    assert "architecture" in text.lower() or len(text) > 20
+
+
+async def test_the_model_reads_resources_through_one_tool(everything: MCPToolProvider) -> None:
+    tools = {tool.name: tool for tool in await everything.get_tools()}
+    reader = tools["read_resource"]
+    # Its description names the URIs and templates the model may read.
+    assert STATIC_DOC in reader.description and "dynamic/text/{resourceId}" in reader.description
+    blob_uri = "demo://resource/dynamic/blob/7"
+
+    def model(request: dict[str, Any]) -> Any:
+        tool_replies = [m for m in request["messages"] if m["role"] == "tool"]
+        if not tool_replies:
+            return call("read_resource", uri="demo://resource/dynamic/text/3")
+        if len(tool_replies) == 1:
+            return call("read_resource", uri=blob_uri)
+        return reply("read both")
+
+    with ScriptedOpenAIServer(model) as srv:
+        agent, events = _agent_run(srv, everything)
+        result = await agent.run({"messages": [human("read the resources")]})
+        observations = [m["content"] for m in srv.requests[-1]["messages"] if m["role"] == "tool"]
+    assert result.status == "success" and result.final_answer == "read both"
+    assert "Resource 3" in observations[0]  # text: the observation itself
+    # Binary: whole for the user, a placeholder for the model.
+    [artifact] = result.artifacts
+    size = len(base64.b64decode(artifact.content or ""))  # the server's bytes, whole
+    assert size > 0 and artifact.encoding == "base64" and artifact.name == "7"
+    assert observations[1].startswith(f"[Artifact generated: 7] ({artifact.mime_type}, {size} bytes; ")
+    assert artifact.content not in observations[1]
+    assert any(e.type == ev.ARTIFACT for e in events)
+
+
+async def test_reading_an_unknown_resource_is_an_observation(everything: MCPToolProvider) -> None:
+    tools = {tool.name: tool for tool in await everything.get_tools()}
+    with pytest.raises(Exception, match="everything"):
+        await tools["read_resource"].invoke({"uri": "demo://no/such/thing"})
+
+
+# -- prompts -----------------------------------------------------------------------------------
+
+
+async def test_prompts_become_messages(everything: MCPToolProvider) -> None:
+    prompts = {prompt.name: prompt for prompt in await everything.list_prompts()}
+    assert {"simple-prompt", "args-prompt"} <= set(prompts)
+    assert [a.name for a in prompts["args-prompt"].arguments or []] == ["city", "state"]
+    messages = await everything.get_prompt("args-prompt", {"city": "Paris", "state": "Texas"})
+    assert [(m.role, m.content) for m in messages] == [("user", "What's weather in Paris, Texas?")]
+
+
+# -- roots -------------------------------------------------------------------------------------
+
+
+async def test_roots_are_declared_sent_and_changed(everything: MCPToolProvider, tmp_path: Path) -> None:
+    tools = {tool.name: tool for tool in await everything.get_tools()}
+    # server-everything registers this tool only for clients that declare the roots capability.
+    first = await tools["get-roots-list"].invoke({})
+    [(uri, _)] = everything.roots
+    assert uri in first
+    other = tmp_path / "other-project"
+    other.mkdir()
+    await everything.set_roots([str(other)])
+
+    # The server asks again (`roots/list`) when told they changed; poll until it has.
+    async with asyncio.timeout(PATIENCE):
+        while other.as_uri() not in (listed := await tools["get-roots-list"].invoke({})):
+            await asyncio.sleep(0.05)
+    assert uri not in listed
+
+
+# -- logging -----------------------------------------------------------------------------------
+
+
+async def test_server_logs_are_kept_and_logged(everything: MCPToolProvider) -> None:
+    tools = {tool.name: tool for tool in await everything.get_tools()}
+    started = await tools["toggle-simulated-logging"].invoke({})
+    try:
+        assert started.startswith("Started")
+        wait_for = len(everything.log_records) + 1
+
+        await wait_until_async(
+            lambda: len(everything.log_records) >= wait_for, "a log notification from server-everything"
+        )
+        record = everything.log_records[-1]
+        assert record.level and record.data is not None
+    finally:
+        await tools["toggle-simulated-logging"].invoke({})  # stop it
+
+
+# -- progress and cancellation -----------------------------------------------------------------
+
+
+async def test_progress_keeps_a_long_call_alive_and_becomes_events() -> None:
+    # Progress reports become `tool.progress` events of the running call, in order.
+    config = server_config(call_timeout=PATIENCE / 4, max_call_duration=PATIENCE, allow=["steps"])
+    script = [call("steps", count=4, pause=0.2), reply("finished")]
+    async with MCPToolProvider(config) as provider:
+        with ScriptedOpenAIServer(script) as srv:
+            agent, events = _agent_run(srv, provider)
+            result = await agent.run({"messages": [human("take your time")]})
+    assert result.final_answer == "finished"
+    progress = [e.data for e in events if e.type == ev.TOOL_PROGRESS]
+    assert [(p["progress"], p["total"], p["message"]) for p in progress] == [
+        (1, 4, "step 1"),
+        (2, 4, "step 2"),
+        (3, 4, "step 3"),
+        (4, 4, "step 4"),
+    ]
+    assert all(p["tool"] == "steps" and p["server"] == "test" for p in progress)
+
+
+async def test_progress_extends_the_silence_bound_not_the_whole_call() -> None:
+    # Each gap (0.3 s) is shorter than call_timeout (1 s) but the call (2.4 s) is longer: it
+    # succeeds. Under load a gap can stretch; the assertion is on the outcome, not on timing.
+    config = server_config(call_timeout=1.0, max_call_duration=PATIENCE)
+    async with MCPToolProvider(config) as provider:
+        text = await provider.call("steps", {"count": 8, "pause": 0.3})
+    assert text == "done after 8 steps"
+
+
+async def test_a_silent_call_times_out_and_is_cancelled_on_the_server(tmp_path: Path) -> None:
+    marker = tmp_path / "cancelled"
+    config = server_config(call_timeout=1.0, allow=["hang"])
+    script = [call("hang", marker=str(marker)), reply("gave up")]
+    async with MCPToolProvider(config) as provider:
+        with ScriptedOpenAIServer(script) as srv:
+            agent, _ = _agent_run(srv, provider)
+            result = await agent.run({"messages": [human("wait forever")]})
+            observation = next(m["content"] for m in srv.requests[-1]["messages"] if m["role"] == "tool")
+        assert "did not answer tool 'hang' or report its progress for call_timeout=1 s" in observation
+        # The server was told (`notifications/cancelled`): its handler was interrupted.
+        wait_until(lambda: marker.exists(), "the server to see the call cancelled")
+    assert result.final_answer == "gave up"
+    assert marker.read_text() == "cancelled"
+
+
+async def test_without_a_tool_call_context_progress_is_harmless() -> None:
+    async with MCPToolProvider(server_config()) as provider:
+        assert await provider.call("steps", {"count": 2, "pause": 0.01}) == "done after 2 steps"
+
+
+for _test in (
+    test_resources_listed_and_read_from_python,
+    test_the_model_reads_resources_through_one_tool,
+    test_reading_an_unknown_resource_is_an_observation,
+    test_prompts_become_messages,
+    test_roots_are_declared_sent_and_changed,
+    test_server_logs_are_kept_and_logged,
+):
+    for _mark in needs_everything:
+        _mark(_test)
