@@ -223,3 +223,13 @@ for _test in (
 ):
     for _mark in needs_everything:
         _mark(_test)
+
+
+@pytest.mark.skipif(NODE is None or not ENTRY.exists(), reason="server-everything is not available")
+async def test_a_tool_that_requires_tasks_is_not_offered_and_says_why(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with MCPToolProvider(name="ev", command=NODE, args=[str(ENTRY), "stdio"]) as provider:
+        names = {tool.name for tool in await provider.get_tools()}
+    assert "get-sum" in names and "simulate-research-query" not in names
+    assert "'simulate-research-query' requires task-augmented execution" in caplog.text

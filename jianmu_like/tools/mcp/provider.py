@@ -367,6 +367,15 @@ class MCPToolProvider:
         for spec in listed:
             if not config.exposes(spec.name):
                 continue
+            execution = getattr(spec, "execution", None)
+            if getattr(execution, "task_support", None) == "required":
+                # Offered, it would fail every call ("requires task augmentation"): say so once.
+                logger.warning(
+                    "MCP server %r: tool %r requires task-augmented execution (MCP tasks), which "
+                    "this client does not run yet; it is not offered to the model",
+                    *(self.name, spec.name),
+                )
+                continue
             name = mcp_tool_name(config.prefix, spec.name)
             if name in tools:
                 logger.warning(
