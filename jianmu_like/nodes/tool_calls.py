@@ -241,6 +241,7 @@ def outcome(content: str, failed: bool, effect_tags: list[str]) -> ToolOutcome:
             "effect_tags": effect_tags,
             "final_answer": None,
             "artifacts": [],
+            "usage": None,
         },
     )
 

@@ -33,6 +33,9 @@ class ToolCallContext(BaseModel):
     """Set by `finish()`: the loop ends after this batch with this answer."""
     artifacts: list[Artifact] = Field(default_factory=list)
     """Artifacts the call produced (returned, or `add_artifact()`): kept out of the observation."""
+    usage: Any = None
+    """`models.types.Usage` of model calls made on the call's behalf (`add_call_usage`): an MCP
+    server's sampling requests; the executor adds it to the run's usage."""
     emit: Callable[..., None] | None = Field(default=None, exclude=True, repr=False)
     """The executing node's event emitter (`emit(event_type, **payload)`): a tool that reports
     progress (an MCP server's `notifications/progress`) publishes it as the run's events."""
@@ -98,3 +101,9 @@ def tool_event_emitter() -> Callable[..., None] | None:
         emit(event_type, tool=tool, call_id=call_id, **payload)
 
     return emit_tool_event
+
+
+def add_call_usage(context: ToolCallContext | None, usage: Any) -> None:
+    """Count `usage` (a `models.types.Usage`) against the call `context` (None: nowhere)."""
+    if context is not None:
+        context.usage = usage if context.usage is None else context.usage + usage

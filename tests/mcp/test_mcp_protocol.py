@@ -23,9 +23,11 @@ import pytest_asyncio
 from mcp_helpers import HERE, server_config
 
 from jianmu_like import Agent, create_react_node, human
+from jianmu_like.models.types import Usage
 from jianmu_like.telemetry import events as ev
 from jianmu_like.telemetry.events import Event
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wait_until, wait_until_async
+from jianmu_like.testing.script import DEFAULT_USAGE
 from jianmu_like.tools import MCPToolProvider
 
 ENTRY = HERE / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
@@ -233,3 +235,62 @@ async def test_a_tool_that_requires_tasks_is_not_offered_and_says_why(
         names = {tool.name for tool in await provider.get_tools()}
     assert "get-sum" in names and "simulate-research-query" not in names
     assert "'simulate-research-query' requires task-augmented execution" in caplog.text
+
+
+# -- sampling ----------------------------------------------------------------------------------
+
+
+def _sampling_model(seen: list[dict[str, Any]]) -> Any:
+    """The agent calls the sampling tool, then answers with its result; a request without tools
+    is the server's sampling request, answered with a known text and usage."""
+
+    def model(request: dict[str, Any]) -> Any:
+        if "tools" not in request:
+            seen.append(request)
+            return reply("sampled words", usage=Usage(prompt_tokens=30, completion_tokens=7))
+        tool_messages = [m for m in request["messages"] if m["role"] == "tool"]
+        if not tool_messages:
+            return call("trigger-sampling-request", prompt="a haiku", maxTokens=500)
+        return reply(tool_messages[-1]["content"], usage=Usage(prompt_tokens=100, completion_tokens=20))
+
+    return model
+
+
+@pytest.mark.skipif(NODE is None or not ENTRY.exists(), reason="server-everything is not available")
+async def test_an_allowed_server_samples_the_agents_model_and_the_tokens_count() -> None:
+    seen: list[dict[str, Any]] = []
+    provider = MCPToolProvider(
+        name="ev",
+        command=NODE,
+        args=[str(ENTRY), "stdio"],
+        sampling="allow",
+        sampling_max_tokens=50,
+        allow=["trigger-sampling-request"],
+    )
+    async with provider:
+        with ScriptedOpenAIServer(_sampling_model(seen)) as srv:
+            agent, events = _agent_run(srv, provider)
+            result = await agent.run({"messages": [human("sample something")]})
+            requests = list(srv.requests)
+    assert result.status == "success"
+    assert "sampled words" in (result.final_answer or "")
+    # The server's request reached the model as asked, its maxTokens capped by the config.
+    [sampling] = seen
+    assert sampling["messages"][0] == {"role": "system", "content": "You are a helpful test server."}
+    assert "a haiku" in sampling["messages"][1]["content"]
+    assert sampling["max_tokens"] == 50
+    # Usage: the agent's two calls plus the server's one, as the model server reported them.
+    assert len(requests) == 3
+    assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (
+        DEFAULT_USAGE.prompt_tokens + 30 + 100,
+        DEFAULT_USAGE.completion_tokens + 7 + 20,
+    )
+    [event] = [e.data for e in events if e.type == ev.MCP_SAMPLING]
+    assert event["status"] == "answered" and event["max_tokens"] == 500 and event["server"] == "ev"
+
+
+@pytest.mark.skipif(NODE is None or not ENTRY.exists(), reason="server-everything is not available")
+async def test_sampling_is_off_by_default_so_the_server_offers_no_sampling_tool() -> None:
+    async with MCPToolProvider(name="ev", command=NODE, args=[str(ENTRY), "stdio"]) as provider:
+        names = {tool.name for tool in await provider.get_tools()}
+    assert "trigger-sampling-request" not in names and "get-sum" in names

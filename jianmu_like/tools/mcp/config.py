@@ -81,6 +81,11 @@ class MCPServerConfig(BaseModel):
     roots: list[str] = Field(default_factory=list)
     """Folders (paths or `file://` URIs) the client offers a server that asks for its roots
     (`roots/list`); relative paths are resolved against the working directory."""
+    sampling: Literal["deny", "allow"] = "deny"
+    """Whether the server may ask the agent's model for completions (`sampling/createMessage`);
+    allowed, their tokens count in the run's usage and budget (see `tools.mcp.sampling`)."""
+    sampling_max_tokens: int = Field(1024, gt=0)
+    """The most tokens one sampling request may ask for (a larger `maxTokens` is capped)."""
     resources: bool = True
     """Offer the server's resources to the model through a `read_resource` tool (when the server
     has any); Python code can always read them (`MCPToolProvider.read_resource`)."""

@@ -22,16 +22,20 @@ from typing import TYPE_CHECKING, Any, Self
 
 from ...telemetry import events as ev
 from ..base import Tool
-from ..call_context import tool_event_emitter
+from ..call_context import ToolCallContext, current_tool_call, tool_event_emitter
 from .config import MCPServerConfig, parse_mcp_servers
 from .content import MCPServerCrashedError, MCPServerError, render_mcp_result
 from .prompts import prompt_messages
 from .resources import ResourceIndex, read_resource_tool, render_read_result
+from .sampling import answer_sampling
 from .session import MCPSession, SessionHandlers
 
 if TYPE_CHECKING:
     from mcp.types import (
         CallToolResult,
+        CreateMessageRequestParams,
+        CreateMessageResult,
+        ErrorData,
         LoggingMessageNotificationParams,
         Prompt,
         ReadResourceResult,
@@ -40,6 +44,7 @@ if TYPE_CHECKING:
     )
     from mcp.types import Tool as MCPTool
 
+    from ...models.client import ModelClient
     from ...models.messages import Message
 
 logger = logging.getLogger(__name__)
@@ -99,8 +104,12 @@ class MCPToolProvider:
         """How many times a dead server was started again."""
         self._roots = config.root_uris()
         self._resources: ResourceIndex | None = None
-        self._emitters: list[Callable[..., None]] = []
-        """Event emitters of the calls in flight (`tools.call_context.tool_event_emitter`)."""
+        self._in_flight: list[tuple[ToolCallContext | None, Callable[..., None] | None]] = []
+        """The tool calls of this server running now: their context and event emitter (server
+        notifications and requests arrive in the session's reader task, outside the call's)."""
+        self.sampling_client: ModelClient | None = None
+        """Answers the server's sampling requests when its config allows them; the ReAct preset
+        attaches the agent's own model client (`use_model_client`)."""
         self.log_records: list[LoggingMessageNotificationParams] = []
         """The server's most recent log notifications (at most `LOG_KEEP`), oldest first."""
 
@@ -211,10 +220,28 @@ class MCPToolProvider:
         del self.log_records[:-LOG_KEEP]
         level = _LOG_LEVELS.get(str(params.level), logging.INFO)
         logger.log(level, "MCP server %r (%s): %s", self.name, params.logger or "-", params.data)
-        for emit in list(self._emitters):
-            emit(
-                ev.MCP_LOG, server=self.name, level=str(params.level), logger=params.logger, data=params.data
-            )
+        for _, emit in list(self._in_flight):
+            if emit is not None:
+                emit(
+                    ev.MCP_LOG,
+                    server=self.name,
+                    level=str(params.level),
+                    logger=params.logger,
+                    data=params.data,
+                )
+
+    def use_model_client(self, client: ModelClient) -> None:
+        """Answer the server's sampling requests with `client` (unless one is set already)."""
+        if self.sampling_client is None:
+            self.sampling_client = client
+
+    async def _on_sampling(self, params: CreateMessageRequestParams) -> CreateMessageResult | ErrorData:
+        """A server's `sampling/createMessage`, counted against the call it arrived during (the
+        newest of this server's calls in flight, if any)."""
+        call, emit = self._in_flight[-1] if self._in_flight else (None, None)
+        return await answer_sampling(
+            params, config=self.config, client=self.sampling_client, call=call, emit=emit
+        )
 
     def _handlers(self) -> SessionHandlers:
         return SessionHandlers(
@@ -223,6 +250,7 @@ class MCPToolProvider:
             prompts_changed=None,  # prompts are read on demand, never cached
             log=self._on_log,
             roots=(lambda: self._roots) if self.config.roots or self._roots else None,
+            sampling=self._on_sampling if self.config.sampling == "allow" else None,
         )
 
     async def _declares(self, capability: str) -> bool:
@@ -340,13 +368,13 @@ class MCPToolProvider:
         silence, `max_call_duration` on the whole call)."""
 
         emit = tool_event_emitter()  # progress arrives in the session's reader task
+        flight = (current_tool_call(), emit)
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
             if emit is not None:
                 emit(ev.TOOL_PROGRESS, server=self.name, progress=done, total=total, message=message)
 
-        if emit is not None:
-            self._emitters.append(emit)
+        self._in_flight.append(flight)
         try:
             result: CallToolResult = await self._with_restart(
                 f"the call to {tool!r}",
@@ -354,8 +382,7 @@ class MCPToolProvider:
                 retry=self.config.is_idempotent(tool),
             )
         finally:
-            if emit is not None:
-                self._emitters.remove(emit)
+            self._in_flight.remove(flight)
         return render_mcp_result(result, server=self.name, tool=tool)
 
     def _wrap(self, listed: Sequence[MCPTool]) -> list[Tool]:

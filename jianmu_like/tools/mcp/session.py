@@ -37,6 +37,9 @@ if TYPE_CHECKING:
     from mcp.client.session import ClientRequestContext
     from mcp.types import (
         CallToolResult,
+        CreateMessageRequestParams,
+        CreateMessageResult,
+        ErrorData,
         GetPromptResult,
         Implementation,
         ListRootsResult,
@@ -68,6 +71,8 @@ class SessionHandlers:
     log: Callable[[LoggingMessageNotificationParams], None] | None = None
     roots: Callable[[], list[tuple[str, str | None]]] | None = None
     """`(uri, name)` pairs sent to a server asking for the client's roots."""
+    sampling: Callable[[CreateMessageRequestParams], Awaitable[CreateMessageResult | ErrorData]] | None = None
+    """Answers `sampling/createMessage`; with it set, the client declares sampling."""
 
 
 logger = logging.getLogger(__name__)
@@ -219,6 +224,7 @@ class MCPSession:
                     message_handler=self._on_message,
                     logging_callback=self._on_log,
                     list_roots_callback=self._list_roots if self.handlers.roots is not None else None,
+                    sampling_callback=self._sample if self.handlers.sampling is not None else None,
                     client_info=Implementation(name="jianmu_like", version="0.1.0"),
                 )
                 await stack.enter_async_context(session)
@@ -276,6 +282,12 @@ class MCPSession:
 
         roots = self.handlers.roots() if self.handlers.roots is not None else []
         return ListRootsResult(roots=[Root(uri=uri, name=name) for uri, name in roots])
+
+    async def _sample(
+        self, context: ClientRequestContext, params: CreateMessageRequestParams
+    ) -> CreateMessageResult | ErrorData:
+        assert self.handlers.sampling is not None  # the callback is only registered with it
+        return await self.handlers.sampling(params)
 
     @property
     def capabilities(self) -> ServerCapabilities | None:
