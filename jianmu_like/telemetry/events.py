@@ -25,6 +25,11 @@ TOOL_PROGRESS = "tool.progress"
 """A running tool reported progress (an MCP server's notifications/progress): progress, total, message."""
 MCP_LOG = "mcp.log"
 """An MCP server's log notification: server, level, logger, data."""
+ELICITATION_REQUESTED = "elicitation.requested"
+"""An MCP server asks the user for input (elicitation/create): request (id, server, message,
+requested_schema, url); answer it with the provider's `respond`."""
+ELICITATION_RESOLVED = "elicitation.resolved"
+"""An elicitation was answered: id, server, action (accept | decline | cancel)."""
 MCP_SAMPLING = "mcp.sampling"
 """An MCP server asked the agent's model for a completion (sampling/createMessage): server,
 status (answered | refused | failed), max_tokens, model_hints, and model and usage or reason."""

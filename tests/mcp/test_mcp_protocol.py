@@ -29,6 +29,7 @@ from jianmu_like.telemetry.events import Event
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wait_until, wait_until_async
 from jianmu_like.testing.script import DEFAULT_USAGE
 from jianmu_like.tools import MCPToolProvider
+from jianmu_like.tools.mcp.elicitation import ElicitationAnswer, ElicitationError, ElicitationRequest
 
 ENTRY = HERE / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 NODE = shutil.which("node")
@@ -294,3 +295,76 @@ async def test_sampling_is_off_by_default_so_the_server_offers_no_sampling_tool(
     async with MCPToolProvider(name="ev", command=NODE, args=[str(ENTRY), "stdio"]) as provider:
         names = {tool.name for tool in await provider.get_tools()}
     assert "trigger-sampling-request" not in names and "get-sum" in names
+
+
+# -- elicitation -------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(NODE is None or not ENTRY.exists(), reason="server-everything is not available")
+async def test_a_server_asks_the_user_and_the_answer_reaches_it() -> None:
+    provider = MCPToolProvider(
+        name="ev",
+        command=NODE,
+        args=[str(ENTRY), "stdio"],
+        elicitation="ask",
+        allow=["trigger-elicitation-request"],
+    )
+    async with provider:
+        tool = next(t for t in await provider.get_tools() if t.name == "trigger-elicitation-request")
+        call_task = asyncio.create_task(tool.invoke({}))
+        [request] = await wait_until_async(provider.pending_elicitations, "the server's question")
+        assert request.server == "ev" and request.message.startswith("Please provide inputs")
+        assert request.requested_schema["required"] == ["name"]
+        # Content the schema refuses is refused here, and the question stays open.
+        with pytest.raises(ElicitationError, match="'name' is a required property"):
+            provider.respond(request.id, "accept", {"check": True})
+        with pytest.raises(ElicitationError, match="no pending elicitation 'nope'"):
+            provider.respond("nope", "decline")
+        assert provider.pending_elicitations() == [request]
+        provider.respond(request.id, "accept", {"name": "Ada Lovelace", "check": True})
+        async with asyncio.timeout(PATIENCE):
+            text = await call_task
+    assert "User provided the requested information" in text and "- Name: Ada Lovelace" in text
+    assert provider.pending_elicitations() == []
+
+
+@pytest.mark.skipif(NODE is None or not ENTRY.exists(), reason="server-everything is not available")
+async def test_an_unanswered_question_is_cancelled_after_its_timeout_and_never_hangs() -> None:
+    provider = MCPToolProvider(
+        name="ev",
+        command=NODE,
+        args=[str(ENTRY), "stdio"],
+        elicitation="ask",
+        elicitation_timeout=0.5,
+        allow=["trigger-elicitation-request"],
+    )
+    async with provider:
+        tool = next(t for t in await provider.get_tools() if t.name == "trigger-elicitation-request")
+        async with asyncio.timeout(PATIENCE):
+            text = await tool.invoke({})
+    assert "User cancelled the elicitation dialog" in text
+
+
+@pytest.mark.skipif(NODE is None or not ENTRY.exists(), reason="server-everything is not available")
+async def test_a_handler_answers_in_code_and_events_tell_the_run() -> None:
+    async def decline(request: ElicitationRequest) -> ElicitationAnswer:
+        return ElicitationAnswer(action="decline")
+
+    provider = MCPToolProvider(
+        name="ev",
+        command=NODE,
+        args=[str(ENTRY), "stdio"],
+        elicitation="ask",
+        allow=["trigger-elicitation-request"],
+    )
+    provider.elicitations.handler = decline
+    script = [call("trigger-elicitation-request"), reply("they said no")]
+    async with provider:
+        with ScriptedOpenAIServer(script) as srv:
+            agent, events = _agent_run(srv, provider)
+            result = await agent.run({"messages": [human("ask them")]})
+            observation = next(m["content"] for m in srv.requests[-1]["messages"] if m["role"] == "tool")
+    assert result.final_answer == "they said no"
+    assert "User declined to provide the requested information" in observation
+    kinds = [(e.type, e.data.get("action")) for e in events if e.type.startswith("elicitation.")]
+    assert kinds == [(ev.ELICITATION_REQUESTED, None), (ev.ELICITATION_RESOLVED, "decline")]

@@ -86,6 +86,10 @@ class MCPServerConfig(BaseModel):
     allowed, their tokens count in the run's usage and budget (see `tools.mcp.sampling`)."""
     sampling_max_tokens: int = Field(1024, gt=0)
     """The most tokens one sampling request may ask for (a larger `maxTokens` is capped)."""
+    elicitation: Literal["decline", "ask"] = "decline"
+    """"ask": the server may ask the user for input mid-call (`elicitation/create`); requests
+    wait for `MCPToolProvider.respond` (or a handler) at most `elicitation_timeout` seconds."""
+    elicitation_timeout: float = Field(300.0, gt=0)
     resources: bool = True
     """Offer the server's resources to the model through a `read_resource` tool (when the server
     has any); Python code can always read them (`MCPToolProvider.read_resource`)."""

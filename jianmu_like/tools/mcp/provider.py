@@ -25,6 +25,7 @@ from ..base import Tool
 from ..call_context import ToolCallContext, current_tool_call, tool_event_emitter
 from .config import MCPServerConfig, parse_mcp_servers
 from .content import MCPServerCrashedError, MCPServerError, render_mcp_result
+from .elicitation import Action, ElicitationBox, ElicitationRequest
 from .prompts import prompt_messages
 from .resources import ResourceIndex, read_resource_tool, render_read_result
 from .sampling import answer_sampling
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
         CallToolResult,
         CreateMessageRequestParams,
         CreateMessageResult,
+        ElicitRequestParams,
+        ElicitResult,
         ErrorData,
         LoggingMessageNotificationParams,
         Prompt,
@@ -107,6 +110,9 @@ class MCPToolProvider:
         self._in_flight: list[tuple[ToolCallContext | None, Callable[..., None] | None]] = []
         """The tool calls of this server running now: their context and event emitter (server
         notifications and requests arrive in the session's reader task, outside the call's)."""
+        self.elicitations = ElicitationBox(config.name, config.elicitation_timeout)
+        """The server's open questions to the user (`elicitation: ask`): `pending()`, `respond()`,
+        or a `handler` answering them in code."""
         self.sampling_client: ModelClient | None = None
         """Answers the server's sampling requests when its config allows them; the ReAct preset
         attaches the agent's own model client (`use_model_client`)."""
@@ -243,6 +249,19 @@ class MCPToolProvider:
             params, config=self.config, client=self.sampling_client, call=call, emit=emit
         )
 
+    def pending_elicitations(self) -> list[ElicitationRequest]:
+        """The server's questions waiting for the user's answer, oldest first."""
+        return self.elicitations.pending()
+
+    def respond(self, request_id: str, action: Action, content: Mapping[str, Any] | None = None) -> None:
+        """Answer a pending elicitation: `accept` with content matching its schema, `decline`,
+        or `cancel`; `ElicitationError` for an unknown id or content the schema refuses."""
+        self.elicitations.respond(request_id, action, content)
+
+    async def _on_elicitation(self, params: ElicitRequestParams) -> ElicitResult:
+        _, emit = self._in_flight[-1] if self._in_flight else (None, None)
+        return await self.elicitations.ask(params, emit)
+
     def _handlers(self) -> SessionHandlers:
         return SessionHandlers(
             tools_changed=self._tools_changed,
@@ -251,6 +270,7 @@ class MCPToolProvider:
             log=self._on_log,
             roots=(lambda: self._roots) if self.config.roots or self._roots else None,
             sampling=self._on_sampling if self.config.sampling == "allow" else None,
+            elicitation=self._on_elicitation if self.config.elicitation == "ask" else None,
         )
 
     async def _declares(self, capability: str) -> bool:

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
         CallToolResult,
         CreateMessageRequestParams,
         CreateMessageResult,
+        ElicitRequestParams,
+        ElicitResult,
         ErrorData,
         GetPromptResult,
         Implementation,
@@ -73,6 +75,8 @@ class SessionHandlers:
     """`(uri, name)` pairs sent to a server asking for the client's roots."""
     sampling: Callable[[CreateMessageRequestParams], Awaitable[CreateMessageResult | ErrorData]] | None = None
     """Answers `sampling/createMessage`; with it set, the client declares sampling."""
+    elicitation: Callable[[ElicitRequestParams], Awaitable[ElicitResult]] | None = None
+    """Answers `elicitation/create`; with it set, the client declares elicitation."""
 
 
 logger = logging.getLogger(__name__)
@@ -225,6 +229,7 @@ class MCPSession:
                     logging_callback=self._on_log,
                     list_roots_callback=self._list_roots if self.handlers.roots is not None else None,
                     sampling_callback=self._sample if self.handlers.sampling is not None else None,
+                    elicitation_callback=self._elicit if self.handlers.elicitation is not None else None,
                     client_info=Implementation(name="jianmu_like", version="0.1.0"),
                 )
                 await stack.enter_async_context(session)
@@ -288,6 +293,10 @@ class MCPSession:
     ) -> CreateMessageResult | ErrorData:
         assert self.handlers.sampling is not None  # the callback is only registered with it
         return await self.handlers.sampling(params)
+
+    async def _elicit(self, context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+        assert self.handlers.elicitation is not None  # the callback is only registered with it
+        return await self.handlers.elicitation(params)
 
     @property
     def capabilities(self) -> ServerCapabilities | None:
