@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from ...telemetry import events as ev
+from ..errors import ToolError
 
 if TYPE_CHECKING:
     from mcp.types import ElicitRequestParams, ElicitResult
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 Action = Literal["accept", "decline", "cancel"]
 
 
-class ElicitationError(ValueError):
+class ElicitationError(ToolError, ValueError):
     """A response that cannot be given: unknown request id, or content the schema refuses."""
 
 
