@@ -18,6 +18,7 @@ The hierarchy (tests/test_errors.py checks this drawing against the classes):
         DecisionConflictError
         ThreadConflictError
         ThreadSuspendedError
+        UnknownThreadError
       ConversationError (RuntimeError)
       ExecutorInUseError (RuntimeError)
       GuardConfigError (ValueError)
@@ -41,6 +42,7 @@ The hierarchy (tests/test_errors.py checks this drawing against the classes):
       StateError (KeyError)
       StructuredOutputError (ValueError)
       ToolError
+        ElicitationError (ValueError)
         MCPServerError
           MCPConnectError
           MCPServerCrashedError
@@ -75,6 +77,7 @@ _EXPORTS = {
     ".bt.fault": ("NodeFailed",),
     ".bt.progress": ("TreeMismatchError",),
     ".checkpoint.contract": ("CheckpointError", "DecisionConflictError", "ThreadConflictError"),
+    ".checkpoint.threads": ("UnknownThreadError",),
     ".config": ("ConfigError",),
     ".durable.fingerprint": ("AgentChangedError",),
     ".durable.liveness": ("ExecutorInUseError",),
@@ -106,6 +109,7 @@ _EXPORTS = {
         "UnknownToolError",
     ),
     ".tools.mcp.config": ("MCPConfigError",),
+    ".tools.mcp.elicitation": ("ElicitationError",),
     ".tools.mcp.content": (
         "MCPConnectError",
         "MCPServerCrashedError",
@@ -130,6 +134,7 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .checkpoint.contract import CheckpointError as CheckpointError
     from .checkpoint.contract import DecisionConflictError as DecisionConflictError
     from .checkpoint.contract import ThreadConflictError as ThreadConflictError
+    from .checkpoint.threads import UnknownThreadError as UnknownThreadError
     from .config import ConfigError as ConfigError
     from .durable.fingerprint import AgentChangedError as AgentChangedError
     from .durable.liveness import ExecutorInUseError as ExecutorInUseError
@@ -168,3 +173,4 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .tools.mcp.content import MCPServerError as MCPServerError
     from .tools.mcp.content import MCPTimeoutError as MCPTimeoutError
     from .tools.mcp.content import MCPToolError as MCPToolError
+    from .tools.mcp.elicitation import ElicitationError as ElicitationError

@@ -43,6 +43,7 @@ from ...results import attach_reader
 from ...state.contract import StateContract, declare
 from ...telemetry import events as ev
 from ...tools.base import Tool
+from ...tools.mcp.provider import MCPToolProvider
 from ...tools.provider import ToolProvider
 from ...tools.toolset import ToolSet
 from .config import ReActConfig
@@ -87,6 +88,9 @@ def create_react_node(
     )
     if constraints is not None:  # a rule for a tool the agent does not have fails here
         constraints.attach(toolset)
+    for provider in toolset.providers:  # MCP servers allowed to sample ask this agent's model
+        if isinstance(provider, MCPToolProvider):
+            provider.use_model_client(model_client)
     select = config.tool_selection.enabled and (
         bool(toolset.providers) or len(toolset) > config.tool_selection.threshold
     )
