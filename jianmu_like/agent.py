@@ -26,9 +26,9 @@ from .checkpoint.store import Checkpoint, Checkpointer, CheckpointError
 from .checkpoint.target import open_checkpointer
 from .config import get_config
 from .guard.approvals import AlreadyDecided, Approval, ApprovalDecision, ApprovalError, parse_decision
+from .keys import StateKeys
 from .models.types import Usage
 from .nodes.interrupts import InterruptBox, InterruptGate
-from .nodes.keys import StateKeys
 from .results import AgentOutcome, all_artifacts, read_key, reading, total_usage, tree_outcomes
 from .review import refuse_fresh_run, store_decision, stored_decisions
 from .state.contract import check_contract

@@ -21,8 +21,8 @@ import py_trees
 from pydantic import BaseModel, ConfigDict, Field
 
 from .bt.node import walk
+from .keys import StateKeys
 from .models.types import Usage
-from .nodes.keys import StateKeys
 from .state.manager import StateManager
 from .tools.artifact import Artifact
 

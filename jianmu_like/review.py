@@ -30,7 +30,7 @@ from .guard.approvals import (
     parse_decision,
     verdict,
 )
-from .nodes.keys import StateKeys
+from .keys import StateKeys
 
 
 class PendingApproval(BaseModel):

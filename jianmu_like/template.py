@@ -26,8 +26,8 @@ from .bt.runner import ReactiveRunner
 from .checkpoint.store import Checkpointer
 from .config import get_config
 from .errors import JianmuError
+from .keys import StateKeys
 from .nodes.interrupts import InterruptGate
-from .nodes.keys import StateKeys
 from .results import reading
 from .state.contract import check_contract
 from .state.manager import StateManager

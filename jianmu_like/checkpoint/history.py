@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..nodes.keys import StateKeys
+from ..keys import StateKeys
 
 _DEFAULT_KEYS = StateKeys()
 

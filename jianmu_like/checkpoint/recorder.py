@@ -23,7 +23,7 @@ from py_trees.common import Status
 from pydantic import BaseModel
 
 from ..bt.progress import TreeMismatchError, capture_progress, restore_progress, tree_fingerprint
-from ..nodes.keys import StateKeys
+from ..keys import StateKeys
 from ..state.journal import JournalEntry
 from ..state.manager import StateError, StateManager
 from .history import summarize

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..nodes.keys import StateKeys
+from ..keys import StateKeys
 from .contract import Checkpointer, CheckpointError
 from .history import CheckpointInfo
 

@@ -18,7 +18,7 @@ _EXPORTS = {
         "CriticVerdict",
     ),
     ".interrupts": ("InterruptGate",),
-    ".keys": ("StateKeys",),
+    "..keys": ("StateKeys",),
     ".llm": ("AgentLLMNode",),
     ".llm_call": ("LLMCallNode",),
     ".message": ("MessageNode",),
@@ -33,6 +33,7 @@ _EXPORTS = {
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py checks they match
+    from ..keys import StateKeys as StateKeys
     from .answer_check import AnswerCheck as AnswerCheck
     from .context import ContextBuilder as ContextBuilder
     from .context import ContextBuilderProtocol as ContextBuilderProtocol
@@ -40,7 +41,6 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .critic import CriticNode as CriticNode
     from .critic import CriticVerdict as CriticVerdict
     from .interrupts import InterruptGate as InterruptGate
-    from .keys import StateKeys as StateKeys
     from .llm import AgentLLMNode as AgentLLMNode
     from .llm_call import LLMCallNode as LLMCallNode
     from .message import MessageNode as MessageNode

@@ -16,11 +16,11 @@ from py_trees.common import Status
 
 from ..bt.node import Node
 from ..config import AnswerCheckConfig
+from ..keys import StateKeys
 from ..models.messages import Message, human
 from ..models.react_text import TEXT_DIALECT, has_action
 from ..models.text_protocol import CORRECTION_PREFIX, JSON_DIALECT, is_correction
 from ..telemetry import events as ev
-from .keys import StateKeys
 from .trace import ANSWER_CORRECTION_PREFIX
 
 REPEAT_MIN_CHARS = 20

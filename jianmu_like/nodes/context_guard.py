@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..config import DEFAULT_CONTEXT_WINDOW, ContextConfig
+from ..keys import StateKeys
 from ..models.client import ModelClient
 from ..models.errors import ModelError
 from ..models.messages import Message, human, system
@@ -38,7 +39,6 @@ from ..models.usage import CHARS_PER_TOKEN
 from ..state.manager import StateManager
 from ..telemetry import events as ev
 from .compaction import SUMMARY_PREFIX, cut_text, cut_tool_result, is_pinned, transcript, turn_units
-from .keys import StateKeys
 
 SUMMARY_PROMPT = (
     "You compress the earlier part of a conversation between a user and an AI assistant that "

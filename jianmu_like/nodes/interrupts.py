@@ -18,10 +18,10 @@ from py_trees.common import Status
 
 from ..bt.conditions import StateCondition
 from ..bt.loop import LoopUntilSuccess
+from ..keys import StateKeys
 from ..models.messages import Message, human
 from ..telemetry import events as ev
 from .compaction import INTERRUPT_PREFIX
-from .keys import StateKeys
 
 
 class InterruptBox:

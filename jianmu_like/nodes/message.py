@@ -13,10 +13,10 @@ from typing import Any, Literal
 from py_trees.common import Status
 
 from ..bt.node import Node
+from ..keys import StateKeys
 from ..models.messages import Message
 from ..state.contract import StateContract, declare
 from ..state.manager import StateManager
-from .keys import StateKeys
 
 
 class _Namespace:

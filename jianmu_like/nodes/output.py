@@ -12,10 +12,10 @@ from __future__ import annotations
 from py_trees.common import Status
 
 from ..bt.node import Node
+from ..keys import StateKeys
 from ..models.messages import human
 from ..models.structured import OutputSchema
 from ..telemetry import events as ev
-from .keys import StateKeys
 
 INVALID_OUTPUT = "invalid output"
 """Starts the `error` written when the answer stays invalid (the loop's abort reason reads it)."""

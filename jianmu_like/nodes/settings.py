@@ -15,8 +15,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..config import ResilienceConfig, get_config
+from ..keys import StateKeys
 from ..models.tool_protocol import ToolProtocol
-from .keys import StateKeys
 
 
 class ModelCallConfig(BaseModel):

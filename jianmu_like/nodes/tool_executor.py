@@ -32,6 +32,7 @@ from ..bt.async_behaviour import AsyncBehaviour
 from ..guard.approvals import Approval, ApprovalDecision
 from ..guard.decisions import Decision
 from ..guard.enforcer import GuardContext, GuardEnforcer
+from ..keys import StateKeys
 from ..models.construct import construct
 from ..models.messages import Message, ToolCall
 from ..models.types import Usage
@@ -42,7 +43,6 @@ from ..tools.artifact import Artifact
 from ..tools.base import Tool
 from ..tools.call_context import ToolCallContext, reset_current_tool_call, set_current_tool_call
 from ..tools.toolset import ToolSet
-from .keys import StateKeys
 from .tool_calls import ToolCallRunner, ToolRunner
 from .tool_outcome import ToolOutcome
 

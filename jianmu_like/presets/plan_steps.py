@@ -21,9 +21,9 @@ from py_trees.common import Status
 
 from ..bt.node import Node, tick_node, walk
 from ..guard.enforcer import GuardEnforcer
+from ..keys import StateKeys
 from ..models.client import ModelClient
 from ..models.messages import human
-from ..nodes.keys import StateKeys
 from ..results import read_key
 from ..state.manager import StateManager
 from ..telemetry import events as ev

@@ -23,9 +23,9 @@ from pydantic import BaseModel, Field
 from ..bt import composites
 from ..bt.node import Node
 from ..guard.enforcer import GuardEnforcer
+from ..keys import StateKeys
 from ..models.client import ModelClient
 from ..models.messages import Message, ToolCall, human, system
-from ..nodes.keys import StateKeys
 from ..nodes.prompt_call import PromptCall
 from ..nodes.tool_outcome import ToolOutcome
 from ..nodes.trace import is_corrective, read_trace, render_steps

@@ -2,13 +2,13 @@
 
 It owns everything ReAct-specific: its config (`ReActConfig`), the state class (`ReActState`),
 the factory that builds the tree (`create_react_node`) and how its result is read. The state
-keys are the nodes' (`nodes.keys.StateKeys`), re-exported here. The layers below (`nodes`, the kernel)
+keys are the nodes' (`jianmu_like.keys.StateKeys`), re-exported here. The layers below (`nodes`, the kernel)
 know nothing of it.
 """
 
 from __future__ import annotations
 
-from ...nodes.keys import StateKeys
+from ...keys import StateKeys
 from ...nodes.tool_executor import ExecutionMode
 from .config import ReActConfig
 from .factory import ReActAbort, ReActFallback, create_react_node

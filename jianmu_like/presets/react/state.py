@@ -8,9 +8,9 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...guard.approvals import Approval, ApprovalDecision
+from ...keys import StateKeys
 from ...models.messages import Message, ToolCall
 from ...models.types import Usage
-from ...nodes.keys import StateKeys
 from ...nodes.tool_outcome import ToolOutcome
 from ...results import ResultReader
 from ...state.schema import Ephemeral, merge_dicts

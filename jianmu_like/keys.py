@@ -3,8 +3,9 @@
 Every node of `jianmu_like.nodes` (the LLM node, the tool executor, the answer check, ...) reads
 and writes its state through these names, never through hard-coded field names, so a preset maps
 its own state class onto them (the ReAct preset's `ReActState` uses the defaults). They live
-with the nodes, not in the state kernel: the kernel stores any pydantic schema and knows nothing
-of messages, tool calls or answers.
+outside the state kernel: the kernel stores any pydantic schema and knows nothing
+of messages, tool calls or answers. The module sits just below `guard` and `checkpoint`, whose
+approval review and thread views read the same keys.
 """
 
 from __future__ import annotations
