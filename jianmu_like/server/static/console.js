@@ -360,7 +360,11 @@
     return parts;
   }
 
+  // `done.answer` is the run's final answer (`result.final_answer`): the truth the answer box
+  // ends with, whatever the answer channel streamed on the way (null: the run has no answer).
   function onDone(view, data) {
+    view.answer.textContent = typeof data.answer === "string" ? data.answer : "";
+    view.answer.classList.remove("streaming");
     setRunning(false);
     setStatus(data.status);
     drawApprovals([]);
