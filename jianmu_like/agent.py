@@ -24,7 +24,14 @@ from .checkpoint.recorder import RunRecorder
 from .checkpoint.store import Checkpoint, Checkpointer, CheckpointError
 from .checkpoint.target import open_checkpointer
 from .config import get_config
-from .guard.approvals import AlreadyDecided, Approval, ApprovalDecision, ApprovalError, parse_decision
+from .guard.approvals import (
+    AlreadyDecided,
+    Approval,
+    ApprovalDecision,
+    ApprovalError,
+    check_edit,
+    parse_decision,
+)
 from .guard.review import refuse_fresh_run, store_decision, stored_decisions
 from .models.types import Usage
 from .nodes.interrupts import InterruptBox, InterruptGate
@@ -430,9 +437,11 @@ class Agent:
         """Approvals waiting for a decision, across every namespace of the state."""
         return [approval for _, approval in self._approvals()]
 
-    def approve(self, approval_id: str, reason: str = "") -> None:
-        """Approve a pending tool call; `resume()` (or a run still in progress) then runs it."""
-        self.decide(approval_id, ApprovalDecision(approved=True, reason=reason))
+    def approve(self, approval_id: str, reason: str = "", *, arguments: dict[str, Any] | None = None) -> None:
+        """Approve a pending tool call; `resume()` (or a run still in progress) then runs it —
+        with `arguments` instead of the model's when given (checked against the tool's schema
+        now: `InvalidEdit` if they do not match; the guard checks the corrected call again)."""
+        self.decide(approval_id, ApprovalDecision(approved=True, reason=reason, arguments=arguments))
 
     def deny(self, approval_id: str, reason: str = "") -> None:
         """Deny a pending tool call; the model reads "denied by a human reviewer: <reason>"."""
@@ -451,6 +460,7 @@ class Agent:
             pending = ", ".join(found) or "none"
             raise ApprovalError(f"unknown approval id {approval_id!r} (pending: {pending})")
         ns, approval = found[approval_id]
+        check_edit(approval, parsed)
         sm, keys = self.state_manager, self.keys
         previous = sm.get(keys.approval_decisions, ns).get(approval_id)
         if previous is not None:

@@ -20,7 +20,15 @@ from pydantic import BaseModel
 
 from ..checkpoint.store import Checkpoint, Checkpointer, CheckpointError
 from ..state.schema import StateKeys
-from .approvals import AlreadyDecided, Approval, ApprovalDecision, ApprovalError, parse_decision, verdict
+from .approvals import (
+    AlreadyDecided,
+    Approval,
+    ApprovalDecision,
+    ApprovalError,
+    check_edit,
+    parse_decision,
+    verdict,
+)
 
 
 class PendingApproval(BaseModel):
@@ -177,7 +185,9 @@ def record_decision(
                 earlier = (checkpoint.state.get(decisions_key) or {}).get(approval_id)
                 if earlier is not None:
                     raise AlreadyDecided(approval_id, ApprovalDecision.model_validate(earlier), thread_id)
-                return store_decision(checkpointer, thread_id, Approval.model_validate(raw), parsed)
+                approval = Approval.model_validate(raw)
+                check_edit(approval, parsed)
+                return store_decision(checkpointer, thread_id, approval, parsed)
     stored = checkpointer.decisions(thread_id).get(approval_id)
     if stored is not None:  # decided, and the run has taken it since (resumed, maybe finished)
         raise AlreadyDecided(approval_id, ApprovalDecision.model_validate(stored.decision), thread_id)

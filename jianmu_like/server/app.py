@@ -23,6 +23,7 @@ from starlette.routing import Route
 
 from ..agent import Agent
 from ..config import get_config
+from ..guard.approvals import InvalidEdit
 from ..models.json_text import JSONTextError, loads_bounded
 from .console import console_routes
 from .errors import error_response, http_error, internal_error
@@ -162,7 +163,13 @@ def create_app(
     async def decide(request: Request) -> Response:
         body = await _body(request, DecisionRequest)
         approval_id = request.path_params["approval_id"]
-        record = registry.decide(approval_id, body.decision == "approve", body.reason, body.thread_id)
+        approved = body.decision == "approve"
+        try:
+            record = registry.decide(
+                approval_id, approved, body.reason, body.thread_id, arguments=body.arguments
+            )
+        except InvalidEdit as exc:
+            raise BadRequest(str(exc), [{"field": "arguments", "message": str(exc)}]) from None
         return JSONResponse({"run_id": record.run_id, "status": record.status})
 
     async def agent_tree(_request: Request) -> Response:
