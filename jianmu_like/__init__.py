@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from .durable.client import DurableClient
     from .durable.result import DurableRunResult
     from .durable.worker import DurableWorker
-    from .guard.approvals import AlreadyDecided, Approval, ApprovalDecision, ApprovalError
+    from .guard.approvals import AlreadyDecided, Approval, ApprovalDecision, ApprovalError, InvalidEdit
     from .guard.config import GuardConfig, policies_from_config
     from .guard.decisions import Decision, GuardDecision
     from .guard.enforcer import GuardContext, GuardEnforcer
@@ -96,6 +96,7 @@ if TYPE_CHECKING:
     from .tools.mcp.config import MCPServerConfig
     from .tools.mcp.provider import MCPToolProvider, mcp_servers_from_config
     from .tools.provider import StaticToolProvider, ToolProvider
+    from .tools.run_context import RunContext, current_run
     from .tools.toolset import ToolSet
 
 _LAZY: dict[str, str] = {
@@ -110,6 +111,9 @@ _LAZY: dict[str, str] = {
     "declare": "jianmu_like.state.contract",
     "finish": "jianmu_like.tools.call_context",
     "current_tool_call": "jianmu_like.tools.call_context",
+    "RunContext": "jianmu_like.tools.run_context",
+    "current_run": "jianmu_like.tools.run_context",
+    "InvalidEdit": "jianmu_like.guard.approvals",
     "add_artifact": "jianmu_like.tools.call_context",
     "Artifact": "jianmu_like.tools.artifact",
     "ToolSelectionNode": "jianmu_like.nodes.tool_selection",
@@ -283,6 +287,7 @@ __all__ = [
     "GuardPolicy",
     "InputError",
     "InterruptGate",
+    "InvalidEdit",
     "JianmuConfig",
     "LLMCallNode",
     "LoopUntilSuccess",
@@ -311,6 +316,7 @@ __all__ = [
     "RequireApproval",
     "ResearchSummary",
     "ResilienceConfig",
+    "RunContext",
     "RunOutcome",
     "SQLiteCheckpointer",
     "StateCondition",
@@ -345,6 +351,7 @@ __all__ = [
     "create_react_node",
     "create_research_node",
     "create_supervisor_node",
+    "current_run",
     "current_tool_call",
     "declare",
     "finish",

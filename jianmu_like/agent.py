@@ -45,6 +45,7 @@ from .telemetry import events as ev
 from .telemetry.events import Event
 from .telemetry.hub import TelemetryHub, structlog_sink
 from .tools.artifact import Artifact
+from .tools.run_context import RunContext, enter_run, leave_run
 from .tools.toolset import ToolSet
 
 AgentStatus = Literal["success", "failure", "suspended"]
@@ -173,9 +174,14 @@ class Agent:
         max_ticks: int = 100_000,
         thread_id: str | None = None,
         checkpointer: Checkpointer | None = None,
+        deps: Any = None,
     ) -> AgentResult:
         """Start a fresh run: reset run-scoped state, merge `input_data` through the reducers,
         tick the tree until it finishes or suspends (waiting for approvals).
+
+        `deps` (a database handle, the user's id...) reaches the run's tools: a parameter
+        annotated `RunContext[T]` receives it as `.deps`, and so does `current_run().deps`. It
+        is never saved in a checkpoint: `resume()` takes `deps=` again.
 
         With a checkpointer (here or in the constructor) the run is saved under `thread_id`
         (a new id when omitted) so `resume()` can continue it, in this process or another. The
@@ -208,7 +214,7 @@ class Agent:
         if recorder is not None:
             recorder.start(tid, refuse=refuse)  # checked again on what the claim rests on
         try:
-            return await self._drive(max_ticks, event=ev.RUN_STARTED)
+            return await self._drive(max_ticks, event=ev.RUN_STARTED, deps=deps)
         finally:
             if recorder is not None:
                 recorder.release()
@@ -244,8 +250,10 @@ class Agent:
         thread_id: str | None = None,
         checkpointer: Checkpointer | None = None,
         max_ticks: int = 100_000,
+        deps: Any = None,
     ) -> AgentResult:
-        """Continue a suspended run exactly where it stopped.
+        """Continue a suspended run exactly where it stopped (`deps` as for `run()`: never
+        saved, so given again here).
 
         `thread_id` loads that thread's checkpoint first (e.g. in a new process; the agent must
         be built with the same tree and state schema). `decisions` maps approval ids to True /
@@ -275,7 +283,7 @@ class Agent:
             for approval_id, decision in (decisions or {}).items():
                 self.decide(approval_id, decision)
             self._merge_stored_decisions()
-            return await self._drive(max_ticks, event=ev.RUN_RESUMED)
+            return await self._drive(max_ticks, event=ev.RUN_RESUMED, deps=deps)
         finally:
             if recorder is not None:
                 recorder.release()
@@ -506,8 +514,10 @@ class Agent:
         return found
 
     # ------------------------------------------------------------------ running
-    async def _drive(self, max_ticks: int, *, event: str) -> AgentResult:
+    async def _drive(self, max_ticks: int, *, event: str, deps: Any = None) -> AgentResult:
         run_id = os.urandom(6).hex()  # secrets.token_hex(6) without its wrappers
+        # The caller's deps reach the tools through a context variable, never the state.
+        context = enter_run(RunContext(deps, run_id=run_id, thread_id=self.thread_id))
         self.telemetry.run_id = run_id
         hub = self.telemetry
         if hub.active:
@@ -525,6 +535,7 @@ class Agent:
                     break
         finally:
             self._running = False
+            leave_run(context)
         outcome.ticks = ticks
         result = self._result(outcome, time.perf_counter() - started, run_id)
         if self.recorder is not None:

@@ -205,6 +205,7 @@ class Conversation(Agent):
         max_ticks: int = 100_000,
         thread_id: str | None = None,
         checkpointer: Checkpointer | None = None,
+        deps: Any = None,
     ) -> AgentResult:
         if checkpointer is not None:
             self.use_checkpointer(checkpointer)
@@ -212,7 +213,7 @@ class Conversation(Agent):
             self.conversation_id = thread_id
         self._acquire()
         try:
-            return await super().run(input_data, max_ticks=max_ticks)
+            return await super().run(input_data, max_ticks=max_ticks, deps=deps)
         finally:
             self._release()
 
@@ -223,6 +224,7 @@ class Conversation(Agent):
         thread_id: str | None = None,
         checkpointer: Checkpointer | None = None,
         max_ticks: int = 100_000,
+        deps: Any = None,
     ) -> AgentResult:
         if checkpointer is not None or thread_id is not None:
             raise ConversationError(
@@ -231,7 +233,7 @@ class Conversation(Agent):
             )
         self._acquire()
         try:
-            return await super().resume(decisions, max_ticks=max_ticks)
+            return await super().resume(decisions, max_ticks=max_ticks, deps=deps)
         finally:
             self._release()
 
