@@ -53,8 +53,9 @@ def _slots(checkpoint: Checkpoint, keys: StateKeys) -> list[tuple[str, str]]:
 
 def approval_digest(approval: Approval) -> str:
     """Fingerprint of one approval: a stored decision applies to this approval only (a later
-    call that happens to reuse the id is a new approval)."""
-    raw = json.dumps(approval.model_dump(mode="json"), sort_keys=True, default=str)
+    call that happens to reuse the id is a new approval). The tool's schema (`parameters`) is
+    not part of it, so decisions stored before approvals carried it still apply."""
+    raw = json.dumps(approval.model_dump(mode="json", exclude={"parameters"}), sort_keys=True, default=str)
     return hashlib.sha256(raw.encode()).hexdigest()[:24]
 
 

@@ -229,7 +229,8 @@ def test_approve_with_corrected_arguments(tmp_path: Path) -> None:
         assert edited.returncode == 0, edited.stderr
         resumed = jianmu(tmp_path, "resume", str(agent), "--checkpoint", db, "--thread", "t1", base_url=url)
         assert resumed.returncode == 0, resumed.stderr
-        assert "plan it better" in resumed.stdout and "All done." in resumed.stdout
+        assert "All done." in resumed.stdout
+        assert 'approved: call_1 with corrected arguments {"thought": "plan it better"}' in resumed.stdout
         tool_message = srv.requests[1]["messages"][-1]
     assert tool_message["role"] == "tool"
     assert tool_message["content"].startswith(
