@@ -284,7 +284,7 @@
       // The arguments are editable: Approve sends the corrected ones when they were changed
       // (the server checks them against the tool's schema and the guard checks them again).
       const args = el("textarea", "arguments");
-      args.value = pretty(item.arguments);
+      args.textContent = pretty(item.arguments); // its default value: the model's arguments
       args.rows = Math.min(12, args.value.split("\n").length + 1);
       args.spellcheck = false;
       args.setAttribute("aria-label", `arguments of ${item.tool}`);
