@@ -14,8 +14,10 @@ from typing import Any
 import jsonschema
 from pydantic import BaseModel, Field, model_validator
 
+from ..errors import JianmuError
 
-class ApprovalError(LookupError):
+
+class ApprovalError(LookupError, JianmuError):
     """An approval id that is unknown, or already decided."""
 
     def __str__(self) -> str:

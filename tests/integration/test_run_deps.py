@@ -15,16 +15,15 @@ import pytest
 from jianmu_like import (
     Agent,
     AgentTemplate,
-    GuardEnforcer,
     ReActConfig,
-    RequireApproval,
     RunContext,
-    SQLiteCheckpointer,
     create_react_node,
     current_run,
     human,
     tool,
 )
+from jianmu_like.checkpoint import SQLiteCheckpointer
+from jianmu_like.guard import GuardEnforcer, RequireApproval
 from jianmu_like.testing import ScriptedOpenAIServer, call, calls, reply
 
 SECRET = "db-handle-7f3a9c"
