@@ -1,10 +1,13 @@
-"""Request bodies of the HTTP API, validated with pydantic so a bad body is a 422 naming the field."""
+"""Request bodies of the HTTP API, validated with pydantic so a bad body is a 422 naming the field,
+and the bodies of its thread routes."""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..checkpoint.history import CheckpointInfo
 
 
 class RunRequest(BaseModel):
@@ -42,3 +45,18 @@ class DecisionRequest(BaseModel):
         if self.arguments is not None and self.decision != "approve":
             raise ValueError("arguments come with an approval (decision 'approve'), not a denial")
         return self
+
+
+class ThreadList(BaseModel):
+    """`GET /api/threads`: every conversation the server's checkpoint store keeps, with its
+    newest version."""
+
+    threads: list[CheckpointInfo]
+
+
+class ThreadHistory(BaseModel):
+    """`GET /api/threads/{id}/history`: the thread's kept versions, newest first (`parent_seq`
+    shows where a run continued an older version)."""
+
+    thread_id: str
+    versions: list[CheckpointInfo]
