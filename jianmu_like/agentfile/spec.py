@@ -15,6 +15,12 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..config import AnswerCheckConfig, ContextConfig, ToolSelectionConfig
 
+AgentKindName = Literal["react", "supervisor", "plan_execute", "research"]
+"""The kinds of one agent (an agent file's `kind:`, or a tree node's key); see `kinds.AGENT_KINDS`."""
+
+FileKindName = Literal["react", "supervisor", "plan_execute", "research", "tree"]
+"""What an agent file's `kind:` may say: one agent, or a tree of nodes."""
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -230,7 +236,7 @@ class AgentFileSpec(ReActSpec):
     """A whole agent file. `kind: react` uses the ReAct fields; `kind: tree` uses `tree` and
     takes the ReAct fields as defaults for its `react:` nodes (model, llm, limits, guard)."""
 
-    kind: Literal["react", "tree", "supervisor", "plan_execute", "research"] = "react"
+    kind: FileKindName = "react"
     tree: TreeNodeSpec | None = None
     output: str | None = None
     """For trees: the namespace whose `final_answer` is the agent's answer."""
@@ -249,13 +255,7 @@ class AgentFileSpec(ReActSpec):
             raise ValueError("kind: tree needs a `tree:` section")
         if self.kind != "tree" and self.tree is not None:
             raise ValueError("`tree:` is only for kind: tree")
-        if self.supervisor is not None and self.kind != "supervisor":
-            raise ValueError("`supervisor:` is only for kind: supervisor")
-        if self.plan is not None and self.kind != "plan_execute":
-            raise ValueError("`plan:` is only for kind: plan_execute")
-        if self.research is not None and self.kind != "research":
-            raise ValueError("`research:` is only for kind: research")
-        return self
+        return self  # the kinds' own sections: checked with their lines (`loader`, `kinds`)
 
 
 TreeNodeSpec.model_rebuild()
