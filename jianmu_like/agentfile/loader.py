@@ -39,6 +39,7 @@ from ..tools.provider import ToolProvider
 from . import wiring
 from .kinds import AGENT_KINDS, FILE_KINDS, AgentKind
 from .modules import ModulePolicy
+from .shipped import SHIPPED_DIR
 from .spec import AgentFileSpec, ModelSpec, PresetRefSpec, ReActSpec, TreeNodeSpec
 from .yaml_source import (
     Loc,
@@ -51,12 +52,6 @@ from .yaml_source import (
 )
 
 ClientFactory = Callable[[ModelSpec | None], ModelClient]
-
-SHIPPED_PRESETS = (
-    Path(__file__).resolve().parent.parent.parent / "presets",
-    Path(__file__).resolve().parent.parent / "presets",
-)
-"""The shipped agent files (a checkout's `presets/`) and the package's own presets."""
 
 
 class AgentFileError(SourceError):
@@ -266,7 +261,7 @@ class _Builder:
     def _preset_target(self, file: Path, ref: PresetRefSpec) -> Path | None:
         """The real path of a referenced agent file if it lies where presets may be read."""
         target = _real(file.parent / ref.path)
-        allowed = (*self._roots, _real(file.parent), *map(_real, SHIPPED_PRESETS), *self.preset_roots)
+        allowed = (*self._roots, _real(file.parent), _real(SHIPPED_DIR), *self.preset_roots)
         return target if any(target.is_relative_to(root) for root in allowed) else None
 
     def _where(self, file: Path, loc: Loc) -> str:
