@@ -8,11 +8,12 @@ variables named `JIANMU__SECTION__KEY` (e.g. `JIANMU__LLM__TEMPERATURE=0.2`) ove
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, ValidationInfo, field_validator
 
 from .agentfile.yaml_source import SourceError, YamlDocument, describe_errors, in_line_order, load_yaml
 from .hostnames import parse_authority
@@ -428,12 +429,20 @@ class ReActConfig(BaseModel):
     run (`<name>.SelectTools`); `ToolSelectionConfig(enabled=False)` or `False` turns it off."""
     keys: StateKeys = Field(default_factory=StateKeys)
 
-    @field_validator("context", mode="before")
+    @field_validator("context", "answer_check", "tool_selection", mode="before")
     @classmethod
-    def _context_switch(cls, value: Any) -> Any:
-        return {**get_config().context.model_dump(), "enabled": value} if isinstance(value, bool) else value
+    def _switch(cls, value: Any, info: ValidationInfo) -> Any:
+        """`True`/`False` switch the configured section on or off and keep its other values (a
+        `min_chars` or `threshold` from jianmu.yaml is not reset to the class default)."""
+        if not isinstance(value, bool):
+            return value
+        configured = _SWITCHED_SECTIONS[str(info.field_name)](get_config())
+        return {**configured.model_dump(), "enabled": value}
 
-    @field_validator("answer_check", "tool_selection", mode="before")
-    @classmethod
-    def _switch(cls, value: Any) -> Any:
-        return {"enabled": value} if isinstance(value, bool) else value
+
+_SWITCHED_SECTIONS: dict[str, Callable[[JianmuConfig], BaseModel]] = {
+    "context": lambda config: config.context,
+    "answer_check": lambda config: config.answers.check,
+    "tool_selection": lambda config: config.tools.selection,
+}
+"""The configured section behind each `True`/`False` shorthand of `ReActConfig`."""

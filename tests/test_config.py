@@ -114,3 +114,25 @@ def test_reference_file_documents_every_key_with_its_default() -> None:
     documented = load_yaml(reference).lines
     for key in _flatten(JianmuConfig().model_dump(by_alias=True)):
         assert tuple(key.split(".")) in documented, f"{key} is not documented in configs/jianmu.yaml"
+
+
+@pytest.mark.parametrize(
+    ("field", "section", "key", "value"),
+    [
+        ("answer_check", "answers:\n  check:\n", "min_chars", 25),
+        ("tool_selection", "tools:\n  selection:\n", "threshold", 3),
+        ("context", "context:\n", "reserve_tokens", 300),
+    ],
+)
+def test_true_shorthands_keep_the_configured_values(
+    tmp_path: Path, field: str, section: str, key: str, value: int
+) -> None:
+    """`answer_check: true` (like `context: true`) switches the configured section on; it does not
+    reset the section's other values to the class defaults."""
+    indent = "    " if section.count("\n") == 2 else "  "
+    (tmp_path / "jianmu.yaml").write_text(f"{section}{indent}enabled: false\n{indent}{key}: {value}\n")
+    get_config(reload=True)
+    switched_on = getattr(ReActConfig(**{field: True}), field)
+    assert switched_on.enabled is True and getattr(switched_on, key) == value
+    assert getattr(ReActConfig(**{field: False}), field).enabled is False
+    assert getattr(ReActConfig(), field).enabled is False  # the configured default stays off
