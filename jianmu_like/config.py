@@ -32,6 +32,12 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+ToolProtocol = Literal["native", "json", "text", "auto"]
+"""How tools reach a model: native function calling, `json` or `text` (described in the prompt,
+for servers without function calling), `auto` (native, JSON when the server rejects tools).
+Declared once here (the configuration's vocabulary); `models.tool_protocol` implements it."""
+
+
 class ModelsConfig(_Section):
     default: str = "gpt-4o-mini"
     """Model used when nothing more specific is configured."""
@@ -39,7 +45,7 @@ class ModelsConfig(_Section):
     """Model for ReAct agents; falls back to `default`."""
     local_backend: Literal["xllamacpp", "llama_cpp_python"] = "xllamacpp"
     """llama.cpp binding of the embedded local model (`local/<name>`); see models/local_backends."""
-    tool_protocol: Literal["native", "json", "text", "auto"] = "native"
+    tool_protocol: ToolProtocol = "native"
     """How tools reach OpenAI-compatible models: native function calling, `json` or `text` (in
     the prompt, for servers without it), or `auto` (native, JSON when the server rejects tools)."""
 
@@ -406,7 +412,7 @@ class ReActConfig(BaseModel):
     """Tool outputs longer than this are cut, with a note telling the model so."""
     include_tool_descriptions: bool = True
     """Also describe the tools in the system prompt (in addition to the function schemas)."""
-    tool_protocol: Literal["native", "json", "text", "auto"] | None = None
+    tool_protocol: ToolProtocol | None = None
     """How this agent's tools reach the model (see `ModelClient`); None keeps the client's."""
     max_tool_failures: int | None = Field(default_factory=lambda: get_config().limits.max_tool_failures, gt=0)
     """Stop (termination `tool_failures`) after this many failed tool calls in a row; None: never."""

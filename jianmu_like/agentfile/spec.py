@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..config import AnswerCheckConfig, ContextConfig, ToolSelectionConfig
+from ..config import AnswerCheckConfig, ContextConfig, ToolProtocol, ToolSelectionConfig
 
 AgentKindName = Literal["react", "supervisor", "plan_execute", "research"]
 """The kinds of one agent (an agent file's `kind:`, or a tree node's key); see `kinds.AGENT_KINDS`."""
@@ -34,7 +34,7 @@ class ModelSpec(_Strict):
     base_url: str | None = None
     api_key_env: str | None = None
     fallback: list[str] = Field(default_factory=list)
-    tool_protocol: Literal["native", "json", "text", "auto"] | None = None
+    tool_protocol: ToolProtocol | None = None
     """How tools reach this model: native function calling, `json` or `text` (described in the
     prompt, for servers without function calling), `auto` (native, JSON when tools are refused)."""
     supports_tools: bool | None = None
@@ -76,7 +76,7 @@ class ReActSpec(_Strict):
     llm: LLMSpec = Field(default_factory=LLMSpec)
     tool_choice: Any = None
     execution_mode: Literal["serial", "parallel", "auto"] = "auto"
-    tool_protocol: Literal["native", "json", "text", "auto"] | None = None
+    tool_protocol: ToolProtocol | None = None
     """Overrides the model's tool protocol for this agent."""
     output_schema: dict[str, Any] | str | None = None
     """A structured answer: a JSON schema, or a pydantic model as `package.module:Model` (or

@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Callable
 
-from .json_text import json_objects
+from .json_text import json_objects, unfenced
 from .messages import Message, ToolCall
 from .text_protocol import Dialect, ParsedReply, read_reply
 
@@ -34,7 +34,6 @@ _INPUT = re.compile(r"^[ \t]*\**Action[ \t]+Input\**[ \t]*:\**[ \t]*", re.MULTIL
 _FINAL = re.compile(r"^[ \t]*\**Final[ \t]+Answer\**[ \t]*:\**[ \t]*", re.MULTILINE | re.IGNORECASE)
 _OBSERVATION = re.compile(r"^[ \t]*Observation\b", re.MULTILINE | re.IGNORECASE)
 _THOUGHT = re.compile(r"^\s*\**Thought\**\s*:\**\s*", re.IGNORECASE)
-_FENCE = re.compile(r"```[a-zA-Z]*\n?|```")
 
 
 def render_call(call: ToolCall) -> str:
@@ -71,7 +70,7 @@ def read_react_reply(text: str, new_id: Callable[[], str]) -> ParsedReply:
         name = action.group(1).strip(" \t\r`'\"[]()*")
         rest = body[action.end() :]
         given = _INPUT.search(rest)
-        raw = _FENCE.sub("", rest[given.end() :]).strip() if given is not None else ""
+        raw = unfenced(rest[given.end() :]).strip() if given is not None else ""
         arguments = next(json_objects(raw), None)
         call = ToolCall.from_raw(new_id(), name, arguments if arguments is not None else raw)
         thought = _thought(body[: action.start()])

@@ -20,13 +20,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .client import ModelClient
 from .errors import ModelError
-from .json_text import json_objects
+from .json_text import json_objects, unfenced
 from .messages import Message, ai, human
 from .types import ModelEventCallback, ModelRequest, Usage
 
 Level = Literal["native", "json_mode", "text"]
 LEVELS: tuple[Level, ...] = ("native", "json_mode", "text")
-_FENCE = re.compile(r"```[a-zA-Z]*\n?|```")
 _NAME = re.compile(r"[^a-zA-Z0-9_-]+")
 
 
@@ -119,7 +118,7 @@ class OutputSchema:
     def parse_text(self, text: str) -> tuple[dict[str, Any], Any]:
         """The raw object found in `text` (fences, prose around it, single quotes tolerated)
         and its validated value; ValueError saying what is wrong."""
-        raw = next(json_objects(_FENCE.sub("", text)), None)
+        raw = next(json_objects(unfenced(text)), None)
         if raw is None:
             excerpt = " ".join(text.split())[:120]
             raise ValueError(f"no JSON object in the reply ({excerpt!r})" if excerpt else "empty reply")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..nodes.context import REACT_PROTOCOL
-from .json_text import json_objects
+from .json_text import json_objects, unfenced
 from .messages import Message, ToolCall
 
 ChatTurn = dict[str, str]
@@ -294,7 +294,6 @@ def reply_schema(tools: Sequence[dict[str, Any]] | None, tool_choice: Any = None
 _TOOL_KEYS = ("tool", "name", "tool_name", "function", "action", "tool_call")
 _ARGUMENT_KEYS = ("arguments", "args", "parameters", "input", "action_input")
 _ANSWER_KEYS = ("answer", "final_answer", "response", "content")
-_FENCE = re.compile(r"```[a-zA-Z]*\n?|```")
 _TRUNCATED_ANSWER = re.compile(r'^\s*\{\s*"answer"\s*:\s*"(.*)$', re.DOTALL)
 _TRUNCATED_CALL = re.compile(
     r'^\s*\{\s*"tool"\s*:\s*"([^"]+)"\s*,?\s*(?:"arguments"\s*:\s*)?(.*)$', re.DOTALL
@@ -346,7 +345,7 @@ def read_reply(text: str, new_id: Callable[[], str]) -> ParsedReply:
     model reads why and can retry); a cut-off `{"answer": "...` keeps what was written; text
     with no usable object is taken as the answer itself (and reported as not in the protocol).
     """
-    cleaned = _FENCE.sub("", text).strip()
+    cleaned = unfenced(text).strip()
     objects = list(json_objects(cleaned))
     calls = [c for c in (_tool_call(o, new_id()) for o in objects if _pick(o, _TOOL_KEYS)[0]) if c]
     if calls:

@@ -13,8 +13,9 @@ counts as an iteration of a ReAct loop); a second unreadable reply is taken as t
 from __future__ import annotations
 
 import itertools
-from typing import Literal, get_args
+from typing import get_args
 
+from ..config import ToolProtocol as ToolProtocol  # declared once, in the configuration
 from .errors import ModelError
 from .messages import Message, human
 from .provider import ChatProvider, DeltaCallback
@@ -22,7 +23,6 @@ from .react_text import TEXT_DIALECT
 from .text_protocol import CORRECTION_PREFIX, JSON_DIALECT, Dialect, is_correction, to_chat_messages
 from .types import ModelRequest, ModelResponse
 
-ToolProtocol = Literal["native", "json", "text", "auto"]
 TOOL_PROTOCOLS: tuple[str, ...] = get_args(ToolProtocol)
 
 DIALECTS: dict[str, Dialect] = {"json": JSON_DIALECT, "text": TEXT_DIALECT}

@@ -1,0 +1,48 @@
+"""Each rule is written once (issue 19, "one of each rule"): two copies drift apart, and the bugs
+came from there (a kind forgotten in one of five lists, shorthands merged two ways). These tests
+find a second copy in the package source, so it cannot come back unnoticed; the behaviour of each
+rule is tested where it is used."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from jianmu_like.models import json_text, react_text, structured, text_protocol
+
+PACKAGE = Path(__file__).resolve().parents[1] / "jianmu_like"
+
+
+def places(pattern: str) -> list[str]:
+    """`file:line` of every line of the package source matching `pattern`."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if re.search(pattern, line):
+                found.append(f"{path.relative_to(PACKAGE)}:{number}")
+    return found
+
+
+def files(pattern: str) -> list[str]:
+    """The files of `places(pattern)`, one entry per match."""
+    return [place.rsplit(":", 1)[0] for place in places(pattern)]
+
+
+def test_one_fence_rule() -> None:
+    assert places(r"re\.compile\(r?\"```") == [
+        "models/json_text.py:" + places(r"^_FENCE = ")[0].split(":")[1]
+    ]
+    for module in (react_text, structured, text_protocol):
+        assert module.unfenced is json_text.unfenced
+    assert json_text.unfenced('```json\n{"a": 1}\n```') == '{"a": 1}\n'
+
+
+def test_the_tool_protocol_literal_is_declared_once() -> None:
+    assert places(r"Literal\[\"native\", \"json\", \"text\", \"auto\"\]") == [
+        "config.py:" + _line("config.py")
+    ]
+
+
+def _line(file: str) -> str:
+    text = (PACKAGE / file).read_text().splitlines()
+    return str(next(i for i, line in enumerate(text, 1) if line.startswith("ToolProtocol = ")))
