@@ -46,3 +46,14 @@ def test_the_tool_protocol_literal_is_declared_once() -> None:
 def _line(file: str) -> str:
     text = (PACKAGE / file).read_text().splitlines()
     return str(next(i for i, line in enumerate(text, 1) if line.startswith("ToolProtocol = ")))
+
+
+def test_one_class_per_name() -> None:
+    """Two public classes of one name (the plan-and-execute `PlanStep` data and the supervisor's
+    `PlanStep` node) read as one thing in docs, tracebacks and `show`."""
+    names: dict[str, list[str]] = {}
+    for place in places(r"^class [A-Za-z]\w*"):  # public classes
+        file, number = place.rsplit(":", 1)
+        line = (PACKAGE / file).read_text().splitlines()[int(number) - 1]
+        names.setdefault(line.split()[1].split("(")[0].rstrip(":"), []).append(file)
+    assert {name: files for name, files in names.items() if len(files) > 1} == {}

@@ -159,7 +159,7 @@ class SupervisorCall(AsyncBehaviour):
         self.emit(event_type, **data)
 
 
-class PlanStep(SupervisorCall):
+class SplitStep(SupervisorCall):
     """Splits the task into at most `max_agents` sub-questions (a structured call), written to
     `sub_questions`; the last run's sub-agents are forgotten first."""
 

@@ -1,7 +1,7 @@
 """create_supervisor_node: a supervisor that decides its fan-out at run time.
 
 Sequence "<name>" (namespace `ns`)
-  ├─ PlanStep        structured call: the task → at most `max_agents` sub-questions
+  ├─ SplitStep       structured call: the task → at most `max_agents` sub-questions
   ├─ DynamicParallel "<name>.Agents"   one ReAct sub-agent per sub-question, built per run,
   │                                    namespace `<ns>.q1`, `<ns>.q2`, ... (own budget, own state)
   │    └─ (critic) LoopUntilSuccess: ReAct sub-agent → CriticNode; a rejected answer re-runs
@@ -35,7 +35,7 @@ from ..guard.enforcer import GuardEnforcer
 from ..models.client import ModelClient
 from ..models.messages import human
 from ..nodes.critic import DEFAULT_CRITIC_PROMPT, CriticNode
-from ..nodes.supervisor_steps import FOLLOW_UPS, SUB_QUESTIONS, AnswerStep, GatherStep, PlanStep, asked
+from ..nodes.supervisor_steps import FOLLOW_UPS, SUB_QUESTIONS, AnswerStep, GatherStep, SplitStep, asked
 from ..results import read_key
 from ..state.contract import StateContract, declare
 from ..tools.base import Tool
@@ -151,7 +151,7 @@ def create_supervisor_node(
         namespace=namespace,
         describe=f"built per run: ≤{settings.max_follow_ups} follow-up sub-agents",
     )
-    plan = PlanStep(
+    plan = SplitStep(
         f"{name}.Plan",
         model_client,
         config,
