@@ -57,3 +57,8 @@ def test_one_class_per_name() -> None:
         line = (PACKAGE / file).read_text().splitlines()[int(number) - 1]
         names.setdefault(line.split()[1].split("(")[0].rstrip(":"), []).append(file)
     assert {name: files for name, files in names.items() if len(files) > 1} == {}
+
+
+def test_one_formatter_of_validation_errors() -> None:
+    """pydantic's errors are read in `validation` only (six formatters worded them six ways)."""
+    assert sorted(set(files(r"\.errors\(|\[\"msg\"\]"))) == ["validation.py"]

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..validation import describe_validation
 from .client import ModelClient
 from .errors import ModelError
 from .json_text import json_objects, unfenced
@@ -102,7 +103,7 @@ class OutputSchema:
             if isinstance(self.schema, type):
                 return self.schema.model_validate(raw)
         except ValidationError as exc:
-            problems = [f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()]
+            problems = describe_validation(exc, model=self.schema if isinstance(self.schema, type) else None)
             raise ValueError("does not match the schema: " + "; ".join(problems)) from exc
         import jsonschema  # deferred: only dict schemas need it
 

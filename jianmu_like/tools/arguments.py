@@ -20,9 +20,8 @@ from typing import Any, NamedTuple, Protocol
 
 from pydantic import BaseModel, ValidationError
 
+from ..validation import unknown_key, validation_problems
 from .errors import ToolArgumentsError
-
-_PREFIXES_TO_STRIP = ("Value error, ", "Assertion failed, ")
 
 
 class BoundCall(NamedTuple):
@@ -51,52 +50,23 @@ class CallSlot:
     """Positional-only parameters cannot be passed by keyword."""
 
 
-def _format_loc(loc: Sequence[int | str]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out
-
-
-def _clean_message(message: str) -> str:
-    for prefix in _PREFIXES_TO_STRIP:
-        if message.startswith(prefix):
-            return message[len(prefix) :]
-    return message
-
-
 def describe_validation_error(exc: ValidationError) -> tuple[list[str], list[str]]:
-    """One readable sentence per pydantic error, plus the names of unexpected top-level keys."""
+    """One line per pydantic error (`validation`'s wording, with `argument` for key), plus the
+    names of unexpected top-level keys (reported with the accepted ones, `_unexpected_problems`)."""
     problems: list[str] = []
     unexpected: list[str] = []
-    for err in exc.errors(include_url=False):
-        loc = err["loc"]
-        path = _format_loc(loc)
-        kind = err["type"]
-        if kind == "missing":
-            what = "argument" if len(loc) == 1 else "field"
-            problems.append(f"missing required {what} '{path}'")
-        elif kind == "extra_forbidden" and len(loc) == 1:
-            unexpected.append(path)
-        elif kind == "extra_forbidden":
-            problems.append(f"unexpected field '{path}'")
-        elif not loc:
-            problems.append(_clean_message(err["msg"]))
+    for problem in validation_problems(exc, noun="argument"):
+        if problem.kind == "unknown" and len(problem.loc) == 1:
+            unexpected.append(str(problem.loc[0]))
         else:
-            problems.append(f"argument '{path}': {_clean_message(err['msg'])}")
+            problems.append(str(problem))
     return problems, unexpected
 
 
 def _unexpected_problems(unexpected: Iterable[str], accepted: Sequence[str]) -> list[str]:
-    problems = [f"unexpected argument '{name}'" for name in unexpected]
-    if problems:
-        problems.append(
-            f"accepted arguments: {', '.join(accepted)}" if accepted else "the tool takes no arguments"
-        )
-    return problems
+    if not accepted:
+        return [f"{name}: unknown argument (the tool takes no arguments)" for name in unexpected]
+    return [str(unknown_key((name,), accepted, "argument")) for name in unexpected]
 
 
 def _require_mapping(tool_name: str, arguments: object) -> Mapping[str, Any]:

@@ -143,7 +143,7 @@ def test_guard_argument_schemas_resolve_locally_only(
             validate_agent_file(path)
         [problem] = info.value.problems
         assert (
-            problem.startswith(f"{path}:7: guard.arguments.0.schema: ")
+            problem.startswith(f"{path}:7: guard.arguments[0].schema: ")
             and "is outside the document" in problem
         )
         assert SECRET not in problem

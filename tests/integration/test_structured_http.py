@@ -53,7 +53,7 @@ async def test_json_mode_after_tools_are_rejected_with_one_reformat_retry() -> N
     assert srv.requests[1]["response_format"] == {"type": "json_object"}
     retry = srv.requests[2]["messages"]
     assert retry[-2] == {"role": "assistant", "content": '{"name": "Ada"}'}
-    assert "age: Field required" in retry[-1]["content"]
+    assert "age: required key is missing" in retry[-1]["content"]
 
 
 async def test_text_level_extracts_json_from_prose() -> None:
@@ -102,7 +102,7 @@ async def test_output_type_validated_with_one_retry() -> None:
     system_prompt = srv.requests[0]["messages"][0]["content"]
     assert "matches this JSON schema" in system_prompt and '"age"' in system_prompt
     correction = srv.requests[1]["messages"][-1]
-    assert correction["role"] == "user" and "age: Field required" in correction["content"]
+    assert correction["role"] == "user" and "age: required key is missing" in correction["content"]
 
 
 async def test_output_still_invalid_after_the_retry_fails_the_run() -> None:
