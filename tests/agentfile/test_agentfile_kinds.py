@@ -37,7 +37,8 @@ def test_every_kind_may_be_referenced_as_a_preset(tmp_path: Path, kind: str) -> 
     write(tmp_path / f"{kind}.yaml", f"kind: {kind}\nname: Part\n{BODIES[kind]}")
     tree = write(
         tmp_path / "tree.yaml",
-        f"kind: tree\noutput: part\ntree:\n  preset: {{path: {kind}.yaml, namespace: part, input: '{{task}}'}}\n",
+        "kind: tree\noutput: part\ntree:\n"
+        f"  preset: {{path: {kind}.yaml, namespace: part, input: '{{task}}'}}\n",
     )
     assert validate_agent_file(tree).kind == "tree"
 

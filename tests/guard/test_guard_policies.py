@@ -646,7 +646,10 @@ def test_config_shorthands_and_empty_sections() -> None:
             {"arguments": [{"tool": "f", "argument": "u", "predicate": "x"}]},
             "arguments[0].predicate: unknown key",
         ),
-        ({"arguments": [{"tool": "f", "path_under": "/w"}]}, "arguments[0].argument: required key is missing"),
+        (
+            {"arguments": [{"tool": "f", "path_under": "/w"}]},
+            "arguments[0].argument: required key is missing",
+        ),
     ],
 )
 def test_config_errors_name_the_key(data: dict[str, Any], message: str) -> None:
