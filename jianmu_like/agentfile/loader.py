@@ -537,7 +537,7 @@ def resolve_output_schema(
     if isinstance(reference, dict):
         from jsonschema import Draft202012Validator, SchemaError
 
-        from ..models.schema_refs import check_local_refs
+        from ..schema_refs import check_local_refs
 
         try:
             Draft202012Validator.check_schema(reference)

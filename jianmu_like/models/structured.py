@@ -71,7 +71,7 @@ class OutputSchema:
             self.json_schema: dict[str, Any] = schema.model_json_schema()
             title = schema.__name__
         elif isinstance(schema, Mapping):
-            from .schema_refs import check_local_refs  # deferred: only dict schemas need it
+            from ..schema_refs import check_local_refs  # deferred: only dict schemas need it
 
             check_local_refs(schema)
             self.json_schema = dict(schema)
@@ -107,7 +107,7 @@ class OutputSchema:
             raise ValueError("does not match the schema: " + "; ".join(problems)) from exc
         import jsonschema  # deferred: only dict schemas need it
 
-        from .schema_refs import LOCAL_ONLY
+        from ..schema_refs import LOCAL_ONLY
 
         try:
             jsonschema.validate(raw, self.json_schema, registry=LOCAL_ONLY)

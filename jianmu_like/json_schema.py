@@ -13,7 +13,7 @@ stricter where the standard is too lenient for a guard:
 A schema is refused when it is built if it is invalid, uses a keyword the validator does not
 know (a typo like `maximun` would otherwise be silently ignored and let through exactly what
 the rule's author meant to block) or a `$ref` that does not resolve inside it (see
-`models.schema_refs`: nothing is ever retrieved).
+`schema_refs`: nothing is ever retrieved).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from jsonschema import Draft202012Validator, ValidationError, validators
 from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
 
-from ..models.schema_refs import LOCAL_ONLY, check_local_refs
+from .schema_refs import LOCAL_ONLY, check_local_refs
 
 ANNOTATION_KEYWORDS = frozenset(
     {
