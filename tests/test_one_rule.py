@@ -62,3 +62,13 @@ def test_one_class_per_name() -> None:
 def test_one_formatter_of_validation_errors() -> None:
     """pydantic's errors are read in `validation` only (six formatters worded them six ways)."""
     assert sorted(set(files(r"\.errors\(|\[\"msg\"\]"))) == ["validation.py"]
+
+
+def test_one_json_schema_path() -> None:
+    """JSON schemas are validated through `json_schema` only (its public `jsonschema` and
+    `referencing` use); tool arguments had a hand-written subset, structured output its own call."""
+    assert sorted(set(files(r"^\s*(from|import) (jsonschema|referencing)\b"))) == [
+        "json_schema.py",
+        "schema_refs.py",
+    ]
+    assert places(r"jsonschema\.\w*\._|\._resolver\b") == []  # no private API

@@ -535,15 +535,9 @@ def resolve_output_schema(
     """An `output_schema:` value: a JSON schema (checked) or a pydantic model class named
     `package.module:Model` / `package.module.Model` from a module `policy` allows."""
     if isinstance(reference, dict):
-        from jsonschema import Draft202012Validator, SchemaError
+        from ..json_schema import compile_schema
 
-        from ..schema_refs import check_local_refs
-
-        try:
-            Draft202012Validator.check_schema(reference)
-        except SchemaError as exc:
-            raise ValueError(f"not a valid JSON schema: {exc.message}") from None
-        check_local_refs(reference)
+        compile_schema(reference, known_keywords=False)  # as OutputSchema will: ValueError naming the place
         if reference.get("type", "object") != "object":
             raise ValueError(f"the schema must describe an object (type: object), not {reference['type']!r}")
         return reference

@@ -71,9 +71,9 @@ class OutputSchema:
             self.json_schema: dict[str, Any] = schema.model_json_schema()
             title = schema.__name__
         elif isinstance(schema, Mapping):
-            from ..schema_refs import check_local_refs  # deferred: only dict schemas need it
+            from ..json_schema import compile_schema  # deferred: only dict schemas need it
 
-            check_local_refs(schema)
+            self._validator = compile_schema(schema, known_keywords=False)  # checked once, here
             self.json_schema = dict(schema)
             title = str(schema.get("title") or "output")
         else:
@@ -105,15 +105,11 @@ class OutputSchema:
         except ValidationError as exc:
             problems = describe_validation(exc, model=self.schema if isinstance(self.schema, type) else None)
             raise ValueError("does not match the schema: " + "; ".join(problems)) from exc
-        import jsonschema  # deferred: only dict schemas need it
+        from ..json_schema import key_problems
 
-        from ..schema_refs import LOCAL_ONLY
-
-        try:
-            jsonschema.validate(raw, self.json_schema, registry=LOCAL_ONLY)
-        except jsonschema.ValidationError as exc:
-            where = ".".join(map(str, exc.absolute_path)) or "(root)"
-            raise ValueError(f"does not match the schema: {where}: {exc.message}") from exc
+        mismatches = key_problems(self._validator, raw)
+        if mismatches:
+            raise ValueError("does not match the schema: " + "; ".join(map(str, mismatches)))
         return raw
 
     def parse_text(self, text: str) -> tuple[dict[str, Any], Any]:
