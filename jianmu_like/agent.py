@@ -10,7 +10,7 @@ import uuid
 import weakref
 from collections.abc import AsyncIterator, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import py_trees
 from py_trees.common import Status
@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .bt.fault import NodeFault
 from .bt.node import walk
-from .bt.runner import ReactiveRunner, RunOutcome
+from .bt.runner import EndStatus, ReactiveRunner, RunOutcome
 from .checkpoint.contract import ClosableCheckpointer
 from .checkpoint.recorder import RunRecorder
 from .checkpoint.store import Checkpoint, Checkpointer, CheckpointError
@@ -40,8 +40,6 @@ from .telemetry.hub import TelemetryHub, structlog_sink
 from .tools.artifact import Artifact
 from .tools.toolset import ToolSet
 
-AgentStatus = Literal["success", "failure", "suspended"]
-
 _LOOP_GONE = (
     "inject(): the agent's event loop is not running (stopped or closed), so the run can never "
     "take this follow-up; it was not queued"
@@ -53,7 +51,7 @@ class AgentResult(BaseModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    status: AgentStatus
+    status: EndStatus
     final_answer: str | None = None
     fallback_answer: str | None = None
     """When a ReAct run stopped without an answer (status "failure", termination reason
@@ -584,8 +582,8 @@ class Agent:
         status, ticks, fault = outcome.status, outcome.ticks, outcome.fault
         agents = tree_outcomes(sm, keys, TreeInputs.of(self.root, schema_spec(sm.schema)).namespaces)
         termination = _read(sm, keys.termination, ns, None)
-        if status == "max_ticks":
-            agent_status: AgentStatus = "failure"
+        if outcome.max_ticks_reached:
+            agent_status: EndStatus = "failure"
             error: str | None = f"stopped after max_ticks={ticks} ticks"
         elif fault is not None:
             agent_status, error = "failure", fault.error

@@ -72,3 +72,17 @@ def test_one_json_schema_path() -> None:
         "schema_refs.py",
     ]
     assert places(r"jsonschema\.\w*\._|\._resolver\b") == []  # no private API
+
+
+def test_one_run_status_vocabulary() -> None:
+    """`bt.runner.RunStatus` (three types of that name had three vocabularies; DBOS's workflow
+    statuses are its own wire format, named `WorkflowStatus`)."""
+    assert places(r"^RunStatus = ") == [f"bt/runner.py:{_line_of('bt/runner.py', 'RunStatus = ')}"]
+    assert places(r"Literal\[\"success\", \"failure\"") == [
+        f"bt/runner.py:{_line_of('bt/runner.py', 'EndStatus = ')}"
+    ]
+
+
+def _line_of(file: str, start: str) -> int:
+    lines = (PACKAGE / file).read_text().splitlines()
+    return next(number for number, line in enumerate(lines, 1) if line.startswith(start))
