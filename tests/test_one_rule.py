@@ -86,3 +86,15 @@ def test_one_run_status_vocabulary() -> None:
 def _line_of(file: str, start: str) -> int:
     lines = (PACKAGE / file).read_text().splitlines()
     return next(number for number, line in enumerate(lines, 1) if line.startswith(start))
+
+
+def test_tools_are_described_by_one_module() -> None:
+    """`tool_text` renders tools for prompts (`tools.describe` for a Tool, the text tool
+    protocols for a request's functions); there were two `describe_tool`s with two type rules."""
+    for name in ("describe_tool", "type_label", "_first_sentence"):
+        assert len(places(rf"^def {name}\b")) == 1, name
+    from jianmu_like.tool_text import function_line
+
+    schema = {"type": "object", "properties": {"ids": {"type": "array", "items": {"type": "integer"}}}}
+    line = function_line({"name": "get", "description": "Fetch rows. Slow.", "parameters": schema})
+    assert line == "- get(ids: array of integer (optional)): Fetch rows."

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..nodes.context import REACT_PROTOCOL
+from ..tool_text import function_line
 from .json_text import json_objects, unfenced
 from .messages import Message, ToolCall
 
@@ -96,26 +97,6 @@ def tool_functions(tools: Sequence[dict[str, Any]] | None) -> list[dict[str, Any
     return out
 
 
-def _first_sentence(text: str) -> str:
-    flat = " ".join(text.split())
-    end = flat.find(". ")
-    return flat if end < 0 else flat[: end + 1]
-
-
-def describe_tool(function: dict[str, Any]) -> str:
-    """One compact line: `- name(arg: type, ...): first sentence of the description`."""
-    params = function.get("parameters") or {}
-    props: dict[str, Any] = params.get("properties") or {}
-    required = set(params.get("required") or ())
-    args = []
-    for arg, spec in props.items():
-        kind = spec.get("type", "any") if isinstance(spec, dict) else "any"
-        args.append(f"{arg}: {kind}" + ("" if arg in required else " (optional)"))
-    line = f"- {function['name']}({', '.join(args)})"
-    description = _first_sentence(str(function.get("description") or ""))
-    return f"{line}: {description}" if description else line
-
-
 def render_examples(examples: Sequence[WorkedExample], dialect: Dialect | None = None) -> str:
     """The examples as transcripts in the same shapes `to_chat_messages` produces."""
     dialect = dialect or JSON_DIALECT
@@ -154,7 +135,7 @@ def render_system_prompt(
     functions = tool_functions(tools)
     names = {f["name"] for f in functions}
     parts = [persona_of(system_text or "")]
-    parts.append("You can use these tools:\n" + "\n".join(describe_tool(f) for f in functions))
+    parts.append("You can use these tools:\n" + "\n".join(function_line(f) for f in functions))
     parts.append(dialect.reply_format)
     shown = [e for e in (BUILTIN_EXAMPLES if examples is None else examples) if e.tool in names]
     if shown:
