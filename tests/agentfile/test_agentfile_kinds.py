@@ -91,3 +91,18 @@ def test_sections_of_another_kind_are_errors_at_their_line(tmp_path: Path) -> No
     with pytest.raises(AgentFileError) as info:
         validate_agent_file(path)
     assert info.value.problems == [f"{path}:4: supervisor: `supervisor:` is only for kind: supervisor"]
+
+
+def test_the_cli_validates_a_tree_referencing_the_shipped_supervisor(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from jianmu_like.agentfile.shipped import SHIPPED_DIR
+    from jianmu_like.cli.main import main
+
+    tree = write(
+        tmp_path / "team.yaml",
+        "kind: tree\noutput: supervisor\ntree:\n"
+        f"  preset: {{path: '{SHIPPED_DIR / 'supervisor.yaml'}', input: '{{task}}'}}\n",
+    )
+    assert main(["validate", str(tree)]) == 0, capsys.readouterr().err
+    assert f"{tree}: ok" in capsys.readouterr().out
