@@ -16,6 +16,10 @@ SHIPPED_DIR = Path(__file__).resolve().parent.parent / "presets"
 """Where the shipped agent files lie (package data, see pyproject.toml)."""
 
 
+class NoSuchAgentFile(SourceError):
+    """An agent-file argument that is neither a file nor a shipped preset's name."""
+
+
 def shipped_presets() -> dict[str, Path]:
     """The shipped agent files by name (`react`, `supervisor`, ...)."""
     return {path.stem: path for path in sorted(SHIPPED_DIR.glob("*.yaml"))}
@@ -23,7 +27,7 @@ def shipped_presets() -> dict[str, Path]:
 
 def agent_file_path(reference: str | Path) -> Path:
     """The agent file `reference` names: an existing path as given; else a shipped preset by
-    name (`react` or `react.yaml`). Raises SourceError naming the shipped presets (with a
+    name (`react` or `react.yaml`). Raises NoSuchAgentFile naming the shipped presets (with a
     did-you-mean) when it is neither."""
     path = Path(reference)
     if path.exists():
@@ -32,6 +36,6 @@ def agent_file_path(reference: str | Path) -> Path:
     name = path.name.removesuffix(".yaml").removesuffix(".yml")
     if path.parent == Path(".") and name in shipped:
         return shipped[name]
-    raise SourceError(
+    raise NoSuchAgentFile(
         [f"{reference}: no such file{did_you_mean(name, shipped)} (shipped presets: {', '.join(shipped)})"]
     )

@@ -15,9 +15,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..agentfile.loader import load_agent, validate_agent_file
-from ..agentfile.shipped import agent_file_path
-from ..agentfile.yaml_source import SourceError
+from ..agentfile.loader import AgentFileError, load_agent, validate_agent_file
+from ..agentfile.shipped import NoSuchAgentFile, agent_file_path
 from ..config import explain_config
 from ..models.client import ModelClient
 from ..telemetry.redact import redact
@@ -53,7 +52,7 @@ def validate_command(args: argparse.Namespace, console: Console, errors: Console
     for path in args.presets:
         try:
             validate_agent_file(agent_file_path(path), allow_modules=args.allow_module)
-        except SourceError as exc:
+        except (AgentFileError, NoSuchAgentFile) as exc:
             failed = True
             print_problems(errors, exc.problems, title=f"{path}: {len(exc.problems)} problem(s)")
             continue
