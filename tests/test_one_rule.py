@@ -78,7 +78,7 @@ def test_one_run_status_vocabulary() -> None:
     """`bt.runner.RunStatus` (three types of that name had three vocabularies; DBOS's workflow
     statuses are its own wire format, named `WorkflowStatus`)."""
     assert places(r"^RunStatus = ") == [f"bt/runner.py:{_line_of('bt/runner.py', 'RunStatus = ')}"]
-    assert places(r"Literal\[\"success\", \"failure\"") == [
+    assert places(r"Literal\[\"success\", \"failure\", \"suspended\"") == [
         f"bt/runner.py:{_line_of('bt/runner.py', 'EndStatus = ')}"
     ]
 
