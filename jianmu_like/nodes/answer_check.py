@@ -126,7 +126,7 @@ class AnswerCheck(Node):
             return False
         # Without an `Action:` line the text dialect reads the reply as JSON: read it once.
         for dialect in (JSON_DIALECT, TEXT_DIALECT) if has_action(text) else (JSON_DIALECT,):
-            message, _ = dialect.parse(text, _no_id)
+            message, _ = dialect.parse(text, _no_id, names)
             if message.tool_calls and any(c.name in names for c in message.tool_calls):
                 return True
         return False
