@@ -150,6 +150,7 @@ def _client_for(spec: ModelSpec | None) -> ModelClient:
         tool_protocol=spec.tool_protocol,
         supports_tools=spec.supports_tools,
         context_window=spec.context_window,
+        supports_json_mode=spec.supports_json_mode,
     )
 
 

@@ -33,6 +33,8 @@ class ModelSpec(_Strict):
     prompt, for servers without function calling), `auto` (native, JSON when tools are refused)."""
     supports_tools: bool | None = None
     """Whether the server has function calling (for `auto`; unset: learned from a rejection)."""
+    supports_json_mode: bool | None = None
+    """Whether the server has JSON mode (false: structured calls skip that level)."""
     context_window: int | None = Field(None, ge=256)
     """The model's context window in tokens: the context guard keeps every request within it."""
 
