@@ -7,6 +7,7 @@ are the supervisor's side. Each call's usage is added to the supervisor's namesp
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,7 +19,7 @@ from ..config import ReActConfig
 from ..models.client import ModelClient
 from ..models.errors import ModelError
 from ..models.messages import Message, ai, human, system
-from ..models.structured import StructuredOutputError
+from ..models.structured import StructuredOutputError, TextReading
 from ..models.types import Usage
 from ..results import outcome, read_key
 from ..state.manager import StateManager
@@ -115,9 +116,18 @@ class SupervisorCall(AsyncBehaviour):
         history = self.state_manager.get(self.keys.messages, self.namespace)
         return [system(self.system_prompt), *history, human(instruction)]
 
-    async def structured(self, prompt: list[Message], schema: type[BaseModel]) -> tuple[Any, Usage]:
+    async def structured(
+        self, prompt: list[Message], schema: type[BaseModel], reading: TextReading
+    ) -> tuple[Any, Usage]:
+        """A structured value; a reply in prose is read by `reading` (a model that answers the
+        supervisor in plain text still answers: both schemas have a plain-text meaning)."""
         result = await structured_call(
-            self.model_client, prompt, schema, self.config, on_event=self._on_model_event
+            self.model_client,
+            prompt,
+            schema,
+            self.config,
+            on_event=self._on_model_event,
+            regex_fallback=reading,
         )
         return result.value, result.usage
 
@@ -159,6 +169,24 @@ class SupervisorCall(AsyncBehaviour):
         self.emit(event_type, **data)
 
 
+_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)]|[a-z][.)])\s+", re.IGNORECASE)
+
+
+def plan_from_text(text: str) -> dict[str, Any] | None:
+    """A prose plan: its list items (bullets or numbers) as sub-questions, else the whole text
+    as one; None for an empty reply."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    items = [_ITEM.sub("", line).strip() for line in lines if _ITEM.match(line)]
+    if items:
+        return {"sub_questions": items}
+    return {"sub_questions": [text.strip()]} if text.strip() else None
+
+
+def decision_from_text(text: str) -> dict[str, Any] | None:
+    """A prose gather reply is the answer (None for an empty reply)."""
+    return {"answer": text.strip()} if text.strip() else None
+
+
 class PlanStep(SupervisorCall):
     """Splits the task into at most `max_agents` sub-questions (a structured call), written to
     `sub_questions`; the last run's sub-agents are forgotten first."""
@@ -185,7 +213,7 @@ class PlanStep(SupervisorCall):
             "each answerable on its own by a research assistant with tools."
         )
         try:
-            plan, usage = await self.structured(self.prompt(instruction), SupervisorPlan)
+            plan, usage = await self.structured(self.prompt(instruction), SupervisorPlan, plan_from_text)
         except (ModelError, StructuredOutputError) as exc:
             return self.fail(exc)
         questions = [q.strip() for q in plan.sub_questions if q.strip()][: self.max_agents]
@@ -224,7 +252,9 @@ class GatherStep(SupervisorCall):
         else:
             instruction += "Write the final answer to the task in `answer`."
         try:
-            decision, usage = await self.structured(self.prompt(instruction), SupervisorDecision)
+            decision, usage = await self.structured(
+                self.prompt(instruction), SupervisorDecision, decision_from_text
+            )
         except (ModelError, StructuredOutputError) as exc:
             return self.fail(exc)
         follow_ups = [q.strip() for q in decision.follow_ups if q.strip()][: self.max_follow_ups]
