@@ -57,10 +57,22 @@ class LLMConfig(_Section):
 
 class LimitsConfig(_Section):
     max_iterations: int = Field(10, gt=0)
-    max_rounds: int = Field(10, gt=0)
     max_tool_failures: int | None = Field(3, gt=0)
     """A ReAct run stops (termination `tool_failures`) after this many failed tool calls in a
     row; None: never."""
+    max_rounds: None = Field(None, exclude=True, repr=False)
+    """Removed: nothing read it (a round is one model call, which `max_iterations` caps); a file
+    that still sets it gets an error saying so rather than a setting that does nothing."""
+
+    @field_validator("max_rounds", mode="before")
+    @classmethod
+    def _removed(cls, value: Any) -> None:
+        if value is not None:
+            raise ValueError(
+                "max_rounds was removed (it never limited anything): each ReAct iteration is one "
+                "model round, so limits.max_iterations caps both; delete the key"
+            )
+        return None
 
 
 class AnswerCheckConfig(_Section):
