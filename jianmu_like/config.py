@@ -75,9 +75,39 @@ class LimitsConfig(_Section):
         return None
 
 
+NON_ANSWERS: tuple[str, ...] = (
+    "I don't know",
+    "I do not know",
+    "I dont know",
+    "don't know",
+    "no idea",
+    "I have no idea",
+    "我不知道",
+    "不知道",
+    "不清楚",
+    "我不清楚",
+    "Ich weiß nicht",
+    "Ich weiss nicht",
+    "Weiß ich nicht",
+    "keine Ahnung",
+    "Je ne sais pas",
+    "No lo sé",
+    "No sé",
+    "Non lo so",
+    "Não sei",
+    "わかりません",
+    "分かりません",
+    "知りません",
+    "모르겠습니다",
+    "Не знаю",
+)
+"""A bare "I don't know" in the languages users most often ask in (the default list)."""
+
+
 class AnswerCheckConfig(_Section):
-    """The answer-quality check of a ReAct loop: a final answer that is empty, too short, or a
-    repeat of an earlier answer of the conversation is re-asked with a corrective message."""
+    """The answer-quality check of a ReAct loop: a final answer that is empty, too short, a bare
+    "I don't know", or a repeat of an earlier answer of the conversation is re-asked with a
+    corrective message."""
 
     enabled: bool = True
     min_chars: int = Field(1, ge=1)
@@ -87,6 +117,9 @@ class AnswerCheckConfig(_Section):
     20 characters, like "4" or "yes", may legitimately repeat and are never rejected as such)."""
     retries: int = Field(1, ge=0)
     """How often one run re-asks; after that the answer is accepted as it is."""
+    non_answers: list[str] = Field(default_factory=lambda: list(NON_ANSWERS))
+    """Answers that only say the model does not know (compared without case, spaces and final
+    punctuation): re-asked once so the model uses its tools. `[]` turns this off."""
 
 
 class AnswersConfig(_Section):

@@ -176,6 +176,25 @@ async def test_too_short_and_repeated_answers_are_re_asked() -> None:
     assert srv.requests[4]["messages"][-1]["content"].startswith("Your final answer is too short")
 
 
+async def test_a_bare_i_dont_know_is_re_asked_in_any_common_language() -> None:
+    script = [reply("我不知道。"), reply("It is 42."), reply("I don’t know!"), reply("Keine Ahnung")]
+    async with ScriptedOpenAIServer(script) as srv:
+        agent, events = _agent(srv, [calculator])
+        first = await agent.run({"messages": [human("6 乘以 7 是多少？")]})
+        second = await agent.run({"messages": [human("And 6 * 8?")]})
+    assert first.final_answer == "It is 42." and len(srv.requests) == 4
+    assert srv.requests[1]["messages"][-1]["content"].startswith(
+        "Your final answer only says that you do not know"
+    )
+    assert second.final_answer == "Keine Ahnung"  # accepted after one re-ask
+    rejected = [e.data["problem"] for e in events if e.type == "answer.rejected"]
+    assert rejected == ["non_answer", "non_answer", "non_answer"]
+    async with ScriptedOpenAIServer([reply("I don't know")]) as srv:
+        agent, _ = _agent(srv, [calculator], answer_check={"non_answers": []})
+        result = await agent.run({"messages": [human("6 * 7?")]})
+    assert result.final_answer == "I don't know" and len(srv.requests) == 1
+
+
 async def test_tool_call_written_as_text_gets_the_protocol_correction() -> None:
     script = [reply('{"tool": "calculator", "arguments": {"expression": "6 * 7"}}'), reply("It is 42.")]
     async with ScriptedOpenAIServer(script) as srv:
