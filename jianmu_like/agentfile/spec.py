@@ -9,7 +9,7 @@ Unknown keys are errors; every error is reported with its line.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -44,6 +44,9 @@ class LimitsSpec(_Strict):
     max_budget_tokens: int | None = Field(None, ge=1)
     max_tool_failures: int | None = Field(None, ge=1)
     """Stop after this many failed tool calls in a row (termination `tool_failures`)."""
+    max_output_chars: int | None = Field(None, ge=100)
+    """The most characters of one tool result the model reads (default 8000); see
+    `tool_output_chars` for single tools."""
 
 
 class LLMSpec(_Strict):
@@ -67,6 +70,9 @@ class ReActSpec(_Strict):
     """Built-in tool names (`calculator`, `think`) or `package.module:attribute` references to
     allowed modules (under the file's directory, `agents.allowed_modules`, `--allow-module`)."""
     mcp_servers: list[dict[str, Any]] | dict[str, dict[str, Any]] = Field(default_factory=list)
+    tool_output_chars: dict[str, Annotated[int, Field(ge=100)]] = Field(default_factory=dict)
+    """Tool name -> the most characters of one of its results the model reads (the tools listed
+    in `tools`; an MCP server takes `max_output_chars` in its own entry)."""
     guard: dict[str, Any] | None = None
     limits: LimitsSpec = Field(default_factory=LimitsSpec)
     llm: LLMSpec = Field(default_factory=LLMSpec)

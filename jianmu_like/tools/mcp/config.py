@@ -74,6 +74,9 @@ class MCPServerConfig(BaseModel):
     """Seconds to start the server (or reach it) and complete the MCP handshake."""
     call_timeout: float = Field(60.0, gt=0)
     """Seconds one tool call may take before it fails as an observation."""
+    max_output_chars: int | None = Field(None, ge=100)
+    """The most characters of one of this server's results the model reads (None: the agent's
+    limit); longer results are cut by their shape (`tools.truncation`)."""
 
     @field_validator("env", "headers", mode="before")
     @classmethod
