@@ -542,6 +542,7 @@ class _Builder:
             "system_prompt": spec.system_prompt,
             "tool_choice": spec.tool_choice,
             "execution_mode": spec.execution_mode,
+            "breakpoint_every": spec.breakpoint_every,
             "tool_protocol": spec.tool_protocol or model.tool_protocol,
             "synthesize": spec.synthesize,
             "answer_check": spec.answer_check,

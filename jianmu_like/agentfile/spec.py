@@ -78,6 +78,8 @@ class ReActSpec(_Strict):
     llm: LLMSpec = Field(default_factory=LLMSpec)
     tool_choice: Any = None
     execution_mode: Literal["serial", "parallel", "auto"] = "auto"
+    breakpoint_every: int | None = Field(None, ge=1)
+    """A human breakpoint: the tool calls of every N-th model round wait for approval."""
     tool_protocol: Literal["native", "json", "text", "auto"] | None = None
     """Overrides the model's tool protocol for this agent."""
     output_schema: dict[str, Any] | str | None = None

@@ -28,6 +28,7 @@ from ..bt import composites
 from ..bt.loop import LoopUntilSuccess
 from ..config import ReActConfig
 from ..guard.enforcer import GuardEnforcer
+from ..guard.policies import Breakpoint
 from ..models.client import ModelClient
 from ..models.structured import OutputSchema
 from ..nodes.answer_check import AnswerCheck
@@ -83,6 +84,9 @@ def create_react_node(
     toolset = ToolSet.from_providers(tool_providers or (), context=tool_provider_context).with_tools(
         tools or ()
     )
+    if config.breakpoint_every is not None:  # a human look every N rounds: an approval
+        pause = Breakpoint(config.breakpoint_every)
+        constraints = constraints.with_policies(pause) if constraints else GuardEnforcer([pause])
     if constraints is not None:  # a rule for a tool the agent does not have fails here
         constraints.attach(toolset)
     select = config.tool_selection.enabled and (
