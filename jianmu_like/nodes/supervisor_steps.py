@@ -24,6 +24,7 @@ from ..models.types import Usage
 from ..results import outcome, read_key
 from ..state.manager import StateManager
 from ..telemetry import events as ev
+from .context import with_date
 from .llm import configured_client, fail_with_model_error
 from .one_call import request_for, spent, structured_call
 
@@ -114,7 +115,7 @@ class SupervisorCall(AsyncBehaviour):
     def prompt(self, instruction: str) -> list[Message]:
         """System prompt, the supervisor's conversation (the user's task), the instruction."""
         history = self.state_manager.get(self.keys.messages, self.namespace)
-        return [system(self.system_prompt), *history, human(instruction)]
+        return [system(with_date(self.system_prompt)), *history, human(instruction)]
 
     async def structured(
         self, prompt: list[Message], schema: type[BaseModel], reading: TextReading

@@ -30,6 +30,7 @@ from ..config import ReActConfig
 from ..guard.enforcer import GuardEnforcer
 from ..models.client import ModelClient
 from ..models.messages import Message, ToolCall, human, system
+from ..nodes.context import with_date
 from ..nodes.prompt_call import PromptCall
 from ..nodes.tool_outcome import ToolOutcome
 from ..nodes.trace import is_corrective, read_trace, render_steps
@@ -47,10 +48,10 @@ FREE_TOOLS = frozenset({"think"})
 """Tools that do not count against the cap: they record a reflection and fetch nothing."""
 
 DEFAULT_RESEARCH_PROMPT = (
-    "You are a careful researcher. Search for the facts the question needs; after each search, "
-    "use the `think` tool to note what you learned and what is still missing. You have at most "
-    "{max_tool_calls} tool calls (think is free): then answer with the facts found and where "
-    "they come from."
+    "You are a careful researcher (today is {date}). Search for the facts the question needs; "
+    "after each search, use the `think` tool to note what you learned and what is still "
+    "missing. You have at most {max_tool_calls} tool calls (think is free): then answer with "
+    "the facts found and where they come from."
 )
 
 DEFAULT_COMPRESS_PROMPT = (
@@ -282,7 +283,7 @@ class Compress(PromptCall):
             f"Question: {trace.question}\n\nFindings (tool calls and results):\n{findings}"
             f"\n\nThe researcher's answer: {answer}"
         )
-        return [system(self.instructions), human(text)]
+        return [system(with_date(self.instructions)), human(text)]
 
     def accept(self, value: Any, text: str) -> dict[str, Any]:
         keys = self.keys

@@ -295,3 +295,24 @@ async def test_both_presets_from_yaml(tmp_path: Path) -> None:
     assert '1. calculator({"expression": "1+1"}) -> 2' in findings
     assert "Tool call limit reached (1 calls)" in findings
     assert "1+1 is 2 [1]." in user_text(requests[5])
+
+
+async def test_date_placeholder_in_preset_prompts() -> None:
+    """`{date}` in any preset prompt becomes today's date; the research prompt has it by default."""
+    import datetime
+
+    from jianmu_like import create_react_node
+
+    today = datetime.date.today().isoformat()
+    summary = reply(tool_calls=[call("ResearchSummary", summary="Nothing [1].", sources=["none"])])
+    async with ScriptedOpenAIServer([text("Nothing found.", 5), summary, text("Hi.", 5)]) as srv:
+        research = create_research_node("Researcher", model_client=srv.client(), tools=[search])
+        await Agent(research).run({"messages": [human("Latest news?")]})
+        react = create_react_node(
+            model_client=srv.client(), config=ReActConfig(system_prompt="As of {date}, be brief.")
+        )
+        await Agent(react).run({"messages": [human("Hi?")]})
+        requests = srv.requests
+    assert f"today is {today}" in requests[0]["messages"][0]["content"]
+    assert requests[2]["messages"][0]["content"].startswith(f"As of {today}, be brief.")
+    assert "{date}" not in str(requests)
