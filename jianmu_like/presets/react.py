@@ -151,7 +151,9 @@ def create_react_node(
     loop.abort_condition = ReActAbort(loop, config, namespace)
     loop.on_termination = ReActFallback(loop, config, namespace)
     owner = f"ReAct agent {name!r}" + (f" (namespace {namespace!r})" if namespace else "")
-    unused: set[str] = set() if schema is not None else {"output", "output_retries"}
+    unused: set[str] = {"text_output", "skill_result"}  # other nodes' keys
+    if schema is None:
+        unused |= {"output", "output_retries"}
     used = keys.model_dump(exclude=unused if select else {*unused, "selected_tools"})
     needed = tuple(used.values())
     declare(loop, StateContract(owner, needed, namespace, reads=needed))
