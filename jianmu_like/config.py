@@ -448,6 +448,9 @@ class ReActConfig(BaseModel):
     """Default seconds per tool call (a Tool's own `timeout` wins)."""
     max_output_chars: int = Field(8000, ge=100)
     """Tool outputs longer than this are cut, with a note telling the model so."""
+    reflect_after: int | None = Field(None, ge=1)
+    """After every N tool calls of a run, one call asks the model whether its chain is
+    consistent; the verdict becomes an observation (`nodes.reflection`). None: off."""
     breakpoint_every: int | None = Field(None, ge=1)
     """A human breakpoint: the tool calls of every N-th model round wait for approval, like a
     guard's `require_approval` (the run suspends; approve or deny, then resume). None: off."""

@@ -543,6 +543,7 @@ class _Builder:
             "tool_choice": spec.tool_choice,
             "execution_mode": spec.execution_mode,
             "breakpoint_every": spec.breakpoint_every,
+            "reflect_after": spec.reflect_after,
             "tool_protocol": spec.tool_protocol or model.tool_protocol,
             "synthesize": spec.synthesize,
             "answer_check": spec.answer_check,

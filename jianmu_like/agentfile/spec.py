@@ -79,6 +79,8 @@ class ReActSpec(_Strict):
     tool_choice: Any = None
     execution_mode: Literal["serial", "parallel", "auto"] = "auto"
     breakpoint_every: int | None = Field(None, ge=1)
+    reflect_after: int | None = Field(None, ge=1)
+    """After every N tool calls, one call checks that the chain is consistent."""
     """A human breakpoint: the tool calls of every N-th model round wait for approval."""
     tool_protocol: Literal["native", "json", "text", "auto"] | None = None
     """Overrides the model's tool protocol for this agent."""

@@ -5,6 +5,7 @@ LoopUntilSuccess(max_iterations, abort_condition=token budget | model error)
        ├─ ToolSelectionNode (above `tool_selection.threshold` tools) once per run: pick the tools
        ├─ AgentLLMNode   ask the model: tool calls or a final answer
        ├─ ToolExecutor   guard preflight, run the calls, append observations
+       ├─ ReflectionNode (reflect_after) every N tool calls: is the chain consistent?
        ├─ InterruptGate  SUCCESS when `done`, else FAILURE → next iteration; lets injected
        │                 follow-ups in first (`Agent.inject`)
        ├─ AnswerCheck    (answer_check.enabled) re-ask an empty / too short / repeated answer once
@@ -37,6 +38,7 @@ from ..nodes.context_guard import ContextGuard
 from ..nodes.interrupts import InterruptGate
 from ..nodes.llm import AgentLLMNode
 from ..nodes.output import INVALID_OUTPUT, OutputNode
+from ..nodes.reflection import ReflectionNode
 from ..nodes.synthesis import SynthesisNode
 from ..nodes.tool_executor import ToolExecutor, ToolRunner
 from ..nodes.tool_selection import ToolSelectionNode
@@ -118,6 +120,11 @@ def create_react_node(
     )
     done = InterruptGate(f"{name}.Done", keys=keys, namespace=namespace)
     children: list[Any] = [llm, executor, done]
+    if config.reflect_after is not None:
+        reflect = ReflectionNode(
+            f"{name}.Reflect", model_client, config.reflect_after, config=config, namespace=namespace
+        )
+        children.insert(2, reflect)
     if select:
         children.insert(
             0,
