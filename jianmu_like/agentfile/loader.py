@@ -465,6 +465,7 @@ class _Builder:
             max_follow_ups=options.max_follow_ups,
             critic=options.critic,
             max_critic_retries=options.max_critic_retries,
+            prune_notes_above=options.prune_notes_above,
             **{
                 k: v
                 for k, v in (("system_prompt", options.prompt), ("critic_prompt", options.critic_prompt))

@@ -108,6 +108,9 @@ class SupervisorOptions(_Strict):
     """Sub-agents per run at most (the model's plan decides how many)."""
     max_follow_ups: int = Field(2, ge=0)
     """Follow-up questions in the one follow-up round (0: none)."""
+    prune_notes_above: int | None = Field(None, ge=1)
+    """Drop a sub-agent's raw notes (its messages) above this many characters, keeping its
+    question and answer."""
     critic: bool = False
     """Review each sub-agent's answer; a rejected one is re-run with the critique."""
     max_critic_retries: int = Field(1, ge=0)

@@ -15,6 +15,7 @@ from py_trees.common import Status
 from pydantic import BaseModel, Field
 
 from ..bt.async_behaviour import AsyncBehaviour
+from ..bt.node import Node
 from ..config import ReActConfig
 from ..models.client import ModelClient
 from ..models.errors import ModelError
@@ -23,6 +24,7 @@ from ..models.structured import StructuredOutputError, TextReading
 from ..models.types import Usage
 from ..results import outcome, read_key
 from ..state.manager import StateManager
+from ..state.schema import StateKeys
 from ..telemetry import events as ev
 from .context import with_date
 from .llm import configured_client, fail_with_model_error
@@ -264,6 +266,38 @@ class GatherStep(SupervisorCall):
             self.emit("supervisor.follow_ups", follow_ups=follow_ups)
             return Status.SUCCESS
         self.answer(decision.answer, usage)
+        return Status.SUCCESS
+
+
+class ContextPruner(Node):
+    """Drops the raw notes (the message history: tool calls and their results) of every
+    sub-agent of this run whose notes exceed `max_chars`, keeping its summary — the question
+    and its final answer — so the state, its checkpoints and any later reader carry the
+    summaries, not the raw tool output. Always SUCCESS; `supervisor.pruned` says what went."""
+
+    def __init__(self, name: str, keys: StateKeys, namespace: str, *, max_chars: int) -> None:
+        super().__init__(name)
+        if max_chars < 1:
+            raise ValueError(f"prune_notes_above must be >= 1, got {max_chars}")
+        self.keys, self.ns, self.max_chars = keys, namespace, max_chars
+
+    def update(self) -> Status:
+        sm, keys = self.state_manager, self.keys
+        pruned: dict[str, int] = {}
+        for item in asked(sm, self.ns, SUB_QUESTIONS) + asked(sm, self.ns, FOLLOW_UPS):
+            ns = item["namespace"]
+            messages: list[Message] = read_key(sm, keys.messages, ns, [])
+            size = sum(len(m.content or "") + len(str(m.tool_calls or "")) for m in messages)
+            if size <= self.max_chars:
+                continue
+            summary = read_key(sm, keys.final_answer, ns, None) or read_key(
+                sm, keys.fallback_answer, ns, None
+            )
+            kept = [m for m in messages[:1] if m.role == "user"] + ([ai(summary)] if summary else [])
+            sm.set(keys.messages, kept, ns)
+            pruned[ns] = size
+        if pruned:
+            self.emit("supervisor.pruned", notes=pruned, max_chars=self.max_chars)
         return Status.SUCCESS
 
 

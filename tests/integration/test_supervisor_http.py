@@ -404,3 +404,32 @@ async def test_a_supervisor_model_answering_in_prose_still_plans_and_answers() -
     assert result.agents["supervisor.q2"].final_answer == "Betatown has 450,000 people."
     assert "Alphaville has 120,000 people." in seen[0]
     assert len(server.requests) == 4  # plan, two sub-agents, gather: no re-asks
+
+
+async def test_the_context_pruner_drops_raw_sub_agent_notes_and_keeps_their_answers() -> None:
+    plan = ["Paris", "Rome"]
+    model = Model([list(plan)])
+    _bind_namespaces(model, plan)
+    async with ScriptedOpenAIServer(model) as server:
+        root = _supervisor(server.client(), prune_notes_above=60)
+        agent = Agent(root)
+        events: list[Any] = []
+        agent.telemetry.subscribe(events.append)
+        result = await agent.run({"messages": [human("How many people live in Paris and Rome?")]})
+    assert result.status == "success", result.error
+    for i, city in enumerate(plan):
+        notes = result.state.model_extra[f"supervisor.q{i + 1}.messages"]
+        assert [m.role for m in notes] == ["user", "assistant"]  # the tool call and result went
+        assert notes[1].content == f"{city} has {population_table()[city]}."
+        assert result.agents[f"supervisor.q{i + 1}"].final_answer == notes[1].content
+    [pruned] = [e.data for e in events if e.type == "supervisor.pruned"]
+    assert sorted(pruned["notes"]) == ["supervisor.q1", "supervisor.q2"]
+    for city in plan:
+        assert city in (result.final_answer or "")
+    again = Model([list(plan)])
+    _bind_namespaces(again, plan)
+    async with ScriptedOpenAIServer(again) as server:
+        kept = await Agent(_supervisor(server.client(), prune_notes_above=100_000)).run(
+            {"messages": [human("How many people live in Paris and Rome?")]}
+        )
+    assert len(kept.state.model_extra["supervisor.q1.messages"]) == 4  # under the size: untouched
