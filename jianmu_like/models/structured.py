@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..errors import JianmuError
 from .client import ModelClient
 from .errors import ModelError
 from .json_text import json_objects
@@ -66,7 +67,7 @@ def declared_levels(client: ModelClient) -> tuple[Level, ...]:
     return tuple(levels)
 
 
-class StructuredOutputError(ValueError):
+class StructuredOutputError(ValueError, JianmuError):
     """No level produced a valid value; `failures` maps each level tried to why it failed.
 
     `calls` and `usage` are what the failed attempts cost: invalid replies are paid for too, and

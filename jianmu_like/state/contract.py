@@ -21,6 +21,7 @@ import py_trees
 from pydantic import BaseModel, ConfigDict
 from pydantic.fields import FieldInfo
 
+from ..errors import JianmuError
 from .schema import schema_spec
 
 _ATTR = "state_contract"
@@ -41,7 +42,7 @@ class StateContract:
     reads: tuple[str, ...] | None = None
 
 
-class StateContractError(TypeError):
+class StateContractError(TypeError, JianmuError):
     """The state schema lacks fields a subtree of the tree needs."""
 
 
