@@ -386,6 +386,7 @@ class ToolExecutor(AsyncBehaviour):
                         "tool_call_id": call.id,
                         "name": call.name,
                         "reasoning_content": None,
+                        "id": None,
                     },
                 )
             )

@@ -10,7 +10,8 @@ from pydantic import Field
 
 from jianmu_like import Agent, Message, ReActState, create_react_node, human
 from jianmu_like.state.reducers import add_messages
-from jianmu_like.testing import ScriptedOpenAIServer, reply
+from jianmu_like.testing import ScriptedOpenAIServer, call, reply
+from jianmu_like.tools.builtin import calculator
 
 
 def test_a_known_id_replaces_in_place_and_the_rest_appends() -> None:
@@ -31,8 +32,10 @@ class EditableState(ReActState):
 
 
 async def test_a_react_agent_with_replace_by_id_messages() -> None:
-    async with ScriptedOpenAIServer([reply("Paris."), reply("Rome.")]) as srv:
-        agent = Agent(create_react_node(model_client=srv.client()), state_schema=EditableState)
+    script = [call("calculator", expression="1 + 1"), reply("Paris."), reply("Rome.")]
+    async with ScriptedOpenAIServer(script) as srv:
+        root = create_react_node(model_client=srv.client(), tools=[calculator])
+        agent = Agent(root, state_schema=EditableState)
         draft = Message(role="user", content="Capital of France?", id="question")
         first = await agent.run({"messages": [draft]})
         corrected = Message(role="user", content="Capital of Italy?", id="question")
@@ -40,6 +43,7 @@ async def test_a_react_agent_with_replace_by_id_messages() -> None:
         second = await agent.run({"messages": [human("And so?")]})
         requests = srv.requests
     assert first.final_answer == "Paris." and second.final_answer == "Rome."
-    sent = [m["content"] for m in requests[1]["messages"] if m["role"] == "user"]
+    sent = [m["content"] for m in requests[2]["messages"] if m["role"] == "user"]
     assert sent == ["Capital of Italy?", "And so?"]  # the edited turn replaced the draft
-    assert "id" not in requests[1]["messages"][1]  # ids never reach the model
+    assert [m.role for m in second.state.messages][:4] == ["user", "assistant", "tool", "assistant"]
+    assert "id" not in requests[2]["messages"][1]  # ids never reach the model
