@@ -266,7 +266,7 @@ class OutputInvalid(Payload):
 class AnswerRejected(Payload):
     """The answer-quality check rejected a final answer."""
 
-    problem: Literal["empty", "too_short", "repeat", "tool_call_as_text"]
+    problem: Literal["empty", "too_short", "non_answer", "repeat", "tool_call_as_text"]
     retry: bool
     """Re-asked, else accepted as it is."""
     answer: str
