@@ -41,6 +41,7 @@ The hierarchy (tests/test_errors.py checks this drawing against the classes):
       StateError (KeyError)
       StructuredOutputError (ValueError)
       ToolError
+        ElicitationError (ValueError)
         MCPServerError
           MCPConnectError
           MCPServerCrashedError
@@ -106,6 +107,7 @@ _EXPORTS = {
         "UnknownToolError",
     ),
     ".tools.mcp.config": ("MCPConfigError",),
+    ".tools.mcp.elicitation": ("ElicitationError",),
     ".tools.mcp.content": (
         "MCPConnectError",
         "MCPServerCrashedError",
@@ -163,6 +165,7 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .tools.errors import ToolProviderError as ToolProviderError
     from .tools.errors import UnknownToolError as UnknownToolError
     from .tools.mcp.config import MCPConfigError as MCPConfigError
+    from .tools.mcp.elicitation import ElicitationError as ElicitationError
     from .tools.mcp.content import MCPConnectError as MCPConnectError
     from .tools.mcp.content import MCPServerCrashedError as MCPServerCrashedError
     from .tools.mcp.content import MCPServerError as MCPServerError

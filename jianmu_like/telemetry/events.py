@@ -217,6 +217,68 @@ ARTIFACT = declare("artifact", ArtifactProduced)
 TOOL_CAP_REACHED = declare("tool.cap.reached", ToolCapReached)
 
 
+# ---------------------------------------------------------------------------------------- MCP
+class ToolProgress(Payload):
+    """A running tool reported progress (an MCP server's `notifications/progress`)."""
+
+    tool: str
+    call_id: str
+    server: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+class MCPLog(Payload):
+    """An MCP server's log notification, published on each of its calls in flight."""
+
+    tool: str
+    call_id: str
+    server: str
+    level: str
+    logger: str | None = None
+    data: Any = None
+
+
+class MCPSampling(Payload):
+    """An MCP server asked the agent's model for a completion (`sampling/createMessage`)."""
+
+    tool: str | None = None
+    call_id: str | None = None
+    server: str
+    status: Literal["answered", "refused", "failed"]
+    max_tokens: int
+    """What the server asked for (the request sent is capped by `sampling_max_tokens`)."""
+    model_hints: list[str] = Field(default_factory=list)
+    model: str | None = None
+    usage: dict[str, Any] | None = None
+    reason: str | None = None
+
+
+class ElicitationRequested(Payload):
+    """An MCP server asks the user for input; answer with the provider's `respond`."""
+
+    tool: str | None = None
+    call_id: str | None = None
+    request: dict[str, Any]
+    """id, server, message, requested_schema, url."""
+
+
+class ElicitationResolved(Payload):
+    tool: str | None = None
+    call_id: str | None = None
+    id: str
+    server: str
+    action: Literal["accept", "decline", "cancel"]
+
+
+TOOL_PROGRESS = declare("tool.progress", ToolProgress)
+MCP_LOG = declare("mcp.log", MCPLog)
+MCP_SAMPLING = declare("mcp.sampling", MCPSampling)
+ELICITATION_REQUESTED = declare("elicitation.requested", ElicitationRequested)
+ELICITATION_RESOLVED = declare("elicitation.resolved", ElicitationResolved)
+
+
 # ------------------------------------------------------------------------------ loops, nodes
 class LoopIteration(Payload):
     iteration: int
