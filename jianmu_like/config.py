@@ -262,6 +262,26 @@ class ServerConfig(_Section):
         return hosts
 
 
+class CheckpointsConfig(_Section):
+    """Checkpoint stores (`Agent(checkpointer=...)`, `--checkpoint`)."""
+
+    keep: int | Literal["all"] = "all"
+    """Versions kept per thread: "all", or the newest N (older ones are deleted as new ones are
+    saved; `history`, `state_at` and `from_checkpoint` reach only the kept ones)."""
+
+    @field_validator("keep")
+    @classmethod
+    def _keep(cls, value: int | str) -> int | str:
+        if isinstance(value, int) and value < 1:
+            raise ValueError("keep must be at least 1 (the newest version), or 'all'")
+        return value
+
+    @property
+    def keep_versions(self) -> int | None:
+        """`keep` as a number of versions, None for all."""
+        return self.keep if isinstance(self.keep, int) else None
+
+
 class JianmuConfig(_Section):
     models: ModelsConfig = Field(default_factory=ModelsConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
@@ -275,6 +295,7 @@ class JianmuConfig(_Section):
     agents: AgentsConfig = Field(default_factory=AgentsConfig)
     telemetry: TelemetryConfig = Field(default_factory=TelemetryConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
+    checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
 
 
 _ENV_PREFIX = "JIANMU__"

@@ -18,6 +18,7 @@ The hierarchy (tests/test_errors.py checks this drawing against the classes):
         DecisionConflictError
         ThreadConflictError
         ThreadSuspendedError
+        UnknownThreadError
       ConversationError (RuntimeError)
       ExecutorInUseError (RuntimeError)
       GuardConfigError (ValueError)
@@ -76,6 +77,7 @@ _EXPORTS = {
     ".bt.fault": ("NodeFailed",),
     ".bt.progress": ("TreeMismatchError",),
     ".checkpoint.contract": ("CheckpointError", "DecisionConflictError", "ThreadConflictError"),
+    ".checkpoint.threads": ("UnknownThreadError",),
     ".config": ("ConfigError",),
     ".durable.fingerprint": ("AgentChangedError",),
     ".durable.liveness": ("ExecutorInUseError",),
@@ -133,6 +135,7 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .checkpoint.contract import CheckpointError as CheckpointError
     from .checkpoint.contract import DecisionConflictError as DecisionConflictError
     from .checkpoint.contract import ThreadConflictError as ThreadConflictError
+    from .checkpoint.threads import UnknownThreadError as UnknownThreadError
     from .config import ConfigError as ConfigError
     from .durable.fingerprint import AgentChangedError as AgentChangedError
     from .durable.liveness import ExecutorInUseError as ExecutorInUseError
