@@ -31,7 +31,7 @@ from .models.types import Usage
 from .nodes.interrupts import InterruptBox, InterruptGate
 from .presets.react_state import ReActState
 from .results import AgentOutcome, all_artifacts, read_key, total_usage, tree_outcomes
-from .state.contract import check_contract
+from .state.contract import check_contract, complete_schema
 from .state.inputs import InputError, TreeInputs
 from .state.manager import StateManager
 from .state.schema import StateKeys, schema_spec
@@ -126,7 +126,11 @@ class Agent:
         built from (`load_agent` sets it); checkpoints record it."""
         self.root = root
         self.source = source
+        given = state_schema
+        state_schema = complete_schema(given, root, ReActState)  # the preset's bookkeeping fields
         check_contract(state_schema, root)  # a schema that cannot hold the tree's keys fails here
+        if isinstance(initial_state, BaseModel) and not isinstance(initial_state, state_schema):
+            initial_state = dict(initial_state)  # the user's schema's instance, completed
         self.state_manager = StateManager(state_schema, initial_state)
         self._init_threads(initial_state)
         self.keys = keys or StateKeys()

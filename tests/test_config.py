@@ -24,7 +24,7 @@ def fresh_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[No
 
 def test_defaults() -> None:
     config = load_config()
-    assert config.limits.max_iterations == 10 and config.limits.max_rounds == 10
+    assert config.limits.max_iterations == 10
     assert config.llm.temperature == 0.0 and config.llm.max_budget_tokens is None
 
 
@@ -67,6 +67,10 @@ def test_explicit_path_via_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         ("limits:\n  max_iterations: 0\n", r"jianmu\.yaml:2: limits\.max_iterations: .*greater than 0"),
         ("- a\n- b\n", r"jianmu\.yaml:1: top level must be a mapping"),
         ("lims:\n  x: 1\n", r"jianmu\.yaml:1: lims: unknown key \(did you mean 'limits'\?\)"),
+        (
+            "limits:\n  max_rounds: 10\n",
+            r"jianmu\.yaml:2: limits\.max_rounds: .*was removed .*limits\.max_iterations caps both",
+        ),
     ],
 )
 def test_errors_name_file_and_key(tmp_path: Path, text: str, expected: str) -> None:

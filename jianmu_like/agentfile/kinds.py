@@ -81,6 +81,7 @@ def _supervisor(args: BuildArgs, spec: ReActSpec, options: SupervisorOptions) ->
         max_follow_ups=options.max_follow_ups,
         critic=options.critic,
         max_critic_retries=options.max_critic_retries,
+        prune_notes_above=options.prune_notes_above,
         **{k: v for k, v in prompts if v},
     )
     return create_supervisor_node(

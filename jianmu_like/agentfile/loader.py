@@ -129,6 +129,7 @@ def _client_for(spec: ModelSpec | None) -> ModelClient:
         tool_protocol=spec.tool_protocol,
         supports_tools=spec.supports_tools,
         context_window=spec.context_window,
+        supports_json_mode=spec.supports_json_mode,
     )
 
 
@@ -270,11 +271,19 @@ class _Builder:
 
     def _check_react(self, file: Path, spec: ReActSpec, loc: Loc) -> None:
         policy = self._policy(file)
+        names: list[str] = []
         for index, name in enumerate(spec.tools):
             try:
-                resolve_tool(name, policy)
+                names.append(resolve_tool(name, policy).name)
             except ValueError as exc:
                 self.problems.append(f"{self._where(file, (*loc, 'tools', index))}: tools[{index}]: {exc}")
+        for name in spec.tool_output_chars:
+            if name not in names and len(names) == len(spec.tools):
+                where = self._where(file, (*loc, "tool_output_chars", name))
+                self.problems.append(
+                    f"{where}: tool_output_chars: {name!r} is not one of this agent's tools "
+                    f"({', '.join(names) or 'none'}; an MCP server takes max_output_chars in its entry)"
+                )
         if spec.guard is not None:
             self._check_guard(file, spec.guard, loc)
         if spec.output_schema is not None:
@@ -458,6 +467,8 @@ class _Builder:
             "system_prompt": spec.system_prompt,
             "tool_choice": spec.tool_choice,
             "execution_mode": spec.execution_mode,
+            "breakpoint_every": spec.breakpoint_every,
+            "reflect_after": spec.reflect_after,
             "tool_protocol": spec.tool_protocol or model.tool_protocol,
             "synthesize": spec.synthesize,
             "answer_check": spec.answer_check,
@@ -476,7 +487,9 @@ class _Builder:
             "name": name,
             "namespace": spec.namespace,
             "model_client": client,
-            "tools": [resolve_tool(t, self._policy(file)) for t in spec.tools],
+            "tools": _with_output_limits(
+                [resolve_tool(t, self._policy(file)) for t in spec.tools], spec.tool_output_chars
+            ),
             "tool_providers": _mcp_providers(spec.mcp_servers) if spec.mcp_servers else None,
             "constraints": guard,
             "config": ReActConfig(**{k: v for k, v in values.items() if v is not None}),
@@ -568,3 +581,10 @@ def _mcp_providers(entries: Any) -> list[ToolProvider]:
     from ..tools.mcp.provider import mcp_servers_from_config
 
     return list(mcp_servers_from_config(entries))
+
+
+def _with_output_limits(tools: list[Tool], limits: dict[str, int]) -> list[Tool]:
+    """`tools`, those named in `limits` (YAML `tool_output_chars`) with that output limit."""
+    return [
+        t.model_copy(update={"max_output_chars": limits[t.name]}) if t.name in limits else t for t in tools
+    ]

@@ -20,7 +20,14 @@ from .errors import ModelError
 from .messages import Message, human
 from .provider import ChatProvider, DeltaCallback
 from .react_text import TEXT_DIALECT
-from .text_protocol import CORRECTION_PREFIX, JSON_DIALECT, Dialect, is_correction, to_chat_messages
+from .text_protocol import (
+    CORRECTION_PREFIX,
+    JSON_DIALECT,
+    Dialect,
+    is_correction,
+    to_chat_messages,
+    tool_functions,
+)
 from .types import ModelRequest, ModelResponse
 
 TOOL_PROTOCOLS: tuple[str, ...] = get_args(ToolProtocol)
@@ -111,7 +118,8 @@ class ProtocolAdapter:
         plain = request.model_copy(update={"messages": messages, "tools": None, "tool_choice": None})
         raw = await self.inner.chat(plain, model=model, on_delta=None)  # deltas would be protocol text
         text = raw.message.content or ""
-        message, understood = dialect.parse(text, self._new_id)
+        names = {function["name"] for function in tool_functions(request.tools)}
+        message, understood = dialect.parse(text, self._new_id, names)
         correction: Message | None = None
         if not understood and not (request.messages and is_correction(request.messages[-1])):
             correction = correction_message(dialect)

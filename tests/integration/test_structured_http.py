@@ -172,3 +172,45 @@ async def test_hostile_replies_fail_every_level_as_a_structured_output_error() -
     assert "after a retry: no JSON object in the reply" in failures["json_mode"]
     assert failures["text"].startswith("no JSON object in the reply")
     assert "after a retry: no JSON object in the reply" in failures["text"]
+
+
+@pytest.mark.parametrize(
+    ("abilities", "levels", "calls"),
+    [
+        ({}, ["native", "json_mode", "text"], 5),
+        ({"supports_tools": False}, ["json_mode", "text"], 4),
+        ({"supports_tools": False, "supports_json_mode": False}, ["text"], 2),
+    ],
+)
+async def test_levels_start_at_what_the_model_declares(
+    abilities: dict[str, bool], levels: list[str], calls: int
+) -> None:
+    """The reference's call-count table: tool_call + json_mode 5, json_mode only 4, text only 2."""
+    from jianmu_like import ModelClient
+
+    async with ScriptedOpenAIServer(["no"] * 5) as srv:
+        base = srv.client()
+        protocol = "auto" if abilities else None
+        client = ModelClient(base.provider, model=base.model, tool_protocol=protocol, **abilities)  # type: ignore[arg-type]
+        result = await structured_llm_call(client, ASK, Person, default_value=None)
+    assert (result.level, result.calls, list(result.failures)) == ("default", calls, levels)
+    assert len(srv.requests) == calls
+    assert ["response_format" in body for body in srv.requests][-2:] == [False, False]  # text last
+
+
+async def test_regex_fallback_reads_prose_before_the_retry() -> None:
+    def person(text: str) -> dict[str, object] | None:
+        import re
+
+        found = re.search(r"(\w+), aged (\d+)", text)
+        return {"name": found[1], "age": int(found[2])} if found else None
+
+    script = ["It was Ada, aged 36."]
+    async with ScriptedOpenAIServer(script, reject_fields=("tools", "response_format")) as srv:
+        result = await structured_llm_call(srv.client(), ASK, Person, regex_fallback=person)
+    assert (result.level, result.value, result.calls) == ("text", Person(name="Ada", age=36), 3)
+    async with ScriptedOpenAIServer(["I do not know.", '{"name": "Ada", "age": 36}']) as srv:
+        client = srv.client()
+        client.supports_json_mode = False
+        result = await structured_llm_call(client, ASK, Person, regex_fallback=person, levels=["text"])
+    assert (result.level, result.calls) == ("text", 2)  # the fallback found nothing: one retry

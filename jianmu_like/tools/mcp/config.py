@@ -93,6 +93,9 @@ class MCPServerConfig(BaseModel):
     resources: bool = True
     """Offer the server's resources to the model through a `read_resource` tool (when the server
     has any); Python code can always read them (`MCPToolProvider.read_resource`)."""
+    max_output_chars: int | None = Field(None, ge=100)
+    """The most characters of one of this server's results the model reads (None: the agent's
+    limit); longer results are cut by their shape (`tools.truncation`)."""
 
     @field_validator("env", "headers", mode="before")
     @classmethod
