@@ -10,7 +10,7 @@ import uuid
 import weakref
 from collections.abc import AsyncIterator, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import py_trees
 from py_trees.common import Status
@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .bt.fault import NodeFault
 from .bt.node import walk
-from .bt.runner import ReactiveRunner, RunOutcome
+from .bt.runner import EndStatus, ReactiveRunner, RunOutcome
 from .checkpoint.contract import ClosableCheckpointer
 from .checkpoint.history import CheckpointInfo
 from .checkpoint.recorder import RunRecorder
@@ -38,7 +38,7 @@ from .models.types import Usage
 from .nodes.interrupts import InterruptBox, InterruptGate
 from .presets.react_state import ReActState
 from .results import AgentOutcome, all_artifacts, read_key, total_usage, tree_outcomes
-from .state.contract import check_contract
+from .state.contract import check_contract, complete_schema
 from .state.inputs import InputError, TreeInputs
 from .state.manager import StateManager
 from .state.schema import StateKeys, schema_spec
@@ -48,8 +48,6 @@ from .telemetry.hub import TelemetryHub, structlog_sink
 from .tools.artifact import Artifact
 from .tools.run_context import RunContext, enter_run, leave_run
 from .tools.toolset import ToolSet
-
-AgentStatus = Literal["success", "failure", "suspended"]
 
 _LOOP_GONE = (
     "inject(): the agent's event loop is not running (stopped or closed), so the run can never "
@@ -62,7 +60,7 @@ class AgentResult(BaseModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    status: AgentStatus
+    status: EndStatus
     final_answer: str | None = None
     fallback_answer: str | None = None
     """When a ReAct run stopped without an answer (status "failure", termination reason
@@ -136,7 +134,11 @@ class Agent:
         built from (`load_agent` sets it); checkpoints record it."""
         self.root = root
         self.source = source
+        given = state_schema
+        state_schema = complete_schema(given, root, ReActState)  # the preset's bookkeeping fields
         check_contract(state_schema, root)  # a schema that cannot hold the tree's keys fails here
+        if isinstance(initial_state, BaseModel) and not isinstance(initial_state, state_schema):
+            initial_state = dict(initial_state)  # the user's schema's instance, completed
         self.state_manager = StateManager(state_schema, initial_state)
         self._init_threads(initial_state)
         self.keys = keys or StateKeys()
@@ -709,8 +711,8 @@ class Agent:
         status, ticks, fault = outcome.status, outcome.ticks, outcome.fault
         agents = tree_outcomes(sm, keys, TreeInputs.of(self.root, schema_spec(sm.schema)).namespaces)
         termination = _read(sm, keys.termination, ns, None)
-        if status == "max_ticks":
-            agent_status: AgentStatus = "failure"
+        if outcome.max_ticks_reached:
+            agent_status: EndStatus = "failure"
             error: str | None = f"stopped after max_ticks={ticks} ticks"
         elif fault is not None:
             agent_status, error = "failure", fault.error

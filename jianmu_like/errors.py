@@ -90,7 +90,7 @@ _EXPORTS = {
     ".models.errors": ("ModelCallFailed", "ModelError"),
     ".models.json_text": ("JSONTextError",),
     ".models.local_provider": ("LocalModelUnavailable",),
-    ".models.schema_refs": ("RefOutsideDocument",),
+    ".schema_refs": ("RefOutsideDocument",),
     ".models.structured": ("StructuredOutputError",),
     ".models.weights": ("WeightsError",),
     ".server.security": ("InsecureBindError",),
@@ -151,9 +151,9 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .models.errors import ModelError as ModelError
     from .models.json_text import JSONTextError as JSONTextError
     from .models.local_provider import LocalModelUnavailable as LocalModelUnavailable
-    from .models.schema_refs import RefOutsideDocument as RefOutsideDocument
     from .models.structured import StructuredOutputError as StructuredOutputError
     from .models.weights import WeightsError as WeightsError
+    from .schema_refs import RefOutsideDocument as RefOutsideDocument
     from .server.security import InsecureBindError as InsecureBindError
     from .state.contract import StateContractError as StateContractError
     from .state.inputs import InputError as InputError

@@ -28,7 +28,7 @@ from .config import get_config
 from .errors import JianmuError
 from .nodes.interrupts import InterruptGate
 from .presets.react_state import ReActState
-from .state.contract import check_contract
+from .state.contract import check_contract, complete_schema
 from .state.manager import StateManager
 from .state.schema import StateKeys
 from .telemetry.hub import TelemetryHub, structlog_sink
@@ -62,10 +62,10 @@ class AgentTemplate:
         max_idle: int | None = None,
     ) -> None:
         self.factory = factory
-        self.state_schema = state_schema
         self.keys = keys or StateKeys()
         first = factory()
-        check_contract(state_schema, first)  # as Agent does: a schema that cannot hold the keys fails here
+        self.state_schema = complete_schema(state_schema, first, ReActState)  # as Agent does
+        check_contract(self.state_schema, first)  # a schema that cannot hold the keys fails here
         self.prototype = first
         """The first tree built (kept in the pool; its shape names every conversation's tree)."""
         self.namespace = namespace if namespace is not None else getattr(first, "namespace", None)
@@ -168,7 +168,10 @@ class Conversation(Agent):
     ) -> None:
         # Not Agent.__init__: no tree, runner or recorder until a run borrows a tree.
         self.template = template
-        self.state_manager = StateManager(template.state_schema, initial_state)
+        schema = template.state_schema
+        if isinstance(initial_state, BaseModel) and not isinstance(initial_state, schema):
+            initial_state = dict(initial_state)  # the user's schema's instance, completed
+        self.state_manager = StateManager(schema, initial_state)
         self._init_threads(initial_state)
         self._current_thread = thread_id
         self.keys = template.keys

@@ -283,6 +283,7 @@ class ToolExecutor(AsyncBehaviour):
             namespace=ns,
             tool_effects=list(sm.get(keys.tool_effects, ns) or ()),
             calls_this_run=sum(counts.values()) + finished_in_batch,
+            round=sm.get(keys.rounds, ns) or 0,
         )
 
     def _suspend(self, waiting: list[Approval]) -> None:
@@ -431,6 +432,7 @@ class ToolExecutor(AsyncBehaviour):
                         "tool_call_id": call.id,
                         "name": call.name,
                         "reasoning_content": None,
+                        "id": None,
                     },
                 )
             )

@@ -29,6 +29,7 @@ from ..config import get_config
 from ..errors import JianmuError
 from ..guard.approvals import InvalidEdit
 from ..models.json_text import JSONTextError, loads_bounded
+from ..validation import validation_problems
 from .console import console_routes
 from .errors import error_response, http_error, internal_error
 from .nodes import tree_json
@@ -70,10 +71,8 @@ async def _body(request: Request, model: type[Model]) -> Model:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        detail = [
-            {"field": ".".join(str(p) for p in err["loc"]) or "body", "message": err["msg"]}
-            for err in exc.errors()
-        ]
+        problems = validation_problems(exc, model=model)
+        detail = [{"field": problem.key or "body", "message": problem.message} for problem in problems]
         message = "; ".join(f"{d['field']}: {d['message']}" for d in detail)
         raise BadRequest(f"invalid request body: {message}", detail) from None
 

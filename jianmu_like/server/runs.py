@@ -30,6 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ..agent import Agent, AgentResult
+from ..bt.runner import RunStatus
 from ..checkpoint.contract import WatchableCheckpointer
 from ..checkpoint.store import Checkpointer, CheckpointError
 from ..errors import JianmuError
@@ -47,7 +48,6 @@ AgentFactory = Callable[[], Agent]
 _API_HINT = (
     "decide them first (POST /api/approvals/{id}; the run resumes by itself), or run on another thread"
 )
-RunStatus = Literal["running", "suspended", "success", "failure"]
 _RUN_EDGES = (ev.RUN_STARTED, ev.RUN_RESUMED, ev.RUN_COMPLETED)
 
 
