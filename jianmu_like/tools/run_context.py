@@ -56,7 +56,12 @@ def enter_run(context: RunContext[Any]) -> Token[RunContext[Any] | None]:
 
 
 def leave_run(token: Token[RunContext[Any] | None]) -> None:
-    _current.reset(token)
+    """Undo `enter_run`. A run whose coroutine is closed from elsewhere (its loop stopped, the
+    generator finalised in another context) has no value of ours to restore there: nothing to do."""
+    try:
+        _current.reset(token)
+    except ValueError:  # "created in a different Context"
+        pass
 
 
 def is_run_context(annotation: Any) -> bool:
