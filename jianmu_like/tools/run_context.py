@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from contextvars import ContextVar, Token
 from typing import Any, Generic, TypeVar
 
@@ -58,10 +59,8 @@ def enter_run(context: RunContext[Any]) -> Token[RunContext[Any] | None]:
 def leave_run(token: Token[RunContext[Any] | None]) -> None:
     """Undo `enter_run`. A run whose coroutine is closed from elsewhere (its loop stopped, the
     generator finalised in another context) has no value of ours to restore there: nothing to do."""
-    try:
+    with suppress(ValueError):  # "created in a different Context"
         _current.reset(token)
-    except ValueError:  # "created in a different Context"
-        pass
 
 
 def is_run_context(annotation: Any) -> bool:
