@@ -10,7 +10,7 @@ import uuid
 import weakref
 from collections.abc import AsyncIterator, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import py_trees
 from py_trees.common import Status
@@ -18,14 +18,21 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .bt.fault import NodeFault
 from .bt.node import walk
-from .bt.runner import ReactiveRunner, RunOutcome
+from .bt.runner import EndStatus, ReactiveRunner, RunOutcome
 from .checkpoint.contract import ClosableCheckpointer
 from .checkpoint.history import CheckpointInfo
 from .checkpoint.recorder import RunRecorder
 from .checkpoint.store import Checkpoint, Checkpointer, CheckpointError
 from .checkpoint.target import open_checkpointer
 from .config import get_config
-from .guard.approvals import AlreadyDecided, Approval, ApprovalDecision, ApprovalError, parse_decision
+from .guard.approvals import (
+    AlreadyDecided,
+    Approval,
+    ApprovalDecision,
+    ApprovalError,
+    check_edit,
+    parse_decision,
+)
 from .keys import StateKeys
 from .models.types import Usage
 from .nodes.interrupts import InterruptBox, InterruptGate
@@ -39,9 +46,8 @@ from .telemetry import events as ev
 from .telemetry.events import Event
 from .telemetry.hub import TelemetryHub, structlog_sink
 from .tools.artifact import Artifact
+from .tools.run_context import RunContext, enter_run, leave_run
 from .tools.toolset import ToolSet
-
-AgentStatus = Literal["success", "failure", "suspended"]
 
 _LOOP_GONE = (
     "inject(): the agent's event loop is not running (stopped or closed), so the run can never "
@@ -54,7 +60,7 @@ class AgentResult(BaseModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    status: AgentStatus
+    status: EndStatus
     final_answer: str | None = None
     fallback_answer: str | None = None
     """When a ReAct run stopped without an answer (status "failure", termination reason
@@ -131,10 +137,12 @@ class Agent:
         built needs `state_schema`."""
         self.root = root
         self.source = source
-        read = reading(root, state_schema, keys)
+        read = reading(root, state_schema, keys)  # a given schema completed from the preset's
         self.keys = read.keys
         # a schema that cannot hold the tree's keys fails here
         check_contract(read.state_schema, root, hint=read.schema_hint)
+        if isinstance(initial_state, BaseModel) and not isinstance(initial_state, read.state_schema):
+            initial_state = dict(initial_state)  # the user's schema's instance, completed
         self.state_manager = StateManager(read.state_schema, initial_state)
         self._init_threads(initial_state)
         self.namespace = namespace if namespace is not None else getattr(root, "namespace", None)
@@ -256,6 +264,7 @@ class Agent:
         thread_id: str | None = None,
         checkpointer: Checkpointer | None = None,
         from_checkpoint: int | None = None,
+        deps: Any = None,
     ) -> AgentResult:
         """Start a fresh run on the conversation `thread_id`: its state (persistent keys kept,
         run-scoped ones reset), `input_data` merged through the reducers; tick the tree until
@@ -269,6 +278,10 @@ class Agent:
         ThreadConflictError if another live process is running it, and ThreadSuspendedError
         (naming them) if the thread is suspended waiting for approvals: a new run would discard
         them, so decide them and `resume()` first.
+
+        `deps` (a database handle, the user's id...) reaches the run's tools: a parameter
+        annotated `RunContext[T]` receives it as `.deps`, and so does `current_run().deps`. It
+        is never saved in a checkpoint: `resume()` takes `deps=` again.
 
         `input_data` keys go to the agent's namespace, `"<namespace>.<key>"` to that namespace;
         a key no node of the tree reads raises InputError before anything runs.
@@ -310,7 +323,7 @@ class Agent:
             # checked again on what the claim rests on
             recorder.start(tid, refuse=refuse, parent=base.seq if base is not None else None)
         try:
-            return await self._drive(max_ticks, event=ev.RUN_STARTED)
+            return await self._drive(max_ticks, event=ev.RUN_STARTED, deps=deps)
         finally:
             if recorder is not None:
                 recorder.release()
@@ -346,8 +359,10 @@ class Agent:
         thread_id: str | None = None,
         checkpointer: Checkpointer | None = None,
         max_ticks: int = 100_000,
+        deps: Any = None,
     ) -> AgentResult:
-        """Continue a suspended run exactly where it stopped.
+        """Continue a suspended run exactly where it stopped (`deps` as for `run()`: never
+        saved, so given again here).
 
         `thread_id` loads that thread's checkpoint first (e.g. in a new process; the agent must
         be built with the same tree and state schema). `decisions` maps approval ids to True /
@@ -377,7 +392,7 @@ class Agent:
             for approval_id, decision in (decisions or {}).items():
                 self.decide(approval_id, decision)
             self._merge_stored_decisions()
-            return await self._drive(max_ticks, event=ev.RUN_RESUMED)
+            return await self._drive(max_ticks, event=ev.RUN_RESUMED, deps=deps)
         finally:
             if recorder is not None:
                 recorder.release()
@@ -539,9 +554,11 @@ class Agent:
         """Approvals waiting for a decision, across every namespace of the state."""
         return [approval for _, approval in self._approvals()]
 
-    def approve(self, approval_id: str, reason: str = "") -> None:
-        """Approve a pending tool call; `resume()` (or a run still in progress) then runs it."""
-        self.decide(approval_id, ApprovalDecision(approved=True, reason=reason))
+    def approve(self, approval_id: str, reason: str = "", *, arguments: dict[str, Any] | None = None) -> None:
+        """Approve a pending tool call; `resume()` (or a run still in progress) then runs it —
+        with `arguments` instead of the model's when given (checked against the tool's schema
+        now: `InvalidEdit` if they do not match; the guard checks the corrected call again)."""
+        self.decide(approval_id, ApprovalDecision(approved=True, reason=reason, arguments=arguments))
 
     def deny(self, approval_id: str, reason: str = "") -> None:
         """Deny a pending tool call; the model reads "denied by a human reviewer: <reason>"."""
@@ -560,6 +577,7 @@ class Agent:
             pending = ", ".join(found) or "none"
             raise ApprovalError(f"unknown approval id {approval_id!r} (pending: {pending})")
         ns, approval = found[approval_id]
+        check_edit(approval, parsed)
         sm, keys = self.state_manager, self.keys
         previous = sm.get(keys.approval_decisions, ns).get(approval_id)
         if previous is not None:
@@ -605,8 +623,10 @@ class Agent:
         return found
 
     # ------------------------------------------------------------------ running
-    async def _drive(self, max_ticks: int, *, event: str) -> AgentResult:
+    async def _drive(self, max_ticks: int, *, event: str, deps: Any = None) -> AgentResult:
         run_id = os.urandom(6).hex()  # secrets.token_hex(6) without its wrappers
+        # The caller's deps reach the tools through a context variable, never the state.
+        context = enter_run(RunContext(deps, run_id=run_id, thread_id=self.thread_id))
         self.telemetry.run_id = run_id
         hub = self.telemetry
         if hub.active:
@@ -624,6 +644,7 @@ class Agent:
                     break
         finally:
             self._running = False
+            leave_run(context)
         outcome.ticks = ticks
         result = self._result(outcome, time.perf_counter() - started, run_id)
         if self.recorder is not None:
@@ -693,8 +714,8 @@ class Agent:
         status, ticks, fault = outcome.status, outcome.ticks, outcome.fault
         agents = tree_outcomes(sm, keys, TreeInputs.of(self.root, schema_spec(sm.schema)).namespaces)
         termination = _read(sm, keys.termination, ns, None)
-        if status == "max_ticks":
-            agent_status: AgentStatus = "failure"
+        if outcome.max_ticks_reached:
+            agent_status: EndStatus = "failure"
             error: str | None = f"stopped after max_ticks={ticks} ticks"
         elif fault is not None:
             agent_status, error = "failure", fault.error

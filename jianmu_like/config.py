@@ -31,6 +31,12 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+ToolProtocol = Literal["native", "json", "text", "auto"]
+"""How tools reach a model: native function calling, `json` or `text` (described in the prompt,
+for servers without function calling), `auto` (native, JSON when the server rejects tools).
+Declared once here (the configuration's vocabulary); `models.tool_protocol` implements it."""
+
+
 class ModelsConfig(_Section):
     default: str = "gpt-4o-mini"
     """Model used when nothing more specific is configured."""
@@ -38,7 +44,7 @@ class ModelsConfig(_Section):
     """Model for ReAct agents; falls back to `default`."""
     local_backend: Literal["xllamacpp", "llama_cpp_python"] = "xllamacpp"
     """llama.cpp binding of the embedded local model (`local/<name>`); see models/local_backends."""
-    tool_protocol: Literal["native", "json", "text", "auto"] = "native"
+    tool_protocol: ToolProtocol = "native"
     """How tools reach OpenAI-compatible models: native function calling, `json` or `text` (in
     the prompt, for servers without it), or `auto` (native, JSON when the server rejects tools)."""
 
@@ -57,15 +63,57 @@ class LLMConfig(_Section):
 
 class LimitsConfig(_Section):
     max_iterations: int = Field(10, gt=0)
-    max_rounds: int = Field(10, gt=0)
     max_tool_failures: int | None = Field(3, gt=0)
     """A ReAct run stops (termination `tool_failures`) after this many failed tool calls in a
     row; None: never."""
+    max_rounds: None = Field(None, exclude=True, repr=False)
+    """Removed: nothing read it (a round is one model call, which `max_iterations` caps); a file
+    that still sets it gets an error saying so rather than a setting that does nothing."""
+
+    @field_validator("max_rounds", mode="before")
+    @classmethod
+    def _removed(cls, value: Any) -> None:
+        if value is not None:
+            raise ValueError(
+                "max_rounds was removed (it never limited anything): each ReAct iteration is one "
+                "model round, so limits.max_iterations caps both; delete the key"
+            )
+        return None
+
+
+NON_ANSWERS: tuple[str, ...] = (
+    "I don't know",
+    "I do not know",
+    "I dont know",
+    "don't know",
+    "no idea",
+    "I have no idea",
+    "我不知道",
+    "不知道",
+    "不清楚",
+    "我不清楚",
+    "Ich weiß nicht",
+    "Ich weiss nicht",
+    "Weiß ich nicht",
+    "keine Ahnung",
+    "Je ne sais pas",
+    "No lo sé",
+    "No sé",
+    "Non lo so",
+    "Não sei",
+    "わかりません",
+    "分かりません",
+    "知りません",
+    "모르겠습니다",
+    "Не знаю",
+)
+"""A bare "I don't know" in the languages users most often ask in (the default list)."""
 
 
 class AnswerCheckConfig(_Section):
-    """The answer-quality check of a ReAct loop: a final answer that is empty, too short, or a
-    repeat of an earlier answer of the conversation is re-asked with a corrective message."""
+    """The answer-quality check of a ReAct loop: a final answer that is empty, too short, a bare
+    "I don't know", or a repeat of an earlier answer of the conversation is re-asked with a
+    corrective message."""
 
     enabled: bool = True
     min_chars: int = Field(1, ge=1)
@@ -75,6 +123,9 @@ class AnswerCheckConfig(_Section):
     20 characters, like "4" or "yes", may legitimately repeat and are never rejected as such)."""
     retries: int = Field(1, ge=0)
     """How often one run re-asks; after that the answer is accepted as it is."""
+    non_answers: list[str] = Field(default_factory=lambda: list(NON_ANSWERS))
+    """Answers that only say the model does not know (compared without case, spaces and final
+    punctuation): re-asked once so the model uses its tools. `[]` turns this off."""
 
 
 class AnswersConfig(_Section):

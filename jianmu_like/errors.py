@@ -13,6 +13,7 @@ The hierarchy (tests/test_errors.py checks this drawing against the classes):
       AgentChangedError (RuntimeError)
       ApprovalError (LookupError)
         AlreadyDecided
+        InvalidEdit (ValueError)
       CalculatorError (ValueError)
       CheckpointError (RuntimeError)
         DecisionConflictError
@@ -83,13 +84,13 @@ _EXPORTS = {
     ".durable.liveness": ("ExecutorInUseError",),
     ".durable.steps": ("ReplayDivergedError",),
     ".durable.workflow": ("UnknownAgentError",),
-    ".guard.approvals": ("AlreadyDecided", "ApprovalError"),
+    ".guard.approvals": ("AlreadyDecided", "ApprovalError", "InvalidEdit"),
     ".guard.enforcer": ("GuardConfigError",),
     ".review": ("ThreadSuspendedError",),
     ".models.errors": ("ModelCallFailed", "ModelError"),
     ".models.json_text": ("JSONTextError",),
     ".models.local_provider": ("LocalModelUnavailable",),
-    ".models.schema_refs": ("RefOutsideDocument",),
+    ".schema_refs": ("RefOutsideDocument",),
     ".models.structured": ("StructuredOutputError",),
     ".models.weights": ("WeightsError",),
     ".server.security": ("InsecureBindError",),
@@ -142,15 +143,16 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .durable.workflow import UnknownAgentError as UnknownAgentError
     from .guard.approvals import AlreadyDecided as AlreadyDecided
     from .guard.approvals import ApprovalError as ApprovalError
+    from .guard.approvals import InvalidEdit as InvalidEdit
     from .guard.enforcer import GuardConfigError as GuardConfigError
     from .models.errors import ModelCallFailed as ModelCallFailed
     from .models.errors import ModelError as ModelError
     from .models.json_text import JSONTextError as JSONTextError
     from .models.local_provider import LocalModelUnavailable as LocalModelUnavailable
-    from .models.schema_refs import RefOutsideDocument as RefOutsideDocument
     from .models.structured import StructuredOutputError as StructuredOutputError
     from .models.weights import WeightsError as WeightsError
     from .review import ThreadSuspendedError as ThreadSuspendedError
+    from .schema_refs import RefOutsideDocument as RefOutsideDocument
     from .server.security import InsecureBindError as InsecureBindError
     from .sources import SourceError as SourceError
     from .state.contract import StateContractError as StateContractError

@@ -21,12 +21,15 @@ import py_trees
 from pydantic import BaseModel, ConfigDict, Field
 
 from .bt.node import walk
+from .bt.runner import EndStatus
 from .keys import StateKeys
 from .models.types import Usage
+from .state.contract import complete_schema
 from .state.manager import StateManager
 from .tools.artifact import Artifact
 
-OutcomeStatus = Literal["success", "failure", "suspended", "not_finished"]
+OutcomeStatus = EndStatus | Literal["not_finished"]
+"""A namespace's status: how its run ended (`bt.runner.RunStatus`'s words), or `not_finished`."""
 
 _READER = "result_reader"
 """The attribute of a tree node that carries its preset's `ResultReader`."""
@@ -68,10 +71,16 @@ def reading(
     root: py_trees.behaviour.Behaviour, state_schema: type[BaseModel] | None, keys: StateKeys | None
 ) -> ResultReader:
     """How a run of `root` is read: the schema and keys given, else its preset's reader's. A
-    tree no preset built needs its schema named (the run core knows no default state)."""
+    schema given for a preset's tree is completed with the fields it lacks from the preset's
+    state class (`complete_schema`). A tree no preset built needs its schema named (the run
+    core knows no default state)."""
     reader = reader_of(root)
     if reader is not None and state_schema is None and keys is None:
         return reader  # the common case: a preset's root, nothing overridden
+    if state_schema is not None and reader is not None:
+        # a user's schema declares what the user cares about; the preset's state class supplies
+        # the bookkeeping fields the tree needs that it lacks (a cached subclass)
+        state_schema = complete_schema(state_schema, root, reader.state_schema)
     if state_schema is None:
         if reader is None:
             raise TypeError(

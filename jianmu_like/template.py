@@ -170,7 +170,10 @@ class Conversation(Agent):
     ) -> None:
         # Not Agent.__init__: no tree, runner or recorder until a run borrows a tree.
         self.template = template
-        self.state_manager = StateManager(template.state_schema, initial_state)
+        schema = template.state_schema
+        if isinstance(initial_state, BaseModel) and not isinstance(initial_state, schema):
+            initial_state = dict(initial_state)  # the user's schema's instance, completed
+        self.state_manager = StateManager(schema, initial_state)
         self._init_threads(initial_state)
         self._current_thread = thread_id
         self.keys = template.keys
@@ -216,6 +219,7 @@ class Conversation(Agent):
         thread_id: str | None = None,
         checkpointer: Checkpointer | None = None,
         from_checkpoint: int | None = None,
+        deps: Any = None,
     ) -> AgentResult:
         """As `Agent.run` without a checkpointer: `thread_id` (default: this conversation's
         current thread) continues that thread's state kept in memory, a new one starts empty."""
@@ -225,7 +229,7 @@ class Conversation(Agent):
         self._acquire()
         try:
             return await super().run(
-                input_data, max_ticks=max_ticks, thread_id=tid, from_checkpoint=from_checkpoint
+                input_data, max_ticks=max_ticks, thread_id=tid, from_checkpoint=from_checkpoint, deps=deps
             )
         finally:
             self._release()
@@ -237,6 +241,7 @@ class Conversation(Agent):
         thread_id: str | None = None,
         checkpointer: Checkpointer | None = None,
         max_ticks: int = 100_000,
+        deps: Any = None,
     ) -> AgentResult:
         if checkpointer is not None or thread_id is not None:
             raise ConversationError(
@@ -245,7 +250,7 @@ class Conversation(Agent):
             )
         self._acquire()
         try:
-            return await super().resume(decisions, max_ticks=max_ticks)
+            return await super().resume(decisions, max_ticks=max_ticks, deps=deps)
         finally:
             self._release()
 

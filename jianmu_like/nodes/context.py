@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -20,6 +21,15 @@ REACT_PROTOCOL = (
 
 TOOLS_HEADER = "Available tools:"
 """The heading of the tool listing in the native-calling system prompt."""
+
+DATE = "{date}"
+"""Written in any preset prompt (persona, research, supervisor, planner, compress, critic): the
+current date, so a model that searches knows what "latest" means."""
+
+
+def with_date(text: str) -> str:
+    """`text` with every `{date}` replaced by today's date (ISO, local time); other braces stay."""
+    return text.replace(DATE, datetime.date.today().isoformat()) if DATE in text else text
 
 
 class ContextBuilderProtocol(Protocol):
@@ -42,14 +52,24 @@ class ContextBuilder:
     def __init__(self, system_prompt: str | None = None, *, include_tool_descriptions: bool = True) -> None:
         self.system_prompt = system_prompt
         self.include_tool_descriptions = include_tool_descriptions
-        self.persona = system_prompt or DEFAULT_PERSONA
-        """The persona alone (no protocol, no tool listing), sent as data with each request."""
+        self._persona = system_prompt or DEFAULT_PERSONA
         self._cached: tuple[ToolSet | None, int, Message] | None = None
         """(tool set, its version, the message): the set itself, not its id, which a new set
         could reuse once the old one is gone."""
+        self._dated = DATE in (system_prompt or "")
+        """The prompt names `{date}`: the message is rebuilt when the day changes."""
+        self._day = ""
+
+    @property
+    def persona(self) -> str:
+        """The persona alone (no protocol, no tool listing; `{date}` filled in), sent as data
+        with each request."""
+        return with_date(self._persona) if self._dated else self._persona
 
     def system_message(self, tools: ToolSet | None) -> Message:
         version = tools.version if tools is not None else 0
+        if self._dated and (today := datetime.date.today().isoformat()) != self._day:
+            self._day, self._cached = today, None
         cached = self._cached
         if cached is not None and cached[0] is tools and cached[1] == version:
             return cached[2]

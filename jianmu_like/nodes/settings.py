@@ -14,9 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..config import ResilienceConfig, get_config
+from ..config import ResilienceConfig, ToolProtocol, get_config
 from ..keys import StateKeys
-from ..models.tool_protocol import ToolProtocol
 
 
 class ModelCallConfig(BaseModel):

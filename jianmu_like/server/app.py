@@ -27,7 +27,9 @@ from ..checkpoint.contract import Checkpointer
 from ..checkpoint.threads import UnknownThreadError, thread_history, thread_view
 from ..config import get_config
 from ..errors import JianmuError
+from ..guard.approvals import InvalidEdit
 from ..models.json_text import JSONTextError, loads_bounded
+from ..validation import validation_problems
 from .console import console_routes
 from .errors import error_response, http_error, internal_error
 from .nodes import tree_json
@@ -69,10 +71,8 @@ async def _body(request: Request, model: type[Model]) -> Model:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        detail = [
-            {"field": ".".join(str(p) for p in err["loc"]) or "body", "message": err["msg"]}
-            for err in exc.errors()
-        ]
+        problems = validation_problems(exc, model=model)
+        detail = [{"field": problem.key or "body", "message": problem.message} for problem in problems]
         message = "; ".join(f"{d['field']}: {d['message']}" for d in detail)
         raise BadRequest(f"invalid request body: {message}", detail) from None
 
@@ -166,7 +166,13 @@ def create_app(
     async def decide(request: Request) -> Response:
         body = await _body(request, DecisionRequest)
         approval_id = request.path_params["approval_id"]
-        record = registry.decide(approval_id, body.decision == "approve", body.reason, body.thread_id)
+        approved = body.decision == "approve"
+        try:
+            record = registry.decide(
+                approval_id, approved, body.reason, body.thread_id, arguments=body.arguments
+            )
+        except InvalidEdit as exc:
+            raise BadRequest(str(exc), [{"field": "arguments", "message": str(exc)}]) from None
         return JSONResponse({"run_id": record.run_id, "status": record.status})
 
     def sample() -> Agent:

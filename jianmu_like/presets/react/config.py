@@ -9,11 +9,12 @@ factory passes it to each node as that node's small config (a `ReActConfig` is a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
-from ...config import AnswerCheckConfig, ContextConfig, ToolSelectionConfig, get_config
+from ...config import AnswerCheckConfig, ContextConfig, JianmuConfig, ToolSelectionConfig, get_config
 from ...nodes.settings import LLMNodeConfig
 from ...nodes.tool_executor import ExecutionMode
 
@@ -31,6 +32,12 @@ class ReActConfig(LLMNodeConfig):
     """Default seconds per tool call (a Tool's own `timeout` wins)."""
     max_output_chars: int = Field(8000, ge=100)
     """Tool outputs longer than this are cut, with a note telling the model so."""
+    reflect_after: int | None = Field(None, ge=1)
+    """After every N tool calls of a run, one call asks the model whether its chain is
+    consistent; the verdict becomes an observation (`nodes.reflection`). None: off."""
+    breakpoint_every: int | None = Field(None, ge=1)
+    """A human breakpoint: the tool calls of every N-th model round wait for approval, like a
+    guard's `require_approval` (the run suspends; approve or deny, then resume). None: off."""
     max_tool_failures: int | None = Field(default_factory=lambda: get_config().limits.max_tool_failures, gt=0)
     """Stop (termination `tool_failures`) after this many failed tool calls in a row; None: never."""
     synthesize: bool = Field(default_factory=lambda: get_config().answers.synthesize)
@@ -51,12 +58,20 @@ class ReActConfig(LLMNodeConfig):
     """Above `threshold` tools, one structured call picks at most `max_tools` of them for the
     run (`<name>.SelectTools`); `ToolSelectionConfig(enabled=False)` or `False` turns it off."""
 
-    @field_validator("context", mode="before")
+    @field_validator("context", "answer_check", "tool_selection", mode="before")
     @classmethod
-    def _context_switch(cls, value: Any) -> Any:
-        return {**get_config().context.model_dump(), "enabled": value} if isinstance(value, bool) else value
+    def _switch(cls, value: Any, info: ValidationInfo) -> Any:
+        """`True`/`False` switch the configured section on or off and keep its other values (a
+        `min_chars` or `threshold` from jianmu.yaml is not reset to the class default)."""
+        if not isinstance(value, bool):
+            return value
+        configured = _SWITCHED_SECTIONS[str(info.field_name)](get_config())
+        return {**configured.model_dump(), "enabled": value}
 
-    @field_validator("answer_check", "tool_selection", mode="before")
-    @classmethod
-    def _switch(cls, value: Any) -> Any:
-        return {"enabled": value} if isinstance(value, bool) else value
+
+_SWITCHED_SECTIONS: dict[str, Callable[[JianmuConfig], BaseModel]] = {
+    "context": lambda config: config.context,
+    "answer_check": lambda config: config.answers.check,
+    "tool_selection": lambda config: config.tools.selection,
+}
+"""The configured section behind each `True`/`False` shorthand of `ReActConfig`."""
