@@ -72,9 +72,14 @@ async def test_the_state_kernel_suggests_only_what_the_tree_s_maker_said() -> No
         message = str(info.value)
         assert "LLM call 'Say' needs the fields" in message and "Add the fields" in message
         assert "ReAct" not in message
-        react = create_react_node(model_client=srv.client())
+        # the preset's state class completes a schema with the fields it declares (Bare runs);
+        # a key mapped to a field it has not either stays missing, with the preset's remedy
+        Agent(create_react_node(model_client=srv.client()), Bare)
+        renamed = ReActConfig(keys=StateKeys(final_answer="reply"))
+        react = create_react_node(model_client=srv.client(), config=renamed)
         with pytest.raises(
-            StateContractError, match=r"Subclass jianmu_like\.ReActState .*, or add the fields"
+            StateContractError,
+            match=r"needs the fields reply.*Subclass jianmu_like\.ReActState .*, or add the fields",
         ):
             Agent(react, Bare)
         assert srv.requests == []

@@ -11,7 +11,6 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-import jsonschema
 from pydantic import BaseModel, Field, model_validator
 
 from ..errors import JianmuError
@@ -100,11 +99,17 @@ def check_edit(approval: Approval, decision: ApprovalDecision) -> None:
     validation at run time is the check."""
     if decision.arguments is None or not approval.parameters:
         return
-    validator = jsonschema.Draft202012Validator(approval.parameters)
-    problems = sorted(
-        f"{'.'.join(str(p) for p in error.absolute_path) or 'arguments'}: {error.message}"
-        for error in validator.iter_errors(decision.arguments)
-    )
+    from ..json_schema import compile_schema, key_problems  # the one JSON-schema path
+
+    try:
+        validator = compile_schema(approval.parameters, known_keywords=False)  # as the tool checks
+    except ValueError as exc:
+        raise InvalidEdit(
+            f"tool {approval.tool!r} of approval {approval.id!r} has an invalid schema: {exc}"
+        ) from None
+    properties = approval.parameters.get("properties")
+    known = list(properties) if isinstance(properties, dict) else []
+    problems = [str(p) for p in key_problems(validator, decision.arguments, noun="argument", known=known)]
     if problems:
         raise InvalidEdit(
             f"the corrected arguments for approval {approval.id!r} do not match tool "
