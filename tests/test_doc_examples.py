@@ -1,12 +1,19 @@
-"""Every Python example of the README runs as written.
+"""Every Python example of the documentation runs as written, and prints what it says it prints.
 
-A block that is a whole program runs in a fresh interpreter, from an empty folder holding a copy
-of `presets/`, with no model settings in the environment: `ModelClient.resolve()` then picks the
-embedded local model (those blocks are skipped, saying why, where it is not installed), and the
-scripted ones start their own server. A block that continues the example before it (top-level
-`await`, names defined above) cannot run alone: each is listed in FRAGMENTS by the start of its
-first line, so a new fragment is a decision, not an accident; one taken out of the README must
-leave the list.
+The documentation is README.md and every page under docs/. A block that is a whole program runs
+in a fresh interpreter, from an empty folder holding a copy of `presets/`, with no model settings
+in the environment: `ModelClient.resolve()` then picks the embedded local model (those blocks are
+skipped, saying why, where it is not installed), and the scripted ones start their own server.
+
+What a block promises to print is written in its comments: `# prints: TEXT` after a statement is
+one line of output, and a comment line `#> TEXT` (alone on its line) is one more line, for output
+of several lines or too long to sit beside its statement. A block with such comments must print
+exactly those lines, in that order, and nothing else; a block without them is only run.
+
+A block that continues the example before it (top-level `await`, names defined above) cannot run
+alone: each is listed in FRAGMENTS by the start of its first line, so a new fragment is a decision,
+not an accident; one taken out of the docs must leave the list. A fragment promises no output:
+nothing could check it.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -24,7 +32,8 @@ from jianmu_like.models import weights
 from jianmu_like.models.local_backends import DEFAULT_BACKEND, backend_problem
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+"""The documentation: the landing page and the site's pages."""
 
 FRAGMENTS = {
     'async for event in agent.stream({"messages": [human("What is 2**10?")]}):',
@@ -41,16 +50,40 @@ FRAGMENTS = {
 """Starts of the first lines of the blocks that continue an example (they use names or an event loop of the
 text around them)."""
 
+_BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+_PRINTS = re.compile(r"#\s*prints:[ ]?(.*)$")
+_MORE = re.compile(r"^\s*#>[ ]?(.*)$")
 
-def _blocks() -> list[tuple[int, str]]:
-    text = README.read_text(encoding="utf-8")
+
+class Block(NamedTuple):
+    """One ```python block of a page: where it starts and its code."""
+
+    where: str
+    code: str
+
+
+def blocks(path: Path) -> list[Block]:
+    """The page's Python blocks, each named `page:line` (the line of its first line of code)."""
+    text = path.read_text(encoding="utf-8")
+    name = path.relative_to(ROOT).as_posix()
     return [
-        (text.count("\n", 0, match.start()) + 2, match.group(1))
-        for match in re.finditer(r"^```python\n(.*?)^```", text, re.S | re.M)
+        Block(f"{name}:{text.count(chr(10), 0, match.start()) + 2}", match.group(1))
+        for match in _BLOCK.finditer(text)
     ]
 
 
-def _fragment(code: str) -> str | None:
+def promised_output(code: str) -> list[str]:
+    """The lines the block says it prints (`# prints:` and `#>` comments), in order."""
+    promised = []
+    for line in code.splitlines():
+        if (more := _MORE.match(line)) is not None:
+            promised.append(more.group(1).rstrip())
+        elif (prints := _PRINTS.search(line)) is not None:
+            promised.append(prints.group(1).rstrip())
+    return promised
+
+
+def fragment(code: str) -> str | None:
     first = code.strip().splitlines()[0]
     return next((start for start in FRAGMENTS if first.startswith(start)), None)
 
@@ -62,28 +95,39 @@ def _local_model_problem() -> str | None:
     return problem
 
 
-BLOCKS = _blocks()
+BLOCKS = [block for path in DOCS for block in blocks(path)]
+PROGRAMS = [block for block in BLOCKS if fragment(block.code) is None]
 
 
-def test_the_readme_has_examples_and_every_listed_fragment_is_in_it() -> None:
+def test_the_docs_have_examples_and_every_listed_fragment_is_in_them() -> None:
     assert len(BLOCKS) >= 20
-    listed = {_fragment(code) for _, code in BLOCKS}
-    assert listed >= FRAGMENTS, f"listed fragments no longer in the README: {FRAGMENTS - listed}"
+    assert any(block.where.startswith("docs/") for block in BLOCKS), "no examples found under docs/"
+    listed = {fragment(block.code) for block in BLOCKS}
+    assert listed >= FRAGMENTS, f"listed fragments no longer in the docs: {FRAGMENTS - listed}"
 
 
-@pytest.mark.parametrize(
-    "line,code",
-    [block for block in BLOCKS if _fragment(block[1]) is None],
-    ids=[f"README.md:{line}" for line, code in BLOCKS if _fragment(code) is None],
-)
-def test_readme_example_runs(tmp_path: Path, line: int, code: str) -> None:
-    if "ModelClient.resolve()" in code and (problem := _local_model_problem()) is not None:
+def test_a_fragment_promises_no_output() -> None:
+    promising = [block.where for block in BLOCKS if fragment(block.code) and promised_output(block.code)]
+    assert not promising, f"fragments cannot run, so their output cannot be checked: {promising}"
+
+
+def test_promised_output_is_read_from_both_comment_forms() -> None:
+    code = 'print(1)  # prints: 1\nprint("a\\nb")  # prints: a\n#> b\n    #>\nx = 2  # not output\n'
+    assert promised_output(code) == ["1", "a", "b", ""]
+
+
+@pytest.mark.parametrize("block", PROGRAMS, ids=[block.where for block in PROGRAMS])
+def test_doc_example_runs_and_prints_what_it_says(tmp_path: Path, block: Block) -> None:
+    if "ModelClient.resolve()" in block.code and (problem := _local_model_problem()) is not None:
         pytest.skip(f"needs the embedded local model: {problem}")
     shutil.copytree(ROOT / "presets", tmp_path / "presets")
     script = tmp_path / "example.py"
-    script.write_text(code, encoding="utf-8")
+    script.write_text(block.code, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "JIANMU"))}
     done = subprocess.run(
         [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
     )
-    assert done.returncode == 0, f"README.md:{line} failed:\n{done.stderr[-3000:]}"
+    assert done.returncode == 0, f"{block.where} failed:\n{done.stderr[-3000:]}"
+    if promised := promised_output(block.code):
+        printed = [line.rstrip() for line in done.stdout.splitlines()]
+        assert printed == promised, f"{block.where} printed something else than its comments say"
