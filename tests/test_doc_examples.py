@@ -12,8 +12,10 @@ exactly those lines, in that order, and nothing else; a block without them is on
 
 A block that continues the example before it (top-level `await`, names defined above) cannot run
 alone: each is listed in FRAGMENTS by the start of its first line, so a new fragment is a decision,
-not an accident; one taken out of the docs must leave the list. A fragment promises no output:
-nothing could check it.
+not an accident; one taken out of the docs must leave the list. A fragment runs after a prelude
+that defines the names it takes from the text (on a scripted model), inside an async function when
+it awaits; the few that cannot run here (a database and a worker, a remote MCP server, another
+process) name the test that runs the same code, and promise no output: nothing could check it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import NamedTuple
 
@@ -35,20 +38,56 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 """The documentation: the landing page and the site's pages."""
 
-FRAGMENTS = {
-    'async for event in agent.stream({"messages": [human("What is 2**10?")]}):',
-    "from jianmu_like import AgentTemplate",
-    "import py_trees",
-    'both = py_trees.composites.Parallel("Both",',
-    "from jianmu_like import LLMCallNode, ToolNode",
-    "from jianmu_like import load_agent",
-    "from jianmu_like import DurableClient, DurableWorker",
-    "from jianmu_like.tools import MCPToolProvider",  # `client`, `token`, `async with` from the text
-    'agent = Agent(root, checkpointer=SQLiteCheckpointer("runs.db"))',
-    "from jianmu_like.telemetry.otel_setup import enable_otel",
+_QUICK_START = """
+import asyncio
+from jianmu_like import Agent, create_react_node, human, tool
+from jianmu_like.testing import ScriptedOpenAIServer
+from jianmu_like.tools.builtin import calculator
+
+@tool
+async def lookup(city: str) -> str:
+    \"\"\"Population of a city.
+
+    Args:
+        city: The city's English name.
+    \"\"\"
+    return {"Paris": "2.1 million"}.get(city, "unknown")
+
+server = ScriptedOpenAIServer(lambda body: "Done.").start()
+client = server.client()
+agent = Agent(create_react_node(model_client=client, tools=[calculator, lookup]))
+"""
+"""The names of the quick start, on a scripted model that answers every request with "Done."."""
+
+
+class Continues(NamedTuple):
+    """How a fragment runs: after `prelude` (the names it takes from the text around it), inside
+    an async function when it uses top-level `await`."""
+
+    prelude: str
+    awaits: bool = True
+
+
+FRAGMENTS: dict[str, Continues | str] = {
+    'async for event in agent.stream({"messages": [human("What is 2**10?")]}):': Continues(_QUICK_START),
+    "from jianmu_like import AgentTemplate": Continues(_QUICK_START),
+    "import py_trees": Continues(_QUICK_START),
+    'both = py_trees.composites.Parallel("Both",': Continues(_QUICK_START + "import py_trees\n"),
+    "from jianmu_like import LLMCallNode, ToolNode": Continues(_QUICK_START + "import py_trees\n"),
+    "from jianmu_like import load_agent": Continues(
+        _QUICK_START + "import os\nos.environ['OPENAI_BASE_URL'] = server.base_url\n"
+    ),
+    "from jianmu_like.telemetry.otel_setup import enable_otel": Continues(_QUICK_START, awaits=False),
+    "from jianmu_like import DurableClient, DurableWorker": "needs PostgreSQL and a worker process:"
+    " tests/durable/test_durable_runs.py runs the same calls",
+    "from jianmu_like.tools import MCPToolProvider": "needs a streamable-HTTP MCP server with a token:"
+    " tests/mcp runs both transports",
+    'agent = Agent(root, checkpointer=SQLiteCheckpointer("runs.db"))': "continues in another process:"
+    " demos/approval_flow.py runs the same flow (tests/test_demos.py)",
 }
-"""Starts of the first lines of the blocks that continue an example (they use names or an event loop of the
-text around them)."""
+"""The blocks that continue an example, by the start of their first line: how each runs, or why it
+cannot run here and which test runs the same code."""
+
 
 _BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 _PRINTS = re.compile(r"#\s*prints:[ ]?(.*)$")
@@ -84,8 +123,23 @@ def promised_output(code: str) -> list[str]:
 
 
 def fragment(code: str) -> str | None:
+    """The FRAGMENTS entry the block starts with, if any."""
     first = code.strip().splitlines()[0]
     return next((start for start in FRAGMENTS if first.startswith(start)), None)
+
+
+def program(code: str) -> str | None:
+    """The block as a program to run: itself, or a fragment after its prelude (inside an async
+    function when it awaits); None for a fragment that cannot run here."""
+    start = fragment(code)
+    if start is None:
+        return code
+    how = FRAGMENTS[start]
+    if isinstance(how, str):
+        return None
+    body = textwrap.indent(code, "    ")
+    run = f"async def fragment():\n{body}\n\nasyncio.run(fragment())\n" if how.awaits else code
+    return f"{how.prelude}\ntry:\n{textwrap.indent(run, '    ')}\nfinally:\n    server.stop()\n"
 
 
 def _local_model_problem() -> str | None:
@@ -96,19 +150,19 @@ def _local_model_problem() -> str | None:
 
 
 BLOCKS = [block for path in DOCS for block in blocks(path)]
-PROGRAMS = [block for block in BLOCKS if fragment(block.code) is None]
+PROGRAMS = [block for block in BLOCKS if program(block.code) is not None]
 
 
 def test_the_docs_have_examples_and_every_listed_fragment_is_in_them() -> None:
     assert len(BLOCKS) >= 20
     assert any(block.where.startswith("docs/") for block in BLOCKS), "no examples found under docs/"
     listed = {fragment(block.code) for block in BLOCKS}
-    assert listed >= FRAGMENTS, f"listed fragments no longer in the docs: {FRAGMENTS - listed}"
+    assert listed >= FRAGMENTS.keys(), f"listed fragments no longer in the docs: {FRAGMENTS.keys() - listed}"
 
 
-def test_a_fragment_promises_no_output() -> None:
-    promising = [block.where for block in BLOCKS if fragment(block.code) and promised_output(block.code)]
-    assert not promising, f"fragments cannot run, so their output cannot be checked: {promising}"
+def test_a_block_that_cannot_run_promises_no_output() -> None:
+    promising = [b.where for b in BLOCKS if program(b.code) is None and promised_output(b.code)]
+    assert not promising, f"these blocks do not run, so their output cannot be checked: {promising}"
 
 
 def test_promised_output_is_read_from_both_comment_forms() -> None:
@@ -122,7 +176,7 @@ def test_doc_example_runs_and_prints_what_it_says(tmp_path: Path, block: Block) 
         pytest.skip(f"needs the embedded local model: {problem}")
     shutil.copytree(ROOT / "presets", tmp_path / "presets")
     script = tmp_path / "example.py"
-    script.write_text(block.code, encoding="utf-8")
+    script.write_text(program(block.code) or "", encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "JIANMU"))}
     done = subprocess.run(
         [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
