@@ -113,7 +113,7 @@ def blocks(path: Path) -> list[Block]:
 
 def promised_output(code: str) -> list[str]:
     """The lines the block says it prints (`# prints:` and `#>` comments), in order."""
-    promised = []
+    promised: list[str] = []
     for line in code.splitlines():
         if (more := _MORE.match(line)) is not None:
             promised.append(more.group(1).rstrip())
