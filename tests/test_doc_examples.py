@@ -14,8 +14,8 @@ A block that continues the example before it (top-level `await`, names defined a
 alone: each is listed in FRAGMENTS by the start of its first line, so a new fragment is a decision,
 not an accident; one taken out of the docs must leave the list. A fragment runs after a prelude
 that defines the names it takes from the text (on a scripted model), inside an async function when
-it awaits; the few that cannot run here (a database and a worker, a remote MCP server, another
-process) name the test that runs the same code, and promise no output: nothing could check it.
+it awaits; the few that cannot run here (a database and a worker, a remote MCP server) name the
+test that runs the same code, and promise no output: nothing could check it.
 """
 
 from __future__ import annotations
@@ -82,8 +82,6 @@ FRAGMENTS: dict[str, Continues | str] = {
     " tests/durable/test_durable_runs.py runs the same calls",
     "from jianmu_like.tools import MCPToolProvider": "needs a streamable-HTTP MCP server with a token:"
     " tests/mcp runs both transports",
-    'agent = Agent(root, checkpointer=SQLiteCheckpointer("runs.db"))': "continues in another process:"
-    " demos/approval_flow.py runs the same flow (tests/test_demos.py)",
 }
 """The blocks that continue an example, by the start of their first line: how each runs, or why it
 cannot run here and which test runs the same code."""
