@@ -73,12 +73,12 @@ FRAGMENTS: dict[str, Continues | str] = {
     "from jianmu_like import AgentTemplate": Continues(_QUICK_START),
     "import py_trees": Continues(_QUICK_START),
     'both = py_trees.composites.Parallel("Both",': Continues(_QUICK_START + "import py_trees\n"),
-    "from jianmu_like import LLMCallNode, ToolNode": Continues(_QUICK_START + "import py_trees\n"),
+    "from jianmu_like.nodes import LLMCallNode, ToolNode": Continues(_QUICK_START + "import py_trees\n"),
     "from jianmu_like import load_agent": Continues(
         _QUICK_START + "import os\nos.environ['OPENAI_BASE_URL'] = server.base_url\n"
     ),
     "from jianmu_like.telemetry.otel_setup import enable_otel": Continues(_QUICK_START, awaits=False),
-    "from jianmu_like import DurableClient, DurableWorker": "needs PostgreSQL and a worker process:"
+    "from jianmu_like.durable import DurableClient, DurableWorker": "needs PostgreSQL and a worker process:"
     " tests/durable/test_durable_runs.py runs the same calls",
     "from jianmu_like.tools import MCPToolProvider": "needs a streamable-HTTP MCP server with a token:"
     " tests/mcp runs both transports",
