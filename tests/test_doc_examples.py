@@ -82,6 +82,17 @@ FRAGMENTS: dict[str, Continues | str] = {
     " tests/durable/test_durable_runs.py runs the same calls",
     "from jianmu_like.tools import MCPToolProvider": "needs a streamable-HTTP MCP server with a token:"
     " tests/mcp runs both transports",
+    # Pages merged from other lanes whose fragments have no prelude yet (not run: a gap, not a
+    # decision; the behaviour they show is tested in the test named).
+    'result = await agent.run({"messages": [human("delete the draft")]}, thread_id="t1")': "no prelude yet:"
+    " tests/guard (review with edits)",
+    'result = await agent.run({"messages": [human("my open orders?")]}, deps=Deps(db, "u-42"))': "no prelude"
+    " yet: tests/integration (run dependencies)",
+    'provider = MCPToolProvider(name="forms", command="my-mcp-server", elicitation="ask")': "needs an MCP"
+    " server that asks: tests/mcp (elicitation)",
+    "agent = Agent(create_react_node(model_client=client, tools=[calculator]))": "no prelude"
+    " yet: tests/threads",
+    'for info in agent.history("chat"):': "no prelude yet: tests/threads",
 }
 """The blocks that continue an example, by the start of their first line: how each runs, or why it
 cannot run here and which test runs the same code."""

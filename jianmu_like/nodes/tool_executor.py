@@ -35,6 +35,7 @@ from ..guard.decisions import Decision
 from ..guard.enforcer import GuardContext, GuardEnforcer
 from ..models.construct import construct
 from ..models.messages import Message, ToolCall
+from ..models.types import Usage
 from ..state.journal import ToolJournal
 from ..state.schema import StateKeys
 from ..telemetry import events as ev
@@ -42,6 +43,7 @@ from ..telemetry.logging import get_logger
 from ..tools.artifact import Artifact
 from ..tools.base import Tool
 from ..tools.call_context import ToolCallContext, reset_current_tool_call, set_current_tool_call
+from ..tools.errors import ToolArgumentsError
 from ..tools.toolset import ToolSet
 from .tool_calls import ToolCallRunner, ToolRunner
 from .tool_outcome import ToolOutcome
@@ -103,6 +105,8 @@ class ToolExecutor(AsyncBehaviour):
         """Length of the history when the current batch started (part of its journal keys)."""
         self._finished: dict[str, ToolOutcome] = {}
         """Outcomes of the current batch not yet in the state (runs without a journal)."""
+        self._edits: set[str] = set()
+        """Calls of the current batch that run with a reviewer's corrected arguments."""
 
     # ------------------------------------------------------------------ tick
     def update_sync(self) -> Status | None:
@@ -166,6 +170,7 @@ class ToolExecutor(AsyncBehaviour):
         calls.emit = self.emit
         self.calls = calls
         self._finished = {}
+        self._edits = set()
 
     # ------------------------------------------------------------------ guard
     def _preflight(
@@ -177,6 +182,8 @@ class ToolExecutor(AsyncBehaviour):
         waiting: list[Approval] = []
         refused: dict[str, ToolOutcome] = {}
         context: GuardContext | None = None
+        if self._edits:
+            self._edits = set()
         previous: dict[str, Approval] = {}
         decisions: dict[str, ApprovalDecision] = {}
         if self.constraints is not None:  # approvals exist only where a guard can ask for them
@@ -192,6 +199,8 @@ class ToolExecutor(AsyncBehaviour):
                 refused[call.id] = verdict
             elif isinstance(verdict, Approval):
                 waiting.append(verdict)
+            elif isinstance(verdict, tuple):  # approved with corrected arguments
+                to_run.append(verdict)
             else:
                 to_run.append((call, verdict))
         return to_run, waiting, refused
@@ -202,8 +211,9 @@ class ToolExecutor(AsyncBehaviour):
         context: GuardContext | None,
         previous: dict[str, Approval],
         decisions: dict[str, ApprovalDecision],
-    ) -> Tool | Approval | ToolOutcome:
-        """The tool to run now, the approval to wait for, or the outcome of a refused call."""
+    ) -> Tool | tuple[ToolCall, Tool] | Approval | ToolOutcome:
+        """The tool to run now (with the corrected call when a reviewer edited it), the approval
+        to wait for, or the outcome of a refused call."""
         tool = self.tools.get(call.name)
         early = self.calls.precheck(call, tool)
         if early is not None or tool is None:
@@ -225,6 +235,7 @@ class ToolExecutor(AsyncBehaviour):
                     reason=verdict.reason,
                     policy=verdict.policy,
                     namespace=self.namespace,
+                    parameters=tool.parameters,
                 )
             self.emit(
                 ev.APPROVAL_RESOLVED,
@@ -232,13 +243,37 @@ class ToolExecutor(AsyncBehaviour):
                 tool=call.name,
                 approved=decision.approved,
                 reason=decision.reason,
+                arguments=decision.arguments,
             )
             if not decision.approved:
                 why = f": {decision.reason}" if decision.reason else ""
                 return self.calls.fail(call, f"denied by a human reviewer{why}", denied=True)
+            if decision.arguments is not None:
+                return self._edited(call, tool, decision.arguments, context)
         enforcer.allowed(call, context)
         context.calls_this_run += 1
         return tool
+
+    def _edited(
+        self, call: ToolCall, tool: Tool, arguments: dict[str, Any], context: GuardContext
+    ) -> tuple[ToolCall, Tool] | ToolOutcome:
+        """A call a reviewer approved with corrected arguments: the tool's validation and the
+        guard see the corrected call as if the model had made it (a rule that denies it still
+        denies it; its approval is the reviewer's), then it runs with them."""
+        edited = call.model_copy(update={"arguments": arguments, "raw_arguments": None})
+        try:
+            tool.validate_arguments(arguments)
+        except ToolArgumentsError as exc:
+            return self.calls.fail(call, f"the arguments a human reviewer approved are invalid: {exc}")
+        enforcer = self.constraints
+        assert enforcer is not None  # only a guard asks for approvals
+        verdict = enforcer.check(edited, tool, context)
+        if verdict.decision is Decision.DENY:
+            return self.calls.fail(call, f"denied by policy: {verdict.reason}", denied=True)
+        enforcer.allowed(edited, context)
+        context.calls_this_run += 1
+        self._edits.add(call.id)
+        return edited, tool
 
     def _guard_context(self, finished_in_batch: int) -> GuardContext:
         sm, keys, ns = self.state_manager, self.keys, self.namespace
@@ -248,6 +283,7 @@ class ToolExecutor(AsyncBehaviour):
             namespace=ns,
             tool_effects=list(sm.get(keys.tool_effects, ns) or ()),
             calls_this_run=sum(counts.values()) + finished_in_batch,
+            round=sm.get(keys.rounds, ns) or 0,
         )
 
     def _suspend(self, waiting: list[Approval]) -> None:
@@ -320,6 +356,8 @@ class ToolExecutor(AsyncBehaviour):
                 "idempotency_key": f"{journal.thread_id}/{key}" if journal is not None else call.id,
                 "final_answer": None,
                 "artifacts": [],
+                "usage": None,
+                "emit": self.emit,
             },
         )
         token = set_current_tool_call(context)
@@ -327,10 +365,16 @@ class ToolExecutor(AsyncBehaviour):
             outcome = await self.calls.run(call, tool)
         finally:
             reset_current_tool_call(token)
+        if self._edits and call.id in self._edits:  # the model must know what actually ran
+            edited = json.dumps(call.arguments, ensure_ascii=False, default=str)
+            note = f"[a human reviewer approved this call with corrected arguments: {edited}]"
+            outcome = outcome.model_copy(update={"content": f"{note}\n{outcome.content}"})
         if context.final_answer is not None and not outcome.failed:  # the tool called finish()
             outcome = outcome.model_copy(update={"final_answer": context.final_answer})
         if context.artifacts and not outcome.failed:  # kept out of the observation (tools.artifact)
             outcome = outcome.model_copy(update={"artifacts": context.artifacts})
+        if context.usage is not None:  # spent even when the call failed afterwards
+            outcome = outcome.model_copy(update={"usage": context.usage})
         if journal is not None:
             journal.finished(key, outcome.model_dump(mode="json"))
             self.state_manager.update({self.keys.tool_results: {call.id: outcome}}, self.namespace)
@@ -355,6 +399,7 @@ class ToolExecutor(AsyncBehaviour):
         new_effects: list[str] = []
         final: str | None = None
         artifacts: list[tuple[ToolCall, Artifact]] = []
+        spent: Usage | None = None  # model tokens the calls spent themselves (MCP sampling)
         # Failed calls in a row; a batch whose calls all failed counts once (the model saw none
         # of those errors before making them).
         failed = True
@@ -364,6 +409,8 @@ class ToolExecutor(AsyncBehaviour):
                 final = outcome.final_answer
             if outcome.artifacts:
                 artifacts.extend((call, artifact) for artifact in outcome.artifacts)
+            if outcome.usage is not None:
+                spent = outcome.usage if spent is None else spent + outcome.usage
             if not outcome.failed:
                 failed = False
             content = outcome.content
@@ -385,6 +432,7 @@ class ToolExecutor(AsyncBehaviour):
                         "tool_call_id": call.id,
                         "name": call.name,
                         "reasoning_content": None,
+                        "id": None,
                     },
                 )
             )
@@ -408,6 +456,8 @@ class ToolExecutor(AsyncBehaviour):
             updates[keys.final_answer] = final
         if artifacts:
             updates[keys.artifacts] = [artifact for _, artifact in artifacts]
+        if spent is not None:  # the usage reducer adds it to the run's (budget included)
+            updates[keys.usage] = spent
         sm.update(updates, ns)
         for call, artifact in artifacts:
             self.emit(ev.ARTIFACT, tool=call.name, call_id=call.id, artifact=artifact.model_dump())
