@@ -153,11 +153,34 @@ class ResilienceConfig(_Section):
     """Tried in order when the primary model still fails after its retries."""
 
 
+class CapabilityOverrides(_Section):
+    """What an OpenAI-compatible server offers, where the probe (`models.server_probe`) cannot
+    tell or tells wrong; None: as probed. Set under `provider.capabilities`."""
+
+    supports_tools: bool | None = None
+    """Native function calling works (the server neither rejects nor ignores `tools`)."""
+    json_schema: bool | None = None
+    """`response_format: {"type": "json_schema", ...}` constrains the reply to the schema."""
+    json_mode: bool | None = None
+    """`response_format: {"type": "json_object"}` constrains the reply to JSON."""
+    grammar: bool | None = None
+    """llama.cpp's `grammar` field (GBNF) constrains the reply."""
+    context_window: int | None = Field(None, gt=0)
+    """Tokens of context the server runs the model with (or the model's maximum), if reported."""
+    served_model: str | None = None
+    """The name the server serves the model under (used when no model is configured)."""
+
+
 class ProviderConfig(_Section):
     base_url: str | None = None
     """Shown (repr, `jianmu-like config`, errors) without `user:password@` or secret query values."""
     api_key: SecretStr | None = None
     """A `SecretStr`: never shown by a repr, a dump or `explain_config`; `.get_secret_value()`."""
+    probe: bool = True
+    """Ask the server what it offers (llama.cpp `/props`, Ollama `/api/show`, `/v1/models`)
+    when the tool protocol, a structured call or an unset model name needs to know."""
+    capabilities: CapabilityOverrides = Field(default_factory=CapabilityOverrides)
+    """Facts about the server that win over the probe's, key by key."""
 
     def __repr_args__(self) -> Any:
         for key, value in super().__repr_args__():

@@ -149,7 +149,13 @@ class ModelClient:
 
         from .openai_provider import OpenAIProvider  # deferred: importing openai is slow
 
-        provider = OpenAIProvider(url, key, timeout=timeout if timeout is not None else cfg.llm.timeout)
+        provider = OpenAIProvider(
+            url,
+            key,
+            timeout=timeout if timeout is not None else cfg.llm.timeout,
+            probe=cfg.provider.probe,
+            capabilities=cfg.provider.capabilities,
+        )
         return cls(
             provider,
             model=name,

@@ -23,10 +23,12 @@ import openai
 from openai.resources.chat.completions import AsyncCompletions
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
+from ..config import CapabilityOverrides
 from ..telemetry.redact import redact_text, redact_url
 from .errors import ModelError
 from .messages import Message, ToolCall
 from .provider import DeltaCallback, is_retryable_status
+from .server_probe import PROBES, ServerCapabilities
 from .streaming import StreamAccumulator
 from .types import ModelRequest, ModelResponse, Usage
 from .usage import complete_usage
@@ -159,9 +161,21 @@ class OpenAIProvider:
     """One OpenAI-compatible endpoint. The API key is held by the SDK client only and is
     redacted from every error message this provider produces."""
 
-    def __init__(self, base_url: str, api_key: str | None = None, *, timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        *,
+        timeout: float = 60.0,
+        probe: bool = True,
+        capabilities: CapabilityOverrides | None = None,
+    ) -> None:
         self.base_url: str | None = redact_url(base_url)  # for display: the SDK client has the real one
         self.timeout = timeout
+        self.probe = probe
+        """Ask the server what it offers (`models.server_probe`); False: only `overrides`."""
+        self.overrides = capabilities
+        """Configured facts about the server, winning over the probe's."""
         self._client = openai.AsyncOpenAI(
             base_url=base_url,
             api_key=api_key or _PLACEHOLDER_KEY,
@@ -174,6 +188,15 @@ class OpenAIProvider:
 
     async def aclose(self) -> None:
         await self._client.close()
+
+    async def capabilities(self, model: str | None) -> ServerCapabilities:
+        """What the server offers `model`: probed once per process (`server_probe.PROBES`),
+        the configured overrides applied."""
+        if not self.probe:
+            return ServerCapabilities().overridden(self.overrides)
+        url = str(self._client.base_url)
+        found = await PROBES.get(url, model=model, api_key=self._client.api_key)
+        return found.overridden(self.overrides)
 
     async def chat(
         self,
