@@ -43,13 +43,21 @@ class ModelsConfig(_Section):
     the prompt, for servers without it), or `auto` (native, JSON when the server rejects tools)."""
 
 
+DEFAULT_MAX_TOKENS = 1024
+"""Reply length limit sent when none is configured: a tool call or an answer of a few hundred
+words fits, and a model that rambles (a small local one) stops within seconds, not minutes.
+It is also the room the context guard keeps for a reply (`context.reserve_tokens`)."""
+
+
 class LLMConfig(_Section):
     temperature: float = Field(0.0, ge=0.0, le=2.0)
-    max_tokens: int | None = Field(None, gt=0)
+    max_tokens: int | None = Field(DEFAULT_MAX_TOKENS, gt=0)
+    """Length limit of one reply; None: the server's own (unbounded on llama.cpp)."""
     top_p: float | None = Field(None, gt=0.0, le=1.0)
     top_k: int | None = Field(None, gt=0)
     timeout: float = Field(60.0, gt=0.0)
-    """Seconds for one model call attempt."""
+    """Seconds for one model call attempt, a streamed reply included from the request to its
+    last chunk."""
     max_budget_tokens: int | None = Field(None, gt=0)
     """Total tokens one ReAct run may spend before it is aborted (None: unlimited)."""
     stream: bool = False
@@ -86,6 +94,10 @@ class AnswersConfig(_Section):
     synthesis_tool_chars: int = Field(2000, ge=100)
     """Each tool result is cut to this many characters in the synthesis prompt."""
     check: AnswerCheckConfig = Field(default_factory=AnswerCheckConfig)
+    on_truncated: Literal["continue", "end", "accept"] = "continue"
+    """A final answer cut off by the length limit (`finish_reason: "length"`): ask the model to
+    continue it once, then end with termination `truncated` (`continue`); end at once (`end`);
+    or take the cut answer as the answer (`accept`)."""
 
 
 DEFAULT_CONTEXT_WINDOW = 32_768
@@ -406,7 +418,11 @@ class ReActConfig(BaseModel):
     top_p: float | None = Field(default_factory=lambda: get_config().llm.top_p)
     top_k: int | None = Field(default_factory=lambda: get_config().llm.top_k)
     timeout: float = Field(default_factory=lambda: get_config().llm.timeout, gt=0)
-    """Seconds for one model call attempt."""
+    """Seconds for one model call attempt (a streamed reply included)."""
+    on_truncated: Literal["continue", "end", "accept"] = Field(
+        default_factory=lambda: get_config().answers.on_truncated
+    )
+    """A final answer cut off by the length limit: see `AnswersConfig.on_truncated`."""
     max_budget_tokens: int | None = Field(default_factory=lambda: get_config().llm.max_budget_tokens)
     """Total tokens (`llm.usage.total_tokens`) a run may spend; checked before each iteration."""
     max_iterations: int = Field(default_factory=lambda: get_config().limits.max_iterations, ge=1)

@@ -20,6 +20,7 @@ from ..telemetry.redact import redact_url
 from .errors import ModelCallFailed, ModelError
 from .hooks import model_call_hook
 from .provider import ChatProvider, DeltaCallback
+from .server_probe import ServerCapabilities
 from .tool_protocol import ProtocolAdapter, ToolProtocol
 from .types import ModelEventCallback, ModelRequest, ModelResponse
 
@@ -155,6 +156,7 @@ class ModelClient:
             timeout=timeout if timeout is not None else cfg.llm.timeout,
             probe=cfg.provider.probe,
             capabilities=cfg.provider.capabilities,
+            max_tokens=cfg.llm.max_tokens,
         )
         return cls(
             provider,
@@ -182,6 +184,15 @@ class ModelClient:
                 f"(not available here: {exc})"
             ) from None
         return cls(provider, model=local_name, resilience=resilience)
+
+    async def capabilities(self, model: str | None = None) -> ServerCapabilities:
+        """What the provider's server offers `model` (default: this client's): probed once per
+        server and model (`models.server_probe`); all unknown for a provider that cannot say."""
+        ask = getattr(self.provider, "capabilities", None)
+        if ask is None:
+            return ServerCapabilities()
+        found: ServerCapabilities = await ask(model or self.model)
+        return found
 
     def with_resilience(self, resilience: ResilienceConfig) -> ModelClient:
         """A client sharing this one's provider (and connections) with another retry policy,

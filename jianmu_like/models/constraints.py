@@ -23,8 +23,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .server_probe import ServerCapabilities
 from .gbnf import GENERIC, literal, schema_rules, schema_to_gbnf
+from .server_probe import ServerCapabilities
 from .text_protocol import arguments_schema, forced_tools, reply_schema, tool_functions
 
 CONSTRAINT_KEYS = frozenset({"response_format", "grammar", "json_schema", "guided_json", "format"})

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
+
 from pydantic import ConfigDict
 
 from ..config import CapabilityOverrides
@@ -135,7 +136,7 @@ def _from_models(listing: dict[str, Any] | None, model: str | None) -> ServerCap
     window = window if isinstance(window, int) and window > 0 else None
     if owner in ("vllm", "sglang"):
         return ServerCapabilities(
-            kind=owner,  # type: ignore[arg-type]  # narrowed by the test above
+            kind=owner,
             json_schema=True,
             json_mode=True,
             context_window=window,

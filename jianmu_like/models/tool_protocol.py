@@ -103,10 +103,15 @@ class ProtocolAdapter:
         except ModelError as exc:
             if exc.status_code != 400 or self.supports_tools:
                 raise
-            return await self._fall_back(request, model, on_delta, f"the server rejected the tools field: {exc.message}", exc)
+            return await self._fall_back(
+                request, model, on_delta, f"the server rejected the tools field: {exc.message}", exc
+            )
         if not response.message.tool_calls and not self.supports_tools and _forced(request.tool_choice):
             return await self._fall_back(
-                request, model, on_delta, "the server ignored the offered tools (a forced tool was not called)"
+                request,
+                model,
+                on_delta,
+                "the server ignored the offered tools (a forced tool was not called)",
             )
         if response.message.tool_calls:
             self.supports_tools = True
@@ -164,7 +169,7 @@ class ProtocolAdapter:
             message=message,
             usage=raw.usage,
             model=raw.model or model,
-            finish_reason="tool_calls" if message.tool_calls else raw.finish_reason,
+            finish_reason=replied_finish(raw.finish_reason, message),
             attempts=raw.attempts,
             tool_protocol=dialect.name,
             correction=correction,
@@ -195,6 +200,14 @@ class ProtocolAdapter:
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+def replied_finish(finish_reason: str | None, message: Message) -> str | None:
+    """The finish reason of a prompted reply: `tool_calls` when it reads as calls, but a cut
+    at the length limit stays `length` (its last call may be incomplete)."""
+    if message.tool_calls and finish_reason != "length":
+        return "tool_calls"
+    return finish_reason
 
 
 def _forced(tool_choice: Any) -> bool:

@@ -92,6 +92,7 @@ async def _converse(strategy: str, turns: int = 200) -> tuple[list[dict[str, Any
         config = ReActConfig(
             max_iterations=4,
             stream=False,
+            max_tokens=None,  # the reply's room is reserve_tokens (llm.max_tokens would take it all)
             context=ContextConfig(
                 window=WINDOW, reserve_tokens=RESERVE, strategy=strategy, tokenizer="estimate"
             ),
