@@ -1,7 +1,8 @@
 """Framework configuration: built-in defaults, then a YAML file, then environment overrides.
 
 `get_config()` is what `ReActConfig` and `ModelClient.resolve()` read their defaults from. The
-file is `$JIANMU_CONFIG`, else `./jianmu.yaml`, else `./configs/jianmu.yaml`; environment
+file is `$JIANMU_CONFIG` (the CLI's `--config`), else `./jianmu.yaml`, else the user's
+`~/.config/jianmu_like/jianmu.yaml` (`configs/jianmu.yaml` is documentation only); environment
 variables named `JIANMU__SECTION__KEY` (e.g. `JIANMU__LLM__TEMPERATURE=0.2`) override single keys.
 """
 
@@ -32,8 +33,10 @@ class _Section(BaseModel):
 
 
 class ModelsConfig(_Section):
-    default: str = "gpt-4o-mini"
-    """Model used when nothing more specific is configured."""
+    default: str | None = None
+    """Model used when nothing more specific is configured; None: the model the server at
+    `provider.base_url` serves (its probe, `/v1/models`; gpt-4o-mini on api.openai.com), or
+    the embedded local model when no server is configured."""
     react: str | None = None
     """Model for ReAct agents; falls back to `default`."""
     local_backend: Literal["xllamacpp", "llama_cpp_python"] = "xllamacpp"
@@ -271,14 +274,30 @@ _ENV_PREFIX = "JIANMU__"
 _cached: JianmuConfig | None = None
 
 
-def _config_file() -> Path | None:
+PROJECT_FILE = Path("jianmu.yaml")
+"""A project's own configuration, in the working directory: read, and announced by `run`."""
+
+
+def user_config_file() -> Path:
+    """The user's configuration file: `$XDG_CONFIG_HOME/jianmu_like/jianmu.yaml`, by default
+    `~/.config/jianmu_like/jianmu.yaml`."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "jianmu_like" / "jianmu.yaml"
+
+
+def config_file() -> Path | None:
+    """The configuration file read when none is passed: `$JIANMU_CONFIG` (set by `--config`
+    too), else `./jianmu.yaml`, else the user's (`user_config_file`); None: built-in defaults.
+
+    The repository's `configs/jianmu.yaml` is the documented reference of every key, never
+    read implicitly: run from the repository root, it silently changed behaviour."""
     explicit = os.environ.get("JIANMU_CONFIG")
     if explicit:
         path = Path(explicit)
         if not path.is_file():
             raise ConfigError(f"JIANMU_CONFIG points to {path}, which is not a file")
         return path
-    for candidate in (Path("jianmu.yaml"), Path("configs/jianmu.yaml")):
+    for candidate in (PROJECT_FILE, user_config_file()):
         if candidate.is_file():
             return candidate
     return None
@@ -337,7 +356,7 @@ def explain_config(path: str | Path | None = None, *, env: bool = True) -> tuple
 
 
 def _load(path: str | Path | None, *, env: bool) -> tuple[JianmuConfig, ConfigSources]:
-    file = Path(path) if path is not None else _config_file()
+    file = Path(path) if path is not None else config_file()
     data: dict[str, Any] = {}
     doc: YamlDocument | None = None
     if file is not None:

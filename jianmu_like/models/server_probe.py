@@ -47,6 +47,8 @@ class ServerCapabilities(CapabilityOverrides):
     model_config = ConfigDict(extra="forbid", validate_assignment=False)
 
     kind: ServerKind = "unknown"
+    reached: bool = True
+    """False when the probe got no answer at all (the server is down, or the URL is wrong)."""
 
     def overridden(self, overrides: CapabilityOverrides | None) -> ServerCapabilities:
         """These facts with every field `overrides` sets (not None) taking its place."""
@@ -62,6 +64,10 @@ OPENAI = ServerCapabilities(
 """api.openai.com: function calling and structured outputs on every current chat model."""
 
 
+OPENAI_DEFAULT_MODEL = "gpt-4o-mini"
+"""The model used on api.openai.com when none is configured."""
+
+
 def _root(base_url: str) -> str:
     """The server root: the base URL without a trailing `/v1` (llama.cpp and Ollama serve their
     own endpoints there)."""
@@ -69,13 +75,18 @@ def _root(base_url: str) -> str:
     return url[: -len("/v1")] if url.endswith("/v1") else url
 
 
-async def _get_json(http: httpx.AsyncClient, method: str, url: str, **kwargs: Any) -> dict[str, Any] | None:
+_UNREACHABLE: Any = object()
+"""What `_get_json` returns when the request got no HTTP answer at all."""
+
+
+async def _get_json(http: httpx.AsyncClient, method: str, url: str, **kwargs: Any) -> Any:
+    """The JSON object at `url`; None for any other answer; `_UNREACHABLE` for none."""
     import httpx  # deferred: only a probe needs it (the embedded model never does)
 
     try:
         response = await http.request(method, url, **kwargs)
     except (httpx.HTTPError, OSError):
-        return None
+        return _UNREACHABLE
     if response.status_code != 200:
         return None
     try:
@@ -151,7 +162,7 @@ async def probe(
     """Ask the server at `base_url` what it offers `model` (see the module docstring)."""
     host = (urlsplit(base_url).hostname or "").lower()
     if host == "api.openai.com":
-        return OPENAI.model_copy(update={"served_model": model})
+        return OPENAI.model_copy(update={"served_model": model or OPENAI_DEFAULT_MODEL})
     import httpx
 
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -161,6 +172,10 @@ async def probe(
             _get_json(http, "GET", f"{root}/props"),
             _get_json(http, "GET", f"{base_url.rstrip('/')}/models"),
         )
+        if props is _UNREACHABLE and listing is _UNREACHABLE:
+            return ServerCapabilities(reached=False)
+        props = None if props is _UNREACHABLE else props
+        listing = None if listing is _UNREACHABLE else listing
         if props is not None and ("chat_template_caps" in props or "default_generation_settings" in props):
             found = _llama_cpp(props)
             if found.served_model is None:
@@ -170,13 +185,14 @@ async def probe(
         name = model or from_models.served_model
         if name is not None and from_models.kind == "unknown":
             show = await _get_json(http, "POST", f"{root}/api/show", json={"model": name})
-            if show is not None and ("capabilities" in show or "model_info" in show):
+            if isinstance(show, dict) and ("capabilities" in show or "model_info" in show):
                 return _ollama(show, from_models.served_model or name)
         return from_models
 
 
 class ProbeCache:
-    """One probe per `(base_url, model)` for the life of the process. (Calls racing on a server
+    """One probe per `(base_url, model)` for the life of the process, once the server answered.
+    (Calls racing on a server
     not yet probed may each probe it: a few GETs, not worth a lock bound to one event loop.)"""
 
     def __init__(self) -> None:
@@ -189,7 +205,8 @@ class ProbeCache:
         found = self._found.get(key)
         if found is None:
             found = await probe(base_url, model=model, api_key=api_key, timeout=timeout)
-            self._found[key] = found
+            if found.reached:  # a server not up yet is asked again next time
+                self._found[key] = found
         return found
 
     def clear(self) -> None:
