@@ -209,6 +209,11 @@ class ProbeCache:
                 self._found[key] = found
         return found
 
+    def forget(self, base_url: str) -> None:
+        """Drop what was learnt about `base_url` (a server restarted, or another on its port)."""
+        for key in [k for k in self._found if k[0].rstrip("/") == base_url.rstrip("/")]:
+            del self._found[key]
+
     def clear(self) -> None:
         self._found.clear()
 

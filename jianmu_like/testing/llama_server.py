@@ -16,6 +16,7 @@ from typing import Any
 
 from ..models import weights
 from ..models.local_backends import backend_problem
+from ..models.server_probe import PROBES
 
 
 def unavailable() -> str | None:
@@ -84,6 +85,7 @@ class LlamaHTTPServer:
         params.hostnames = ["127.0.0.1"]
         params.port = self.port
         self._server = xllamacpp.Server(params)
+        PROBES.forget(self.base_url)
         return self
 
     def stop(self) -> None:
