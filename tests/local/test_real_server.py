@@ -48,6 +48,10 @@ def patient_calls(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[N
     get_config(reload=True)
 
 
+def _client(server: LlamaHTTPServer, protocol: str) -> ModelClient:
+    return ModelClient.resolve(base_url=server.base_url, api_key="none", tool_protocol=protocol)  # type: ignore[arg-type]
+
+
 async def _ask(client: ModelClient, question: str) -> tuple[str, str | None, list[str], set[str]]:
     """The run's status, answer (or why it stopped), the tools it called and the protocols used."""
     agent = load_agent(PRESET, model_client=client)
@@ -90,7 +94,7 @@ async def test_json_and_auto_answer_with_the_calculator(server: LlamaHTTPServer,
 
 
 async def test_text_protocol_runs_under_its_grammar(server: LlamaHTTPServer) -> None:
-    async with ModelClient.resolve(base_url=server.base_url, api_key="none", tool_protocol="text") as client:
+    async with _client(server, "text") as client:
         status, answer, calls, protocols = await _ask(client, "What is 25 * 4 + 10?")
     assert protocols == {"text"}
     assert status == "success", answer
