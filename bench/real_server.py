@@ -64,7 +64,6 @@ class Row:
     correct: int = 0
     called: int = 0
     seconds: float = 0.0
-    used: str = ""
 
 
 async def run_protocol(protocol: str, base_url: str | None, verbose: bool) -> Row:
@@ -84,7 +83,6 @@ async def run_protocol(protocol: str, base_url: str | None, verbose: bool) -> Ro
         assert base_url is not None
         client = ModelClient.resolve(base_url=base_url, api_key="none", tool_protocol=protocol)  # type: ignore[arg-type]
     row = Row(protocol)
-    used: set[str] = set()
     async with client:
         for question, expected in QUESTIONS:
             agent = load_agent(PRESET, model_client=client)
@@ -96,14 +94,9 @@ async def run_protocol(protocol: str, base_url: str | None, verbose: bool) -> Ro
             ok = result.status == "success" and answer_has(answer, expected)
             row.correct += ok
             row.called += "calculator" in calls
-            for event in result.events if hasattr(result, "events") else ():
-                protocol_used = getattr(event, "data", {}).get("tool_protocol")
-                if protocol_used:
-                    used.add(protocol_used)
             if verbose:
                 mark = "ok " if ok else "BAD"
                 print(f"  {protocol:8} {mark} {question!r} calls={calls} -> {answer[:80]!r}", flush=True)
-    row.used = ", ".join(sorted(used))
     return row
 
 
