@@ -18,6 +18,15 @@ os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="jianmu-xdg-")
 command lines it starts."""
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Every event the suite emits, in this process and in the agents it starts as
+    subprocesses, is checked against the event catalogue (`telemetry.events`)."""
+    import jianmu_like.telemetry.hub as hub
+
+    os.environ["JIANMU_CHECK_EVENTS"] = "1"
+    hub.CHECK_EVENTS = True
+
+
 def _research_responder(body: dict[str, Any]) -> Any:
     """The scripted model for presets/research.yaml: planner, two researchers, writer."""
     msgs = body["messages"]

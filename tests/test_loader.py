@@ -91,7 +91,7 @@ def test_tree_errors(tmp_path: Path) -> None:
         "      - preset: {path: missing.yaml}\n",
     )
     problems = problems_of(path)
-    assert any(":5: tree.sequence.children.0: " in p and "exactly one of" in p for p in problems)
+    assert any(":5: tree.sequence.children[0]: " in p and "exactly one of" in p for p in problems)
     path.write_text("kind: tree\ntree:\n  sequence:\n    children:\n      - preset: {path: missing.yaml}\n")
     [problem] = problems_of(path)
     assert problem.startswith(f"{path}:5: preset: no such file ") and problem.endswith("missing.yaml")
@@ -141,8 +141,9 @@ async def test_model_section_points_at_the_server(tmp_path: Path, monkeypatch: p
 
 
 def test_message_templates() -> None:
-    from jianmu_like import ReActState, StateManager
+    from jianmu_like import ReActState
     from jianmu_like.nodes.message import MessageNode, render
+    from jianmu_like.state import StateManager
 
     sm = StateManager(ReActState)
     sm.update({"task": "find x"})

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from types import TracebackType
 
 from ..config import ConfigError, JianmuConfig, ResilienceConfig, get_config
+from ..telemetry import events as ev
 from ..telemetry.redact import redact_url
 from .errors import ModelCallFailed, ModelError
 from .hooks import model_call_hook
@@ -49,11 +50,11 @@ class _DeltaRelay:
 
     def __call__(self, delta: str) -> None:
         self.sent += len(delta)
-        self.emit("text.delta", {"delta": delta})
+        self.emit(ev.TEXT_DELTA, {"delta": delta})
 
     def void(self, model: str, attempt: int, error: ModelError) -> None:
         self.emit(
-            "text.reset", {"model": model, "attempt": attempt, "discarded": self.sent, "error": str(error)}
+            ev.TEXT_RESET, {"model": model, "attempt": attempt, "discarded": self.sent, "error": str(error)}
         )
         self.sent = 0
 
@@ -72,6 +73,9 @@ class ModelClient:
 
     `context_window` is the model's context window in tokens (None: unknown); the context guard
     of an agent keeps every request within it (see `nodes.context_guard`).
+
+    `supports_json_mode` says whether the server has JSON mode (`response_format`); False makes
+    `structured_llm_call` skip that level (None: unknown, tried).
     """
 
     def __init__(
@@ -84,7 +88,9 @@ class ModelClient:
         tool_protocol: ToolProtocol | None = None,
         supports_tools: bool | None = None,
         context_window: int | None = None,
+        supports_json_mode: bool | None = None,
     ) -> None:
+        self.supports_json_mode = supports_json_mode
         base = provider.inner if isinstance(provider, ProtocolAdapter) else provider
         if tool_protocol is None:
             self.provider: ChatProvider = provider
@@ -114,6 +120,7 @@ class ModelClient:
         tool_protocol: ToolProtocol | None = None,
         supports_tools: bool | None = None,
         context_window: int | None = None,
+        supports_json_mode: bool | None = None,
     ) -> ModelClient:
         """A client for an OpenAI-compatible endpoint, from arguments, environment and config.
 
@@ -130,7 +137,7 @@ class ModelClient:
         `JIANMU_NO_LOCAL_MODEL=1` to opt out); otherwise it is a `ConfigError` saying what to set.
         `tool_protocol` (default `models.tool_protocol`, "native") and `supports_tools`: see the
         class; the embedded model has its own grammar-constrained JSON protocol and takes them
-        only when given explicitly. `context_window`: see the class.
+        only when given explicitly. `context_window`, `supports_json_mode`: see the class.
         """
         cfg = config if config is not None else get_config()
         env: dict[str, str] | os._Environ[str] = os.environ if env_override else {}
@@ -141,6 +148,7 @@ class ModelClient:
             embedded = cls._embedded(name or "", policy, cfg.models.local_backend)
             if tool_protocol is None and supports_tools is None:
                 embedded.context_window = context_window
+                embedded.supports_json_mode = supports_json_mode
                 return embedded
             return cls(
                 embedded.provider,
@@ -149,6 +157,7 @@ class ModelClient:
                 tool_protocol=tool_protocol or "native",
                 supports_tools=supports_tools,
                 context_window=context_window,
+                supports_json_mode=supports_json_mode,
             )
         configured = cfg.provider.api_key.get_secret_value() if cfg.provider.api_key is not None else None
         key = api_key or env.get("OPENAI_API_KEY") or configured or None
@@ -170,6 +179,7 @@ class ModelClient:
             tool_protocol=tool_protocol or cfg.models.tool_protocol,
             supports_tools=supports_tools,
             context_window=context_window,
+            supports_json_mode=supports_json_mode,
         )
 
     @classmethod
@@ -208,6 +218,7 @@ class ModelClient:
             resilience=resilience,
             sleep=self._sleep,
             context_window=self.context_window,
+            supports_json_mode=self.supports_json_mode,
         )
 
     @property
@@ -228,6 +239,7 @@ class ModelClient:
             sleep=self._sleep,
             tool_protocol=tool_protocol,
             context_window=self.context_window,
+            supports_json_mode=self.supports_json_mode,
         )
 
     def models_for(self, request: ModelRequest) -> list[str]:
@@ -300,7 +312,7 @@ class ModelClient:
                 attempt += 1
                 if on_event is not None:
                     on_event(
-                        "model.call.started",
+                        ev.MODEL_CALL_STARTED,
                         {"model": model, "attempt": attempt, "streaming": streaming},
                     )
                 try:
@@ -316,7 +328,7 @@ class ModelClient:
                     delay = self.backoff(retry, exc)
                     if on_event is not None:
                         on_event(
-                            "model.call.retry",
+                            ev.MODEL_CALL_RETRY,
                             {
                                 "model": model,
                                 "attempt": attempt,
@@ -340,7 +352,7 @@ class ModelClient:
                     }
                     if response.tool_protocol is not None:
                         completed["tool_protocol"] = response.tool_protocol
-                    on_event("model.call.completed", completed)
+                    on_event(ev.MODEL_CALL_COMPLETED, completed)
                 return response
         raise self._failed(models, errors, attempt, on_event) from (errors[-1] if errors else None)
 
@@ -358,7 +370,7 @@ class ModelClient:
             attempts=errors,
         )
         if on_event is not None:
-            on_event("model.call.failed", {"error": str(failure), "attempts": attempts})
+            on_event(ev.MODEL_CALL_FAILED, {"error": str(failure), "attempts": attempts})
         return failure
 
     async def aclose(self) -> None:

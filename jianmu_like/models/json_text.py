@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from itertools import accumulate
 from typing import Any
 
+from ..errors import JianmuError
+
 MAX_DEPTH = 64
 """Deepest nesting of objects and arrays accepted in tool arguments (as for agent files): far more
 than any tool needs, and shallow enough for every recursive consumer (repr, pydantic, jsonschema,
@@ -80,7 +82,7 @@ _JSON_WORDS = re.compile(r"\b(true|false|null)\b")
 _PYTHON_WORDS = {"true": "True", "false": "False", "null": "None"}
 
 
-class JSONTextError(ValueError):
+class JSONTextError(ValueError, JianmuError):
     """Argument text that cannot be used; the message says why, for the model to read."""
 
 
@@ -319,6 +321,15 @@ def _decode(snippet: str) -> dict[str, Any] | None:
     if not isinstance(value, dict) or value_problem(value, max_depth=MAX_DEPTH + _WRAPPING) is not None:
         return None
     return value
+
+
+_FENCE = re.compile(r"```[a-zA-Z]*\n?|```")
+
+
+def unfenced(text: str) -> str:
+    """`text` without Markdown code fences (models wrap JSON in ```json ... ```): the one rule
+    for every reader of model text (structured output, the JSON and text tool protocols)."""
+    return _FENCE.sub("", text)
 
 
 def json_objects(text: str) -> Iterator[dict[str, Any]]:

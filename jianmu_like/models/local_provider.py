@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..errors import JianmuError
 from . import weights
 from .errors import ModelError
 from .local_backends import (
@@ -162,7 +163,8 @@ class LlamaCppProvider:
             exc.base_url = exc.base_url or self.base_url
             raise
         if protocol:
-            message = parse_reply(generation.text, self._new_id)
+            names = {function["name"] for function in tool_functions(request.tools)}
+            message = parse_reply(generation.text, self._new_id, names)
         else:
             message = Message(role="assistant", content=generation.text.strip())
         if request.stream and on_delta is not None and message.content:
@@ -191,7 +193,7 @@ NO_LOCAL_MODEL_ENV = "JIANMU_NO_LOCAL_MODEL"
 """Set to 1 to keep `ModelClient.resolve()` from falling back to the embedded model."""
 
 
-class LocalModelUnavailable(Exception):
+class LocalModelUnavailable(JianmuError):
     """The embedded model cannot be used here; the message says why."""
 
 

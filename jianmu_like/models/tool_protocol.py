@@ -13,18 +13,25 @@ counts as an iteration of a ReAct loop); a second unreadable reply is taken as t
 from __future__ import annotations
 
 import itertools
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
+from ..config import ToolProtocol as ToolProtocol  # declared once, in the configuration
 from .constraints import reply_constraint
 from .errors import ModelError
 from .messages import Message, human
 from .provider import ChatProvider, DeltaCallback
 from .react_text import TEXT_DIALECT
 from .server_probe import ServerCapabilities
-from .text_protocol import CORRECTION_PREFIX, JSON_DIALECT, Dialect, is_correction, to_chat_messages
+from .text_protocol import (
+    CORRECTION_PREFIX,
+    JSON_DIALECT,
+    Dialect,
+    is_correction,
+    to_chat_messages,
+    tool_functions,
+)
 from .types import ModelRequest, ModelResponse
 
-ToolProtocol = Literal["native", "json", "text", "auto"]
 TOOL_PROTOCOLS: tuple[str, ...] = get_args(ToolProtocol)
 
 DIALECTS: dict[str, Dialect] = {"json": JSON_DIALECT, "text": TEXT_DIALECT}
@@ -155,7 +162,8 @@ class ProtocolAdapter:
         plain = request.model_copy(update={"messages": messages, "tools": None, "tool_choice": None})
         raw = await self._constrained(plain, request, model, dialect)
         text = raw.message.content or ""
-        message, understood = dialect.parse(text, self._new_id)
+        names = {function["name"] for function in tool_functions(request.tools)}
+        message, understood = dialect.parse(text, self._new_id, names)
         correction: Message | None = None
         if not understood and not (request.messages and is_correction(request.messages[-1])):
             correction = correction_message(dialect)

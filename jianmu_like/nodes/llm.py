@@ -180,19 +180,19 @@ class AgentLLMNode(AsyncBehaviour):
         sm, keys, ns, config = self.state_manager, self.keys, self.namespace, self.config
         continued = bool(history) and is_continuation_request(history[-1])
         updates: dict[str, Any] = {keys.rounds: rounds + 1, keys.usage: usage, keys.actions: []}
+        self.emit(
+            ev.REPLY_COMPLETED,
+            round=rounds + 1,
+            tool_calls=[],
+            final=False,
+            truncated=True,
+            content=message.content,
+            usage=usage.model_dump(),
+        )
         if config.on_truncated == "continue" and not continued:
             updates[keys.messages] = [message, continuation_request()]
             updates[keys.done] = False
             sm.update(updates, ns)
-            self.emit(
-                ev.REPLY_COMPLETED,
-                round=rounds + 1,
-                tool_calls=[],
-                final=False,
-                truncated=True,
-                content=message.content,
-                usage=usage.model_dump(),
-            )
             return Status.SUCCESS
         reason = truncated_error(config.max_tokens, continued=continued)
         updates.update({keys.messages: [message], keys.final_answer: answer, keys.error: reason})

@@ -4,9 +4,10 @@ A run is an asyncio task owned by the registry, never by a request: a client tha
 stops reading, the run goes on. Every message a run publishes is kept in its log, so a client
 that connects late replays the log (from `Last-Event-ID`) and then follows the live tail.
 Each conversation (`thread_id`) has its own agent, built by the app's agent factory, kept so a
-follow-up continues the conversation. Memory stays bounded: finished runs are evicted after a
-time to live and beyond a maximum count (`Retention`), a conversation with its last run; a run in
-progress or suspended never is.
+follow-up continues the conversation (with a checkpoint store, `Agent.run(thread_id=...)`
+continues a conversation an earlier server saved, like any other caller). Memory stays bounded:
+finished runs are evicted after a time to live and beyond a maximum count (`Retention`), a
+conversation with its last run; a run in progress or suspended never is.
 
 Approvals have one truth. An approval is named by its id (the tool call's id, as in the agent's
 state, the checkpoint store and `jianmu-like approvals`) within its conversation (`thread_id`).
@@ -29,8 +30,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ..agent import Agent, AgentResult
+from ..bt.runner import RunStatus
 from ..checkpoint.contract import WatchableCheckpointer
 from ..checkpoint.store import Checkpointer, CheckpointError
+from ..errors import JianmuError
 from ..guard.approvals import AlreadyDecided, ApprovalDecision, ApprovalError, verdict
 from ..guard.review import PendingApproval, ThreadSuspendedError, refuse_fresh_run, stored_decisions
 from ..models.messages import human
@@ -45,11 +48,10 @@ AgentFactory = Callable[[], Agent]
 _API_HINT = (
     "decide them first (POST /api/approvals/{id}; the run resumes by itself), or run on another thread"
 )
-RunStatus = Literal["running", "suspended", "success", "failure"]
 _RUN_EDGES = (ev.RUN_STARTED, ev.RUN_RESUMED, ev.RUN_COMPLETED)
 
 
-class RunConflict(Exception):
+class RunConflict(JianmuError):
     """A request that contradicts the run's state (busy thread, decided approval): HTTP 409;
     `extra` goes into the JSON body next to `error`."""
 
@@ -58,7 +60,7 @@ class RunConflict(Exception):
         self.extra = extra
 
 
-class NotFound(Exception):
+class NotFound(JianmuError):
     """An unknown run or approval id: HTTP 404."""
 
 
@@ -251,17 +253,6 @@ class RunRecord:
         }
 
 
-def _restore(agent: Agent, thread_id: str) -> None:
-    """Continue a conversation saved in the agent's checkpoint store (by an earlier server)."""
-    recorder = agent.recorder
-    if recorder is None or recorder.checkpointer.load(thread_id) is None:
-        return
-    try:
-        recorder.load(thread_id)
-    except CheckpointError as exc:
-        raise RunConflict(f"cannot continue thread {thread_id!r}: {exc}") from exc
-
-
 class RunRegistry:
     """Every run and conversation of one server."""
 
@@ -324,8 +315,7 @@ class RunRegistry:
         if thread_id is not None:
             self._refuse_suspended(agent, thread_id, close=fresh)
         if fresh:
-            if thread_id is not None:
-                _restore(agent, thread_id)
+            if thread_id is not None:  # a store's thread is continued by `run` itself
                 self._refuse_lost_conversation(agent, thread_id)
             self.threads[tid] = agent
         record = RunRecord(secrets.token_hex(8), tid, agent, question)
