@@ -104,6 +104,8 @@ class ReplyCompleted(Payload):
     corrected: bool | None = None
     tool_protocol: str | None = None
     model: str | None = None
+    truncated: bool | None = None
+    """The reply was cut off at the length limit (`nodes.truncation`)."""
 
 
 class ModelCallStarted(Payload):
