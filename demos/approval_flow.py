@@ -17,18 +17,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from jianmu_like import (
-    Agent,
-    GuardEnforcer,
-    ModelClient,
-    RequireApproval,
-    SQLiteCheckpointer,
-    create_react_node,
-    human,
-    list_pending,
-    record_decision,
-    tool,
-)
+from jianmu_like import Agent, ModelClient, create_react_node, human, tool
+from jianmu_like.checkpoint import SQLiteCheckpointer
+from jianmu_like.guard import GuardEnforcer, RequireApproval, list_pending, record_decision
 from jianmu_like.testing import ScriptedOpenAIServer, call, reply
 
 WORKDIR = Path(tempfile.mkdtemp(prefix="jianmu-approval-"))

@@ -25,6 +25,7 @@ from .bt.progress import capture_progress, restore_progress
 from .bt.runner import ReactiveRunner
 from .checkpoint.store import Checkpointer
 from .config import get_config
+from .errors import JianmuError
 from .nodes.interrupts import InterruptGate
 from .presets.react_state import ReActState
 from .state.contract import check_contract
@@ -36,7 +37,7 @@ from .tools.toolset import ToolSet
 TreeFactory = Callable[[], py_trees.behaviour.Behaviour]
 
 
-class ConversationError(RuntimeError):
+class ConversationError(RuntimeError, JianmuError):
     """A conversation used in a way it cannot serve (two runs at once, a checkpointer)."""
 
 

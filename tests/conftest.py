@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,15 @@ import pytest
 
 from jianmu_like.testing import Responder, call, reply
 from jianmu_like.testing.postgres import TemporaryPostgres, postgres_problem
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Every event the suite emits, in this process and in the agents it starts as
+    subprocesses, is checked against the event catalogue (`telemetry.events`)."""
+    import jianmu_like.telemetry.hub as hub
+
+    os.environ["JIANMU_CHECK_EVENTS"] = "1"
+    hub.CHECK_EVENTS = True
 
 
 def _research_responder(body: dict[str, Any]) -> Any:

@@ -141,8 +141,9 @@ async def test_model_section_points_at_the_server(tmp_path: Path, monkeypatch: p
 
 
 def test_message_templates() -> None:
-    from jianmu_like import ReActState, StateManager
+    from jianmu_like import ReActState
     from jianmu_like.nodes.message import MessageNode, render
+    from jianmu_like.state import StateManager
 
     sm = StateManager(ReActState)
     sm.update({"task": "find x"})

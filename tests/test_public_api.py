@@ -1,31 +1,141 @@
-"""The public surface: everything in __all__ exists, and the documented entry points are there."""
+"""The public surface, in tiers: the top level holds what an agent's author writes every day,
+curated subpackages hold the extension points; each tier's `__all__` comes from one export table
+(`jianmu_like.exports`), its names all import, and importing it stays cheap."""
 
 from __future__ import annotations
 
+import ast
+import importlib
+import inspect
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
 import jianmu_like
-import jianmu_like.testing
+from jianmu_like.exports import export_origins
+
+TOP_LEVEL = {
+    # the agent, its results and conversations
+    "Agent", "AgentResult", "AgentOutcome", "AgentTemplate", "Conversation", "Usage",
+    # agent files and configuration
+    "load_agent", "validate_agent_file", "JianmuConfig", "load_config", "get_config",
+    # preset factories and their configs
+    "create_react_node", "ReActConfig", "ReActState", "ContextConfig", "ToolSelectionConfig",
+    "create_plan_execute_node", "Plan", "PlanStep", "create_research_node", "ResearchSummary",
+    "create_supervisor_node", "SupervisorConfig",
+    # the model client and messages
+    "ModelClient", "ResilienceConfig", "Message", "ToolCall", "ai", "human", "system", "tool_message",
+    # tools
+    "Tool", "tool", "ToolSet", "calculator", "think", "finish", "current_tool_call", "add_artifact",
+    "Artifact", "MCPServerConfig", "MCPToolProvider",
+    # errors
+    "JianmuError", "AgentFileError", "ConfigError", "ConversationError", "InputError", "ModelError",
+    "ModelCallFailed", "StructuredOutputError", "ToolError", "ToolArgumentsError", "UnknownToolError",
+    "ToolProviderError", "CheckpointError", "ThreadConflictError", "ThreadSuspendedError",
+    "ApprovalError", "AlreadyDecided",
+}  # fmt: skip
+"""The top level, exactly: a name added or removed there is a decision about the API."""
+
+TIERS = (
+    "jianmu_like",
+    "jianmu_like.bt",
+    "jianmu_like.state",
+    "jianmu_like.nodes",
+    "jianmu_like.checkpoint",
+    "jianmu_like.guard",
+    "jianmu_like.telemetry",
+    "jianmu_like.models",
+    "jianmu_like.tools",
+    "jianmu_like.errors",
+)
+"""Surfaces built from an export table (lazy, with a TYPE_CHECKING mirror)."""
+
+CURATED = (*TIERS, "jianmu_like.testing", "jianmu_like.durable")
+
+MOVED = {
+    "jianmu_like.bt": ("AsyncBehaviour", "StateCondition", "DynamicParallel", "LoopUntilSuccess", "Node",
+                       "ReactiveRunner", "RunOutcome"),
+    "jianmu_like.state": ("StateContract", "declare", "StateError", "StateManager", "Ephemeral", "StateKeys"),
+    "jianmu_like.nodes": ("ContextBuilder", "ContextBuilderProtocol", "ContextGuard", "CriticNode",
+                          "InterruptGate", "AgentLLMNode", "LLMCallNode", "ToolExecutor", "ToolNode",
+                          "ToolSelectionNode"),
+    "jianmu_like.checkpoint": ("Checkpoint", "Checkpointer", "MemoryCheckpointer", "SQLiteCheckpointer",
+                               "open_checkpointer"),
+    "jianmu_like.guard": ("AllowList", "Approval", "ApprovalDecision", "ArgumentRule", "Decision", "DenyList",
+                          "GuardConfig", "GuardContext", "GuardDecision", "GuardEnforcer", "GuardPolicy",
+                          "MaxToolCalls", "PendingApproval", "RateLimit", "RequireApproval", "list_pending",
+                          "policies_from_config", "policy", "record_decision"),
+    "jianmu_like.durable": ("DurableClient", "DurableRunResult", "DurableWorker"),
+    "jianmu_like.models": ("ChatProvider", "ModelRequest", "ModelResponse", "OpenAIProvider",
+                           "ModelResilienceConfig"),
+    "jianmu_like.models.structured": ("OutputSchema", "StructuredResult", "structured_llm_call"),
+    "jianmu_like.models.tool_protocol": ("ProtocolAdapter", "ToolProtocol"),
+    "jianmu_like.telemetry": ("Event", "TelemetryHub"),
+    "jianmu_like.tools": ("StaticToolProvider", "ToolProvider", "mcp_servers_from_config"),
+}  # fmt: skip
+"""Names the top level exported before it was tiered, and where each lives now."""
 
 
-def test_all_names_resolve() -> None:
-    for name in jianmu_like.__all__:
-        assert hasattr(jianmu_like, name), name
-    for name in jianmu_like.testing.__all__:
-        assert hasattr(jianmu_like.testing, name), name
+def test_the_top_level_is_exactly_the_everyday_table() -> None:
+    assert set(jianmu_like.__all__) == TOP_LEVEL
+    assert len(jianmu_like.__all__) == len(TOP_LEVEL)
 
 
-def test_documented_names_are_exported() -> None:
-    documented = {
-        "Agent", "AgentResult", "create_react_node", "ReActConfig", "ReActState", "StateKeys", "Ephemeral",
-        "Message", "ToolCall", "human", "ai", "system", "ModelClient", "Tool", "tool", "ToolSet",
-        "ToolProvider", "LoopUntilSuccess", "StateCondition", "AgentLLMNode", "ToolExecutor",
-        "ReactiveRunner", "StateManager", "GuardEnforcer", "Decision", "get_config", "load_agent",
-        "MCPToolProvider",
-    }  # fmt: skip
-    assert documented <= set(jianmu_like.__all__)
+@pytest.mark.parametrize("package", CURATED)
+def test_every_name_of_a_tier_imports(package: str) -> None:
+    module = importlib.import_module(package)
+    assert len(set(module.__all__)) == len(module.__all__)
+    for name in module.__all__:
+        assert getattr(module, name) is not None, f"{package}.{name}"
+    assert set(module.__all__) <= set(dir(module))
 
 
-def test_all_is_sorted_and_unique() -> None:
-    assert len(set(jianmu_like.__all__)) == len(jianmu_like.__all__)
+@pytest.mark.parametrize(("package", "names"), MOVED.items())
+def test_names_moved_off_the_top_level_import_from_their_subpackage(
+    package: str, names: tuple[str, ...]
+) -> None:
+    module = importlib.import_module(package)
+    for name in names:
+        assert name not in TOP_LEVEL
+        assert getattr(module, name) is not None, f"{package}.{name}"
+        assert name in getattr(module, "__all__", [name]), f"{name} missing from {package}.__all__"
+
+
+def _type_checking_imports(module: ModuleType) -> dict[str, str]:
+    """Name → module of the `if TYPE_CHECKING:` imports of a module's source."""
+    tree = ast.parse(Path(inspect.getfile(module)).read_text())
+    block = next(
+        node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    )
+    anchor = module.__package__ or module.__name__
+    found: dict[str, str] = {}
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom), ast.unparse(node)
+        for alias in node.names:
+            assert alias.asname == alias.name, (
+                f"write `import {alias.name} as {alias.name}` (explicit re-export)"
+            )
+            found[alias.name] = importlib.util.resolve_name("." * node.level + (node.module or ""), anchor)
+    return found
+
+
+@pytest.mark.parametrize("package", TIERS)
+def test_the_type_checking_imports_mirror_the_table(package: str) -> None:
+    module = importlib.import_module(package)
+    table = export_origins(package, module._EXPORTS)
+    expected = "\n".join(
+        sorted(f"    from {src} import {n} as {n}" for src, ns in module._EXPORTS.items() for n in ns)
+    )
+    assert _type_checking_imports(module) == table, f"{package}'s TYPE_CHECKING block should be:\n{expected}"
+    assert set(module.__all__) - {"JianmuError"} == set(table) - {"JianmuError"}
+    for name, origin in table.items():
+        assert getattr(module, name) is getattr(importlib.import_module(origin), name)
+
+
+def test_an_unknown_name_is_an_attribute_error_naming_it() -> None:
+    with pytest.raises(AttributeError, match="'StateKeyz'"):
+        _ = jianmu_like.StateKeyz  # type: ignore[attr-defined]
 
 
 HEAVY = (
@@ -45,8 +155,9 @@ def _modules_loaded_by(code: str) -> list[str]:
     return list(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
-def test_importing_the_package_loads_no_heavy_dependency() -> None:
+def test_importing_the_package_and_its_tiers_loads_no_heavy_dependency() -> None:
     assert _modules_loaded_by("import jianmu_like") == []
+    assert _modules_loaded_by("import " + ", ".join(TIERS)) == []
 
 
 def test_building_an_agent_loads_no_heavy_dependency() -> None:
@@ -64,15 +175,8 @@ def test_lazy_exports_resolve_to_the_real_classes() -> None:
     from jianmu_like.models.openai_provider import OpenAIProvider
     from jianmu_like.tools.mcp.provider import MCPToolProvider
 
-    assert jianmu_like.OpenAIProvider is OpenAIProvider
+    assert jianmu_like.models.OpenAIProvider is OpenAIProvider
     assert jianmu_like.MCPToolProvider is MCPToolProvider
-
-
-def test_every_public_name_is_lazily_importable_and_listed() -> None:
-    names = set(jianmu_like._LAZY)
-    assert names == set(jianmu_like.__all__)
-    assert jianmu_like.ModelResilienceConfig is jianmu_like.ResilienceConfig
-    assert set(jianmu_like.__all__) <= set(dir(jianmu_like))
 
 
 def test_cli_help_loads_no_heavy_dependency_and_no_framework_module() -> None:

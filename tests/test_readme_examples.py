@@ -31,9 +31,9 @@ FRAGMENTS = {
     "from jianmu_like import AgentTemplate",
     "import py_trees",
     'both = py_trees.composites.Parallel("Both",',
-    "from jianmu_like import LLMCallNode, ToolNode",
+    "from jianmu_like.nodes import LLMCallNode, ToolNode",
     "from jianmu_like import load_agent",
-    "from jianmu_like import DurableClient, DurableWorker",
+    "from jianmu_like.durable import DurableClient, DurableWorker",
     "from jianmu_like.tools import MCPToolProvider",  # `client`, `token`, `async with` from the text
     'agent = Agent(root, checkpointer=SQLiteCheckpointer("runs.db"))',
     "from jianmu_like.telemetry.otel_setup import enable_otel",

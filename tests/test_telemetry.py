@@ -7,7 +7,8 @@ import json
 
 import structlog
 
-from jianmu_like import Agent, ReActConfig, TelemetryHub, create_react_node, human
+from jianmu_like import Agent, ReActConfig, create_react_node, human
+from jianmu_like.telemetry import TelemetryHub
 from jianmu_like.telemetry.hub import structlog_sink
 from jianmu_like.telemetry.logging import configure_logging
 from jianmu_like.telemetry.redact import redact, redact_text

@@ -25,13 +25,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
+from ..errors import JianmuError
+
 ALWAYS_ALLOWED = ("jianmu_like.tools.builtin",)
 HOW_TO_ALLOW = (
     "allow it with --allow-module {name} or list it under agents.allowed_modules in the configuration"
 )
 
 
-class ModuleRefused(ValueError):
+class ModuleRefused(ValueError, JianmuError):
     """A module an agent file may not import; the message says which setting allows it."""
 
 

@@ -18,12 +18,13 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from ..errors import JianmuError
 from ..telemetry.redact import is_secret_key
 
 Loc = tuple[int | str, ...]
 
 
-class SourceError(ValueError):
+class SourceError(ValueError, JianmuError):
     """A file that cannot be used; `problems` holds one `file:line: key: problem` per issue."""
 
     def __init__(self, problems: list[str]) -> None:
@@ -70,7 +71,7 @@ class YamlLimits:
     """Nodes of the document with every alias counted as the whole node it refers to."""
 
 
-class _LimitExceeded(yaml.YAMLError):
+class _LimitExceeded(yaml.YAMLError, JianmuError):
     def __init__(self, mark: yaml.Mark | None, problem: str) -> None:
         super().__init__(problem)
         self.mark = mark

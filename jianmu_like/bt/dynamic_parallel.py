@@ -20,6 +20,7 @@ from typing import Any, Literal
 import py_trees
 from py_trees.common import Status
 
+from ..telemetry import events as ev
 from .node import LEAN_TICKS, NodeMixin, tick_node, walk
 
 Plan = Callable[["DynamicParallel"], list[Any]]
@@ -102,7 +103,7 @@ class DynamicParallel(NodeMixin, py_trees.composites.Composite):
             self.seed(self, items)
         self._attach(items)
         self.feedback_message = f"{len(items)} child(ren)" + (f", {dropped} dropped" if dropped else "")
-        self.emit("parallel.started", children=[c.name for c in self.children], dropped=dropped)
+        self.emit(ev.PARALLEL_STARTED, children=[c.name for c in self.children], dropped=dropped)
 
     # ------------------------------------------------------------------ ticking
     def tick(self) -> Iterator[py_trees.behaviour.Behaviour]:

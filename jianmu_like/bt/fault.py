@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import py_trees
 from pydantic import BaseModel, ConfigDict
 
+from ..errors import JianmuError
 from ..telemetry import events as ev
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ class NodeFault(BaseModel):
         return f"{self.kind} in node {self.node!r}: {self.error}"
 
 
-class NodeFailed(Exception):
+class NodeFailed(JianmuError):
     """Carries a node's exception (its `__cause__`) up through the tick as a `NodeFault`."""
 
     def __init__(self, fault: NodeFault) -> None:

@@ -19,8 +19,10 @@ from typing import Any
 import py_trees
 from py_trees.common import Status
 
+from ..errors import JianmuError
 
-class TreeMismatchError(ValueError):
+
+class TreeMismatchError(ValueError, JianmuError):
     """Saved progress does not fit this tree (a different or renamed tree)."""
 
 

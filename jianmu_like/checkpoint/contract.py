@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from ..errors import JianmuError
 from ..state.journal import JournalEntry
 from .owner import Owner, owner_alive
 
@@ -24,7 +25,7 @@ FORMAT = "jianmu_like.checkpoint/2"
 CheckpointStatus = Literal["running", "suspended", "success", "failure"]
 
 
-class CheckpointError(RuntimeError):
+class CheckpointError(RuntimeError, JianmuError):
     """A checkpoint cannot be read, written, or does not fit the agent restoring it."""
 
 

@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from ..errors import JianmuError
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -45,7 +47,7 @@ exit codes:
 """
 
 
-class CliError(Exception):
+class CliError(JianmuError):
     """A problem the user must fix; `problems` are printed one per line, then exit `code`."""
 
     def __init__(self, problems: list[str] | str, code: int = EXIT_USAGE) -> None:

@@ -171,11 +171,11 @@ class EventRenderer:
         if kind == ev.APPROVAL_RESOLVED:
             verdict = "✓ approved" if data.get("approved") else "✗ denied"
             return Text(f"{verdict}: {data.get('approval_id')}", style="yellow")
-        if kind in ("supervisor.planned", "supervisor.follow_ups"):  # presets.supervisor
+        if kind in (ev.SUPERVISOR_PLANNED, ev.SUPERVISOR_FOLLOW_UPS):  # presets.supervisor
             questions = data.get("sub_questions") or data.get("follow_ups") or []
-            what = "sub-question(s)" if kind == "supervisor.planned" else "follow-up(s)"
+            what = "sub-question(s)" if kind == ev.SUPERVISOR_PLANNED else "follow-up(s)"
             return Text(f"◆ {len(questions)} {what}: " + " | ".join(map(str, questions)), style="magenta")
-        if kind == "critic.verdict":
+        if kind == ev.CRITIC_VERDICT:
             verdict = "accepted" if data.get("accept") else f"rejected: {shorten(data.get('critique', ''))}"
             return Text(f"◆ critic {verdict}" + (" (re-run)" if data.get("rerun") else ""), style="magenta")
         return None

@@ -19,10 +19,12 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import TypeVar
 
+from ..errors import JianmuError
+
 T = TypeVar("T")
 
 
-class Terminated(Exception):
+class Terminated(JianmuError):
     """The process received SIGTERM; the run was cancelled and its resources released."""
 
 

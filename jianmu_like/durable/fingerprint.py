@@ -15,10 +15,11 @@ from typing import Any
 import py_trees
 
 from ..bt.progress import tree_fingerprint
+from ..errors import JianmuError
 from ..tools.toolset import ToolSet
 
 
-class AgentChangedError(RuntimeError):
+class AgentChangedError(RuntimeError, JianmuError):
     """A recovered run reached a worker whose agent is not the one the run started with."""
 
 

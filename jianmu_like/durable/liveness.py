@@ -18,6 +18,7 @@ import hashlib
 
 import psycopg
 
+from ..errors import JianmuError
 from ..telemetry.redact import redact_url
 
 _NAMESPACE = "jianmu_like.durable.executor:"
@@ -25,7 +26,7 @@ KEEPALIVES = "-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keep
 """Server-side TCP keepalives of the lock's session: a silent peer is dropped after ~25 s."""
 
 
-class ExecutorInUseError(RuntimeError):
+class ExecutorInUseError(RuntimeError, JianmuError):
     """A live worker holds this executor id."""
 
 

@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 from dbos import DBOS, StepOptions
 
+from ..errors import JianmuError
 from ..models.hooks import ModelCall
 from ..models.types import ModelEventCallback, ModelRequest, ModelResponse
 from ..tools.artifact import Artifact
@@ -45,7 +46,7 @@ REPLAY_STALL_LIMIT = 300.0
 diverged, that step never comes: the run fails with ReplayDivergedError instead of hanging)."""
 
 
-class ReplayDivergedError(RuntimeError):
+class ReplayDivergedError(RuntimeError, JianmuError):
     """A recovered run does not start the steps its record holds (the tree or its inputs changed)."""
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from dbos import DBOS
 
 from ..agent import Agent
+from ..errors import JianmuError
 from ..guard.approvals import Approval, ApprovalDecision
 from ..models.hooks import use_model_call_hook
 from ..models.messages import human
@@ -46,7 +47,7 @@ APPROVAL_WAIT = 3600.0
 """Seconds of one durable wait for a decision; the run waits again after each (unbounded)."""
 
 
-class UnknownAgentError(RuntimeError):
+class UnknownAgentError(RuntimeError, JianmuError):
     """A run reached a worker that does not serve its agent."""
 
 

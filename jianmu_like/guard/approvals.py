@@ -13,8 +13,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..errors import JianmuError
 
-class ApprovalError(LookupError):
+
+class ApprovalError(LookupError, JianmuError):
     """An approval id that is unknown, or already decided."""
 
     def __str__(self) -> str:

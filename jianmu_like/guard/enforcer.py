@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..errors import JianmuError
 from ..models.messages import ToolCall
 from ..tools.base import Tool
 from .decisions import Decision, GuardDecision
@@ -46,7 +47,7 @@ PolicyResult = GuardDecision | Decision | bool | None
 Policy = Callable[[ToolCall, Tool | None, GuardContext], PolicyResult]
 
 
-class GuardConfigError(ValueError):
+class GuardConfigError(ValueError, JianmuError):
     """A guard whose policies name tools the agent does not have; `problems` has one line each.
 
     Raised when the guard is attached to an agent (static tools) or when its MCP servers list

@@ -28,6 +28,7 @@ from jsonschema import Draft202012Validator, ValidationError, validators
 from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
 
+from ..errors import JianmuError
 from ..models.schema_refs import LOCAL_ONLY, check_local_refs
 
 ANNOTATION_KEYWORDS = frozenset(
@@ -87,7 +88,7 @@ def _is_integer(value: Any) -> bool:
     return _is_number(value) and float(value).is_integer()
 
 
-class _Problem(ValidationError):
+class _Problem(ValidationError, JianmuError):
     """An error whose message is already in this module's wording."""
 
 

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from types import TracebackType
 
 from ..config import ConfigError, JianmuConfig, ResilienceConfig, get_config
+from ..telemetry import events as ev
 from ..telemetry.redact import redact_url
 from .errors import ModelCallFailed, ModelError
 from .hooks import model_call_hook
@@ -44,11 +45,11 @@ class _DeltaRelay:
 
     def __call__(self, delta: str) -> None:
         self.sent += len(delta)
-        self.emit("text.delta", {"delta": delta})
+        self.emit(ev.TEXT_DELTA, {"delta": delta})
 
     def void(self, model: str, attempt: int, error: ModelError) -> None:
         self.emit(
-            "text.reset", {"model": model, "attempt": attempt, "discarded": self.sent, "error": str(error)}
+            ev.TEXT_RESET, {"model": model, "attempt": attempt, "discarded": self.sent, "error": str(error)}
         )
         self.sent = 0
 
@@ -259,7 +260,7 @@ class ModelClient:
                 attempt += 1
                 if on_event is not None:
                     on_event(
-                        "model.call.started",
+                        ev.MODEL_CALL_STARTED,
                         {"model": model, "attempt": attempt, "streaming": streaming},
                     )
                 try:
@@ -275,7 +276,7 @@ class ModelClient:
                     delay = self.backoff(retry, exc)
                     if on_event is not None:
                         on_event(
-                            "model.call.retry",
+                            ev.MODEL_CALL_RETRY,
                             {
                                 "model": model,
                                 "attempt": attempt,
@@ -299,7 +300,7 @@ class ModelClient:
                     }
                     if response.tool_protocol is not None:
                         completed["tool_protocol"] = response.tool_protocol
-                    on_event("model.call.completed", completed)
+                    on_event(ev.MODEL_CALL_COMPLETED, completed)
                 return response
         raise self._failed(models, errors, attempt, on_event) from (errors[-1] if errors else None)
 
@@ -317,7 +318,7 @@ class ModelClient:
             attempts=errors,
         )
         if on_event is not None:
-            on_event("model.call.failed", {"error": str(failure), "attempts": attempts})
+            on_event(ev.MODEL_CALL_FAILED, {"error": str(failure), "attempts": attempts})
         return failure
 
     async def aclose(self) -> None:

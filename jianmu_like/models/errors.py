@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from ..errors import JianmuError
 
-class ModelError(Exception):
+
+class ModelError(JianmuError):
     """A model call failed. `retryable` marks 429/5xx/timeouts/connection and read errors,
     unparsable answers and streams cut short; `retry_after` is the server's `Retry-After`
     (seconds), which the client's backoff honours."""

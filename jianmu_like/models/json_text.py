@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from itertools import accumulate
 from typing import Any
 
+from ..errors import JianmuError
+
 MAX_DEPTH = 64
 """Deepest nesting of objects and arrays accepted in tool arguments (as for agent files): far more
 than any tool needs, and shallow enough for every recursive consumer (repr, pydantic, jsonschema,
@@ -80,7 +82,7 @@ _JSON_WORDS = re.compile(r"\b(true|false|null)\b")
 _PYTHON_WORDS = {"true": "True", "false": "False", "null": "None"}
 
 
-class JSONTextError(ValueError):
+class JSONTextError(ValueError, JianmuError):
     """Argument text that cannot be used; the message says why, for the model to read."""
 
 

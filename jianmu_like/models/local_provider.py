@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..errors import JianmuError
 from . import weights
 from .errors import ModelError
 from .local_backends import (
@@ -190,7 +191,7 @@ NO_LOCAL_MODEL_ENV = "JIANMU_NO_LOCAL_MODEL"
 """Set to 1 to keep `ModelClient.resolve()` from falling back to the embedded model."""
 
 
-class LocalModelUnavailable(Exception):
+class LocalModelUnavailable(JianmuError):
     """The embedded model cannot be used here; the message says why."""
 
 

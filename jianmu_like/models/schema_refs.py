@@ -19,6 +19,8 @@ from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable, Unretrievable
 from referencing.jsonschema import DRAFT202012
 
+from ..errors import JianmuError
+
 REF_KEYWORDS = ("$ref", "$dynamicRef")
 _LITERAL_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
 """Keywords whose values are data, not schemas (a `$ref` key in them is not a reference)."""
@@ -26,7 +28,7 @@ _SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitio
 """Keywords whose values map names (any string, `const` too) to schemas."""
 
 
-class RefOutsideDocument(ValueError):
+class RefOutsideDocument(ValueError, JianmuError):
     """A `$ref` that only a retrieval (network, file) could resolve."""
 
     def __init__(self, ref: str) -> None:

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..errors import JianmuError
 from .client import ModelClient
 from .errors import ModelError
 from .json_text import json_objects
@@ -39,7 +40,7 @@ NO_DEFAULT: Any = _NoDefault()
 """Marks `default_value` as not given: every level failing raises `StructuredOutputError`."""
 
 
-class StructuredOutputError(ValueError):
+class StructuredOutputError(ValueError, JianmuError):
     """No level produced a valid value; `failures` maps each level tried to why it failed.
 
     `calls` and `usage` are what the failed attempts cost: invalid replies are paid for too, and

@@ -23,8 +23,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import JianmuError
 
-class WeightsError(Exception):
+
+class WeightsError(JianmuError):
     """Obtaining or verifying model weights failed; the message says what to do."""
 
 

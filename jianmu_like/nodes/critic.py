@@ -21,6 +21,7 @@ from ..models.errors import ModelError
 from ..models.messages import human, system
 from ..models.structured import StructuredOutputError
 from ..results import read_key
+from ..telemetry import events as ev
 from .llm import configured_client
 from .one_call import spent, structured_call
 
@@ -86,14 +87,14 @@ class CriticNode(AsyncBehaviour):
             sm.update({REVIEWS: [*reviews, review]}, ns)
             if (cost := spent(exc)) is not None:
                 sm.update({keys.usage: cost}, self.usage_namespace)
-            self.emit("critic.failed", error=str(exc))
+            self.emit(ev.CRITIC_FAILED, error=str(exc))
             return Status.SUCCESS
         verdict: CriticVerdict = result.value
         sm.update({keys.usage: result.usage}, self.usage_namespace)
         rerun = not verdict.accept and rejected_before < self.max_retries
         review = {"accept": verdict.accept, "critique": verdict.critique, "rerun": rerun}
         sm.update({REVIEWS: [*reviews, review]}, ns)
-        self.emit("critic.verdict", accept=verdict.accept, critique=verdict.critique, rerun=rerun)
+        self.emit(ev.CRITIC_VERDICT, accept=verdict.accept, critique=verdict.critique, rerun=rerun)
         if not rerun:
             return Status.SUCCESS
         critique = verdict.critique or "it does not answer the question"

@@ -190,7 +190,7 @@ class PlanStep(SupervisorCall):
             return self.fail(exc)
         questions = [q.strip() for q in plan.sub_questions if q.strip()][: self.max_agents]
         sm.update({SUB_QUESTIONS: questions, self.keys.usage: usage}, ns)
-        self.emit("supervisor.planned", sub_questions=questions, asked=len(plan.sub_questions))
+        self.emit(ev.SUPERVISOR_PLANNED, sub_questions=questions, asked=len(plan.sub_questions))
         return Status.SUCCESS
 
 
@@ -230,7 +230,7 @@ class GatherStep(SupervisorCall):
         follow_ups = [q.strip() for q in decision.follow_ups if q.strip()][: self.max_follow_ups]
         if follow_ups:
             sm.update({FOLLOW_UPS: follow_ups, self.keys.usage: usage}, ns)
-            self.emit("supervisor.follow_ups", follow_ups=follow_ups)
+            self.emit(ev.SUPERVISOR_FOLLOW_UPS, follow_ups=follow_ups)
             return Status.SUCCESS
         self.answer(decision.answer, usage)
         return Status.SUCCESS

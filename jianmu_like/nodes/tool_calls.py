@@ -97,7 +97,7 @@ class ToolCallRunner:
             if direct:
                 output = render_result(output)
         except ToolArgumentsError as exc:
-            return self.fail(call, f"invalid arguments for tool {call.name!r}: {safe_message(exc)}")
+            return self.fail(call, safe_message(exc))  # its message names the tool already
         except ToolExitError as exc:
             return self.fail(call, f"tool {call.name!r} {safe_message(exc)}")
         except TimeoutError as exc:
@@ -241,6 +241,7 @@ def outcome(content: str, failed: bool, effect_tags: list[str]) -> ToolOutcome:
             "effect_tags": effect_tags,
             "final_answer": None,
             "artifacts": [],
+            "usage": None,
         },
     )
 

@@ -32,6 +32,7 @@ from ..models.client import ModelClient
 from ..models.messages import Message, ai, human, system
 from ..nodes.prompt_call import PromptCall
 from ..state.contract import StateContract, declare
+from ..telemetry import events as ev
 from ..tools.base import Tool
 from ..tools.toolset import ToolSet
 from .plan_steps import FAILURE, PLAN, REPLANS, RESULTS, PlanSteps, StepBuilder, question_of, render_results
@@ -194,7 +195,7 @@ class Planner(PromptCall):
         updates: dict[str, Any] = {PLAN: steps}
         if sm.get(FAILURE, ns):
             updates[REPLANS] = (sm.get(REPLANS, ns) or 0) + 1
-        self.emit("plan.created", steps=steps, replan=REPLANS in updates)
+        self.emit(ev.PLAN_CREATED, steps=steps, replan=REPLANS in updates)
         return updates
 
 

@@ -27,6 +27,7 @@ from ..models.messages import human
 from ..results import read_key
 from ..state.manager import StateManager
 from ..state.schema import StateKeys
+from ..telemetry import events as ev
 from ..tools.base import Tool
 from .react import create_react_node
 
@@ -168,7 +169,7 @@ class PlanSteps(Node):
         # A fresh history: a step never reads an earlier run's conversation in its namespace.
         sm.set(keys.messages, [human(prompt)], self.builder.step_namespace(int(step["number"])))
         self.emit(
-            "plan.step.started", step=step["number"], task=step["task"], model=self.builder.model_of(step)
+            ev.PLAN_STEP_STARTED, step=step["number"], task=step["task"], model=self.builder.model_of(step)
         )
 
     def _finish(self, step: Mapping[str, Any], status: Status) -> None:
@@ -198,4 +199,4 @@ class PlanSteps(Node):
         results = [*(sm.get(RESULTS, self.namespace) or []), result]
         sm.update({RESULTS: results, **({} if ok else {FAILURE: result})}, self.namespace)
         details = {k: v for k, v in result.items() if k != "namespace"}
-        self.emit("plan.step.completed", step_namespace=step_ns, **details)
+        self.emit(ev.PLAN_STEP_COMPLETED, step_namespace=step_ns, **details)

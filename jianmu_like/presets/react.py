@@ -43,6 +43,7 @@ from ..nodes.trace import FALLBACK_REASONS, fallback_answer, read_trace
 from ..state.contract import StateContract, declare
 from ..telemetry import events as ev
 from ..tools.base import Tool
+from ..tools.mcp.provider import MCPToolProvider
 from ..tools.provider import ToolProvider
 from ..tools.toolset import ToolSet
 
@@ -85,6 +86,9 @@ def create_react_node(
     )
     if constraints is not None:  # a rule for a tool the agent does not have fails here
         constraints.attach(toolset)
+    for provider in toolset.providers:  # MCP servers allowed to sample ask this agent's model
+        if isinstance(provider, MCPToolProvider):
+            provider.use_model_client(model_client)
     select = config.tool_selection.enabled and (
         bool(toolset.providers) or len(toolset) > config.tool_selection.threshold
     )

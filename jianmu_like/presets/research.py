@@ -31,6 +31,7 @@ from ..nodes.tool_outcome import ToolOutcome
 from ..nodes.trace import is_corrective, read_trace, render_steps
 from ..state.contract import StateContract, declare
 from ..state.schema import StateKeys
+from ..telemetry import events as ev
 from ..tools.base import Tool
 from ..tools.builtin import think
 from ..tools.provider import ToolProvider
@@ -186,7 +187,7 @@ class ToolCap(Node):
             )
         if refused:
             sm.update({keys.tool_results: refused}, ns)
-            self.emit("tool.cap.reached", max_tool_calls=self.max_tool_calls, refused=sorted(refused))
+            self.emit(ev.TOOL_CAP_REACHED, max_tool_calls=self.max_tool_calls, refused=sorted(refused))
         return Status.SUCCESS
 
 

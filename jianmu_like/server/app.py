@@ -23,6 +23,7 @@ from starlette.routing import Route
 
 from ..agent import Agent
 from ..config import get_config
+from ..errors import JianmuError
 from ..models.json_text import JSONTextError, loads_bounded
 from .console import console_routes
 from .errors import error_response, http_error, internal_error
@@ -42,7 +43,7 @@ Model = TypeVar("Model", bound=BaseModel)
 Cleanup = Callable[[], Awaitable[None]]
 
 
-class BadRequest(Exception):
+class BadRequest(JianmuError):
     """A body that does not validate: HTTP 422 with the fields named."""
 
     def __init__(self, message: str, detail: list[dict[str, Any]]) -> None:

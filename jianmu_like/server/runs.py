@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field
 from ..agent import Agent, AgentResult
 from ..checkpoint.contract import WatchableCheckpointer
 from ..checkpoint.store import Checkpointer, CheckpointError
+from ..errors import JianmuError
 from ..guard.approvals import AlreadyDecided, ApprovalDecision, ApprovalError, verdict
 from ..guard.review import PendingApproval, ThreadSuspendedError, refuse_fresh_run, stored_decisions
 from ..models.messages import human
@@ -49,7 +50,7 @@ RunStatus = Literal["running", "suspended", "success", "failure"]
 _RUN_EDGES = (ev.RUN_STARTED, ev.RUN_RESUMED, ev.RUN_COMPLETED)
 
 
-class RunConflict(Exception):
+class RunConflict(JianmuError):
     """A request that contradicts the run's state (busy thread, decided approval): HTTP 409;
     `extra` goes into the JSON body next to `error`."""
 
@@ -58,7 +59,7 @@ class RunConflict(Exception):
         self.extra = extra
 
 
-class NotFound(Exception):
+class NotFound(JianmuError):
     """An unknown run or approval id: HTTP 404."""
 
 

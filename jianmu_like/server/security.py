@@ -25,13 +25,14 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..errors import JianmuError
 from ..hostnames import DEFAULT_PORTS, Authority, origin_authority, parse_authority
 from .errors import error_response
 
 TOKEN_ENV = "JIANMU_SERVER_TOKEN"
 
 
-class InsecureBindError(ValueError):
+class InsecureBindError(ValueError, JianmuError):
     """Binding to a non-loopback address without a token."""
 
 
@@ -207,7 +208,7 @@ class SameOriginJson:
         return None
 
 
-class BodyTooLarge(Exception):
+class BodyTooLarge(JianmuError):
     """Raised by `BodyLimit`'s receive when a streamed body passes the limit."""
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import py_trees
 from pydantic import BaseModel
 
+from ..errors import JianmuError
 from .schema import schema_spec
 
 _ATTR = "state_contract"
@@ -37,7 +38,7 @@ class StateContract:
     reads: tuple[str, ...] | None = None
 
 
-class StateContractError(TypeError):
+class StateContractError(TypeError, JianmuError):
     """The state schema lacks fields a subtree of the tree needs."""
 
 

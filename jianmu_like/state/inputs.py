@@ -17,6 +17,7 @@ from typing import Any
 
 import py_trees
 
+from ..errors import JianmuError
 from .contract import StateContract
 from .schema import SchemaSpec
 
@@ -29,7 +30,7 @@ _RESOLVED_READS: dict[tuple[tuple[str, ...], str | None], tuple[SchemaSpec, froz
 _RESOLVED_READS_SIZE = 256
 
 
-class InputError(ValueError):
+class InputError(ValueError, JianmuError):
     """Run input that no node of the tree reads, or addressed to a namespace the tree lacks."""
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
+from ..errors import JianmuError
 from .journal import ToolJournal
 from .schema import FieldSpec, SchemaSpec, Scope, schema_spec
 from .wakeup import Wakeup
@@ -35,7 +36,7 @@ step scope is reset at every loop iteration, so the table is worth keeping."""
 _SCALARS = (int, float, bool, str, bytes, type(None))
 
 
-class StateError(KeyError):
+class StateError(KeyError, JianmuError):
     """A key that the schema cannot hold, or a snapshot that does not fit the schema."""
 
     def __str__(self) -> str:

@@ -1,1 +1,27 @@
-"""telemetry."""
+"""Telemetry: the catalogue of events an agent emits, the hub that fans them out to
+subscribers, structlog set-up, and OpenTelemetry spans (loaded only when asked for)."""
+
+from typing import TYPE_CHECKING
+
+from ..exports import lazy_exports
+
+_EXPORTS = {
+    ".events": ("Event",),
+    ".hub": (
+        "Subscriber",
+        "TelemetryHub",
+        "structlog_sink",
+    ),
+    ".logging": ("configure_logging",),
+    ".otel_setup": ("enable_otel",),
+}
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py checks they match
+    from .events import Event as Event
+    from .hub import Subscriber as Subscriber
+    from .hub import TelemetryHub as TelemetryHub
+    from .hub import structlog_sink as structlog_sink
+    from .logging import configure_logging as configure_logging
+    from .otel_setup import enable_otel as enable_otel

@@ -2,19 +2,27 @@
 
 Emitting is free when nobody listens (`active` is False), so telemetry costs nothing in the hot
 loop of an unobserved agent.
+
+`JIANMU_CHECK_EVENTS=1` in the environment (the test suite sets it) validates every published
+event against its payload model in the catalogue (`telemetry.events`): an emitter that drifts
+from the catalogue, or an event type it does not declare, raises instead of passing unnoticed.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from typing import Any
 
-from .events import Event
+from .events import Event, check
 from .logging import get_logger
 from .redact import redact
 
 Subscriber = Callable[[Event], None]
+
+CHECK_EVENTS = os.environ.get("JIANMU_CHECK_EVENTS") == "1"
+"""Validate each published event against the catalogue (read once, at import)."""
 
 
 class TelemetryHub:
@@ -48,6 +56,8 @@ class TelemetryHub:
         subscribers = self._subscribers
         if not subscribers:
             return
+        if CHECK_EVENTS:
+            check(event_type, data)
         event = Event.model_construct(
             type=event_type,
             node=node,

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
 
+from ..errors import JianmuError
+
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
     from opentelemetry.trace import TracerProvider
@@ -37,11 +39,11 @@ _OTLP_PROTOCOLS = {
 _PACKAGES = (("opentelemetry-api", "opentelemetry.trace"), ("opentelemetry-sdk", "opentelemetry.sdk"))
 
 
-class OTelUnavailable(RuntimeError):
+class OTelUnavailable(RuntimeError, JianmuError):
     """Tracing was asked for but the `otel` extra is not installed (or is broken)."""
 
 
-class OTelConfigError(ValueError):
+class OTelConfigError(ValueError, JianmuError):
     """An `OTEL_*` variable names something that is not there (e.g. an unknown exporter)."""
 
 

@@ -15,6 +15,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from ..errors import JianmuError
+
 T = TypeVar("T")
 
 PATIENCE = 120.0
@@ -22,7 +24,7 @@ PATIENCE = 120.0
 to appear, a reply, an event) before it fails: far beyond what a loaded machine needs."""
 
 
-class WaitTimeout(AssertionError):
+class WaitTimeout(AssertionError, JianmuError):
     """What was awaited did not happen within the bound (an AssertionError: a test failure)."""
 
 

@@ -12,6 +12,7 @@ import ast
 import math
 from collections.abc import Callable
 
+from ..errors import JianmuError
 from .base import Tool, tool
 
 MAX_EXPRESSION_LENGTH = 1000
@@ -24,7 +25,7 @@ MAX_DEPTH = 500
 Number = int | float
 
 
-class CalculatorError(ValueError):
+class CalculatorError(ValueError, JianmuError):
     """The expression is invalid or unsafe; the message says what to change."""
 
 

@@ -12,8 +12,10 @@ from collections.abc import Sequence
 from contextlib import suppress
 from typing import Any, ClassVar
 
+from ..errors import JianmuError
 
-class ToolError(Exception):
+
+class ToolError(JianmuError):
     """Base class of every error the tools layer raises itself."""
 
 

@@ -10,7 +10,8 @@ import pytest
 from py_trees.common import Status
 from pydantic import Field
 
-from jianmu_like import Agent, DynamicParallel, ReActState
+from jianmu_like import Agent, ReActState
+from jianmu_like.bt import DynamicParallel
 from jianmu_like.bt.clone import reset_tree
 
 

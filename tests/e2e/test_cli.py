@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from jianmu_like import SQLiteCheckpointer
+from jianmu_like.checkpoint import SQLiteCheckpointer
 from jianmu_like.testing import PATIENCE, Responder, ScriptedOpenAIServer, call, exited, reply, wait_until
 
 PRESETS = Path(__file__).resolve().parents[2] / "presets"

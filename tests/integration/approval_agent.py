@@ -16,17 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from jianmu_like import (
-    Agent,
-    GuardDecision,
-    GuardEnforcer,
-    ModelClient,
-    ReActState,
-    ToolCall,
-    create_react_node,
-    human,
-    tool,
-)
+from jianmu_like import Agent, ModelClient, ReActState, ToolCall, create_react_node, human, tool
+from jianmu_like.guard import GuardDecision, GuardEnforcer
 from jianmu_like.testing import fast_resilience
 
 

@@ -9,17 +9,8 @@ from pathlib import Path
 import pytest
 from mcp.types import EmbeddedResource, TextResourceContents
 
-from jianmu_like import (
-    Agent,
-    Artifact,
-    ReActConfig,
-    ToolNode,
-    add_artifact,
-    create_react_node,
-    human,
-    load_agent,
-    tool,
-)
+from jianmu_like import Agent, Artifact, ReActConfig, add_artifact, create_react_node, human, load_agent, tool
+from jianmu_like.nodes import ToolNode
 from jianmu_like.server.channels import ChannelMapper
 from jianmu_like.telemetry.events import Event
 from jianmu_like.testing import ScriptedOpenAIServer, call, calls, reply

@@ -14,9 +14,6 @@ from rich.console import Console
 
 from jianmu_like import (
     Agent,
-    GuardDecision,
-    GuardEnforcer,
-    LLMCallNode,
     ToolCall,
     Usage,
     create_plan_execute_node,
@@ -27,6 +24,8 @@ from jianmu_like import (
 )
 from jianmu_like.bt import composites
 from jianmu_like.cli.render import tree_view
+from jianmu_like.guard import GuardDecision, GuardEnforcer
+from jianmu_like.nodes import LLMCallNode
 from jianmu_like.testing import ScriptedOpenAIServer, call, calls, error_reply, reply
 from jianmu_like.tools.builtin import calculator
 

@@ -252,6 +252,7 @@ async def test_tool_faults_become_observations_and_the_run_still_answers() -> No
     assert obs[2] == "Error: tool 'explode' raised ValueError: cannot handle 3"
     assert obs[3] == "Error: tool 'sleepy' timed out after 0.2 s"
     assert obs[4].startswith("Error: invalid arguments for tool 'calculator'") and "expression" in obs[4]
+    assert obs[4].count("invalid arguments") == 1, obs[4]  # one prefix, not one per layer
     # The model saw every observation, paired with its call.
     assert [m["role"] for m in second_request].count("tool") == 5
 

@@ -17,9 +17,9 @@ from jianmu_like import (
     create_react_node,
     human,
     load_agent,
-    structured_llm_call,
     validate_agent_file,
 )
+from jianmu_like.models import structured_llm_call
 from jianmu_like.testing import ScriptedOpenAIServer, ScriptedToolCall, call, reply
 
 

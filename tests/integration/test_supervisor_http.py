@@ -14,8 +14,6 @@ from rich.console import Console
 
 from jianmu_like import (
     Agent,
-    GuardDecision,
-    GuardEnforcer,
     ReActConfig,
     SupervisorConfig,
     ToolCall,
@@ -26,6 +24,7 @@ from jianmu_like import (
     tool,
 )
 from jianmu_like.cli.render import tree_view
+from jianmu_like.guard import GuardDecision, GuardEnforcer
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply
 
 PRESETS = Path(__file__).resolve().parents[2] / "presets"

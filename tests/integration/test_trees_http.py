@@ -11,19 +11,9 @@ import py_trees
 import pytest
 from pydantic import BaseModel
 
-from jianmu_like import (
-    Agent,
-    InputError,
-    LLMCallNode,
-    ToolNode,
-    Usage,
-    create_react_node,
-    finish,
-    human,
-    load_agent,
-    tool,
-)
+from jianmu_like import Agent, InputError, Usage, create_react_node, finish, human, load_agent, tool
 from jianmu_like.bt import composites
+from jianmu_like.nodes import LLMCallNode, ToolNode
 from jianmu_like.testing import ScriptedOpenAIServer, call, error_reply, reply
 from jianmu_like.tools.builtin import calculator
 

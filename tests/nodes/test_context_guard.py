@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from jianmu_like import ContextConfig, ContextGuard, ReActState, StateKeys, StateManager
+from jianmu_like import ContextConfig, ReActState
 from jianmu_like.models.messages import Message, ToolCall, ai, human, system, tool_message
 from jianmu_like.models.types import ModelRequest
+from jianmu_like.nodes import ContextGuard
+from jianmu_like.state import StateKeys, StateManager
 from jianmu_like.testing import scripted_client
 
 

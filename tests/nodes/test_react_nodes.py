@@ -9,24 +9,12 @@ import py_trees
 import pytest
 from py_trees.common import Status
 
-from jianmu_like import (
-    Agent,
-    AgentLLMNode,
-    Decision,
-    GuardDecision,
-    GuardEnforcer,
-    ReActConfig,
-    ReactiveRunner,
-    ReActState,
-    StateManager,
-    ToolCall,
-    ToolExecutor,
-    ToolSet,
-    create_react_node,
-    human,
-    tool,
-)
+from jianmu_like import Agent, ReActConfig, ReActState, ToolCall, ToolSet, create_react_node, human, tool
+from jianmu_like.bt import ReactiveRunner
 from jianmu_like.config import ResilienceConfig
+from jianmu_like.guard import Decision, GuardDecision, GuardEnforcer
+from jianmu_like.nodes import AgentLLMNode, ToolExecutor
+from jianmu_like.state import StateManager
 from jianmu_like.testing import await_within, call, error_reply, reply, scripted_client
 from jianmu_like.testing import calls as calls_
 from jianmu_like.tools.builtin import calculator
@@ -254,7 +242,7 @@ async def test_fresh_run_resets_rounds_so_tool_choice_is_sent_again() -> None:
 
 
 async def test_policies_in_an_agent_approval_by_effect_and_rate_limit() -> None:
-    from jianmu_like import RateLimit, RequireApproval, policies_from_config
+    from jianmu_like.guard import RateLimit, RequireApproval, policies_from_config
 
     ran: list[str] = []
 

@@ -13,7 +13,8 @@ from typing import Any
 
 from starlette.applications import Starlette
 
-from jianmu_like import AgentTemplate, GuardEnforcer, ReActConfig, RequireApproval, create_react_node, tool
+from jianmu_like import AgentTemplate, ReActConfig, create_react_node, tool
+from jianmu_like.guard import GuardEnforcer, RequireApproval
 from jianmu_like.server import create_app
 from jianmu_like.testing import PATIENCE, call, reply, scripted_client
 

@@ -15,7 +15,8 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from jianmu_like import AgentTemplate, GuardEnforcer, ReActConfig, RequireApproval, create_react_node, tool
+from jianmu_like import AgentTemplate, ReActConfig, create_react_node, tool
+from jianmu_like.guard import GuardEnforcer, RequireApproval
 from jianmu_like.server import create_app
 from jianmu_like.testing import call, reply, scripted_client
 

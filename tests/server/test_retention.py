@@ -9,8 +9,9 @@ from typing import Any
 import httpx
 from sse_live import live_server, read_events
 
-from jianmu_like import AgentTemplate, GuardEnforcer, ReActConfig, RequireApproval, create_react_node, tool
+from jianmu_like import AgentTemplate, ReActConfig, create_react_node, tool
 from jianmu_like.cli.parser import build_parser
+from jianmu_like.guard import GuardEnforcer, RequireApproval
 from jianmu_like.server import create_app
 from jianmu_like.server.runs import NotFound, Retention, RunRegistry
 from jianmu_like.testing import PATIENCE, call, reply, scripted_client

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...errors import JianmuError
 from ..errors import ModelError
 
 LOCAL_OPTIONS = frozenset(
@@ -22,7 +23,7 @@ LOCAL_OPTIONS = frozenset(
 """Extra request parameters passed through to the backend; others are ignored."""
 
 
-class GenerationStopped(Exception):
+class GenerationStopped(JianmuError):
     """Raised when the caller's `should_stop` asked a running generation to stop."""
 
 

@@ -17,6 +17,7 @@ import fnmatch
 import os
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -73,7 +74,25 @@ class MCPServerConfig(BaseModel):
     connect_timeout: float = Field(30.0, gt=0)
     """Seconds to start the server (or reach it) and complete the MCP handshake."""
     call_timeout: float = Field(60.0, gt=0)
-    """Seconds one tool call may take before it fails as an observation."""
+    """Seconds one tool call may take before it fails as an observation; a call whose server
+    reports progress gets this long again after each report (an inactivity bound)."""
+    max_call_duration: float = Field(600.0, gt=0)
+    """Seconds a call that keeps reporting progress may take in all."""
+    roots: list[str] = Field(default_factory=list)
+    """Folders (paths or `file://` URIs) the client offers a server that asks for its roots
+    (`roots/list`); relative paths are resolved against the working directory."""
+    sampling: Literal["deny", "allow"] = "deny"
+    """Whether the server may ask the agent's model for completions (`sampling/createMessage`);
+    allowed, their tokens count in the run's usage and budget (see `tools.mcp.sampling`)."""
+    sampling_max_tokens: int = Field(1024, gt=0)
+    """The most tokens one sampling request may ask for (a larger `maxTokens` is capped)."""
+    elicitation: Literal["decline", "ask"] = "decline"
+    """"ask": the server may ask the user for input mid-call (`elicitation/create`); requests
+    wait for `MCPToolProvider.respond` (or a handler) at most `elicitation_timeout` seconds."""
+    elicitation_timeout: float = Field(300.0, gt=0)
+    resources: bool = True
+    """Offer the server's resources to the model through a `read_resource` tool (when the server
+    has any); Python code can always read them (`MCPToolProvider.read_resource`)."""
 
     @field_validator("env", "headers", mode="before")
     @classmethod
@@ -158,6 +177,17 @@ class MCPServerConfig(BaseModel):
         if isinstance(self.idempotent, bool):
             return self.idempotent
         return _matches(tool, self.idempotent)
+
+    def root_uris(self) -> list[tuple[str, str | None]]:
+        """`roots` as `(file:// URI, name)` pairs, the way `roots/list` answers."""
+        pairs: list[tuple[str, str | None]] = []
+        for root in self.roots:
+            if "://" in root:
+                pairs.append((root, root.rstrip("/").rsplit("/", 1)[-1] or None))
+            else:
+                path = Path(root).expanduser().resolve()
+                pairs.append((path.as_uri(), path.name or None))
+        return pairs
 
     def describe(self) -> str:
         """The server's target for messages: the command line or the URL, secrets masked."""
