@@ -24,12 +24,15 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..errors import JianmuError
+
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
-class RequestRejected(Exception):
-    """A request OpenAI's API would answer with 400: its message, `param` and `code`."""
+class RequestRejected(JianmuError):
+    """A request OpenAI's API would answer with 400: its message, `param` and `code` (the test
+    server's control flow: it never reaches a caller)."""
 
     def __init__(self, message: str, param: str | None = None, code: str | None = None) -> None:
         super().__init__(message)
