@@ -371,13 +371,16 @@ class ScriptedOpenAIServer:
         if kind == "json_object" and not isinstance(value, dict):
             return "the scripted reply is JSON but not an object, as response_format json_object requires"
         if isinstance(schema, dict):
-            import jsonschema
+            from ..json_schema import compile_schema, problems
 
-            problem = jsonschema.exceptions.best_match(
-                jsonschema.Draft202012Validator(schema).iter_errors(value)
-            )
-            if problem is not None:
-                return f"the scripted reply does not match the response_format schema: {problem.message}"
+            try:
+                found = problems(compile_schema(schema, known_keywords=False), value)
+            except ValueError as exc:  # the request's schema itself is refused
+                return f"the request's response_format schema is invalid: {exc}"
+            if found:
+                where, what = found[0]
+                place = where or "value"
+                return f"the scripted reply does not match the response_format schema: {place} {what}"
         return None
 
     def _tool_calls(self, reply: ScriptedReply) -> list[tuple[str, str, str]]:

@@ -191,7 +191,8 @@ async def test_levels_start_at_what_the_model_declares(
     """The reference's call-count table: tool_call + json_mode 5, json_mode only 4, text only 2."""
     from jianmu_like import ModelClient
 
-    async with ScriptedOpenAIServer(["no"] * 5) as srv:
+    # Prose in JSON mode: a server that ignores response_format, so every level fails.
+    async with ScriptedOpenAIServer(["no"] * 5, ignores_response_format=True) as srv:
         base = srv.client()
         protocol = "auto" if abilities else None
         client = ModelClient(base.provider, model=base.model, tool_protocol=protocol, **abilities)  # type: ignore[arg-type]
