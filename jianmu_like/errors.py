@@ -165,9 +165,9 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .tools.errors import ToolProviderError as ToolProviderError
     from .tools.errors import UnknownToolError as UnknownToolError
     from .tools.mcp.config import MCPConfigError as MCPConfigError
-    from .tools.mcp.elicitation import ElicitationError as ElicitationError
     from .tools.mcp.content import MCPConnectError as MCPConnectError
     from .tools.mcp.content import MCPServerCrashedError as MCPServerCrashedError
     from .tools.mcp.content import MCPServerError as MCPServerError
     from .tools.mcp.content import MCPTimeoutError as MCPTimeoutError
     from .tools.mcp.content import MCPToolError as MCPToolError
+    from .tools.mcp.elicitation import ElicitationError as ElicitationError
