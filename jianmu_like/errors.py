@@ -13,11 +13,13 @@ The hierarchy (tests/test_errors.py checks this drawing against the classes):
       AgentChangedError (RuntimeError)
       ApprovalError (LookupError)
         AlreadyDecided
+        InvalidEdit (ValueError)
       CalculatorError (ValueError)
       CheckpointError (RuntimeError)
         DecisionConflictError
         ThreadConflictError
         ThreadSuspendedError
+        UnknownThreadError
       ConversationError (RuntimeError)
       ExecutorInUseError (RuntimeError)
       GuardConfigError (ValueError)
@@ -76,18 +78,19 @@ _EXPORTS = {
     ".bt.fault": ("NodeFailed",),
     ".bt.progress": ("TreeMismatchError",),
     ".checkpoint.contract": ("CheckpointError", "DecisionConflictError", "ThreadConflictError"),
+    ".checkpoint.threads": ("UnknownThreadError",),
     ".config": ("ConfigError",),
     ".durable.fingerprint": ("AgentChangedError",),
     ".durable.liveness": ("ExecutorInUseError",),
     ".durable.steps": ("ReplayDivergedError",),
     ".durable.workflow": ("UnknownAgentError",),
-    ".guard.approvals": ("AlreadyDecided", "ApprovalError"),
+    ".guard.approvals": ("AlreadyDecided", "ApprovalError", "InvalidEdit"),
     ".guard.enforcer": ("GuardConfigError",),
     ".guard.review": ("ThreadSuspendedError",),
     ".models.errors": ("ModelCallFailed", "ModelError"),
     ".models.json_text": ("JSONTextError",),
     ".models.local_provider": ("LocalModelUnavailable",),
-    ".models.schema_refs": ("RefOutsideDocument",),
+    ".schema_refs": ("RefOutsideDocument",),
     ".models.structured": ("StructuredOutputError",),
     ".models.weights": ("WeightsError",),
     ".server.security": ("InsecureBindError",),
@@ -133,6 +136,7 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .checkpoint.contract import CheckpointError as CheckpointError
     from .checkpoint.contract import DecisionConflictError as DecisionConflictError
     from .checkpoint.contract import ThreadConflictError as ThreadConflictError
+    from .checkpoint.threads import UnknownThreadError as UnknownThreadError
     from .config import ConfigError as ConfigError
     from .durable.fingerprint import AgentChangedError as AgentChangedError
     from .durable.liveness import ExecutorInUseError as ExecutorInUseError
@@ -140,15 +144,16 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .durable.workflow import UnknownAgentError as UnknownAgentError
     from .guard.approvals import AlreadyDecided as AlreadyDecided
     from .guard.approvals import ApprovalError as ApprovalError
+    from .guard.approvals import InvalidEdit as InvalidEdit
     from .guard.enforcer import GuardConfigError as GuardConfigError
     from .guard.review import ThreadSuspendedError as ThreadSuspendedError
     from .models.errors import ModelCallFailed as ModelCallFailed
     from .models.errors import ModelError as ModelError
     from .models.json_text import JSONTextError as JSONTextError
     from .models.local_provider import LocalModelUnavailable as LocalModelUnavailable
-    from .models.schema_refs import RefOutsideDocument as RefOutsideDocument
     from .models.structured import StructuredOutputError as StructuredOutputError
     from .models.weights import WeightsError as WeightsError
+    from .schema_refs import RefOutsideDocument as RefOutsideDocument
     from .server.security import InsecureBindError as InsecureBindError
     from .state.contract import StateContractError as StateContractError
     from .state.inputs import InputError as InputError

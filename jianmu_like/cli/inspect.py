@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..agentfile.loader import AgentFileError, load_agent, validate_agent_file
+from ..agentfile.shipped import NoSuchAgentFile, agent_file_path
 from ..config import explain_config
 from ..models.client import ModelClient
 from ..telemetry.redact import redact
@@ -55,8 +56,8 @@ def validate_command(args: argparse.Namespace, console: Console, errors: Console
     failed = False
     for path in args.presets:
         try:
-            spec = validate_agent_file(path, allow_modules=args.allow_module)
-        except AgentFileError as exc:
+            spec = validate_agent_file(agent_file_path(path), allow_modules=args.allow_module)
+        except (AgentFileError, NoSuchAgentFile) as exc:
             failed = True
             print_problems(errors, exc.problems, title=f"{path}: {len(exc.problems)} problem(s)")
             continue

@@ -6,6 +6,7 @@ its telemetry (mapped by `channels`), never node internals.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -22,14 +23,18 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..agent import Agent
+from ..checkpoint.contract import Checkpointer
+from ..checkpoint.threads import UnknownThreadError, thread_history, thread_view
 from ..config import get_config
 from ..errors import JianmuError
+from ..guard.approvals import InvalidEdit
 from ..models.json_text import JSONTextError, loads_bounded
+from ..validation import validation_problems
 from .console import console_routes
 from .errors import error_response, http_error, internal_error
 from .nodes import tree_json
 from .runs import AgentFactory, NotFound, Retention, RunConflict, RunRegistry
-from .schemas import DecisionRequest, InjectRequest, RunRequest
+from .schemas import DecisionRequest, InjectRequest, RunRequest, ThreadHistory, ThreadList
 from .security import (
     BearerTokenMiddleware,
     BodyLimit,
@@ -66,10 +71,8 @@ async def _body(request: Request, model: type[Model]) -> Model:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        detail = [
-            {"field": ".".join(str(p) for p in err["loc"]) or "body", "message": err["msg"]}
-            for err in exc.errors()
-        ]
+        problems = validation_problems(exc, model=model)
+        detail = [{"field": problem.key or "body", "message": problem.message} for problem in problems]
         message = "; ".join(f"{d['field']}: {d['message']}" for d in detail)
         raise BadRequest(f"invalid request body: {message}", detail) from None
 
@@ -163,13 +166,48 @@ def create_app(
     async def decide(request: Request) -> Response:
         body = await _body(request, DecisionRequest)
         approval_id = request.path_params["approval_id"]
-        record = registry.decide(approval_id, body.decision == "approve", body.reason, body.thread_id)
+        approved = body.decision == "approve"
+        try:
+            record = registry.decide(
+                approval_id, approved, body.reason, body.thread_id, arguments=body.arguments
+            )
+        except InvalidEdit as exc:
+            raise BadRequest(str(exc), [{"field": "arguments", "message": str(exc)}]) from None
         return JSONResponse({"run_id": record.run_id, "status": record.status})
 
-    async def agent_tree(_request: Request) -> Response:
+    def sample() -> Agent:
+        """One agent of the factory, built once, to describe the tree and find the store."""
         if not described:
             described.append(agent_factory())
-        return JSONResponse({"tree": tree_json(_tree_of(described[0]))})
+        return described[0]
+
+    async def agent_tree(_request: Request) -> Response:
+        return JSONResponse({"tree": tree_json(_tree_of(sample()))})
+
+    def thread_store() -> Checkpointer:
+        """The checkpoint store the server's agents save into (threads live there)."""
+        recorder = sample().recorder
+        if recorder is None:
+            raise RunConflict(
+                "this server keeps no checkpoint store, so no thread versions: serve with "
+                "--checkpoint STORE (a conversation is continued in memory while its last run is kept)"
+            )
+        return recorder.checkpointer
+
+    async def list_threads(_request: Request) -> Response:
+        store = thread_store()
+        heads = await asyncio.to_thread(store.heads)
+        return JSONResponse(ThreadList(threads=heads).model_dump(mode="json"))
+
+    async def get_thread(request: Request) -> Response:
+        store, tid = thread_store(), request.path_params["thread_id"]
+        view = await asyncio.to_thread(thread_view, store, tid, label="the checkpoint store")
+        return JSONResponse(view.model_dump(mode="json"))
+
+    async def get_thread_history(request: Request) -> Response:
+        store, tid = thread_store(), request.path_params["thread_id"]
+        versions = await asyncio.to_thread(thread_history, store, tid, label="the checkpoint store")
+        return JSONResponse(ThreadHistory(thread_id=tid, versions=versions).model_dump(mode="json"))
 
     async def healthz(_request: Request) -> Response:
         active = sum(1 for r in registry.runs.values() if not r.finished)
@@ -224,10 +262,14 @@ def create_app(
             Route("/api/approvals", list_approvals),
             Route("/api/approvals/{approval_id}", decide, methods=["POST"]),
             Route("/api/agent", agent_tree),
+            Route("/api/threads", list_threads),
+            Route("/api/threads/{thread_id}", get_thread),
+            Route("/api/threads/{thread_id}/history", get_thread_history),
         ],
         middleware=middleware,
         exception_handlers={
             NotFound: not_found,
+            UnknownThreadError: not_found,
             RunConflict: conflict,
             BadRequest: bad_request,
             HTTPException: http_error,

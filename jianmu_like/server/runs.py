@@ -4,9 +4,10 @@ A run is an asyncio task owned by the registry, never by a request: a client tha
 stops reading, the run goes on. Every message a run publishes is kept in its log, so a client
 that connects late replays the log (from `Last-Event-ID`) and then follows the live tail.
 Each conversation (`thread_id`) has its own agent, built by the app's agent factory, kept so a
-follow-up continues the conversation. Memory stays bounded: finished runs are evicted after a
-time to live and beyond a maximum count (`Retention`), a conversation with its last run; a run in
-progress or suspended never is.
+follow-up continues the conversation (with a checkpoint store, `Agent.run(thread_id=...)`
+continues a conversation an earlier server saved, like any other caller). Memory stays bounded:
+finished runs are evicted after a time to live and beyond a maximum count (`Retention`), a
+conversation with its last run; a run in progress or suspended never is.
 
 Approvals have one truth. An approval is named by its id (the tool call's id, as in the agent's
 state, the checkpoint store and `jianmu-like approvals`) within its conversation (`thread_id`).
@@ -29,10 +30,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ..agent import Agent, AgentResult
+from ..bt.runner import RunStatus
 from ..checkpoint.contract import WatchableCheckpointer
 from ..checkpoint.store import Checkpointer, CheckpointError
 from ..errors import JianmuError
-from ..guard.approvals import AlreadyDecided, ApprovalDecision, ApprovalError, verdict
+from ..guard.approvals import AlreadyDecided, ApprovalDecision, ApprovalError, InvalidEdit, verdict
 from ..guard.review import PendingApproval, ThreadSuspendedError, refuse_fresh_run, stored_decisions
 from ..models.messages import human
 from ..telemetry import events as ev
@@ -46,7 +48,6 @@ AgentFactory = Callable[[], Agent]
 _API_HINT = (
     "decide them first (POST /api/approvals/{id}; the run resumes by itself), or run on another thread"
 )
-RunStatus = Literal["running", "suspended", "success", "failure"]
 _RUN_EDGES = (ev.RUN_STARTED, ev.RUN_RESUMED, ev.RUN_COMPLETED)
 
 
@@ -252,17 +253,6 @@ class RunRecord:
         }
 
 
-def _restore(agent: Agent, thread_id: str) -> None:
-    """Continue a conversation saved in the agent's checkpoint store (by an earlier server)."""
-    recorder = agent.recorder
-    if recorder is None or recorder.checkpointer.load(thread_id) is None:
-        return
-    try:
-        recorder.load(thread_id)
-    except CheckpointError as exc:
-        raise RunConflict(f"cannot continue thread {thread_id!r}: {exc}") from exc
-
-
 class RunRegistry:
     """Every run and conversation of one server."""
 
@@ -325,8 +315,7 @@ class RunRegistry:
         if thread_id is not None:
             self._refuse_suspended(agent, thread_id, close=fresh)
         if fresh:
-            if thread_id is not None:
-                _restore(agent, thread_id)
+            if thread_id is not None:  # a store's thread is continued by `run` itself
                 self._refuse_lost_conversation(agent, thread_id)
             self.threads[tid] = agent
         record = RunRecord(secrets.token_hex(8), tid, agent, question)
@@ -376,15 +365,24 @@ class RunRegistry:
         return [item for record in self.runs.values() for item in record.pending()]
 
     def decide(
-        self, approval_id: str, approved: bool, reason: str, thread_id: str | None = None
+        self,
+        approval_id: str,
+        approved: bool,
+        reason: str,
+        thread_id: str | None = None,
+        *,
+        arguments: dict[str, Any] | None = None,
     ) -> RunRecord:
         """Decide an approval over the API. With a store the decision is stored first (one
         atomic row): if an operator decided first, theirs stands, reaches the run, and this is a
-        RunConflict saying "already decided"."""
+        RunConflict saying "already decided". Corrected `arguments` that do not match the tool's
+        schema are `InvalidEdit`, and nothing is recorded."""
         record, call_id = self._locate(approval_id, thread_id)
-        decision = ApprovalDecision(approved=approved, reason=reason)
+        decision = ApprovalDecision(approved=approved, reason=reason, arguments=arguments)
         try:
             record.agent.decide(call_id, decision)
+        except InvalidEdit:
+            raise
         except AlreadyDecided as exc:
             self._sync(record)  # the first decision (made elsewhere) goes on with the run
             raise RunConflict(str(exc), decision=verdict(exc.decision), thread_id=record.thread_id) from exc
@@ -425,6 +423,7 @@ class RunRegistry:
         operator's decision found in the store); once each pending call is decided, resume it.
         The agent finds the decision in its state (API) or in its store (`resume()` merges it)."""
         items = {item["call_id"]: item for item in record.pending()}
+        edited = None if decision.arguments is None else redact(decision.arguments)
         record.decisions[call_id] = decision
         record.decided[call_id] = decision
         record.publish(
@@ -437,6 +436,7 @@ class RunRegistry:
                         "decided": True,
                         "decision": "approve" if decision.approved else "deny",
                         "decision_reason": decision.reason,
+                        "decision_arguments": edited,
                         "decided_by": by,
                     }
                 ],

@@ -192,6 +192,8 @@ class ApprovalResolved(Payload):
     tool: str
     approved: bool
     reason: str | None = None
+    arguments: dict[str, Any] | None = None
+    """The reviewer's corrected arguments the call runs with (None: the model's)."""
 
 
 class ArtifactProduced(Payload):
@@ -328,7 +330,7 @@ class OutputInvalid(Payload):
 class AnswerRejected(Payload):
     """The answer-quality check rejected a final answer."""
 
-    problem: Literal["empty", "too_short", "repeat", "tool_call_as_text"]
+    problem: Literal["empty", "too_short", "non_answer", "repeat", "tool_call_as_text"]
     retry: bool
     """Re-asked, else accepted as it is."""
     answer: str
@@ -354,6 +356,8 @@ class Phase(Payload):
     total: int | None = None
     """selecting_tools: the tools to choose from."""
     chosen: list[str] | None = None
+    ignored: list[str] | None = None
+    """selecting_tools: names of the pick that are no tool of the agent's (dropped)."""
     level: str | None = None
     """selecting_tools: how the structured call succeeded (`models.structured`)."""
 
@@ -436,6 +440,22 @@ class CriticFailed(Payload):
     error: str
 
 
+class SupervisorPruned(Payload):
+    notes: dict[str, int]
+    """Sub-agent namespace → the characters of raw notes dropped."""
+    max_chars: int
+
+
+class ReflectionCompleted(Payload):
+    tool_calls: int
+    verdict: str
+
+
+class ReflectionFailed(Payload):
+    tool_calls: int
+    error: str
+
+
 PLAN_CREATED = declare("plan.created", PlanCreated)
 PLAN_STEP_STARTED = declare("plan.step.started", PlanStepStarted)
 PLAN_STEP_COMPLETED = declare("plan.step.completed", PlanStepCompleted)
@@ -443,6 +463,9 @@ SUPERVISOR_PLANNED = declare("supervisor.planned", SupervisorPlanned)
 SUPERVISOR_FOLLOW_UPS = declare("supervisor.follow_ups", SupervisorFollowUps)
 CRITIC_VERDICT = declare("critic.verdict", CriticReview)
 CRITIC_FAILED = declare("critic.failed", CriticFailed)
+SUPERVISOR_PRUNED = declare("supervisor.pruned", SupervisorPruned)
+REFLECTION_COMPLETED = declare("reflection.completed", ReflectionCompleted)
+REFLECTION_FAILED = declare("reflection.failed", ReflectionFailed)
 
 
 class Event(BaseModel):

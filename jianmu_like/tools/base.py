@@ -25,6 +25,7 @@ from .arguments import ArgumentBinder, ModelBinder, SchemaBinder
 from .artifact import Artifact
 from .call_context import artifact_observation
 from .errors import ToolExitError
+from .run_context import ContextBinder
 from .schema import function_spec
 from .threads import run_in_daemon_thread
 
@@ -146,6 +147,9 @@ class Tool(BaseModel):
     idempotent: bool = False
     """Running it twice has the effect of running it once: after a crash mid-call it is run
     again; otherwise the model is told the call's outcome is unknown."""
+    max_output_chars: int | None = Field(default=None, ge=100)
+    """The most characters of one result the model reads (None: the agent's limit, 8,000 by
+    default); longer results are cut by `tools.truncation`."""
 
     _binder: ArgumentBinder | None = PrivateAttr(default=None)
     _is_async: bool = PrivateAttr(default=False)
@@ -190,6 +194,7 @@ class Tool(BaseModel):
         run_inline: bool = False,
         idempotent: bool = False,
         args_model: type[BaseModel] | None = None,
+        max_output_chars: int | None = None,
     ) -> Tool:
         """Derive a tool from a function: name, docstring summary and a schema from its hints.
 
@@ -213,6 +218,7 @@ class Tool(BaseModel):
             timeout=timeout,
             run_inline=run_inline,
             idempotent=idempotent,
+            max_output_chars=max_output_chars,
         )
         made._binder = spec.binder
         return made
@@ -226,7 +232,7 @@ class Tool(BaseModel):
             data = copy.deepcopy(data)
         data.update(update)
         copied = type(self).model_validate(data)
-        if "fn" not in update and isinstance(self._binder, ModelBinder):
+        if "fn" not in update and isinstance(self._binder, ModelBinder | ContextBinder):
             copied._binder = self._binder
         return copied
 
@@ -309,6 +315,7 @@ def tool(
     run_inline: bool = False,
     idempotent: bool = False,
     args_model: type[BaseModel] | None = None,
+    max_output_chars: int | None = None,
 ) -> _Decorator: ...
 
 
@@ -323,6 +330,7 @@ def tool(
     run_inline: bool = False,
     idempotent: bool = False,
     args_model: type[BaseModel] | None = None,
+    max_output_chars: int | None = None,
 ) -> _Decorator: ...
 
 
@@ -338,6 +346,7 @@ def tool(
     run_inline: bool = False,
     idempotent: bool = False,
     args_model: type[BaseModel] | None = None,
+    max_output_chars: int | None = None,
 ) -> Tool | _Decorator:
     """Make a `Tool` of a function: `@tool`, `@tool("name")` or `@tool(name=..., timeout=...)`."""
     if isinstance(fn, str):
@@ -355,6 +364,7 @@ def tool(
             run_inline=run_inline,
             idempotent=idempotent,
             args_model=args_model,
+            max_output_chars=max_output_chars,
         )
 
     return decorate if fn is None else decorate(fn)

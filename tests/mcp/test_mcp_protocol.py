@@ -316,7 +316,7 @@ async def test_a_server_asks_the_user_and_the_answer_reaches_it() -> None:
         assert request.server == "ev" and request.message.startswith("Please provide inputs")
         assert request.requested_schema["required"] == ["name"]
         # Content the schema refuses is refused here, and the question stays open.
-        with pytest.raises(ElicitationError, match="'name' is a required property"):
+        with pytest.raises(ElicitationError, match="name: required key is missing"):
             provider.respond(request.id, "accept", {"check": True})
         with pytest.raises(ElicitationError, match="no pending elicitation 'nope'"):
             provider.respond("nope", "decline")

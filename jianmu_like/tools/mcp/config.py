@@ -12,7 +12,6 @@ holding the secret itself.
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import os
 import re
@@ -24,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ...config import ConfigError
 from ...telemetry.redact import REDACTED, redact_text, redact_url
+from ...validation import describe_validation
 
 _PREFIX_RE = re.compile(r"^[a-zA-Z0-9_-]*$")
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -93,6 +93,9 @@ class MCPServerConfig(BaseModel):
     resources: bool = True
     """Offer the server's resources to the model through a `read_resource` tool (when the server
     has any); Python code can always read them (`MCPToolProvider.read_resource`)."""
+    max_output_chars: int | None = Field(None, ge=100)
+    """The most characters of one of this server's results the model reads (None: the agent's
+    limit); longer results are cut by their shape (`tools.truncation`)."""
 
     @field_validator("env", "headers", mode="before")
     @classmethod
@@ -231,22 +234,6 @@ def _expand_env(value: str, where: str) -> str:
     return _ENV_REF.sub(lookup, value)
 
 
-def _describe(exc: ValidationError, label: str) -> list[str]:
-    """pydantic errors re-worded without their inputs (which may be secrets)."""
-    fields = list(MCPServerConfig.model_fields)
-    problems: list[str] = []
-    for error in exc.errors(include_input=False, include_url=False):
-        key = ".".join(str(part) for part in error["loc"])
-        message = error["msg"].removeprefix("Value error, ")
-        if error["type"] == "extra_forbidden":
-            close = difflib.get_close_matches(key, fields, n=1)
-            message = f"unknown key (did you mean {close[0]!r}?)" if close else "unknown key"
-        elif error["type"] == "missing":
-            message = "required key is missing"
-        problems.append(f"{label}: {key}: {message}" if key else f"{label}: {message}")
-    return problems
-
-
 def parse_mcp_servers(data: Any) -> list[MCPServerConfig]:
     """Validate a `mcp_servers:` section: a list of entries, or a mapping name -> entry.
 
@@ -287,7 +274,10 @@ def parse_mcp_servers(data: Any) -> list[MCPServerConfig]:
         except MCPConfigError as exc:
             problems.extend(exc.problems)
         except ValidationError as exc:
-            problems.extend(_describe(exc, label))
+            # never quote an input: env and headers values may be secrets
+            problems.extend(
+                f"{label}: {line}" for line in describe_validation(exc, model=MCPServerConfig, inputs=False)
+            )
     seen: set[str] = set()
     for config in configs:
         if config.name in seen:

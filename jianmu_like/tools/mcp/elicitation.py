@@ -134,10 +134,13 @@ def _dump(schema: Any) -> dict[str, Any]:
 
 def _check_content(request: ElicitationRequest, content: dict[str, Any]) -> None:
     """Accepted content must match the requested schema: the server would reject it otherwise."""
-    import jsonschema
+    from ...json_schema import compile_schema, key_problems  # the one JSON-schema path
 
-    validator = jsonschema.Draft202012Validator(request.requested_schema)
-    problems = sorted(validator.iter_errors(content), key=lambda e: list(e.path))
+    try:
+        validator = compile_schema(request.requested_schema, known_keywords=False)
+    except ValueError as exc:
+        raise ElicitationError(f"elicitation {request.id!r} has an invalid schema: {exc}") from None
+    problems = key_problems(validator, content)
     if problems:
-        lines = "; ".join(f"{'.'.join(map(str, p.path)) or '(content)'}: {p.message}" for p in problems[:10])
+        lines = "; ".join(map(str, problems[:10]))
         raise ElicitationError(f"content for elicitation {request.id!r} does not match its schema: {lines}")

@@ -441,6 +441,7 @@ class MCPToolProvider:
                     effect_tags=config.effect_tags_for(spec.name),
                     idempotent=config.is_idempotent(spec.name),
                     timeout=backstop,
+                    max_output_chars=config.max_output_chars,
                 )
             except ValueError as exc:
                 logger.warning("MCP server %r: skipping tool %r: %s", self.name, spec.name, exc)
