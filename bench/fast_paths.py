@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from jianmu_like._speed import ITEMS, SETTING  # noqa: E402
+from jianmu_like._speed import ITEMS, SETTING
 
 HERE = Path(__file__).resolve().parent
 
