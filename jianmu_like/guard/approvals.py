@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, Field, model_validator
 
 from ..errors import JianmuError
+from ..json_schema import compile_schema, problems
 
 
 class ApprovalError(LookupError, JianmuError):
@@ -99,21 +100,20 @@ def check_edit(approval: Approval, decision: ApprovalDecision) -> None:
     validation at run time is the check."""
     if decision.arguments is None or not approval.parameters:
         return
-    from ..json_schema import compile_schema, key_problems  # the one JSON-schema path
-
-    try:
-        validator = compile_schema(approval.parameters, known_keywords=False)  # as the tool checks
+    try:  # the schema the tool declared (an MCP server's may carry keywords of its own)
+        validator = compile_schema(approval.parameters, known_keywords=False)
     except ValueError as exc:
         raise InvalidEdit(
-            f"tool {approval.tool!r} of approval {approval.id!r} has an invalid schema: {exc}"
+            f"tool {approval.tool!r}'s schema cannot check corrected arguments: {exc}"
         ) from None
-    properties = approval.parameters.get("properties")
-    known = list(properties) if isinstance(properties, dict) else []
-    problems = [str(p) for p in key_problems(validator, decision.arguments, noun="argument", known=known)]
-    if problems:
+    found = sorted(
+        f"{where.lstrip('.') or 'arguments'} {what}"
+        for where, what in problems(validator, decision.arguments)
+    )
+    if found:
         raise InvalidEdit(
             f"the corrected arguments for approval {approval.id!r} do not match tool "
-            f"{approval.tool!r}'s schema: " + "; ".join(problems)
+            f"{approval.tool!r}'s schema: " + "; ".join(found)
         )
 
 

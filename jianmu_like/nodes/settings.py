@@ -10,7 +10,7 @@ imports a preset. Unset fields take their value from `get_config()` at construct
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,7 +31,7 @@ class ModelCallConfig(BaseModel):
     top_p: float | None = Field(default_factory=lambda: get_config().llm.top_p)
     top_k: int | None = Field(default_factory=lambda: get_config().llm.top_k)
     timeout: float = Field(default_factory=lambda: get_config().llm.timeout, gt=0)
-    """Seconds for one model call attempt."""
+    """Seconds for one model call attempt (a streamed reply included)."""
     resilience: ResilienceConfig | None = None
     """Retries and fallback models; None keeps the ModelClient's own policy."""
     tool_choice: Any = None
@@ -53,3 +53,7 @@ class LLMNodeConfig(ModelCallConfig):
     """Replaces the default persona (ignored when a context_builder is given)."""
     include_tool_descriptions: bool = True
     """Also describe the tools in the system prompt (in addition to the function schemas)."""
+    on_truncated: Literal["continue", "end", "accept"] = Field(
+        default_factory=lambda: get_config().answers.on_truncated
+    )
+    """A final answer cut off by the length limit: see `AnswersConfig.on_truncated`."""
