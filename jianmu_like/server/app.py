@@ -28,6 +28,7 @@ from ..models.json_text import JSONTextError, loads_bounded
 from .console import console_routes
 from .errors import error_response, http_error, internal_error
 from .nodes import tree_json
+from .openai_compat import ChatCompletionRequest, OpenAIErrorShape, openai_routes
 from .runs import AgentFactory, NotFound, Retention, RunConflict, RunRegistry
 from .schemas import DecisionRequest, InjectRequest, RunRequest
 from .security import (
@@ -91,6 +92,7 @@ def create_app(
     run_ttl: float | None = 3600.0,
     allowed_hosts: Sequence[str] | None = None,
     max_body_bytes: int | None = None,
+    model_name: str | None = None,
 ) -> Starlette:
     """The ASGI app serving agents made by `agent_factory` (one per conversation: an `Agent`,
     or a `Conversation` of an `AgentTemplate` for cheap ones).
@@ -106,6 +108,9 @@ def create_app(
     request from a page of another origin (403) or without a JSON body (415), and a body over
     `max_body_bytes` (413), too. Both default to the `server` section of the configuration.
     A bad `allowed_hosts` entry is a ValueError naming it.
+
+    The agent is also a model of an OpenAI-compatible API (`/v1/chat/completions`,
+    `/v1/models`; see `openai_compat`) named `model_name` (default: its tree's root name).
     """
     settings = get_config().server
     rule = HostRule(settings.allowed_hosts if allowed_hosts is None else allowed_hosts)
@@ -171,6 +176,16 @@ def create_app(
             described.append(agent_factory())
         return JSONResponse({"tree": tree_json(_tree_of(described[0]))})
 
+    def served_model() -> str:
+        if model_name is not None:
+            return model_name
+        if not described:
+            described.append(agent_factory())
+        return str(_tree_of(described[0]).name)
+
+    async def chat_request(request: Request) -> ChatCompletionRequest:
+        return await _body(request, ChatCompletionRequest)
+
     async def healthz(_request: Request) -> Response:
         active = sum(1 for r in registry.runs.values() if not r.finished)
         return JSONResponse({"status": "ok", "runs": len(registry.runs), "active": active})
@@ -196,9 +211,10 @@ def create_app(
         detail = exc.detail if isinstance(exc, BadRequest) else []
         return error_response(422, str(exc), detail=detail)
 
-    # Outermost first: the Host before anything else, then (CORS answering its preflights) the
-    # origin and content type of a state change, then the body's size, then the token.
-    middleware: list[Middleware] = [Middleware(HostAllowList, rule=rule)]
+    # Outermost first: the OpenAI error shape of `/v1/` (over every refusal), the Host before
+    # anything else, then (CORS answering its preflights) the origin and content type of a
+    # state change, then the body's size, then the token.
+    middleware: list[Middleware] = [Middleware(OpenAIErrorShape), Middleware(HostAllowList, rule=rule)]
     if cors_origins:
         middleware.append(
             Middleware(
@@ -224,6 +240,7 @@ def create_app(
             Route("/api/approvals", list_approvals),
             Route("/api/approvals/{approval_id}", decide, methods=["POST"]),
             Route("/api/agent", agent_tree),
+            *openai_routes(registry, served_model, chat_request),
         ],
         middleware=middleware,
         exception_handlers={

@@ -23,7 +23,7 @@ import asyncio
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -34,7 +34,7 @@ from ..checkpoint.store import Checkpointer, CheckpointError
 from ..errors import JianmuError
 from ..guard.approvals import AlreadyDecided, ApprovalDecision, ApprovalError, verdict
 from ..guard.review import PendingApproval, ThreadSuspendedError, refuse_fresh_run, stored_decisions
-from ..models.messages import human
+from ..models.messages import Message, human
 from ..telemetry import events as ev
 from ..telemetry.events import Event
 from ..telemetry.redact import redact
@@ -252,15 +252,17 @@ class RunRecord:
         }
 
 
-def _restore(agent: Agent, thread_id: str) -> None:
-    """Continue a conversation saved in the agent's checkpoint store (by an earlier server)."""
+def _restore(agent: Agent, thread_id: str) -> bool:
+    """Continue a conversation saved in the agent's checkpoint store (by an earlier server);
+    whether there was one."""
     recorder = agent.recorder
     if recorder is None or recorder.checkpointer.load(thread_id) is None:
-        return
+        return False
     try:
         recorder.load(thread_id)
     except CheckpointError as exc:
         raise RunConflict(f"cannot continue thread {thread_id!r}: {exc}") from exc
+    return True
 
 
 class RunRegistry:
@@ -302,8 +304,12 @@ class RunRegistry:
                 raise NotFound(f"run {run_id!r} was evicted ({why}; {self.retention.describe()})") from None
             raise NotFound(f"no run {run_id!r}") from None
 
-    def start(self, question: str, thread_id: str | None = None) -> RunRecord:
-        """Start a run as a task; `thread_id` continues that conversation (or names a new one)."""
+    def start(
+        self, question: str, thread_id: str | None = None, *, history: Sequence[Message] = ()
+    ) -> RunRecord:
+        """Start a run as a task; `thread_id` continues that conversation (or names a new one).
+        `history` (messages before the question) starts a new conversation; a conversation the
+        server (or its store) already holds has its own, and `history` is not used."""
         if thread_id is not None and thread_id in self.active:
             busy = self.active[thread_id]
             if busy.status == "suspended" and busy.result is not None:
@@ -320,20 +326,22 @@ class RunRegistry:
         tid = thread_id or secrets.token_hex(8)
         agent = self.threads.get(tid)
         fresh = agent is None
+        restored = False
         if agent is None:
             agent = self.agent_factory()
         if thread_id is not None:
             self._refuse_suspended(agent, thread_id, close=fresh)
         if fresh:
             if thread_id is not None:
-                _restore(agent, thread_id)
+                restored = _restore(agent, thread_id)
                 self._refuse_lost_conversation(agent, thread_id)
             self.threads[tid] = agent
         record = RunRecord(secrets.token_hex(8), tid, agent, question)
         self.runs[record.run_id] = record
         self.active[tid] = record
         self._latest[tid] = record.run_id
-        offered: dict[str, Any] = {"task": question, "messages": [human(question)]}
+        earlier = list(history) if fresh and not restored else []
+        offered: dict[str, Any] = {"task": question, "messages": [*earlier, human(question)]}
         data = {key: value for key, value in offered.items() if agent.accepts(key)}
         if not data:
             raise RunConflict("this agent reads neither `task` nor `messages`: it cannot take a question")
