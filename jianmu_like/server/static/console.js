@@ -379,7 +379,7 @@
       case "approval": onApproval(view, data); break;
       case "inject": note(view, `follow-up ${data.status}: ${data.content}`, "inject"); break;
       case "phase": note(view, `phase ${data.phase}${data.status ? " " + data.status : ""}`); break;
-      case "compact": note(view, "context compacted"); break;
+      case "compact": note(view, `context compacted: ${data.original_messages} messages, ${data.kept_messages} kept`); break;
       case "done": onDone(view, data); break;
       default: break;
     }
