@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -199,6 +200,7 @@ class _Collector(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _CollectorHandler)
         self.requests: list[ExportTraceServiceRequest] = []
+        self.metrics: list[ExportMetricsServiceRequest] = []
 
 
 class _CollectorHandler(BaseHTTPRequestHandler):
@@ -206,9 +208,14 @@ class _CollectorHandler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
-        request = ExportTraceServiceRequest()
-        request.ParseFromString(body)
-        self.server.requests.append(request)
+        if self.path.endswith("/v1/metrics"):
+            metrics = ExportMetricsServiceRequest()
+            metrics.ParseFromString(body)
+            self.server.metrics.append(metrics)
+        else:
+            request = ExportTraceServiceRequest()
+            request.ParseFromString(body)
+            self.server.requests.append(request)
         self.send_response(200)
         self.send_header("Content-Type", "application/x-protobuf")
         self.send_header("Content-Length", "0")
@@ -274,6 +281,32 @@ def test_the_cli_otel_flag_exports_the_run_over_otlp(tmp_path: Path, collector: 
     service = {a.key: a.value.string_value for a in spans[0][0].resource.attributes}["service.name"]
     assert service == "calc-service"
     assert all(SECRET not in str(span) for _, span in spans)
+    port = int(srv.base_url.rsplit(":", 1)[1].split("/")[0])
+    for _, span in spans:
+        if span.name.startswith("chat "):
+            attrs = {a.key: a.value for a in span.attributes}
+            assert (
+                attrs["server.port"].int_value == port and attrs["server.address"].string_value == "127.0.0.1"
+            )
+            assert attrs["gen_ai.response.id"].string_value.startswith("chatcmpl-")
+    # The conventions' client metrics, exported over OTLP/HTTP too.
+    measured = {
+        metric.name: metric
+        for request in collector.metrics
+        for resource in request.resource_metrics
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+    }
+    duration = measured["gen_ai.client.operation.duration"]
+    assert duration.unit == "s" and sum(p.count for p in duration.histogram.data_points) == 2
+    usage = measured["gen_ai.client.token.usage"]
+    kinds = {
+        a.value.string_value
+        for p in usage.histogram.data_points
+        for a in p.attributes
+        if a.key == "gen_ai.token.type"
+    }
+    assert kinds == {"input", "output"}
 
 
 def test_the_otel_flag_names_the_extra_when_it_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
