@@ -162,6 +162,10 @@ def create_app(
         record = registry.inject(request.path_params["run_id"], body.content)
         return JSONResponse({"run_id": record.run_id, "queued": len(record.injects)}, status_code=202)
 
+    async def cancel_run(request: Request) -> Response:
+        record = registry.cancel(request.path_params["run_id"])
+        return JSONResponse({"run_id": record.run_id, "status": "cancelling"}, status_code=202)
+
     async def list_approvals(_request: Request) -> Response:
         return JSONResponse({"approvals": registry.approvals()})
 
@@ -237,6 +241,7 @@ def create_app(
             Route("/api/runs/{run_id}/events", run_events),
             Route("/api/runs/{run_id}/nodes", run_nodes),
             Route("/api/runs/{run_id}/inject", inject, methods=["POST"]),
+            Route("/api/runs/{run_id}/cancel", cancel_run, methods=["POST"]),
             Route("/api/approvals", list_approvals),
             Route("/api/approvals/{approval_id}", decide, methods=["POST"]),
             Route("/api/agent", agent_tree),

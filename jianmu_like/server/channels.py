@@ -76,7 +76,7 @@ class ChannelMapper:
                         "iteration",
                         "done",
                         tool_name=data.get("tool"),
-                        tool_args=self._tool_args.pop(str(call_id), None),
+                        tool_args=self._tool_args.pop(str(call_id), None) or data.get("arguments"),
                         call_id=call_id,
                         observation=None if failed else data.get("output"),
                         error=data.get("error") if failed else None,

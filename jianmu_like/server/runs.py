@@ -46,7 +46,7 @@ AgentFactory = Callable[[], Agent]
 _API_HINT = (
     "decide them first (POST /api/approvals/{id}; the run resumes by itself), or run on another thread"
 )
-RunStatus = Literal["running", "suspended", "success", "failure"]
+RunStatus = Literal["running", "suspended", "success", "failure", "cancelled"]
 _RUN_EDGES = (ev.RUN_STARTED, ev.RUN_RESUMED, ev.RUN_COMPLETED)
 
 
@@ -112,6 +112,8 @@ class RunRecord:
         self.decided: dict[str, ApprovalDecision] = {}
         """Every decision this run took (by approval id): a late second decider hears of it."""
         self.task: asyncio.Task[None] | None = None
+        self.cancelling = False
+        """A client asked to cancel the run (`cancel`): it ends as `cancelled`."""
         self._changed = asyncio.Event()
         self._unsubscribe: Callable[[], None] | None = None
 
@@ -122,7 +124,16 @@ class RunRecord:
 
     @property
     def finished(self) -> bool:
-        return self.status in ("success", "failure")
+        return self.status in ("success", "failure", "cancelled")
+
+    def cancel(self) -> None:
+        """End the run as `cancelled`: its tree is halted (running nodes terminated, their tasks
+        cancelled: no further model or tool call); the agent still saves its checkpoint and
+        reports the run's end. Before the run's task starts, it never starts the agent."""
+        self.cancelling = True
+        runner = getattr(self.agent, "runner", None)
+        if runner is not None:
+            runner.halt()  # a no-op unless the tree is running
 
     @property
     def store(self) -> Checkpointer | None:
@@ -185,7 +196,7 @@ class RunRecord:
         began = time.perf_counter()
         result: AgentResult | None = None
         try:
-            result = await start()
+            result = None if self.cancelling else await start()
         except Exception as exc:  # a run that raises still ends its stream, with the cause
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
@@ -201,6 +212,9 @@ class RunRecord:
         self._unsubscribe = None
         self.error = result.error if result is not None else self.error
         status: RunStatus = result.status if result is not None and result.status == "success" else "failure"
+        if self.cancelling and status != "success":  # an answer that came first stands
+            status = "cancelled"
+            self.error = "cancelled by a client (POST /api/runs/{run_id}/cancel)"
         messages = self.mapper.finish(
             answer=result.final_answer if result is not None else None,
             status=status,
@@ -378,6 +392,21 @@ class RunRegistry:
             raise finished from exc
         except ValueError as exc:
             raise RunConflict(f"run {run_id!r} takes no follow-ups: {exc}") from exc
+        return record
+
+    def cancel(self, run_id: str) -> RunRecord:
+        """Cancel a running run (`RunRecord.cancel`); a finished one, or one waiting for
+        approvals (deny them to end it), is a RunConflict saying so."""
+        record = self.get(run_id)
+        if record.finished:
+            raise RunConflict(f"run {run_id!r} has already finished ({record.status})")
+        if record.status == "suspended":
+            ids = ", ".join(record.waiting()) or "none"
+            raise RunConflict(
+                f"run {run_id!r} is not running: it waits for approvals ({ids}); deny them to end it "
+                '(POST /api/approvals/{id} {"decision": "deny", "reason": ...})'
+            )
+        record.cancel()
         return record
 
     def approvals(self) -> list[dict[str, Any]]:

@@ -185,6 +185,7 @@ class ToolCallFailed(Payload):
     call_id: str
     error: str
     denied: bool
+    arguments: dict[str, Any] | None = None
 
 
 class ApprovalRequested(Payload):

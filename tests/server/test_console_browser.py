@@ -174,3 +174,36 @@ def test_a_decision_from_the_command_line_reaches_the_console(
             expect(run.locator(".note.inject", has_text="by an operator")).to_have_count(1)
             expect(page.locator("#run-status")).to_have_attribute("data-status", "success")
     assert (tmp_path / "effects.log").read_text().splitlines() == ["delete /data/x"]
+
+
+def test_stop_cancels_a_run_and_deny_sends_a_reason_showing_the_refused_arguments(
+    page: Any, tmp_path: Path
+) -> None:
+    gate.clear()
+    try:
+        with live_server(console_app()) as url:
+            page.goto(url + "/")
+            expect(page.locator("#stop")).to_be_disabled()
+            run = ask(page, "wait slow")
+            expect(run.locator('.tool-card[data-tool="wait"] .state')).to_have_text("running")
+            expect(page.locator("#stop")).to_be_enabled()
+            page.click("#stop")
+            expect(page.locator("#run-status")).to_have_text("cancelled")
+            expect(page.locator("#usage .badge")).to_have_text("cancelled")
+            expect(run).to_contain_text("cancelled by a client")
+            expect(page.locator("#stop")).to_be_disabled()
+            expect(page.locator("#ask")).to_be_enabled()
+            page.screenshot(path=str(tmp_path / "stopped.png"))
+
+            run = ask(page, "delete notes.txt")
+            box = page.locator("#approval-list .approval")
+            box.locator("input.deny-reason").fill("keep my notes")
+            box.locator("button.deny").click()
+            card = run.locator('.tool-card[data-tool="delete_file"]')
+            expect(card.locator(".state")).to_have_text("denied")
+            expect(card.locator("pre.args")).to_contain_text('"path": "notes.txt"')
+            expect(card.locator("pre.error-text")).to_contain_text("keep my notes")
+            expect(run).to_contain_text("delete_file: denied: keep my notes")
+            page.screenshot(path=str(tmp_path / "denied.png"))
+    finally:
+        gate.set()

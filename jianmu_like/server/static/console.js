@@ -49,6 +49,7 @@
     $("ask").disabled = running;
     $("followup").disabled = !running;
     $("send-followup").disabled = !running;
+    $("stop").disabled = !running;
   }
 
   function scrollDown() {
@@ -286,6 +287,7 @@
         el("pre", null, pretty(item.arguments)),
       );
       const buttons = el("div", "buttons");
+      buttons.append(denyReason());
       const approve = el("button", "approve", "Approve");
       const deny = el("button", "deny", "Deny");
       approve.type = deny.type = "button";
@@ -303,12 +305,37 @@
   async function decide(item, decision, box) {
     for (const button of box.querySelectorAll("button")) button.disabled = true;
     try {
-      await api("POST", `/api/approvals/${encodeURIComponent(item.id)}`, { decision, thread_id: item.thread_id });
+      const body = { decision, thread_id: item.thread_id };
+      const reason = box.querySelector("input.deny-reason");
+      if (decision === "deny" && reason && reason.value.trim()) body.reason = reason.value.trim();
+      await api("POST", `/api/approvals/${encodeURIComponent(item.id)}`, body);
       box.remove();
       $("approvals").hidden = $("approval-list").children.length === 0;
     } catch (error) {
       for (const button of box.querySelectorAll("button")) button.disabled = false;
       showError(`could not ${decision}: ${error.message}`);
+    }
+  }
+
+  // Deny with a reason: it reaches the model as the refused call's observation.
+  function denyReason() {
+    const input = el("input", "deny-reason");
+    input.type = "text";
+    input.placeholder = "Reason (sent with Deny)";
+    input.setAttribute("aria-label", "reason for denying");
+    return input;
+  }
+
+  // Stop: the server halts the run (no further model or tool call); its `done` says cancelled.
+  async function stopRun() {
+    if (!state.running || !state.runId) return;
+    $("stop").disabled = true;
+    try {
+      await api("POST", `/api/runs/${encodeURIComponent(state.runId)}/cancel`, {});
+      setStatus("cancelling", "stopping…");
+    } catch (error) {
+      $("stop").disabled = !state.running;
+      showError(`could not stop the run: ${error.message}`);
     }
   }
 
@@ -342,7 +369,8 @@
           if (box.dataset.approvalId === item.id) box.remove();
         }
         const by = item.decided_by === "store" ? " (by an operator)" : "";
-        note(view, `${item.tool}: ${item.decision === "approve" ? "approved" : "denied"}${by}`, "inject");
+        const why = item.decision_reason ? `: ${item.decision_reason}` : "";
+        note(view, `${item.tool}: ${item.decision === "approve" ? "approved" : "denied"}${by}${why}`, "inject");
       }
       $("approvals").hidden = $("approval-list").children.length === 0;
     }
@@ -472,6 +500,7 @@
     $("inject-form").addEventListener("submit", sendFollowup);
     $("token-form").addEventListener("submit", useToken);
     $("new-thread").addEventListener("click", newConversation);
+    $("stop").addEventListener("click", stopRun);
     window.addEventListener("hashchange", () => {
       if (!/(?:^#|&)token=/.test(location.hash)) return;
       readToken();
