@@ -25,6 +25,7 @@ from ..agent import Agent
 from ..config import get_config
 from ..errors import JianmuError
 from ..models.json_text import JSONTextError, loads_bounded
+from .artifacts import artifact_response
 from .console import console_routes
 from .errors import error_response, http_error, internal_error
 from .nodes import tree_json
@@ -162,6 +163,11 @@ def create_app(
         record = registry.inject(request.path_params["run_id"], body.content)
         return JSONResponse({"run_id": record.run_id, "queued": len(record.injects)}, status_code=202)
 
+    async def get_artifact(request: Request) -> Response:
+        record = registry.get(request.path_params["run_id"])
+        download = request.query_params.get("download") not in (None, "", "0", "false")
+        return artifact_response(record, request.path_params["n"], download=download)
+
     async def cancel_run(request: Request) -> Response:
         record = registry.cancel(request.path_params["run_id"])
         return JSONResponse({"run_id": record.run_id, "status": "cancelling"}, status_code=202)
@@ -242,6 +248,7 @@ def create_app(
             Route("/api/runs/{run_id}/nodes", run_nodes),
             Route("/api/runs/{run_id}/inject", inject, methods=["POST"]),
             Route("/api/runs/{run_id}/cancel", cancel_run, methods=["POST"]),
+            Route("/api/runs/{run_id}/artifacts/{n}", get_artifact),
             Route("/api/approvals", list_approvals),
             Route("/api/approvals/{approval_id}", decide, methods=["POST"]),
             Route("/api/agent", agent_tree),

@@ -317,6 +317,50 @@
     }
   }
 
+  // ------------------------------------------------------------------ artifacts
+  // A document a tool made: fetched (with the token) from the server, then HTML in an iframe
+  // sandboxed without allow-same-origin or scripts (nothing in it reaches the console), images
+  // as images, text as text; each downloadable.
+  async function artifactPanel(view, data) {
+    const index = (view.artifacts = (view.artifacts || 0) + 1) - 1;
+    const artifact = data.artifact || {};
+    const name = artifact.name || `artifact ${index}`;
+    const type = (artifact.mime_type || "application/octet-stream").split(";")[0].trim().toLowerCase();
+    const panel = el("div", "artifact");
+    panel.dataset.name = name;
+    panel.append(el("div", "head", `${name} (${type}) from ${data.tool}`));
+    view.steps.append(panel);
+    try {
+      const path = `/api/runs/${encodeURIComponent(view.runId)}/artifacts/${index}`;
+      const response = await fetch(path, { headers: headers() });
+      if (!response.ok) {
+        const body = await response.json().catch(() => ({}));
+        throw new Error(body.error || `${response.status} ${response.statusText}`);
+      }
+      const blob = await response.blob();
+      if (type === "text/html") {
+        const frame = el("iframe", "artifact-frame");
+        frame.setAttribute("sandbox", "");
+        frame.title = name;
+        frame.srcdoc = await blob.text();
+        panel.append(frame);
+      } else if (type.startsWith("image/")) {
+        const image = el("img", "artifact-image");
+        image.alt = name;
+        image.src = URL.createObjectURL(blob);
+        panel.append(image);
+      } else if (type.startsWith("text/") || type === "application/json") {
+        panel.append(el("pre", "artifact-text", await blob.text()));
+      }
+      const link = el("a", "download", `Download ${name}`);
+      link.href = URL.createObjectURL(blob);
+      link.download = name;
+      panel.append(link);
+    } catch (error) {
+      panel.append(el("p", "error", `could not load ${name}: ${error.message}`));
+    }
+  }
+
   // Deny with a reason: it reaches the model as the refused call's observation.
   function denyReason() {
     const input = el("input", "deny-reason");
@@ -330,10 +374,13 @@
   async function stopRun() {
     if (!state.running || !state.runId) return;
     $("stop").disabled = true;
+    const badge = $("run-status");
+    const before = [badge.dataset.status, badge.textContent];
+    setStatus("cancelling", "stopping…"); // before the request: its `done` may come first
     try {
       await api("POST", `/api/runs/${encodeURIComponent(state.runId)}/cancel`, {});
-      setStatus("cancelling", "stopping…");
     } catch (error) {
+      if (state.running) setStatus(...before); // e.g. waiting for approval: deny instead
       $("stop").disabled = !state.running;
       showError(`could not stop the run: ${error.message}`);
     }
@@ -407,6 +454,7 @@
       case "approval": onApproval(view, data); break;
       case "inject": note(view, `follow-up ${data.status}: ${data.content}`, "inject"); break;
       case "phase": note(view, `phase ${data.phase}${data.status ? " " + data.status : ""}`); break;
+      case "artifact": artifactPanel(view, data); break;
       case "compact": note(view, `context compacted: ${data.original_messages} messages, ${data.kept_messages} kept`); break;
       case "done": onDone(view, data); break;
       default: break;
@@ -416,6 +464,7 @@
 
   function watch(runId, question) {
     const view = newRunView(question);
+    view.runId = runId;
     if (state.streams) state.streams.abort();
     const streams = (state.streams = new AbortController());
     state.runId = runId;
