@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 import py_trees
 from pydantic import BaseModel, ValidationError
@@ -30,7 +30,7 @@ from .console import console_routes
 from .errors import error_response, http_error, internal_error
 from .nodes import tree_json
 from .openai_compat import ChatCompletionRequest, OpenAIErrorShape, openai_routes
-from .runs import AgentFactory, NotFound, Retention, RunConflict, RunRegistry
+from .runs import AgentFactory, NotFound, Retention, RunConflict, RunRegistry, RunStatus, run_messages
 from .schemas import DecisionRequest, InjectRequest, RunRequest
 from .security import (
     BearerTokenMiddleware,
@@ -127,6 +127,22 @@ def create_app(
         body = await _body(request, RunRequest)
         record = registry.start(body.input, body.thread_id)
         return JSONResponse({"run_id": record.run_id, "thread_id": record.thread_id}, status_code=201)
+
+    async def list_runs(request: Request) -> Response:
+        status = request.query_params.get("status") or None
+        allowed = get_args(RunStatus)
+        if status is not None and status not in allowed:
+            raise BadRequest(
+                f"status must be one of {', '.join(allowed)}, got {status!r}",
+                [{"field": "status", "message": "unknown status"}],
+            )
+        return JSONResponse({"runs": registry.listing(status, request.query_params.get("thread_id") or None)})
+
+    async def get_messages(request: Request) -> Response:
+        record = registry.get(request.path_params["run_id"])
+        return JSONResponse(
+            {"run_id": record.run_id, "thread_id": record.thread_id, "messages": run_messages(record)}
+        )
 
     async def get_run(request: Request) -> Response:
         return JSONResponse(registry.get(request.path_params["run_id"]).summary())
@@ -243,11 +259,13 @@ def create_app(
             *console_routes(),
             Route("/healthz", healthz),
             Route("/api/runs", create_run, methods=["POST"]),
+            Route("/api/runs", list_runs, methods=["GET"]),
             Route("/api/runs/{run_id}", get_run),
             Route("/api/runs/{run_id}/events", run_events),
             Route("/api/runs/{run_id}/nodes", run_nodes),
             Route("/api/runs/{run_id}/inject", inject, methods=["POST"]),
             Route("/api/runs/{run_id}/cancel", cancel_run, methods=["POST"]),
+            Route("/api/runs/{run_id}/messages", get_messages),
             Route("/api/runs/{run_id}/artifacts/{n}", get_artifact),
             Route("/api/approvals", list_approvals),
             Route("/api/approvals/{approval_id}", decide, methods=["POST"]),

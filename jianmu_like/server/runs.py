@@ -266,6 +266,24 @@ class RunRecord:
         }
 
 
+def run_messages(record: RunRecord) -> list[dict[str, Any]]:
+    """The conversation's messages at the run's end or suspension (its output namespace's, as
+    the model received them), redacted like every event; a run still working is a RunConflict."""
+    result = record.result
+    if result is None or record.status == "running":
+        raise RunConflict(
+            f"run {record.run_id!r} is {record.status}: its messages are read when it finishes or "
+            f"waits for approvals (follow GET /api/runs/{record.run_id}/events meanwhile)"
+        )
+    state = result.state
+    if result.output_namespace is not None:
+        state = getattr(state, result.output_namespace, None)
+    messages = getattr(state, "messages", None)
+    if not isinstance(messages, list):
+        raise RunConflict(f"run {record.run_id!r}: this agent keeps no `messages` in its state")
+    return [redact(m.to_openai()) if hasattr(m, "to_openai") else redact(m) for m in messages]
+
+
 def _restore(agent: Agent, thread_id: str) -> bool:
     """Continue a conversation saved in the agent's checkpoint store (by an earlier server);
     whether there was one."""
@@ -408,6 +426,16 @@ class RunRegistry:
             )
         record.cancel()
         return record
+
+    def listing(self, status: str | None = None, thread_id: str | None = None) -> list[dict[str, Any]]:
+        """The summaries of the runs kept, oldest first, of `status` and `thread_id` if given."""
+        self.evict()
+        return [
+            record.summary()
+            for record in self.runs.values()
+            if (status is None or record.status == status)
+            and (thread_id is None or record.thread_id == thread_id)
+        ]
 
     def approvals(self) -> list[dict[str, Any]]:
         return [item for record in self.runs.values() for item in record.pending()]

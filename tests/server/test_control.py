@@ -114,3 +114,30 @@ def test_a_denied_call_shows_its_arguments_and_the_reason(http: httpx.Client) ->
     denied = [d for _, c, d in events if c == "step" and d.get("denied")]
     assert len(denied) == 1
     assert denied[0]["tool_args"] == {"path": "secret.txt"} and "keep that file" in denied[0]["error"]
+
+
+def test_runs_are_listed_by_status_and_thread_with_their_messages(http: httpx.Client) -> None:
+    first = http.post("/api/runs", json={"input": "wait a", "thread_id": "t-list"}).json()["run_id"]
+    gate.set()
+    assert read_events(http, first)[-1][2]["status"] == "success"
+    held = http.post("/api/runs", json={"input": "delete x"}).json()["run_id"]
+    wait_until(lambda: http.get(f"/api/runs/{held}").json()["status"] == "suspended", "the approval")
+
+    runs = http.get("/api/runs").json()["runs"]
+    assert [r["run_id"] for r in runs] == [first, held]
+    assert [r["run_id"] for r in http.get("/api/runs", params={"status": "suspended"}).json()["runs"]] == [
+        held
+    ]
+    by_thread = http.get("/api/runs", params={"thread_id": "t-list"}).json()["runs"]
+    assert [(r["run_id"], r["answer"]) for r in by_thread] == [(first, "result a released")]
+    bad = http.get("/api/runs", params={"status": "done"})
+    assert bad.status_code == 422 and "status must be one of running, suspended" in bad.json()["error"]
+
+    messages = http.get(f"/api/runs/{first}/messages").json()
+    assert messages["thread_id"] == "t-list"
+    roles = [(m["role"], m["content"]) for m in messages["messages"]]
+    assert roles[0] == ("user", "wait a") and roles[-1] == ("assistant", "result a released")
+    assert roles[1][0] == "assistant" and roles[2] == ("tool", "a released")
+    waiting = http.get(f"/api/runs/{held}/messages").json()["messages"]
+    assert waiting[-1]["tool_calls"][0]["function"]["name"] == "delete_file"
+    assert http.get("/api/runs/nope/messages").status_code == 404
