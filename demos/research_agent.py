@@ -7,7 +7,7 @@ tree's writer reads only that summary.
 
 The `search` tool looks in a small built-in corpus (no web access needed). `--scripted` runs the
 same tree against the built-in scripted server: its canned researcher tries a fourth search,
-which the cap refuses.
+which the cap refuses, and the research goes straight to the compress step.
 """
 
 from __future__ import annotations
@@ -87,8 +87,7 @@ def scripted_server() -> ScriptedOpenAIServer:
         [
             calls(call("search", query="Eiffel Tower built"), call("think", thought="Now the statue.")),
             calls(call("search", query="Statue of Liberty completed"), call("search", query="Paris")),
-            call("search", query="Liberty dedicated"),  # a fourth search: over the cap
-            "Eiffel Tower: 1887-1889 (example.org/eiffel); Statue of Liberty: 1886 (example.org/liberty).",
+            call("search", query="Liberty dedicated"),  # a fourth search: over the cap, research ends
             reply(
                 tool_calls=[
                     call(

@@ -10,7 +10,7 @@ import uuid
 import weakref
 from collections.abc import AsyncIterator, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import py_trees
 from py_trees.common import Status
@@ -18,8 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .bt.fault import NodeFault
 from .bt.node import walk
-from .bt.runner import ReactiveRunner, RunOutcome
+from .bt.runner import EndStatus, ReactiveRunner, RunOutcome
 from .checkpoint.contract import ClosableCheckpointer
+from .checkpoint.history import CheckpointInfo
 from .checkpoint.recorder import RunRecorder
 from .checkpoint.store import Checkpoint, Checkpointer, CheckpointError
 from .checkpoint.target import open_checkpointer
@@ -30,7 +31,7 @@ from .models.types import Usage
 from .nodes.interrupts import InterruptBox, InterruptGate
 from .presets.react_state import ReActState
 from .results import AgentOutcome, all_artifacts, read_key, total_usage, tree_outcomes
-from .state.contract import check_contract
+from .state.contract import check_contract, complete_schema
 from .state.inputs import InputError, TreeInputs
 from .state.manager import StateManager
 from .state.schema import StateKeys, schema_spec
@@ -39,8 +40,6 @@ from .telemetry.events import Event
 from .telemetry.hub import TelemetryHub, structlog_sink
 from .tools.artifact import Artifact
 from .tools.toolset import ToolSet
-
-AgentStatus = Literal["success", "failure", "suspended"]
 
 _LOOP_GONE = (
     "inject(): the agent's event loop is not running (stopped or closed), so the run can never "
@@ -53,7 +52,7 @@ class AgentResult(BaseModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    status: AgentStatus
+    status: EndStatus
     final_answer: str | None = None
     fallback_answer: str | None = None
     """When a ReAct run stopped without an answer (status "failure", termination reason
@@ -79,7 +78,8 @@ class AgentResult(BaseModel):
     pending_approvals: list[Approval] = Field(default_factory=list)
     """Tool calls waiting for a human (status "suspended"); decide with approve()/deny()."""
     thread_id: str | None = None
-    """The checkpoint thread of the run (with a checkpointer)."""
+    """The thread (conversation) of the run: its id in the checkpoint store, or without a
+    checkpointer the `thread_id` it was given (None: the agent's default thread)."""
     error: str | None = None
     """Why a failed run failed, e.g. "RuntimeError: kaput" or the model error's message."""
     fault: NodeFault | None = None
@@ -92,8 +92,12 @@ class AgentResult(BaseModel):
 class Agent:
     """Owns a tree, its StateManager, runner and telemetry hub.
 
-    Successive `run()` calls continue one conversation: persistent state (e.g. `messages`) is
-    kept, run-scoped Ephemeral fields are reset. `namespace` selects where the input is written
+    A thread is a conversation: successive `run()` calls on one `thread_id` continue it
+    (persistent state such as `messages` is kept, run-scoped Ephemeral fields are reset), and a
+    new thread id starts from the initial state. With a checkpointer the thread lives in the
+    store (every save a version: `history`, `state_at`, `run(..., from_checkpoint=seq)`);
+    without one the agent keeps one state per thread id in memory. `thread_id=None` is the
+    agent's default thread. `namespace` selects where the input is written
     and the result's keys are read (defaults to the root's namespace, so a namespaced ReAct root
     just works); `output_namespace` reads the result elsewhere (e.g. a pipeline's last agent).
 
@@ -126,8 +130,13 @@ class Agent:
         built from (`load_agent` sets it); checkpoints record it."""
         self.root = root
         self.source = source
+        given = state_schema
+        state_schema = complete_schema(given, root, ReActState)  # the preset's bookkeeping fields
         check_contract(state_schema, root)  # a schema that cannot hold the tree's keys fails here
+        if isinstance(initial_state, BaseModel) and not isinstance(initial_state, state_schema):
+            initial_state = dict(initial_state)  # the user's schema's instance, completed
         self.state_manager = StateManager(state_schema, initial_state)
+        self._init_threads(initial_state)
         self.keys = keys or StateKeys()
         self.namespace = namespace if namespace is not None else getattr(root, "namespace", None)
         self.output_namespace = output_namespace if output_namespace is not None else self.namespace
@@ -151,13 +160,90 @@ class Agent:
     def use_checkpointer(self, checkpointer: Checkpointer) -> None:
         """Save runs into `checkpointer` (after every tick that changed the state)."""
         if self.recorder is None or self.recorder.checkpointer is not checkpointer:
-            self.recorder = RunRecorder(self.root, self.state_manager, checkpointer, source=self.source)
+            self.recorder = RunRecorder(
+                self.root, self.state_manager, checkpointer, source=self.source, keys=self.keys
+            )
             self.runner.on_tick = self.recorder.on_tick
 
     @property
     def thread_id(self) -> str | None:
-        """The thread the current run is checkpointed under (None without a checkpointer)."""
-        return self.recorder.thread_id if self.recorder is not None else None
+        """The thread of the current (or last) run: the one checkpointed under, or without a
+        checkpointer the in-memory thread (None: the default one)."""
+        return self.recorder.thread_id if self.recorder is not None else self._current_thread
+
+    # ------------------------------------------------------------------ threads
+    def _init_threads(self, initial_state: BaseModel | Mapping[str, Any] | None) -> None:
+        self._initial_state = initial_state
+        self._current_thread: str | None = None
+        """The in-memory thread whose state the state manager holds (without a checkpointer)."""
+        self._parked: dict[str | None, BaseModel] = {}
+        """The states of the other in-memory threads, by thread id (None: the default one)."""
+        self._default_thread: str | None = None
+        """The store's thread id of `thread_id=None` (made at its first run)."""
+        self._ran = False
+        """Whether a run has used the state manager's state (before, it is the initial state:
+        the first thread run takes it as is, nothing to park)."""
+
+    def _fresh_state(self) -> BaseModel:
+        """The state a new thread starts from (the constructor's `initial_state`)."""
+        initial, schema = self._initial_state, self.state_manager.schema
+        if initial is None:
+            return schema()
+        if isinstance(initial, BaseModel):
+            return initial.model_copy(deep=True)
+        return schema.model_validate(initial)
+
+    def _switch_memory_thread(self, thread_id: str | None) -> None:
+        """Hold `thread_id`'s in-memory state (parking the current one)."""
+        if thread_id == self._current_thread:
+            return
+        if not self._ran and thread_id not in self._parked:
+            self._current_thread = thread_id  # the untouched initial state is the new thread's
+            return
+        sm = self.state_manager
+        self._parked[self._current_thread] = sm.state
+        parked = self._parked.pop(thread_id, None)
+        sm.state = parked if parked is not None else self._fresh_state()
+        sm.version += 1
+        self._current_thread = thread_id
+
+    def _thread_base(
+        self, recorder: RunRecorder, thread_id: str, newest: Checkpoint | None, from_checkpoint: int | None
+    ) -> tuple[Checkpoint | None, BaseModel | None]:
+        """(the version a run on `thread_id` continues, its state): None for the state when the
+        state manager already holds that version (this agent saved it last)."""
+        base = newest if from_checkpoint is None else recorder.fetch(thread_id, from_checkpoint)
+        if base is None:
+            return None, self._fresh_state()
+        if from_checkpoint is None and recorder.thread_id == thread_id and recorder.seq == base.seq:
+            return base, None
+        return base, recorder.state_of(base)
+
+    def _store(self, what: str) -> RunRecorder:
+        if self.recorder is None:
+            raise CheckpointError(
+                f"{what} needs a checkpointer (Agent(..., checkpointer=...): a SQLite path, a "
+                "postgresql:// URL or MemoryCheckpointer()): without one no versions are kept"
+            )
+        return self.recorder
+
+    def history(self, thread_id: str | None = None) -> list[CheckpointInfo]:
+        """The saved versions of `thread_id` (default: the current thread), newest first: seq,
+        parent_seq (a fork where it is not seq - 1), time, status, running node, rounds,
+        message count and pending approvals. [] for an unknown thread."""
+        recorder = self._store("history()")
+        tid = thread_id if thread_id is not None else recorder.thread_id
+        return [] if tid is None else recorder.checkpointer.history(tid)
+
+    def state_at(self, thread_id: str, seq: int) -> BaseModel:
+        """The state saved as version `seq` of `thread_id` (a CheckpointError names the kept
+        versions when it has no such version)."""
+        recorder = self._store("state_at()")
+        checkpoint = recorder.fetch(thread_id, seq)
+        if checkpoint is None:
+            known = ", ".join(recorder.checkpointer.threads()) or "none"
+            raise CheckpointError(f"no checkpoint for thread {thread_id!r} (threads: {known})")
+        return recorder.state_of(checkpoint)
 
     @property
     def state(self) -> BaseModel:
@@ -170,15 +256,20 @@ class Agent:
         max_ticks: int = 100_000,
         thread_id: str | None = None,
         checkpointer: Checkpointer | None = None,
+        from_checkpoint: int | None = None,
     ) -> AgentResult:
-        """Start a fresh run: reset run-scoped state, merge `input_data` through the reducers,
-        tick the tree until it finishes or suspends (waiting for approvals).
+        """Start a fresh run on the conversation `thread_id`: its state (persistent keys kept,
+        run-scoped ones reset), `input_data` merged through the reducers; tick the tree until
+        it finishes or suspends (waiting for approvals). An unknown thread starts from the
+        initial state; `thread_id=None` is the agent's default thread.
 
-        With a checkpointer (here or in the constructor) the run is saved under `thread_id`
-        (a new id when omitted) so `resume()` can continue it, in this process or another. The
-        run claims the thread: ThreadConflictError if another live process is running it, and
-        ThreadSuspendedError (naming them) if the thread is suspended waiting for approvals: a
-        new run would discard them, so decide them and `resume()` first.
+        With a checkpointer (here or in the constructor) the run continues the thread's newest
+        saved version, in this process or another, and saves new versions (never overwriting
+        one) so `resume()` can continue it; `from_checkpoint=seq` continues version `seq`
+        instead (a fork: the versions after it stay). The run claims the thread:
+        ThreadConflictError if another live process is running it, and ThreadSuspendedError
+        (naming them) if the thread is suspended waiting for approvals: a new run would discard
+        them, so decide them and `resume()` first.
 
         `input_data` keys go to the agent's namespace, `"<namespace>.<key>"` to that namespace;
         a key no node of the tree reads raises InputError before anything runs.
@@ -188,15 +279,29 @@ class Agent:
         if checkpointer is not None:
             self.use_checkpointer(checkpointer)
         recorder = self.recorder
-        tid = thread_id or uuid.uuid4().hex
         self._conversation = thread_id
+        base: Checkpoint | None = None
+        state: BaseModel | None = None
         if recorder is not None:  # before anything changes: a refused run leaves the agent as it was
+            if thread_id is None:
+                self._default_thread = self._default_thread or uuid.uuid4().hex
+            tid = thread_id or self._default_thread or ""
             store, keys = recorder.checkpointer, self.keys
 
             def refuse(previous: Checkpoint | None) -> None:
                 refuse_fresh_run(store, previous, keys=keys)
 
-            refuse(store.load(tid))
+            newest = store.load(tid)
+            refuse(newest)
+            base, state = self._thread_base(recorder, tid, newest, from_checkpoint)
+        elif from_checkpoint is not None:
+            self._store("run(from_checkpoint=...)")
+        if state is not None:
+            sm.state = state
+            sm.version += 1
+        elif recorder is None:
+            self._switch_memory_thread(thread_id)
+        self._ran = True
         if self.root.status != Status.INVALID:
             self.root.stop(Status.INVALID)
         self._drop_interrupts()  # follow-ups of an abandoned suspended run
@@ -204,7 +309,8 @@ class Agent:
         for namespace, values in routed.items():
             sm.update(values, namespace)
         if recorder is not None:
-            recorder.start(tid, refuse=refuse)  # checked again on what the claim rests on
+            # checked again on what the claim rests on
+            recorder.start(tid, refuse=refuse, parent=base.seq if base is not None else None)
         try:
             return await self._drive(max_ticks, event=ev.RUN_STARTED)
         finally:
@@ -590,8 +696,8 @@ class Agent:
         status, ticks, fault = outcome.status, outcome.ticks, outcome.fault
         agents = tree_outcomes(sm, keys, TreeInputs.of(self.root, schema_spec(sm.schema)).namespaces)
         termination = _read(sm, keys.termination, ns, None)
-        if status == "max_ticks":
-            agent_status: AgentStatus = "failure"
+        if outcome.max_ticks_reached:
+            agent_status: EndStatus = "failure"
             error: str | None = f"stopped after max_ticks={ticks} ticks"
         elif fault is not None:
             agent_status, error = "failure", fault.error

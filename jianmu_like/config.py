@@ -8,11 +8,12 @@ variables named `JIANMU__SECTION__KEY` (e.g. `JIANMU__LLM__TEMPERATURE=0.2`) ove
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, ValidationInfo, field_validator
 
 from .agentfile.yaml_source import SourceError, YamlDocument, describe_errors, in_line_order, load_yaml
 from .hostnames import parse_authority
@@ -31,6 +32,12 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+ToolProtocol = Literal["native", "json", "text", "auto"]
+"""How tools reach a model: native function calling, `json` or `text` (described in the prompt,
+for servers without function calling), `auto` (native, JSON when the server rejects tools).
+Declared once here (the configuration's vocabulary); `models.tool_protocol` implements it."""
+
+
 class ModelsConfig(_Section):
     default: str = "gpt-4o-mini"
     """Model used when nothing more specific is configured."""
@@ -38,7 +45,7 @@ class ModelsConfig(_Section):
     """Model for ReAct agents; falls back to `default`."""
     local_backend: Literal["xllamacpp", "llama_cpp_python"] = "xllamacpp"
     """llama.cpp binding of the embedded local model (`local/<name>`); see models/local_backends."""
-    tool_protocol: Literal["native", "json", "text", "auto"] = "native"
+    tool_protocol: ToolProtocol = "native"
     """How tools reach OpenAI-compatible models: native function calling, `json` or `text` (in
     the prompt, for servers without it), or `auto` (native, JSON when the server rejects tools)."""
 
@@ -57,15 +64,57 @@ class LLMConfig(_Section):
 
 class LimitsConfig(_Section):
     max_iterations: int = Field(10, gt=0)
-    max_rounds: int = Field(10, gt=0)
     max_tool_failures: int | None = Field(3, gt=0)
     """A ReAct run stops (termination `tool_failures`) after this many failed tool calls in a
     row; None: never."""
+    max_rounds: None = Field(None, exclude=True, repr=False)
+    """Removed: nothing read it (a round is one model call, which `max_iterations` caps); a file
+    that still sets it gets an error saying so rather than a setting that does nothing."""
+
+    @field_validator("max_rounds", mode="before")
+    @classmethod
+    def _removed(cls, value: Any) -> None:
+        if value is not None:
+            raise ValueError(
+                "max_rounds was removed (it never limited anything): each ReAct iteration is one "
+                "model round, so limits.max_iterations caps both; delete the key"
+            )
+        return None
+
+
+NON_ANSWERS: tuple[str, ...] = (
+    "I don't know",
+    "I do not know",
+    "I dont know",
+    "don't know",
+    "no idea",
+    "I have no idea",
+    "我不知道",
+    "不知道",
+    "不清楚",
+    "我不清楚",
+    "Ich weiß nicht",
+    "Ich weiss nicht",
+    "Weiß ich nicht",
+    "keine Ahnung",
+    "Je ne sais pas",
+    "No lo sé",
+    "No sé",
+    "Non lo so",
+    "Não sei",
+    "わかりません",
+    "分かりません",
+    "知りません",
+    "모르겠습니다",
+    "Не знаю",
+)
+"""A bare "I don't know" in the languages users most often ask in (the default list)."""
 
 
 class AnswerCheckConfig(_Section):
-    """The answer-quality check of a ReAct loop: a final answer that is empty, too short, or a
-    repeat of an earlier answer of the conversation is re-asked with a corrective message."""
+    """The answer-quality check of a ReAct loop: a final answer that is empty, too short, a bare
+    "I don't know", or a repeat of an earlier answer of the conversation is re-asked with a
+    corrective message."""
 
     enabled: bool = True
     min_chars: int = Field(1, ge=1)
@@ -75,6 +124,9 @@ class AnswerCheckConfig(_Section):
     20 characters, like "4" or "yes", may legitimately repeat and are never rejected as such)."""
     retries: int = Field(1, ge=0)
     """How often one run re-asks; after that the answer is accepted as it is."""
+    non_answers: list[str] = Field(default_factory=lambda: list(NON_ANSWERS))
+    """Answers that only say the model does not know (compared without case, spaces and final
+    punctuation): re-asked once so the model uses its tools. `[]` turns this off."""
 
 
 class AnswersConfig(_Section):
@@ -217,6 +269,26 @@ class ServerConfig(_Section):
         return hosts
 
 
+class CheckpointsConfig(_Section):
+    """Checkpoint stores (`Agent(checkpointer=...)`, `--checkpoint`)."""
+
+    keep: int | Literal["all"] = "all"
+    """Versions kept per thread: "all", or the newest N (older ones are deleted as new ones are
+    saved; `history`, `state_at` and `from_checkpoint` reach only the kept ones)."""
+
+    @field_validator("keep")
+    @classmethod
+    def _keep(cls, value: int | str) -> int | str:
+        if isinstance(value, int) and value < 1:
+            raise ValueError("keep must be at least 1 (the newest version), or 'all'")
+        return value
+
+    @property
+    def keep_versions(self) -> int | None:
+        """`keep` as a number of versions, None for all."""
+        return self.keep if isinstance(self.keep, int) else None
+
+
 class JianmuConfig(_Section):
     models: ModelsConfig = Field(default_factory=ModelsConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
@@ -230,6 +302,7 @@ class JianmuConfig(_Section):
     agents: AgentsConfig = Field(default_factory=AgentsConfig)
     telemetry: TelemetryConfig = Field(default_factory=TelemetryConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
+    checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
 
 
 _ENV_PREFIX = "JIANMU__"
@@ -403,9 +476,15 @@ class ReActConfig(BaseModel):
     """Default seconds per tool call (a Tool's own `timeout` wins)."""
     max_output_chars: int = Field(8000, ge=100)
     """Tool outputs longer than this are cut, with a note telling the model so."""
+    reflect_after: int | None = Field(None, ge=1)
+    """After every N tool calls of a run, one call asks the model whether its chain is
+    consistent; the verdict becomes an observation (`nodes.reflection`). None: off."""
+    breakpoint_every: int | None = Field(None, ge=1)
+    """A human breakpoint: the tool calls of every N-th model round wait for approval, like a
+    guard's `require_approval` (the run suspends; approve or deny, then resume). None: off."""
     include_tool_descriptions: bool = True
     """Also describe the tools in the system prompt (in addition to the function schemas)."""
-    tool_protocol: Literal["native", "json", "text", "auto"] | None = None
+    tool_protocol: ToolProtocol | None = None
     """How this agent's tools reach the model (see `ModelClient`); None keeps the client's."""
     max_tool_failures: int | None = Field(default_factory=lambda: get_config().limits.max_tool_failures, gt=0)
     """Stop (termination `tool_failures`) after this many failed tool calls in a row; None: never."""
@@ -428,12 +507,20 @@ class ReActConfig(BaseModel):
     run (`<name>.SelectTools`); `ToolSelectionConfig(enabled=False)` or `False` turns it off."""
     keys: StateKeys = Field(default_factory=StateKeys)
 
-    @field_validator("context", mode="before")
+    @field_validator("context", "answer_check", "tool_selection", mode="before")
     @classmethod
-    def _context_switch(cls, value: Any) -> Any:
-        return {**get_config().context.model_dump(), "enabled": value} if isinstance(value, bool) else value
+    def _switch(cls, value: Any, info: ValidationInfo) -> Any:
+        """`True`/`False` switch the configured section on or off and keep its other values (a
+        `min_chars` or `threshold` from jianmu.yaml is not reset to the class default)."""
+        if not isinstance(value, bool):
+            return value
+        configured = _SWITCHED_SECTIONS[str(info.field_name)](get_config())
+        return {**configured.model_dump(), "enabled": value}
 
-    @field_validator("answer_check", "tool_selection", mode="before")
-    @classmethod
-    def _switch(cls, value: Any) -> Any:
-        return {"enabled": value} if isinstance(value, bool) else value
+
+_SWITCHED_SECTIONS: dict[str, Callable[[JianmuConfig], BaseModel]] = {
+    "context": lambda config: config.context,
+    "answer_check": lambda config: config.answers.check,
+    "tool_selection": lambda config: config.tools.selection,
+}
+"""The configured section behind each `True`/`False` shorthand of `ReActConfig`."""

@@ -18,6 +18,7 @@ The hierarchy (tests/test_errors.py checks this drawing against the classes):
         DecisionConflictError
         ThreadConflictError
         ThreadSuspendedError
+        UnknownThreadError
       ConversationError (RuntimeError)
       ExecutorInUseError (RuntimeError)
       GuardConfigError (ValueError)
@@ -41,6 +42,7 @@ The hierarchy (tests/test_errors.py checks this drawing against the classes):
       StateError (KeyError)
       StructuredOutputError (ValueError)
       ToolError
+        ElicitationError (ValueError)
         MCPServerError
           MCPConnectError
           MCPServerCrashedError
@@ -75,6 +77,7 @@ _EXPORTS = {
     ".bt.fault": ("NodeFailed",),
     ".bt.progress": ("TreeMismatchError",),
     ".checkpoint.contract": ("CheckpointError", "DecisionConflictError", "ThreadConflictError"),
+    ".checkpoint.threads": ("UnknownThreadError",),
     ".config": ("ConfigError",),
     ".durable.fingerprint": ("AgentChangedError",),
     ".durable.liveness": ("ExecutorInUseError",),
@@ -86,7 +89,7 @@ _EXPORTS = {
     ".models.errors": ("ModelCallFailed", "ModelError"),
     ".models.json_text": ("JSONTextError",),
     ".models.local_provider": ("LocalModelUnavailable",),
-    ".models.schema_refs": ("RefOutsideDocument",),
+    ".schema_refs": ("RefOutsideDocument",),
     ".models.structured": ("StructuredOutputError",),
     ".models.weights": ("WeightsError",),
     ".server.security": ("InsecureBindError",),
@@ -106,6 +109,7 @@ _EXPORTS = {
         "UnknownToolError",
     ),
     ".tools.mcp.config": ("MCPConfigError",),
+    ".tools.mcp.elicitation": ("ElicitationError",),
     ".tools.mcp.content": (
         "MCPConnectError",
         "MCPServerCrashedError",
@@ -131,6 +135,7 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .checkpoint.contract import CheckpointError as CheckpointError
     from .checkpoint.contract import DecisionConflictError as DecisionConflictError
     from .checkpoint.contract import ThreadConflictError as ThreadConflictError
+    from .checkpoint.threads import UnknownThreadError as UnknownThreadError
     from .config import ConfigError as ConfigError
     from .durable.fingerprint import AgentChangedError as AgentChangedError
     from .durable.liveness import ExecutorInUseError as ExecutorInUseError
@@ -144,9 +149,9 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .models.errors import ModelError as ModelError
     from .models.json_text import JSONTextError as JSONTextError
     from .models.local_provider import LocalModelUnavailable as LocalModelUnavailable
-    from .models.schema_refs import RefOutsideDocument as RefOutsideDocument
     from .models.structured import StructuredOutputError as StructuredOutputError
     from .models.weights import WeightsError as WeightsError
+    from .schema_refs import RefOutsideDocument as RefOutsideDocument
     from .server.security import InsecureBindError as InsecureBindError
     from .state.contract import StateContractError as StateContractError
     from .state.inputs import InputError as InputError
@@ -168,3 +173,4 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .tools.mcp.content import MCPServerError as MCPServerError
     from .tools.mcp.content import MCPTimeoutError as MCPTimeoutError
     from .tools.mcp.content import MCPToolError as MCPToolError
+    from .tools.mcp.elicitation import ElicitationError as ElicitationError

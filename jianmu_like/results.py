@@ -12,12 +12,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .bt.runner import EndStatus
 from .models.types import Usage
 from .state.manager import StateManager
 from .state.schema import StateKeys
 from .tools.artifact import Artifact
 
-OutcomeStatus = Literal["success", "failure", "suspended", "not_finished"]
+OutcomeStatus = EndStatus | Literal["not_finished"]
+"""A namespace's status: how its run ended (`bt.runner.RunStatus`'s words), or `not_finished`."""
 
 
 class AgentOutcome(BaseModel):

@@ -24,7 +24,7 @@ def fresh_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[No
 
 def test_defaults() -> None:
     config = load_config()
-    assert config.limits.max_iterations == 10 and config.limits.max_rounds == 10
+    assert config.limits.max_iterations == 10
     assert config.llm.temperature == 0.0 and config.llm.max_budget_tokens is None
 
 
@@ -67,6 +67,10 @@ def test_explicit_path_via_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         ("limits:\n  max_iterations: 0\n", r"jianmu\.yaml:2: limits\.max_iterations: .*greater than 0"),
         ("- a\n- b\n", r"jianmu\.yaml:1: top level must be a mapping"),
         ("lims:\n  x: 1\n", r"jianmu\.yaml:1: lims: unknown key \(did you mean 'limits'\?\)"),
+        (
+            "limits:\n  max_rounds: 10\n",
+            r"jianmu\.yaml:2: limits\.max_rounds: .*was removed .*limits\.max_iterations caps both",
+        ),
     ],
 )
 def test_errors_name_file_and_key(tmp_path: Path, text: str, expected: str) -> None:
@@ -114,3 +118,25 @@ def test_reference_file_documents_every_key_with_its_default() -> None:
     documented = load_yaml(reference).lines
     for key in _flatten(JianmuConfig().model_dump(by_alias=True)):
         assert tuple(key.split(".")) in documented, f"{key} is not documented in configs/jianmu.yaml"
+
+
+@pytest.mark.parametrize(
+    ("field", "section", "key", "value"),
+    [
+        ("answer_check", "answers:\n  check:\n", "min_chars", 25),
+        ("tool_selection", "tools:\n  selection:\n", "threshold", 3),
+        ("context", "context:\n", "reserve_tokens", 300),
+    ],
+)
+def test_true_shorthands_keep_the_configured_values(
+    tmp_path: Path, field: str, section: str, key: str, value: int
+) -> None:
+    """`answer_check: true` (like `context: true`) switches the configured section on; it does not
+    reset the section's other values to the class defaults."""
+    indent = "    " if section.count("\n") == 2 else "  "
+    (tmp_path / "jianmu.yaml").write_text(f"{section}{indent}enabled: false\n{indent}{key}: {value}\n")
+    get_config(reload=True)
+    switched_on = getattr(ReActConfig(**{field: True}), field)
+    assert switched_on.enabled is True and getattr(switched_on, key) == value
+    assert getattr(ReActConfig(**{field: False}), field).enabled is False
+    assert getattr(ReActConfig(), field).enabled is False  # the configured default stays off

@@ -91,7 +91,7 @@ def test_tree_errors(tmp_path: Path) -> None:
         "      - preset: {path: missing.yaml}\n",
     )
     problems = problems_of(path)
-    assert any(":5: tree.sequence.children.0: " in p and "exactly one of" in p for p in problems)
+    assert any(":5: tree.sequence.children[0]: " in p and "exactly one of" in p for p in problems)
     path.write_text("kind: tree\ntree:\n  sequence:\n    children:\n      - preset: {path: missing.yaml}\n")
     [problem] = problems_of(path)
     assert problem.startswith(f"{path}:5: preset: no such file ") and problem.endswith("missing.yaml")

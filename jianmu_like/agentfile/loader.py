@@ -32,26 +32,15 @@ from ..guard.policies import unknown_tool
 from ..models.client import ModelClient
 from ..names import did_you_mean
 from ..nodes.message import MessageNode
-from ..presets.plan_execute import create_plan_execute_node
-from ..presets.react import create_react_node
-from ..presets.research import create_research_node
-from ..presets.supervisor import SupervisorConfig, create_supervisor_node
 from ..state.contract import StateContract, declare
 from ..tools.base import Tool
-from ..tools.builtin import builtin_tools, think
+from ..tools.builtin import builtin_tools
 from ..tools.provider import ToolProvider
 from . import wiring
+from .kinds import AGENT_KINDS, FILE_KINDS, AgentKind
 from .modules import ModulePolicy
-from .spec import (
-    AgentFileSpec,
-    ModelSpec,
-    PlanOptions,
-    PresetRefSpec,
-    ReActSpec,
-    ResearchOptions,
-    SupervisorOptions,
-    TreeNodeSpec,
-)
+from .shipped import SHIPPED_DIR
+from .spec import AgentFileSpec, ModelSpec, PresetRefSpec, ReActSpec, TreeNodeSpec
 from .yaml_source import (
     Loc,
     SourceError,
@@ -63,16 +52,6 @@ from .yaml_source import (
 )
 
 ClientFactory = Callable[[ModelSpec | None], ModelClient]
-
-SHIPPED_PRESETS = (
-    Path(__file__).resolve().parent.parent.parent / "presets",
-    Path(__file__).resolve().parent.parent / "presets",
-)
-"""The shipped agent files (a checkout's `presets/`) and the package's own presets."""
-
-
-AGENT_NODE_KINDS = ("react", "supervisor", "plan_execute", "research")
-"""Tree node kinds that are one agent (the ReAct fields, checked alike)."""
 
 
 class AgentFileError(SourceError):
@@ -105,7 +84,7 @@ def _agent_nodes(node: TreeNodeSpec, loc: Loc) -> list[tuple[Loc, str, ReActSpec
     kind = node.kind
     body: Any = getattr(node, kind)
     here = (*loc, kind)
-    found: list[tuple[Loc, str, ReActSpec]] = [(here, kind, body)] if kind in AGENT_NODE_KINDS else []
+    found: list[tuple[Loc, str, ReActSpec]] = [(here, kind, body)] if kind in AGENT_KINDS else []
     for index, child in enumerate(getattr(body, "children", None) or []):
         found.extend(_agent_nodes(child, (*here, "children", index)))
     if kind == "loop":
@@ -150,6 +129,7 @@ def _client_for(spec: ModelSpec | None) -> ModelClient:
         tool_protocol=spec.tool_protocol,
         supports_tools=spec.supports_tools,
         context_window=spec.context_window,
+        supports_json_mode=spec.supports_json_mode,
     )
 
 
@@ -190,7 +170,8 @@ class _Builder:
             return None
         if referenced_at is not None and not _looks_like_agent_file(doc.data):
             self.problems.append(
-                f"{referenced_at}: preset: {file} is not an agent file (a mapping with kind: react or tree)"
+                f"{referenced_at}: preset: {file} is not an agent file "
+                f"(a mapping with kind: {', '.join(FILE_KINDS)})"
             )
             return None
         self.docs[file] = doc
@@ -204,6 +185,7 @@ class _Builder:
             self.problems.extend(describe_errors(exc, where=doc.where, model=AgentFileSpec))
             return None
         self.specs[file] = spec
+        self._check_sections(file, spec)
         self._check_react(file, spec, ())
         self._check_unsupported(file, spec.kind, spec, ())
         if spec.tree is not None:
@@ -241,8 +223,7 @@ class _Builder:
                     names.add(resolve_tool(reference, self._policy(file)).name)
                 except ValueError:
                     return None
-            if kind == "research":
-                names.add(think.name)
+            names.update(AGENT_KINDS[kind].implicit_tools)
         return names
 
     def check(self, file: Path) -> AgentFileSpec:
@@ -281,7 +262,7 @@ class _Builder:
     def _preset_target(self, file: Path, ref: PresetRefSpec) -> Path | None:
         """The real path of a referenced agent file if it lies where presets may be read."""
         target = _real(file.parent / ref.path)
-        allowed = (*self._roots, _real(file.parent), *map(_real, SHIPPED_PRESETS), *self.preset_roots)
+        allowed = (*self._roots, _real(file.parent), _real(SHIPPED_DIR), *self.preset_roots)
         return target if any(target.is_relative_to(root) for root in allowed) else None
 
     def _where(self, file: Path, loc: Loc) -> str:
@@ -290,11 +271,19 @@ class _Builder:
 
     def _check_react(self, file: Path, spec: ReActSpec, loc: Loc) -> None:
         policy = self._policy(file)
+        names: list[str] = []
         for index, name in enumerate(spec.tools):
             try:
-                resolve_tool(name, policy)
+                names.append(resolve_tool(name, policy).name)
             except ValueError as exc:
                 self.problems.append(f"{self._where(file, (*loc, 'tools', index))}: tools[{index}]: {exc}")
+        for name in spec.tool_output_chars:
+            if name not in names and len(names) == len(spec.tools):
+                where = self._where(file, (*loc, "tool_output_chars", name))
+                self.problems.append(
+                    f"{where}: tool_output_chars: {name!r} is not one of this agent's tools "
+                    f"({', '.join(names) or 'none'}; an MCP server takes max_output_chars in its entry)"
+                )
         if spec.guard is not None:
             self._check_guard(file, spec.guard, loc)
         if spec.output_schema is not None:
@@ -322,15 +311,24 @@ class _Builder:
         except ValueError as exc:
             self.problems.append(f"{self._where(file, (*loc, 'guard'))}: guard: {exc}")
 
+    def _check_sections(self, file: Path, spec: AgentFileSpec) -> None:
+        """A kind's options section (`supervisor:`, `plan:`, `research:`) in a file of another kind
+        would be ignored: an error at its line."""
+        for kind in AGENT_KINDS.values():
+            if (
+                kind.section is not None
+                and kind.name != spec.kind
+                and getattr(spec, kind.section) is not None
+            ):
+                where = self._where(file, (kind.section,))
+                self.problems.append(
+                    f"{where}: {kind.section}: `{kind.section}:` is only for kind: {kind.name}"
+                )
+
     def _check_unsupported(self, file: Path, kind: str, spec: ReActSpec, loc: Loc) -> None:
-        """Keys of a ReAct agent that the supervisor, plan-and-execute and research presets do not
-        take (the planner and the supervisor need every tool name before the run)."""
-        unsupported = {
-            "supervisor": ("mcp_servers", "output_schema"),
-            "plan_execute": ("mcp_servers", "output_schema"),
-            "research": ("output_schema",),
-        }
-        for key in unsupported.get(kind, ()):
+        """Keys of a ReAct agent that the kind does not take (`AgentKind.unsupported`)."""
+        found = AGENT_KINDS.get(kind)
+        for key in found.unsupported if found is not None else ():
             if getattr(spec, key):
                 self.problems.append(
                     f"{self._where(file, (*loc, key))}: {key}: not supported by {kind} agents"
@@ -340,7 +338,7 @@ class _Builder:
         kind = node.kind
         body: Any = getattr(node, kind)
         here = (*loc, kind)
-        if kind in AGENT_NODE_KINDS:
+        if kind in AGENT_KINDS:
             self._check_react(file, body, here)
             self._check_unsupported(file, kind, body, here)
         elif kind == "preset":
@@ -368,15 +366,15 @@ class _Builder:
 
     # ------------------------------------------------------------------ building
     def build_root(self, file: Path, spec: AgentFileSpec) -> py_trees.behaviour.Behaviour:
-        if spec.kind == "supervisor":
-            return self._supervisor(file, spec, spec.supervisor or SupervisorOptions(), defaults=None)
-        if spec.kind == "plan_execute":
-            return self._plan_execute(file, spec, spec.plan or PlanOptions(), defaults=None)
-        if spec.kind == "research":
-            return self._research(file, spec, spec.research or ResearchOptions(), defaults=None)
-        if spec.kind == "react" or spec.tree is None:
-            return self._react(file, spec, defaults=None)
-        return self._node(file, spec.tree, spec, "root")
+        if spec.kind == "tree" and spec.tree is not None:
+            return self._node(file, spec.tree, spec, "root")
+        return self._agent(file, spec, AGENT_KINDS[spec.kind], defaults=None)
+
+    def _agent(
+        self, file: Path, spec: ReActSpec, kind: AgentKind, defaults: ReActSpec | None
+    ) -> py_trees.behaviour.Behaviour:
+        """An agent of `kind` (a whole file, or a tree node with the file's settings as defaults)."""
+        return kind.build(self._react_args(file, spec, defaults), spec, kind.options_of(spec))
 
     def _node(
         self, file: Path, node: TreeNodeSpec, defaults: ReActSpec, fallback_name: str
@@ -406,27 +404,16 @@ class _Builder:
             return condition
         if kind == "message":
             return MessageNode(name, body.content, namespace=body.namespace, role=body.role)
-        if kind == "react":
-            return self._with_input(self._react(file, body, defaults), body.input, body.namespace)
-        if kind == "supervisor":
-            built = self._supervisor(file, body, body.supervisor, defaults)
-            return self._with_input(built, body.input, body.namespace or "supervisor")
-        if kind == "plan_execute":
-            built = self._plan_execute(file, body, body.plan, defaults)
-            return self._with_input(built, body.input, body.namespace)
-        if kind == "research":
-            built = self._research(file, body, body.research, defaults)
-            return self._with_input(built, body.input, body.namespace)
+        agent = AGENT_KINDS.get(kind)
+        if agent is not None:
+            built = self._agent(file, body, agent, defaults)
+            return self._with_input(built, body.input, body.namespace or agent.namespace)
         target = self._preset_target(file, body)
         assert target is not None
         referenced = self.specs[target]
         overrides = {k: v for k, v in (("name", body.name), ("namespace", body.namespace)) if v is not None}
-        react = referenced.model_copy(update=overrides)
-        if referenced.kind == "react":
-            root = self._react(target, react, defaults=None)
-        else:
-            root = self.build_root(target, react)
-        return self._with_input(root, body.input, react.namespace)
+        root = self.build_root(target, referenced.model_copy(update=overrides))
+        return self._with_input(root, body.input, wiring.preset_namespace(body, referenced))
 
     def _with_input(
         self, root: py_trees.behaviour.Behaviour, template: str | None, namespace: str | None
@@ -441,59 +428,6 @@ class _Builder:
         for root in self._roots:
             policy = policy.with_root(root)
         return policy
-
-    def _react(self, file: Path, spec: ReActSpec, defaults: ReActSpec | None) -> py_trees.behaviour.Behaviour:
-        return create_react_node(**self._react_args(file, spec, defaults))
-
-    def _supervisor(
-        self, file: Path, spec: ReActSpec, options: SupervisorOptions, defaults: ReActSpec | None
-    ) -> py_trees.behaviour.Behaviour:
-        """A supervisor; the ReAct settings are its sub-agents' (and model settings its own)."""
-        args = self._react_args(file, spec, defaults)
-        config: ReActConfig = args["config"]
-        settings = SupervisorConfig(
-            max_agents=options.max_agents,
-            max_follow_ups=options.max_follow_ups,
-            critic=options.critic,
-            max_critic_retries=options.max_critic_retries,
-            **{
-                k: v
-                for k, v in (("system_prompt", options.prompt), ("critic_prompt", options.critic_prompt))
-                if v
-            },
-        )
-        return create_supervisor_node(
-            spec.name if "name" in spec.model_fields_set else "Supervisor",
-            spec.namespace or "supervisor",
-            model_client=args["model_client"],
-            tools=args["tools"],
-            supervisor=settings,
-            config=config.model_copy(update={"system_prompt": None}),
-            worker_config=config,
-            constraints=args["constraints"],
-        )
-
-    def _plan_execute(
-        self, file: Path, spec: ReActSpec, options: PlanOptions, defaults: ReActSpec | None
-    ) -> py_trees.behaviour.Behaviour:
-        args = self._react_args(file, spec, defaults)
-        del args["tool_providers"], args["output_type"]  # refused by `_check_unsupported`
-        return create_plan_execute_node(
-            **args,
-            models=options.models,
-            planner_prompt=options.planner_prompt,
-            max_steps=options.max_steps,
-            max_replans=options.max_replans,
-        )
-
-    def _research(
-        self, file: Path, spec: ReActSpec, options: ResearchOptions, defaults: ReActSpec | None
-    ) -> py_trees.behaviour.Behaviour:
-        args = self._react_args(file, spec, defaults)
-        del args["output_type"]
-        return create_research_node(
-            **args, max_tool_calls=options.max_tool_calls, compress_prompt=options.compress_prompt
-        )
 
     def _shared_guard(self, file: Path, defaults: ReActSpec) -> GuardEnforcer:
         """One enforcer for the file-level guard of a tree and every agent node inheriting it,
@@ -511,8 +445,8 @@ class _Builder:
         return self._shared_guards[key][1]
 
     def _react_args(self, file: Path, spec: ReActSpec, defaults: ReActSpec | None) -> dict[str, Any]:
-        """The arguments of `create_react_node` for `spec` (also the common arguments of the
-        plan-and-execute and research presets)."""
+        """The arguments of `create_react_node` for `spec` (the common arguments of every kind's
+        builder, `AgentKind.build`)."""
         inherited: dict[str, Any] = {}
         if defaults is not None:  # file-level settings fill what the node leaves unset
             inherited = {
@@ -533,6 +467,8 @@ class _Builder:
             "system_prompt": spec.system_prompt,
             "tool_choice": spec.tool_choice,
             "execution_mode": spec.execution_mode,
+            "breakpoint_every": spec.breakpoint_every,
+            "reflect_after": spec.reflect_after,
             "tool_protocol": spec.tool_protocol or model.tool_protocol,
             "synthesize": spec.synthesize,
             "answer_check": spec.answer_check,
@@ -551,7 +487,9 @@ class _Builder:
             "name": name,
             "namespace": spec.namespace,
             "model_client": client,
-            "tools": [resolve_tool(t, self._policy(file)) for t in spec.tools],
+            "tools": _with_output_limits(
+                [resolve_tool(t, self._policy(file)) for t in spec.tools], spec.tool_output_chars
+            ),
             "tool_providers": _mcp_providers(spec.mcp_servers) if spec.mcp_servers else None,
             "constraints": guard,
             "config": ReActConfig(**{k: v for k, v in values.items() if v is not None}),
@@ -610,15 +548,9 @@ def resolve_output_schema(
     """An `output_schema:` value: a JSON schema (checked) or a pydantic model class named
     `package.module:Model` / `package.module.Model` from a module `policy` allows."""
     if isinstance(reference, dict):
-        from jsonschema import Draft202012Validator, SchemaError
+        from ..json_schema import compile_schema
 
-        from ..models.schema_refs import check_local_refs
-
-        try:
-            Draft202012Validator.check_schema(reference)
-        except SchemaError as exc:
-            raise ValueError(f"not a valid JSON schema: {exc.message}") from None
-        check_local_refs(reference)
+        compile_schema(reference, known_keywords=False)  # as OutputSchema will: ValueError naming the place
         if reference.get("type", "object") != "object":
             raise ValueError(f"the schema must describe an object (type: object), not {reference['type']!r}")
         return reference
@@ -640,7 +572,7 @@ def resolve_output_schema(
 def _looks_like_agent_file(data: Any) -> bool:
     return (
         isinstance(data, dict)
-        and data.get("kind", "react") in ("react", "tree", "plan_execute", "research")
+        and data.get("kind", "react") in FILE_KINDS
         and ("kind" in data or "tools" in data or "name" in data)
     )
 
@@ -649,3 +581,10 @@ def _mcp_providers(entries: Any) -> list[ToolProvider]:
     from ..tools.mcp.provider import mcp_servers_from_config
 
     return list(mcp_servers_from_config(entries))
+
+
+def _with_output_limits(tools: list[Tool], limits: dict[str, int]) -> list[Tool]:
+    """`tools`, those named in `limits` (YAML `tool_output_chars`) with that output limit."""
+    return [
+        t.model_copy(update={"max_output_chars": limits[t.name]}) if t.name in limits else t for t in tools
+    ]

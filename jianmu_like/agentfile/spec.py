@@ -9,11 +9,17 @@ Unknown keys are errors; every error is reported with its line.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..config import AnswerCheckConfig, ContextConfig, ToolSelectionConfig
+from ..config import AnswerCheckConfig, ContextConfig, ToolProtocol, ToolSelectionConfig
+
+AgentKindName = Literal["react", "supervisor", "plan_execute", "research"]
+"""The kinds of one agent (an agent file's `kind:`, or a tree node's key); see `kinds.AGENT_KINDS`."""
+
+FileKindName = Literal["react", "supervisor", "plan_execute", "research", "tree"]
+"""What an agent file's `kind:` may say: one agent, or a tree of nodes."""
 
 
 class _Strict(BaseModel):
@@ -28,11 +34,13 @@ class ModelSpec(_Strict):
     base_url: str | None = None
     api_key_env: str | None = None
     fallback: list[str] = Field(default_factory=list)
-    tool_protocol: Literal["native", "json", "text", "auto"] | None = None
+    tool_protocol: ToolProtocol | None = None
     """How tools reach this model: native function calling, `json` or `text` (described in the
     prompt, for servers without function calling), `auto` (native, JSON when tools are refused)."""
     supports_tools: bool | None = None
     """Whether the server has function calling (for `auto`; unset: learned from a rejection)."""
+    supports_json_mode: bool | None = None
+    """Whether the server has JSON mode (false: structured calls skip that level)."""
     context_window: int | None = Field(None, ge=256)
     """The model's context window in tokens: the context guard keeps every request within it."""
 
@@ -42,6 +50,9 @@ class LimitsSpec(_Strict):
     max_budget_tokens: int | None = Field(None, ge=1)
     max_tool_failures: int | None = Field(None, ge=1)
     """Stop after this many failed tool calls in a row (termination `tool_failures`)."""
+    max_output_chars: int | None = Field(None, ge=100)
+    """The most characters of one tool result the model reads (default 8000); see
+    `tool_output_chars` for single tools."""
 
 
 class LLMSpec(_Strict):
@@ -65,12 +76,19 @@ class ReActSpec(_Strict):
     """Built-in tool names (`calculator`, `think`) or `package.module:attribute` references to
     allowed modules (under the file's directory, `agents.allowed_modules`, `--allow-module`)."""
     mcp_servers: list[dict[str, Any]] | dict[str, dict[str, Any]] = Field(default_factory=list)
+    tool_output_chars: dict[str, Annotated[int, Field(ge=100)]] = Field(default_factory=dict)
+    """Tool name -> the most characters of one of its results the model reads (the tools listed
+    in `tools`; an MCP server takes `max_output_chars` in its own entry)."""
     guard: dict[str, Any] | None = None
     limits: LimitsSpec = Field(default_factory=LimitsSpec)
     llm: LLMSpec = Field(default_factory=LLMSpec)
     tool_choice: Any = None
     execution_mode: Literal["serial", "parallel", "auto"] = "auto"
-    tool_protocol: Literal["native", "json", "text", "auto"] | None = None
+    breakpoint_every: int | None = Field(None, ge=1)
+    """A human breakpoint: the tool calls of every N-th model round wait for approval."""
+    reflect_after: int | None = Field(None, ge=1)
+    """After every N tool calls, one call checks that the chain is consistent."""
+    tool_protocol: ToolProtocol | None = None
     """Overrides the model's tool protocol for this agent."""
     output_schema: dict[str, Any] | str | None = None
     """A structured answer: a JSON schema, or a pydantic model as `package.module:Model` (or
@@ -96,6 +114,9 @@ class SupervisorOptions(_Strict):
     """Sub-agents per run at most (the model's plan decides how many)."""
     max_follow_ups: int = Field(2, ge=0)
     """Follow-up questions in the one follow-up round (0: none)."""
+    prune_notes_above: int | None = Field(None, ge=1)
+    """Drop a sub-agent's raw notes (its messages) above this many characters, keeping its
+    question and answer."""
     critic: bool = False
     """Review each sub-agent's answer; a rejected one is re-run with the critique."""
     max_critic_retries: int = Field(1, ge=0)
@@ -230,7 +251,7 @@ class AgentFileSpec(ReActSpec):
     """A whole agent file. `kind: react` uses the ReAct fields; `kind: tree` uses `tree` and
     takes the ReAct fields as defaults for its `react:` nodes (model, llm, limits, guard)."""
 
-    kind: Literal["react", "tree", "supervisor", "plan_execute", "research"] = "react"
+    kind: FileKindName = "react"
     tree: TreeNodeSpec | None = None
     output: str | None = None
     """For trees: the namespace whose `final_answer` is the agent's answer."""
@@ -249,13 +270,7 @@ class AgentFileSpec(ReActSpec):
             raise ValueError("kind: tree needs a `tree:` section")
         if self.kind != "tree" and self.tree is not None:
             raise ValueError("`tree:` is only for kind: tree")
-        if self.supervisor is not None and self.kind != "supervisor":
-            raise ValueError("`supervisor:` is only for kind: supervisor")
-        if self.plan is not None and self.kind != "plan_execute":
-            raise ValueError("`plan:` is only for kind: plan_execute")
-        if self.research is not None and self.kind != "research":
-            raise ValueError("`research:` is only for kind: research")
-        return self
+        return self  # the kinds' own sections: checked with their lines (`loader`, `kinds`)
 
 
 TreeNodeSpec.model_rebuild()

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..names import did_you_mean
 from ..presets.react_state import ReActState
+from .kinds import AGENT_KINDS
 from .spec import AgentFileSpec, PresetRefSpec, TreeNodeSpec
 from .yaml_source import Loc
 
@@ -56,9 +57,8 @@ def _walk(
     kind = node.kind
     body: Any = getattr(node, kind)
     here = (*loc, kind)
-    if kind in ("react", "supervisor", "plan_execute", "research"):
-        default = "supervisor" if kind == "supervisor" else None
-        wiring.add(body.namespace or default, AGENT_KEYS)
+    if kind in AGENT_KINDS:
+        wiring.add(body.namespace or AGENT_KINDS[kind].namespace, AGENT_KEYS)
         if body.input is not None:
             wiring.templates.append((file, (*here, "input"), body.input))
     elif kind == "condition":
@@ -71,8 +71,8 @@ def _walk(
         found = resolve(file, body)
         if found is not None:
             target, referenced = found
-            if referenced.kind == "react" or referenced.tree is None:
-                namespace = body.namespace if body.namespace is not None else referenced.namespace
+            if referenced.tree is None:
+                namespace = preset_namespace(body, referenced)
                 wiring.add(namespace, AGENT_KEYS)
                 wiring.add(namespace, {"messages"} if body.input is not None else set())
             elif target not in seen:
@@ -83,6 +83,15 @@ def _walk(
         _walk(file, child, (*here, "children", index), wiring, resolve, seen)
     if kind == "loop":
         _walk(file, body.child, (*here, "child"), wiring, resolve, seen)
+
+
+def preset_namespace(ref: PresetRefSpec, referenced: AgentFileSpec) -> str | None:
+    """Where the agent of a `preset:` node writes: the reference's namespace, else the file's,
+    else its kind's default (a supervisor's `supervisor`); a referenced tree writes its own."""
+    if ref.namespace is not None:
+        return ref.namespace
+    kind = AGENT_KINDS.get(referenced.kind)
+    return referenced.namespace or (kind.namespace if kind is not None else None)
 
 
 def template_problems(template: str, wiring: Wiring) -> list[str]:

@@ -8,9 +8,7 @@ did-you-mean for unknown keys.
 
 from __future__ import annotations
 
-import difflib
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +17,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from ..errors import JianmuError
-from ..telemetry.redact import is_secret_key
+from ..validation import validation_problems
 
 Loc = tuple[int | str, ...]
 
@@ -237,57 +235,14 @@ def describe_errors(
     model: type[BaseModel] | None = None,
     prefix: Loc = (),
 ) -> list[str]:
-    """One readable line per pydantic error: `<where>: <key.path>: <problem>`.
+    """One readable line per pydantic error: `<where>: <key.path>: <problem>` (the wording is
+    `validation`'s, the one rule for validation errors).
 
     `where(loc) -> str` locates a key path (e.g. `YamlDocument.where`); `model` lets unknown keys
     get a did-you-mean from the fields that exist at that level.
     """
     out: list[str] = []
-    for error in exc.errors():
-        loc: Loc = (*prefix, *error["loc"])
-        key = ".".join(str(p) for p in loc) or "(top level)"
-        message = error["msg"].removeprefix("Value error, ")  # a validator's ValueError: its own words
-        if error["type"] == "extra_forbidden":
-            message = "unknown key"
-            choices = _fields_at(model, tuple(error["loc"][:-1])) if model is not None else []
-            suggestion = difflib.get_close_matches(str(loc[-1]), choices, n=1)
-            if suggestion:
-                message += f" (did you mean {suggestion[0]!r}?)"
-            elif choices:
-                message += f" (expected one of: {', '.join(choices)})"
-        elif error["type"] == "missing":
-            message = "required key is missing"
-        elif (
-            "input" in error
-            and error["type"] not in ("model_type", "dict_type")
-            and not (loc and is_secret_key(loc[-1]))
-        ):
-            message += f" (got {error['input']!r})"
-        place = where(loc) if where is not None else ""
-        out.append(f"{place}: {key}: {message}" if place else f"{key}: {message}")
+    for problem in validation_problems(exc, model=model, prefix=prefix):
+        place = where(problem.loc) if where is not None else ""
+        out.append(f"{place}: {problem}" if place else str(problem))
     return out
-
-
-def _fields_at(model: type[BaseModel] | None, loc: Loc) -> list[str]:
-    """Field names (aliases when set) of the nested model that `loc` points into."""
-    current: Any = model
-    for part in loc:
-        if isinstance(part, int) or current is None:
-            continue
-        fields = getattr(current, "model_fields", None)
-        if not isinstance(fields, Mapping) or part not in fields:
-            return []
-        current = _model_in(fields[part].annotation)
-    if current is None or not hasattr(current, "model_fields"):
-        return []
-    return [info.alias or name for name, info in current.model_fields.items()]
-
-
-def _model_in(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in getattr(annotation, "__args__", ()) or ():
-        found = _model_in(arg)
-        if found is not None:
-            return found
-    return None

@@ -25,14 +25,22 @@ from .fault import NodeFault, as_node_failed, report
 from .loop import LoopUntilSuccess
 from .node import tick_node
 
-RunStatus = Literal["success", "failure", "suspended", "max_ticks"]
+RunStatus = Literal["running", "success", "failure", "suspended"]
+"""The status of a run, one vocabulary everywhere (this runner's outcome, `AgentResult`, each
+namespace's `AgentOutcome`, the server's runs, durable results): `running` while it runs, then
+how it ended or paused. Wire formats with other words (DBOS's workflow statuses) map at the edge."""
+
+EndStatus = Literal["success", "failure", "suspended"]
+"""A `RunStatus` once the run returned."""
 
 
 class RunOutcome(BaseModel):
     """How a `ReactiveRunner.run()` ended."""
 
-    status: RunStatus
+    status: EndStatus
     ticks: int
+    max_ticks_reached: bool = False
+    """The run was stopped (status "failure") because it reached `max_ticks`."""
     fault: NodeFault | None = None
     """The node exception that ended the run (status "failure"), if one did."""
 
@@ -109,7 +117,7 @@ class ReactiveRunner:
                     return self._outcome("failure", ticks)
                 if ticks >= max_ticks:
                     self.halt()
-                    return self._outcome("max_ticks", ticks)
+                    return self._outcome("failure", ticks, max_ticks_reached=True)
                 if wakeup.pending:
                     continue  # signalled during the tick: tick again at once (no await)
                 parked = wakeup.parked
@@ -136,9 +144,16 @@ class ReactiveRunner:
         if self.root.status == Status.RUNNING:
             self.root.stop(Status.INVALID)
 
-    def _outcome(self, status: RunStatus, ticks: int, fault: NodeFault | None = None) -> RunOutcome:
+    def _outcome(
+        self,
+        status: EndStatus,
+        ticks: int,
+        fault: NodeFault | None = None,
+        *,
+        max_ticks_reached: bool = False,
+    ) -> RunOutcome:
         self.total_ticks += ticks
-        return RunOutcome(status=status, ticks=ticks, fault=fault)
+        return RunOutcome(status=status, ticks=ticks, fault=fault, max_ticks_reached=max_ticks_reached)
 
 
 HALTED = "halted"

@@ -1,9 +1,12 @@
 """The checkpoint contract: what a store keeps (Checkpoint, StoredDecision), the errors it
 raises and the `Checkpointer` protocol every store (memory, SQLite, PostgreSQL) implements.
 
-Shared here so the stores agree on one meaning of a conditional save (`check_claim`): a save with
-`expected_seq` replaces the stored checkpoint only if it is the one the saver last loaded or
-saved and no other live process owns the thread.
+Every save is a new version of its thread (append only: a version, once stored, never changes;
+`load` returns the newest, `load(thread, seq)` any kept one, `history` lists them). Shared here
+so the stores agree on one meaning of a conditional save (`check_claim`): a save with
+`expected_seq` adds a version only if the newest stored one is the one the saver last loaded or
+saved and no other live process owns the thread. Retention (`keep`) drops a thread's oldest
+versions beyond the last N in the transaction that adds one.
 """
 
 from __future__ import annotations
@@ -16,11 +19,13 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from ..config import get_config
 from ..errors import JianmuError
 from ..state.journal import JournalEntry
+from .history import CheckpointInfo, CheckpointSummary, summarize
 from .owner import Owner, owner_alive
 
-FORMAT = "jianmu_like.checkpoint/2"
+FORMAT = "jianmu_like.checkpoint/3"
 """The checkpoint record's format (also the SQLite store's format marker)."""
 CheckpointStatus = Literal["running", "suspended", "success", "failure"]
 
@@ -47,7 +52,10 @@ class Checkpoint(BaseModel):
     format: str = FORMAT
     thread_id: str
     seq: int = 0
-    """Increases with every save of the thread."""
+    """The version: increases with every save of the thread (a fork takes the next one too)."""
+    parent_seq: int | None = None
+    """The version this one continues (None for a thread's first): `seq - 1` along a run, an
+    older version where a run was continued from it (`from_checkpoint`)."""
     status: CheckpointStatus = "running"
     owner: str | None = None
     """The process running the thread (see checkpoint.owner); None when nobody does."""
@@ -57,6 +65,8 @@ class Checkpoint(BaseModel):
     state: dict[str, Any]
     tree: dict[str, dict[str, Any]] = Field(default_factory=dict)
     saved_at: float = Field(default_factory=time.time)
+    summary: CheckpointSummary | None = None
+    """What a history listing shows of this version (the recorder computes it on save)."""
     source: str | None = None
     """The agent file the thread's tree was built from (`load_agent`), when known: what a
     `jianmu-like resume` of the thread must be given, so the command line can say so."""
@@ -81,7 +91,10 @@ def schema_fingerprint(schema: type[BaseModel]) -> str:
 
 @runtime_checkable
 class Checkpointer(Protocol):
-    """Stores the latest checkpoint per thread id, the thread's tool journal and decisions."""
+    """Stores every version of each thread's checkpoint, the thread's tool journal and decisions."""
+
+    keep: int | None
+    """Versions kept per thread (the newest N; None: all)."""
 
     def save(
         self, checkpoint: Checkpoint, *, expected_seq: int | None = None, holder: str | None = None
@@ -91,7 +104,17 @@ class Checkpointer(Protocol):
         one) owns the thread, else ThreadConflictError."""
         ...
 
-    def load(self, thread_id: str) -> Checkpoint | None: ...
+    def load(self, thread_id: str, seq: int | None = None) -> Checkpoint | None:
+        """The newest version of the thread (or version `seq`); None when there is none."""
+        ...
+
+    def history(self, thread_id: str) -> list[CheckpointInfo]:
+        """The thread's kept versions, newest first ([] for an unknown thread)."""
+        ...
+
+    def heads(self) -> list[CheckpointInfo]:
+        """The newest version of every thread, by thread id."""
+        ...
 
     def threads(self) -> list[str]: ...
 
@@ -130,7 +153,7 @@ def check_claim(
     expected_seq: int,
     holder: str | None,
 ) -> None:
-    """Raise ThreadConflictError unless `checkpoint` may replace the stored (seq, owner)."""
+    """Raise ThreadConflictError unless `checkpoint` may follow the newest stored (seq, owner)."""
     seq, owner = stored if stored is not None else (0, None)
     if owner is not None and owner not in (holder, checkpoint.owner) and owner_alive(owner):
         running = Owner.decode(owner)
@@ -144,6 +167,44 @@ def check_claim(
             f"saved by another process since this one loaded it (stored seq {seq}, expected "
             f"{expected_seq}); reload the thread (resume(thread_id=...)) to continue it",
         )
+
+
+def summary_of(checkpoint: Checkpoint) -> CheckpointSummary:
+    """The checkpoint's summary (made from its state with the default keys when it has none)."""
+    return checkpoint.summary or summarize(checkpoint.state, checkpoint.tree)
+
+
+def info_from(checkpoint: Checkpoint) -> CheckpointInfo:
+    """The history row of a checkpoint."""
+    return CheckpointInfo(
+        thread_id=checkpoint.thread_id,
+        seq=checkpoint.seq,
+        parent_seq=checkpoint.parent_seq,
+        status=checkpoint.status,
+        saved_at=checkpoint.saved_at,
+        **summary_of(checkpoint).model_dump(),
+    )
+
+
+def check_new_version(thread_id: str, stored: tuple[int, str | None] | None, checkpoint: Checkpoint) -> None:
+    """An unconditional save still never replaces a stored version: its seq must be new."""
+    if stored is not None and checkpoint.seq <= stored[0]:
+        raise ThreadConflictError(
+            thread_id,
+            f"version {checkpoint.seq} is not newer than the stored {stored[0]}; "
+            "a saved version never changes",
+        )
+
+
+def keep_from_config(keep: int | str | None = "config") -> int | None:
+    """A store's retention: `keep` as given, or the configuration's `checkpoints.keep`."""
+    if keep != "config":
+        if keep is not None and (not isinstance(keep, int) or keep < 1):
+            raise CheckpointError(
+                f"checkpoints.keep must be a number of versions >= 1 or 'all', not {keep!r}"
+            )
+        return keep if isinstance(keep, int) else None
+    return get_config().checkpoints.keep_versions
 
 
 @runtime_checkable

@@ -31,7 +31,7 @@ import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..telemetry.redact import redact_text, redact_url
-from .contract import CheckpointError, DecisionChanges
+from .contract import CheckpointError, DecisionChanges, keep_from_config
 from .sql import SqlCheckpointStore
 
 _LOCK_CLASS = 0x4A4D  # "JM": the advisory-lock namespace of this library
@@ -52,6 +52,12 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             thread_id TEXT NOT NULL, approval_id TEXT NOT NULL, digest TEXT NOT NULL,
             decision TEXT NOT NULL, PRIMARY KEY (thread_id, approval_id))""",
     ),
+    (  # 2: every save is a version (one row per (thread_id, seq)), with its parent and summary
+        "ALTER TABLE jianmu_checkpoints DROP CONSTRAINT jianmu_checkpoints_pkey",
+        "ALTER TABLE jianmu_checkpoints ADD PRIMARY KEY (thread_id, seq)",
+        "ALTER TABLE jianmu_checkpoints ADD COLUMN parent_seq BIGINT",
+        "ALTER TABLE jianmu_checkpoints ADD COLUMN summary TEXT",
+    ),
 )
 """Versioned schema changes: entry N-1 brings a store from version N-1 to N. Append only."""
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -68,9 +74,17 @@ class PostgresCheckpointer(SqlCheckpointStore):
     thread_order = 'thread_id COLLATE "C"'
 
     def __init__(
-        self, url: str, *, readonly: bool = False, pool_size: int = 4, connect_timeout: float = 10.0
+        self,
+        url: str,
+        *,
+        readonly: bool = False,
+        pool_size: int = 4,
+        connect_timeout: float = 10.0,
+        keep: int | str | None = "config",
     ) -> None:
+        """`keep`: versions kept per thread (default: the configuration's `checkpoints.keep`)."""
         self.label = redact_url(url)
+        self.keep = keep_from_config(keep)
         self.readonly = readonly
         self._url = url  # only to connect (the pool, a listener); messages show `label`
         self._connect_timeout = connect_timeout

@@ -1,12 +1,15 @@
 """RunRecorder: saves an agent's state and tree progress under a thread id, and loads them back.
 
 The Agent owns one; it saves after every tick that changed the state (the runner's `on_tick`
-hook) and at the end of every run, and restores a thread before a resume. A run or resume first
-*claims* the thread (a conditional save carrying this process's owner token), every later save
-is conditional on the seq this recorder last saved, and the end of the run releases the claim:
-so two processes never drive one thread, and a save never overwrites what another process wrote.
-The recorder also puts the thread's tool journal on the state manager (`state_manager.journal`),
-so the ToolExecutor records every call's outcome the moment it is known.
+hook) and at the end of every run, and restores a thread before a resume. Every save is a new
+version of the thread whose `parent_seq` is the version the run continues: the previous save, or
+for a run's first save the version its state was loaded from (an older one forks the thread). A
+run or resume first *claims* the thread (a conditional save carrying this process's owner
+token), every later save is conditional on the seq this recorder last saved, and the end of the
+run releases the claim: so two processes never drive one thread, and a save never overwrites
+what another process wrote. The recorder also puts the thread's tool journal on the state
+manager (`state_manager.journal`), so the ToolExecutor records every call's outcome the moment
+it is known.
 """
 
 from __future__ import annotations
@@ -17,10 +20,13 @@ from typing import Any
 
 import py_trees
 from py_trees.common import Status
+from pydantic import BaseModel
 
 from ..bt.progress import TreeMismatchError, capture_progress, restore_progress, tree_fingerprint
 from ..state.journal import JournalEntry
 from ..state.manager import StateError, StateManager
+from ..state.schema import StateKeys
+from .history import summarize
 from .owner import new_owner
 from .store import Checkpoint, Checkpointer, CheckpointError, CheckpointStatus, schema_fingerprint
 
@@ -64,8 +70,11 @@ class RunRecorder:
         checkpointer: Checkpointer,
         *,
         source: str | None = None,
+        keys: StateKeys | None = None,
     ) -> None:
         self.root = root
+        self.keys = keys or StateKeys()
+        """Where the history summary of each version reads messages, rounds and approvals."""
         self.source = source
         """The agent file of the tree, recorded in every checkpoint (kept from the loaded one when
         this agent does not know it)."""
@@ -73,6 +82,9 @@ class RunRecorder:
         self.checkpointer = checkpointer
         self.thread_id: str | None = None
         self._seq = 0
+        """The newest version of the thread this recorder loaded or saved (a save expects it)."""
+        self._parent: int | None = None
+        """The version the state descends from (the next save's `parent_seq`)."""
         self._saved_version = -1
         self._schema_name = f"{state_manager.schema.__module__}.{state_manager.schema.__qualname__}"
         self._schema_fp = schema_fingerprint(state_manager.schema)
@@ -81,8 +93,20 @@ class RunRecorder:
         """This process's claim on the thread while a run or resume drives it."""
         state_manager.journal = RecorderJournal(self)
 
-    def start(self, thread_id: str, *, refuse: Callable[[Checkpoint | None], None] | None = None) -> None:
+    @property
+    def seq(self) -> int:
+        """The newest version of the current thread this recorder loaded or saved (0: none)."""
+        return self._seq
+
+    def start(
+        self,
+        thread_id: str,
+        *,
+        refuse: Callable[[Checkpoint | None], None] | None = None,
+        parent: int | None = None,
+    ) -> None:
         """Record into `thread_id` from now on (a fresh run): claim it, drop its old journal.
+        The run's state descends from version `parent` (None: the thread's newest).
 
         `refuse(previous)` may raise to keep the thread as it is (a thread suspended waiting for
         approvals); the claim is conditional on the very checkpoint it looked at."""
@@ -91,6 +115,7 @@ class RunRecorder:
             refuse(previous)
         self.thread_id = thread_id
         self._seq = previous.seq if previous is not None else 0
+        self._parent = parent if parent is not None else (previous.seq if previous is not None else None)
         self.claim()
         self.checkpointer.forget(thread_id)
         self._saved_version = -1  # the first tick's progress is always saved
@@ -122,20 +147,24 @@ class RunRecorder:
             return
         sm = self.state_manager
         owner = self.owner if status == "running" else None
+        state, tree = sm.snapshot(), capture_progress(self.root)
         checkpoint = Checkpoint(
             thread_id=self.thread_id,
             seq=self._seq + 1,
+            parent_seq=self._parent,
             status=status,
             owner=owner,
             schema_name=self._schema_name,
             schema_fingerprint=self._schema_fp,
             tree_fingerprint=self._tree_fp,
-            state=sm.snapshot(),
-            tree=capture_progress(self.root),
+            state=state,
+            tree=tree,
+            summary=summarize(state, tree, self.keys),
             source=self.source,
         )
         self.checkpointer.save(checkpoint, expected_seq=self._seq, holder=self.owner)
         self._seq += 1
+        self._parent = self._seq
         self._saved_version = sm.version
         if owner is None:
             self.owner = None
@@ -147,25 +176,17 @@ class RunRecorder:
         tree or a state that does not validate raise CheckpointError and leave the agent as it was.
         Loading does not claim the thread: `claim()` does.
         """
-        checkpoint = self.checkpointer.load(thread_id)
+        checkpoint = self.fetch(thread_id)
         if checkpoint is None:
             known = ", ".join(self.checkpointer.threads()) or "none"
             raise CheckpointError(f"no checkpoint for thread {thread_id!r} (threads: {known})")
-        if checkpoint.schema_fingerprint != self._schema_fp:
-            raise CheckpointError(
-                f"checkpoint of thread {thread_id!r} was written with state schema {checkpoint.schema_name} "
-                f"({checkpoint.schema_fingerprint}); this agent uses {self._schema_name} ({self._schema_fp})"
-            )
         if checkpoint.tree_fingerprint != self._tree_fp:
             raise CheckpointError(
                 f"checkpoint of thread {thread_id!r} was written by a different tree "
                 "(node names or structure changed); build the same tree to resume it"
             )
         sm = self.state_manager
-        try:
-            state = sm.validate_snapshot(checkpoint.state)
-        except StateError as exc:
-            raise CheckpointError(f"checkpoint of thread {thread_id!r}: {exc}") from exc
+        state = self.state_of(checkpoint)
         if self.root.status == Status.RUNNING:
             self.root.stop(Status.INVALID)
         for node in self.root.iterate():
@@ -177,7 +198,34 @@ class RunRecorder:
         except TreeMismatchError as exc:
             raise CheckpointError(f"checkpoint of thread {thread_id!r}: {exc}") from exc
         self.thread_id = thread_id
-        self._seq = checkpoint.seq
+        self._seq = self._parent = checkpoint.seq
         self._saved_version = sm.version
         self.source = self.source or checkpoint.source
         return checkpoint
+
+    def fetch(self, thread_id: str, seq: int | None = None) -> Checkpoint | None:
+        """Version `seq` of the thread (None: its newest); None for an unknown thread, and a
+        CheckpointError naming the kept versions for a version the thread does not have."""
+        checkpoint = self.checkpointer.load(thread_id, seq)
+        if checkpoint is None and seq is not None:
+            kept = [info.seq for info in self.checkpointer.history(thread_id)]
+            if not kept:
+                known = ", ".join(self.checkpointer.threads()) or "none"
+                raise CheckpointError(f"no checkpoint for thread {thread_id!r} (threads: {known})")
+            listed = ", ".join(str(n) for n in sorted(kept))
+            raise CheckpointError(f"thread {thread_id!r} has no version {seq} (kept versions: {listed})")
+        return checkpoint
+
+    def state_of(self, checkpoint: Checkpoint) -> BaseModel:
+        """The checkpoint's state as this agent's state model (CheckpointError when it was
+        written with another state schema, or does not validate)."""
+        tid = checkpoint.thread_id
+        if checkpoint.schema_fingerprint != self._schema_fp:
+            raise CheckpointError(
+                f"checkpoint of thread {tid!r} was written with state schema {checkpoint.schema_name} "
+                f"({checkpoint.schema_fingerprint}); this agent uses {self._schema_name} ({self._schema_fp})"
+            )
+        try:
+            return self.state_manager.validate_snapshot(checkpoint.state)
+        except StateError as exc:
+            raise CheckpointError(f"checkpoint of thread {tid!r}: {exc}") from exc

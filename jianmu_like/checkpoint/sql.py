@@ -1,6 +1,7 @@
 """The checkpoint contract in SQL, written once for every SQL store (SQLite, PostgreSQL).
 
-Both stores keep the same three tables (`jianmu_checkpoints`, `jianmu_journal`,
+Both stores keep the same three tables (`jianmu_checkpoints`: one row per version of a thread,
+keyed by (thread_id, seq), the newest carrying the thread's owner; `jianmu_journal`,
 `jianmu_decisions`) and answer every contract call with the same statements; what differs is how
 a store connects, creates its schema, and what one write transaction is (SQLite: BEGIN IMMEDIATE
 on its one connection; PostgreSQL: a pooled connection holding the thread's advisory lock). A
@@ -19,7 +20,16 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..state.journal import JournalEntry
-from .contract import Checkpoint, CheckpointError, StoredDecision, ThreadConflictError, check_claim
+from .contract import (
+    Checkpoint,
+    CheckpointError,
+    StoredDecision,
+    ThreadConflictError,
+    check_claim,
+    check_new_version,
+    summary_of,
+)
+from .history import CheckpointInfo, info_of
 
 
 class SqlCheckpointStore(ABC):
@@ -27,6 +37,8 @@ class SqlCheckpointStore(ABC):
 
     label: str
     """How messages name the store (a path, or a URL without credentials)."""
+    keep: int | None = None
+    """Versions kept per thread (the newest N; None: all)."""
     thread_order = "thread_id"
     """ORDER BY clause listing threads (PostgreSQL sorts bytewise with COLLATE "C", as SQLite)."""
 
@@ -59,49 +71,109 @@ class SqlCheckpointStore(ABC):
         return self._read(self._sql(sql), params, what)
 
     # ------------------------------------------------------------------ checkpoints
+    def _col(self, name: str) -> str:
+        """The SQL for column `name` of `jianmu_checkpoints` (an old store opened read-only,
+        which cannot be migrated, answers NULL for columns it lacks)."""
+        return name
+
+    def _head(self, conn: Any, thread_id: str) -> tuple[int, str | None] | None:
+        row = self._exec(
+            conn,
+            f"SELECT seq, {self._col('owner')} FROM jianmu_checkpoints WHERE thread_id=? "
+            "ORDER BY seq DESC LIMIT 1",
+            (thread_id,),
+        ).fetchone()
+        return None if row is None else (int(row[0]), row[1])
+
     def save(
         self, checkpoint: Checkpoint, *, expected_seq: int | None = None, holder: str | None = None
     ) -> None:
         tid = checkpoint.thread_id
+        summary = summary_of(checkpoint).model_dump_json()
         with self._write(tid, "save checkpoint") as conn:
+            stored = self._head(conn, tid)
             if expected_seq is not None:
-                row = self._exec(
-                    conn, "SELECT seq, owner FROM jianmu_checkpoints WHERE thread_id=?", (tid,)
-                ).fetchone()
-                stored = None if row is None else (int(row[0]), row[1])
                 check_claim(tid, stored, checkpoint, expected_seq, holder)
+            else:
+                check_new_version(tid, stored, checkpoint)
             self._exec(
                 conn,
-                "INSERT INTO jianmu_checkpoints (thread_id, seq, status, saved_at, data, owner) "
-                "VALUES (?,?,?,?,?,?) ON CONFLICT (thread_id) DO UPDATE SET seq=excluded.seq, "
-                "status=excluded.status, saved_at=excluded.saved_at, data=excluded.data, "
-                "owner=excluded.owner",
+                "INSERT INTO jianmu_checkpoints "
+                "(thread_id, seq, parent_seq, status, saved_at, data, owner, summary) "
+                "VALUES (?,?,?,?,?,?,?,?)",
                 (
                     tid,
                     checkpoint.seq,
+                    checkpoint.parent_seq,
                     checkpoint.status,
                     checkpoint.saved_at,
                     checkpoint.model_dump_json(),
                     checkpoint.owner,
+                    summary,
                 ),
             )
+            if self.keep is not None:
+                self._exec(
+                    conn,
+                    "DELETE FROM jianmu_checkpoints WHERE thread_id=? AND seq<=?",
+                    (tid, checkpoint.seq - self.keep),
+                )
 
-    def load(self, thread_id: str) -> Checkpoint | None:
-        rows = self._select(
-            "SELECT data FROM jianmu_checkpoints WHERE thread_id=?", (thread_id,), "read checkpoint"
-        )
+    def load(self, thread_id: str, seq: int | None = None) -> Checkpoint | None:
+        owner = self._col("owner")
+        if seq is None:
+            rows = self._select(
+                f"SELECT data, {owner} FROM jianmu_checkpoints WHERE thread_id=? ORDER BY seq DESC LIMIT 1",
+                (thread_id,),
+                "read checkpoint",
+            )
+        else:
+            rows = self._select(
+                f"SELECT data, CASE WHEN seq=(SELECT max(seq) FROM jianmu_checkpoints WHERE thread_id=?) "
+                f"THEN {owner} END FROM jianmu_checkpoints WHERE thread_id=? AND seq=?",
+                (thread_id, thread_id, seq),
+                "read checkpoint",
+            )
         if not rows:
             return None
         try:
-            return Checkpoint.model_validate_json(rows[0][0])
+            checkpoint = Checkpoint.model_validate_json(rows[0][0])
         except (ValueError, ValidationError) as exc:
             raise CheckpointError(
                 f"{self.label}: checkpoint of thread {thread_id!r} is corrupt ({exc})"
             ) from exc
+        checkpoint.owner = rows[0][1]
+        return checkpoint
+
+    def _infos(self, where: str, params: tuple[Any, ...], what: str) -> list[CheckpointInfo]:
+        summary = self._col("summary")
+        rows = self._select(
+            f"SELECT thread_id, seq, {self._col('parent_seq')}, status, saved_at, {summary}, "
+            f"CASE WHEN {summary} IS NULL THEN data END FROM jianmu_checkpoints c WHERE {where}",
+            params,
+            what,
+        )
+        try:
+            return [info_of(str(r[0]), int(r[1]), r[2], str(r[3]), float(r[4]), r[5], r[6]) for r in rows]
+        except (ValueError, ValidationError) as exc:
+            raise CheckpointError(f"{self.label}: a checkpoint is corrupt ({exc})") from exc
+
+    def history(self, thread_id: str) -> list[CheckpointInfo]:
+        return self._infos("thread_id=? ORDER BY seq DESC", (thread_id,), "read history")
+
+    def heads(self) -> list[CheckpointInfo]:
+        return self._infos(
+            "seq=(SELECT max(seq) FROM jianmu_checkpoints d WHERE d.thread_id=c.thread_id) "
+            f"ORDER BY {self.thread_order}",
+            (),
+            "list threads",
+        )
 
     def threads(self) -> list[str]:
         rows = self._select(
-            f"SELECT thread_id FROM jianmu_checkpoints ORDER BY {self.thread_order}", (), "list threads"
+            f"SELECT thread_id FROM jianmu_checkpoints GROUP BY thread_id ORDER BY {self.thread_order}",
+            (),
+            "list threads",
         )
         return [str(row[0]) for row in rows]
 
@@ -111,18 +183,12 @@ class SqlCheckpointStore(ABC):
                 self._exec(conn, f"DELETE FROM {table} WHERE thread_id=?", (thread_id,))
 
     def release(self, thread_id: str, owner: str) -> None:
+        """Clear the claim (the owner column; a version's content never changes)."""
         with self._write(thread_id, "release thread") as conn:
-            row = self._exec(
-                conn, "SELECT data FROM jianmu_checkpoints WHERE thread_id=? AND owner=?", (thread_id, owner)
-            ).fetchone()
-            if row is None:
-                return
-            data = json.loads(row[0])
-            data["owner"] = None
             self._exec(
                 conn,
-                "UPDATE jianmu_checkpoints SET owner=NULL, data=? WHERE thread_id=?",
-                (json.dumps(data), thread_id),
+                "UPDATE jianmu_checkpoints SET owner=NULL WHERE thread_id=? AND owner=?",
+                (thread_id, owner),
             )
 
     # ------------------------------------------------------------------ journal
@@ -136,10 +202,8 @@ class SqlCheckpointStore(ABC):
     def journal_start(self, thread_id: str, entry: JournalEntry, *, owner: str | None = None) -> None:
         with self._write(thread_id, "journal a tool call") as conn:
             if owner is not None:
-                row = self._exec(
-                    conn, "SELECT owner FROM jianmu_checkpoints WHERE thread_id=?", (thread_id,)
-                ).fetchone()
-                if row is None or row[0] != owner:
+                head = self._head(conn, thread_id)
+                if head is None or head[1] != owner:
                     raise ThreadConflictError(
                         thread_id, "no longer owned by this process; not running the call"
                     )

@@ -1,7 +1,8 @@
 """Checkpoint stores in memory and in SQLite (the contract they implement: checkpoint.contract).
 
 A checkpoint lets a suspended run (waiting for an approval) be resumed minutes later by another
-process. Only the latest checkpoint of a thread is kept. Next to it, a store keeps two things a
+process, and a finished conversation be continued. Every save is a new version of its thread
+(append only; `keep` bounds how many a thread keeps). Next to them, a store keeps two things a
 later save must never overwrite: the *journal* of the thread's tool calls (started / finished
 with the outcome, written while a batch runs) and the human *decisions* on its approvals (one row
 each, so concurrent operators never lose one).
@@ -38,8 +39,12 @@ from .contract import (
     StoredDecision,
     ThreadConflictError,
     check_claim,
+    check_new_version,
+    info_from,
+    keep_from_config,
     schema_fingerprint,
 )
+from .history import CheckpointInfo
 from .sql import SqlCheckpointStore
 
 __all__ = [
@@ -56,7 +61,9 @@ __all__ = [
     "schema_fingerprint",
 ]
 
-_OLD_FORMATS = ("jianmu_like.checkpoint/1",)
+_OLD_FORMATS = ("jianmu_like.checkpoint/1", "jianmu_like.checkpoint/2")
+"""Formats a store is migrated from (one step each, see `_MIGRATIONS`); read-only opens read
+them as they are."""
 POLL_INTERVAL = 0.5
 """Seconds between two looks at a SQLite store's `PRAGMA data_version` while decisions are watched."""
 
@@ -64,9 +71,12 @@ POLL_INTERVAL = 0.5
 class MemoryCheckpointer:
     """Checkpoints in a dict: for tests and single-process use (copies on save and load)."""
 
-    def __init__(self) -> None:
-        self._data: dict[str, str] = {}
+    def __init__(self, *, keep: int | str | None = "config") -> None:
+        self.keep = keep_from_config(keep)
+        self._versions: dict[str, dict[int, tuple[str, CheckpointInfo]]] = {}
+        """Per thread: seq -> (the checkpoint as JSON, its listing row), oldest first."""
         self._meta: dict[str, tuple[int, str | None]] = {}
+        """Per thread: (newest seq, owner)."""
         self._journal: dict[str, dict[str, str]] = {}
         self._decisions: dict[str, dict[str, StoredDecision]] = {}
         self._lock = threading.Lock()
@@ -75,24 +85,49 @@ class MemoryCheckpointer:
         self, checkpoint: Checkpoint, *, expected_seq: int | None = None, holder: str | None = None
     ) -> None:
         tid = checkpoint.thread_id
+        info = info_from(checkpoint)
+        raw = checkpoint.model_dump_json()
         with self._lock:
             if expected_seq is not None:
                 check_claim(tid, self._meta.get(tid), checkpoint, expected_seq, holder)
-            self._data[tid] = checkpoint.model_dump_json()
+            else:
+                check_new_version(tid, self._meta.get(tid), checkpoint)
+            versions = self._versions.setdefault(tid, {})
+            versions[checkpoint.seq] = (raw, info)
             self._meta[tid] = (checkpoint.seq, checkpoint.owner)
+            if self.keep is not None:
+                for seq in [seq for seq in versions if seq <= checkpoint.seq - self.keep]:
+                    del versions[seq]
 
-    def load(self, thread_id: str) -> Checkpoint | None:
+    def load(self, thread_id: str, seq: int | None = None) -> Checkpoint | None:
         with self._lock:
-            raw = self._data.get(thread_id)
-        return None if raw is None else Checkpoint.model_validate_json(raw)
+            meta = self._meta.get(thread_id)
+            if meta is None:
+                return None
+            found = self._versions[thread_id].get(meta[0] if seq is None else seq)
+        if found is None:
+            return None
+        checkpoint = Checkpoint.model_validate_json(found[0])
+        checkpoint.owner = meta[1] if checkpoint.seq == meta[0] else None
+        return checkpoint
+
+    def history(self, thread_id: str) -> list[CheckpointInfo]:
+        with self._lock:
+            versions = list(self._versions.get(thread_id, {}).values())
+        return [info.model_copy(deep=True) for _, info in reversed(versions)]
+
+    def heads(self) -> list[CheckpointInfo]:
+        with self._lock:
+            found = [self._versions[tid][meta[0]][1] for tid, meta in sorted(self._meta.items())]
+        return [info.model_copy(deep=True) for info in found]
 
     def threads(self) -> list[str]:
         with self._lock:
-            return sorted(self._data)
+            return sorted(self._meta)
 
     def delete(self, thread_id: str) -> None:
         with self._lock:
-            self._data.pop(thread_id, None)
+            self._versions.pop(thread_id, None)
             self._meta.pop(thread_id, None)
             self._journal.pop(thread_id, None)
             self._decisions.pop(thread_id, None)
@@ -102,8 +137,6 @@ class MemoryCheckpointer:
             meta = self._meta.get(thread_id)
             if meta is not None and meta[1] == owner:
                 self._meta[thread_id] = (meta[0], None)
-                data = Checkpoint.model_validate_json(self._data[thread_id])
-                self._data[thread_id] = data.model_copy(update={"owner": None}).model_dump_json()
 
     def journal(self, thread_id: str) -> dict[str, JournalEntry]:
         with self._lock:
@@ -155,11 +188,13 @@ class MemoryCheckpointer:
             self._decisions.pop(thread_id, None)
 
 
+_CHECKPOINTS = """CREATE TABLE jianmu_checkpoints (
+        thread_id TEXT NOT NULL, seq INTEGER NOT NULL, parent_seq INTEGER, status TEXT NOT NULL,
+        saved_at REAL NOT NULL, data TEXT NOT NULL, owner TEXT, summary TEXT,
+        PRIMARY KEY (thread_id, seq))"""
 _TABLES = (
-    "CREATE TABLE IF NOT EXISTS jianmu_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    """CREATE TABLE IF NOT EXISTS jianmu_checkpoints (
-        thread_id TEXT PRIMARY KEY, seq INTEGER NOT NULL, status TEXT NOT NULL,
-        saved_at REAL NOT NULL, data TEXT NOT NULL, owner TEXT)""",
+    "CREATE TABLE jianmu_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    _CHECKPOINTS,
 )
 _TABLES_2 = (
     """CREATE TABLE IF NOT EXISTS jianmu_journal (
@@ -169,6 +204,24 @@ _TABLES_2 = (
         thread_id TEXT NOT NULL, approval_id TEXT NOT NULL, digest TEXT NOT NULL,
         decision TEXT NOT NULL, PRIMARY KEY (thread_id, approval_id))""",
 )
+_MIGRATIONS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "jianmu_like.checkpoint/1": (  # -> 2: the thread's owner, the journal and decision tables
+        "jianmu_like.checkpoint/2",
+        ("ALTER TABLE jianmu_checkpoints ADD COLUMN owner TEXT", *_TABLES_2),
+    ),
+    "jianmu_like.checkpoint/2": (  # -> 3: one row per version (the latest was the only row)
+        "jianmu_like.checkpoint/3",
+        (
+            "ALTER TABLE jianmu_checkpoints RENAME TO jianmu_checkpoints_2",
+            _CHECKPOINTS,
+            "INSERT INTO jianmu_checkpoints (thread_id, seq, parent_seq, status, saved_at, data, owner, "
+            "summary) SELECT thread_id, seq, NULL, status, saved_at, data, owner, NULL "
+            "FROM jianmu_checkpoints_2",
+            "DROP TABLE jianmu_checkpoints_2",
+        ),
+    ),
+}
+"""Versioned schema changes of a SQLite store, by the format they start from. Append only."""
 _OURS = {"jianmu_meta", "jianmu_checkpoints"}
 
 
@@ -178,10 +231,15 @@ class SQLiteCheckpointer(SqlCheckpointStore):
     `readonly=True` opens an existing store without ever writing to it (listing approvals).
     """
 
-    def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
+    def __init__(
+        self, path: str | Path, *, readonly: bool = False, keep: int | str | None = "config"
+    ) -> None:
+        """`keep`: versions kept per thread (default: the configuration's `checkpoints.keep`)."""
         self.path = Path(path)
         self.label = str(self.path)
         self.readonly = readonly
+        self.keep = keep_from_config(keep)
+        self._found: str | None = None
         self._lock = threading.Lock()
         self._conn = self._open_readonly() if readonly else self._open()
 
@@ -222,6 +280,7 @@ class SQLiteCheckpointer(SqlCheckpointStore):
             conn.close()
             raise CheckpointError(f"{self.path}: checkpoint format {found!r} is not {FORMAT!r}")
         self._v2 = {"jianmu_journal", "jianmu_decisions"} <= tables
+        self._found = found
         return conn
 
     def _open(self) -> sqlite3.Connection:
@@ -241,30 +300,34 @@ class SQLiteCheckpointer(SqlCheckpointStore):
             conn.close()
             raise CheckpointError(f"{self.path}: checkpoint format {found!r} is not {FORMAT!r}")
         self._v2 = True
+        self._found = found
         return conn
 
     def _create_or_migrate(self, conn: sqlite3.Connection) -> str | None:
-        """Create the tables of a new store, or add this format's tables to a format-1 store
-        (one transaction: concurrent openers queue and the second finds the work done)."""
+        """Create the tables of a new store, or migrate an older store to this format step by
+        step (one transaction: concurrent openers queue and the second finds the work done)."""
         conn.execute("BEGIN IMMEDIATE")
         try:
             if not self._tables_in(conn):
-                for statement in _TABLES:
+                for statement in (*_TABLES, *_TABLES_2):
                     conn.execute(statement)
-                conn.execute("INSERT OR IGNORE INTO jianmu_meta VALUES ('format', ?)", (FORMAT,))
+                conn.execute("INSERT INTO jianmu_meta VALUES ('format', ?)", (FORMAT,))
             found = self._format(conn)
-            if found in _OLD_FORMATS:
-                conn.execute("ALTER TABLE jianmu_checkpoints ADD COLUMN owner TEXT")
-                conn.execute("UPDATE jianmu_meta SET value=? WHERE key='format'", (FORMAT,))
-                found = FORMAT
-            if found == FORMAT:
-                for statement in _TABLES_2:
+            while found in _MIGRATIONS:
+                found, statements = _MIGRATIONS[found]
+                for statement in statements:
                     conn.execute(statement)
+                conn.execute("UPDATE jianmu_meta SET value=? WHERE key='format'", (found,))
         except BaseException:
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
         return found
+
+    def _col(self, name: str) -> str:
+        if self._found == FORMAT or (name == "owner" and self._found != "jianmu_like.checkpoint/1"):
+            return name
+        return "NULL"
 
     @staticmethod
     def _tables_in(conn: sqlite3.Connection) -> set[str]:

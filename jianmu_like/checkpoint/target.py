@@ -29,10 +29,13 @@ def store_label(target: str | Path) -> str:
     return redact_url(str(target)) if is_database_url(target) else str(target)
 
 
-def open_checkpointer(target: str | Path, *, readonly: bool = False) -> ClosableCheckpointer:
+def open_checkpointer(
+    target: str | Path, *, readonly: bool = False, keep: int | str | None = "config"
+) -> ClosableCheckpointer:
     """Open the store at `target`: `postgresql://...` / `postgres://...` a PostgreSQL database
     (tables created or migrated on first use), anything else a SQLite file. `readonly` never
-    creates or changes a store (and refuses one that does not exist)."""
+    creates or changes a store (and refuses one that does not exist). `keep`: versions kept per
+    thread (an int, None for all; default: the configuration's `checkpoints.keep`)."""
     scheme = _SCHEME.match(target) if isinstance(target, str) else None
     if scheme is not None and not is_database_url(target):
         raise CheckpointError(
@@ -40,7 +43,7 @@ def open_checkpointer(target: str | Path, *, readonly: bool = False) -> Closable
             "(use a SQLite file path or postgresql://...)"
         )
     if not is_database_url(target):
-        return SQLiteCheckpointer(target, readonly=readonly)
+        return SQLiteCheckpointer(target, readonly=readonly, keep=keep)
     try:
         from .postgres import PostgresCheckpointer
     except ImportError as exc:
@@ -48,4 +51,4 @@ def open_checkpointer(target: str | Path, *, readonly: bool = False) -> Closable
             f"{redact_url(str(target))}: a PostgreSQL checkpoint store needs psycopg and psycopg-pool "
             f"({exc}); install them with {POSTGRES_EXTRA}"
         ) from exc
-    return PostgresCheckpointer(str(target), readonly=readonly)
+    return PostgresCheckpointer(str(target), readonly=readonly, keep=keep)

@@ -57,7 +57,9 @@ def worker_command(args: argparse.Namespace, console: Console, errors: Console) 
 def submit_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
     """`submit AGENT QUESTION --database URL [--wait]`: enqueue a run; print its id (and result)."""
     with _client(args.database) as client:
-        handle = client.submit(args.agent_file, args.question, run_id=args.run_id, queue=args.queue)
+        handle = client.submit(
+            args.agent_file, args.question, run_id=args.run_id, queue=args.queue, thread_id=args.thread
+        )
         if not args.wait:
             console.out(handle.run_id, highlight=False)
             return EXIT_OK

@@ -11,15 +11,18 @@ import json
 import os
 from typing import Any
 
+from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from ..agentfile.loader import AgentFileError, load_agent, validate_agent_file
+from ..agentfile.shipped import NoSuchAgentFile, agent_file_path
 from ..config import explain_config
 from ..models.client import ModelClient
 from ..telemetry.redact import redact
 from ..testing.scripted import ScriptedProvider
+from ..tools.mcp.config import MCPServerConfig, parse_mcp_servers
 from .common import EXIT_OK, EXIT_USAGE, print_problems
 from .render import dot_text, tree_view
 
@@ -41,22 +44,53 @@ def show_command(args: argparse.Namespace, console: Console, errors: Console) ->
     if spec.description:
         title.append(f"  {spec.description}", style="italic")
     console.print(title)
+    print_mcp_targets(console, spec)
     console.print(tree_view(agent.root))
     return EXIT_OK
 
 
 def validate_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
-    """Check every file; all problems of every file are printed (exit 2 if any)."""
+    """Check every file; all problems of every file are printed (exit 2 if any). A valid file's
+    MCP servers are listed with the command each will start or the URL each will reach, since
+    running the file starts those commands."""
     failed = False
     for path in args.presets:
         try:
-            validate_agent_file(path, allow_modules=args.allow_module)
-        except AgentFileError as exc:
+            spec = validate_agent_file(agent_file_path(path), allow_modules=args.allow_module)
+        except (AgentFileError, NoSuchAgentFile) as exc:
             failed = True
             print_problems(errors, exc.problems, title=f"{path}: {len(exc.problems)} problem(s)")
             continue
         console.print(Text(f"{path}: ok", style="green"))
+        print_mcp_targets(console, spec)
     return EXIT_USAGE if failed else EXIT_OK
+
+
+def mcp_targets(spec: BaseModel) -> list[MCPServerConfig]:
+    """Every MCP server an agent file declares, its sub-agents' included (in file order)."""
+    found: list[MCPServerConfig] = []
+    pending: list[Any] = [spec]
+    while pending:
+        value = pending.pop(0)
+        if isinstance(value, BaseModel):
+            servers = getattr(value, "mcp_servers", None)
+            if servers:
+                found.extend(parse_mcp_servers(servers))
+            pending.extend(getattr(value, name) for name in type(value).model_fields if name != "mcp_servers")
+        elif isinstance(value, list | tuple):
+            pending.extend(value)
+        elif isinstance(value, dict):
+            pending.extend(value.values())
+    return found
+
+
+def print_mcp_targets(console: Console, spec: BaseModel) -> None:
+    """`  mcp server NAME: starts CMD ARGS` / `reaches URL` for each declared server (secrets masked)."""
+    for server in mcp_targets(spec):
+        verb = "starts" if server.transport == "stdio" else "reaches"
+        line = Text(f"  mcp server {server.name}: {verb} ", style="dim")
+        line.append(server.describe(), style="bold")
+        console.print(line, highlight=False)
 
 
 def _shown(key: str, value: Any) -> Any:

@@ -72,6 +72,17 @@ def _discard_stdout() -> None:
         os.close(devnull)
 
 
+def _find_agent_files(args: argparse.Namespace) -> None:
+    """An agent file argument may name a shipped preset (`run react "..."`) from any folder
+    (`validate` resolves each of its files itself, to report every one)."""
+    from ..agentfile.shipped import agent_file_path
+
+    for key in ("preset", "agent_file"):
+        value = getattr(args, key, None)
+        if isinstance(value, str):
+            setattr(args, key, str(agent_file_path(value)))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `jianmu-like` and `python -m jianmu_like`; returns the exit code."""
     for stream in (sys.stdout, sys.stderr):
@@ -89,6 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler: Command = getattr(importlib.import_module(f"{__package__}.{module}"), function)
     try:
         _configure_logging(args.verbose, args.log_json)
+        _find_agent_files(args)
         return handler(args, console, errors)
     except CliError as exc:
         print_problems(errors, [f"error: {p}" for p in exc.problems])

@@ -22,6 +22,7 @@ examples:
   jianmu-like run presets/react.yaml "2**10?" --json
   jianmu-like show presets/research.yaml --dot
   jianmu-like approvals list runs.db
+  jianmu-like threads history runs.db THREAD
   jianmu-like serve presets/react.yaml --port 8321
   jianmu-like worker presets/react.yaml --database postgresql://host/db
   jianmu-like submit presets/react.yaml "2**10?" --database postgresql://host/db --wait
@@ -162,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.set_defaults(handler="inspect:validate_command")
 
     _approvals_parser(commands, parent)
+    _threads_parser(commands, parent)
     _serve_parser(commands, parent)
     _durable_parsers(commands, parent)
 
@@ -206,6 +208,29 @@ def _approvals_parser(
         )
         action.add_argument("--database", metavar="URL", help=DATABASE_HELP)
     approvals.set_defaults(handler="approvals:approvals_command")
+
+
+def _threads_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser
+) -> None:
+    """Register `threads list|show|history` (read only)."""
+    threads = commands.add_parser(
+        "threads",
+        parents=[parent],
+        help="list the conversations of a checkpoint store, show one, list its versions",
+    )
+    actions = threads.add_subparsers(dest="action", required=True, metavar="ACTION")
+    for name, what, takes_thread in (
+        ("list", "every thread with its newest version", False),
+        ("show", "one thread's newest version and conversation", True),
+        ("history", "one thread's versions, newest first (seq, parent, status, node...)", True),
+    ):
+        action = actions.add_parser(name, parents=[parent], help=what)
+        action.add_argument("file", metavar="STORE", help=STORE_HELP)
+        if takes_thread:
+            action.add_argument("thread", metavar="THREAD", help="thread id (see `threads list`)")
+        action.add_argument("--json", action="store_true", help="JSON (one object per line)")
+    threads.set_defaults(handler="threads:threads_command", thread=None)
 
 
 def _serve_parser(
@@ -299,6 +324,11 @@ def _durable_parsers(
     submit.add_argument("--wait", action="store_true", help="wait for the result and print the answer")
     submit.add_argument("--json", action="store_true", help="with --wait: the whole result as JSON")
     submit.add_argument("--run-id", metavar="ID", help="the run's id (idempotent: an existing run is reused)")
+    submit.add_argument(
+        "--thread",
+        metavar="ID",
+        help="continue this conversation (kept in the database; a new id starts one)",
+    )
     submit.set_defaults(handler="durable:submit_command")
 
     runs = commands.add_parser(

@@ -12,7 +12,7 @@ Nothing here is imported by `import jianmu_like`: `dbos` loads only when this pa
 
 from .client import DurableClient, RunHandle
 from .naming import queue_name
-from .result import DurableRunResult, RunStatus
+from .result import DurableRunResult, WorkflowStatus
 from .worker import DurableWorker
 
-__all__ = ["DurableClient", "DurableRunResult", "DurableWorker", "RunHandle", "RunStatus", "queue_name"]
+__all__ = ["DurableClient", "DurableRunResult", "DurableWorker", "RunHandle", "WorkflowStatus", "queue_name"]

@@ -91,11 +91,15 @@ class DurableClient:
         inputs: dict[str, Any] | None = None,
         run_id: str | None = None,
         queue: str | None = None,
+        thread_id: str | None = None,
     ) -> RunHandle:
         """Enqueue a run of the agent file's agent on the file's own queue (`queue`: the name
-        its workers were given instead, see naming.queue_name); a worker serving it executes it."""
+        its workers were given instead, see naming.queue_name); a worker serving it executes it.
+        `thread_id` continues that conversation (kept in this database's checkpoint tables:
+        `jianmu-like threads history postgresql://... T` lists its versions)."""
         name = queue_name(agent_file, queue)
-        handle: Any = self.dbos.enqueue(self._options(name, run_id), name, question, inputs or {})
+        args = (name, question, inputs or {}, *((thread_id,) if thread_id is not None else ()))
+        handle: Any = self.dbos.enqueue(self._options(name, run_id), *args)
         return RunHandle(self, handle.get_workflow_id())
 
     async def submit_async(
@@ -106,9 +110,11 @@ class DurableClient:
         inputs: dict[str, Any] | None = None,
         run_id: str | None = None,
         queue: str | None = None,
+        thread_id: str | None = None,
     ) -> RunHandle:
         name = queue_name(agent_file, queue)
-        handle: Any = await self.dbos.enqueue_async(self._options(name, run_id), name, question, inputs or {})
+        args = (name, question, inputs or {}, *((thread_id,) if thread_id is not None else ()))
+        handle: Any = await self.dbos.enqueue_async(self._options(name, run_id), *args)
         return RunHandle(self, handle.get_workflow_id())
 
     def run(self, run_id: str) -> RunHandle:

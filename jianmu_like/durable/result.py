@@ -12,17 +12,22 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ..agent import AgentResult
+from ..bt.runner import EndStatus
 from ..guard.approvals import Approval
 from ..models.types import Usage
 
-RunStatus = Literal["ENQUEUED", "PENDING", "SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"]
+WorkflowStatus = Literal[
+    "ENQUEUED", "PENDING", "SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"
+]
+"""DBOS's statuses of a workflow, as DBOS spells them (its wire format): not a run status of
+this package (`bt.runner.RunStatus`), which `DurableRunResult.status` uses."""
 
 
 class DurableRunResult(BaseModel):
     """The outcome of one durable run (as `AgentResult`, without the state)."""
 
     run_id: str
-    status: Literal["success", "failure", "suspended"]
+    status: EndStatus
     final_answer: str | None = None
     fallback_answer: str | None = None
     error: str | None = None

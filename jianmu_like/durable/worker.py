@@ -109,7 +109,7 @@ class DurableWorker:
         self._lock = ExecutorLock.acquire(self.database, self.executor_id)
         try:
             factory, fingerprint = self._served()
-            register_agent(self.queue, factory, fingerprint)
+            register_agent(self.queue, factory, fingerprint, self.database)
             DBOS(config=self.config())
             DBOS.listen_queues([self.queue])
             DBOS.launch()

@@ -25,9 +25,17 @@ from ..models.hooks import use_model_call_hook
 from ..models.messages import human
 from ..tools.hooks import use_tool_call_hook
 from .fingerprint import check_fingerprint
-from .naming import APPROVAL_TOPIC, FINGERPRINT_STEP, PENDING_EVENT, WORKFLOW_NAME
+from .naming import (
+    APPROVAL_TOPIC,
+    FINGERPRINT_STEP,
+    PENDING_EVENT,
+    THREAD_LOAD_STEP,
+    THREAD_SAVE_STEP,
+    WORKFLOW_NAME,
+)
 from .result import DurableRunResult
 from .steps import StepOrder, durable_model_call, durable_tool_call, use_step_order
+from .threads import continue_thread, load_thread, save_thread
 
 AgentFactory = Callable[[], Agent]
 """Builds a fresh agent for one run (a worker's agent file, loaded again)."""
@@ -39,6 +47,8 @@ class ServedAgent:
 
     factory: AgentFactory
     fingerprint: str
+    database: str = ""
+    """The durable database, whose checkpoint tables hold the threads of threaded runs."""
 
 
 _served: dict[str, ServedAgent] = {}
@@ -51,10 +61,10 @@ class UnknownAgentError(RuntimeError, JianmuError):
     """A run reached a worker that does not serve its agent."""
 
 
-def register_agent(key: str, factory: AgentFactory, fingerprint: str) -> None:
+def register_agent(key: str, factory: AgentFactory, fingerprint: str, database: str = "") -> None:
     """Serve runs of the agent `key` (its queue's name) in this process (the worker does this
-    before launching)."""
-    _served[key] = ServedAgent(factory, fingerprint)
+    before launching); `database` keeps the threads of threaded runs."""
+    _served[key] = ServedAgent(factory, fingerprint, database)
 
 
 async def _fingerprint_step(fingerprint: str) -> str:
@@ -67,8 +77,11 @@ def approval_message(approval_id: str, approved: bool, reason: str = "") -> dict
 
 
 @DBOS.workflow(name=WORKFLOW_NAME)
-async def agent_run(agent: str, question: str, inputs: dict[str, Any]) -> dict[str, Any]:
-    """Run the agent `agent` on `question` (plus extra `inputs`) to its end."""
+async def agent_run(
+    agent: str, question: str, inputs: dict[str, Any], thread_id: str | None = None
+) -> dict[str, Any]:
+    """Run the agent `agent` on `question` (plus extra `inputs`) to its end; with `thread_id`,
+    continuing that conversation and appending the run's end to it (durable.threads)."""
     served = _served.get(agent)
     if served is None:
         known = ", ".join(sorted(_served)) or "none"
@@ -77,9 +90,20 @@ async def agent_run(agent: str, question: str, inputs: dict[str, Any]) -> dict[s
     # First, before any other step: the agent this run started with must be this worker's.
     recorded = await DBOS.run_step_async({"name": FINGERPRINT_STEP}, _fingerprint_step, served.fingerprint)
     check_fingerprint(run_id, recorded, served.fingerprint)
-    use_step_order(await StepOrder.load(run_id))  # a replay starts its steps in recorded order
+    loaded: dict[str, Any] | None = None
+    if thread_id is not None:
+        if not served.database:
+            raise UnknownAgentError(
+                f"this worker keeps no threads (run {run_id!r} names thread {thread_id!r})"
+            )
+        loaded = await DBOS.run_step_async(
+            {"name": THREAD_LOAD_STEP}, load_thread, served.database, thread_id
+        )
+    order = await StepOrder.load(run_id)
+    use_step_order(order)  # a replay starts its steps in recorded order
     instance = served.factory()
     try:
+        parent = continue_thread(instance, thread_id, loaded) if thread_id is not None else None
         with use_model_call_hook(durable_model_call), use_tool_call_hook(durable_tool_call):
             data: dict[str, Any] = {"messages": [human(question)], **inputs}
             if instance.accepts("task"):  # agent files take the question as `task` too (as `run`)
@@ -96,6 +120,18 @@ async def agent_run(agent: str, question: str, inputs: dict[str, Any]) -> dict[s
                     result = await instance.resume(decisions)
             if waited:
                 await DBOS.set_event_async(PENDING_EVENT, [])
+        if thread_id is not None:
+            await order.run(
+                THREAD_SAVE_STEP,
+                save_thread,
+                served.database,
+                thread_id,
+                parent,
+                instance,
+                result,
+                served.fingerprint,
+                run_id,
+            )
         return DurableRunResult.of(run_id, result, _messages(instance)).model_dump(mode="json")
     finally:
         await instance.aclose()

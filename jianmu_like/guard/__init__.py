@@ -28,6 +28,7 @@ _EXPORTS = {
     ".policies": (
         "AllowList",
         "ArgumentRule",
+        "Breakpoint",
         "DenyList",
         "GuardPolicy",
         "MaxToolCalls",
@@ -59,6 +60,7 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .enforcer import GuardEnforcer as GuardEnforcer
     from .policies import AllowList as AllowList
     from .policies import ArgumentRule as ArgumentRule
+    from .policies import Breakpoint as Breakpoint
     from .policies import DenyList as DenyList
     from .policies import GuardPolicy as GuardPolicy
     from .policies import MaxToolCalls as MaxToolCalls

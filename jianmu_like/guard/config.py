@@ -7,12 +7,12 @@ objects; every unknown key or bad value is a ValueError naming where it is.
 from __future__ import annotations
 
 import re
-import typing
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ..validation import describe_validation
 from .enforcer import Policy
 from .policies import AllowList, ArgumentRule, DenyList, MaxToolCalls, RateLimit, RequireApproval
 from .value_schema import ValueSchema
@@ -163,45 +163,6 @@ def policies_from_config(data: Mapping[str, Any] | GuardConfig | None) -> list[P
     try:
         config = GuardConfig.model_validate(dict(data))
     except ValidationError as exc:
-        raise ValueError(f"invalid guard config: {_describe(exc)}") from None
+        problems = describe_validation(exc, model=GuardConfig)
+        raise ValueError(f"invalid guard config: {'; '.join(problems)}") from None
     return config.build_policies()
-
-
-def _describe(exc: ValidationError) -> str:
-    problems: list[str] = []
-    for err in exc.errors(include_url=False):
-        loc = err["loc"]
-        key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
-        if err["type"] == "extra_forbidden":
-            known = _keys_at(loc[:-1])
-            hint = f" (expected one of: {', '.join(known)})" if known else ""
-            problems.append(f"unknown key '{key}'{hint}")
-            continue
-        message = err["msg"].removeprefix("Value error, ")
-        problems.append(f"'{key}': {message}" if key else message)
-    return "; ".join(problems)
-
-
-def _keys_at(loc: tuple[int | str, ...]) -> list[str]:
-    """The keys the config section at `loc` accepts, to suggest next to an unknown one."""
-    model: type[BaseModel] | None = GuardConfig
-    for part in loc:
-        if isinstance(part, int):
-            continue
-        if model is None:
-            return []
-        fields = {info.alias or field: info for field, info in model.model_fields.items()}
-        model = _model_in(fields[part].annotation) if part in fields else None
-    if model is None:
-        return []
-    return sorted(info.alias or field for field, info in model.model_fields.items())
-
-
-def _model_in(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in typing.get_args(annotation):
-        found = _model_in(arg)
-        if found is not None:
-            return found
-    return None

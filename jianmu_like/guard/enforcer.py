@@ -39,6 +39,8 @@ class GuardContext(BaseModel):
     tool_effects: list[str] = []
     calls_this_run: int = 0
     """Tool calls already run (or decided) in this run, earlier calls of the same batch included."""
+    round: int = 0
+    """The model round of this run whose calls are checked (1: the first; 0: unknown)."""
     now: float = Field(default_factory=time.time)
     """`time.time()` when the batch was checked (policies use it, so tests can pass a clock)."""
 
@@ -77,6 +79,13 @@ class GuardEnforcer:
         self._pending: list[ToolSet] = []
         """Attached tool sets whose providers (MCP servers) list their tools at run time."""
         self._deferred = False
+
+    def with_policies(self, *policies: Policy) -> GuardEnforcer:
+        """Another enforcer: these policies after this one's (the same objects, so stateful
+        ones keep counting across both), for one agent that adds a rule of its own."""
+        other = GuardEnforcer([*self.policies, *policies], tools=self._known)
+        other._deferred = self._deferred
+        return other
 
     def defer_check(self) -> None:
         """Check the tools when the agents run (before each one's first model call), not when

@@ -49,6 +49,7 @@ from .value_schema import ValueSchema
 __all__ = [
     "AllowList",
     "ArgumentRule",
+    "Breakpoint",
     "DenyList",
     "FunctionPolicy",
     "GuardPolicy",
@@ -425,6 +426,27 @@ class RequireApproval(GuardPolicy):
         if condition:
             return f"call of tool '{call.name}' meets the approval condition {condition!r}"
         return f"call of tool '{call.name}' requires approval"
+
+
+class Breakpoint(GuardPolicy):
+    """A human breakpoint every `every` model rounds: the calls of round N, 2N, ... wait for
+    approval (PENDING), so a person looks at the run at regular intervals, whatever the tools.
+    `ReActConfig.breakpoint_every` adds one to an agent's guard."""
+
+    def __init__(self, every: int, *, name: str | None = None) -> None:
+        if not isinstance(every, int) or isinstance(every, bool) or every < 1:
+            raise ValueError(f"Breakpoint: every must be a positive integer, got {every!r}")
+        self.every = every
+        self.name = name or f"breakpoint_every({every})"
+
+    def __call__(self, call: ToolCall, tool: Tool | None, context: GuardContext) -> GuardDecision:
+        if context.round < 1 or context.round % self.every:
+            return _ALLOW
+        return GuardDecision.pending(
+            f"breakpoint: round {context.round} of this run (one every {self.every}); approve to "
+            "go on, deny to tell the model to stop",
+            self.name,
+        )
 
 
 # --- user-defined policies ---------------------------------------------------------------------

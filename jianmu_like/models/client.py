@@ -70,6 +70,9 @@ class ModelClient:
 
     `context_window` is the model's context window in tokens (None: unknown); the context guard
     of an agent keeps every request within it (see `nodes.context_guard`).
+
+    `supports_json_mode` says whether the server has JSON mode (`response_format`); False makes
+    `structured_llm_call` skip that level (None: unknown, tried).
     """
 
     def __init__(
@@ -82,7 +85,9 @@ class ModelClient:
         tool_protocol: ToolProtocol | None = None,
         supports_tools: bool | None = None,
         context_window: int | None = None,
+        supports_json_mode: bool | None = None,
     ) -> None:
+        self.supports_json_mode = supports_json_mode
         base = provider.inner if isinstance(provider, ProtocolAdapter) else provider
         if tool_protocol is None:
             self.provider: ChatProvider = provider
@@ -113,6 +118,7 @@ class ModelClient:
         tool_protocol: ToolProtocol | None = None,
         supports_tools: bool | None = None,
         context_window: int | None = None,
+        supports_json_mode: bool | None = None,
     ) -> ModelClient:
         """A client for an OpenAI-compatible endpoint, from arguments, environment and config.
 
@@ -128,7 +134,7 @@ class ModelClient:
         `JIANMU_NO_LOCAL_MODEL=1` to opt out); otherwise it is a `ConfigError` saying what to set.
         `tool_protocol` (default `models.tool_protocol`, "native") and `supports_tools`: see the
         class; the embedded model has its own grammar-constrained JSON protocol and takes them
-        only when given explicitly. `context_window`: see the class.
+        only when given explicitly. `context_window`, `supports_json_mode`: see the class.
         """
         cfg = config if config is not None else get_config()
         env: dict[str, str] | os._Environ[str] = os.environ if env_override else {}
@@ -139,6 +145,7 @@ class ModelClient:
             embedded = cls._embedded(name, policy, cfg.models.local_backend)
             if tool_protocol is None and supports_tools is None:
                 embedded.context_window = context_window
+                embedded.supports_json_mode = supports_json_mode
                 return embedded
             return cls(
                 embedded.provider,
@@ -147,6 +154,7 @@ class ModelClient:
                 tool_protocol=tool_protocol or "native",
                 supports_tools=supports_tools,
                 context_window=context_window,
+                supports_json_mode=supports_json_mode,
             )
         configured = cfg.provider.api_key.get_secret_value() if cfg.provider.api_key is not None else None
         key = api_key or env.get("OPENAI_API_KEY") or configured or None
@@ -161,6 +169,7 @@ class ModelClient:
             tool_protocol=tool_protocol or cfg.models.tool_protocol,
             supports_tools=supports_tools,
             context_window=context_window,
+            supports_json_mode=supports_json_mode,
         )
 
     @classmethod
@@ -190,6 +199,7 @@ class ModelClient:
             resilience=resilience,
             sleep=self._sleep,
             context_window=self.context_window,
+            supports_json_mode=self.supports_json_mode,
         )
 
     @property
@@ -210,6 +220,7 @@ class ModelClient:
             sleep=self._sleep,
             tool_protocol=tool_protocol,
             context_window=self.context_window,
+            supports_json_mode=self.supports_json_mode,
         )
 
     def models_for(self, request: ModelRequest) -> list[str]:

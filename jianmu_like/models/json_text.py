@@ -323,6 +323,15 @@ def _decode(snippet: str) -> dict[str, Any] | None:
     return value
 
 
+_FENCE = re.compile(r"```[a-zA-Z]*\n?|```")
+
+
+def unfenced(text: str) -> str:
+    """`text` without Markdown code fences (models wrap JSON in ```json ... ```): the one rule
+    for every reader of model text (structured output, the JSON and text tool protocols)."""
+    return _FENCE.sub("", text)
+
+
 def json_objects(text: str) -> Iterator[dict[str, Any]]:
     """Each top-level JSON (or Python-literal) object found in `text`, in order.
 

@@ -162,7 +162,8 @@ class LlamaCppProvider:
             exc.base_url = exc.base_url or self.base_url
             raise
         if protocol:
-            message = parse_reply(generation.text, self._new_id)
+            names = {function["name"] for function in tool_functions(request.tools)}
+            message = parse_reply(generation.text, self._new_id, names)
         else:
             message = Message(role="assistant", content=generation.text.strip())
         if request.stream and on_delta is not None and message.content:

@@ -117,6 +117,9 @@ class Message(_Derived):
     reasoning_content: str | None = None
     """The model's reasoning where a provider returns it (or a text-protocol `Thought:`); kept
     for the record, never sent back (some servers reject it in a request)."""
+    id: str | None = None
+    """Your own identifier, for the `add_messages` reducer (a message with a known id replaces
+    the one before it); never sent to a model."""
 
     @cached_property
     def _wire(self) -> dict[str, Any]:

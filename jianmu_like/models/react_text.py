@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
-from .json_text import json_objects
+from .json_text import json_objects, unfenced
 from .messages import Message, ToolCall
-from .text_protocol import Dialect, ParsedReply, read_reply
+from .text_protocol import Dialect, ParsedReply, marks_answer, read_reply
 
 REACT_FORMAT = (
     "Use this format, one step per reply:\n"
@@ -34,7 +34,6 @@ _INPUT = re.compile(r"^[ \t]*\**Action[ \t]+Input\**[ \t]*:\**[ \t]*", re.MULTIL
 _FINAL = re.compile(r"^[ \t]*\**Final[ \t]+Answer\**[ \t]*:\**[ \t]*", re.MULTILINE | re.IGNORECASE)
 _OBSERVATION = re.compile(r"^[ \t]*Observation\b", re.MULTILINE | re.IGNORECASE)
 _THOUGHT = re.compile(r"^\s*\**Thought\**\s*:\**\s*", re.IGNORECASE)
-_FENCE = re.compile(r"```[a-zA-Z]*\n?|```")
 
 
 def render_call(call: ToolCall) -> str:
@@ -55,13 +54,16 @@ def has_action(text: str) -> bool:
     return _ACTION.search(text) is not None
 
 
-def read_react_reply(text: str, new_id: Callable[[], str]) -> ParsedReply:
+def read_react_reply(
+    text: str, new_id: Callable[[], str], tools: Collection[str] | None = None
+) -> ParsedReply:
     """The message a ReAct-format reply stands for, and whether it was in the protocol.
 
     An `Action:` before any `Final Answer:` is a call (its input read tolerantly: fences, prose
     around it, single quotes; an unreadable input stays a call whose arguments are in error, so
     the model reads why); a `Final Answer:` is the answer; the `Thought:` becomes the message's
-    `reasoning_content`. Anything after a hallucinated `Observation` is ignored.
+    `reasoning_content`. Anything after a hallucinated `Observation` is ignored. `Action: Final
+    Answer` (no tool of that name among `tools`) is the answer, its input the text.
     """
     cut = _OBSERVATION.search(text)
     body = text[: cut.start()] if cut is not None else text
@@ -71,7 +73,10 @@ def read_react_reply(text: str, new_id: Callable[[], str]) -> ParsedReply:
         name = action.group(1).strip(" \t\r`'\"[]()*")
         rest = body[action.end() :]
         given = _INPUT.search(rest)
-        raw = _FENCE.sub("", rest[given.end() :]).strip() if given is not None else ""
+        raw = unfenced(rest[given.end() :]).strip() if given is not None else ""
+        if marks_answer(name, tools):
+            thought = _thought(body[: action.start()])
+            return Message(role="assistant", content=raw, reasoning_content=thought), True
         arguments = next(json_objects(raw), None)
         call = ToolCall.from_raw(new_id(), name, arguments if arguments is not None else raw)
         thought = _thought(body[: action.start()])
@@ -80,7 +85,7 @@ def read_react_reply(text: str, new_id: Callable[[], str]) -> ParsedReply:
         answer = body[final.end() :].strip()
         thought = _thought(body[: final.start()])
         return Message(role="assistant", content=answer, reasoning_content=thought), True
-    return read_reply(text, new_id)  # JSON after all, or not in the protocol
+    return read_reply(text, new_id, tools)  # JSON after all, or not in the protocol
 
 
 TEXT_DIALECT = Dialect(

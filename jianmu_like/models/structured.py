@@ -3,10 +3,14 @@
 Servers differ: some force a function call, some only have a JSON mode, some only write text.
 So the call degrades: a native tool call with the schema as the only tool (forced
 `tool_choice`) → JSON mode (`response_format={"type": "json_object"}`, one re-format retry) →
-plain text with the JSON extracted (one retry). The result says which level succeeded, how many
-calls it took and what they cost; when every level fails, a default or an error naming each
-level's failure. `OutputSchema` (a pydantic model or a JSON schema) is shared with the ReAct
-preset's `output_type`.
+plain text with the JSON extracted (one retry). It starts at the highest level the client's
+declared abilities allow (`declared_levels`: no native call for a model declared without
+function calling, no JSON mode for one declared without it), so the worst case is 5 calls,
+4 or 2 — the reference's table. A `regex_fallback` reads a reply the schema could not be read
+from (prose) before its retry. The result says which level succeeded, how many calls it took
+and what they cost; when every level fails, a default or an error naming each level's failure.
+`OutputSchema` (a pydantic model or a JSON schema) is shared with the ReAct preset's
+`output_type`.
 """
 
 from __future__ import annotations
@@ -19,15 +23,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import JianmuError
+from ..validation import describe_validation
 from .client import ModelClient
 from .errors import ModelError
-from .json_text import json_objects
+from .json_text import json_objects, unfenced
 from .messages import Message, ai, human
 from .types import ModelEventCallback, ModelRequest, Usage
 
 Level = Literal["native", "json_mode", "text"]
 LEVELS: tuple[Level, ...] = ("native", "json_mode", "text")
-_FENCE = re.compile(r"```[a-zA-Z]*\n?|```")
 _NAME = re.compile(r"[^a-zA-Z0-9_-]+")
 
 
@@ -38,6 +42,29 @@ class _NoDefault:
 
 NO_DEFAULT: Any = _NoDefault()
 """Marks `default_value` as not given: every level failing raises `StructuredOutputError`."""
+
+
+TextReading = Callable[[str], dict[str, Any] | None]
+"""A `regex_fallback`: the raw object a reply's text stands for, or None when it stands for none."""
+
+
+def declared_levels(client: ModelClient) -> tuple[Level, ...]:
+    """The levels `client`'s declared abilities allow, in order: native function calling unless
+    the model is declared without it (`supports_tools=False`, or a prompted `json`/`text` tool
+    protocol), JSON mode unless `supports_json_mode=False`, and text always. Unknown abilities
+    count as present: a level the server lacks fails on its first call (HTTP 400) and costs nothing."""
+    from .tool_protocol import ProtocolAdapter  # deferred: a cycle through the client
+
+    provider = client.provider
+    tools = not (
+        isinstance(provider, ProtocolAdapter)
+        and (provider.protocol in ("json", "text") or provider.supports_tools is False)
+    )
+    levels: list[Level] = ["native"] if tools else []
+    if client.supports_json_mode is not False:
+        levels.append("json_mode")
+    levels.append("text")
+    return tuple(levels)
 
 
 class StructuredOutputError(ValueError, JianmuError):
@@ -72,9 +99,9 @@ class OutputSchema:
             self.json_schema: dict[str, Any] = schema.model_json_schema()
             title = schema.__name__
         elif isinstance(schema, Mapping):
-            from .schema_refs import check_local_refs  # deferred: only dict schemas need it
+            from ..json_schema import compile_schema  # deferred: only dict schemas need it
 
-            check_local_refs(schema)
+            self._validator = compile_schema(schema, known_keywords=False)  # checked once, here
             self.json_schema = dict(schema)
             title = str(schema.get("title") or "output")
         else:
@@ -104,23 +131,19 @@ class OutputSchema:
             if isinstance(self.schema, type):
                 return self.schema.model_validate(raw)
         except ValidationError as exc:
-            problems = [f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()]
+            problems = describe_validation(exc, model=self.schema if isinstance(self.schema, type) else None)
             raise ValueError("does not match the schema: " + "; ".join(problems)) from exc
-        import jsonschema  # deferred: only dict schemas need it
+        from ..json_schema import key_problems
 
-        from .schema_refs import LOCAL_ONLY
-
-        try:
-            jsonschema.validate(raw, self.json_schema, registry=LOCAL_ONLY)
-        except jsonschema.ValidationError as exc:
-            where = ".".join(map(str, exc.absolute_path)) or "(root)"
-            raise ValueError(f"does not match the schema: {where}: {exc.message}") from exc
+        mismatches = key_problems(self._validator, raw)
+        if mismatches:
+            raise ValueError("does not match the schema: " + "; ".join(map(str, mismatches)))
         return raw
 
     def parse_text(self, text: str) -> tuple[dict[str, Any], Any]:
         """The raw object found in `text` (fences, prose around it, single quotes tolerated)
         and its validated value; ValueError saying what is wrong."""
-        raw = next(json_objects(_FENCE.sub("", text)), None)
+        raw = next(json_objects(unfenced(text)), None)
         if raw is None:
             excerpt = " ".join(text.split())[:120]
             raise ValueError(f"no JSON object in the reply ({excerpt!r})" if excerpt else "empty reply")
@@ -152,23 +175,28 @@ async def structured_llm_call(
     parse_fn: Callable[[dict[str, Any]], Any] | None = None,
     default_value: Any = NO_DEFAULT,
     name: str | None = None,
-    levels: Sequence[Level] = LEVELS,
+    levels: Sequence[Level] | None = None,
+    regex_fallback: TextReading | None = None,
     model: str | None = None,
     temperature: float | None = None,
     max_tokens: int | None = None,
     timeout: float | None = None,
     on_event: ModelEventCallback | None = None,
 ) -> StructuredResult:
-    """Ask for a value matching `schema`, degrading through `levels` (see the module docstring).
+    """Ask for a value matching `schema`, degrading through `levels` (default: the client's
+    `declared_levels`; see the module docstring).
 
     A level whose call fails (e.g. HTTP 400: the server lacks the feature) moves on at once;
-    an invalid reply in JSON mode or text gets one retry that quotes the error. With
-    `default_value` every level failing returns it (`level="default"`); without it a
-    `StructuredOutputError` names each level's failure.
+    an invalid reply in JSON mode or text gets one retry that quotes the error. `regex_fallback`
+    reads the text of a reply no JSON object was found in (at any level: a forced call answered
+    in prose too); what it returns is validated like any raw object. With `default_value` every
+    level failing returns it (`level="default"`); without it a `StructuredOutputError` names
+    each level's failure.
     """
     output = OutputSchema(schema, parse_fn=parse_fn, name=name)
     state = _Call(model_client, list(messages), output, on_event, model, temperature, max_tokens, timeout)
-    for level in levels:
+    state.regex_fallback = regex_fallback
+    for level in declared_levels(model_client) if levels is None else levels:
         if level not in LEVELS:
             raise ValueError(f"unknown level {level!r} (one of {', '.join(LEVELS)})")
         try:
@@ -213,6 +241,7 @@ class _Call:
         self.calls = 0
         self.usage = Usage()
         self.failures: dict[str, str] = {}
+        self.regex_fallback: TextReading | None = None
 
     async def _ask(self, messages: list[Message], **fields: Any) -> Message:
         self.calls += 1
@@ -227,6 +256,8 @@ class _Call:
         message = await self._ask(self.messages, tools=[tool], tool_choice=choice)
         calls = message.tool_calls or []
         if not calls:
+            if (read := self._fallback(message.content or "")) is not None:
+                return read
             raise ValueError("the model did not call the schema tool")
         call = next((c for c in calls if c.name == self.output.name), calls[0])
         if call.arguments_error:
@@ -238,12 +269,31 @@ class _Call:
         messages = [*self.messages, human(self.output.instruction())]
         reply = await self._ask(messages, extra_params=extra)
         try:
-            return self.output.parse_text(reply.content or "")
+            return self._read(reply.content or "")
         except ValueError as first:
             retry = human(f"That reply is not valid: {first}. {self.output.instruction()}")
             messages = [*messages, ai(reply.content or ""), retry]
             again = await self._ask(messages, extra_params=extra)
             try:
-                return self.output.parse_text(again.content or "")
+                return self._read(again.content or "")
             except ValueError as second:
                 raise ValueError(f"{first}; after a retry: {second}") from second
+
+    def _read(self, text: str) -> tuple[dict[str, Any], Any]:
+        """The JSON object in `text`, else the `regex_fallback`'s reading of it."""
+        try:
+            return self.output.parse_text(text)
+        except ValueError:
+            if (read := self._fallback(text)) is None:
+                raise
+            return read
+
+    def _fallback(self, text: str) -> tuple[dict[str, Any], Any] | None:
+        """The `regex_fallback`'s reading of `text`, validated (None: no fallback, or it found
+        nothing); a reading that does not fit the schema is a ValueError like any reply."""
+        if self.regex_fallback is None or next(json_objects(_FENCE.sub("", text)), None) is not None:
+            return None
+        raw = self.regex_fallback(text)
+        if raw is None:
+            return None
+        return raw, self.output.validate(raw)

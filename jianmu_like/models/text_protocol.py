@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ..nodes.context import REACT_PROTOCOL
-from .json_text import json_objects
+from ..tool_text import function_line
+from .json_text import json_objects, unfenced
 from .messages import Message, ToolCall
 
 ChatTurn = dict[str, str]
@@ -48,6 +49,15 @@ ParsedReply = tuple[Message, bool]
 """The message a reply stands for, and whether the reply was in the protocol at all."""
 
 
+class ReplyReader(Protocol):
+    """Reads one reply: `tools` are the names the agent has (None: unknown, any named tool is
+    a call), so an object naming something else is a call only when it plainly asks for one."""
+
+    def __call__(
+        self, text: str, new_id: Callable[[], str], tools: Collection[str] | None = None
+    ) -> ParsedReply: ...
+
+
 @dataclass(frozen=True)
 class Dialect:
     """How calls and answers are written in one prompt-based tool protocol: the reply-format
@@ -57,7 +67,7 @@ class Dialect:
     reply_format: str
     render_call: Callable[[ToolCall], str]
     render_answer: Callable[[str], str]
-    parse: Callable[[str, Callable[[], str]], ParsedReply]
+    parse: ReplyReader
 
 
 @dataclass(frozen=True)
@@ -94,26 +104,6 @@ def tool_functions(tools: Sequence[dict[str, Any]] | None) -> list[dict[str, Any
         if isinstance(function, dict) and isinstance(function.get("name"), str):
             out.append(function)
     return out
-
-
-def _first_sentence(text: str) -> str:
-    flat = " ".join(text.split())
-    end = flat.find(". ")
-    return flat if end < 0 else flat[: end + 1]
-
-
-def describe_tool(function: dict[str, Any]) -> str:
-    """One compact line: `- name(arg: type, ...): first sentence of the description`."""
-    params = function.get("parameters") or {}
-    props: dict[str, Any] = params.get("properties") or {}
-    required = set(params.get("required") or ())
-    args = []
-    for arg, spec in props.items():
-        kind = spec.get("type", "any") if isinstance(spec, dict) else "any"
-        args.append(f"{arg}: {kind}" + ("" if arg in required else " (optional)"))
-    line = f"- {function['name']}({', '.join(args)})"
-    description = _first_sentence(str(function.get("description") or ""))
-    return f"{line}: {description}" if description else line
 
 
 def render_examples(examples: Sequence[WorkedExample], dialect: Dialect | None = None) -> str:
@@ -154,7 +144,7 @@ def render_system_prompt(
     functions = tool_functions(tools)
     names = {f["name"] for f in functions}
     parts = [persona_of(system_text or "")]
-    parts.append("You can use these tools:\n" + "\n".join(describe_tool(f) for f in functions))
+    parts.append("You can use these tools:\n" + "\n".join(function_line(f) for f in functions))
     parts.append(dialect.reply_format)
     shown = [e for e in (BUILTIN_EXAMPLES if examples is None else examples) if e.tool in names]
     if shown:
@@ -292,9 +282,17 @@ def reply_schema(tools: Sequence[dict[str, Any]] | None, tool_choice: Any = None
 
 
 _TOOL_KEYS = ("tool", "name", "tool_name", "function", "action", "tool_call")
+_PLAIN_TOOL_KEYS = ("tool", "tool_name", "function", "tool_call")
+"""Keys that name a tool and nothing else: an object using one asks for a tool even when the
+name is not one the agent has (the model then reads "unknown tool" and can correct itself)."""
 _ARGUMENT_KEYS = ("arguments", "args", "parameters", "input", "action_input")
 _ANSWER_KEYS = ("answer", "final_answer", "response", "content")
-_FENCE = re.compile(r"```[a-zA-Z]*\n?|```")
+_MARKED_ANSWER_KEYS = (*_ANSWER_KEYS, "action_input", "text", "output", "result", "arguments", "input")
+"""Where the answer of an object marked as a final answer is: `{"action": "Final Answer",
+"action_input": ...}` (LangChain), `{"type": "final_answer", "content": ...}`, ..."""
+_ANSWER_MARKERS = frozenset({"final_answer", "finalanswer", "final", "answer", "finish", "final_response"})
+"""Action/type names meaning "this is the final answer" (compared lower-case, spaces and dashes
+as underscores) — unless the agent has a tool of that name."""
 _TRUNCATED_ANSWER = re.compile(r'^\s*\{\s*"answer"\s*:\s*"(.*)$', re.DOTALL)
 _TRUNCATED_CALL = re.compile(
     r'^\s*\{\s*"tool"\s*:\s*"([^"]+)"\s*,?\s*(?:"arguments"\s*:\s*)?(.*)$', re.DOTALL
@@ -308,17 +306,43 @@ def _pick(obj: dict[str, Any], keys: tuple[str, ...]) -> tuple[bool, Any]:
     return False, None
 
 
-def _tool_call(obj: dict[str, Any], call_id: str) -> ToolCall | None:
+def marks_answer(name: Any, tools: Collection[str] | None) -> bool:
+    """Whether an action/tool/type `name` means "final answer" (and is no tool of the agent's)."""
+    if not isinstance(name, str) or (tools is not None and name in tools):
+        return False
+    return name.strip().lower().replace(" ", "_").replace("-", "_") in _ANSWER_MARKERS
+
+
+def _tool_call(
+    obj: dict[str, Any], new_id: Callable[[], str], tools: Collection[str] | None
+) -> ToolCall | None:
+    """The call `obj` stands for: it names a tool the agent has, or (`tools` None, a tool-only
+    key, or arguments given) plainly asks for one; a final-answer marker is never a call."""
     nested = obj.get("tool_call")
+    plain = isinstance(nested, dict) or any(isinstance(obj.get(k), str) for k in _PLAIN_TOOL_KEYS)
     if isinstance(nested, dict):  # {"tool_call": {"name": ..., "arguments": ...}}
         obj = nested
     found, name = _pick(obj, _TOOL_KEYS)
-    if not found or not isinstance(name, str) or not name:
+    if not found or not isinstance(name, str) or not name or marks_answer(name, tools):
         return None
-    _, arguments = _pick(obj, _ARGUMENT_KEYS)
+    has_arguments, arguments = _pick(obj, _ARGUMENT_KEYS)
+    if tools is not None and name not in tools and not (plain or has_arguments):
+        return None  # e.g. {"name": "Ann", "answer": ...}: a value, not a request
     if arguments is None or isinstance(arguments, dict | str):
-        return ToolCall.from_raw(call_id, name, arguments)
-    return ToolCall.from_raw(call_id, name, json.dumps(arguments))
+        return ToolCall.from_raw(new_id(), name, arguments)
+    return ToolCall.from_raw(new_id(), name, json.dumps(arguments))
+
+
+def _answer(obj: dict[str, Any], tools: Collection[str] | None) -> tuple[bool, Any]:
+    """Whether `obj` is a final answer, and the answer: an answer key, or an object marked as
+    a final answer by its action, tool or type (`{"action": "final_answer", "answer": ...}`)."""
+    marked = any(marks_answer(obj.get(key), tools) for key in (*_TOOL_KEYS, "type"))
+    if not marked:
+        return _pick(obj, _ANSWER_KEYS)
+    found, answer = _pick(obj, _MARKED_ANSWER_KEYS)
+    if isinstance(answer, dict) and len(answer) == 1:  # {"tool": "final_answer", "arguments": {"answer": X}}
+        answer = next(iter(answer.values()))
+    return found, answer
 
 
 def _salvage_truncated_answer(text: str) -> str | None:
@@ -332,32 +356,38 @@ def _salvage_truncated_answer(text: str) -> str | None:
         return body
 
 
-def parse_reply(text: str, new_id: Callable[[], str]) -> Message:
+def parse_reply(text: str, new_id: Callable[[], str], tools: Collection[str] | None = None) -> Message:
     """The assistant message a protocol reply stands for (see `read_reply`)."""
-    return read_reply(text, new_id)[0]
+    return read_reply(text, new_id, tools)[0]
 
 
-def read_reply(text: str, new_id: Callable[[], str]) -> ParsedReply:
+def read_reply(text: str, new_id: Callable[[], str], tools: Collection[str] | None = None) -> ParsedReply:
     """The assistant message a protocol reply stands for, and whether it was in the protocol.
 
-    Tool objects become `ToolCall`s (ids from `new_id`, arguments via `ToolCall.from_raw` so a
-    malformed argument text reaches the model as an error); otherwise the first answer object
-    is the content. A cut-off `{"tool": ...` stays a call whose arguments are in error (the
-    model reads why and can retry); a cut-off `{"answer": "...` keeps what was written; text
-    with no usable object is taken as the answer itself (and reported as not in the protocol).
+    An object is a call when it names one of `tools` (the agent's tool names; None: any name),
+    or plainly asks for a tool (a tool-only key like `tool`, or arguments): it becomes a
+    `ToolCall` (ids from `new_id`, arguments via `ToolCall.from_raw` so a malformed argument
+    text reaches the model as an error). Otherwise the first answer object is the content, in
+    every common JSON-mode shape: `{"answer": ...}`, `{"final_answer": ...}`, `{"action":
+    "final_answer" | "Final Answer", "answer" | "action_input": ...}`, `{"type":
+    "final_answer", ...}`. A cut-off `{"tool": ...` stays a call whose arguments are in error
+    (the model reads why and can retry); a cut-off `{"answer": "...` keeps what was written;
+    text with no usable object is taken as the answer itself (and reported as not in the
+    protocol).
     """
-    cleaned = _FENCE.sub("", text).strip()
+    cleaned = unfenced(text).strip()
     objects = list(json_objects(cleaned))
-    calls = [c for c in (_tool_call(o, new_id()) for o in objects if _pick(o, _TOOL_KEYS)[0]) if c]
+    calls = [c for c in (_tool_call(o, new_id, tools) for o in objects) if c]
     if calls:
         return Message(role="assistant", content=None, tool_calls=calls), True
     for obj in objects:
-        found, answer = _pick(obj, _ANSWER_KEYS)
+        found, answer = _answer(obj, tools)
         if found:
             content = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
             return Message(role="assistant", content=content), True
     cut_call = _TRUNCATED_CALL.match(cleaned)
-    if cut_call is not None:  # e.g. an argument string never closed before max_tokens
+    if cut_call is not None and not marks_answer(cut_call.group(1), tools):
+        # e.g. an argument string never closed before max_tokens
         call = ToolCall.from_raw(new_id(), cut_call.group(1), cut_call.group(2).strip() or "{")
         return Message(role="assistant", content=None, tool_calls=[call]), True
     salvaged = _salvage_truncated_answer(cleaned)

@@ -13,16 +13,23 @@ counts as an iteration of a ReAct loop); a second unreadable reply is taken as t
 from __future__ import annotations
 
 import itertools
-from typing import Literal, get_args
+from typing import get_args
 
+from ..config import ToolProtocol as ToolProtocol  # declared once, in the configuration
 from .errors import ModelError
 from .messages import Message, human
 from .provider import ChatProvider, DeltaCallback
 from .react_text import TEXT_DIALECT
-from .text_protocol import CORRECTION_PREFIX, JSON_DIALECT, Dialect, is_correction, to_chat_messages
+from .text_protocol import (
+    CORRECTION_PREFIX,
+    JSON_DIALECT,
+    Dialect,
+    is_correction,
+    to_chat_messages,
+    tool_functions,
+)
 from .types import ModelRequest, ModelResponse
 
-ToolProtocol = Literal["native", "json", "text", "auto"]
 TOOL_PROTOCOLS: tuple[str, ...] = get_args(ToolProtocol)
 
 DIALECTS: dict[str, Dialect] = {"json": JSON_DIALECT, "text": TEXT_DIALECT}
@@ -111,7 +118,8 @@ class ProtocolAdapter:
         plain = request.model_copy(update={"messages": messages, "tools": None, "tool_choice": None})
         raw = await self.inner.chat(plain, model=model, on_delta=None)  # deltas would be protocol text
         text = raw.message.content or ""
-        message, understood = dialect.parse(text, self._new_id)
+        names = {function["name"] for function in tool_functions(request.tools)}
+        message, understood = dialect.parse(text, self._new_id, names)
         correction: Message | None = None
         if not understood and not (request.messages and is_correction(request.messages[-1])):
             correction = correction_message(dialect)

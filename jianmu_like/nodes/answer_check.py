@@ -1,9 +1,10 @@
 """AnswerCheck: a final answer is re-asked once when it is no answer at all.
 
-The hand-written loops' lesson: an empty reply, a two-character one, the previous question's
-answer again, or a tool call the model wrote as text instead of making it (with native function
-calling; the json/text protocols already correct that in `models.tool_protocol`) must not end a
-run as "success". Such an answer gets a corrective message, `done` is cleared and the loop asks
+The hand-written loops' lesson: an empty reply, a two-character one, a bare "I don't know"
+(`AnswerCheckConfig.non_answers`, in many languages), the previous question's answer again, or
+a tool call the model wrote as text instead of making it (with native function calling; the
+json/text protocols already correct that in `models.tool_protocol`) must not end a run as
+"success". Such an answer gets a corrective message, `done` is cleared and the loop asks
 again (an iteration). After `AnswerCheckConfig.retries` re-asks the answer is accepted as it is:
 the check nudges, it never fails a run.
 """
@@ -38,6 +39,15 @@ def _normal(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
+_EDGE_PUNCTUATION = " \t\r\n.,!?;:…。，！？；：、\"'“”‘’「」()（）"
+
+
+def _bare(text: str) -> str:
+    """`text` compared as a non-answer: no case, one space between words, no punctuation at
+    its ends, one apostrophe."""
+    return " ".join(text.replace("’", "'").casefold().split()).strip(_EDGE_PUNCTUATION)
+
+
 def _may_hold_call(text: str) -> bool:
     """A cheap test the two parsers' calls all pass: a JSON call (whole or cut off) needs a
     `{`, a text-protocol call an `Action:` line."""
@@ -66,6 +76,7 @@ class AnswerCheck(Node):
     ) -> None:
         super().__init__(name)
         self.config = config
+        self._non_answers = frozenset(_bare(text) for text in config.non_answers)
         self.tool_names = tool_names
         self.keys = keys or StateKeys()
         self.namespace = namespace
@@ -104,6 +115,11 @@ class AnswerCheck(Node):
             )
         if self._tool_call_as_text(text, messages):
             return "tool_call_as_text", TOOL_CALL_AS_TEXT
+        if config.non_answers and _bare(text) in self._non_answers:
+            return "non_answer", (
+                f"{ANSWER_CORRECTION_PREFIX}only says that you do not know. Use the tools to find "
+                "the answer, or say what you found and what is still missing."
+            )
         if len(text) < config.min_chars:
             return "too_short", (
                 f"{ANSWER_CORRECTION_PREFIX}is too short ({len(text)} characters, at least "
@@ -126,7 +142,7 @@ class AnswerCheck(Node):
             return False
         # Without an `Action:` line the text dialect reads the reply as JSON: read it once.
         for dialect in (JSON_DIALECT, TEXT_DIALECT) if has_action(text) else (JSON_DIALECT,):
-            message, _ = dialect.parse(text, _no_id)
+            message, _ = dialect.parse(text, _no_id, names)
             if message.tool_calls and any(c.name in names for c in message.tool_calls):
                 return True
         return False

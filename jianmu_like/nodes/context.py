@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -16,6 +17,16 @@ REACT_PROTOCOL = (
     "before deciding the next step. When you have what you need, reply with the final answer "
     "only, without calling a tool. If a tool reports an error, fix the call or try another way."
 )
+
+
+DATE = "{date}"
+"""Written in any preset prompt (persona, research, supervisor, planner, compress, critic): the
+current date, so a model that searches knows what "latest" means."""
+
+
+def with_date(text: str) -> str:
+    """`text` with every `{date}` replaced by today's date (ISO, local time); other braces stay."""
+    return text.replace(DATE, datetime.date.today().isoformat()) if DATE in text else text
 
 
 class ContextBuilderProtocol(Protocol):
@@ -37,13 +48,18 @@ class ContextBuilder:
         self._cached: tuple[ToolSet | None, int, Message] | None = None
         """(tool set, its version, the message): the set itself, not its id, which a new set
         could reuse once the old one is gone."""
+        self._dated = DATE in (system_prompt or "")
+        """The prompt names `{date}`: the message is rebuilt when the day changes."""
+        self._day = ""
 
     def system_message(self, tools: ToolSet | None) -> Message:
         version = tools.version if tools is not None else 0
+        if self._dated and (today := datetime.date.today().isoformat()) != self._day:
+            self._day, self._cached = today, None
         cached = self._cached
         if cached is not None and cached[0] is tools and cached[1] == version:
             return cached[2]
-        parts = [self.system_prompt or DEFAULT_PERSONA, REACT_PROTOCOL]
+        parts = [with_date(self.system_prompt or DEFAULT_PERSONA), REACT_PROTOCOL]
         if tools is not None and self.include_tool_descriptions and len(tools):
             parts.append("Available tools:\n" + tools.describe())
         message = system("\n\n".join(parts))

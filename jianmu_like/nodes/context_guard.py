@@ -8,9 +8,12 @@ history grows. Over it, in order:
 1. tool results larger than `max_tool_result_share` of the budget are cut with a note;
 2. old turns leave the prompt, newest kept, down to `target` of the budget: summarised by one
    model call (`strategy: summarize`; dropped when that call fails) or dropped with a note
-   (`strategy: drop`). System messages and pinned messages (`compaction.is_pinned`: injected
-   interrupts) always stay, and an assistant tool-call message leaves or stays with its results;
-3. if the newest turns alone are still too large, their tool results are cut further.
+   (`strategy: drop`). System messages, pinned messages (`compaction.is_pinned`: injected
+   interrupts) and the current user turn (the newest user message that is not a framework's
+   correction, and everything after it) always stay, and an assistant tool-call message
+   leaves or stays with its results;
+3. if what stays is still too large, its tool results are cut further (the current turn's
+   question is never dropped to make room: its tool results are cut instead).
 
 A compaction is remembered (the summary stands for the turns it covers), so the next requests
 reuse it and the summary call is made once per compaction, not once per request. Each new
@@ -39,6 +42,7 @@ from ..state.manager import StateManager
 from ..state.schema import StateKeys
 from ..telemetry import events as ev
 from .compaction import SUMMARY_PREFIX, cut_text, cut_tool_result, is_pinned, transcript, turn_units
+from .trace import is_corrective
 
 SUMMARY_PROMPT = (
     "You compress the earlier part of a conversation between a user and an AI assistant that "
@@ -46,6 +50,10 @@ SUMMARY_PROMPT = (
     "requests, the facts, numbers and tool results found, decisions taken, and what is still "
     "open. Keep names, figures and identifiers exactly. No preamble."
 )
+
+
+CUT_NOTE_TOKENS = 24
+"""About what the "[... N more characters cut: ...]" note of a cut tool result takes."""
 
 
 class GuardHost(Protocol):
@@ -67,6 +75,8 @@ class _Compaction:
     anchor: Message
     replacement: tuple[Message, ...]
     removed: int
+    question: Message | None = None
+    """The current turn's question, kept in `replacement` while older units of its turn left."""
 
 
 class ContextGuard:
@@ -195,24 +205,51 @@ class ContextGuard:
             target = int(budget * self.config.target)
             reserve = self._summary_tokens(budget) + MESSAGE_OVERHEAD + 16
             units = turn_units(rest)
-            room = (
-                target - fixed - head_tokens - counter.messages([m for m in kept if self.pinned(m)]) - reserve
-            )
-            first = len(units) - 1
-            used = sum(rest_sizes[units[first][0] : units[first][1]])
-            while first > 0:
+            pinned_tokens = counter.messages([m for m in kept if self.pinned(m)])
+            room = target - fixed - head_tokens - pinned_tokens - reserve
+            # The current turn (its question and everything after it) stays: whole when cutting
+            # its tool results can make it fit the budget, else its question and newest units.
+            ceiling = budget - fixed - head_tokens - pinned_tokens - reserve
+            turn = _current_turn_unit(rest, units)
+            held = memory.question if memory is not None and turn is None else None
+            asked = rest[units[turn][0]] if turn is not None else held
+            after = turn + 1 if turn is not None else 0
+            question: Message | None = None
+            if asked is None:  # no question of the user's in sight: the newest unit stays
+                first = len(units) - 1
+                used = sum(rest_sizes[units[first][0] :])
+            else:
+                asked_size = counter.message(asked)
+                tail = units[after][0] if after < len(units) else len(rest)
+                if asked_size + _squeezed(rest[tail:], rest_sizes[tail:]) <= ceiling:
+                    first = turn if turn is not None else 0
+                    used = sum(rest_sizes[units[first][0] :])
+                elif after >= len(units):  # the question alone: nothing of its turn to drop
+                    first = len(units) - 1
+                    used = sum(rest_sizes[units[first][0] :])
+                else:  # too large even cut: the question and the newest units that fit
+                    question, first = asked, len(units) - 1
+                    used = asked_size + sum(rest_sizes[units[first][0] :])
+                    while first - 1 >= after:
+                        lo, hi = units[first - 1]
+                        extra = sum(rest_sizes[lo:hi])
+                        if used + extra > ceiling:
+                            break
+                        used += extra
+                        first -= 1
+            while question is None and first > 0:
                 lo, hi = units[first - 1]
                 extra = sum(rest_sizes[lo:hi])
                 if used + extra > room:
                     break
                 used += extra
                 first -= 1
-            split = units[first][0]
-            old = rest[:split]
+            split = units[first][0] if units else 0
+            old = [m for m in rest[:split] if m is not question]
             old_pinned = [m for m in old if self.pinned(m)]
             leaving = [m for m in old if not self.pinned(m)]
             if split:
-                previous = [m for m in kept if not self.pinned(m)]
+                previous = [m for m in kept if not self.pinned(m) and m is not held]
                 keep_pinned = [m for m in kept if self.pinned(m)] + old_pinned
                 if leaving:
                     note, summary_error = await self._replace(previous, leaving, removed, budget, host)
@@ -222,9 +259,10 @@ class ContextGuard:
                     else:
                         dropped = len(leaving)
                     previous = [note]
-                kept = [*keep_pinned, *previous]
+                current = question or held
+                kept = [*keep_pinned, *previous, *([current] if current is not None else [])]
                 covered += split
-                self._memory = memory = _Compaction(covered, body[covered - 1], tuple(kept), removed)
+                self._memory = memory = _Compaction(covered, body[covered - 1], tuple(kept), removed, current)
                 rest, rest_sizes = rest[split:], rest_sizes[split:]
 
         # 3. still too large: cut the remaining tool results further, largest first
@@ -235,10 +273,10 @@ class ContextGuard:
             for i in order:
                 if over <= 0:
                     break
-                allowed = max(rest_sizes[i] - over - MESSAGE_OVERHEAD, 50)
+                # the cut adds a note of its own (about CUT_NOTE_TOKENS): leave room for it
+                allowed = max(rest_sizes[i] - over - MESSAGE_OVERHEAD - CUT_NOTE_TOKENS, 50)
                 cut = cut_tool_result(rest[i], allowed)
-                if cut is not rest[i]:
-                    new = counter.message(cut)
+                if cut is not rest[i] and (new := counter.message(cut)) < rest_sizes[i]:
                     over -= rest_sizes[i] - new
                     rest[i], rest_sizes[i] = cut, new
                     squeezed += 1
@@ -309,3 +347,22 @@ class ContextGuard:
         count = removed + len(leaving)
         note = f"[{count} earlier messages were removed to fit the context window.]"
         return human(note), error
+
+
+def _current_turn_unit(messages: Sequence[Message], units: Sequence[tuple[int, int]]) -> int | None:
+    """The index of the unit holding the newest user message that is the user's (not a
+    correction, not a pinned interrupt, not a compaction's note): the current turn starts
+    there. None when `messages` hold none."""
+    for index in range(len(units) - 1, -1, -1):
+        message = messages[units[index][0]]
+        if message.role == "user" and not is_corrective(message) and not is_pinned(message):
+            return index
+    return None
+
+
+def _squeezed(messages: Sequence[Message], sizes: Sequence[int]) -> int:
+    """What `messages` take at least once their tool results are cut as far as step 3 cuts."""
+    floor = 50 + MESSAGE_OVERHEAD + CUT_NOTE_TOKENS
+    return sum(
+        min(size, floor) if m.role == "tool" else size for m, size in zip(messages, sizes, strict=True)
+    )

@@ -22,6 +22,7 @@ from ..models.messages import human, system
 from ..models.structured import StructuredOutputError
 from ..results import read_key
 from ..telemetry import events as ev
+from .context import with_date
 from .llm import configured_client
 from .one_call import spent, structured_call
 
@@ -77,7 +78,10 @@ class CriticNode(AsyncBehaviour):
         answer = sm.get(keys.final_answer, ns) or ""
         reviews: list[dict[str, Any]] = list(read_key(sm, REVIEWS, ns, []))
         rejected_before = sum(1 for review in reviews if not review["accept"])
-        prompt = [system(self.system_prompt), human(f"Question: {self.question}\n\nAnswer: {answer}")]
+        prompt = [
+            system(with_date(self.system_prompt)),
+            human(f"Question: {self.question}\n\nAnswer: {answer}"),
+        ]
         try:
             result = await structured_call(
                 self.model_client, prompt, CriticVerdict, self.config, on_event=self._on_model_event

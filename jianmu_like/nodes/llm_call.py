@@ -1,8 +1,9 @@
 """LLMCallNode: one model call without tools — a summariser, a classifier, a writer step in a tree.
 
 Not every step of a tree needs a ReAct loop: a node that asks once and writes the answer to a key
-is cheaper and cannot wander. With an `output_schema` the value comes from `structured_llm_call`
-(native tool call → JSON mode → text), so any model can fill it.
+is cheaper and cannot wander. Its text also goes to the contract's `text_output` key. With an
+`output_schema` the value comes from `structured_llm_call` (native tool call → JSON mode →
+text), so any model can fill it.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ class LLMCallNode(AsyncBehaviour):
         # (`{plan.final_answer}`), so the contract is stated from the top level.
         own = f"{namespace}.{keys.messages}" if namespace else keys.messages
         reads = (own, *placeholder_keys(prompt or ""))
-        written = (keys.messages, keys.usage, keys.error, keys.final_answer)
+        written = (keys.messages, keys.usage, keys.error, keys.final_answer, keys.text_output)
         owner = f"LLM call {name!r}" + (f" (namespace {namespace!r})" if namespace else "")
         declare(self, StateContract(owner, written, reads=reads))
 
@@ -83,6 +84,7 @@ class LLMCallNode(AsyncBehaviour):
                 response = await self.model_client.complete(self._request(prompt), on_event=on_event)
                 answer = response.message.content or ""
                 updates[self.output_key] = answer
+                updates[keys.text_output] = answer
                 reply, usage = response.message, response.usage
             else:
                 result = await structured_call(

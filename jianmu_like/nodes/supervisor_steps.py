@@ -7,6 +7,7 @@ are the supervisor's side. Each call's usage is added to the supervisor's namesp
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,15 +15,18 @@ from py_trees.common import Status
 from pydantic import BaseModel, Field
 
 from ..bt.async_behaviour import AsyncBehaviour
+from ..bt.node import Node
 from ..config import ReActConfig
 from ..models.client import ModelClient
 from ..models.errors import ModelError
 from ..models.messages import Message, ai, human, system
-from ..models.structured import StructuredOutputError
+from ..models.structured import StructuredOutputError, TextReading
 from ..models.types import Usage
 from ..results import outcome, read_key
 from ..state.manager import StateManager
+from ..state.schema import StateKeys
 from ..telemetry import events as ev
+from .context import with_date
 from .llm import configured_client, fail_with_model_error
 from .one_call import request_for, spent, structured_call
 
@@ -113,11 +117,20 @@ class SupervisorCall(AsyncBehaviour):
     def prompt(self, instruction: str) -> list[Message]:
         """System prompt, the supervisor's conversation (the user's task), the instruction."""
         history = self.state_manager.get(self.keys.messages, self.namespace)
-        return [system(self.system_prompt), *history, human(instruction)]
+        return [system(with_date(self.system_prompt)), *history, human(instruction)]
 
-    async def structured(self, prompt: list[Message], schema: type[BaseModel]) -> tuple[Any, Usage]:
+    async def structured(
+        self, prompt: list[Message], schema: type[BaseModel], reading: TextReading
+    ) -> tuple[Any, Usage]:
+        """A structured value; a reply in prose is read by `reading` (a model that answers the
+        supervisor in plain text still answers: both schemas have a plain-text meaning)."""
         result = await structured_call(
-            self.model_client, prompt, schema, self.config, on_event=self._on_model_event
+            self.model_client,
+            prompt,
+            schema,
+            self.config,
+            on_event=self._on_model_event,
+            regex_fallback=reading,
         )
         return result.value, result.usage
 
@@ -159,7 +172,25 @@ class SupervisorCall(AsyncBehaviour):
         self.emit(event_type, **data)
 
 
-class PlanStep(SupervisorCall):
+_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)]|[a-z][.)])\s+", re.IGNORECASE)
+
+
+def plan_from_text(text: str) -> dict[str, Any] | None:
+    """A prose plan: its list items (bullets or numbers) as sub-questions, else the whole text
+    as one; None for an empty reply."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    items = [_ITEM.sub("", line).strip() for line in lines if _ITEM.match(line)]
+    if items:
+        return {"sub_questions": items}
+    return {"sub_questions": [text.strip()]} if text.strip() else None
+
+
+def decision_from_text(text: str) -> dict[str, Any] | None:
+    """A prose gather reply is the answer (None for an empty reply)."""
+    return {"answer": text.strip()} if text.strip() else None
+
+
+class SplitStep(SupervisorCall):
     """Splits the task into at most `max_agents` sub-questions (a structured call), written to
     `sub_questions`; the last run's sub-agents are forgotten first."""
 
@@ -185,7 +216,7 @@ class PlanStep(SupervisorCall):
             "each answerable on its own by a research assistant with tools."
         )
         try:
-            plan, usage = await self.structured(self.prompt(instruction), SupervisorPlan)
+            plan, usage = await self.structured(self.prompt(instruction), SupervisorPlan, plan_from_text)
         except (ModelError, StructuredOutputError) as exc:
             return self.fail(exc)
         questions = [q.strip() for q in plan.sub_questions if q.strip()][: self.max_agents]
@@ -224,7 +255,9 @@ class GatherStep(SupervisorCall):
         else:
             instruction += "Write the final answer to the task in `answer`."
         try:
-            decision, usage = await self.structured(self.prompt(instruction), SupervisorDecision)
+            decision, usage = await self.structured(
+                self.prompt(instruction), SupervisorDecision, decision_from_text
+            )
         except (ModelError, StructuredOutputError) as exc:
             return self.fail(exc)
         follow_ups = [q.strip() for q in decision.follow_ups if q.strip()][: self.max_follow_ups]
@@ -233,6 +266,38 @@ class GatherStep(SupervisorCall):
             self.emit(ev.SUPERVISOR_FOLLOW_UPS, follow_ups=follow_ups)
             return Status.SUCCESS
         self.answer(decision.answer, usage)
+        return Status.SUCCESS
+
+
+class ContextPruner(Node):
+    """Drops the raw notes (the message history: tool calls and their results) of every
+    sub-agent of this run whose notes exceed `max_chars`, keeping its summary — the question
+    and its final answer — so the state, its checkpoints and any later reader carry the
+    summaries, not the raw tool output. Always SUCCESS; `supervisor.pruned` says what went."""
+
+    def __init__(self, name: str, keys: StateKeys, namespace: str, *, max_chars: int) -> None:
+        super().__init__(name)
+        if max_chars < 1:
+            raise ValueError(f"prune_notes_above must be >= 1, got {max_chars}")
+        self.keys, self.ns, self.max_chars = keys, namespace, max_chars
+
+    def update(self) -> Status:
+        sm, keys = self.state_manager, self.keys
+        pruned: dict[str, int] = {}
+        for item in asked(sm, self.ns, SUB_QUESTIONS) + asked(sm, self.ns, FOLLOW_UPS):
+            ns = item["namespace"]
+            messages: list[Message] = read_key(sm, keys.messages, ns, [])
+            size = sum(len(m.content or "") + len(str(m.tool_calls or "")) for m in messages)
+            if size <= self.max_chars:
+                continue
+            summary = read_key(sm, keys.final_answer, ns, None) or read_key(
+                sm, keys.fallback_answer, ns, None
+            )
+            kept = [m for m in messages[:1] if m.role == "user"] + ([ai(summary)] if summary else [])
+            sm.set(keys.messages, kept, ns)
+            pruned[ns] = size
+        if pruned:
+            self.emit(ev.SUPERVISOR_PRUNED, notes=pruned, max_chars=self.max_chars)
         return Status.SUCCESS
 
 

@@ -21,6 +21,7 @@ from ..tools.base import Tool, render_result
 from ..tools.errors import ToolArgumentsError, ToolExitError, safe_message
 from ..tools.hooks import tool_call_hook
 from ..tools.toolset import ToolSet
+from ..tools.truncation import cut_output
 from .tool_outcome import ToolOutcome
 
 ToolRunner = Callable[[Tool, dict[str, Any]], Awaitable[str]]
@@ -97,7 +98,7 @@ class ToolCallRunner:
             if direct:
                 output = render_result(output)
         except ToolArgumentsError as exc:
-            return self.fail(call, f"invalid arguments for tool {call.name!r}: {safe_message(exc)}")
+            return self.fail(call, safe_message(exc))  # its message names the tool already
         except ToolExitError as exc:
             return self.fail(call, f"tool {call.name!r} {safe_message(exc)}")
         except TimeoutError as exc:
@@ -116,7 +117,7 @@ class ToolCallRunner:
         if deadline is not None and deadline.expired():
             # It swallowed its cancellation and answered anyway: too late.
             return self.fail(call, _timed_out(call, timeout))
-        content = self.truncate(output)
+        content = self.truncate(output, tool.max_output_chars)
         if listening:
             self.emit(
                 ev.TOOL_CALL_COMPLETED,
@@ -162,15 +163,14 @@ class ToolCallRunner:
         )
         return outcome(f"Error: {reason}", True, [])
 
-    def truncate(self, output: str) -> str:
-        """The rule for every text a call hands the model, output or error: at most
-        `max_output_chars`, with a marker saying how much there was."""
-        limit = self.max_output_chars
+    def truncate(self, output: str, limit: int | None = None) -> str:
+        """The rule for every text a call hands the model, output or error: at most `limit`
+        (the tool's own `max_output_chars`) or else `max_output_chars`, cut by its shape with a
+        note saying how much there was (`tools.truncation`)."""
+        limit = limit or self.max_output_chars
         if len(output) <= limit:
             return output
-        return (
-            output[:limit] + f"\n\n[output truncated: showing the first {limit} of {len(output)} characters]"
-        )
+        return cut_output(output, limit)
 
 
 class _Deadline:
@@ -248,6 +248,7 @@ def outcome(content: str, failed: bool, effect_tags: list[str]) -> ToolOutcome:
             "effect_tags": effect_tags,
             "final_answer": None,
             "artifacts": [],
+            "usage": None,
         },
     )
 

@@ -35,6 +35,7 @@ from ..guard.decisions import Decision
 from ..guard.enforcer import GuardContext, GuardEnforcer
 from ..models.construct import construct
 from ..models.messages import Message, ToolCall
+from ..models.types import Usage
 from ..state.journal import ToolJournal
 from ..state.schema import StateKeys
 from ..telemetry import events as ev
@@ -248,6 +249,7 @@ class ToolExecutor(AsyncBehaviour):
             namespace=ns,
             tool_effects=list(sm.get(keys.tool_effects, ns) or ()),
             calls_this_run=sum(counts.values()) + finished_in_batch,
+            round=sm.get(keys.rounds, ns) or 0,
         )
 
     def _suspend(self, waiting: list[Approval]) -> None:
@@ -320,6 +322,8 @@ class ToolExecutor(AsyncBehaviour):
                 "idempotency_key": f"{journal.thread_id}/{key}" if journal is not None else call.id,
                 "final_answer": None,
                 "artifacts": [],
+                "usage": None,
+                "emit": self.emit,
             },
         )
         token = set_current_tool_call(context)
@@ -331,6 +335,8 @@ class ToolExecutor(AsyncBehaviour):
             outcome = outcome.model_copy(update={"final_answer": context.final_answer})
         if context.artifacts and not outcome.failed:  # kept out of the observation (tools.artifact)
             outcome = outcome.model_copy(update={"artifacts": context.artifacts})
+        if context.usage is not None:  # spent even when the call failed afterwards
+            outcome = outcome.model_copy(update={"usage": context.usage})
         if journal is not None:
             journal.finished(key, outcome.model_dump(mode="json"))
             self.state_manager.update({self.keys.tool_results: {call.id: outcome}}, self.namespace)
@@ -355,6 +361,7 @@ class ToolExecutor(AsyncBehaviour):
         new_effects: list[str] = []
         final: str | None = None
         artifacts: list[tuple[ToolCall, Artifact]] = []
+        spent: Usage | None = None  # model tokens the calls spent themselves (MCP sampling)
         # Failed calls in a row; a batch whose calls all failed counts once (the model saw none
         # of those errors before making them).
         failed = True
@@ -364,6 +371,8 @@ class ToolExecutor(AsyncBehaviour):
                 final = outcome.final_answer
             if outcome.artifacts:
                 artifacts.extend((call, artifact) for artifact in outcome.artifacts)
+            if outcome.usage is not None:
+                spent = outcome.usage if spent is None else spent + outcome.usage
             if not outcome.failed:
                 failed = False
             content = outcome.content
@@ -385,6 +394,7 @@ class ToolExecutor(AsyncBehaviour):
                         "tool_call_id": call.id,
                         "name": call.name,
                         "reasoning_content": None,
+                        "id": None,
                     },
                 )
             )
@@ -408,6 +418,8 @@ class ToolExecutor(AsyncBehaviour):
             updates[keys.final_answer] = final
         if artifacts:
             updates[keys.artifacts] = [artifact for _, artifact in artifacts]
+        if spent is not None:  # the usage reducer adds it to the run's (budget included)
+            updates[keys.usage] = spent
         sm.update(updates, ns)
         for call, artifact in artifacts:
             self.emit(ev.ARTIFACT, tool=call.name, call_id=call.id, artifact=artifact.model_dump())

@@ -82,7 +82,7 @@ class ToolNode(AsyncBehaviour):
                 values[parameter] = value
         self._count += 1
         call = ToolCall(id=f"{self.name}-{self._count}", name=self.tool.name, arguments=values)
-        context = ToolCallContext(call_id=call.id, tool=call.name, idempotency_key=call.id)
+        context = ToolCallContext(call_id=call.id, tool=call.name, idempotency_key=call.id, emit=self.emit)
         token = set_current_tool_call(context)
         try:
             outcome = await self.calls.run(call, self.tool)

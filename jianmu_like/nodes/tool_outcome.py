@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from ..models.types import Usage
 from ..tools.artifact import Artifact
 
 
@@ -18,3 +19,6 @@ class ToolOutcome(BaseModel):
     """The tool called `finish(answer)`: the loop ends with this answer."""
     artifacts: list[Artifact] = Field(default_factory=list)
     """Documents the call produced for the user; `content` holds only their placeholders."""
+    usage: Usage | None = None
+    """Model tokens the call spent itself (an MCP server's sampling requests), added to the run's
+    usage and budget like the agent's own calls."""

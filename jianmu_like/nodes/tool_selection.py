@@ -7,12 +7,13 @@ its description. The chosen names go to the run-scoped `selected_tools` key; `Ag
 (given `selection_key`) then sends only those tools' schemas — and describes only those in its
 system prompt — for the rest of the run (`ToolView`).
 
-Selection can only narrow what the model is shown, never break a run: a model error, a reply
-naming unknown tools (after `structured_llm_call`'s own retries), or an empty pick falls back
-to the full set. A tool forced by the agent's `tool_choice` is always kept. A call the model
-makes to a tool outside the selection (it may know the tool from an earlier turn of the
-conversation) still runs: the executor holds the full set, and forbidding tools is the guard's
-job, not the selection's.
+Selection can only narrow what the model is shown, never break a run: misspelt names in a pick
+are dropped (the valid ones are kept, the dropped ones reported in the `completed` event); a
+model error, a reply naming no known tool (after `structured_llm_call`'s own retries), or an
+empty pick falls back to the full set. A tool forced by the agent's `tool_choice` is always
+kept. A call the model makes to a tool outside the selection (it may know the tool from an
+earlier turn of the conversation) still runs: the executor holds the full set, and forbidding
+tools is the guard's job, not the selection's.
 """
 
 from __future__ import annotations
@@ -84,19 +85,23 @@ def forced_tool(config: ReActConfig) -> str | None:
 
 
 class _Picker:
-    """`parse_fn` of the selection call: the chosen names, checked against the catalogue (an
-    unknown name is a ValueError, which `structured_llm_call` re-asks once in JSON and text)."""
+    """`parse_fn` of the selection call: the chosen names that are in the catalogue (unknown
+    ones are dropped and remembered in `ignored`; a pick with no known name is a ValueError,
+    which `structured_llm_call` re-asks once in JSON and text)."""
 
     def __init__(self, names: Sequence[str], max_tools: int) -> None:
         self.names = set(names)
         self.max_tools = max_tools
+        self.ignored: list[str] = []
 
     def __call__(self, raw: dict[str, Any]) -> list[str]:
         pick = ToolPick.model_validate(raw)
-        unknown = [name for name in pick.tools if name not in self.names]
-        if unknown:
-            raise ValueError(f"unknown tool name(s): {', '.join(map(repr, unknown))}; use catalogue names")
-        chosen = list(dict.fromkeys(pick.tools))[: self.max_tools]
+        self.ignored = [name for name in pick.tools if name not in self.names]
+        chosen = list(dict.fromkeys(n for n in pick.tools if n in self.names))[: self.max_tools]
+        if not chosen and self.ignored:
+            raise ValueError(
+                f"unknown tool name(s): {', '.join(map(repr, self.ignored))}; use catalogue names"
+            )
         if not chosen:
             raise ValueError("no tool chosen")
         return chosen
@@ -146,11 +151,12 @@ class ToolSelectionNode(AsyncBehaviour):
             return Status.SUCCESS
         self.emit(ev.PHASE, phase=PHASE, status="started", total=len(names))
         config = self.config
+        picker = _Picker(names, settings.max_tools)
         result = await structured_llm_call(
             self.model_client,
             selection_messages(last_question(sm.get(keys.messages, ns)), tools, settings.max_tools),
             ToolPick,
-            parse_fn=_Picker(names, settings.max_tools),
+            parse_fn=picker,
             default_value=None,
             name="select_tools",
             model=config.model,
@@ -175,6 +181,7 @@ class ToolSelectionNode(AsyncBehaviour):
             status="completed",
             total=len(names),
             chosen=chosen,
+            ignored=picker.ignored,
             level=result.level,
             usage=result.usage.model_dump(),
         )

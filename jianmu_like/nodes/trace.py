@@ -20,7 +20,10 @@ from ..models.text_protocol import CORRECTION_PREFIX
 ANSWER_CORRECTION_PREFIX = "Your final answer "
 """Opens the corrective messages about a final answer (output validation, answer check)."""
 
-_CORRECTIVE = (CORRECTION_PREFIX, ANSWER_CORRECTION_PREFIX)
+REFLECTION_PREFIX = "[Reflection]"
+"""Opens the verdict of a reflection check (`nodes.reflection`), a framework's note too."""
+
+_CORRECTIVE = (CORRECTION_PREFIX, ANSWER_CORRECTION_PREFIX, REFLECTION_PREFIX)
 
 
 class ToolStep(BaseModel):

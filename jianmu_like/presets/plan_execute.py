@@ -30,6 +30,7 @@ from ..config import ReActConfig
 from ..guard.enforcer import GuardEnforcer
 from ..models.client import ModelClient
 from ..models.messages import Message, ai, human, system
+from ..nodes.context import with_date
 from ..nodes.prompt_call import PromptCall
 from ..state.contract import StateContract, declare
 from ..telemetry import events as ev
@@ -171,7 +172,7 @@ class Planner(PromptCall):
                 f"\n\nStep {failure['number']} ({failure['task']}) failed: {failure['error']}"
                 "\nPlan the remaining work (the results above are kept; do not repeat them)."
             )
-        return [system("\n\n".join(lines)), human(text)]
+        return [system(with_date("\n\n".join(lines))), human(text)]
 
     def parse(self, raw: dict[str, Any]) -> Plan:
         plan = Plan.model_validate(raw)
@@ -208,7 +209,7 @@ class PlanAnswer(PromptCall):
         persona = self.config.system_prompt or "You write the final answer to the user's task."
         results = render_results(sm.get(RESULTS, ns) or [])
         return [
-            system(persona),
+            system(with_date(persona)),
             human(
                 f"Task: {question}\n\nResults of the plan's steps:\n{results}"
                 "\n\nWrite the final answer to the task from these results."

@@ -5,6 +5,7 @@ LoopUntilSuccess(max_iterations, abort_condition=token budget | model error)
        ├─ ToolSelectionNode (above `tool_selection.threshold` tools) once per run: pick the tools
        ├─ AgentLLMNode   ask the model: tool calls or a final answer
        ├─ ToolExecutor   guard preflight, run the calls, append observations
+       ├─ ReflectionNode (reflect_after) every N tool calls: is the chain consistent?
        ├─ InterruptGate  SUCCESS when `done`, else FAILURE → next iteration; lets injected
        │                 follow-ups in first (`Agent.inject`)
        ├─ AnswerCheck    (answer_check.enabled) re-ask an empty / too short / repeated answer once
@@ -28,6 +29,7 @@ from ..bt import composites
 from ..bt.loop import LoopUntilSuccess
 from ..config import ReActConfig
 from ..guard.enforcer import GuardEnforcer
+from ..guard.policies import Breakpoint
 from ..models.client import ModelClient
 from ..models.structured import OutputSchema
 from ..nodes.answer_check import AnswerCheck
@@ -36,6 +38,7 @@ from ..nodes.context_guard import ContextGuard
 from ..nodes.interrupts import InterruptGate
 from ..nodes.llm import AgentLLMNode
 from ..nodes.output import INVALID_OUTPUT, OutputNode
+from ..nodes.reflection import ReflectionNode
 from ..nodes.synthesis import SynthesisNode
 from ..nodes.tool_executor import ToolExecutor, ToolRunner
 from ..nodes.tool_selection import ToolSelectionNode
@@ -43,6 +46,7 @@ from ..nodes.trace import FALLBACK_REASONS, fallback_answer, read_trace
 from ..state.contract import StateContract, declare
 from ..telemetry import events as ev
 from ..tools.base import Tool
+from ..tools.mcp.provider import MCPToolProvider
 from ..tools.provider import ToolProvider
 from ..tools.toolset import ToolSet
 
@@ -83,8 +87,14 @@ def create_react_node(
     toolset = ToolSet.from_providers(tool_providers or (), context=tool_provider_context).with_tools(
         tools or ()
     )
+    if config.breakpoint_every is not None:  # a human look every N rounds: an approval
+        pause = Breakpoint(config.breakpoint_every)
+        constraints = constraints.with_policies(pause) if constraints else GuardEnforcer([pause])
     if constraints is not None:  # a rule for a tool the agent does not have fails here
         constraints.attach(toolset)
+    for provider in toolset.providers:  # MCP servers allowed to sample ask this agent's model
+        if isinstance(provider, MCPToolProvider):
+            provider.use_model_client(model_client)
     select = config.tool_selection.enabled and (
         bool(toolset.providers) or len(toolset) > config.tool_selection.threshold
     )
@@ -114,6 +124,11 @@ def create_react_node(
     )
     done = InterruptGate(f"{name}.Done", keys=keys, namespace=namespace)
     children: list[Any] = [llm, executor, done]
+    if config.reflect_after is not None:
+        reflect = ReflectionNode(
+            f"{name}.Reflect", model_client, config.reflect_after, config=config, namespace=namespace
+        )
+        children.insert(2, reflect)
     if select:
         children.insert(
             0,
@@ -147,7 +162,9 @@ def create_react_node(
     loop.abort_condition = ReActAbort(loop, config, namespace)
     loop.on_termination = ReActFallback(loop, config, namespace)
     owner = f"ReAct agent {name!r}" + (f" (namespace {namespace!r})" if namespace else "")
-    unused: set[str] = set() if schema is not None else {"output", "output_retries"}
+    unused: set[str] = {"text_output", "skill_result"}  # other nodes' keys
+    if schema is None:
+        unused |= {"output", "output_retries"}
     used = keys.model_dump(exclude=unused if select else {*unused, "selected_tools"})
     needed = tuple(used.values())
     declare(loop, StateContract(owner, needed, namespace, reads=needed))

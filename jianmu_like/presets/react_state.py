@@ -63,3 +63,7 @@ class ReActState(BaseModel):
     sends every tool)."""
     artifacts: Annotated[list[Artifact], operator.add, Ephemeral(scope="run")] = Field(default_factory=list)
     """Artifacts this run's tools produced; the model saw only their placeholders."""
+    text_output: Annotated[str | None, Ephemeral(scope="run")] = None
+    """The text of a single-call node (`LLMCallNode`) this run."""
+    skill_result: Annotated[Any, Ephemeral(scope="run")] = None
+    """What a skill returned this run (written by your own skill nodes; nothing built in does)."""

@@ -1,13 +1,16 @@
 """create_research_node: a researcher with a hard tool-call cap and a compressed, cited answer.
 
 Sequence(memory=True)
-  ├─ LoopUntilSuccess   the ReAct loop, with `<name>.Cap` before its tool executor
+  ├─ Selector(memory=True) <name>.Research
+  │    ├─ LoopUntilSuccess   the ReAct loop, with `<name>.Cap` before its tool executor
+  │    └─ <name>.CapReached  SUCCESS when the loop ended at the cap (termination `tool_cap`)
   └─ <name>.Compress    one structured call: {summary, sources} → `final_answer`
 
 A limit written only in the prompt is a wish: a model may keep searching. `ToolCap` counts the
 calls of this run in code (the history after the question; the `think` tool is free, it fetches
 nothing) and answers every call beyond `max_tool_calls` with a refusal observation instead of
-running it, so the model must answer from what it has. The compress step then turns the whole
+running it; that batch ends the loop (termination `tool_cap`, whatever the model asks next) and
+the research goes on to the compress step with what it has. The compress step then turns the whole
 transcript into a short summary citing its sources ([n]), which is what a parent tree reads
 (`<namespace>.final_answer`): the raw tool output stays in the researcher's namespace.
 """
@@ -17,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import py_trees
 from py_trees.common import Status
 from pydantic import BaseModel, Field
 
@@ -26,6 +30,7 @@ from ..config import ReActConfig
 from ..guard.enforcer import GuardEnforcer
 from ..models.client import ModelClient
 from ..models.messages import Message, ToolCall, human, system
+from ..nodes.context import with_date
 from ..nodes.prompt_call import PromptCall
 from ..nodes.tool_outcome import ToolOutcome
 from ..nodes.trace import is_corrective, read_trace, render_steps
@@ -44,10 +49,10 @@ FREE_TOOLS = frozenset({"think"})
 """Tools that do not count against the cap: they record a reflection and fetch nothing."""
 
 DEFAULT_RESEARCH_PROMPT = (
-    "You are a careful researcher. Search for the facts the question needs; after each search, "
-    "use the `think` tool to note what you learned and what is still missing. You have at most "
-    "{max_tool_calls} tool calls (think is free): then answer with the facts found and where "
-    "they come from."
+    "You are a careful researcher (today is {date}). Search for the facts the question needs; "
+    "after each search, use the `think` tool to note what you learned and what is still "
+    "missing. You have at most {max_tool_calls} tool calls (think is free): then answer with "
+    "the facts found and where they come from."
 )
 
 DEFAULT_COMPRESS_PROMPT = (
@@ -113,7 +118,10 @@ def create_research_node(
         config=config,
         instructions=compress_prompt or DEFAULT_COMPRESS_PROMPT,
     )
-    root = composites.Sequence(name, memory=True, children=[loop, compress])
+    loop.abort_condition = CapAbort(loop, loop.abort_condition, max_tool_calls, config.keys, namespace)
+    ended = CapReached(f"{name}.CapReached", keys=config.keys, namespace=namespace)
+    research = py_trees.composites.Selector(f"{name}.Research", memory=True, children=[loop, ended])
+    root = composites.Sequence(name, memory=True, children=[research, compress])
     root.namespace = namespace  # type: ignore[attr-defined]  # the Agent reads its input/answer here
     keys = config.keys
     needed = (keys.messages, keys.final_answer, keys.output, keys.usage, keys.error)
@@ -182,12 +190,70 @@ class ToolCap(Node):
                 used += 1
                 continue
             refused[call.id] = ToolOutcome(
-                content=f"{CAP_REFUSAL} ({self.max_tool_calls} calls): {call.name} was not run. "
-                "Answer now from what you have found."
+                content=f"{CAP_REFUSAL} ({self.max_tool_calls} calls): {call.name} was not run; "
+                "the research ends with what was found."
             )
         if refused:
             sm.update({keys.tool_results: refused}, ns)
             self.emit(ev.TOOL_CAP_REACHED, max_tool_calls=self.max_tool_calls, refused=sorted(refused))
+        return Status.SUCCESS
+
+
+CAP_REASON = "tool_cap"
+"""The termination reason of a research loop ended by its tool-call cap."""
+
+
+class CapAbort:
+    """The research loop's abort condition: its ReAct one, then the cap — the latest batch of
+    observations holds a refusal (the model asked beyond `max_tool_calls`). Only the tool
+    messages after the last assistant message are read: per-iteration work stays flat."""
+
+    __slots__ = ("inner", "keys", "loop", "max_tool_calls", "namespace")
+
+    def __init__(
+        self,
+        loop: Node | Any,
+        inner: Callable[[], Any] | None,
+        max_tool_calls: int,
+        keys: StateKeys,
+        namespace: str | None,
+    ) -> None:
+        self.loop, self.inner, self.max_tool_calls = loop, inner, max_tool_calls
+        self.keys, self.namespace = keys, namespace
+
+    def for_node(self, loop: Any) -> CapAbort:
+        rebind = getattr(self.inner, "for_node", None)
+        inner = rebind(loop) if rebind is not None else self.inner
+        return CapAbort(loop, inner, self.max_tool_calls, self.keys, self.namespace)
+
+    def __call__(self) -> Any:
+        verdict = self.inner() if self.inner is not None else None
+        if verdict:
+            return verdict
+        messages: list[Message] = self.loop.state_manager.get(self.keys.messages, self.namespace)
+        for message in reversed(messages):
+            if message.role != "tool":
+                return None
+            if (message.content or "").startswith(CAP_REFUSAL):
+                return {"reason": CAP_REASON, "max_tool_calls": self.max_tool_calls}
+        return None
+
+
+class CapReached(Node):
+    """SUCCESS when the research loop ended at its cap, so the compress step still runs; the
+    research then completed (termination `completed`, with `tool_cap` saying where it stopped)."""
+
+    def __init__(self, name: str, *, keys: StateKeys, namespace: str | None) -> None:
+        super().__init__(name)
+        self.keys, self.namespace = keys, namespace
+
+    def update(self) -> Status:
+        sm, key, ns = self.state_manager, self.keys.termination, self.namespace
+        termination: dict[str, Any] = dict(sm.get(key, ns) or {})
+        if termination.pop("reason", None) != CAP_REASON:
+            return Status.FAILURE
+        cap = termination.pop("max_tool_calls", None)
+        sm.update({key: {"reason": "completed", **termination, CAP_REASON: cap}}, ns)
         return Status.SUCCESS
 
 
@@ -213,11 +279,12 @@ class Compress(PromptCall):
         trace = read_trace(sm.get(keys.messages, ns))
         found = [step for step in trace.steps if step.name not in FREE_TOOLS]
         findings = render_steps(found, 2000) or "(none)"
+        answer = sm.get(keys.final_answer, ns) or "(none: stopped at its tool-call limit)"
         text = (
             f"Question: {trace.question}\n\nFindings (tool calls and results):\n{findings}"
-            f"\n\nThe researcher's answer: {sm.get(keys.final_answer, ns)}"
+            f"\n\nThe researcher's answer: {answer}"
         )
-        return [system(self.instructions), human(text)]
+        return [system(with_date(self.instructions)), human(text)]
 
     def accept(self, value: Any, text: str) -> dict[str, Any]:
         keys = self.keys

@@ -1,10 +1,11 @@
 """create_supervisor_node: a supervisor that decides its fan-out at run time.
 
 Sequence "<name>" (namespace `ns`)
-  ├─ PlanStep        structured call: the task → at most `max_agents` sub-questions
+  ├─ SplitStep       structured call: the task → at most `max_agents` sub-questions
   ├─ DynamicParallel "<name>.Agents"   one ReAct sub-agent per sub-question, built per run,
   │                                    namespace `<ns>.q1`, `<ns>.q2`, ... (own budget, own state)
   │    └─ (critic) LoopUntilSuccess: ReAct sub-agent → CriticNode; a rejected answer re-runs
+  ├─ (ContextPruner  prune_notes_above: a sub-agent's raw notes above a size leave, its summary stays)
   ├─ GatherStep      structured call: the results → the answer, or one round of follow-ups
   ├─ DynamicParallel "<name>.FollowUps"  sub-agents `<ns>.f1`, ... (none when not asked)
   └─ AnswerStep      after follow-ups: the answer from every result
@@ -35,7 +36,15 @@ from ..guard.enforcer import GuardEnforcer
 from ..models.client import ModelClient
 from ..models.messages import human
 from ..nodes.critic import DEFAULT_CRITIC_PROMPT, CriticNode
-from ..nodes.supervisor_steps import FOLLOW_UPS, SUB_QUESTIONS, AnswerStep, GatherStep, PlanStep, asked
+from ..nodes.supervisor_steps import (
+    FOLLOW_UPS,
+    SUB_QUESTIONS,
+    AnswerStep,
+    ContextPruner,
+    GatherStep,
+    SplitStep,
+    asked,
+)
 from ..results import read_key
 from ..state.contract import StateContract, declare
 from ..tools.base import Tool
@@ -63,6 +72,10 @@ class SupervisorConfig(BaseModel):
     critic_prompt: str = DEFAULT_CRITIC_PROMPT
     worker_prompt: str | None = None
     """The sub-agents' system prompt (None: the ReAct default)."""
+    prune_notes_above: int | None = Field(None, ge=1)
+    """A context pruner after each round of sub-agents: a sub-agent whose raw notes (its
+    messages: tool calls and results) exceed this many characters keeps only its question and
+    final answer. None: off."""
 
 
 def create_supervisor_node(
@@ -151,7 +164,7 @@ def create_supervisor_node(
         namespace=namespace,
         describe=f"built per run: ≤{settings.max_follow_ups} follow-up sub-agents",
     )
-    plan = PlanStep(
+    plan = SplitStep(
         f"{name}.Plan",
         model_client,
         config,
@@ -173,6 +186,11 @@ def create_supervisor_node(
     children: list[py_trees.behaviour.Behaviour] = [plan, agents, gather]
     if settings.max_follow_ups:
         children += [follow_ups, answer]
+    if settings.prune_notes_above is not None:
+        limit = settings.prune_notes_above
+        children.insert(2, ContextPruner(f"{name}.Prune", keys, namespace, max_chars=limit))
+        if settings.max_follow_ups:  # after the follow-ups too
+            children.insert(5, ContextPruner(f"{name}.PruneFollowUps", keys, namespace, max_chars=limit))
     root = composites.Sequence(name, memory=True, children=children)
     root.namespace = namespace  # type: ignore[attr-defined]  # Agent routes plain input here
     used = (keys.messages, keys.usage, keys.final_answer, keys.termination, keys.error, keys.done)

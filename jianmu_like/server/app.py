@@ -6,6 +6,7 @@ its telemetry (mapped by `channels`), never node internals.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -22,16 +23,19 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..agent import Agent
+from ..checkpoint.contract import Checkpointer
+from ..checkpoint.threads import UnknownThreadError, thread_history, thread_view
 from ..config import get_config
 from ..errors import JianmuError
 from ..models.json_text import JSONTextError, loads_bounded
+from ..validation import validation_problems
 from .artifacts import artifact_response
 from .console import console_routes
 from .errors import error_response, http_error, internal_error
 from .nodes import tree_json
 from .openai_compat import ChatCompletionRequest, OpenAIErrorShape, openai_routes
 from .runs import AgentFactory, NotFound, Retention, RunConflict, RunRegistry, RunStatus, run_messages
-from .schemas import DecisionRequest, InjectRequest, RunRequest
+from .schemas import DecisionRequest, InjectRequest, RunRequest, ThreadHistory, ThreadList
 from .security import (
     BearerTokenMiddleware,
     BodyLimit,
@@ -68,10 +72,8 @@ async def _body(request: Request, model: type[Model]) -> Model:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        detail = [
-            {"field": ".".join(str(p) for p in err["loc"]) or "body", "message": err["msg"]}
-            for err in exc.errors()
-        ]
+        problems = validation_problems(exc, model=model)
+        detail = [{"field": problem.key or "body", "message": problem.message} for problem in problems]
         message = "; ".join(f"{d['field']}: {d['message']}" for d in detail)
         raise BadRequest(f"invalid request body: {message}", detail) from None
 
@@ -197,17 +199,42 @@ def create_app(
         record = registry.decide(approval_id, body.decision == "approve", body.reason, body.thread_id)
         return JSONResponse({"run_id": record.run_id, "status": record.status})
 
-    async def agent_tree(_request: Request) -> Response:
+    def sample() -> Agent:
+        """One agent of the factory, built once, to describe the tree and find the store."""
         if not described:
             described.append(agent_factory())
-        return JSONResponse({"tree": tree_json(_tree_of(described[0]))})
+        return described[0]
+
+    async def agent_tree(_request: Request) -> Response:
+        return JSONResponse({"tree": tree_json(_tree_of(sample()))})
+
+    def thread_store() -> Checkpointer:
+        """The checkpoint store the server's agents save into (threads live there)."""
+        recorder = sample().recorder
+        if recorder is None:
+            raise RunConflict(
+                "this server keeps no checkpoint store, so no thread versions: serve with "
+                "--checkpoint STORE (a conversation is continued in memory while its last run is kept)"
+            )
+        return recorder.checkpointer
+
+    async def list_threads(_request: Request) -> Response:
+        store = thread_store()
+        heads = await asyncio.to_thread(store.heads)
+        return JSONResponse(ThreadList(threads=heads).model_dump(mode="json"))
+
+    async def get_thread(request: Request) -> Response:
+        store, tid = thread_store(), request.path_params["thread_id"]
+        view = await asyncio.to_thread(thread_view, store, tid, label="the checkpoint store")
+        return JSONResponse(view.model_dump(mode="json"))
+
+    async def get_thread_history(request: Request) -> Response:
+        store, tid = thread_store(), request.path_params["thread_id"]
+        versions = await asyncio.to_thread(thread_history, store, tid, label="the checkpoint store")
+        return JSONResponse(ThreadHistory(thread_id=tid, versions=versions).model_dump(mode="json"))
 
     def served_model() -> str:
-        if model_name is not None:
-            return model_name
-        if not described:
-            described.append(agent_factory())
-        return str(_tree_of(described[0]).name)
+        return model_name if model_name is not None else str(_tree_of(sample()).name)
 
     async def chat_request(request: Request) -> ChatCompletionRequest:
         return await _body(request, ChatCompletionRequest)
@@ -270,11 +297,15 @@ def create_app(
             Route("/api/approvals", list_approvals),
             Route("/api/approvals/{approval_id}", decide, methods=["POST"]),
             Route("/api/agent", agent_tree),
+            Route("/api/threads", list_threads),
+            Route("/api/threads/{thread_id}", get_thread),
+            Route("/api/threads/{thread_id}/history", get_thread_history),
             *openai_routes(registry, served_model, chat_request),
         ],
         middleware=middleware,
         exception_handlers={
             NotFound: not_found,
+            UnknownThreadError: not_found,
             RunConflict: conflict,
             BadRequest: bad_request,
             HTTPException: http_error,

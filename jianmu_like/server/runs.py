@@ -4,9 +4,10 @@ A run is an asyncio task owned by the registry, never by a request: a client tha
 stops reading, the run goes on. Every message a run publishes is kept in its log, so a client
 that connects late replays the log (from `Last-Event-ID`) and then follows the live tail.
 Each conversation (`thread_id`) has its own agent, built by the app's agent factory, kept so a
-follow-up continues the conversation. Memory stays bounded: finished runs are evicted after a
-time to live and beyond a maximum count (`Retention`), a conversation with its last run; a run in
-progress or suspended never is.
+follow-up continues the conversation (with a checkpoint store, `Agent.run(thread_id=...)`
+continues a conversation an earlier server saved, like any other caller). Memory stays bounded:
+finished runs are evicted after a time to live and beyond a maximum count (`Retention`), a
+conversation with its last run; a run in progress or suspended never is.
 
 Approvals have one truth. An approval is named by its id (the tool call's id, as in the agent's
 state, the checkpoint store and `jianmu-like approvals`) within its conversation (`thread_id`).
@@ -47,6 +48,7 @@ _API_HINT = (
     "decide them first (POST /api/approvals/{id}; the run resumes by itself), or run on another thread"
 )
 RunStatus = Literal["running", "suspended", "success", "failure", "cancelled"]
+"""A served run's status: the runner's, and `cancelled` (`POST /api/runs/{id}/cancel`)."""
 _RUN_EDGES = (ev.RUN_STARTED, ev.RUN_RESUMED, ev.RUN_COMPLETED)
 
 
@@ -284,19 +286,6 @@ def run_messages(record: RunRecord) -> list[dict[str, Any]]:
     return [redact(m.to_openai()) if hasattr(m, "to_openai") else redact(m) for m in messages]
 
 
-def _restore(agent: Agent, thread_id: str) -> bool:
-    """Continue a conversation saved in the agent's checkpoint store (by an earlier server);
-    whether there was one."""
-    recorder = agent.recorder
-    if recorder is None or recorder.checkpointer.load(thread_id) is None:
-        return False
-    try:
-        recorder.load(thread_id)
-    except CheckpointError as exc:
-        raise RunConflict(f"cannot continue thread {thread_id!r}: {exc}") from exc
-    return True
-
-
 class RunRegistry:
     """Every run and conversation of one server."""
 
@@ -364,8 +353,9 @@ class RunRegistry:
         if thread_id is not None:
             self._refuse_suspended(agent, thread_id, close=fresh)
         if fresh:
-            if thread_id is not None:
-                restored = _restore(agent, thread_id)
+            if thread_id is not None:  # a store's thread is continued by `run` itself
+                recorder = agent.recorder
+                restored = recorder is not None and recorder.checkpointer.load(thread_id) is not None
                 self._refuse_lost_conversation(agent, thread_id)
             self.threads[tid] = agent
         record = RunRecord(secrets.token_hex(8), tid, agent, question)

@@ -17,6 +17,7 @@ _EXPORTS = {
         "StateError",
         "StateManager",
     ),
+    ".reducers": ("add_messages",),
     ".schema": (
         "Ephemeral",
         "StateKeys",
@@ -32,5 +33,6 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .inputs import InputError as InputError
     from .manager import StateError as StateError
     from .manager import StateManager as StateManager
+    from .reducers import add_messages as add_messages
     from .schema import Ephemeral as Ephemeral
     from .schema import StateKeys as StateKeys

@@ -11,11 +11,15 @@ no node of the tree will ever read (see `state.inputs`) instead of running witho
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
+from typing import Annotated, Any
 
 import py_trees
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
+from pydantic.fields import FieldInfo
 
 from ..errors import JianmuError
 from .schema import schema_spec
@@ -73,3 +77,57 @@ def check_contract(schema: type[BaseModel], root: py_trees.behaviour.Behaviour) 
             "Subclass jianmu_like.ReActState (it has every field the ReAct preset uses), or add the "
             "fields (StateKeys maps a logical key to another field name)"
         )
+
+
+def complete_schema(
+    schema: type[BaseModel], root: py_trees.behaviour.Behaviour, supplier: type[BaseModel]
+) -> type[BaseModel]:
+    """`schema`, or — when it lacks keys the subtrees of `root` need — a subclass of it adding
+    them as `supplier` declares them (reducers, lifetimes, defaults, aliases), and allowing the
+    extra keys namespaced subtrees write (unless the schema sets `extra` itself).
+
+    A user's schema then declares only what the user cares about (the primary spec's minimal
+    `ReActState`: task, messages, done, final_answer, actions, rounds, streaming_output); the
+    preset's bookkeeping (usage, counters, approvals) is added here. Keys `supplier` does not
+    have either stay missing: `check_contract` names them.
+    """
+    spec = schema_spec(schema)
+    supplied = schema_spec(supplier).by_key
+    needed: set[str] = set()
+    namespaced = False
+    for contract in contracts(root):
+        needed.update(key for key in contract.keys if key not in spec.by_key and key in supplied)
+        namespaced = namespaced or (contract.namespace is not None and not spec.allows_extra)
+    namespaced = namespaced and "extra" not in schema.model_config  # an explicit choice stands
+    if not needed and not namespaced:
+        return schema
+    return _completed(schema, supplier, frozenset(supplied[key].name for key in needed), namespaced)
+
+
+@cache
+def _completed(
+    schema: type[BaseModel], supplier: type[BaseModel], names: frozenset[str], extra: bool
+) -> type[BaseModel]:
+    """One class per (schema, additions): states of it compare, pickle and restore alike."""
+    fields = {name: supplier.model_fields[name] for name in sorted(names)}
+    body: dict[str, Any] = {
+        "__module__": schema.__module__,
+        "__qualname__": schema.__qualname__,
+        "__annotations__": {name: _annotation(info) for name, info in fields.items()},
+        **{name: _without_metadata(info) for name, info in fields.items()},
+    }
+    if extra:
+        body["model_config"] = ConfigDict(extra="allow")
+    return type(schema.__name__, (schema,), body)
+
+
+def _annotation(info: FieldInfo) -> Any:
+    """The field's type with its metadata (reducer, `Ephemeral`) as `Annotated` carries it."""
+    return Annotated[info.annotation, *info.metadata] if info.metadata else info.annotation
+
+
+def _without_metadata(info: FieldInfo) -> FieldInfo:
+    """`info`'s default and alias alone: its metadata travels in the annotation."""
+    copied = copy.copy(info)
+    copied.metadata = []
+    return copied

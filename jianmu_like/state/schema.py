@@ -142,3 +142,7 @@ class StateKeys(BaseModel):
     """The tools chosen for this run by tool selection (agents with a selection step only)."""
     artifacts: str = "artifacts"
     """Artifacts the run's tools produced (`AgentResult.artifacts`)."""
+    text_output: str = "text_output"
+    """The text a single-call node (`LLMCallNode`) produced, for downstream readers."""
+    skill_result: str = "skill_result"
+    """What a skill (a node of your own acting as one) returns to skill-aware callers."""

@@ -225,6 +225,68 @@ ARTIFACT = declare("artifact", ArtifactProduced)
 TOOL_CAP_REACHED = declare("tool.cap.reached", ToolCapReached)
 
 
+# ---------------------------------------------------------------------------------------- MCP
+class ToolProgress(Payload):
+    """A running tool reported progress (an MCP server's `notifications/progress`)."""
+
+    tool: str
+    call_id: str
+    server: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+class MCPLog(Payload):
+    """An MCP server's log notification, published on each of its calls in flight."""
+
+    tool: str
+    call_id: str
+    server: str
+    level: str
+    logger: str | None = None
+    data: Any = None
+
+
+class MCPSampling(Payload):
+    """An MCP server asked the agent's model for a completion (`sampling/createMessage`)."""
+
+    tool: str | None = None
+    call_id: str | None = None
+    server: str
+    status: Literal["answered", "refused", "failed"]
+    max_tokens: int
+    """What the server asked for (the request sent is capped by `sampling_max_tokens`)."""
+    model_hints: list[str] = Field(default_factory=list)
+    model: str | None = None
+    usage: dict[str, Any] | None = None
+    reason: str | None = None
+
+
+class ElicitationRequested(Payload):
+    """An MCP server asks the user for input; answer with the provider's `respond`."""
+
+    tool: str | None = None
+    call_id: str | None = None
+    request: dict[str, Any]
+    """id, server, message, requested_schema, url."""
+
+
+class ElicitationResolved(Payload):
+    tool: str | None = None
+    call_id: str | None = None
+    id: str
+    server: str
+    action: Literal["accept", "decline", "cancel"]
+
+
+TOOL_PROGRESS = declare("tool.progress", ToolProgress)
+MCP_LOG = declare("mcp.log", MCPLog)
+MCP_SAMPLING = declare("mcp.sampling", MCPSampling)
+ELICITATION_REQUESTED = declare("elicitation.requested", ElicitationRequested)
+ELICITATION_RESOLVED = declare("elicitation.resolved", ElicitationResolved)
+
+
 # ------------------------------------------------------------------------------ loops, nodes
 class LoopIteration(Payload):
     iteration: int
@@ -274,7 +336,7 @@ class OutputInvalid(Payload):
 class AnswerRejected(Payload):
     """The answer-quality check rejected a final answer."""
 
-    problem: Literal["empty", "too_short", "repeat", "tool_call_as_text"]
+    problem: Literal["empty", "too_short", "non_answer", "repeat", "tool_call_as_text"]
     retry: bool
     """Re-asked, else accepted as it is."""
     answer: str
@@ -300,6 +362,8 @@ class Phase(Payload):
     total: int | None = None
     """selecting_tools: the tools to choose from."""
     chosen: list[str] | None = None
+    ignored: list[str] | None = None
+    """selecting_tools: names of the pick that are no tool of the agent's (dropped)."""
     level: str | None = None
     """selecting_tools: how the structured call succeeded (`models.structured`)."""
 
@@ -382,6 +446,22 @@ class CriticFailed(Payload):
     error: str
 
 
+class SupervisorPruned(Payload):
+    notes: dict[str, int]
+    """Sub-agent namespace → the characters of raw notes dropped."""
+    max_chars: int
+
+
+class ReflectionCompleted(Payload):
+    tool_calls: int
+    verdict: str
+
+
+class ReflectionFailed(Payload):
+    tool_calls: int
+    error: str
+
+
 PLAN_CREATED = declare("plan.created", PlanCreated)
 PLAN_STEP_STARTED = declare("plan.step.started", PlanStepStarted)
 PLAN_STEP_COMPLETED = declare("plan.step.completed", PlanStepCompleted)
@@ -389,6 +469,9 @@ SUPERVISOR_PLANNED = declare("supervisor.planned", SupervisorPlanned)
 SUPERVISOR_FOLLOW_UPS = declare("supervisor.follow_ups", SupervisorFollowUps)
 CRITIC_VERDICT = declare("critic.verdict", CriticReview)
 CRITIC_FAILED = declare("critic.failed", CriticFailed)
+SUPERVISOR_PRUNED = declare("supervisor.pruned", SupervisorPruned)
+REFLECTION_COMPLETED = declare("reflection.completed", ReflectionCompleted)
+REFLECTION_FAILED = declare("reflection.failed", ReflectionFailed)
 
 
 class Event(BaseModel):

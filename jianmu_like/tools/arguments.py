@@ -6,8 +6,8 @@ problem in one sentence list the model can act on, instead of letting a `TypeErr
 inside the function become the observation.
 
 Two binders exist: `ModelBinder` validates with a pydantic model (tools derived from Python
-functions, the common case); `SchemaBinder` does a light structural check against a
-hand-written JSON schema (tools built directly, e.g. by providers wrapping remote tools).
+functions, the common case); `SchemaBinder` validates against a hand-written JSON schema (tools
+built directly, e.g. by providers wrapping remote tools), through `json_schema`.
 """
 
 from __future__ import annotations
@@ -20,9 +20,8 @@ from typing import Any, NamedTuple, Protocol
 
 from pydantic import BaseModel, ValidationError
 
-from .errors import ToolArgumentsError
-
-_PREFIXES_TO_STRIP = ("Value error, ", "Assertion failed, ")
+from ..validation import unknown_key, validation_problems
+from .errors import ToolArgumentsError, ToolError
 
 
 class BoundCall(NamedTuple):
@@ -51,52 +50,23 @@ class CallSlot:
     """Positional-only parameters cannot be passed by keyword."""
 
 
-def _format_loc(loc: Sequence[int | str]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out
-
-
-def _clean_message(message: str) -> str:
-    for prefix in _PREFIXES_TO_STRIP:
-        if message.startswith(prefix):
-            return message[len(prefix) :]
-    return message
-
-
 def describe_validation_error(exc: ValidationError) -> tuple[list[str], list[str]]:
-    """One readable sentence per pydantic error, plus the names of unexpected top-level keys."""
+    """One line per pydantic error (`validation`'s wording, with `argument` for key), plus the
+    names of unexpected top-level keys (reported with the accepted ones, `_unexpected_problems`)."""
     problems: list[str] = []
     unexpected: list[str] = []
-    for err in exc.errors(include_url=False):
-        loc = err["loc"]
-        path = _format_loc(loc)
-        kind = err["type"]
-        if kind == "missing":
-            what = "argument" if len(loc) == 1 else "field"
-            problems.append(f"missing required {what} '{path}'")
-        elif kind == "extra_forbidden" and len(loc) == 1:
-            unexpected.append(path)
-        elif kind == "extra_forbidden":
-            problems.append(f"unexpected field '{path}'")
-        elif not loc:
-            problems.append(_clean_message(err["msg"]))
+    for problem in validation_problems(exc, noun="argument"):
+        if problem.kind == "unknown" and len(problem.loc) == 1:
+            unexpected.append(str(problem.loc[0]))
         else:
-            problems.append(f"argument '{path}': {_clean_message(err['msg'])}")
+            problems.append(str(problem))
     return problems, unexpected
 
 
 def _unexpected_problems(unexpected: Iterable[str], accepted: Sequence[str]) -> list[str]:
-    problems = [f"unexpected argument '{name}'" for name in unexpected]
-    if problems:
-        problems.append(
-            f"accepted arguments: {', '.join(accepted)}" if accepted else "the tool takes no arguments"
-        )
-    return problems
+    if not accepted:
+        return [f"{name}: unknown argument (the tool takes no arguments)" for name in unexpected]
+    return [str(unknown_key((name,), accepted, "argument")) for name in unexpected]
 
 
 def _require_mapping(tool_name: str, arguments: object) -> Mapping[str, Any]:
@@ -267,61 +237,48 @@ def _exact_plan(
     return tuple(plan)
 
 
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "array": (list, tuple),
-    "object": (Mapping,),
-    "null": (type(None),),
-}
-
-
-def _matches_type(value: Any, declared: Any) -> bool:
-    names = declared if isinstance(declared, list) else [declared]
-    for name in names:
-        types = _JSON_TYPES.get(name) if isinstance(name, str) else None
-        if types is None:
-            return True  # a type we do not know: let the tool decide
-        if isinstance(value, bool) and name in ("integer", "number"):
-            continue
-        if isinstance(value, types):
-            return True
-    return False
-
-
 class SchemaBinder:
-    """A light check against a hand-written JSON schema: required, unknown and top-level types.
+    """Validates against the tool's own JSON schema, fully (Draft 2020-12 through `json_schema`,
+    the one JSON-schema path of the package; compiled on the first call, once per tool).
 
-    Full JSON-Schema validation would need a dependency; this catches the mistakes models
-    actually make and leaves the finer points to the tool. Unknown keys are rejected when the
-    schema forbids them or when the function could not accept them anyway.
+    Unknown keys are rejected when the schema forbids them or when the function could not accept
+    them anyway. A schema that is not valid JSON Schema fails every call with a `ToolError`
+    naming the problem (the tool's definition is wrong, not the model's arguments).
     """
 
     def __init__(self, parameters: Mapping[str, Any], *, accepts: Iterable[str] | None = None) -> None:
+        self.parameters = parameters
         properties = parameters.get("properties")
         self.properties: dict[str, Any] = dict(properties) if isinstance(properties, Mapping) else {}
-        required = parameters.get("required")
-        self.required = [str(r) for r in required] if isinstance(required, list) else []
-        self.forbid_extra = parameters.get("additionalProperties") is False
         self.accepts = None if accepts is None else frozenset(accepts)
         """Keyword names the function accepts; None when it takes `**kwargs` or is opaque."""
+        self._validator: Any = None
+
+    def _compiled(self, tool_name: str) -> Any:
+        if self._validator is None:
+            from ..json_schema import compile_schema  # jsonschema: imported on first use
+
+            try:
+                self._validator = compile_schema(self.parameters, known_keywords=False)
+            except ValueError as exc:
+                raise ToolError(f"tool {tool_name!r} has an invalid parameters schema: {exc}") from None
+        return self._validator
 
     def bind(self, tool_name: str, arguments: Mapping[str, Any]) -> BoundCall:
         arguments = _require_mapping(tool_name, arguments)
-        problems = [f"missing required argument '{name}'" for name in self.required if name not in arguments]
+        validator = self._compiled(tool_name)
+        problems: list[str] = []
         unexpected: list[str] = []
-        for key, value in arguments.items():
-            spec = self.properties.get(key)
-            if spec is None:
-                if self.forbid_extra or (self.accepts is not None and key not in self.accepts):
-                    unexpected.append(str(key))
-                continue
-            declared = spec.get("type") if isinstance(spec, Mapping) else None
-            if declared is not None and not _matches_type(value, declared):
-                expected = " or ".join(declared) if isinstance(declared, list) else str(declared)
-                problems.append(f"argument '{key}': Input should be of type {expected}")
+        if next(validator.iter_errors(arguments), None) is not None:
+            from ..json_schema import key_problems
+
+            for problem in key_problems(validator, arguments, noun="argument", known=list(self.properties)):
+                if problem.kind == "unknown" and len(problem.loc) == 1:
+                    unexpected.append(str(problem.loc[0]))  # listed below with the function's
+                else:
+                    problems.append(str(problem))
+        if self.accepts is not None:
+            unexpected.extend(k for k in map(str, arguments) if k not in self.accepts and k not in unexpected)
         problems.extend(_unexpected_problems(unexpected, list(self.properties)))
         if problems:
             raise ToolArgumentsError(tool_name, problems)

@@ -12,6 +12,7 @@ and `AgentResult.artifacts`.
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from pydantic import BaseModel, model_validator
 
@@ -32,6 +33,9 @@ class Artifact(BaseModel):
     """Where a file artifact was written (binary files, or anything too large to hold)."""
     summary: str | None = None
     """What the model is told about it (instead of a preview of the content)."""
+    encoding: Literal["text", "base64"] = "text"
+    """"base64": `content` holds binary data (an image, audio, a PDF from an MCP server) in
+    base64, so the artifact stays whole in JSON (events, checkpoints, the HTTP API)."""
 
     @model_validator(mode="after")
     def _content_or_path(self) -> Artifact:
@@ -41,7 +45,9 @@ class Artifact(BaseModel):
 
     def placeholder(self, preview_chars: int = PREVIEW_CHARS) -> str:
         """The short text the model reads in place of the artifact."""
-        if self.content is not None:
+        if self.content is not None and self.encoding == "base64":
+            where = f"{self.mime_type}, {base64_size(self.content)} bytes"
+        elif self.content is not None:
             where = f"{self.mime_type}, {len(self.content)} characters"
         else:
             where = f"{self.mime_type}, file {self.path}"
@@ -52,10 +58,18 @@ class Artifact(BaseModel):
         return f"{text}\nPreview: {preview}" if preview else text
 
     def _preview(self, limit: int) -> str:
-        if not self.content or limit <= 0:
+        if not self.content or limit <= 0 or self.encoding != "text":
             return ""
         text = self.content[: limit * 20]  # enough raw text for the preview, whatever its markup
         if "html" in self.mime_type or "xml" in self.mime_type:
             text = _TAG.sub(" ", text)
         text = " ".join(text.split())
         return text if len(text) <= limit else text[:limit] + "…"
+
+
+def base64_size(data: str) -> int:
+    """Bytes a base64 string decodes to, without decoding it."""
+    data = data.strip()
+    if not data:
+        return 0
+    return len(data) * 3 // 4 - data[-2:].count("=")

@@ -146,6 +146,9 @@ class Tool(BaseModel):
     idempotent: bool = False
     """Running it twice has the effect of running it once: after a crash mid-call it is run
     again; otherwise the model is told the call's outcome is unknown."""
+    max_output_chars: int | None = Field(default=None, ge=100)
+    """The most characters of one result the model reads (None: the agent's limit, 8,000 by
+    default); longer results are cut by `tools.truncation`."""
 
     _binder: ArgumentBinder | None = PrivateAttr(default=None)
     _is_async: bool = PrivateAttr(default=False)
@@ -190,6 +193,7 @@ class Tool(BaseModel):
         run_inline: bool = False,
         idempotent: bool = False,
         args_model: type[BaseModel] | None = None,
+        max_output_chars: int | None = None,
     ) -> Tool:
         """Derive a tool from a function: name, docstring summary and a schema from its hints.
 
@@ -213,6 +217,7 @@ class Tool(BaseModel):
             timeout=timeout,
             run_inline=run_inline,
             idempotent=idempotent,
+            max_output_chars=max_output_chars,
         )
         made._binder = spec.binder
         return made
@@ -309,6 +314,7 @@ def tool(
     run_inline: bool = False,
     idempotent: bool = False,
     args_model: type[BaseModel] | None = None,
+    max_output_chars: int | None = None,
 ) -> _Decorator: ...
 
 
@@ -323,6 +329,7 @@ def tool(
     run_inline: bool = False,
     idempotent: bool = False,
     args_model: type[BaseModel] | None = None,
+    max_output_chars: int | None = None,
 ) -> _Decorator: ...
 
 
@@ -338,6 +345,7 @@ def tool(
     run_inline: bool = False,
     idempotent: bool = False,
     args_model: type[BaseModel] | None = None,
+    max_output_chars: int | None = None,
 ) -> Tool | _Decorator:
     """Make a `Tool` of a function: `@tool`, `@tool("name")` or `@tool(name=..., timeout=...)`."""
     if isinstance(fn, str):
@@ -355,6 +363,7 @@ def tool(
             run_inline=run_inline,
             idempotent=idempotent,
             args_model=args_model,
+            max_output_chars=max_output_chars,
         )
 
     return decorate if fn is None else decorate(fn)

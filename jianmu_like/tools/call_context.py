@@ -13,7 +13,9 @@ hands the user a document the model only sees as a placeholder (see `tools.artif
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextvars import ContextVar, Token
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -31,6 +33,12 @@ class ToolCallContext(BaseModel):
     """Set by `finish()`: the loop ends after this batch with this answer."""
     artifacts: list[Artifact] = Field(default_factory=list)
     """Artifacts the call produced (returned, or `add_artifact()`): kept out of the observation."""
+    usage: Any = None
+    """`models.types.Usage` of model calls made on the call's behalf (`add_call_usage`): an MCP
+    server's sampling requests; the executor adds it to the run's usage."""
+    emit: Callable[..., None] | None = Field(default=None, exclude=True, repr=False)
+    """The executing node's event emitter (`emit(event_type, **payload)`): a tool that reports
+    progress (an MCP server's `notifications/progress`) publishes it as the run's events."""
 
 
 _current: ContextVar[ToolCallContext | None] = ContextVar("jianmu_tool_call", default=None)
@@ -78,3 +86,24 @@ def artifact_observation(result: object) -> str | None:
     if isinstance(result, list | tuple) and result and all(isinstance(item, Artifact) for item in result):
         return "\n".join(add_artifact(item) for item in result)
     return None
+
+
+def tool_event_emitter() -> Callable[..., None] | None:
+    """From inside a tool: a function publishing events tagged with the running call's id and
+    tool (through the executing node, so they carry its path), usable from other tasks too (an
+    MCP session's reader task delivers progress); None outside a tool call or without telemetry."""
+    context = _current.get()
+    if context is None or context.emit is None:
+        return None
+    emit, tool, call_id = context.emit, context.tool, context.call_id
+
+    def emit_tool_event(event_type: str, **payload: Any) -> None:
+        emit(event_type, tool=tool, call_id=call_id, **payload)
+
+    return emit_tool_event
+
+
+def add_call_usage(context: ToolCallContext | None, usage: Any) -> None:
+    """Count `usage` (a `models.types.Usage`) against the call `context` (None: nowhere)."""
+    if context is not None:
+        context.usage = usage if context.usage is None else context.usage + usage

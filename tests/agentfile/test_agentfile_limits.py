@@ -162,7 +162,10 @@ def test_presets_are_confined_and_foreign_files_never_echoed(tmp_path: Path) -> 
     assert "'../secret.yaml' is outside the directories presets may be read from" in problems[0]
     assert "agents.preset_roots" in problems[0]
     assert "'link.yaml' is outside" in problems[1]
-    assert problems[2].endswith("inside.yaml is not an agent file (a mapping with kind: react or tree)")
+    assert problems[2].endswith(
+        "inside.yaml is not an agent file "
+        "(a mapping with kind: react, supervisor, plan_execute, research, tree)"
+    )
     assert problems[3].endswith("broken.yaml is not a readable agent file")
     assert "'/etc/passwd' is outside" in problems[4]
 

@@ -32,8 +32,8 @@ def test_bad_options_name_the_line(tmp_path: Path) -> None:
         "      - plan_execute:\n          namespace: pe\n          plan: {max_step: 3}\n"
         "      - research:\n          namespace: r\n          research: {max_tool_calls: -1}\n",
     )
-    assert "agent.yaml:8: tree.sequence.children.0.plan_execute.plan.max_step" in found
-    assert "agent.yaml:11: tree.sequence.children.1.research.research.max_tool_calls" in found
+    assert "agent.yaml:8: tree.sequence.children[0].plan_execute.plan.max_step" in found
+    assert "agent.yaml:11: tree.sequence.children[1].research.research.max_tool_calls" in found
 
 
 def test_keys_the_presets_do_not_take_are_errors(tmp_path: Path) -> None:

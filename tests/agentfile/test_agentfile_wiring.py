@@ -77,25 +77,28 @@ class ReActState(BaseModel):
     streaming_output: Annotated[str, Ephemeral(scope="run")] = ""
 
 
-async def test_the_spec_example_state_is_rejected_with_the_missing_fields_named() -> None:
-    with ScriptedOpenAIServer([call("calculator", expression="2+2"), reply("4")]) as srv:
+async def test_the_spec_example_state_runs_the_react_preset() -> None:
+    """The preset adds the bookkeeping fields it needs (usage, counters, approvals) to the
+    user's schema; the state is still an instance of the user's class."""
+    script = [call("calculator", expression="2+2"), reply("4"), reply("Still 4.")]
+    with ScriptedOpenAIServer(script) as srv:
         root = create_react_node(model_client=srv.client(), tools=[builtin_tools()["calculator"]])
-        with pytest.raises(StateContractError) as info:
-            Agent(root, state_schema=ReActState)
-        assert srv.requests == []
-        message = str(info.value)
-        assert message.startswith(
-            "state schema ReActState does not fit the tree: ReAct agent 'ReActAgent' needs"
-        )
-        for field in ("llm.usage", "error", "termination", "tool_results", "pending_approvals"):
-            assert field in message
-        assert "Subclass jianmu_like.ReActState" in message
-
-        class Extended(JianmuReActState):  # what the error suggests
-            note: str = ""
-
-        result = await Agent(root, state_schema=Extended).run({"messages": [human("2+2?")]})
+        agent = Agent(root, state_schema=ReActState, initial_state=ReActState(task="add"))
+        result = await agent.run({"messages": [human("2+2?")]})
+        again = await agent.run({"messages": [human("2+2 again?")]})
     assert result.status == "success" and result.final_answer == "4"
+    assert isinstance(result.state, ReActState) and result.state.task == "add"
+    assert result.state.rounds == 2 and result.usage.total_tokens > 0
+    assert result.termination == {"reason": "completed", "iterations": 2}
+    assert again.final_answer == "Still 4." and again.state.rounds == 1  # run-scoped: reset
+    assert len(again.state.messages) == 6  # the conversation continued
+
+    class Closed(BaseModel):  # a schema that names the fields differently still gets named ones
+        model_config = ConfigDict(extra="forbid")
+        history: list[Message] = Field(default_factory=list)
+
+    with pytest.raises(StateContractError, match="writes namespace 'solo', which needs model_config"):
+        Agent(create_react_node("Solo", "solo", model_client=_offline()), state_schema=Closed)
 
 
 def test_a_namespaced_agent_needs_extra_keys() -> None:

@@ -174,7 +174,7 @@ async def test_max_ticks_halts() -> None:
 
     sm = StateManager(S)
     outcome = await ReactiveRunner(Flip("flip"), sm).run(max_ticks=5)
-    assert outcome.status == "max_ticks" and outcome.ticks == 5
+    assert outcome.status == "failure" and outcome.max_ticks_reached and outcome.ticks == 5
 
 
 async def test_async_exception_is_failure_with_error() -> None:

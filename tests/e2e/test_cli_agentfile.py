@@ -54,3 +54,26 @@ def test_a_misspelt_placeholder_stops_the_run_before_any_model_call(tmp_path: Pa
         assert srv.requests == []
     assert done.returncode == 2
     assert "tree.yaml:4: tree.react.input: {tsk}: no such input key (did you mean 'task'?)" in done.stderr
+
+
+def test_validate_and_show_list_the_mcp_servers_a_file_would_start(tmp_path: Path) -> None:
+    (tmp_path / "agent.yaml").write_text(
+        "kind: tree\n"
+        "mcp_servers:\n"
+        "  - {name: files, command: npx, args: ['-y', '@modelcontextprotocol/server-filesystem', '/srv']}\n"
+        "tree:\n"
+        "  react:\n"
+        "    name: web\n"
+        "    mcp_servers:\n"
+        "      - {name: search, url: 'https://user:hunter2@search.example/mcp?token=s3cret'}\n"
+    )
+    done = jianmu(tmp_path, "validate", "agent.yaml")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "agent.yaml: ok"
+    assert "mcp server files: starts npx -y @modelcontextprotocol/server-filesystem /srv" in lines[1]
+    assert "mcp server search: reaches https://search.example/mcp" in lines[2]
+    assert "hunter2" not in done.stdout and "s3cret" not in done.stdout
+    shown = jianmu(tmp_path, "show", "agent.yaml")
+    assert shown.returncode == 0, shown.stderr
+    assert "mcp server files: starts npx" in shown.stdout

@@ -176,6 +176,25 @@ async def test_too_short_and_repeated_answers_are_re_asked() -> None:
     assert srv.requests[4]["messages"][-1]["content"].startswith("Your final answer is too short")
 
 
+async def test_a_bare_i_dont_know_is_re_asked_in_any_common_language() -> None:
+    script = [reply("我不知道。"), reply("It is 42."), reply("I don’t know!"), reply("Keine Ahnung")]
+    async with ScriptedOpenAIServer(script) as srv:
+        agent, events = _agent(srv, [calculator])
+        first = await agent.run({"messages": [human("6 乘以 7 是多少？")]})
+        second = await agent.run({"messages": [human("And 6 * 8?")]})
+    assert first.final_answer == "It is 42." and len(srv.requests) == 4
+    assert srv.requests[1]["messages"][-1]["content"].startswith(
+        "Your final answer only says that you do not know"
+    )
+    assert second.final_answer == "Keine Ahnung"  # accepted after one re-ask
+    rejected = [e.data["problem"] for e in events if e.type == "answer.rejected"]
+    assert rejected == ["non_answer", "non_answer", "non_answer"]
+    async with ScriptedOpenAIServer([reply("I don't know")]) as srv:
+        agent, _ = _agent(srv, [calculator], answer_check={"non_answers": []})
+        result = await agent.run({"messages": [human("6 * 7?")]})
+    assert result.final_answer == "I don't know" and len(srv.requests) == 1
+
+
 async def test_tool_call_written_as_text_gets_the_protocol_correction() -> None:
     script = [reply('{"tool": "calculator", "arguments": {"expression": "6 * 7"}}'), reply("It is 42.")]
     async with ScriptedOpenAIServer(script) as srv:
@@ -220,3 +239,43 @@ async def test_pooled_conversations_get_their_own_fallback_and_budget_fallback()
             "No final answer: the run stopped because it spent its token budget"
         )
         assert '1. calculator({"expression": "2 + 2"}) -> 4' in result.fallback_answer
+
+
+async def test_reflect_after_n_tool_calls_adds_the_verdict_as_an_observation() -> None:
+    def model(body: dict[str, Any]) -> Any:
+        system_text = body["messages"][0]["content"]
+        if system_text.startswith("You check the work of an AI assistant"):
+            return reply("Inconsistent. Paris was looked up twice; answer now.")
+        tools_done = sum(1 for m in body["messages"] if m["role"] == "tool")
+        if tools_done < 3:
+            return call("lookup", city="Paris")
+        return reply("Paris has 2.1 million people.")
+
+    async with ScriptedOpenAIServer(model) as srv:
+        agent, events = _agent(srv, [lookup], reflect_after=2)
+        result = await agent.run({"messages": [human("Population of Paris?")]})
+        requests = srv.requests
+    assert result.status == "success" and result.final_answer == "Paris has 2.1 million people."
+    reflections = [r for r in requests if r["messages"][0]["content"].startswith("You check the work")]
+    assert len(reflections) == 1 and "tools" not in reflections[0]  # at 2 calls, not again at 3
+    assert '2. lookup({"city": "Paris"})' in reflections[0]["messages"][1]["content"]
+    roles = [m.role for m in result.state.messages]
+    assert roles == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+    note = result.state.messages[5].content or ""
+    assert note.startswith("[Reflection] after 2 tool calls: Inconsistent.")
+    assert [e.data["tool_calls"] for e in events if e.type == "reflection.completed"] == [2]
+    assert result.usage.calls == 5  # four loop rounds and the reflection
+    async with ScriptedOpenAIServer(model) as srv:
+        agent, _ = _agent(srv, [lookup])
+        await agent.run({"messages": [human("Population of Paris?")]})
+        assert len(srv.requests) == 4  # off by default

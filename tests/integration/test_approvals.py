@@ -268,3 +268,29 @@ async def test_operator_decides_from_the_checkpoint_file(tmp_path: Path) -> None
     assert result.status == "success" and result.final_answer == "gone"
     assert lines(log) == ["delete /q"]
     assert list_pending(SQLiteCheckpointer(db)) == []
+
+
+async def test_breakpoint_every_n_rounds_suspends_and_resumes(tmp_path: Path) -> None:
+    """`breakpoint_every: 2` (YAML): round 2's calls wait for a human; the run resumes on
+    approval and round 4 waits again; a denial becomes an observation."""
+    from jianmu_like import load_agent
+
+    path = tmp_path / "agent.yaml"
+    path.write_text("name: Pauser\ntools: [calculator]\nbreakpoint_every: 2\n")
+    script = [call("calculator", expression=f"{n} + {n}") for n in range(1, 5)] + [reply("Done.")]
+    with ScriptedOpenAIServer(script) as srv:
+        agent = load_agent(path, model_client=srv.client())
+        first = await agent.run({"messages": [human("add things")]})
+        assert first.status == "suspended" and len(srv.requests) == 2
+        [approval] = first.pending_approvals
+        assert approval.arguments == {"expression": "2 + 2"} and "breakpoint: round 2" in approval.reason
+        second = await agent.resume({approval.id: "approve"})
+        assert second.status == "suspended" and len(srv.requests) == 4
+        [again] = second.pending_approvals
+        assert again.arguments == {"expression": "4 + 4"}
+        done = await agent.resume({again.id: "deny"})
+        requests = srv.requests
+    assert done.status == "success" and done.final_answer == "Done."
+    observations = [m.content for m in done.state.messages if m.role == "tool"]
+    assert observations[:3] == ["2", "4", "6"] and "denied by a human reviewer" in (observations[3] or "")
+    assert len(requests) == 5  # no round repeated

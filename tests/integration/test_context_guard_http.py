@@ -170,3 +170,55 @@ def test_without_a_usable_tokenizer_the_estimate_counts() -> None:
     with pytest.raises(ValueError, match="unknown tokenizer"):
         token_counter("sentencepiece")
     assert ESTIMATE.message(human("x" * 40)) == 10 + 4
+
+
+@tool
+def archive(topic: str) -> str:
+    """Read the archive on a topic.
+
+    Args:
+        topic: What to read about.
+    """
+    return f"{topic}: " + "record " * 70
+
+
+@pytest.mark.parametrize("strategy", ["drop", "summarize"])
+async def test_the_current_user_turn_and_the_system_prompt_always_stay(strategy: str) -> None:
+    """The newest question and everything after it are kept whole when they fit (older turns
+    leave instead), although the turn is larger than the room left for recent turns."""
+    question = "Please read the archive about harbours and then tell me " + "in detail " * 48 + "ok?"
+    history: list[Message] = []
+    for n in range(6):
+        history += [human(f"earlier question {n} " + "x" * 60), Message(role="assistant", content="y" * 60)]
+
+    def model(body: dict[str, Any]) -> Any:
+        messages = body["messages"]
+        if messages[0]["content"] == SUMMARY_PROMPT:
+            return reply("Summary: six earlier questions were answered.")
+        if messages[-1]["role"] == "tool":
+            return reply("Harbours: records found.")
+        return call("archive", topic="harbours")
+
+    async with ScriptedOpenAIServer(model) as srv:
+        config = ReActConfig(
+            max_iterations=3,
+            stream=False,
+            context=ContextConfig(
+                window=WINDOW, reserve_tokens=RESERVE, strategy=strategy, tokenizer="estimate"
+            ),
+        )
+        agent = Agent(create_react_node(model_client=srv.client(), tools=[archive], config=config))
+        events: list[Event] = []
+        agent.telemetry.subscribe(events.append)
+        result = await agent.run({"messages": [*history, human(question)]})
+        asked = [r for r in srv.requests if r["messages"][0]["content"] != SUMMARY_PROMPT]
+    assert result.status == "success"
+    assert [e.data["over_budget"] for e in events if e.type == "context.compacted"]
+    for body in asked:
+        roles = [m["role"] for m in body["messages"]]
+        assert roles[0] == "system" and body["messages"][0] == asked[0]["messages"][0]
+        assert question in [m["content"] for m in body["messages"]]  # the current question stays
+        assert ESTIMATE.messages(_messages(body)) + ESTIMATE.schemas(body["tools"]) <= BUDGET
+    last = asked[-1]["messages"]
+    assert [m["role"] for m in last[-3:]] == ["user", "assistant", "tool"]
+    assert last[-1]["content"].startswith("harbours: record")

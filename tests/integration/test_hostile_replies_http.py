@@ -129,7 +129,8 @@ async def test_a_fifty_megabyte_tool_error_is_cut_like_an_output() -> None:
     assert result.status == "success" and result.final_answer == "It failed."
     (observation,) = _observations(result.state.messages)
     reason = "tool 'explode' raised ValueError: " + "x" * 50_000_000
-    cut = reason[:1000] + f"\n\n[output truncated: showing the first 1000 of {len(reason)} characters]"
+    omitted = len(reason) - 1000
+    cut = reason[:666] + f"\n\n[... {omitted} of {len(reason)} characters omitted ...]\n\n" + "x" * 334
     assert observation == "Error: " + cut  # the observation in the state
     (sent,) = [m for m in requests[1]["messages"] if m["role"] == "tool"]
     assert sent["content"] == observation  # the next request

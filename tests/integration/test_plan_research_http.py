@@ -14,6 +14,7 @@ from rich.console import Console
 
 from jianmu_like import (
     Agent,
+    ReActConfig,
     ToolCall,
     Usage,
     create_plan_execute_node,
@@ -179,8 +180,6 @@ async def test_research_cap_refuses_calls_beyond_the_limit_and_the_parent_reads_
             call("search", query="rome"), call("think", thought="need more"), call("search", query="italy")
         ),
         calls(call("search", query="census"), call("search", query="again")),  # the cap is 3
-        call("search", query="more"),  # refused too: the model must answer
-        text("Rome: 2.8 million (example.org/1).", 20),
         reply(tool_calls=[call("ResearchSummary", summary=summary, sources=["https://example.org/1"])]),
         text("About 2.8 million.", 10),
     ]
@@ -193,18 +192,54 @@ async def test_research_cap_refuses_calls_beyond_the_limit_and_the_parent_reads_
         result = await Agent(tree, output_namespace="w").run({"r.messages": [human("Population of Rome?")]})
         requests = srv.requests
 
-    assert SEARCHES == ["rome", "italy", "census"]  # three executions, then refusals
-    observed = [m["content"] for m in requests[3]["messages"] if m["role"] == "tool"]
-    assert sum(o.startswith("Tool call limit reached (3 calls)") for o in observed) == 2
+    assert SEARCHES == ["rome", "italy", "census"]  # three executions, then a refusal ends it
+    assert result.agents["r"].termination == {"reason": "completed", "iterations": 2, "tool_cap": 3}
+    compress = user_text(requests[2])
+    assert (
+        "Tool call limit reached (3 calls)" in compress and "none: stopped at its tool-call limit" in compress
+    )
     assert result.status == "success" and result.final_answer == "About 2.8 million."
     research_answer = result.agents["r"].final_answer
     assert research_answer == f"{summary}\n\nSources:\n[1] https://example.org/1"
     assert result.agents["r"].output.sources == ["https://example.org/1"]
     writer_prompt = user_text(requests[-1])
     assert summary in writer_prompt and "raw page text" not in writer_prompt
-    assert "raw page text" in user_text(requests[4])  # the compress step read the findings
-    assert result.usage.total_tokens == 15 * 4 + 20 + 10
-    assert result.agents["r"].usage.total_tokens == 15 * 4 + 20
+    assert "raw page text" in compress  # the compress step read the findings
+    assert result.usage.total_tokens == 15 * 3 + 10
+    assert result.agents["r"].usage.total_tokens == 15 * 3
+
+
+async def test_a_model_that_keeps_searching_is_stopped_at_the_cap_and_summarised() -> None:
+    """Document 004: the cap routes to the compress step regardless of the model's requests; the
+    run succeeds with the summary instead of failing at max_iterations with none."""
+    SEARCHES.clear()
+    summary = "Rome has 2.8 million people [1]."
+    searching = [call("search", query=f"rome {n}") for n in range(3)]  # it would go on asking
+    script = [
+        *searching,
+        reply(tool_calls=[call("ResearchSummary", summary=summary, sources=["https://example.org/1"])]),
+    ]
+    async with ScriptedOpenAIServer(script) as srv:
+        research = create_research_node(
+            "Researcher",
+            model_client=srv.client(),
+            tools=[search],
+            max_tool_calls=2,
+            config=ReActConfig(max_iterations=6),
+        )
+        agent = Agent(research)
+        events: list[Any] = []
+        agent.telemetry.subscribe(events.append)
+        result = await agent.run({"messages": [human("Population of Rome?")]})
+        requests = srv.requests
+    assert SEARCHES == ["rome 0", "rome 1"]
+    assert result.status == "success"
+    assert result.final_answer == f"{summary}\n\nSources:\n[1] https://example.org/1"
+    assert result.termination == {"reason": "completed", "iterations": 3, "tool_cap": 2}
+    stops = [e.data for e in events if e.type == "loop.terminated"]
+    assert [s["reason"] for s in stops] == ["tool_cap"]
+    assert len(requests) == 4  # three searches asked (the third refused), then the compress step
+    assert [t["function"]["name"] for t in requests[-1]["tools"]] == ["ResearchSummary"]
 
 
 PLAN_FILE = """
@@ -243,7 +278,6 @@ async def test_both_presets_from_yaml(tmp_path: Path) -> None:
         text("1024", 15),
         text("2**10 = 1024.", 15),
         calls(call("calculator", expression="1+1"), call("calculator", expression="2+2")),
-        text("2 (and 4 was not computed)", 15),
         reply(tool_calls=[call("ResearchSummary", summary="1+1 is 2 [1].", sources=["calculator"])]),
         text("It is 2.", 15),
     ]
@@ -256,6 +290,28 @@ async def test_both_presets_from_yaml(tmp_path: Path) -> None:
     assert first.status == "success" and first.final_answer == "2**10 = 1024."
     assert requests[1]["model"] == "big-model"
     assert second.status == "success" and second.final_answer == "It is 2."
-    observed = [m["content"] for m in requests[4]["messages"] if m["role"] == "tool"]
-    assert observed[0] == "2" and observed[1].startswith("Tool call limit reached (1 calls)")
-    assert "1+1 is 2 [1]." in user_text(requests[6])
+    findings = user_text(requests[4])  # the compress step, right after the refused call
+    assert '1. calculator({"expression": "1+1"}) -> 2' in findings
+    assert "Tool call limit reached (1 calls)" in findings
+    assert "1+1 is 2 [1]." in user_text(requests[5])
+
+
+async def test_date_placeholder_in_preset_prompts() -> None:
+    """`{date}` in any preset prompt becomes today's date; the research prompt has it by default."""
+    import datetime
+
+    from jianmu_like import create_react_node
+
+    today = datetime.date.today().isoformat()
+    summary = reply(tool_calls=[call("ResearchSummary", summary="Nothing [1].", sources=["none"])])
+    async with ScriptedOpenAIServer([text("Nothing found.", 5), summary, text("Hi.", 5)]) as srv:
+        research = create_research_node("Researcher", model_client=srv.client(), tools=[search])
+        await Agent(research).run({"messages": [human("Latest news?")]})
+        react = create_react_node(
+            model_client=srv.client(), config=ReActConfig(system_prompt="As of {date}, be brief.")
+        )
+        await Agent(react).run({"messages": [human("Hi?")]})
+        requests = srv.requests
+    assert f"today is {today}" in requests[0]["messages"][0]["content"]
+    assert requests[2]["messages"][0]["content"].startswith(f"As of {today}, be brief.")
+    assert "{date}" not in str(requests)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 from typing import Any
 
 import py_trees
@@ -11,13 +13,16 @@ from py_trees.common import Status
 
 from jianmu_like import (
     Agent,
+    AgentFileError,
     ReActConfig,
     ReActState,
     create_react_node,
     human,
+    load_agent,
     tool,
 )
 from jianmu_like.config import ResilienceConfig
+from jianmu_like.nodes.tool_executor import ToolExecutor
 from jianmu_like.testing import (
     PATIENCE,
     Script,
@@ -28,6 +33,7 @@ from jianmu_like.testing import (
     calls,
     error_reply,
     reply,
+    scripted_client,
 )
 from jianmu_like.tools.builtin import calculator
 
@@ -252,6 +258,7 @@ async def test_tool_faults_become_observations_and_the_run_still_answers() -> No
     assert obs[2] == "Error: tool 'explode' raised ValueError: cannot handle 3"
     assert obs[3] == "Error: tool 'sleepy' timed out after 0.2 s"
     assert obs[4].startswith("Error: invalid arguments for tool 'calculator'") and "expression" in obs[4]
+    assert obs[4].count("invalid arguments") == 1, obs[4]  # one prefix, not one per layer
     # The model saw every observation, paired with its call.
     assert [m["role"] for m in second_request].count("tool") == 5
 
@@ -269,10 +276,7 @@ async def test_long_output_cut_and_repeat_hint() -> None:
         )
         result = await Agent(root).run(input_data={"messages": [human("go")]})
     obs = [m.content for m in result.state.messages if m.role == "tool"]
-    assert (
-        obs[0].startswith("x" * 1000)
-        and "[output truncated: showing the first 1000 of 20000 characters]" in obs[0]
-    )
+    assert obs[0].startswith("x" * 666 + "\n\n[... 19000 of 20000 characters omitted ...]\n\n" + "x" * 334)
     assert "already made this exact call 1 time(s)" not in obs[0]
     assert "already made this exact call 1 time(s)" in obs[1]
 
@@ -430,3 +434,39 @@ async def test_a_cancelled_run_leaves_a_history_the_next_run_can_send() -> None:
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "user"]
     assert sent[3]["tool_call_id"] == sent[2]["tool_calls"][0]["id"]
     assert "interrupted" in sent[3]["content"]
+
+
+async def test_a_tools_own_output_limit_and_rows_plus_total_reach_the_model(tmp_path: Path) -> None:
+    rows = [{"id": n, "city": f"city {n}"} for n in range(500)]
+
+    @tool(max_output_chars=400)
+    def cities() -> str:
+        """Every city."""
+        return json.dumps(rows)
+
+    @tool
+    def log() -> str:
+        """The build log."""
+        return "compiling\n" + "ok\n" * 5000 + "FAILED: test_x"
+
+    script = [calls(call("cities"), call("log")), reply("done")]
+    with ScriptedOpenAIServer(script) as srv:
+        root = create_react_node(
+            model_client=srv.client(), tools=[cities, log], config=ReActConfig(max_output_chars=1000)
+        )
+        await Agent(root).run(input_data={"messages": [human("go")]})
+        sent = [m["content"] for m in srv.requests[1]["messages"] if m["role"] == "tool"]
+    body, note = sent[0].rsplit("\n", 1)
+    assert json.loads(body) == rows[: len(json.loads(body))] and len(sent[0]) <= 400
+    assert note == f"[showing the first {len(json.loads(body))} of 500 items]"
+    assert sent[1].startswith("compiling\n") and sent[1].endswith("FAILED: test_x")  # head and tail
+    assert "characters omitted" in sent[1] and len(sent[1]) < 1100
+
+    path = tmp_path / "agent.yaml"
+    path.write_text("name: A\ntools: [calculator]\ntool_output_chars: {calculator: 150, search: 200}\n")
+    with pytest.raises(AgentFileError, match="tool_output_chars: 'search' is not one of this agent's tools"):
+        load_agent(path, model_client=scripted_client([]))
+    path.write_text("name: A\ntools: [calculator]\ntool_output_chars: {calculator: 150}\n")
+    agent = load_agent(path, model_client=scripted_client([]))
+    executor = next(n for n in agent.root.iterate() if isinstance(n, ToolExecutor))
+    assert executor.tools.get("calculator").max_output_chars == 150  # type: ignore[union-attr]

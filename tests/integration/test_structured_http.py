@@ -53,7 +53,7 @@ async def test_json_mode_after_tools_are_rejected_with_one_reformat_retry() -> N
     assert srv.requests[1]["response_format"] == {"type": "json_object"}
     retry = srv.requests[2]["messages"]
     assert retry[-2] == {"role": "assistant", "content": '{"name": "Ada"}'}
-    assert "age: Field required" in retry[-1]["content"]
+    assert "age: required key is missing" in retry[-1]["content"]
 
 
 async def test_text_level_extracts_json_from_prose() -> None:
@@ -88,7 +88,7 @@ async def test_dict_schema_and_parse_fn() -> None:
         good = await structured_llm_call(
             srv.client(), ASK, schema, name="count", parse_fn=lambda raw: raw["n"] * 2
         )
-    assert bad.level == "default" and "n: 'x' is not of type 'integer'" in bad.failures["native"]
+    assert bad.level == "default" and "n: must be of type integer" in bad.failures["native"]
     assert good.value == 6
 
 
@@ -102,7 +102,7 @@ async def test_output_type_validated_with_one_retry() -> None:
     system_prompt = srv.requests[0]["messages"][0]["content"]
     assert "matches this JSON schema" in system_prompt and '"age"' in system_prompt
     correction = srv.requests[1]["messages"][-1]
-    assert correction["role"] == "user" and "age: Field required" in correction["content"]
+    assert correction["role"] == "user" and "age: required key is missing" in correction["content"]
 
 
 async def test_output_still_invalid_after_the_retry_fails_the_run() -> None:
@@ -172,3 +172,45 @@ async def test_hostile_replies_fail_every_level_as_a_structured_output_error() -
     assert "after a retry: no JSON object in the reply" in failures["json_mode"]
     assert failures["text"].startswith("no JSON object in the reply")
     assert "after a retry: no JSON object in the reply" in failures["text"]
+
+
+@pytest.mark.parametrize(
+    ("abilities", "levels", "calls"),
+    [
+        ({}, ["native", "json_mode", "text"], 5),
+        ({"supports_tools": False}, ["json_mode", "text"], 4),
+        ({"supports_tools": False, "supports_json_mode": False}, ["text"], 2),
+    ],
+)
+async def test_levels_start_at_what_the_model_declares(
+    abilities: dict[str, bool], levels: list[str], calls: int
+) -> None:
+    """The reference's call-count table: tool_call + json_mode 5, json_mode only 4, text only 2."""
+    from jianmu_like import ModelClient
+
+    async with ScriptedOpenAIServer(["no"] * 5) as srv:
+        base = srv.client()
+        protocol = "auto" if abilities else None
+        client = ModelClient(base.provider, model=base.model, tool_protocol=protocol, **abilities)  # type: ignore[arg-type]
+        result = await structured_llm_call(client, ASK, Person, default_value=None)
+    assert (result.level, result.calls, list(result.failures)) == ("default", calls, levels)
+    assert len(srv.requests) == calls
+    assert ["response_format" in body for body in srv.requests][-2:] == [False, False]  # text last
+
+
+async def test_regex_fallback_reads_prose_before_the_retry() -> None:
+    def person(text: str) -> dict[str, object] | None:
+        import re
+
+        found = re.search(r"(\w+), aged (\d+)", text)
+        return {"name": found[1], "age": int(found[2])} if found else None
+
+    script = ["It was Ada, aged 36."]
+    async with ScriptedOpenAIServer(script, reject_fields=("tools", "response_format")) as srv:
+        result = await structured_llm_call(srv.client(), ASK, Person, regex_fallback=person)
+    assert (result.level, result.value, result.calls) == ("text", Person(name="Ada", age=36), 3)
+    async with ScriptedOpenAIServer(["I do not know.", '{"name": "Ada", "age": 36}']) as srv:
+        client = srv.client()
+        client.supports_json_mode = False
+        result = await structured_llm_call(client, ASK, Person, regex_fallback=person, levels=["text"])
+    assert (result.level, result.calls) == ("text", 2)  # the fallback found nothing: one retry

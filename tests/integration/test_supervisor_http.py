@@ -377,3 +377,58 @@ async def test_each_sub_agent_has_its_own_budget_and_a_spent_one_does_not_fail_t
         in prompt
     )
     assert result.usage.total_tokens == sum(model.usage.values(), Usage()).total_tokens
+
+
+async def test_a_supervisor_model_answering_in_prose_still_plans_and_answers() -> None:
+    """A model that ignores the forced schema tool: the plan's list items are the sub-questions
+    and the gather reply is the answer, instead of a failed run (`model_error`)."""
+    sizes = {"Alphaville": "120,000", "Betatown": "450,000"}
+    seen: list[str] = []
+
+    def model(body: dict[str, Any]) -> Any:
+        names = _tool_names(body)
+        if "SupervisorPlan" in names:
+            return reply("1. How many people live in Alphaville?\n2. How many people live in Betatown?")
+        if "SupervisorDecision" in names:
+            seen.append(_user_texts(body)[-1])
+            return reply("Betatown is bigger.")
+        city = next(c for c in sizes if c in _user_texts(body)[0])
+        return reply(f"{city} has {sizes[city]} people.")
+
+    async with ScriptedOpenAIServer(model) as server:
+        agent = Agent(_supervisor(server.client()))
+        result = await agent.run({"messages": [human("Which is bigger, Alphaville or Betatown?")]})
+    assert result.status == "success", result.error
+    assert result.final_answer == "Betatown is bigger."
+    assert result.agents["supervisor.q2"].final_answer == "Betatown has 450,000 people."
+    assert "Alphaville has 120,000 people." in seen[0]
+    assert len(server.requests) == 4  # plan, two sub-agents, gather: no re-asks
+
+
+async def test_the_context_pruner_drops_raw_sub_agent_notes_and_keeps_their_answers() -> None:
+    plan = ["Paris", "Rome"]
+    model = Model([list(plan)])
+    _bind_namespaces(model, plan)
+    async with ScriptedOpenAIServer(model) as server:
+        root = _supervisor(server.client(), prune_notes_above=60)
+        agent = Agent(root)
+        events: list[Any] = []
+        agent.telemetry.subscribe(events.append)
+        result = await agent.run({"messages": [human("How many people live in Paris and Rome?")]})
+    assert result.status == "success", result.error
+    for i, city in enumerate(plan):
+        notes = result.state.model_extra[f"supervisor.q{i + 1}.messages"]
+        assert [m.role for m in notes] == ["user", "assistant"]  # the tool call and result went
+        assert notes[1].content == f"{city} has {population_table()[city]}."
+        assert result.agents[f"supervisor.q{i + 1}"].final_answer == notes[1].content
+    [pruned] = [e.data for e in events if e.type == "supervisor.pruned"]
+    assert sorted(pruned["notes"]) == ["supervisor.q1", "supervisor.q2"]
+    for city in plan:
+        assert city in (result.final_answer or "")
+    again = Model([list(plan)])
+    _bind_namespaces(again, plan)
+    async with ScriptedOpenAIServer(again) as server:
+        kept = await Agent(_supervisor(server.client(), prune_notes_above=100_000)).run(
+            {"messages": [human("How many people live in Paris and Rome?")]}
+        )
+    assert len(kept.state.model_extra["supervisor.q1.messages"]) == 4  # under the size: untouched

@@ -164,3 +164,46 @@ def test_client_resolve_takes_the_protocol(protocol: str) -> None:
     client = ModelClient.resolve("m", base_url="http://127.0.0.1:9/v1", tool_protocol=protocol)  # type: ignore[arg-type]
     assert client.tool_protocol == protocol
     assert client.with_resilience(client.resilience).provider is client.provider  # learned state shared
+
+
+JSON_MODE_ANSWERS = [
+    '{"answer": "The secret is 7319."}',
+    '{"final_answer": "The secret is 7319."}',
+    '{"action": "final_answer", "answer": "The secret is 7319."}',
+    '{"action": "Final Answer", "action_input": "The secret is 7319."}',
+    '{"action": "final_answer", "action_input": "The secret is 7319."}',
+    '{"type": "final_answer", "content": "The secret is 7319."}',
+    '{"tool": "final_answer", "arguments": {"answer": "The secret is 7319."}}',
+]
+
+
+@pytest.mark.parametrize("answer", JSON_MODE_ANSWERS)
+async def test_json_mode_final_answers_in_every_common_shape_are_answers(answer: str) -> None:
+    """FIM One's and LangChain's JSON-agent shapes end the run: no "unknown tool" round trip."""
+    async with ScriptedOpenAIServer([call_json("calculator", expression="7000 + 319"), answer]) as srv:
+        agent, _ = _agent(srv, "json")
+        result = await agent.run({"messages": [human("What is the secret?")]})
+    assert result.status == "success" and result.final_answer == "The secret is 7319."
+    assert len(srv.requests) == 2
+    assert [m.role for m in result.state.messages] == ["user", "assistant", "tool", "assistant"]
+
+
+async def test_text_protocol_action_final_answer_is_the_answer() -> None:
+    script = ["Thought: done.\nAction: Final Answer\nAction Input: The secret is 7319."]
+    async with ScriptedOpenAIServer(script) as srv:
+        agent, _ = _agent(srv, "text")
+        result = await agent.run({"messages": [human("What is the secret?")]})
+    assert result.status == "success" and result.final_answer == "The secret is 7319."
+    assert len(srv.requests) == 1
+
+
+async def test_json_mode_object_naming_an_unknown_tool_plainly_is_still_a_call() -> None:
+    """`{"action": "search", "action_input": ...}` asks for a tool the agent lacks: the model is
+    told so (and corrects itself); a final-answer marker is an answer only when no tool has that
+    name."""
+    script = ['{"action": "search", "action_input": "secret"}', '{"answer": "I cannot search."}']
+    async with ScriptedOpenAIServer(script) as srv:
+        agent, _ = _agent(srv, "json")
+        result = await agent.run({"messages": [human("What is the secret?")]})
+    assert result.final_answer == "I cannot search."
+    assert "unknown tool 'search'" in (result.state.messages[2].content or "")

@@ -95,6 +95,22 @@ async def test_a_failing_selection_falls_back_to_all_tools() -> None:
     assert result.usage.calls == 5  # the four selection replies that had usage, then the answer
 
 
+async def test_a_misspelt_name_drops_only_itself_from_the_pick() -> None:
+    script = [
+        calls(call("select_tools", tools=["tool_07", "tool_O3", "tool_03"])),  # one misspelt
+        calls(call("tool_07", x=6)),
+        reply("42"),
+    ]
+    async with ScriptedOpenAIServer(script) as srv:
+        agent, events = _agent(srv, TOOLS)
+        result = await agent.run({"messages": [human("What is 6 times 7?")]})
+    assert result.status == "success" and result.final_answer == "42"
+    assert len(srv.requests) == 3  # no re-ask: the valid names were enough
+    assert _sent_tools(srv.requests[1]) == ["tool_07", "tool_03"]
+    completed = [e.data for e in events if e.type == "phase" and e.data["status"] == "completed"]
+    assert completed[0]["chosen"] == ["tool_07", "tool_03"] and completed[0]["ignored"] == ["tool_O3"]
+
+
 async def test_below_the_threshold_no_selection_call_happens() -> None:
     async with ScriptedOpenAIServer([reply("fine")]) as srv:
         agent, events = _agent(srv, TOOLS[:12])

@@ -122,6 +122,7 @@ async def test_llm_call_node_and_tool_node_in_a_sequence() -> None:
     assert result.state.model_extra["result"] == "110"
     assert result.agents["w"].usage.total_tokens == result.usage.total_tokens == 15
     assert [m.role for m in result.state.model_extra["w.messages"]] == ["user", "assistant"]
+    assert result.state.model_extra["w.text_output"] == "It is 110."  # the state contract's key
 
 
 async def test_tool_node_failure_fails_the_node() -> None:

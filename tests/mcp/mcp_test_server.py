@@ -116,6 +116,27 @@ async def grow(ctx: Context) -> str:
     return "grown"
 
 
+@server.tool()
+async def hang(marker: str) -> str:
+    """Wait for an hour without reporting progress; write "cancelled" to `marker` when the
+    client cancels the call (`notifications/cancelled` interrupts this handler)."""
+    try:
+        await asyncio.sleep(3600)
+    except asyncio.CancelledError:
+        Path(marker).write_text("cancelled")
+        raise
+    return "woke up"
+
+
+@server.tool()
+async def steps(count: int, pause: float, ctx: Context) -> str:
+    """Report progress `count` times, `pause` seconds apart, then answer."""
+    for step in range(1, count + 1):
+        await asyncio.sleep(pause)
+        await ctx.report_progress(step, count, f"step {step}")
+    return f"done after {count} steps"
+
+
 def serve_http() -> None:
     """Bind 127.0.0.1 only, on a port the OS picks, and say which (no race for a free port)."""
     import uvicorn

@@ -149,3 +149,25 @@ async def test_a_yaml_agent_file_with_mcp_servers(tmp_path: Path) -> None:
         async with load_agent(agent_file, model_client=srv.client()) as agent:
             result = await agent.run({"messages": [human("hello?")]})
     assert result.final_answer == "The server said: hello from the model"
+
+
+async def test_an_mcp_servers_output_limit_cuts_its_results() -> None:
+    """`max_output_chars` in a server's entry: its results are cut (head and tail) to that."""
+    long_text = "begin " + "x" * 3000 + " end"
+
+    def model(request: dict[str, Any]) -> Any:
+        if _selection(request):
+            return call("select_tools", tools=["echo"])
+        last = request["messages"][-1]
+        if last["role"] == "tool":
+            return reply("done")
+        return call("echo", text=long_text)
+
+    with ScriptedOpenAIServer(model) as srv:
+        provider = MCPToolProvider(server_config(max_output_chars=300))
+        root = create_react_node(model_client=srv.client(), tool_providers=[provider])
+        async with Agent(root) as agent:
+            result = await agent.run({"messages": [human("Echo a long text.")]})
+    observation = result.state.messages[2].content or ""
+    assert observation.startswith("begin ") and observation.endswith(" end")
+    assert f"[... {len(long_text) - 300} of {len(long_text)} characters omitted ...]" in observation

@@ -20,6 +20,8 @@ from mcp.types import (
 )
 
 from jianmu_like.tools import MCPServerCrashedError, MCPToolError, render_mcp_result
+from jianmu_like.tools.artifact import Artifact
+from jianmu_like.tools.call_context import ToolCallContext, reset_current_tool_call, set_current_tool_call
 
 
 def render(*blocks: Any, structured: Any = None, error: bool = False) -> str:
@@ -31,22 +33,47 @@ def b64(size: int) -> str:
     return base64.b64encode(bytes(size)).decode()
 
 
-def test_text_blocks_are_joined_and_binary_blocks_summarised() -> None:
+def rendered_in_a_call(*blocks: Any) -> tuple[str, list[Artifact]]:
+    """Render inside a tool call, as the executor runs it: artifacts attach to the call."""
+    context = ToolCallContext(call_id="c1", tool="t", idempotency_key="c1")
+    token = set_current_tool_call(context)
+    try:
+        return render(*blocks), context.artifacts
+    finally:
+        reset_current_tool_call(token)
+
+
+def test_text_blocks_are_joined_and_binary_blocks_become_whole_artifacts() -> None:
     assert render(TextContent(text="one"), TextContent(text=""), TextContent(text="two")) == "one\ntwo"
-    assert render(ImageContent(data=b64(1000), mime_type="image/png")) == "[image: image/png, 1000 bytes]"
-    assert render(AudioContent(data=b64(31), mime_type="audio/wav")) == "[audio: audio/wav, 31 bytes]"
+    image, audio = b64(1000), b64(31)
+    text, artifacts = rendered_in_a_call(
+        ImageContent(data=image, mime_type="image/png"), AudioContent(data=audio, mime_type="audio/wav")
+    )
+    assert text == (
+        "[Artifact generated: image-1.png] (image/png, 1000 bytes; shown to the user, not to you)\n"
+        "[Artifact generated: audio-2.wav] (audio/wav, 31 bytes; shown to the user, not to you)"
+    )
+    assert [(a.name, a.mime_type, a.encoding, a.content) for a in artifacts] == [
+        ("image-1.png", "image/png", "base64", image),
+        ("audio-2.wav", "audio/wav", "base64", audio),
+    ]
+    # The base64 data never reaches the model's text.
+    assert image not in text
 
 
 def test_resources() -> None:
     text = TextResourceContents(uri="file:///a.txt", mime_type="text/plain", text="contents of a")
     blob = BlobResourceContents(uri="file:///b.bin", mime_type="application/octet-stream", blob=b64(10))
     assert render(EmbeddedResource(resource=text)) == "contents of a"
-    assert (
-        render(EmbeddedResource(resource=blob))
-        == "[resource: file:///b.bin (application/octet-stream), 10 bytes]"
+    observation, artifacts = rendered_in_a_call(EmbeddedResource(resource=blob))
+    assert observation == (
+        "[Artifact generated: b.bin] (application/octet-stream, 10 bytes; shown to the user, not to you)"
     )
+    assert artifacts[0].content == b64(10) and artifacts[0].encoding == "base64"
     link = ResourceLink(uri="file:///c.md", name="c.md", mime_type="text/markdown", description="Notes")
-    assert render(link) == "[resource link: file:///c.md c.md (text/markdown): Notes]"
+    assert render(link) == (
+        "[resource link: file:///c.md c.md (text/markdown): Notes; read it with the read_resource tool]"
+    )
 
 
 def test_structured_content_is_compact_json_only_without_text() -> None:

@@ -85,7 +85,7 @@ async def test_calls_render_every_kind_of_content(everything: MCPToolProvider) -
     assert await tools["echo"].invoke({"message": "hi"}) == "Echo: hi"
     assert await tools["get-sum"].invoke({"a": 1, "b": 2}) == "The sum of 1 and 2 is 3."
     image = await tools["get-tiny-image"].invoke({})
-    assert "[image: image/png, " in image and " bytes]" in image
+    assert "[Artifact generated: image-1.png] (image/png, " in image and " bytes; shown to the user" in image
     structured = await tools["get-structured-content"].invoke({"location": "Chicago"})
     assert structured.startswith("{") and '"temperature"' in structured
     links = await tools["get-resource-links"].invoke({"count": 1})

@@ -40,7 +40,9 @@ async def test_lists_and_calls_over_streamable_http(remote: MCPToolProvider) -> 
     assert tools["r_add"].parameters["properties"]["b"]["type"] == "number"
     assert await tools["r_echo"].invoke({"text": "over http"}) == "over http"
     assert await tools["r_add"].invoke({"a": 40, "b": 2}) == "42.0"
-    assert await tools["r_picture"].invoke({}) == "a red dot\n[image: image/png, 32 bytes]"
+    assert await tools["r_picture"].invoke({}) == (
+        "a red dot\n[Artifact generated: image-1.png] (image/png, 32 bytes; shown to the user, not to you)"
+    )
     # Several calls at once share the one session.
     results = await asyncio.gather(*(tools["r_echo"].invoke({"text": str(i)}) for i in range(5)))
     assert results == ["0", "1", "2", "3", "4"]

@@ -20,6 +20,7 @@ def test_a_constructed_model_equals_the_validated_one() -> None:
         "tool_call_id": "c1",
         "name": "add",
         "reasoning_content": None,
+        "id": None,
     }
     made = construct(Message, dict(values))
     validated = Message(role="tool", content="3", tool_call_id="c1", name="add")

@@ -199,3 +199,17 @@ def test_cut_off_tool_call_stays_a_call_with_an_argument_error() -> None:
     assert calls[0].arguments == {} and "not valid JSON" in (calls[0].arguments_error or "")
     bare = parse_reply('{"tool": "calculator"', ids()).tool_calls
     assert bare is not None and bare[0].arguments_error
+
+
+def test_an_object_is_a_call_only_when_it_names_a_tool_or_plainly_asks_for_one() -> None:
+    names = {"calculator", "lookup"}
+    value = parse_reply('{"name": "Ann", "answer": "Ann is 7."}', ids(), names)
+    assert value.tool_calls is None and value.content == "Ann is 7."
+    known = parse_reply('{"action": "lookup", "action_input": {"key": "k"}}', ids(), names)
+    assert known.tool_calls and known.tool_calls[0].arguments == {"key": "k"}
+    unknown = parse_reply('{"tool": "search", "arguments": {}}', ids(), names)
+    assert unknown.tool_calls and unknown.tool_calls[0].name == "search"
+    marked = parse_reply('{"action": "Final Answer", "action_input": "done"}', ids(), names)
+    assert marked.tool_calls is None and marked.content == "done"
+    own = parse_reply('{"action": "final_answer", "action_input": {"x": 1}}', ids(), {"final_answer"})
+    assert own.tool_calls and own.tool_calls[0].name == "final_answer"  # the agent's own tool wins

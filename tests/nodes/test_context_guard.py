@@ -47,6 +47,7 @@ async def test_dropping_keeps_the_system_prompt_pinned_messages_and_tool_pairs()
     sent = (await guard(request, host)).messages
     assert sent[0].content == "s" and sent[1].content == "[USER INTERRUPT] keep me"
     assert "earlier messages were removed" in (sent[2].content or "")
+    assert sent[3].content == "the task"  # the current turn's question stays, its older steps leave
     for i, message in enumerate(sent):  # every tool result right after its call
         if message.role == "tool":
             j = i
@@ -60,8 +61,10 @@ async def test_dropping_keeps_the_system_prompt_pinned_messages_and_tool_pairs()
     assert data["messages_before"] == len(request.messages) and data["messages_after"] == len(sent)
     assert data["tokens_after"] <= data["budget"] == 800
     # the next request reuses the compaction: no new event, no new work
-    again = ModelRequest(messages=[*request.messages, human("next")])
-    assert (await guard(again, host)).messages[-1].content == "next" and len(host.events) == 1
+    again = ModelRequest(messages=[*request.messages, ai("step 30 done")])
+    resent = (await guard(again, host)).messages
+    assert resent[-1].content == "step 30 done" and len(host.events) == 1
+    assert resent[3].content == "the task"
 
 
 async def test_a_failed_summary_falls_back_to_dropping() -> None:

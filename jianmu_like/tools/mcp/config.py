@@ -12,17 +12,18 @@ holding the secret itself.
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import os
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ...config import ConfigError
 from ...telemetry.redact import REDACTED, redact_text, redact_url
+from ...validation import describe_validation
 
 _PREFIX_RE = re.compile(r"^[a-zA-Z0-9_-]*$")
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -73,7 +74,28 @@ class MCPServerConfig(BaseModel):
     connect_timeout: float = Field(30.0, gt=0)
     """Seconds to start the server (or reach it) and complete the MCP handshake."""
     call_timeout: float = Field(60.0, gt=0)
-    """Seconds one tool call may take before it fails as an observation."""
+    """Seconds one tool call may take before it fails as an observation; a call whose server
+    reports progress gets this long again after each report (an inactivity bound)."""
+    max_call_duration: float = Field(600.0, gt=0)
+    """Seconds a call that keeps reporting progress may take in all."""
+    roots: list[str] = Field(default_factory=list)
+    """Folders (paths or `file://` URIs) the client offers a server that asks for its roots
+    (`roots/list`); relative paths are resolved against the working directory."""
+    sampling: Literal["deny", "allow"] = "deny"
+    """Whether the server may ask the agent's model for completions (`sampling/createMessage`);
+    allowed, their tokens count in the run's usage and budget (see `tools.mcp.sampling`)."""
+    sampling_max_tokens: int = Field(1024, gt=0)
+    """The most tokens one sampling request may ask for (a larger `maxTokens` is capped)."""
+    elicitation: Literal["decline", "ask"] = "decline"
+    """"ask": the server may ask the user for input mid-call (`elicitation/create`); requests
+    wait for `MCPToolProvider.respond` (or a handler) at most `elicitation_timeout` seconds."""
+    elicitation_timeout: float = Field(300.0, gt=0)
+    resources: bool = True
+    """Offer the server's resources to the model through a `read_resource` tool (when the server
+    has any); Python code can always read them (`MCPToolProvider.read_resource`)."""
+    max_output_chars: int | None = Field(None, ge=100)
+    """The most characters of one of this server's results the model reads (None: the agent's
+    limit); longer results are cut by their shape (`tools.truncation`)."""
 
     @field_validator("env", "headers", mode="before")
     @classmethod
@@ -159,6 +181,17 @@ class MCPServerConfig(BaseModel):
             return self.idempotent
         return _matches(tool, self.idempotent)
 
+    def root_uris(self) -> list[tuple[str, str | None]]:
+        """`roots` as `(file:// URI, name)` pairs, the way `roots/list` answers."""
+        pairs: list[tuple[str, str | None]] = []
+        for root in self.roots:
+            if "://" in root:
+                pairs.append((root, root.rstrip("/").rsplit("/", 1)[-1] or None))
+            else:
+                path = Path(root).expanduser().resolve()
+                pairs.append((path.as_uri(), path.name or None))
+        return pairs
+
     def describe(self) -> str:
         """The server's target for messages: the command line or the URL, secrets masked."""
         if self.transport == "stdio":
@@ -201,22 +234,6 @@ def _expand_env(value: str, where: str) -> str:
     return _ENV_REF.sub(lookup, value)
 
 
-def _describe(exc: ValidationError, label: str) -> list[str]:
-    """pydantic errors re-worded without their inputs (which may be secrets)."""
-    fields = list(MCPServerConfig.model_fields)
-    problems: list[str] = []
-    for error in exc.errors(include_input=False, include_url=False):
-        key = ".".join(str(part) for part in error["loc"])
-        message = error["msg"].removeprefix("Value error, ")
-        if error["type"] == "extra_forbidden":
-            close = difflib.get_close_matches(key, fields, n=1)
-            message = f"unknown key (did you mean {close[0]!r}?)" if close else "unknown key"
-        elif error["type"] == "missing":
-            message = "required key is missing"
-        problems.append(f"{label}: {key}: {message}" if key else f"{label}: {message}")
-    return problems
-
-
 def parse_mcp_servers(data: Any) -> list[MCPServerConfig]:
     """Validate a `mcp_servers:` section: a list of entries, or a mapping name -> entry.
 
@@ -257,7 +274,10 @@ def parse_mcp_servers(data: Any) -> list[MCPServerConfig]:
         except MCPConfigError as exc:
             problems.extend(exc.problems)
         except ValidationError as exc:
-            problems.extend(_describe(exc, label))
+            # never quote an input: env and headers values may be secrets
+            problems.extend(
+                f"{label}: {line}" for line in describe_validation(exc, model=MCPServerConfig, inputs=False)
+            )
     seen: set[str] = set()
     for config in configs:
         if config.name in seen:

@@ -7,9 +7,10 @@ redacted, since they may quote a command line or a URL.
 A `CallToolResult` carries content blocks (text, images, audio, embedded resources, resource
 links), optional `structuredContent` and an `isError` flag. The model only reads text, so:
 text blocks are joined; structured content is sent as compact JSON when no text says the same;
-binary blocks become a short placeholder naming their type and size (a base64 blob would burn
-the context window and mean nothing to the model); an embedded HTML or markdown document is an
-artifact for the user (`tools.artifact`: the model reads its placeholder); an `isError` result
+images, audio, binary resources and embedded HTML or markdown documents become artifacts, whole
+for the user (`tools.artifact`), while the model reads a short placeholder naming the type and
+size (a base64 blob would burn the context window and mean nothing to the model); a resource
+link tells the model to read it with the `read_resource` tool; an `isError` result
 raises `MCPToolError` with the server's own words, which the executor turns into an error
 observation.
 
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...telemetry.redact import redact_text
 from ..artifact import Artifact
-from ..call_context import add_artifact
+from ..call_context import add_artifact, current_tool_call
 from ..errors import ToolError
 
 if TYPE_CHECKING:
@@ -75,14 +76,6 @@ class MCPToolError(MCPServerError):
         return (type(self), (self.server, self.tool, self.detail))
 
 
-def _decoded_size(data: str) -> int:
-    """Bytes a base64 string decodes to, without decoding it."""
-    data = data.strip()
-    if not data:
-        return 0
-    return len(data) * 3 // 4 - data[-2:].count("=")
-
-
 def _mime(block: Any, attr: str = "mime_type") -> str:
     value = getattr(block, attr, None)
     return value if isinstance(value, str) and value else "unknown type"
@@ -91,39 +84,69 @@ def _mime(block: Any, attr: str = "mime_type") -> str:
 DOCUMENT_MIME_TYPES = frozenset({"text/html", "text/markdown"})
 """Embedded text resources of these types are documents for the user: artifacts."""
 
+_EXTENSIONS = {
+    "image/png": ".png",
+    "image/jpeg": ".jpg",
+    "image/gif": ".gif",
+    "image/webp": ".webp",
+    "image/svg+xml": ".svg",
+    "audio/wav": ".wav",
+    "audio/mpeg": ".mp3",
+    "application/pdf": ".pdf",
+}
 
-def _render_resource(resource: Any) -> str:
+
+def _name_of(uri: str) -> str:
+    return str(uri).rstrip("/").rsplit("/", 1)[-1] or str(uri)
+
+
+def render_resource_contents(resource: Any) -> str:
+    """One resource's contents (embedded in a tool result, or read with `resources/read`) as
+    observation text: plain text is the text; documents (HTML, markdown) and binary data
+    (images, audio, any blob) become artifacts, whole for the user, a placeholder for the model."""
     text = getattr(resource, "text", None)
-    uri = getattr(resource, "uri", "?")
+    uri = str(getattr(resource, "uri", "?"))
+    mime = _mime(resource)
     if isinstance(text, str):
-        mime = _mime(resource).split(";", 1)[0].strip().lower()
-        if mime not in DOCUMENT_MIME_TYPES:
+        kind = mime.split(";", 1)[0].strip().lower()
+        if kind not in DOCUMENT_MIME_TYPES:
             return text
-        name = str(uri).rstrip("/").rsplit("/", 1)[-1] or str(uri)
-        return add_artifact(Artifact(name=name, mime_type=mime, content=text))
+        return add_artifact(Artifact(name=_name_of(uri), mime_type=kind, content=text))
     blob = getattr(resource, "blob", None)
-    size = f", {_decoded_size(blob)} bytes" if isinstance(blob, str) else ""
-    return f"[resource: {uri} ({_mime(resource)}){size}]"
+    if not isinstance(blob, str):
+        return f"[resource: {uri} ({mime}), no content]"
+    return add_artifact(Artifact(name=_name_of(uri), mime_type=mime, content=blob, encoding="base64"))
+
+
+def _media_name(kind: str, mime: str) -> str:
+    """`image-1.png`, `audio-2.wav`: numbered within the running call, so names do not clash."""
+    context = current_tool_call()
+    number = len(context.artifacts) + 1 if context is not None else 1
+    return f"{kind}-{number}{_EXTENSIONS.get(mime, '')}"
 
 
 def render_mcp_block(block: Any) -> str:
-    """One content block as text."""
+    """One content block as text (images, audio and binary resources become artifacts)."""
     kind = getattr(block, "type", None)
     if kind == "text":
         return str(getattr(block, "text", ""))
     if kind in ("image", "audio"):
         data = getattr(block, "data", "")
-        size = _decoded_size(data) if isinstance(data, str) else 0
-        return f"[{kind}: {_mime(block)}, {size} bytes]"
+        mime = _mime(block)
+        if not isinstance(data, str) or not data:
+            return f"[{kind}: {mime}, empty]"
+        return add_artifact(
+            Artifact(name=_media_name(kind, mime), mime_type=mime, content=data, encoding="base64")
+        )
     if kind == "resource":
-        return _render_resource(getattr(block, "resource", None))
+        return render_resource_contents(getattr(block, "resource", None))
     if kind == "resource_link":
         uri = getattr(block, "uri", "?")
         name = getattr(block, "name", "") or ""
         description = getattr(block, "description", "") or ""
         label = f" {name}" if name and name != uri else ""
         detail = f": {description}" if description else ""
-        return f"[resource link: {uri}{label} ({_mime(block)}){detail}]"
+        return f"[resource link: {uri}{label} ({_mime(block)}){detail}; read it with the read_resource tool]"
     return f"[{kind or 'unknown'} content]"
 
 

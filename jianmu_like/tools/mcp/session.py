@@ -15,8 +15,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import warnings
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack, suppress
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ...telemetry.redact import redact_text
@@ -32,8 +34,50 @@ from .process import StdioProcess
 
 if TYPE_CHECKING:
     from mcp import ClientSession
-    from mcp.types import CallToolResult, Implementation, ListToolsResult
+    from mcp.client.session import ClientRequestContext
+    from mcp.types import (
+        CallToolResult,
+        CreateMessageRequestParams,
+        CreateMessageResult,
+        ElicitRequestParams,
+        ElicitResult,
+        ErrorData,
+        GetPromptResult,
+        Implementation,
+        ListRootsResult,
+        LoggingMessageNotificationParams,
+        Prompt,
+        ReadResourceResult,
+        Resource,
+        ResourceTemplate,
+        ServerCapabilities,
+    )
     from mcp.types import Tool as MCPTool
+
+Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+"""`(progress, total, message)`: one `notifications/progress` of a call in flight."""
+
+
+@dataclass
+class SessionHandlers:
+    """What the session tells its owner about the server, between and during requests.
+
+    Every field is optional; a server notification nobody handles is dropped. `roots` is asked
+    whenever the server sends `roots/list`; with it set, the client declares the roots
+    capability in its handshake (servers only ask clients that declare it)."""
+
+    tools_changed: Callable[[], None] | None = None
+    resources_changed: Callable[[], None] | None = None
+    """`resources/list_changed` or `resources/updated`: what `read_resource` offers is stale."""
+    prompts_changed: Callable[[], None] | None = None
+    log: Callable[[LoggingMessageNotificationParams], None] | None = None
+    roots: Callable[[], list[tuple[str, str | None]]] | None = None
+    """`(uri, name)` pairs sent to a server asking for the client's roots."""
+    sampling: Callable[[CreateMessageRequestParams], Awaitable[CreateMessageResult | ErrorData]] | None = None
+    """Answers `sampling/createMessage`; with it set, the client declares sampling."""
+    elicitation: Callable[[ElicitRequestParams], Awaitable[ElicitResult]] | None = None
+    """Answers `elicitation/create`; with it set, the client declares elicitation."""
+
 
 logger = logging.getLogger(__name__)
 
@@ -66,10 +110,16 @@ class MCPSession:
     """A single-use connection: `open()` once, send requests from any task, `close()` once."""
 
     def __init__(
-        self, config: MCPServerConfig, *, on_tools_changed: Callable[[], None] | None = None
+        self,
+        config: MCPServerConfig,
+        *,
+        on_tools_changed: Callable[[], None] | None = None,
+        handlers: SessionHandlers | None = None,
     ) -> None:
         self.config = config
-        self.on_tools_changed = on_tools_changed
+        self.handlers = handlers or SessionHandlers()
+        if on_tools_changed is not None:
+            self.handlers.tools_changed = on_tools_changed
         self.server_info: Implementation | None = None
         self.failure: BaseException | None = None
         """Why the owner task ended on its own, if it did."""
@@ -176,6 +226,10 @@ class MCPSession:
                     read,
                     write,
                     message_handler=self._on_message,
+                    logging_callback=self._on_log,
+                    list_roots_callback=self._list_roots if self.handlers.roots is not None else None,
+                    sampling_callback=self._sample if self.handlers.sampling is not None else None,
+                    elicitation_callback=self._elicit if self.handlers.elicitation is not None else None,
                     client_info=Implementation(name="jianmu_like", version="0.1.0"),
                 )
                 await stack.enter_async_context(session)
@@ -209,8 +263,46 @@ class MCPSession:
         return await stack.enter_async_context(streamable_http_client(config.url or "", http_client=client))
 
     async def _on_message(self, message: Any) -> None:
-        if getattr(message, "method", None) == "notifications/tools/list_changed" and self.on_tools_changed:
-            self.on_tools_changed()
+        method = getattr(message, "method", None)
+        handlers = self.handlers
+        handler = (
+            {
+                "notifications/tools/list_changed": handlers.tools_changed,
+                "notifications/resources/list_changed": handlers.resources_changed,
+                "notifications/resources/updated": handlers.resources_changed,
+                "notifications/prompts/list_changed": handlers.prompts_changed,
+            }.get(method)
+            if isinstance(method, str)
+            else None
+        )
+        if handler is not None:
+            handler()
+
+    async def _on_log(self, params: LoggingMessageNotificationParams) -> None:
+        if self.handlers.log is not None:
+            self.handlers.log(params)
+
+    async def _list_roots(self, context: ClientRequestContext) -> ListRootsResult:
+        from mcp.types import ListRootsResult, Root
+
+        roots = self.handlers.roots() if self.handlers.roots is not None else []
+        return ListRootsResult(roots=[Root(uri=uri, name=name) for uri, name in roots])
+
+    async def _sample(
+        self, context: ClientRequestContext, params: CreateMessageRequestParams
+    ) -> CreateMessageResult | ErrorData:
+        assert self.handlers.sampling is not None  # the callback is only registered with it
+        return await self.handlers.sampling(params)
+
+    async def _elicit(self, context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+        assert self.handlers.elicitation is not None  # the callback is only registered with it
+        return await self.handlers.elicitation(params)
+
+    @property
+    def capabilities(self) -> ServerCapabilities | None:
+        """What the server declared in its handshake (None before it)."""
+        session = self._session
+        return session.server_capabilities if session is not None else None
 
     async def close(self) -> None:
         """Stop the owner task (idempotent) and make sure no server process is left."""
@@ -234,30 +326,104 @@ class MCPSession:
 
     # -- requests --------------------------------------------------------------------------
 
-    async def list_tools(self) -> list[MCPTool]:
-        """Every tool the server offers (following pagination), within `connect_timeout`."""
+    async def _paginate(self, what: str, method: str, field: str) -> list[Any]:
+        """Every item of a paginated list request (at most 100 pages), within `connect_timeout`."""
         from mcp.types import PaginatedRequestParams
 
-        tools: list[MCPTool] = []
+        items: list[Any] = []
         cursor: str | None = None
         for _ in range(100):
             params = PaginatedRequestParams(cursor=cursor) if cursor else None
 
-            async def send(session: ClientSession, params: Any = params) -> ListToolsResult:
-                return await session.list_tools(params=params)
+            async def send(session: ClientSession, params: Any = params) -> Any:
+                return await getattr(session, method)(params=params)
 
-            page = await self._request("tools/list", self.config.connect_timeout, send)
-            tools.extend(page.tools)
+            page = await self._request(what, self.config.connect_timeout, send)
+            items.extend(getattr(page, field))
             cursor = page.next_cursor
             if not cursor:
                 break
-        return tools
+        return items
 
-    async def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
-        """Call the server's tool `name` (its own name, without prefix) within `call_timeout`."""
-        return await self._request(
-            f"tool {name!r}", self.config.call_timeout, lambda s: s.call_tool(name, arguments), tool=name
+    async def list_tools(self) -> list[MCPTool]:
+        """Every tool the server offers (following pagination), within `connect_timeout`."""
+        return await self._paginate("tools/list", "list_tools", "tools")
+
+    async def list_resources(self) -> list[Resource]:
+        return await self._paginate("resources/list", "list_resources", "resources")
+
+    async def list_resource_templates(self) -> list[ResourceTemplate]:
+        return await self._paginate(
+            "resources/templates/list", "list_resource_templates", "resource_templates"
         )
+
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        return await self._request(
+            f"resources/read of {uri!r}", self.config.call_timeout, lambda s: s.read_resource(uri)
+        )
+
+    async def list_prompts(self) -> list[Prompt]:
+        return await self._paginate("prompts/list", "list_prompts", "prompts")
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> GetPromptResult:
+        return await self._request(
+            f"prompt {name!r}", self.config.connect_timeout, lambda s: s.get_prompt(name, arguments)
+        )
+
+    async def roots_changed(self) -> None:
+        """Tell the server the client's roots changed (`notifications/roots/list_changed`)."""
+        session = self._session
+        if session is not None and self.alive:
+            # Roots are deprecated from protocol 2026-07-28 (SEP-2577), but servers of earlier
+            # revisions (server-everything, the filesystem server) still ask for them.
+            from mcp.shared.exceptions import MCPDeprecationWarning
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await session.send_roots_list_changed()
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], *, report: Progress | None = None
+    ) -> CallToolResult:
+        """Call the server's tool `name` (its own name, without prefix).
+
+        Without progress the call has `call_timeout` seconds. A server that reports progress
+        proves it is working: each notification gives the call another `call_timeout` seconds,
+        up to `max_call_duration` in all. Abandoning the call (timeout, a halted run) sends the
+        server `notifications/cancelled` (the SDK does, for a request its caller cancels).
+        """
+        config = self.config
+        if report is None:
+            return await self._request(
+                f"tool {name!r}", config.call_timeout, lambda s: s.call_tool(name, arguments), tool=name
+            )
+        loop = asyncio.get_running_loop()
+        limit = loop.time() + config.max_call_duration
+        scope: asyncio.Timeout | None = None
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            if scope is not None and not scope.expired():
+                scope.reschedule(min(limit, loop.time() + config.call_timeout))
+            await report(progress, total, message)
+
+        async def send(session: ClientSession) -> CallToolResult:
+            nonlocal scope
+            try:
+                async with asyncio.timeout(config.call_timeout) as scope:
+                    return await session.call_tool(name, arguments, progress_callback=on_progress)
+            except TimeoutError:
+                if loop.time() >= limit:
+                    limit_s = config.max_call_duration
+                    why = f"did not finish tool {name!r} within max_call_duration={limit_s:g} s"
+                else:
+                    why = (
+                        f"did not answer tool {name!r} or report its progress for "
+                        f"call_timeout={config.call_timeout:g} s"
+                    )
+                raise MCPTimeoutError(self.name, f"MCP server {self.name!r} {why}") from None
+
+        # The outer bound is only a backstop: `send` ends the call first, saying why.
+        return await self._request(f"tool {name!r}", config.max_call_duration + 5.0, send, tool=name)
 
     async def _request(
         self,

@@ -13,7 +13,7 @@ stricter where the standard is too lenient for a guard:
 A schema is refused when it is built if it is invalid, uses a keyword the validator does not
 know (a typo like `maximun` would otherwise be silently ignored and let through exactly what
 the rule's author meant to block) or a `$ref` that does not resolve inside it (see
-`models.schema_refs`: nothing is ever retrieved).
+`schema_refs`: nothing is ever retrieved).
 """
 
 from __future__ import annotations
@@ -21,15 +21,17 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 from jsonschema import Draft202012Validator, ValidationError, validators
 from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
 
-from ..errors import JianmuError
-from ..models.schema_refs import LOCAL_ONLY, check_local_refs
+from .errors import JianmuError
+from .schema_refs import LOCAL_ONLY, check_local_refs
+from .validation import Loc, unknown_key
+from .validation import Problem as KeyProblem
 
 ANNOTATION_KEYWORDS = frozenset(
     {
@@ -144,9 +146,12 @@ def _build_validator_class() -> type[Validator]:
 _StrictValidator = _build_validator_class()
 
 
-def compile_schema(schema: Mapping[str, Any] | bool) -> Validator:
-    """A strict validator for `schema`; ValueError naming the place when the schema is refused."""
-    _check_schema(schema)
+def compile_schema(schema: Mapping[str, Any] | bool, *, known_keywords: bool = True) -> Validator:
+    """A strict validator for `schema`; ValueError naming the place when the schema is refused.
+    `known_keywords=False` lets keywords the validator does not know pass as annotations: for
+    schemas written by others for their own tools (an MCP server's `x-...` or `nullable`), where
+    refusing the tool would help nobody; a guard rule, written to block, keeps them refused."""
+    _check_schema(schema, known_keywords=known_keywords)
     return _StrictValidator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER, registry=LOCAL_ONLY)
 
 
@@ -159,10 +164,31 @@ def problems(validator: Validator, value: Any) -> list[Problem]:
     return _describe(errors, value)
 
 
+def key_problems(
+    validator: Validator, value: Any, *, noun: str = "key", known: Sequence[str] = ()
+) -> list[KeyProblem]:
+    """The violations of `value` as key-level problems worded like pydantic's (`validation`): a
+    missing required key, a key that is not allowed (with a did-you-mean from `known`, the keys
+    of the top level), and every other violation in this module's words (`n: must be <= 10`)."""
+    try:
+        errors = list(validator.iter_errors(value))
+    except Exception as exc:  # e.g. a reference that cannot be resolved: fail closed
+        return [KeyProblem((), "invalid", f"could not be checked ({type(exc).__name__}: {exc})")]
+    out: list[KeyProblem] = []
+    for loc, what in _located(errors, value):
+        if what == "is required":
+            out.append(KeyProblem(loc, "missing", f"required {noun} is missing"))
+        elif what == "is not allowed" and loc:
+            out.append(unknown_key(loc, known if len(loc) == 1 else (), noun))
+        else:
+            out.append(KeyProblem(loc, "invalid", what))
+    return out
+
+
 # --- checking the schema itself ---------------------------------------------------------------
 
 
-def _check_schema(schema: Any) -> None:
+def _check_schema(schema: Any, *, known_keywords: bool = True) -> None:
     """Raise ValueError naming the place of anything that would not be checked as written."""
     if not isinstance(schema, Mapping | bool):
         raise ValueError(f"schema must be an object (or true/false), got {type(schema).__name__}")
@@ -172,7 +198,7 @@ def _check_schema(schema: Any) -> None:
         raise ValueError(
             f"invalid JSON schema at schema{_path(exc.absolute_path)}: {_schema_problem(exc)}"
         ) from None
-    for where, subschema in _subschemas(schema, "schema"):
+    for where, subschema in _subschemas(schema, "schema") if known_keywords else ():
         unknown = sorted(set(subschema) - KNOWN_KEYWORDS)
         if unknown:
             raise ValueError(
@@ -237,12 +263,17 @@ def _position(value: Any, path: Iterable[Any]) -> tuple[int, ...]:
 
 def _describe(errors: list[ValidationError], value: Any, base: str = "") -> list[Problem]:
     """Problems in the order of the value; a wrong type hides the other complaints of its schema."""
+    return [(base + _path(loc), what) for loc, what in _located(errors, value)]
+
+
+def _located(errors: list[ValidationError], value: Any) -> list[tuple[Loc, str]]:
+    """(key path, what) per error, in the order of the value, a wrong type hiding the rest."""
     mistyped = {(tuple(e.path), id(e.schema)) for e in errors if e.validator == "type"}
-    out: list[Problem] = []
+    out: list[tuple[Loc, str]] = []
     for error in sorted(errors, key=lambda e: _position(value, e.path)):
         if error.validator != "type" and (tuple(error.path), id(error.schema)) in mistyped:
             continue
-        problem = (base + _path(error.path), _what(error))
+        problem = (tuple(error.path), _what(error))
         if problem not in out:
             out.append(problem)
     return out

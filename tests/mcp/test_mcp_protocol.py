@@ -1,0 +1,370 @@
+"""The MCP protocol beyond tools, against real servers over stdio: resources (listed, read from
+Python and by the model through `read_resource`, binary data kept whole as artifacts), prompts,
+roots (declared, asked for, changed), progress (events, and a bound on silence rather than on the
+whole call), server logs, and cancellation of an abandoned call on the server.
+
+`@modelcontextprotocol/server-everything` (npm, pinned in tests/mcp/package.json) is the MCP
+project's reference server for these features; the project's own test server (`mcp_test_server.py`,
+on the official `mcp` SDK) covers what it cannot show (a call that never reports progress, a
+handler that records its cancellation).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from mcp_helpers import HERE, server_config
+
+from jianmu_like import Agent, create_react_node, human
+from jianmu_like.models.types import Usage
+from jianmu_like.telemetry import events as ev
+from jianmu_like.telemetry.events import Event
+from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wait_until, wait_until_async
+from jianmu_like.testing.script import DEFAULT_USAGE
+from jianmu_like.tools import MCPToolProvider
+from jianmu_like.tools.mcp.elicitation import ElicitationAnswer, ElicitationError, ElicitationRequest
+
+ENTRY = HERE / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+NODE = shutil.which("node")
+STATIC_DOC = "demo://resource/static/document/architecture.md"
+
+needs_everything = [
+    pytest.mark.skipif(NODE is None, reason="node is not installed"),
+    pytest.mark.skipif(
+        not ENTRY.exists(),
+        reason="@modelcontextprotocol/server-everything is not installed: npm install --prefix tests/mcp",
+    ),
+]
+pytestmark = [pytest.mark.asyncio(loop_scope="module")]
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def everything(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[MCPToolProvider]:
+    if NODE is None or not ENTRY.exists():
+        pytest.skip("server-everything (node and its npm install) is not available")
+    root = tmp_path_factory.mktemp("project")
+    provider = MCPToolProvider(
+        name="everything", command=NODE, args=[str(ENTRY), "stdio"], roots=[str(root)], deny=["trigger-*"]
+    )
+    async with provider:
+        yield provider
+
+
+def _agent_run(srv: ScriptedOpenAIServer, provider: MCPToolProvider) -> tuple[Agent, list[Event]]:
+    agent = Agent(create_react_node(model_client=srv.client(), tool_providers=[provider]))
+    events: list[Event] = []
+    agent.telemetry.subscribe(events.append)
+    return agent, events
+
+
+# -- resources ---------------------------------------------------------------------------------
+
+
+async def test_resources_listed_and_read_from_python(everything: MCPToolProvider) -> None:
+    resources = await everything.list_resources()
+    uris = {str(resource.uri) for resource in resources}
+    assert STATIC_DOC in uris
+    templates = {template.uri_template for template in await everything.list_resource_templates()}
+    assert "demo://resource/dynamic/blob/{resourceId}" in templates
+    result = await everything.read_resource(STATIC_DOC)
+    text = result.contents[0].text  # type: ignore[union-attr]
+    assert "architecture" in text.lower() or len(text) > 20
+
+
+async def test_the_model_reads_resources_through_one_tool(everything: MCPToolProvider) -> None:
+    tools = {tool.name: tool for tool in await everything.get_tools()}
+    reader = tools["read_resource"]
+    # Its description names the URIs and templates the model may read.
+    assert STATIC_DOC in reader.description and "dynamic/text/{resourceId}" in reader.description
+    blob_uri = "demo://resource/dynamic/blob/7"
+
+    def model(request: dict[str, Any]) -> Any:
+        tool_replies = [m for m in request["messages"] if m["role"] == "tool"]
+        if not tool_replies:
+            return call("read_resource", uri="demo://resource/dynamic/text/3")
+        if len(tool_replies) == 1:
+            return call("read_resource", uri=blob_uri)
+        return reply("read both")
+
+    with ScriptedOpenAIServer(model) as srv:
+        agent, events = _agent_run(srv, everything)
+        result = await agent.run({"messages": [human("read the resources")]})
+        observations = [m["content"] for m in srv.requests[-1]["messages"] if m["role"] == "tool"]
+    assert result.status == "success" and result.final_answer == "read both"
+    assert "Resource 3" in observations[0]  # text: the observation itself
+    # Binary: whole for the user, a placeholder for the model.
+    [artifact] = result.artifacts
+    size = len(base64.b64decode(artifact.content or ""))  # the server's bytes, whole
+    assert size > 0 and artifact.encoding == "base64" and artifact.name == "7"
+    assert observations[1].startswith(f"[Artifact generated: 7] ({artifact.mime_type}, {size} bytes; ")
+    assert artifact.content not in observations[1]
+    assert any(e.type == ev.ARTIFACT for e in events)
+
+
+async def test_reading_an_unknown_resource_is_an_observation(everything: MCPToolProvider) -> None:
+    tools = {tool.name: tool for tool in await everything.get_tools()}
+    with pytest.raises(Exception, match="everything"):
+        await tools["read_resource"].invoke({"uri": "demo://no/such/thing"})
+
+
+# -- prompts -----------------------------------------------------------------------------------
+
+
+async def test_prompts_become_messages(everything: MCPToolProvider) -> None:
+    prompts = {prompt.name: prompt for prompt in await everything.list_prompts()}
+    assert {"simple-prompt", "args-prompt"} <= set(prompts)
+    assert [a.name for a in prompts["args-prompt"].arguments or []] == ["city", "state"]
+    messages = await everything.get_prompt("args-prompt", {"city": "Paris", "state": "Texas"})
+    assert [(m.role, m.content) for m in messages] == [("user", "What's weather in Paris, Texas?")]
+
+
+# -- roots -------------------------------------------------------------------------------------
+
+
+async def test_roots_are_declared_sent_and_changed(everything: MCPToolProvider, tmp_path: Path) -> None:
+    tools = {tool.name: tool for tool in await everything.get_tools()}
+    # server-everything registers this tool only for clients that declare the roots capability.
+    first = await tools["get-roots-list"].invoke({})
+    [(uri, _)] = everything.roots
+    assert uri in first
+    other = tmp_path / "other-project"
+    other.mkdir()
+    await everything.set_roots([str(other)])
+
+    # The server asks again (`roots/list`) when told they changed; poll until it has.
+    async with asyncio.timeout(PATIENCE):
+        while other.as_uri() not in (listed := await tools["get-roots-list"].invoke({})):
+            await asyncio.sleep(0.05)
+    assert uri not in listed
+
+
+# -- logging -----------------------------------------------------------------------------------
+
+
+async def test_server_logs_are_kept_and_logged(everything: MCPToolProvider) -> None:
+    tools = {tool.name: tool for tool in await everything.get_tools()}
+    started = await tools["toggle-simulated-logging"].invoke({})
+    try:
+        assert started.startswith("Started")
+        wait_for = len(everything.log_records) + 1
+
+        await wait_until_async(
+            lambda: len(everything.log_records) >= wait_for, "a log notification from server-everything"
+        )
+        record = everything.log_records[-1]
+        assert record.level and record.data is not None
+    finally:
+        await tools["toggle-simulated-logging"].invoke({})  # stop it
+
+
+# -- progress and cancellation -----------------------------------------------------------------
+
+
+async def test_progress_keeps_a_long_call_alive_and_becomes_events() -> None:
+    # Progress reports become `tool.progress` events of the running call, in order.
+    config = server_config(call_timeout=PATIENCE / 4, max_call_duration=PATIENCE, allow=["steps"])
+    script = [call("steps", count=4, pause=0.2), reply("finished")]
+    async with MCPToolProvider(config) as provider:
+        with ScriptedOpenAIServer(script) as srv:
+            agent, events = _agent_run(srv, provider)
+            result = await agent.run({"messages": [human("take your time")]})
+    assert result.final_answer == "finished"
+    progress = [e.data for e in events if e.type == ev.TOOL_PROGRESS]
+    assert [(p["progress"], p["total"], p["message"]) for p in progress] == [
+        (1, 4, "step 1"),
+        (2, 4, "step 2"),
+        (3, 4, "step 3"),
+        (4, 4, "step 4"),
+    ]
+    assert all(p["tool"] == "steps" and p["server"] == "test" for p in progress)
+
+
+async def test_progress_extends_the_silence_bound_not_the_whole_call() -> None:
+    # Each gap (0.3 s) is shorter than call_timeout (1 s) but the call (2.4 s) is longer: it
+    # succeeds. Under load a gap can stretch; the assertion is on the outcome, not on timing.
+    config = server_config(call_timeout=1.0, max_call_duration=PATIENCE)
+    async with MCPToolProvider(config) as provider:
+        text = await provider.call("steps", {"count": 8, "pause": 0.3})
+    assert text == "done after 8 steps"
+
+
+async def test_a_silent_call_times_out_and_is_cancelled_on_the_server(tmp_path: Path) -> None:
+    marker = tmp_path / "cancelled"
+    config = server_config(call_timeout=1.0, allow=["hang"])
+    script = [call("hang", marker=str(marker)), reply("gave up")]
+    async with MCPToolProvider(config) as provider:
+        with ScriptedOpenAIServer(script) as srv:
+            agent, _ = _agent_run(srv, provider)
+            result = await agent.run({"messages": [human("wait forever")]})
+            observation = next(m["content"] for m in srv.requests[-1]["messages"] if m["role"] == "tool")
+        assert "did not answer tool 'hang' or report its progress for call_timeout=1 s" in observation
+        # The server was told (`notifications/cancelled`): its handler was interrupted.
+        wait_until(lambda: marker.exists(), "the server to see the call cancelled")
+    assert result.final_answer == "gave up"
+    assert marker.read_text() == "cancelled"
+
+
+async def test_without_a_tool_call_context_progress_is_harmless() -> None:
+    async with MCPToolProvider(server_config()) as provider:
+        assert await provider.call("steps", {"count": 2, "pause": 0.01}) == "done after 2 steps"
+
+
+for _test in (
+    test_resources_listed_and_read_from_python,
+    test_the_model_reads_resources_through_one_tool,
+    test_reading_an_unknown_resource_is_an_observation,
+    test_prompts_become_messages,
+    test_roots_are_declared_sent_and_changed,
+    test_server_logs_are_kept_and_logged,
+):
+    for _mark in needs_everything:
+        _mark(_test)
+
+
+@pytest.mark.skipif(NODE is None or not ENTRY.exists(), reason="server-everything is not available")
+async def test_a_tool_that_requires_tasks_is_not_offered_and_says_why(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with MCPToolProvider(name="ev", command=NODE, args=[str(ENTRY), "stdio"]) as provider:
+        names = {tool.name for tool in await provider.get_tools()}
+    assert "get-sum" in names and "simulate-research-query" not in names
+    assert "'simulate-research-query' requires task-augmented execution" in caplog.text
+
+
+# -- sampling ----------------------------------------------------------------------------------
+
+
+def _sampling_model(seen: list[dict[str, Any]]) -> Any:
+    """The agent calls the sampling tool, then answers with its result; a request without tools
+    is the server's sampling request, answered with a known text and usage."""
+
+    def model(request: dict[str, Any]) -> Any:
+        if "tools" not in request:
+            seen.append(request)
+            return reply("sampled words", usage=Usage(prompt_tokens=30, completion_tokens=7))
+        tool_messages = [m for m in request["messages"] if m["role"] == "tool"]
+        if not tool_messages:
+            return call("trigger-sampling-request", prompt="a haiku", maxTokens=500)
+        return reply(tool_messages[-1]["content"], usage=Usage(prompt_tokens=100, completion_tokens=20))
+
+    return model
+
+
+@pytest.mark.skipif(NODE is None or not ENTRY.exists(), reason="server-everything is not available")
+async def test_an_allowed_server_samples_the_agents_model_and_the_tokens_count() -> None:
+    seen: list[dict[str, Any]] = []
+    provider = MCPToolProvider(
+        name="ev",
+        command=NODE,
+        args=[str(ENTRY), "stdio"],
+        sampling="allow",
+        sampling_max_tokens=50,
+        allow=["trigger-sampling-request"],
+    )
+    async with provider:
+        with ScriptedOpenAIServer(_sampling_model(seen)) as srv:
+            agent, events = _agent_run(srv, provider)
+            result = await agent.run({"messages": [human("sample something")]})
+            requests = list(srv.requests)
+    assert result.status == "success"
+    assert "sampled words" in (result.final_answer or "")
+    # The server's request reached the model as asked, its maxTokens capped by the config.
+    [sampling] = seen
+    assert sampling["messages"][0] == {"role": "system", "content": "You are a helpful test server."}
+    assert "a haiku" in sampling["messages"][1]["content"]
+    assert sampling["max_tokens"] == 50
+    # Usage: the agent's two calls plus the server's one, as the model server reported them.
+    assert len(requests) == 3
+    assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (
+        DEFAULT_USAGE.prompt_tokens + 30 + 100,
+        DEFAULT_USAGE.completion_tokens + 7 + 20,
+    )
+    [event] = [e.data for e in events if e.type == ev.MCP_SAMPLING]
+    assert event["status"] == "answered" and event["max_tokens"] == 500 and event["server"] == "ev"
+
+
+@pytest.mark.skipif(NODE is None or not ENTRY.exists(), reason="server-everything is not available")
+async def test_sampling_is_off_by_default_so_the_server_offers_no_sampling_tool() -> None:
+    async with MCPToolProvider(name="ev", command=NODE, args=[str(ENTRY), "stdio"]) as provider:
+        names = {tool.name for tool in await provider.get_tools()}
+    assert "trigger-sampling-request" not in names and "get-sum" in names
+
+
+# -- elicitation -------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(NODE is None or not ENTRY.exists(), reason="server-everything is not available")
+async def test_a_server_asks_the_user_and_the_answer_reaches_it() -> None:
+    provider = MCPToolProvider(
+        name="ev",
+        command=NODE,
+        args=[str(ENTRY), "stdio"],
+        elicitation="ask",
+        allow=["trigger-elicitation-request"],
+    )
+    async with provider:
+        tool = next(t for t in await provider.get_tools() if t.name == "trigger-elicitation-request")
+        call_task = asyncio.create_task(tool.invoke({}))
+        [request] = await wait_until_async(provider.pending_elicitations, "the server's question")
+        assert request.server == "ev" and request.message.startswith("Please provide inputs")
+        assert request.requested_schema["required"] == ["name"]
+        # Content the schema refuses is refused here, and the question stays open.
+        with pytest.raises(ElicitationError, match="name: required key is missing"):
+            provider.respond(request.id, "accept", {"check": True})
+        with pytest.raises(ElicitationError, match="no pending elicitation 'nope'"):
+            provider.respond("nope", "decline")
+        assert provider.pending_elicitations() == [request]
+        provider.respond(request.id, "accept", {"name": "Ada Lovelace", "check": True})
+        async with asyncio.timeout(PATIENCE):
+            text = await call_task
+    assert "User provided the requested information" in text and "- Name: Ada Lovelace" in text
+    assert provider.pending_elicitations() == []
+
+
+@pytest.mark.skipif(NODE is None or not ENTRY.exists(), reason="server-everything is not available")
+async def test_an_unanswered_question_is_cancelled_after_its_timeout_and_never_hangs() -> None:
+    provider = MCPToolProvider(
+        name="ev",
+        command=NODE,
+        args=[str(ENTRY), "stdio"],
+        elicitation="ask",
+        elicitation_timeout=0.5,
+        allow=["trigger-elicitation-request"],
+    )
+    async with provider:
+        tool = next(t for t in await provider.get_tools() if t.name == "trigger-elicitation-request")
+        async with asyncio.timeout(PATIENCE):
+            text = await tool.invoke({})
+    assert "User cancelled the elicitation dialog" in text
+
+
+@pytest.mark.skipif(NODE is None or not ENTRY.exists(), reason="server-everything is not available")
+async def test_a_handler_answers_in_code_and_events_tell_the_run() -> None:
+    async def decline(request: ElicitationRequest) -> ElicitationAnswer:
+        return ElicitationAnswer(action="decline")
+
+    provider = MCPToolProvider(
+        name="ev",
+        command=NODE,
+        args=[str(ENTRY), "stdio"],
+        elicitation="ask",
+        allow=["trigger-elicitation-request"],
+    )
+    provider.elicitations.handler = decline
+    script = [call("trigger-elicitation-request"), reply("they said no")]
+    async with provider:
+        with ScriptedOpenAIServer(script) as srv:
+            agent, events = _agent_run(srv, provider)
+            result = await agent.run({"messages": [human("ask them")]})
+            observation = next(m["content"] for m in srv.requests[-1]["messages"] if m["role"] == "tool")
+    assert result.final_answer == "they said no"
+    assert "User declined to provide the requested information" in observation
+    kinds = [(e.type, e.data.get("action")) for e in events if e.type.startswith("elicitation.")]
+    assert kinds == [(ev.ELICITATION_REQUESTED, None), (ev.ELICITATION_RESOLVED, "decline")]
