@@ -130,6 +130,9 @@ def create_app(
         record = registry.start(body.input, body.thread_id)
         return JSONResponse({"run_id": record.run_id, "thread_id": record.thread_id}, status_code=201)
 
+    async def runs(request: Request) -> Response:
+        return await (create_run(request) if request.method == "POST" else list_runs(request))
+
     async def list_runs(request: Request) -> Response:
         status = request.query_params.get("status") or None
         allowed = get_args(RunStatus)
@@ -285,8 +288,7 @@ def create_app(
         routes=[
             *console_routes(),
             Route("/healthz", healthz),
-            Route("/api/runs", create_run, methods=["POST"]),
-            Route("/api/runs", list_runs, methods=["GET"]),
+            Route("/api/runs", runs, methods=["GET", "POST"]),
             Route("/api/runs/{run_id}", get_run),
             Route("/api/runs/{run_id}/events", run_events),
             Route("/api/runs/{run_id}/nodes", run_nodes),

@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from starlette.responses import Response
 
+from .channels import ARTIFACT_CHANNEL
 from .runs import NotFound, RunRecord
 
 ARTIFACT_POLICY = (
@@ -35,7 +36,7 @@ def artifacts(record: RunRecord) -> list[dict[str, Any]]:
             "call_id": message.data.get("call_id"),
         }
         for message in record.log
-        if message.event == "artifact"
+        if message.event == ARTIFACT_CHANNEL
     ]
 
 

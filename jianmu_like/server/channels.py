@@ -27,6 +27,8 @@ CHANNELS: tuple[Channel, ...] = (
 )
 
 Message = tuple[Channel, dict[str, Any]]
+ARTIFACT_CHANNEL: Channel = "artifact"
+"""The channel of the documents tools made (`server.artifacts` numbers them in its order)."""
 
 
 class ChannelMapper:
