@@ -291,7 +291,7 @@ class _Call:
     def _fallback(self, text: str) -> tuple[dict[str, Any], Any] | None:
         """The `regex_fallback`'s reading of `text`, validated (None: no fallback, or it found
         nothing); a reading that does not fit the schema is a ValueError like any reply."""
-        if self.regex_fallback is None or next(json_objects(_FENCE.sub("", text)), None) is not None:
+        if self.regex_fallback is None or next(json_objects(unfenced(text)), None) is not None:
             return None
         raw = self.regex_fallback(text)
         if raw is None:
