@@ -52,6 +52,7 @@ _EXPORTS = {
     ".tools.base": ("Tool", "tool"),
     ".tools.builtin": ("calculator", "think"),
     ".tools.call_context": ("add_artifact", "current_tool_call", "finish"),
+    ".tools.run_context": ("RunContext", "current_run"),
     ".tools.errors": ("ToolArgumentsError", "ToolError", "ToolProviderError", "UnknownToolError"),
     ".tools.mcp.config": ("MCPServerConfig",),
     ".tools.mcp.provider": ("MCPToolProvider",),
@@ -124,4 +125,6 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .tools.errors import UnknownToolError as UnknownToolError
     from .tools.mcp.config import MCPServerConfig as MCPServerConfig
     from .tools.mcp.provider import MCPToolProvider as MCPToolProvider
+    from .tools.run_context import RunContext as RunContext
+    from .tools.run_context import current_run as current_run
     from .tools.toolset import ToolSet as ToolSet

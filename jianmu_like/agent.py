@@ -25,7 +25,14 @@ from .checkpoint.recorder import RunRecorder
 from .checkpoint.store import Checkpoint, Checkpointer, CheckpointError
 from .checkpoint.target import open_checkpointer
 from .config import get_config
-from .guard.approvals import AlreadyDecided, Approval, ApprovalDecision, ApprovalError, parse_decision
+from .guard.approvals import (
+    AlreadyDecided,
+    Approval,
+    ApprovalDecision,
+    ApprovalError,
+    check_edit,
+    parse_decision,
+)
 from .guard.review import refuse_fresh_run, store_decision, stored_decisions
 from .models.types import Usage
 from .nodes.interrupts import InterruptBox, InterruptGate
@@ -39,6 +46,7 @@ from .telemetry import events as ev
 from .telemetry.events import Event
 from .telemetry.hub import TelemetryHub, structlog_sink
 from .tools.artifact import Artifact
+from .tools.run_context import RunContext, enter_run, leave_run
 from .tools.toolset import ToolSet
 
 _LOOP_GONE = (
@@ -257,6 +265,7 @@ class Agent:
         thread_id: str | None = None,
         checkpointer: Checkpointer | None = None,
         from_checkpoint: int | None = None,
+        deps: Any = None,
     ) -> AgentResult:
         """Start a fresh run on the conversation `thread_id`: its state (persistent keys kept,
         run-scoped ones reset), `input_data` merged through the reducers; tick the tree until
@@ -270,6 +279,10 @@ class Agent:
         ThreadConflictError if another live process is running it, and ThreadSuspendedError
         (naming them) if the thread is suspended waiting for approvals: a new run would discard
         them, so decide them and `resume()` first.
+
+        `deps` (a database handle, the user's id...) reaches the run's tools: a parameter
+        annotated `RunContext[T]` receives it as `.deps`, and so does `current_run().deps`. It
+        is never saved in a checkpoint: `resume()` takes `deps=` again.
 
         `input_data` keys go to the agent's namespace, `"<namespace>.<key>"` to that namespace;
         a key no node of the tree reads raises InputError before anything runs.
@@ -312,7 +325,7 @@ class Agent:
             # checked again on what the claim rests on
             recorder.start(tid, refuse=refuse, parent=base.seq if base is not None else None)
         try:
-            return await self._drive(max_ticks, event=ev.RUN_STARTED)
+            return await self._drive(max_ticks, event=ev.RUN_STARTED, deps=deps)
         finally:
             if recorder is not None:
                 recorder.release()
@@ -348,8 +361,10 @@ class Agent:
         thread_id: str | None = None,
         checkpointer: Checkpointer | None = None,
         max_ticks: int = 100_000,
+        deps: Any = None,
     ) -> AgentResult:
-        """Continue a suspended run exactly where it stopped.
+        """Continue a suspended run exactly where it stopped (`deps` as for `run()`: never
+        saved, so given again here).
 
         `thread_id` loads that thread's checkpoint first (e.g. in a new process; the agent must
         be built with the same tree and state schema). `decisions` maps approval ids to True /
@@ -379,7 +394,7 @@ class Agent:
             for approval_id, decision in (decisions or {}).items():
                 self.decide(approval_id, decision)
             self._merge_stored_decisions()
-            return await self._drive(max_ticks, event=ev.RUN_RESUMED)
+            return await self._drive(max_ticks, event=ev.RUN_RESUMED, deps=deps)
         finally:
             if recorder is not None:
                 recorder.release()
@@ -541,9 +556,11 @@ class Agent:
         """Approvals waiting for a decision, across every namespace of the state."""
         return [approval for _, approval in self._approvals()]
 
-    def approve(self, approval_id: str, reason: str = "") -> None:
-        """Approve a pending tool call; `resume()` (or a run still in progress) then runs it."""
-        self.decide(approval_id, ApprovalDecision(approved=True, reason=reason))
+    def approve(self, approval_id: str, reason: str = "", *, arguments: dict[str, Any] | None = None) -> None:
+        """Approve a pending tool call; `resume()` (or a run still in progress) then runs it —
+        with `arguments` instead of the model's when given (checked against the tool's schema
+        now: `InvalidEdit` if they do not match; the guard checks the corrected call again)."""
+        self.decide(approval_id, ApprovalDecision(approved=True, reason=reason, arguments=arguments))
 
     def deny(self, approval_id: str, reason: str = "") -> None:
         """Deny a pending tool call; the model reads "denied by a human reviewer: <reason>"."""
@@ -562,6 +579,7 @@ class Agent:
             pending = ", ".join(found) or "none"
             raise ApprovalError(f"unknown approval id {approval_id!r} (pending: {pending})")
         ns, approval = found[approval_id]
+        check_edit(approval, parsed)
         sm, keys = self.state_manager, self.keys
         previous = sm.get(keys.approval_decisions, ns).get(approval_id)
         if previous is not None:
@@ -607,8 +625,10 @@ class Agent:
         return found
 
     # ------------------------------------------------------------------ running
-    async def _drive(self, max_ticks: int, *, event: str) -> AgentResult:
+    async def _drive(self, max_ticks: int, *, event: str, deps: Any = None) -> AgentResult:
         run_id = os.urandom(6).hex()  # secrets.token_hex(6) without its wrappers
+        # The caller's deps reach the tools through a context variable, never the state.
+        context = enter_run(RunContext(deps, run_id=run_id, thread_id=self.thread_id))
         self.telemetry.run_id = run_id
         hub = self.telemetry
         if hub.active:
@@ -627,6 +647,7 @@ class Agent:
                     break
         finally:
             self._running = False
+            leave_run(context)
         outcome.ticks = ticks
         result = self._result(outcome, time.perf_counter() - started, run_id)
         if self.recorder is not None:

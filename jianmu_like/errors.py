@@ -13,6 +13,7 @@ The hierarchy (tests/test_errors.py checks this drawing against the classes):
       AgentChangedError (RuntimeError)
       ApprovalError (LookupError)
         AlreadyDecided
+        InvalidEdit (ValueError)
       CalculatorError (ValueError)
       CheckpointError (RuntimeError)
         DecisionConflictError
@@ -83,7 +84,7 @@ _EXPORTS = {
     ".durable.liveness": ("ExecutorInUseError",),
     ".durable.steps": ("ReplayDivergedError",),
     ".durable.workflow": ("UnknownAgentError",),
-    ".guard.approvals": ("AlreadyDecided", "ApprovalError"),
+    ".guard.approvals": ("AlreadyDecided", "ApprovalError", "InvalidEdit"),
     ".guard.enforcer": ("GuardConfigError",),
     ".guard.review": ("ThreadSuspendedError",),
     ".models.errors": ("ModelCallFailed", "ModelError"),
@@ -143,6 +144,7 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .durable.workflow import UnknownAgentError as UnknownAgentError
     from .guard.approvals import AlreadyDecided as AlreadyDecided
     from .guard.approvals import ApprovalError as ApprovalError
+    from .guard.approvals import InvalidEdit as InvalidEdit
     from .guard.enforcer import GuardConfigError as GuardConfigError
     from .guard.review import ThreadSuspendedError as ThreadSuspendedError
     from .models.errors import ModelCallFailed as ModelCallFailed

@@ -217,6 +217,7 @@ class Conversation(Agent):
         thread_id: str | None = None,
         checkpointer: Checkpointer | None = None,
         from_checkpoint: int | None = None,
+        deps: Any = None,
     ) -> AgentResult:
         """As `Agent.run` without a checkpointer: `thread_id` (default: this conversation's
         current thread) continues that thread's state kept in memory, a new one starts empty."""
@@ -226,7 +227,7 @@ class Conversation(Agent):
         self._acquire()
         try:
             return await super().run(
-                input_data, max_ticks=max_ticks, thread_id=tid, from_checkpoint=from_checkpoint
+                input_data, max_ticks=max_ticks, thread_id=tid, from_checkpoint=from_checkpoint, deps=deps
             )
         finally:
             self._release()
@@ -238,6 +239,7 @@ class Conversation(Agent):
         thread_id: str | None = None,
         checkpointer: Checkpointer | None = None,
         max_ticks: int = 100_000,
+        deps: Any = None,
     ) -> AgentResult:
         if checkpointer is not None or thread_id is not None:
             raise ConversationError(
@@ -246,7 +248,7 @@ class Conversation(Agent):
             )
         self._acquire()
         try:
-            return await super().resume(decisions, max_ticks=max_ticks)
+            return await super().resume(decisions, max_ticks=max_ticks, deps=deps)
         finally:
             self._release()
 

@@ -28,7 +28,7 @@ TOP_LEVEL = {
     "ModelClient", "ResilienceConfig", "Message", "ToolCall", "ai", "human", "system", "tool_message",
     # tools
     "Tool", "tool", "ToolSet", "calculator", "think", "finish", "current_tool_call", "add_artifact",
-    "Artifact", "MCPServerConfig", "MCPToolProvider",
+    "Artifact", "MCPServerConfig", "MCPToolProvider", "RunContext", "current_run",
     # errors
     "JianmuError", "AgentFileError", "ConfigError", "ConversationError", "InputError", "ModelError",
     "ModelCallFailed", "StructuredOutputError", "ToolError", "ToolArgumentsError", "UnknownToolError",

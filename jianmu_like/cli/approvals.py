@@ -18,6 +18,7 @@ import argparse
 import json
 import shlex
 from datetime import datetime
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -45,10 +46,9 @@ def approvals_command(args: argparse.Namespace, console: Console, errors: Consol
     open_checkpointer(target, readonly=True).close()  # a checkpoint store, not any file: checked first
     store = open_checkpointer(target)
     approved = args.action == "approve"
+    decision = ApprovalDecision(approved=approved, reason=args.reason, arguments=edited_arguments(args))
     try:
-        record_decision(
-            store, args.thread, args.approval_id, ApprovalDecision(approved=approved, reason=args.reason)
-        )
+        record_decision(store, args.thread, args.approval_id, decision)
     finally:
         store.close()
     verdict = "approved" if approved else "denied"
@@ -65,6 +65,20 @@ def approvals_command(args: argparse.Namespace, console: Console, errors: Consol
             "(a `jianmu-like serve` holding this run on the store resumes it by itself)"
         )
     return EXIT_OK
+
+
+def edited_arguments(args: argparse.Namespace) -> dict[str, Any] | None:
+    """`approve --args JSON`: the corrected arguments, a JSON object (None: not given)."""
+    raw = getattr(args, "arguments", None)
+    if raw is None:
+        return None
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise CliError(f"--args is not JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise CliError(f"--args must be a JSON object of the tool's arguments, not {type(value).__name__}")
+    return value
 
 
 def _source_of(path: str, thread: str) -> str | None:

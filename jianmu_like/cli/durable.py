@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..checkpoint.target import store_label
+from .approvals import edited_arguments
 from .common import EXIT_FAILED, EXIT_OK, EXIT_SUSPENDED, CliError
 
 if TYPE_CHECKING:
@@ -125,7 +126,9 @@ def approvals_command(args: argparse.Namespace, console: Console, errors: Consol
         run_id, approval_id = args.file, args.thread
         if args.approval_id is not None:
             raise CliError("with --database: approvals approve|deny RUN_ID APPROVAL_ID (no store argument)")
-        client.decide(run_id, approval_id, args.action == "approve", args.reason)
+        client.decide(
+            run_id, approval_id, args.action == "approve", args.reason, arguments=edited_arguments(args)
+        )
     verdict = "approved" if args.action == "approve" else "denied"
     console.print(Text(f"{verdict} {approval_id} of run {run_id}", style="green"))
     return EXIT_OK

@@ -206,6 +206,14 @@ def _approvals_parser(
         action.add_argument(
             "--reason", "-r", required=verb == "deny", default="", help="told to the model (deny: required)"
         )
+        if verb == "approve":
+            action.add_argument(
+                "--args",
+                metavar="JSON",
+                dest="arguments",
+                help="run the call with these corrected arguments (a JSON object, checked against "
+                "the tool's schema)",
+            )
         action.add_argument("--database", metavar="URL", help=DATABASE_HELP)
     approvals.set_defaults(handler="approvals:approvals_command")
 

@@ -170,7 +170,9 @@ class EventRenderer:
             return Text(f"⏸ {call} needs approval (id {data.get('approval_id')}){reason}", style="yellow")
         if kind == ev.APPROVAL_RESOLVED:
             verdict = "✓ approved" if data.get("approved") else "✗ denied"
-            return Text(f"{verdict}: {data.get('approval_id')}", style="yellow")
+            edited = data.get("arguments")
+            edits = f" with corrected arguments {shorten(edited)}" if edited is not None else ""
+            return Text(f"{verdict}: {data.get('approval_id')}{edits}", style="yellow")
         if kind in (ev.SUPERVISOR_PLANNED, ev.SUPERVISOR_FOLLOW_UPS):  # presets.supervisor
             questions = data.get("sub_questions") or data.get("follow_ups") or []
             what = "sub-question(s)" if kind == ev.SUPERVISOR_PLANNED else "follow-up(s)"

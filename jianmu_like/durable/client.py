@@ -14,7 +14,7 @@ from dbos import DBOSClient, EnqueueOptions, WorkflowStatus
 from dbos._utils import INTERNAL_QUEUE_NAME
 
 from ..checkpoint.postgres import PostgresCheckpointer
-from ..guard.approvals import AlreadyDecided, Approval, ApprovalDecision, ApprovalError
+from ..guard.approvals import AlreadyDecided, Approval, ApprovalDecision, ApprovalError, check_edit
 from ..guard.review import store_decision, unknown_approval
 from .liveness import ExecutorInUseError, ExecutorLock
 from .naming import APP_NAME, APP_VERSION, APPROVAL_TOPIC, PENDING_EVENT, WORKFLOW_NAME, queue_name
@@ -129,7 +129,15 @@ class DurableClient:
             self._decisions = PostgresCheckpointer(self.database, pool_size=1)
         return self._decisions
 
-    def decide(self, run_id: str, approval_id: str, approved: bool, reason: str = "") -> ApprovalDecision:
+    def decide(
+        self,
+        run_id: str,
+        approval_id: str,
+        approved: bool,
+        reason: str = "",
+        *,
+        arguments: dict[str, Any] | None = None,
+    ) -> ApprovalDecision:
         """Decide a pending approval of a run; the worker executing it continues (any worker).
 
         An approval is decided once: a second decision on it, from any process, is an
@@ -138,6 +146,8 @@ class DurableClient:
         (the winner of a race is whoever stores it), then sent to the run as a durable message
         with an idempotency key: a decider that died between the two is completed by the next
         attempt, which re-sends the stored decision (delivered once) before saying it stands.
+        `arguments` approves the call with corrected arguments (checked against the tool's
+        schema here, `InvalidEdit` if they do not match; the run's guard checks them again).
         """
         where = f"run {run_id!r}"
         store = self._decision_store()
@@ -157,18 +167,21 @@ class DurableClient:
         approval = pending.get(approval_id)
         if approval is None:
             raise unknown_approval(approval_id, where, list(pending))
-        decision = ApprovalDecision(approved=approved, reason=reason)
+        decision = ApprovalDecision(approved=approved, reason=reason, arguments=arguments)
+        check_edit(approval, decision)
         kept = store_decision(store, run_id, approval, decision, where=where)
         self._deliver(run_id, approval_id, kept)
         return kept
 
     def _deliver(self, run_id: str, approval_id: str, decision: ApprovalDecision) -> None:
         """The message that wakes the run (durable; the key makes a re-send a no-op)."""
-        message = approval_message(approval_id, decision.approved, decision.reason)
+        message = approval_message(approval_id, decision)
         self.dbos.send(run_id, message, APPROVAL_TOPIC, idempotency_key=f"{run_id}/{approval_id}")
 
-    def approve(self, run_id: str, approval_id: str, reason: str = "") -> ApprovalDecision:
-        return self.decide(run_id, approval_id, True, reason)
+    def approve(
+        self, run_id: str, approval_id: str, reason: str = "", *, arguments: dict[str, Any] | None = None
+    ) -> ApprovalDecision:
+        return self.decide(run_id, approval_id, True, reason, arguments=arguments)
 
     def deny(self, run_id: str, approval_id: str, reason: str = "") -> ApprovalDecision:
         return self.decide(run_id, approval_id, False, reason)

@@ -71,9 +71,9 @@ async def _fingerprint_step(fingerprint: str) -> str:
     return fingerprint
 
 
-def approval_message(approval_id: str, approved: bool, reason: str = "") -> dict[str, Any]:
+def approval_message(approval_id: str, decision: ApprovalDecision) -> dict[str, Any]:
     """The message that decides one pending approval of a run (sent on APPROVAL_TOPIC)."""
-    return {"approval_id": approval_id, "approved": approved, "reason": reason}
+    return {"approval_id": approval_id, **decision.model_dump(mode="json")}
 
 
 @DBOS.workflow(name=WORKFLOW_NAME)
@@ -146,8 +146,11 @@ async def _next_decisions(pending: list[Approval]) -> dict[str, ApprovalDecision
         if message is not None:
             DBOS.logger.warning(f"ignored an approval message for no pending approval: {message!r}")
         return {}
+    arguments = message.get("arguments")
     decision = ApprovalDecision(
-        approved=bool(message.get("approved")), reason=str(message.get("reason") or "")
+        approved=bool(message.get("approved")),
+        reason=str(message.get("reason") or ""),
+        arguments=arguments if isinstance(arguments, dict) and message.get("approved") else None,
     )
     return {str(message["approval_id"]): decision}
 

@@ -11,6 +11,7 @@ _EXPORTS = {
         "Approval",
         "ApprovalDecision",
         "ApprovalError",
+        "InvalidEdit",
     ),
     ".config": (
         "GuardConfig",
@@ -51,6 +52,7 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .approvals import Approval as Approval
     from .approvals import ApprovalDecision as ApprovalDecision
     from .approvals import ApprovalError as ApprovalError
+    from .approvals import InvalidEdit as InvalidEdit
     from .config import GuardConfig as GuardConfig
     from .config import policies_from_config as policies_from_config
     from .decisions import Decision as Decision

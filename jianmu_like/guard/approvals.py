@@ -11,7 +11,8 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
+import jsonschema
+from pydantic import BaseModel, Field, model_validator
 
 from ..errors import JianmuError
 
@@ -48,6 +49,11 @@ class AlreadyDecided(ApprovalError):
         self.thread_id = thread_id
 
 
+class InvalidEdit(ApprovalError, ValueError):
+    """A reviewer's corrected arguments that do not match the tool's schema: nothing is
+    recorded, the approval still waits (the API answers 422, the command line exits 2)."""
+
+
 class Approval(BaseModel):
     """A tool call waiting for a human."""
 
@@ -60,14 +66,50 @@ class Approval(BaseModel):
     policy: str | None = None
     namespace: str | None = None
     requested_at: float = Field(default_factory=time.time)
+    parameters: dict[str, Any] | None = None
+    """The tool's parameter schema, so a reviewer's corrected arguments are checked against it
+    wherever the decision is made (the command line has no tools, only the stored approval)."""
 
 
 class ApprovalDecision(BaseModel):
-    """A human's answer to one approval."""
+    """A human's answer to one approval.
+
+    A reviewer may approve with corrected `arguments` (the call then runs with them, after the
+    tool's own validation and the guard's check of the corrected call; the model's observation
+    says so). A denial's `reason` is what the model reads: "denied by a human reviewer: <reason>".
+    """
 
     approved: bool
     reason: str = ""
     decided_at: float = Field(default_factory=time.time)
+    arguments: dict[str, Any] | None = None
+    """The arguments the reviewer approved the call with, replacing the model's (None: as the
+    model asked)."""
+
+    @model_validator(mode="after")
+    def _edits_are_approvals(self) -> ApprovalDecision:
+        if self.arguments is not None and not self.approved:
+            raise ValueError("corrected arguments come with an approval, not a denial")
+        return self
+
+
+def check_edit(approval: Approval, decision: ApprovalDecision) -> None:
+    """Refuse corrected arguments that do not match the tool's schema (`InvalidEdit` naming
+    every problem), before the decision is recorded: a reviewer's typo is theirs to fix, never the
+    model's observation. Without a schema (an approval saved by an older version) the tool's own
+    validation at run time is the check."""
+    if decision.arguments is None or not approval.parameters:
+        return
+    validator = jsonschema.Draft202012Validator(approval.parameters)
+    problems = sorted(
+        f"{'.'.join(str(p) for p in error.absolute_path) or 'arguments'}: {error.message}"
+        for error in validator.iter_errors(decision.arguments)
+    )
+    if problems:
+        raise InvalidEdit(
+            f"the corrected arguments for approval {approval.id!r} do not match tool "
+            f"{approval.tool!r}'s schema: " + "; ".join(problems)
+        )
 
 
 def verdict(decision: ApprovalDecision) -> str:

@@ -20,7 +20,15 @@ from pydantic import BaseModel
 
 from ..checkpoint.store import Checkpoint, Checkpointer, CheckpointError
 from ..state.schema import StateKeys
-from .approvals import AlreadyDecided, Approval, ApprovalDecision, ApprovalError, parse_decision, verdict
+from .approvals import (
+    AlreadyDecided,
+    Approval,
+    ApprovalDecision,
+    ApprovalError,
+    check_edit,
+    parse_decision,
+    verdict,
+)
 
 
 class PendingApproval(BaseModel):
@@ -45,8 +53,9 @@ def _slots(checkpoint: Checkpoint, keys: StateKeys) -> list[tuple[str, str]]:
 
 def approval_digest(approval: Approval) -> str:
     """Fingerprint of one approval: a stored decision applies to this approval only (a later
-    call that happens to reuse the id is a new approval)."""
-    raw = json.dumps(approval.model_dump(mode="json"), sort_keys=True, default=str)
+    call that happens to reuse the id is a new approval). The tool's schema (`parameters`) is
+    not part of it, so decisions stored before approvals carried it still apply."""
+    raw = json.dumps(approval.model_dump(mode="json", exclude={"parameters"}), sort_keys=True, default=str)
     return hashlib.sha256(raw.encode()).hexdigest()[:24]
 
 
@@ -177,7 +186,9 @@ def record_decision(
                 earlier = (checkpoint.state.get(decisions_key) or {}).get(approval_id)
                 if earlier is not None:
                     raise AlreadyDecided(approval_id, ApprovalDecision.model_validate(earlier), thread_id)
-                return store_decision(checkpointer, thread_id, Approval.model_validate(raw), parsed)
+                approval = Approval.model_validate(raw)
+                check_edit(approval, parsed)
+                return store_decision(checkpointer, thread_id, approval, parsed)
     stored = checkpointer.decisions(thread_id).get(approval_id)
     if stored is not None:  # decided, and the run has taken it since (resumed, maybe finished)
         raise AlreadyDecided(approval_id, ApprovalDecision.model_validate(stored.decision), thread_id)

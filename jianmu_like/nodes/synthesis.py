@@ -38,7 +38,7 @@ def synthesis_messages(trace: Trace, tool_chars: int) -> list[Message]:
     """The synthesis request: the instructions, then the question, the trace and the draft."""
     steps = render_steps(trace.steps, tool_chars) if trace.steps else "(no tool was called)"
     body = (
-        f"Question:\n{trace.question}\n\nTool calls and results:\n{steps}\n\n"
+        f"Question:\n{trace.request()}\n\nTool calls and results:\n{steps}\n\n"
         f"Draft answer:\n{trace.answer or '(none)'}"
     )
     return [system(SYNTHESIS_PROMPT), human(body)]

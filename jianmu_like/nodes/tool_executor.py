@@ -43,6 +43,7 @@ from ..telemetry.logging import get_logger
 from ..tools.artifact import Artifact
 from ..tools.base import Tool
 from ..tools.call_context import ToolCallContext, reset_current_tool_call, set_current_tool_call
+from ..tools.errors import ToolArgumentsError
 from ..tools.toolset import ToolSet
 from .tool_calls import ToolCallRunner, ToolRunner
 from .tool_outcome import ToolOutcome
@@ -104,6 +105,8 @@ class ToolExecutor(AsyncBehaviour):
         """Length of the history when the current batch started (part of its journal keys)."""
         self._finished: dict[str, ToolOutcome] = {}
         """Outcomes of the current batch not yet in the state (runs without a journal)."""
+        self._edits: set[str] = set()
+        """Calls of the current batch that run with a reviewer's corrected arguments."""
 
     # ------------------------------------------------------------------ tick
     def update_sync(self) -> Status | None:
@@ -167,6 +170,7 @@ class ToolExecutor(AsyncBehaviour):
         calls.emit = self.emit
         self.calls = calls
         self._finished = {}
+        self._edits = set()
 
     # ------------------------------------------------------------------ guard
     def _preflight(
@@ -178,6 +182,8 @@ class ToolExecutor(AsyncBehaviour):
         waiting: list[Approval] = []
         refused: dict[str, ToolOutcome] = {}
         context: GuardContext | None = None
+        if self._edits:
+            self._edits = set()
         previous: dict[str, Approval] = {}
         decisions: dict[str, ApprovalDecision] = {}
         if self.constraints is not None:  # approvals exist only where a guard can ask for them
@@ -193,6 +199,8 @@ class ToolExecutor(AsyncBehaviour):
                 refused[call.id] = verdict
             elif isinstance(verdict, Approval):
                 waiting.append(verdict)
+            elif isinstance(verdict, tuple):  # approved with corrected arguments
+                to_run.append(verdict)
             else:
                 to_run.append((call, verdict))
         return to_run, waiting, refused
@@ -203,8 +211,9 @@ class ToolExecutor(AsyncBehaviour):
         context: GuardContext | None,
         previous: dict[str, Approval],
         decisions: dict[str, ApprovalDecision],
-    ) -> Tool | Approval | ToolOutcome:
-        """The tool to run now, the approval to wait for, or the outcome of a refused call."""
+    ) -> Tool | tuple[ToolCall, Tool] | Approval | ToolOutcome:
+        """The tool to run now (with the corrected call when a reviewer edited it), the approval
+        to wait for, or the outcome of a refused call."""
         tool = self.tools.get(call.name)
         early = self.calls.precheck(call, tool)
         if early is not None or tool is None:
@@ -226,6 +235,7 @@ class ToolExecutor(AsyncBehaviour):
                     reason=verdict.reason,
                     policy=verdict.policy,
                     namespace=self.namespace,
+                    parameters=tool.parameters,
                 )
             self.emit(
                 ev.APPROVAL_RESOLVED,
@@ -233,13 +243,37 @@ class ToolExecutor(AsyncBehaviour):
                 tool=call.name,
                 approved=decision.approved,
                 reason=decision.reason,
+                arguments=decision.arguments,
             )
             if not decision.approved:
                 why = f": {decision.reason}" if decision.reason else ""
                 return self.calls.fail(call, f"denied by a human reviewer{why}", denied=True)
+            if decision.arguments is not None:
+                return self._edited(call, tool, decision.arguments, context)
         enforcer.allowed(call, context)
         context.calls_this_run += 1
         return tool
+
+    def _edited(
+        self, call: ToolCall, tool: Tool, arguments: dict[str, Any], context: GuardContext
+    ) -> tuple[ToolCall, Tool] | ToolOutcome:
+        """A call a reviewer approved with corrected arguments: the tool's validation and the
+        guard see the corrected call as if the model had made it (a rule that denies it still
+        denies it; its approval is the reviewer's), then it runs with them."""
+        edited = call.model_copy(update={"arguments": arguments, "raw_arguments": None})
+        try:
+            tool.validate_arguments(arguments)
+        except ToolArgumentsError as exc:
+            return self.calls.fail(call, f"the arguments a human reviewer approved are invalid: {exc}")
+        enforcer = self.constraints
+        assert enforcer is not None  # only a guard asks for approvals
+        verdict = enforcer.check(edited, tool, context)
+        if verdict.decision is Decision.DENY:
+            return self.calls.fail(call, f"denied by policy: {verdict.reason}", denied=True)
+        enforcer.allowed(edited, context)
+        context.calls_this_run += 1
+        self._edits.add(call.id)
+        return edited, tool
 
     def _guard_context(self, finished_in_batch: int) -> GuardContext:
         sm, keys, ns = self.state_manager, self.keys, self.namespace
@@ -331,6 +365,10 @@ class ToolExecutor(AsyncBehaviour):
             outcome = await self.calls.run(call, tool)
         finally:
             reset_current_tool_call(token)
+        if self._edits and call.id in self._edits:  # the model must know what actually ran
+            edited = json.dumps(call.arguments, ensure_ascii=False, default=str)
+            note = f"[a human reviewer approved this call with corrected arguments: {edited}]"
+            outcome = outcome.model_copy(update={"content": f"{note}\n{outcome.content}"})
         if context.final_answer is not None and not outcome.failed:  # the tool called finish()
             outcome = outcome.model_copy(update={"final_answer": context.final_answer})
         if context.artifacts and not outcome.failed:  # kept out of the observation (tools.artifact)

@@ -1,9 +1,12 @@
 """The execution trace of a ReAct run, read back from the history: question, tool calls, results.
 
 No extra state is kept for it: the run's part of the history starts after its question, the
-last user message that is not a corrective message (the tool protocol's, the output check's or
-the answer check's, all recognised by their opening words). The synthesis phase writes the
-user-facing answer from it; a run that stops without an answer summarises it as its fallback.
+last user message that is neither a corrective message (the tool protocol's, the output check's
+or the answer check's, all recognised by their opening words) nor a follow-up injected during the
+run (`[USER INTERRUPT] ...`): a follow-up continues the run, so the question and the tool results
+before it stay in the trace, and the follow-ups are part of what the run was asked. The synthesis
+phase writes the user-facing answer from it; a run that stops without an answer summarises it as
+its fallback; the research preset's tool cap counts the run's calls from the same start.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from ..models.messages import Message
 from ..models.text_protocol import CORRECTION_PREFIX
+from .compaction import INTERRUPT_PREFIX
 
 ANSWER_CORRECTION_PREFIX = "Your final answer "
 """Opens the corrective messages about a final answer (output validation, answer check)."""
@@ -39,8 +43,17 @@ class Trace(BaseModel):
     """What a run was asked, which tools it ran with what results, and its answer so far."""
 
     question: str = ""
+    follow_ups: list[str] = Field(default_factory=list)
+    """Follow-ups the user injected during the run (`Agent.inject`), oldest first."""
     steps: list[ToolStep] = Field(default_factory=list)
     answer: str | None = None
+
+    def request(self) -> str:
+        """What the user asked: the question, then any follow-ups sent while the run worked."""
+        if not self.follow_ups:
+            return self.question
+        later = "\n".join(f"- {text}" for text in self.follow_ups)
+        return f"{self.question}\n\nFollow-ups the user sent during the work:\n{later}"
 
 
 def is_corrective(message: Message) -> bool:
@@ -48,19 +61,34 @@ def is_corrective(message: Message) -> bool:
     return message.role == "user" and (message.content or "").startswith(_CORRECTIVE)
 
 
-def read_trace(messages: Sequence[Message]) -> Trace:
-    """The trace of the latest run in `messages` (see the module docstring)."""
-    start = 0
-    question = ""
+def is_follow_up(message: Message) -> bool:
+    """Whether a user message carries follow-ups injected into a run in progress."""
+    return message.role == "user" and (message.content or "").startswith(INTERRUPT_PREFIX)
+
+
+def run_start(messages: Sequence[Message]) -> int:
+    """The index of the latest run's question in `messages` (its last user message that is
+    neither corrective nor a follow-up); -1 when there is none."""
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
-        if message.role == "user" and not is_corrective(message):
-            start, question = index + 1, message.content or ""
-            break
+        if message.role == "user" and not is_corrective(message) and not is_follow_up(message):
+            return index
+    return -1
+
+
+def read_trace(messages: Sequence[Message]) -> Trace:
+    """The trace of the latest run in `messages` (see the module docstring)."""
+    asked = run_start(messages)
+    start = asked + 1
+    question = (messages[asked].content or "") if asked >= 0 else ""
     results = {m.tool_call_id: m.content or "" for m in messages[start:] if m.role == "tool"}
     steps: list[ToolStep] = []
+    follow_ups: list[str] = []
     answer: str | None = None
     for message in messages[start:]:
+        if is_follow_up(message):
+            follow_ups.append((message.content or "")[len(INTERRUPT_PREFIX) :].strip())
+            continue
         if message.role != "assistant":
             continue
         if message.tool_calls:
@@ -76,7 +104,7 @@ def read_trace(messages: Sequence[Message]) -> Trace:
                 )
         elif message.content is not None:
             answer = message.content
-    return Trace(question=question, steps=steps, answer=answer)
+    return Trace(question=question, follow_ups=follow_ups, steps=steps, answer=answer)
 
 
 def cut(text: str, limit: int) -> str:

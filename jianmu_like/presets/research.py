@@ -33,7 +33,7 @@ from ..models.messages import Message, ToolCall, human, system
 from ..nodes.context import with_date
 from ..nodes.prompt_call import PromptCall
 from ..nodes.tool_outcome import ToolOutcome
-from ..nodes.trace import is_corrective, read_trace, render_steps
+from ..nodes.trace import read_trace, render_steps, run_start
 from ..state.contract import StateContract, declare
 from ..state.schema import StateKeys
 from ..telemetry import events as ev
@@ -132,12 +132,7 @@ def create_research_node(
 
 def calls_made(messages: Sequence[Message], free: frozenset[str] = FREE_TOOLS) -> int:
     """Tool calls of the latest run that ran and count against the cap."""
-    start = 0
-    for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
-        if message.role == "user" and not is_corrective(message):
-            start = index + 1
-            break
+    start = run_start(messages) + 1
     names: dict[str, str] = {}
     count = 0
     for message in messages[start:]:
@@ -281,7 +276,7 @@ class Compress(PromptCall):
         findings = render_steps(found, 2000) or "(none)"
         answer = sm.get(keys.final_answer, ns) or "(none: stopped at its tool-call limit)"
         text = (
-            f"Question: {trace.question}\n\nFindings (tool calls and results):\n{findings}"
+            f"Question: {trace.request()}\n\nFindings (tool calls and results):\n{findings}"
             f"\n\nThe researcher's answer: {answer}"
         )
         return [system(with_date(self.instructions)), human(text)]

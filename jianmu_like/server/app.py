@@ -27,6 +27,7 @@ from ..checkpoint.contract import Checkpointer
 from ..checkpoint.threads import UnknownThreadError, thread_history, thread_view
 from ..config import get_config
 from ..errors import JianmuError
+from ..guard.approvals import InvalidEdit
 from ..models.json_text import JSONTextError, loads_bounded
 from ..validation import validation_problems
 from .artifacts import artifact_response
@@ -199,7 +200,13 @@ def create_app(
     async def decide(request: Request) -> Response:
         body = await _body(request, DecisionRequest)
         approval_id = request.path_params["approval_id"]
-        record = registry.decide(approval_id, body.decision == "approve", body.reason, body.thread_id)
+        approved = body.decision == "approve"
+        try:
+            record = registry.decide(
+                approval_id, approved, body.reason, body.thread_id, arguments=body.arguments
+            )
+        except InvalidEdit as exc:
+            raise BadRequest(str(exc), [{"field": "arguments", "message": str(exc)}]) from None
         return JSONResponse({"run_id": record.run_id, "status": record.status})
 
     def sample() -> Agent:

@@ -3,8 +3,17 @@
 Browsers render a run from a handful of channels (`step`, `answer`, `compact`, `phase`,
 `inject`, `approval`, `artifact`, `done`), not from the framework's finer telemetry; this module is the one
 place that translates. It is stateful per run: it numbers iterations, and makes sure the
-`answer` channel always carries the final answer as start, delta(s), done — live deltas when the
-model streams, the whole answer as one delta otherwise.
+`answer` channel carries the run's final answer (`result.final_answer`, also `done.answer`).
+
+The answer channel's messages are `start`, `delta`s, `reset` and `done`. A streamed reply's
+tokens go out live as deltas, before anyone knows whether that reply will be the answer; any
+text that turns out not to be — thinking before tool calls, an attempt cut off and retried, a
+final reply that the answer check or the output type re-asks, one held back by a follow-up, a
+draft a synthesis phase rewrites — is withdrawn with one `reset` (the console empties the
+answer) before the next text streams. `done` comes once, when the run ends, and its content is
+the final answer: the streamed text when that is the answer, otherwise a reset and the whole
+answer as one delta (a reply that was not streamed, the synthesis' stripped text). A run that
+ends without an answer withdraws whatever was streamed and sends no `done` on the channel.
 """
 
 from __future__ import annotations
@@ -37,7 +46,9 @@ class ChannelMapper:
     def __init__(self) -> None:
         self.iteration = 0
         self._streamed: list[str] = []
-        """Deltas of the current reply already sent on the answer channel."""
+        """Deltas sent on the answer channel since its last start (what a client shows)."""
+        self._held = False
+        """The streamed text is a completed final reply, the answer unless more text follows."""
         self._answer_done = False
         self._tool_args: dict[str, Any] = {}
 
@@ -46,12 +57,11 @@ class ChannelMapper:
         kind, data = event.type, event.data
         if kind == ev.REPLY_STARTED:
             self.iteration += 1
-            self._streamed = []
-            return [("step", self._step("thinking", "start"))]
+            return [*self._withdraw(), ("step", self._step("thinking", "start"))]
         if kind == ev.TEXT_DELTA:
             return self._delta(str(data.get("delta") or ""))
         if kind == ev.TEXT_RESET:
-            return self._void_stream()
+            return self._withdraw()
         if kind == ev.REPLY_COMPLETED:
             return self._reply_completed(data)
         if kind == ev.TOOL_CALL_STARTED:
@@ -110,13 +120,18 @@ class ChannelMapper:
         termination: dict[str, Any] | None,
         error: str | None,
     ) -> list[Message]:
-        """The closing messages of a run: the answer (if no reply carried it yet), then `done`."""
+        """The closing messages of a run: the answer channel's `done` with the final answer
+        (after a reset and the whole answer when the streamed text is not it), then `done`."""
         messages: list[Message] = []
-        if self._streamed and not self._answer_done:  # a stream cut off without its reply
-            messages.append(("answer", {"status": "done", "content": "".join(self._streamed)}))
+        if not self._answer_done:
+            shown = "".join(self._streamed)
+            if answer is not None and self._streamed and shown.strip() == answer.strip():
+                messages.append(("answer", {"status": "done", "content": answer}))
+            else:
+                messages.extend(self._withdraw())
+                if answer is not None:
+                    messages.extend(self._whole_answer(answer))
             self._answer_done = True
-        if answer is not None and not self._answer_done:
-            messages.extend(self._whole_answer(answer))
         done = {
             "answer": answer,
             "status": status,
@@ -136,15 +151,16 @@ class ChannelMapper:
     def _delta(self, delta: str) -> list[Message]:
         if not delta or self._answer_done:
             return []
-        messages: list[Message] = []
+        messages = self._withdraw() if self._held else []  # a later call rewrites the answer
         if not self._streamed:
             messages.append(("answer", {"status": "start", "content": ""}))
         self._streamed.append(delta)
         messages.append(("answer", {"status": "delta", "content": delta}))
         return messages
 
-    def _void_stream(self) -> list[Message]:
-        """A model call's attempt failed mid-stream: withdraw its text, the retry streams anew."""
+    def _withdraw(self) -> list[Message]:
+        """The text on the answer channel is not the answer (see the module): empty it."""
+        self._held = False
         if not self._streamed or self._answer_done:
             return []
         self._streamed = []
@@ -156,23 +172,13 @@ class ChannelMapper:
         messages: list[Message] = [
             ("step", self._step("thinking", "done", reasoning=None if final else content))
         ]
-        streamed, self._streamed = self._streamed, []
-        if not final:
-            if streamed:  # the streamed text was thinking before tool calls, not the answer
-                messages.append(("answer", {"status": "reset", "content": ""}))
-            return messages
+        if not final:  # the streamed text was thinking before tool calls, not the answer
+            return [*messages, *self._withdraw()]
         messages.append(("step", self._step("answer", "start")))
-        if self._answer_done:
-            return messages
-        if streamed:
-            messages.append(("answer", {"status": "done", "content": "".join(streamed)}))
-            self._answer_done = True
-        else:
-            messages.extend(self._whole_answer(str(content or "")))
+        self._held = bool(self._streamed)  # the answer until a later reply or the run's end says
         return messages
 
     def _whole_answer(self, answer: str) -> list[Message]:
-        self._answer_done = True
         return [
             ("answer", {"status": "start", "content": ""}),
             ("answer", {"status": "delta", "content": answer}),

@@ -33,7 +33,7 @@ from ..agent import Agent, AgentResult
 from ..checkpoint.contract import WatchableCheckpointer
 from ..checkpoint.store import Checkpointer, CheckpointError
 from ..errors import JianmuError
-from ..guard.approvals import AlreadyDecided, ApprovalDecision, ApprovalError, verdict
+from ..guard.approvals import AlreadyDecided, ApprovalDecision, ApprovalError, InvalidEdit, verdict
 from ..guard.review import PendingApproval, ThreadSuspendedError, refuse_fresh_run, stored_decisions
 from ..models.messages import Message, human
 from ..telemetry import events as ev
@@ -431,15 +431,24 @@ class RunRegistry:
         return [item for record in self.runs.values() for item in record.pending()]
 
     def decide(
-        self, approval_id: str, approved: bool, reason: str, thread_id: str | None = None
+        self,
+        approval_id: str,
+        approved: bool,
+        reason: str,
+        thread_id: str | None = None,
+        *,
+        arguments: dict[str, Any] | None = None,
     ) -> RunRecord:
         """Decide an approval over the API. With a store the decision is stored first (one
         atomic row): if an operator decided first, theirs stands, reaches the run, and this is a
-        RunConflict saying "already decided"."""
+        RunConflict saying "already decided". Corrected `arguments` that do not match the tool's
+        schema are `InvalidEdit`, and nothing is recorded."""
         record, call_id = self._locate(approval_id, thread_id)
-        decision = ApprovalDecision(approved=approved, reason=reason)
+        decision = ApprovalDecision(approved=approved, reason=reason, arguments=arguments)
         try:
             record.agent.decide(call_id, decision)
+        except InvalidEdit:
+            raise
         except AlreadyDecided as exc:
             self._sync(record)  # the first decision (made elsewhere) goes on with the run
             raise RunConflict(str(exc), decision=verdict(exc.decision), thread_id=record.thread_id) from exc
@@ -480,6 +489,7 @@ class RunRegistry:
         operator's decision found in the store); once each pending call is decided, resume it.
         The agent finds the decision in its state (API) or in its store (`resume()` merges it)."""
         items = {item["call_id"]: item for item in record.pending()}
+        edited = None if decision.arguments is None else redact(decision.arguments)
         record.decisions[call_id] = decision
         record.decided[call_id] = decision
         record.publish(
@@ -492,6 +502,7 @@ class RunRegistry:
                         "decided": True,
                         "decision": "approve" if decision.approved else "deny",
                         "decision_reason": decision.reason,
+                        "decision_arguments": edited,
                         "decided_by": by,
                     }
                 ],

@@ -3,9 +3,9 @@ and the bodies of its thread routes."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..checkpoint.history import CheckpointInfo
 
@@ -29,13 +29,22 @@ class InjectRequest(BaseModel):
 
 class DecisionRequest(BaseModel):
     """`POST /api/approvals/{approval_id}`: a human's decision on one pending tool call;
-    `thread_id` names the conversation (needed only when the id waits in several)."""
+    `thread_id` names the conversation (needed only when the id waits in several);
+    `arguments` approves the call with corrected arguments (checked against the tool's schema:
+    422 when they do not match); a denial's `reason` is what the model reads."""
 
     model_config = ConfigDict(extra="forbid")
 
     decision: Literal["approve", "deny"]
     reason: str = ""
     thread_id: str | None = Field(default=None, min_length=1, max_length=200)
+    arguments: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _edits_are_approvals(self) -> DecisionRequest:
+        if self.arguments is not None and self.decision != "approve":
+            raise ValueError("arguments come with an approval (decision 'approve'), not a denial")
+        return self
 
 
 class ThreadList(BaseModel):

@@ -200,6 +200,8 @@ class ApprovalResolved(Payload):
     tool: str
     approved: bool
     reason: str | None = None
+    arguments: dict[str, Any] | None = None
+    """The reviewer's corrected arguments the call runs with (None: the model's)."""
 
 
 class ArtifactProduced(Payload):

@@ -24,6 +24,10 @@ _EXPORTS = {
         "current_tool_call",
         "finish",
     ),
+    ".run_context": (
+        "RunContext",
+        "current_run",
+    ),
     ".describe": (
         "describe_tool",
         "describe_tools",
@@ -97,4 +101,6 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .mcp.provider import mcp_tool_name as mcp_tool_name
     from .provider import StaticToolProvider as StaticToolProvider
     from .provider import ToolProvider as ToolProvider
+    from .run_context import RunContext as RunContext
+    from .run_context import current_run as current_run
     from .toolset import ToolSet as ToolSet

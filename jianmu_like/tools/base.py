@@ -25,6 +25,7 @@ from .arguments import ArgumentBinder, ModelBinder, SchemaBinder
 from .artifact import Artifact
 from .call_context import artifact_observation
 from .errors import ToolExitError
+from .run_context import ContextBinder
 from .schema import function_spec
 from .threads import run_in_daemon_thread
 
@@ -231,7 +232,7 @@ class Tool(BaseModel):
             data = copy.deepcopy(data)
         data.update(update)
         copied = type(self).model_validate(data)
-        if "fn" not in update and isinstance(self._binder, ModelBinder):
+        if "fn" not in update and isinstance(self._binder, ModelBinder | ContextBinder):
             copied._binder = self._binder
         return copied
 

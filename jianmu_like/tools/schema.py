@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
 
 from .arguments import CallSlot, ModelBinder
+from .run_context import ContextBinder, is_run_context
 
 _LITERAL_KEYS = frozenset({"default", "enum", "const", "examples", "example"})
 _REF_PREFIX = "#/$defs/"
@@ -81,7 +82,7 @@ class FunctionSpec:
 
     summary: str
     parameters: dict[str, Any]
-    binder: ModelBinder
+    binder: ModelBinder | ContextBinder
 
 
 def _signature(fn: Callable[..., Any], *, lenient: bool) -> inspect.Signature:
@@ -106,12 +107,35 @@ def _schema_of(model: type[BaseModel], where: str) -> dict[str, Any]:
 
 
 def function_spec(fn: Callable[..., Any], *, args_model: type[BaseModel] | None = None) -> FunctionSpec:
-    """Build the schema and binder of `fn` (from its hints, or from `args_model`)."""
+    """Build the schema and binder of `fn` (from its hints, or from `args_model`). Parameters
+    annotated `RunContext[...]` are not arguments: the binder passes the run's context."""
     sig = _signature(fn, lenient=args_model is not None)
+    contexts = [p for p in sig.parameters.values() if is_run_context(p.annotation)]
+    spec = _function_spec(fn, sig, args_model, exclude={p.name for p in contexts})
+    if not contexts:
+        return spec
+    where = f"tool function {getattr(fn, '__qualname__', fn)!r}"
+    for param in contexts:
+        if param.kind is param.POSITIONAL_ONLY:
+            raise TypeError(f"{where}: its RunContext parameter {param.name!r} must not be positional-only")
+    return FunctionSpec(spec.summary, spec.parameters, ContextBinder(spec.binder, [p.name for p in contexts]))
+
+
+def _function_spec(
+    fn: Callable[..., Any],
+    sig: inspect.Signature,
+    args_model: type[BaseModel] | None,
+    *,
+    exclude: set[str],
+) -> FunctionSpec:
     doc = parse_docstring(inspect.getdoc(fn))
-    params = [p for p in sig.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    params = [
+        p
+        for p in sig.parameters.values()
+        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name not in exclude
+    ]
     takes_kwargs = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
-    if not params and len(sig.parameters) > 0 and args_model is None:
+    if not params and len(sig.parameters) > len(exclude) and args_model is None:
         raise TypeError(
             f"{fn!r} only takes *args/**kwargs, so no parameter schema can be derived; give it "
             "named, annotated parameters or pass args_model="

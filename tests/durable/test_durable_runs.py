@@ -111,13 +111,16 @@ def test_an_approval_from_a_third_process_finishes_the_run_on_another_worker(clu
 
         listed = json_lines(cluster.cli("approvals", "list").stdout)
         assert [(row["run_id"], row["id"]) for row in listed] == [(handle.run_id, pending[0].id)]
-        approved = cluster.cli("approvals", "approve", handle.run_id, pending[0].id)
+        approve = ("approvals", "approve", handle.run_id, pending[0].id, "--args")
+        wrong = cluster.cli(*approve, '{"amount": "five"}')  # refused before anything is stored
+        assert wrong.returncode == 2 and "do not match tool 'transfer'" in wrong.stderr, wrong.stderr
+        approved = cluster.cli(*approve, '{"amount": 3}')  # the reviewer corrects the amount
         assert approved.returncode == 0, approved.stderr
         result = handle.result()
 
     assert (result.status, result.final_answer) == ("success", "sent")
     assert executor_of(cluster.database, handle.run_id) == ("p2" if holder == "p1" else "p1")
-    assert [line.split(" pid=")[0] for line in cluster.ledger()] == ["transfer 5"]
+    assert [line.split(" pid=")[0] for line in cluster.ledger()] == ["transfer 3"]
 
 
 def result_messages(result: object) -> list:  # type: ignore[type-arg]

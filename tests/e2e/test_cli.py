@@ -206,6 +206,38 @@ def test_approval_flow(tmp_path: Path) -> None:
     assert finished.returncode == 2 and "already finished" in finished.stderr
 
 
+def test_approve_with_corrected_arguments(tmp_path: Path) -> None:
+    agent = tmp_path / "careful.yaml"
+    agent.write_text(GUARDED_AGENT)
+    db = str(tmp_path / "runs.db")
+    with ScriptedOpenAIServer([call("think", thought="plan it"), reply("All done.")]) as srv:
+        url = srv.base_url
+        first = jianmu(tmp_path, "run", str(agent), "Go.", "--checkpoint", db, "--thread", "t1", base_url=url)
+        assert first.returncode == 3, first.stderr
+        approve = ("approvals", "approve", db, "t1", "call_1", "--args")
+        not_json = jianmu(tmp_path, *approve, "{thought")
+        assert not_json.returncode == 2 and "--args is not JSON" in not_json.stderr
+        not_object = jianmu(tmp_path, *approve, "[1]")
+        assert not_object.returncode == 2 and "--args must be a JSON object" in not_object.stderr
+        wrong = jianmu(tmp_path, *approve, '{"thought": 5}')
+        assert wrong.returncode == 2, wrong.stderr
+        assert "do not match tool 'think'" in wrong.stderr
+        assert "thought: 5 is not of type 'string'" in wrong.stderr
+        assert "waiting" in jianmu(tmp_path, "approvals", "list", db).stdout  # nothing recorded
+
+        edited = jianmu(tmp_path, *approve, '{"thought": "plan it better"}')
+        assert edited.returncode == 0, edited.stderr
+        resumed = jianmu(tmp_path, "resume", str(agent), "--checkpoint", db, "--thread", "t1", base_url=url)
+        assert resumed.returncode == 0, resumed.stderr
+        assert "All done." in resumed.stdout
+        assert 'approved: call_1 with corrected arguments {"thought": "plan it better"}' in resumed.stdout
+        tool_message = srv.requests[1]["messages"][-1]
+    assert tool_message["role"] == "tool"
+    assert tool_message["content"].startswith(
+        '[a human reviewer approved this call with corrected arguments: {"thought": "plan it better"}]'
+    )
+
+
 def test_run_approve_resume_on_postgres(tmp_path: Path, postgres_url: str) -> None:
     agent = tmp_path / "careful.yaml"
     agent.write_text(GUARDED_AGENT)

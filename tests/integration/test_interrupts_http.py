@@ -176,3 +176,50 @@ async def test_each_conversation_on_a_pooled_tree_takes_its_own_follow_ups() -> 
             assert not any("follow-up" in (c or "") for c in contents if c != f"[USER INTERRUPT] {text}")
         assert template.trees_built == 1  # both runs borrowed the same tree
     assert answers == ["first", "second"]
+
+
+def _injecting_responder(agent: list[Agent], then: Any) -> Any:
+    """Asked the question, the model sends a follow-up (as a user would meanwhile) and calls
+    echo; every later request is answered by `then(body)`."""
+
+    def responder(body: dict[str, Any]) -> Any:
+        last = body["messages"][-1]
+        if last["role"] == "user" and last["content"] == "what is X?":
+            agent[0].inject("and Y?")
+            return call("echo", text="X=1")
+        return then(body)
+
+    return responder
+
+
+async def test_the_trace_spans_the_run_across_a_follow_up_for_synthesis() -> None:
+    agent: list[Agent] = []
+
+    def then(body: dict[str, Any]) -> Any:
+        return reply("synthesised" if "tools" not in body else "X is 1; Y I do not know.")
+
+    async with ScriptedOpenAIServer(_injecting_responder(agent, then)) as srv:
+        root = create_react_node(
+            model_client=srv.client(), tools=[echo], config=ReActConfig(synthesize=True, stream=False)
+        )
+        agent.append(Agent(root))
+        result = await agent[0].run({"messages": [human("what is X?")]})
+    assert result.status == "success" and result.final_answer == "synthesised"
+    prompt = srv.requests[-1]["messages"][1]["content"]
+    # the original question and the tool result from before the follow-up stay in the trace
+    assert prompt.startswith("Question:\nwhat is X?\n\nFollow-ups the user sent during the work:\n- and Y?")
+    assert '1. echo({"text": "X=1"}) -> X=1' in prompt
+    assert "Draft answer:\nX is 1; Y I do not know." in prompt
+
+
+async def test_the_fallback_answer_counts_the_tools_run_before_a_follow_up() -> None:
+    agent: list[Agent] = []
+    async with ScriptedOpenAIServer(
+        _injecting_responder(agent, lambda body: call("echo", text="Y=?"))
+    ) as srv:
+        agent.append(_agent(srv, max_iterations=2)[0])
+        result = await agent[0].run({"messages": [human("what is X?")]})
+    assert result.status == "failure" and result.termination["reason"] == "max_iterations"
+    assert result.fallback_answer is not None
+    assert "Tools run (2)" in result.fallback_answer
+    assert '"X=1"' in result.fallback_answer and '"Y=?"' in result.fallback_answer

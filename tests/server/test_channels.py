@@ -36,14 +36,14 @@ def test_text_streamed_before_tool_calls_is_withdrawn_and_the_answer_streams_aga
         ("start", ""),
         ("delta", "It is "),
         ("delta", "42."),
-        ("done", "It is 42."),
     ]
     thinking = [d for c, d in messages if c == "step" and d["status"] == "done"]
     assert thinking[0]["reasoning"] == "Let me check." and thinking[0]["iteration"] == 1
     closing = mapper.finish(
         answer="It is 42.", status="success", usage={}, elapsed=0.1, termination=None, error=None
     )
-    assert [c for c, _ in closing] == ["done"] and closing[0][1]["iterations"] == 2
+    assert [(c, d["status"]) for c, d in closing] == [("answer", "done"), ("done", "success")]
+    assert closing[0][1]["content"] == "It is 42." and closing[1][1]["iterations"] == 2
 
 
 def test_a_run_without_replies_still_carries_its_answer_and_other_channels_map() -> None:

@@ -168,6 +168,31 @@ def test_an_approval_decided_over_http_resumes_the_run(client: httpx.Client) -> 
     assert legacy.status_code == 409 and legacy.json()["decision"] == "approved"
 
 
+def test_an_approval_with_corrected_arguments_over_http(client: httpx.Client) -> None:
+    deleted.clear()
+    run_id = start(client, "delete /tmp/wrong")
+    before = read_events(client, run_id, until="approval")
+    [pending] = before[-1][2]["approvals"]
+    url = f"/api/approvals/{pending['id']}"
+
+    bad = client.post(url, json={"decision": "approve", "arguments": {"path": 3}})
+    assert bad.status_code == 422, bad.text
+    assert "do not match tool 'delete_file'" in bad.json()["error"] and "path" in bad.json()["error"]
+    assert bad.json()["detail"][0]["field"] == "arguments"
+    denial = client.post(url, json={"decision": "deny", "arguments": {"path": "/tmp/x"}})
+    assert denial.status_code == 422 and "not a denial" in denial.json()["error"]
+    assert client.get("/api/approvals").json()["approvals"] == [pending]  # still waiting
+
+    edited = client.post(url, json={"decision": "approve", "arguments": {"path": "/tmp/right"}})
+    assert edited.status_code == 200, edited.text
+    events = read_events(client, run_id, last_event_id=before[-1][0])
+    decided = events[0][2]["approvals"][0]
+    assert decided["decision"] == "approve" and decided["decision_arguments"] == {"path": "/tmp/right"}
+    assert deleted == ["/tmp/right"]
+    note = '[a human reviewer approved this call with corrected arguments: {"path": "/tmp/right"}]'
+    assert events[-1][2]["answer"] == f"result {note}\ndeleted /tmp/right"
+
+
 def test_an_approval_id_pending_in_two_conversations_needs_its_thread(client: httpx.Client) -> None:
     deleted.clear()
     runs = {thread: start(client, f"same /tmp/{thread}", thread) for thread in ("ta", "tb")}

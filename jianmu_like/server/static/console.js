@@ -282,10 +282,14 @@
       if (item.decided) continue;
       const box = el("div", "approval");
       box.dataset.approvalId = item.id;
-      box.append(
-        el("div", null, `${item.tool} (${item.id})` + (item.reason ? ` — ${item.reason}` : "")),
-        el("pre", null, pretty(item.arguments)),
-      );
+      // The arguments are editable: Approve sends the corrected ones when they were changed
+      // (the server checks them against the tool's schema and the guard checks them again).
+      const args = el("textarea", "arguments");
+      args.textContent = pretty(item.arguments); // its default value: the model's arguments
+      args.rows = Math.min(12, args.value.split("\n").length + 1);
+      args.spellcheck = false;
+      args.setAttribute("aria-label", `arguments of ${item.tool}`);
+      box.append(el("div", null, `${item.tool} (${item.id})` + (item.reason ? ` — ${item.reason}` : "")), args);
       const buttons = el("div", "buttons");
       buttons.append(denyReason());
       const approve = el("button", "approve", "Approve");
@@ -303,9 +307,18 @@
   // An approval is named by its id (the tool call's, as `jianmu-like approvals` shows it) within
   // its conversation.
   async function decide(item, decision, box) {
+    const body = { decision, thread_id: item.thread_id };
+    const edited = box.querySelector("textarea.arguments").value;
+    if (decision === "approve" && edited !== pretty(item.arguments)) {
+      try {
+        body.arguments = JSON.parse(edited);
+      } catch (error) {
+        showError(`the arguments are not JSON: ${error.message}`);
+        return;
+      }
+    }
     for (const button of box.querySelectorAll("button")) button.disabled = true;
     try {
-      const body = { decision, thread_id: item.thread_id };
       const reason = box.querySelector("input.deny-reason");
       if (decision === "deny" && reason && reason.value.trim()) body.reason = reason.value.trim();
       await api("POST", `/api/approvals/${encodeURIComponent(item.id)}`, body);
@@ -416,8 +429,9 @@
           if (box.dataset.approvalId === item.id) box.remove();
         }
         const by = item.decided_by === "store" ? " (by an operator)" : "";
+        const edits = item.decision_arguments ? ` with arguments ${JSON.stringify(item.decision_arguments)}` : "";
         const why = item.decision_reason ? `: ${item.decision_reason}` : "";
-        note(view, `${item.tool}: ${item.decision === "approve" ? "approved" : "denied"}${by}${why}`, "inject");
+        note(view, `${item.tool}: ${item.decision === "approve" ? "approved" : "denied"}${edits}${by}${why}`, "inject");
       }
       $("approvals").hidden = $("approval-list").children.length === 0;
     }
@@ -435,7 +449,11 @@
     return parts;
   }
 
+  // `done.answer` is the run's final answer (`result.final_answer`): the truth the answer box
+  // ends with, whatever the answer channel streamed on the way (null: the run has no answer).
   function onDone(view, data) {
+    view.answer.textContent = typeof data.answer === "string" ? data.answer : "";
+    view.answer.classList.remove("streaming");
     setRunning(false);
     setStatus(data.status);
     drawApprovals([]);
