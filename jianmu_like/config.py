@@ -1,7 +1,8 @@
 """Framework configuration: built-in defaults, then a YAML file, then environment overrides.
 
 `get_config()` is what `ReActConfig` and `ModelClient.resolve()` read their defaults from. The
-file is `$JIANMU_CONFIG`, else `./jianmu.yaml`, else `./configs/jianmu.yaml`; environment
+file is `$JIANMU_CONFIG` (the CLI's `--config`), else `./jianmu.yaml`, else the user's
+`~/.config/jianmu_like/jianmu.yaml` (`configs/jianmu.yaml` is documentation only); environment
 variables named `JIANMU__SECTION__KEY` (e.g. `JIANMU__LLM__TEMPERATURE=0.2`) override single keys.
 """
 
@@ -39,8 +40,10 @@ Declared once here (the configuration's vocabulary); `models.tool_protocol` impl
 
 
 class ModelsConfig(_Section):
-    default: str = "gpt-4o-mini"
-    """Model used when nothing more specific is configured."""
+    default: str | None = None
+    """Model used when nothing more specific is configured; None: the model the server at
+    `provider.base_url` serves (its probe, `/v1/models`; gpt-4o-mini on api.openai.com), or
+    the embedded local model when no server is configured."""
     react: str | None = None
     """Model for ReAct agents; falls back to `default`."""
     local_backend: Literal["xllamacpp", "llama_cpp_python"] = "xllamacpp"
@@ -50,13 +53,21 @@ class ModelsConfig(_Section):
     the prompt, for servers without it), or `auto` (native, JSON when the server rejects tools)."""
 
 
+DEFAULT_MAX_TOKENS = 1024
+"""Reply length limit sent when none is configured: a tool call or an answer of a few hundred
+words fits, and a model that rambles (a small local one) stops within seconds, not minutes.
+It is also the room the context guard keeps for a reply (`context.reserve_tokens`)."""
+
+
 class LLMConfig(_Section):
     temperature: float = Field(0.0, ge=0.0, le=2.0)
-    max_tokens: int | None = Field(None, gt=0)
+    max_tokens: int | None = Field(DEFAULT_MAX_TOKENS, gt=0)
+    """Length limit of one reply; None: the server's own (unbounded on llama.cpp)."""
     top_p: float | None = Field(None, gt=0.0, le=1.0)
     top_k: int | None = Field(None, gt=0)
     timeout: float = Field(60.0, gt=0.0)
-    """Seconds for one model call attempt."""
+    """Seconds for one model call attempt, a streamed reply included from the request to its
+    last chunk."""
     max_budget_tokens: int | None = Field(None, gt=0)
     """Total tokens one ReAct run may spend before it is aborted (None: unlimited)."""
     stream: bool = False
@@ -138,6 +149,10 @@ class AnswersConfig(_Section):
     synthesis_tool_chars: int = Field(2000, ge=100)
     """Each tool result is cut to this many characters in the synthesis prompt."""
     check: AnswerCheckConfig = Field(default_factory=AnswerCheckConfig)
+    on_truncated: Literal["continue", "end", "accept"] = "continue"
+    """A final answer cut off by the length limit (`finish_reason: "length"`): ask the model to
+    continue it once, then end with termination `truncated` (`continue`); end at once (`end`);
+    or take the cut answer as the answer (`accept`)."""
 
 
 DEFAULT_CONTEXT_WINDOW = 32_768
@@ -205,11 +220,34 @@ class ResilienceConfig(_Section):
     """Tried in order when the primary model still fails after its retries."""
 
 
+class CapabilityOverrides(_Section):
+    """What an OpenAI-compatible server offers, where the probe (`models.server_probe`) cannot
+    tell or tells wrong; None: as probed. Set under `provider.capabilities`."""
+
+    supports_tools: bool | None = None
+    """Native function calling works (the server neither rejects nor ignores `tools`)."""
+    json_schema: bool | None = None
+    """`response_format: {"type": "json_schema", ...}` constrains the reply to the schema."""
+    json_mode: bool | None = None
+    """`response_format: {"type": "json_object"}` constrains the reply to JSON."""
+    grammar: bool | None = None
+    """llama.cpp's `grammar` field (GBNF) constrains the reply."""
+    context_window: int | None = Field(None, gt=0)
+    """Tokens of context the server runs the model with (or the model's maximum), if reported."""
+    served_model: str | None = None
+    """The name the server serves the model under (used when no model is configured)."""
+
+
 class ProviderConfig(_Section):
     base_url: str | None = None
     """Shown (repr, `jianmu-like config`, errors) without `user:password@` or secret query values."""
     api_key: SecretStr | None = None
     """A `SecretStr`: never shown by a repr, a dump or `explain_config`; `.get_secret_value()`."""
+    probe: bool = True
+    """Ask the server what it offers (llama.cpp `/props`, Ollama `/api/show`, `/v1/models`)
+    when the tool protocol, a structured call or an unset model name needs to know."""
+    capabilities: CapabilityOverrides = Field(default_factory=CapabilityOverrides)
+    """Facts about the server that win over the probe's, key by key."""
 
     def __repr_args__(self) -> Any:
         for key, value in super().__repr_args__():
@@ -309,14 +347,30 @@ _ENV_PREFIX = "JIANMU__"
 _cached: JianmuConfig | None = None
 
 
-def _config_file() -> Path | None:
+PROJECT_FILE = Path("jianmu.yaml")
+"""A project's own configuration, in the working directory: read, and announced by `run`."""
+
+
+def user_config_file() -> Path:
+    """The user's configuration file: `$XDG_CONFIG_HOME/jianmu_like/jianmu.yaml`, by default
+    `~/.config/jianmu_like/jianmu.yaml`."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "jianmu_like" / "jianmu.yaml"
+
+
+def config_file() -> Path | None:
+    """The configuration file read when none is passed: `$JIANMU_CONFIG` (set by `--config`
+    too), else `./jianmu.yaml`, else the user's (`user_config_file`); None: built-in defaults.
+
+    The repository's `configs/jianmu.yaml` is the documented reference of every key, never
+    read implicitly: run from the repository root, it silently changed behaviour."""
     explicit = os.environ.get("JIANMU_CONFIG")
     if explicit:
         path = Path(explicit)
         if not path.is_file():
             raise ConfigError(f"JIANMU_CONFIG points to {path}, which is not a file")
         return path
-    for candidate in (Path("jianmu.yaml"), Path("configs/jianmu.yaml")):
+    for candidate in (PROJECT_FILE, user_config_file()):
         if candidate.is_file():
             return candidate
     return None
@@ -375,7 +429,7 @@ def explain_config(path: str | Path | None = None, *, env: bool = True) -> tuple
 
 
 def _load(path: str | Path | None, *, env: bool) -> tuple[JianmuConfig, ConfigSources]:
-    file = Path(path) if path is not None else _config_file()
+    file = Path(path) if path is not None else config_file()
     data: dict[str, Any] = {}
     doc: YamlDocument | None = None
     if file is not None:
@@ -456,7 +510,11 @@ class ReActConfig(BaseModel):
     top_p: float | None = Field(default_factory=lambda: get_config().llm.top_p)
     top_k: int | None = Field(default_factory=lambda: get_config().llm.top_k)
     timeout: float = Field(default_factory=lambda: get_config().llm.timeout, gt=0)
-    """Seconds for one model call attempt."""
+    """Seconds for one model call attempt (a streamed reply included)."""
+    on_truncated: Literal["continue", "end", "accept"] = Field(
+        default_factory=lambda: get_config().answers.on_truncated
+    )
+    """A final answer cut off by the length limit: see `AnswersConfig.on_truncated`."""
     max_budget_tokens: int | None = Field(default_factory=lambda: get_config().llm.max_budget_tokens)
     """Total tokens (`llm.usage.total_tokens`) a run may spend; checked before each iteration."""
     max_iterations: int = Field(default_factory=lambda: get_config().limits.max_iterations, ge=1)

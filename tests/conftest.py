@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,10 @@ import pytest
 
 from jianmu_like.testing import Responder, call, reply
 from jianmu_like.testing.postgres import TemporaryPostgres, postgres_problem
+
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="jianmu-xdg-")
+"""No user configuration file (~/.config/jianmu_like/jianmu.yaml) reaches the suite, nor the
+command lines it starts."""
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -89,6 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if hasattr(stream, "reconfigure") and (stream.encoding or "").lower() not in ("utf-8", "utf8"):
             stream.reconfigure(errors="replace")
     args = parse_arguments(argv)
+    if args.config:  # before anything reads the configuration (and for child processes)
+        os.environ["JIANMU_CONFIG"] = args.config
     # Imported once the arguments are parsed (see parser.py): --help never pays for them.
     from ..agentfile.yaml_source import SourceError
     from ..checkpoint.store import CheckpointError

@@ -38,11 +38,18 @@ def _version() -> str:
 
 
 def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
-    """-v and --log-json, accepted before or after the command (a command's copy never
+    """-v, --log-json and --config, accepted before or after the command (a command's copy never
     overrides the value given before it)."""
     default: object = False if defaults else argparse.SUPPRESS
     parser.add_argument("-v", "--verbose", action="store_true", default=default, help="log at INFO level")
     parser.add_argument("--log-json", action="store_true", default=default, help="log as JSON lines")
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        default=None if defaults else argparse.SUPPRESS,
+        help="configuration file to read (sets JIANMU_CONFIG; default: ./jianmu.yaml, else "
+        "~/.config/jianmu_like/jianmu.yaml)",
+    )
 
 
 def _agent_file_options(parser: argparse.ArgumentParser) -> None:

@@ -27,7 +27,7 @@ from rich.text import Text
 from ..agent import Agent, AgentResult
 from ..agentfile.loader import load_agent
 from ..checkpoint.target import open_checkpointer, store_label
-from ..config import explain_config, get_config
+from ..config import PROJECT_FILE, config_file, explain_config, get_config
 from ..models.client import ModelClient
 from ..models.messages import human
 from ..models.types import Usage
@@ -183,6 +183,13 @@ def _view(args: argparse.Namespace, console: Console, errors: Console) -> RunVie
     return RunView(console, errors, json_lines=args.json, live=live, verbose=args.verbose)
 
 
+def announce_project_config(errors: Console) -> None:
+    """Say so when a `./jianmu.yaml` of the working directory configures the run: a file
+    nobody passed must not change behaviour unseen."""
+    if not os.environ.get("JIANMU_CONFIG") and config_file() == PROJECT_FILE:
+        errors.print(Text(f"using configuration {PROJECT_FILE.resolve()} (./jianmu.yaml)", style="dim"))
+
+
 def run_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
     """`run PRESET QUESTION`: a fresh run; exit 0 success, 1 failure, 3 suspended, 4 node error,
     5 tool provider error, 130 Ctrl-C, 143 SIGTERM."""
@@ -190,6 +197,7 @@ def run_command(args: argparse.Namespace, console: Console, errors: Console) -> 
         raise CliError("--thread needs --checkpoint STORE (a thread lives in a checkpoint store)")
     tracing = start_tracing(args)
     enable_streaming()
+    announce_project_config(errors)
     agent = load_agent(args.preset, allow_modules=args.allow_module)
     if tracing is not None:
         agent.telemetry.subscribe(tracing)

@@ -1,7 +1,7 @@
 """DBOS's system tables, created by whoever reaches the database first.
 
 A worker's `DBOS.launch()` creates the system database and its tables; a `submit` that came
-first (the README starts workers with `&` and submits at once) used to fail with `relation
+first (docs/guides/durable.md starts workers with `&` and submits at once) used to fail with `relation
 "dbos.workflow_status" does not exist`. A client now runs the same migrations — with the
 LISTEN/NOTIFY triggers workers use, DBOS's default, so what a client creates is what a worker
 would have — and a run submitted before any worker waits on its queue for the first one.

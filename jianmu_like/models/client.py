@@ -23,6 +23,7 @@ from ..telemetry.redact import redact_url
 from .errors import ModelCallFailed, ModelError
 from .hooks import model_call_hook
 from .provider import ChatProvider, DeltaCallback
+from .server_probe import ServerCapabilities
 from .tool_protocol import ProtocolAdapter, ToolProtocol
 from .types import ModelEventCallback, ModelRequest, ModelResponse
 
@@ -30,6 +31,10 @@ ModelResilienceConfig = ResilienceConfig
 """Alias: the retry/fallback policy of `ModelClient`, as configured under `resilience:`."""
 
 Sleep = Callable[[float], Awaitable[None]]
+
+SERVED_MODEL = ""
+"""The model name of a client resolved without one: the first call asks the server which model
+it serves (`ModelClient.served_model`), instead of sending a default name it may not know."""
 
 
 class _DeltaRelay:
@@ -126,7 +131,8 @@ class ModelClient:
         `env_override`) `OPENAI_BASE_URL` / `OPENAI_API_KEY` / `JIANMU_MODEL`, then the config
         (`provider.base_url`, `provider.api_key`, `models.default`, `llm.timeout`,
         `resilience`). Empty environment values count as unset. A missing API key is allowed
-        (local servers rarely check it).
+        (local servers rarely check it). With a base URL and no model name anywhere, the first
+        call uses the model the server serves (`served_model`).
 
         Without a base URL the embedded local model is used when its backend
         (`models.local_backend`, default xllamacpp) is installed and its weights are pulled
@@ -142,7 +148,7 @@ class ModelClient:
         name = model or env.get("JIANMU_MODEL") or cfg.models.default
         policy = resilience if resilience is not None else cfg.resilience
         if not url:
-            embedded = cls._embedded(name, policy, cfg.models.local_backend)
+            embedded = cls._embedded(name or "", policy, cfg.models.local_backend)
             if tool_protocol is None and supports_tools is None:
                 embedded.context_window = context_window
                 embedded.supports_json_mode = supports_json_mode
@@ -161,10 +167,17 @@ class ModelClient:
 
         from .openai_provider import OpenAIProvider  # deferred: importing openai is slow
 
-        provider = OpenAIProvider(url, key, timeout=timeout if timeout is not None else cfg.llm.timeout)
+        provider = OpenAIProvider(
+            url,
+            key,
+            timeout=timeout if timeout is not None else cfg.llm.timeout,
+            probe=cfg.provider.probe,
+            capabilities=cfg.provider.capabilities,
+            max_tokens=cfg.llm.max_tokens,
+        )
         return cls(
             provider,
-            model=name,
+            model=name or SERVED_MODEL,
             resilience=policy,
             tool_protocol=tool_protocol or cfg.models.tool_protocol,
             supports_tools=supports_tools,
@@ -189,6 +202,15 @@ class ModelClient:
                 f"(not available here: {exc})"
             ) from None
         return cls(provider, model=local_name, resilience=resilience)
+
+    async def capabilities(self, model: str | None = None) -> ServerCapabilities:
+        """What the provider's server offers `model` (default: this client's): probed once per
+        server and model (`models.server_probe`); all unknown for a provider that cannot say."""
+        ask = getattr(self.provider, "capabilities", None)
+        if ask is None:
+            return ServerCapabilities()
+        found: ServerCapabilities = await ask(model or self.model)
+        return found
 
     def with_resilience(self, resilience: ResilienceConfig) -> ModelClient:
         """A client sharing this one's provider (and connections) with another retry policy,
@@ -260,7 +282,26 @@ class ModelClient:
             return hook(self._complete, request, on_event)
         return self._complete(request, on_event)
 
+    async def served_model(self) -> str:
+        """The model name the server serves, for a client resolved without one (see `resolve`);
+        a `ModelCallFailed` saying what to set when the server does not name it."""
+        caps = await self.capabilities(None)
+        if caps.served_model:
+            return caps.served_model
+        if caps.reached:
+            why = "the server does not name the model it serves (/v1/models)"
+        else:
+            why = "could not connect to the server to ask which model it serves"
+        error = ModelError(
+            f"{why}, and no model is configured: set JIANMU_MODEL, models.default or the agent file's model",
+            base_url=redact_url(self.provider.base_url),
+            retryable=not caps.reached,
+        )
+        raise ModelCallFailed(str(error), attempts=[error])
+
     async def _complete(self, request: ModelRequest, on_event: ModelEventCallback | None) -> ModelResponse:
+        if not self.model and not request.model:
+            self.model = await self.served_model()
         models = self.models_for(request)
         streaming = request.stream
         relay = _DeltaRelay(on_event) if streaming and on_event is not None else None

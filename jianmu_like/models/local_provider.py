@@ -38,6 +38,7 @@ from .local_backends import (
 from .messages import Message
 from .provider import DeltaCallback
 from .text_protocol import WorkedExample, parse_reply, reply_schema, to_chat_messages, tool_functions
+from .tool_protocol import replied_finish
 from .types import ModelRequest, ModelResponse, Usage
 
 T = TypeVar("T")
@@ -175,7 +176,7 @@ class LlamaCppProvider:
                 prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion, calls=1
             ),
             model=model,
-            finish_reason="tool_calls" if message.tool_calls else generation.finish_reason,
+            finish_reason=replied_finish(generation.finish_reason, message),
         )
 
     async def aclose(self) -> None:

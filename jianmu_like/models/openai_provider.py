@@ -8,25 +8,32 @@ eagerly.
 Every failure becomes a `ModelError` saying what went wrong and where: a 200 whose body is not
 a chat completion (malformed JSON, an HTML page from a proxy, no `choices`) quotes the body's
 start; a stream that ends without a finish reason was cut short; transport failures say
-whether connecting or reading failed; a 429/503 carries the server's `Retry-After`.
+whether connecting or reading failed; a 429/503 carries the server's `Retry-After`. The
+timeout bounds the whole call, a stream to its last chunk included (the SDK's own timeout only
+bounds each read, so a server trickling tokens could hold a call for minutes), and a request
+without `max_tokens` gets the configured default (`llm.max_tokens`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import inspect
 import time
 from collections.abc import Mapping
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 import openai
 from openai.resources.chat.completions import AsyncCompletions
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
+from ..config import CapabilityOverrides
 from ..telemetry.redact import redact_text, redact_url
 from .errors import ModelError
 from .messages import Message, ToolCall
 from .provider import DeltaCallback, is_retryable_status
+from .server_probe import PROBES, ServerCapabilities
 from .streaming import StreamAccumulator
 from .types import ModelRequest, ModelResponse, Usage
 from .usage import complete_usage
@@ -140,6 +147,12 @@ def _transport_failure(exc: openai.APIConnectionError, seconds: float) -> str:
     return f"could not connect{detail}"
 
 
+def _grace(seconds: float) -> float:
+    """How long the whole-call deadline waits beyond `timeout`: a stalled read hits the SDK's
+    own timeout first, whose error says precisely what stalled (connecting, reading)."""
+    return min(1.0, 0.1 * seconds)
+
+
 def _reasoning(raw: Any) -> str | None:
     """`reasoning_content` of a message or delta (a non-standard field some servers add)."""
     extra = getattr(raw, "model_extra", None) or {}
@@ -159,9 +172,25 @@ class OpenAIProvider:
     """One OpenAI-compatible endpoint. The API key is held by the SDK client only and is
     redacted from every error message this provider produces."""
 
-    def __init__(self, base_url: str, api_key: str | None = None, *, timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        *,
+        timeout: float = 60.0,
+        probe: bool = True,
+        capabilities: CapabilityOverrides | None = None,
+        max_tokens: int | None = None,
+    ) -> None:
         self.base_url: str | None = redact_url(base_url)  # for display: the SDK client has the real one
         self.timeout = timeout
+        self.probe = probe
+        """Ask the server what it offers (`models.server_probe`); False: only `overrides`."""
+        self.overrides = capabilities
+        """Configured facts about the server, winning over the probe's."""
+        self.max_tokens = max_tokens
+        """Sent when a request sets no `max_tokens` (`llm.max_tokens`): no call is unbounded."""
+        self._hosted_openai = (urlsplit(base_url).hostname or "").lower() == "api.openai.com"
         self._client = openai.AsyncOpenAI(
             base_url=base_url,
             api_key=api_key or _PLACEHOLDER_KEY,
@@ -175,6 +204,15 @@ class OpenAIProvider:
     async def aclose(self) -> None:
         await self._client.close()
 
+    async def capabilities(self, model: str | None) -> ServerCapabilities:
+        """What the server offers `model`: probed once per process (`server_probe.PROBES`),
+        the configured overrides applied."""
+        if not self.probe:
+            return ServerCapabilities().overridden(self.overrides)
+        url = str(self._client.base_url)
+        found = await PROBES.get(url, model=model, api_key=self._client.api_key)
+        return found.overridden(self.overrides)
+
     async def chat(
         self,
         request: ModelRequest,
@@ -184,13 +222,28 @@ class OpenAIProvider:
     ) -> ModelResponse:
         """One attempt; SDK failures become `ModelError` (see `ChatProvider`)."""
         kwargs = build_create_kwargs(request, model)
+        if "max_tokens" not in kwargs and self.max_tokens is not None:
+            kwargs["max_tokens"] = self.max_tokens
+        if self._hosted_openai and "max_tokens" in kwargs:  # its reasoning models refuse max_tokens
+            kwargs.setdefault("max_completion_tokens", kwargs.pop("max_tokens"))
+        seconds = request.timeout if request.timeout is not None else self.timeout
         try:
-            if request.stream:
-                return await self._stream(kwargs, request, model, on_delta)
-            raw_response = await self._client.chat.completions.with_raw_response.create(**kwargs)
-            completion = self._completion(raw_response, model)
+            async with asyncio.timeout(seconds + _grace(seconds)):
+                if request.stream:
+                    return await self._stream(kwargs, request, model, on_delta)
+                raw_response = await self._client.chat.completions.with_raw_response.create(**kwargs)
+                completion = self._completion(raw_response, model)
         except openai.OpenAIError as exc:
             raise self._error(exc, model, request.timeout) from exc
+        except TimeoutError:
+            what = "the streamed reply" if request.stream else "the reply"
+            raise ModelError(
+                f"the call timed out after {seconds:g}s ({what} was not complete by then; llm.timeout "
+                "bounds the whole call)",
+                model=model,
+                retryable=True,
+                base_url=self.base_url,
+            ) from None
         choice = completion.choices[0]
         raw = choice.message
         tool_calls = [_tool_call(tc) for tc in raw.tool_calls or ()]

@@ -2,8 +2,11 @@
 
 Servers differ: some force a function call, some only have a JSON mode, some only write text.
 So the call degrades: a native tool call with the schema as the only tool (forced
-`tool_choice`) → JSON mode (`response_format={"type": "json_object"}`, one re-format retry) →
-plain text with the JSON extracted (one retry). It starts at the highest level the client's
+`tool_choice`; skipped on a server that reports no tool support) → JSON mode (one re-format
+retry) → plain text with the JSON extracted (one retry). The prompted levels send the strongest
+constraint the server offers (`models.constraints`: a grammar or the JSON schema itself, else
+JSON mode; `json_mode` sends `response_format={"type": "json_object"}` to a server not known
+to offer any). It starts at the highest level the client's
 declared abilities allow (`declared_levels`: no native call for a model declared without
 function calling, no JSON mode for one declared without it), so the worst case is 5 calls,
 4 or 2 — the reference's table. A `regex_fallback` reads a reply the schema could not be read
@@ -25,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..errors import JianmuError
 from ..validation import describe_validation
 from .client import ModelClient
+from .constraints import schema_constraint
 from .errors import ModelError
 from .json_text import json_objects, unfenced
 from .messages import Message, ai, human
@@ -251,6 +255,9 @@ class _Call:
         return response.message
 
     async def native(self) -> tuple[dict[str, Any], Any]:
+        caps = await self.client.capabilities(self.params["model"])
+        if caps.supports_tools is False:  # it would ignore the tool and answer in prose
+            raise ValueError(f"the server ({caps.kind}) reports no tool support")
         tool = self.output.tool()
         choice = {"type": "function", "function": {"name": self.output.name}}
         message = await self._ask(self.messages, tools=[tool], tool_choice=choice)
@@ -265,7 +272,13 @@ class _Call:
         return call.arguments, self.output.validate(call.arguments)
 
     async def prompted(self, level: Level) -> tuple[dict[str, Any], Any]:
-        extra = {"response_format": {"type": "json_object"}} if level == "json_mode" else {}
+        """One ask (and one re-ask quoting the error) under the strongest constraint the
+        server offers (`models.constraints`); JSON mode at the `json_mode` level when the server
+        is not known to offer any (a 400 then moves on to `text`)."""
+        caps = await self.client.capabilities(self.params["model"])
+        extra = schema_constraint(self.output.json_schema, self.output.name, caps, {})
+        if not extra and level == "json_mode":
+            extra = {"response_format": {"type": "json_object"}}
         messages = [*self.messages, human(self.output.instruction())]
         reply = await self._ask(messages, extra_params=extra)
         try:

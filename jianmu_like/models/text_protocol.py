@@ -238,7 +238,7 @@ ANSWER_SCHEMA: dict[str, Any] = {
 }
 
 
-def _arguments_schema(function: dict[str, Any]) -> dict[str, Any]:
+def arguments_schema(function: dict[str, Any]) -> dict[str, Any]:
     params = function.get("parameters")
     if isinstance(params, dict) and params.get("type", "object") == "object":
         return params
@@ -270,7 +270,7 @@ def reply_schema(tools: Sequence[dict[str, Any]] | None, tool_choice: Any = None
     branches: list[dict[str, Any]] = [
         {
             "type": "object",
-            "properties": {"tool": {"const": name}, "arguments": _arguments_schema(functions[name])},
+            "properties": {"tool": {"const": name}, "arguments": arguments_schema(functions[name])},
             "required": ["tool", "arguments"],
             "additionalProperties": False,
         }

@@ -13,13 +13,15 @@ counts as an iteration of a ReAct loop); a second unreadable reply is taken as t
 from __future__ import annotations
 
 import itertools
-from typing import get_args
+from typing import Any, get_args
 
 from ..config import ToolProtocol as ToolProtocol  # declared once, in the configuration
+from .constraints import reply_constraint
 from .errors import ModelError
 from .messages import Message, human
 from .provider import ChatProvider, DeltaCallback
 from .react_text import TEXT_DIALECT
+from .server_probe import ServerCapabilities
 from .text_protocol import (
     CORRECTION_PREFIX,
     JSON_DIALECT,
@@ -61,6 +63,9 @@ class ProtocolAdapter:
         """Why `auto` uses the JSON protocol (the server's rejection), once it does."""
         self.base_url = inner.base_url
         self._ids = itertools.count(1)
+        self._capabilities: dict[str | None, ServerCapabilities] = {}
+        self._unconstrained = False
+        """The server rejected a reply constraint once: none is sent any more."""
 
     def __repr__(self) -> str:
         return f"ProtocolAdapter({self.inner!r}, protocol={self.protocol!r})"
@@ -79,35 +84,74 @@ class ProtocolAdapter:
             return await self.inner.chat(request, model=model, on_delta=on_delta)
         protocol = self.protocol
         if protocol == "auto":
+            if self.supports_tools is None:
+                caps = await self.capabilities(model)
+                if caps.supports_tools is False:
+                    self.supports_tools = False
+                    self.fallback_reason = f"the server ({caps.kind}) reports no tool support"
             if self.supports_tools is False:
                 protocol = "json"
             else:
-                try:
-                    response = await self.inner.chat(request, model=model, on_delta=on_delta)
-                except ModelError as exc:
-                    if exc.status_code != 400 or self.supports_tools:
-                        raise
-                    return await self._fall_back(request, model, on_delta, exc)
-                self.supports_tools = True
-                response.tool_protocol = "native"
-                return response
+                return await self._auto_native(request, model, on_delta)
         if protocol == "native":
             response = await self.inner.chat(request, model=model, on_delta=on_delta)
             response.tool_protocol = "native"
             return response
         return await self.prompted(request, model, on_delta, DIALECTS[protocol])
 
-    async def _fall_back(
-        self, request: ModelRequest, model: str, on_delta: DeltaCallback | None, rejection: ModelError
+    async def _auto_native(
+        self, request: ModelRequest, model: str, on_delta: DeltaCallback | None
     ) -> ModelResponse:
-        """`auto` after a 400 with tools: the JSON protocol, remembered once it works."""
+        """`auto` trying native calls: a 400 about the tools, or a reply that ignored a forced
+        tool (a server that drops `tools` it cannot render answers 200 with prose), switches to
+        the JSON protocol, asks again once, and remembers it."""
+        try:
+            response = await self.inner.chat(request, model=model, on_delta=on_delta)
+        except ModelError as exc:
+            if exc.status_code != 400 or self.supports_tools:
+                raise
+            return await self._fall_back(
+                request, model, on_delta, f"the server rejected the tools field: {exc.message}", exc
+            )
+        if not response.message.tool_calls and not self.supports_tools and _forced(request.tool_choice):
+            return await self._fall_back(
+                request,
+                model,
+                on_delta,
+                "the server ignored the offered tools (a forced tool was not called)",
+            )
+        if response.message.tool_calls:
+            self.supports_tools = True
+        response.tool_protocol = "native"
+        return response
+
+    async def _fall_back(
+        self,
+        request: ModelRequest,
+        model: str,
+        on_delta: DeltaCallback | None,
+        reason: str,
+        rejection: ModelError | None = None,
+    ) -> ModelResponse:
+        """`auto` after native calls failed: the JSON protocol, remembered once it works."""
         try:
             response = await self.prompted(request, model, on_delta, JSON_DIALECT)
         except ModelError:
+            if rejection is None:
+                raise
             raise rejection from None  # the 400 was about something else: report it
         self.supports_tools = False
-        self.fallback_reason = f"the server rejected the tools field: {rejection.message}"
+        self.fallback_reason = reason
         return response
+
+    async def capabilities(self, model: str | None) -> ServerCapabilities:
+        """What the inner provider's server offers `model` (all unknown when it cannot say)."""
+        known = self._capabilities.get(model)
+        if known is None:
+            ask = getattr(self.inner, "capabilities", None)
+            known = await ask(model) if ask is not None else ServerCapabilities()
+            self._capabilities[model] = known
+        return known
 
     async def prompted(
         self, request: ModelRequest, model: str, on_delta: DeltaCallback | None, dialect: Dialect
@@ -116,7 +160,7 @@ class ProtocolAdapter:
         turns = to_chat_messages(request.messages, request.tools, dialect=dialect)
         messages = [Message.model_validate(turn) for turn in turns]
         plain = request.model_copy(update={"messages": messages, "tools": None, "tool_choice": None})
-        raw = await self.inner.chat(plain, model=model, on_delta=None)  # deltas would be protocol text
+        raw = await self._constrained(plain, request, model, dialect)
         text = raw.message.content or ""
         names = {function["name"] for function in tool_functions(request.tools)}
         message, understood = dialect.parse(text, self._new_id, names)
@@ -133,11 +177,47 @@ class ProtocolAdapter:
             message=message,
             usage=raw.usage,
             model=raw.model or model,
-            finish_reason="tool_calls" if message.tool_calls else raw.finish_reason,
+            finish_reason=replied_finish(raw.finish_reason, message),
             attempts=raw.attempts,
             tool_protocol=dialect.name,
             correction=correction,
         )
 
+    async def _constrained(
+        self, plain: ModelRequest, request: ModelRequest, model: str, dialect: Dialect
+    ) -> ModelResponse:
+        """`plain` sent under the strongest reply constraint the server offers (see
+        `models.constraints`); a server that rejects it (400) is asked again without, and no
+        constraint is sent to it after that."""
+        constraint: dict[str, Any] = {}
+        if not self._unconstrained:
+            caps = await self.capabilities(model)
+            constraint = reply_constraint(
+                dialect.name, request.tools, request.tool_choice, caps, request.extra_params
+            )
+        if not constraint:
+            return await self.inner.chat(plain, model=model, on_delta=None)  # deltas: protocol text
+        bound = plain.model_copy(update={"extra_params": {**plain.extra_params, **constraint}})
+        try:
+            return await self.inner.chat(bound, model=model, on_delta=None)
+        except ModelError as exc:
+            if exc.status_code != 400:
+                raise
+        self._unconstrained = True
+        return await self.inner.chat(plain, model=model, on_delta=None)
+
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+def replied_finish(finish_reason: str | None, message: Message) -> str | None:
+    """The finish reason of a prompted reply: `tool_calls` when it reads as calls, but a cut
+    at the length limit stays `length` (its last call may be incomplete)."""
+    if message.tool_calls and finish_reason != "length":
+        return "tool_calls"
+    return finish_reason
+
+
+def _forced(tool_choice: Any) -> bool:
+    """Whether `tool_choice` obliges the reply to call a tool."""
+    return tool_choice in ("required", "any") or isinstance(tool_choice, dict)

@@ -12,11 +12,19 @@ from ..config import ReActConfig
 from ..models.client import ModelClient
 from ..models.construct import construct
 from ..models.errors import ModelCallFailed, ModelError
-from ..models.types import ModelRequest
+from ..models.messages import Message
+from ..models.types import ModelRequest, Usage
 from ..telemetry import events as ev
 from ..tools.toolset import ToolSet
 from .context import ContextBuilder, ContextBuilderProtocol
 from .tool_selection import ToolView
+from .truncation import (
+    continuation_request,
+    is_continuation_request,
+    is_length,
+    mark_cut_call,
+    truncated_error,
+)
 
 RequestTransform = Callable[[ModelRequest, Any], Awaitable[ModelRequest]]
 """Rewrites a node's request before the call, given the node (e.g. `ContextGuard`)."""
@@ -93,7 +101,8 @@ class AgentLLMNode(AsyncBehaviour):
                 tools = self._view.visible(tools, sm.get(self.selection_key, ns))
             schemas = tools.schemas() or None
         rounds: int = sm.get(keys.rounds, ns) or 0
-        prompt = self.context_builder.build(sm.get(keys.messages, ns), tools)
+        history = sm.get(keys.messages, ns)
+        prompt = self.context_builder.build(history, tools)
         config = self.config
         request = construct(
             ModelRequest,
@@ -126,15 +135,26 @@ class AgentLLMNode(AsyncBehaviour):
             return fail_with_model_error(self, exc, reason, {keys.error: reason})
         message, correction = response.message, response.correction
         actions = list(message.tool_calls or ())
+        answer: str | None = None
+        if correction is None and not actions:
+            answer = message.content or ""
+            if history and is_continuation_request(history[-1]) and len(history) > 1:
+                answer = (history[-2].content or "") + answer  # the continuation of a cut answer
+        if is_length(response.finish_reason):
+            if actions:
+                actions = mark_cut_call(actions)
+                message = message.model_copy(update={"tool_calls": actions})
+            elif correction is None and config.on_truncated != "accept":
+                return self._truncated(message, answer or "", history, response.usage, rounds)
         updates: dict[str, Any] = {
             keys.messages: [message] if correction is None else [message, correction],
             keys.actions: actions,
             keys.rounds: rounds + 1,
-            keys.done: not actions and correction is None,
+            keys.done: answer is not None,
             keys.usage: response.usage,
         }
-        if not actions and correction is None:
-            updates[keys.final_answer] = message.content or ""
+        if answer is not None:
+            updates[keys.final_answer] = answer
         if config.stream:
             updates[keys.streaming_output] = message.content or ""
         sm.update(updates, ns)
@@ -151,6 +171,34 @@ class AgentLLMNode(AsyncBehaviour):
                 model=response.model,
             )
         return Status.SUCCESS
+
+    def _truncated(
+        self, message: Message, answer: str, history: list[Message], usage: Usage, rounds: int
+    ) -> Status:
+        """A final answer cut off by the length limit (see `nodes.truncation`): ask once to
+        continue it, or end the run as `truncated` with the partial answer kept."""
+        sm, keys, ns, config = self.state_manager, self.keys, self.namespace, self.config
+        continued = bool(history) and is_continuation_request(history[-1])
+        updates: dict[str, Any] = {keys.rounds: rounds + 1, keys.usage: usage, keys.actions: []}
+        self.emit(
+            ev.REPLY_COMPLETED,
+            round=rounds + 1,
+            tool_calls=[],
+            final=False,
+            truncated=True,
+            content=message.content,
+            usage=usage.model_dump(),
+        )
+        if config.on_truncated == "continue" and not continued:
+            updates[keys.messages] = [message, continuation_request()]
+            updates[keys.done] = False
+            sm.update(updates, ns)
+            return Status.SUCCESS
+        reason = truncated_error(config.max_tokens, continued=continued)
+        updates.update({keys.messages: [message], keys.final_answer: answer, keys.error: reason})
+        self.feedback_message = reason
+        sm.update(updates, ns)
+        return Status.FAILURE
 
     def _on_model_event(self, event_type: str, data: dict[str, Any]) -> None:
         self.emit(event_type, **data)

@@ -127,6 +127,7 @@ _STOPPED = {
     "max_iterations": "it reached its limit of {max_iterations} iterations",
     "budget_exhausted": "it spent its token budget ({total_tokens} of {max_budget_tokens} tokens)",
     "tool_failures": "{consecutive_failures} tool calls failed in a row",
+    "truncated": "its answer was cut off at the length limit (max_tokens)",
 }
 
 FALLBACK_REASONS = frozenset(_STOPPED)

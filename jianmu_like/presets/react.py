@@ -43,6 +43,7 @@ from ..nodes.synthesis import SynthesisNode
 from ..nodes.tool_executor import ToolExecutor, ToolRunner
 from ..nodes.tool_selection import ToolSelectionNode
 from ..nodes.trace import FALLBACK_REASONS, fallback_answer, read_trace
+from ..nodes.truncation import TRUNCATED
 from ..state.contract import StateContract, declare
 from ..telemetry import events as ev
 from ..tools.base import Tool
@@ -191,7 +192,9 @@ class ReActAbort:
         sm, keys, namespace = self.loop.state_manager, self.config.keys, self.namespace
         error = sm.get(keys.error, namespace)
         if error:
-            reason = "invalid_output" if str(error).startswith(INVALID_OUTPUT) else "model_error"
+            text = str(error)
+            reason = "invalid_output" if text.startswith(INVALID_OUTPUT) else "model_error"
+            reason = TRUNCATED if text.startswith(TRUNCATED) else reason
             return {"reason": reason, "error": error}
         limit = self.config.max_tool_failures
         if limit is not None:

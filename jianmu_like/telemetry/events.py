@@ -2,8 +2,8 @@
 
 An emitter names its event by the constant declared here (`self.emit(ev.TOOL_CALL_STARTED,
 tool=..., call_id=..., arguments=...)`), the SSE mapping (`server.channels`), the CLI and
-OpenTelemetry (`telemetry.otel`) dispatch on the same constants, and the README's event table is
-checked against `CATALOGUE` (tests/telemetry/test_event_catalogue.py).
+OpenTelemetry (`telemetry.otel`) dispatch on the same constants, and the event table of
+docs/guides/telemetry.md is checked against `CATALOGUE` (tests/telemetry/test_event_catalogue.py).
 
 Emitting stays cheap: the hot path passes plain keyword arguments, kept as `Event.data`, and
 nothing is validated while an agent runs. The payload models say what each type carries, give
@@ -104,6 +104,8 @@ class ReplyCompleted(Payload):
     corrected: bool | None = None
     tool_protocol: str | None = None
     model: str | None = None
+    truncated: bool | None = None
+    """The reply was cut off at the length limit (`nodes.truncation`)."""
 
 
 class ModelCallStarted(Payload):

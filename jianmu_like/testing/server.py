@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 from ..config import ResilienceConfig
 from ..models.client import ModelClient
+from ..models.server_probe import PROBES
 from .script import Script, ScriptedReply, ScriptSource
 from .scripted import fast_resilience
 from .waiting import PATIENCE
@@ -79,6 +80,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         if urlsplit(self.path).path.rstrip("/") == "/v1/models":
             self._send_json(200, self.server.owner.models_listing())
+        elif urlsplit(self.path).path.rstrip("/") == "/props" and self.server.owner.props is not None:
+            self._send_json(200, self.server.owner.props)
         else:
             self._send_json(404, _error_body(404, f"no route GET {self.path}"))
 
@@ -178,7 +181,8 @@ class ScriptedOpenAIServer:
     clients made by `srv.client()`). Request bodies are recorded in `requests`. Stopping wakes
     requests sleeping on a scripted `delay`, so a timeout test cannot hang shutdown.
     `reject_fields` (e.g. `("tools",)`, `("response_format",)`) are request fields answered with
-    HTTP 400 without consuming a reply, like a server that lacks the feature.
+    HTTP 400 without consuming a reply, like a server that lacks the feature. `props` makes it
+    describe itself as llama.cpp does (`GET /props`, see `llama_cpp_props`).
     """
 
     def __init__(
@@ -188,8 +192,12 @@ class ScriptedOpenAIServer:
         fail_models: Mapping[str, int] | None = None,
         models: Sequence[str] = ("scripted-model",),
         reject_fields: Sequence[str] = (),
+        props: Mapping[str, Any] | None = None,
     ) -> None:
         self.reject_fields = tuple(reject_fields)
+        self.props = props
+        """Served at `GET /props` (llama.cpp's server description, see `llama_cpp_props`);
+        None: 404, like any other server."""
         if fail_models and isinstance(script, Script):
             raise TypeError("pass fail_models to Script(...) when giving a Script")
         self.script = script if isinstance(script, Script) else Script(script, fail_models=fail_models)
@@ -212,6 +220,7 @@ class ScriptedOpenAIServer:
             self.stopping.clear()
             self._httpd = _HTTPServer(self)
             self._base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+            PROBES.forget(self._base_url)  # an earlier server on this port is not this one
             self._thread = threading.Thread(
                 target=self._httpd.serve_forever,
                 kwargs={"poll_interval": 0.05},
@@ -381,3 +390,12 @@ class ScriptedOpenAIServer:
         usage = self._usage(reply)
         if include_usage and usage is not None:
             yield {**base, "choices": [], "usage": usage}
+
+
+def llama_cpp_props(*, supports_tools: bool = False, n_ctx: int = 2048, alias: str = "-") -> dict[str, Any]:
+    """The parts of llama.cpp's `GET /props` the server probe reads (`models.server_probe`)."""
+    return {
+        "default_generation_settings": {"n_ctx": n_ctx, "params": {}},
+        "model_alias": alias,
+        "chat_template_caps": {"supports_tools": supports_tools, "supports_tool_calls": supports_tools},
+    }

@@ -1,4 +1,4 @@
-"""A run submitted before any worker has ever started on the database (the README's quick start
+"""A run submitted before any worker has ever started on the database (the durable guide's quick start
 starts workers with `&` and submits at once): the client creates DBOS's system tables as a worker
 would, the run waits on its queue, and the first worker executes it."""
 
@@ -41,12 +41,12 @@ def test_submit_before_the_first_worker_waits_on_the_queue_for_it(cluster: Clust
     assert (result.status, result.final_answer) == ("success", "all done")
 
 
-def test_the_readme_quick_start_runs_as_written(cluster: Cluster) -> None:
-    """The README's commands, verbatim up to `submit --wait` (its `[--json]` is an option shown in
-    brackets): two workers started with `&`, submits at once. The database is the test's."""
-    readme = ROOT / "README.md"
-    section = readme.read_text(encoding="utf-8").split("## Running at scale", 1)[1]
-    block = section.split("```bash\n", 1)[1].split("```", 1)[0].splitlines()
+def test_the_durable_guide_quick_start_runs_as_written(cluster: Cluster) -> None:
+    """The durable workers guide's first commands, verbatim up to `submit --wait` (its `[--json]`
+    is an option shown in brackets): two workers started with `&`, submits at once. The database is
+    the test's."""
+    guide = ROOT / "docs" / "guides" / "durable.md"
+    block = guide.read_text(encoding="utf-8").split("```bash\n", 1)[1].split("```", 1)[0].splitlines()
     assert block[0].startswith("DB=postgresql://")
     last = next(i for i, line in enumerate(block) if "--wait" in line)
     commands = [f"DB={shlex.quote(cluster.database)}", *block[1 : last + 1]]

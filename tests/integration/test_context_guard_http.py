@@ -84,6 +84,7 @@ async def _converse(strategy: str, turns: int = 200) -> tuple[list[dict[str, Any
         config = ReActConfig(
             max_iterations=4,
             stream=False,
+            max_tokens=None,  # the reply's room is reserve_tokens (llm.max_tokens would take it all)
             context=ContextConfig(
                 window=WINDOW, reserve_tokens=RESERVE, strategy=strategy, tokenizer="estimate"
             ),
@@ -201,6 +202,7 @@ async def test_the_current_user_turn_and_the_system_prompt_always_stay(strategy:
 
     async with ScriptedOpenAIServer(model) as srv:
         config = ReActConfig(
+            max_tokens=None,  # the reply's room is reserve_tokens (llm.max_tokens would take it all)
             max_iterations=3,
             stream=False,
             context=ContextConfig(

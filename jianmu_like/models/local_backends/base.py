@@ -161,8 +161,10 @@ def import_failure(exc: ImportError | OSError, *, module: str, install: str) -> 
         if library in message:
             return ModelError(
                 f"{module} is installed but cannot load: the system library {library} is missing "
-                f"(Debian/Ubuntu: apt-get install {package}; see README, 'Embedded local model')"
+                f"(Debian/Ubuntu: apt-get install {package}; see docs/guides/models.md#embedded-local-model)"
             )
     if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] == module:
-        return ModelError(f"{module} is not installed: {install} (see README, 'Embedded local model')")
+        return ModelError(
+            f"{module} is not installed: {install} (see docs/guides/models.md#embedded-local-model)"
+        )
     return ModelError(f"{module} cannot be imported: {message}")

@@ -1,7 +1,7 @@
 """The `llama_cpp_python` backend: llama-cpp-python's `Llama.create_chat_completion`.
 
 Selectable with `models.local_backend: llama_cpp_python`. PyPI has no wheel of it: pip
-compiles llama.cpp (4–19 min), see README, 'Embedded local model'.
+compiles llama.cpp (4–19 min), see docs/guides/models.md, 'Embedded local model'.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import ModelError
 from .base import Generation, GenerationStopped, LocalBackend, SamplingParams, import_failure
 
-INSTALL = "pip install -e '.[llama-cpp]' (compiles llama.cpp, see README)"
+INSTALL = "pip install -e '.[llama-cpp]' (compiles llama.cpp, see docs/guides/models.md)"
 
 
 class LlamaCppPythonBackend(LocalBackend):
