@@ -71,12 +71,13 @@ def responder(body: dict[str, Any]) -> Any:
     names = [t["function"]["name"] for t in body.get("tools") or ()]
     if names == ["select_tools"]:
         return calls(call("select_tools", tools=["hold", "lookup"]))
-    done = sum(1 for m in body["messages"] if m["role"] == "tool")
-    if done == 0:
-        return call("hold")
-    if done == 1:
+    # By what the request holds, not by counting: the context guard drops old turns.
+    results = [str(m["content"]) for m in body["messages"] if m["role"] == "tool"]
+    if any(r.startswith("fact") for r in results):
+        return reply("finished after **two** tools")
+    if any(r.startswith("held") for r in results):
         return call("lookup", n=7)
-    return reply("finished after **two** tools")
+    return call("hold")
 
 
 def _row(channel: str, data: dict[str, Any]) -> str:
