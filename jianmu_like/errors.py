@@ -121,7 +121,8 @@ _EXPORTS = {
 }
 """Where each public exception is defined. Left out on purpose: the control-flow signals that
 never reach a caller (`cli.signals.Terminated`, `cli.common.CliError`, the server's HTTP
-mapping: `BadRequest`, `NotFound`, `RunConflict`, `BodyTooLarge`; a local backend's
+mapping: `BadRequest`, `NotFound`, `RunConflict`, `BodyTooLarge`; the test server's
+`RequestRejected`; a local backend's
 `GenerationStopped`); they derive from `JianmuError` all the same."""
 
 _all, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -21,11 +21,15 @@ from typing import Any
 
 from py_trees.common import Status
 
+from .._speed import fast
 from ..state.wakeup import Wakeup
 from .eager import NOT_DONE, start_eager
 from .fault import node_failed, report
 from .inline import InlineWork
 from .node import Node
+
+_INLINE = fast("inline")
+"""The `inline` fast path (jianmu_like._speed): exclusive nodes run in the runner's task."""
 
 
 class AsyncBehaviour(Node):
@@ -80,7 +84,7 @@ class AsyncBehaviour(Node):
                     return quick
             self.error = self._raised = None
             wakeup = self.state_manager.wakeup
-            if self.exclusive:
+            if self.exclusive and _INLINE:
                 # The first step runs in this (the runner's) task; work that waits is handed to
                 # the runner to carry on after the tick (bt.inline).
                 coro = self._run(wakeup)

@@ -15,21 +15,30 @@ own mutable attributes are shared between clones: give such trees a factory inst
 
 from __future__ import annotations
 
+import copy
 import random
 import uuid
 
 import py_trees
 from py_trees.common import Status
 
+from .._speed import fast
 from .node import walk
+
+_FAST = fast("clone")
 
 
 def clone_tree(root: py_trees.behaviour.Behaviour) -> py_trees.behaviour.Behaviour:
     """A new tree of the same shape whose nodes share everything they were built with."""
-    node = object.__new__(type(root))
-    attributes = node.__dict__
-    attributes.update(root.__dict__)
-    node.id = _uuid4()
+    if _FAST:
+        node = object.__new__(type(root))
+        attributes = node.__dict__
+        attributes.update(root.__dict__)
+        node.id = _uuid4()
+    else:  # the plain way (jianmu_like._speed, `clone`)
+        node = copy.copy(root)
+        attributes = node.__dict__
+        node.id = uuid.uuid4()
     node.parent = None
     children = [clone_tree(child) for child in root.children]
     for child in children:

@@ -14,7 +14,10 @@ from typing import Any
 import py_trees
 from py_trees.common import Status
 
+from .._speed import fast
 from .node import LEAN_TICKS, tick_node
+
+_LEAN = fast("lean_ticks")
 
 
 class Sequence(py_trees.composites.Sequence):
@@ -30,6 +33,9 @@ class Sequence(py_trees.composites.Sequence):
         cls._terminates = cls.terminate is not py_trees.behaviour.Behaviour.terminate
 
     def tick(self) -> Iterator[py_trees.behaviour.Behaviour]:
+        if not _LEAN:  # py_trees' own Sequence.tick (jianmu_like._speed, `lean_ticks`)
+            yield from super().tick()
+            return
         self.tick_lean()
         yield self
 
@@ -76,6 +82,9 @@ class Sequence(py_trees.composites.Sequence):
         self.stop(Status.SUCCESS)
 
     def stop(self, new_status: Status = Status.INVALID) -> None:
+        if not _LEAN:
+            super().stop(new_status)
+            return
         if new_status == Status.INVALID:
             self.current_child = None
             for child in self.children:
@@ -86,4 +95,5 @@ class Sequence(py_trees.composites.Sequence):
         self.status = new_status
 
 
-LEAN_TICKS.add(Sequence.tick)
+if _LEAN:
+    LEAN_TICKS.add(Sequence.tick)

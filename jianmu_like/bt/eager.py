@@ -16,8 +16,11 @@ import threading
 from collections.abc import Coroutine, Generator
 from typing import Any, Generic, TypeVar
 
+from .._speed import fast
+
 T = TypeVar("T")
 
+# CPython's private task bookkeeping: the `eager` fast path (jianmu_like._speed) relies on it.
 _enter_task = asyncio.tasks._enter_task
 _leave_task = asyncio.tasks._leave_task
 _current_tasks: dict[Any, asyncio.Task[Any]] = asyncio.tasks._current_tasks  # type: ignore[attr-defined]
@@ -109,7 +112,7 @@ NOT_DONE: Any = object()
 """`start_eager`'s result when the first step did not finish the coroutine."""
 
 
-def start_eager(
+def _start_eager(
     coro: Coroutine[Any, Any, T], *, name: str | None = None
 ) -> tuple[asyncio.Task[Any], T | Any]:
     """Start `coro` in a task, running its first step now.
@@ -164,3 +167,13 @@ def start_eager(
 
 _spare = threading.local()
 """This thread's unused carrier task (see `start_eager`)."""
+
+
+def _start_plain(
+    coro: Coroutine[Any, Any, T], *, name: str | None = None
+) -> tuple[asyncio.Task[Any], T | Any]:
+    """`start_eager` without the `eager` fast path: a plain task, its first step on the loop."""
+    return asyncio.get_running_loop().create_task(coro, name=name), NOT_DONE
+
+
+start_eager = _start_eager if fast("eager") else _start_plain

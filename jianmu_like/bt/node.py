@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 import py_trees
 from py_trees.common import Status
 
+from .._speed import fast
+
 if TYPE_CHECKING:
     from ..state.manager import StateManager
     from ..telemetry.hub import TelemetryHub
@@ -56,6 +58,8 @@ def walk(root: py_trees.behaviour.Behaviour) -> list[py_trees.behaviour.Behaviou
     return nodes
 
 
+_LEAN = fast("lean_ticks")
+
 LEAN_TICKS: set[Any] = set()
 """`tick` functions that only wrap the class's `tick_lean()`: `tick_node` calls that directly."""
 
@@ -92,6 +96,9 @@ class Node(NodeMixin, py_trees.behaviour.Behaviour):
         cls._terminates = cls.terminate is not _NO_TERMINATE
 
     def tick(self) -> Iterator[py_trees.behaviour.Behaviour]:
+        if not _LEAN:  # py_trees' own Behaviour.tick (jianmu_like._speed, `lean_ticks`)
+            yield from super().tick()
+            return
         self.tick_lean()
         yield self
 
@@ -105,9 +112,13 @@ class Node(NodeMixin, py_trees.behaviour.Behaviour):
         self.status = new_status
 
     def stop(self, new_status: Status) -> None:
+        if not _LEAN:
+            super().stop(new_status)
+            return
         if self._terminates:
             self.terminate(new_status)
         self.status = new_status
 
 
-LEAN_TICKS.add(Node.tick)
+if _LEAN:  # else py_trees' own tick() (jianmu_like._speed)
+    LEAN_TICKS.add(Node.tick)

@@ -11,10 +11,10 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-import jsonschema
 from pydantic import BaseModel, Field, model_validator
 
 from ..errors import JianmuError
+from ..json_schema import compile_schema, problems
 
 
 class ApprovalError(LookupError, JianmuError):
@@ -100,15 +100,20 @@ def check_edit(approval: Approval, decision: ApprovalDecision) -> None:
     validation at run time is the check."""
     if decision.arguments is None or not approval.parameters:
         return
-    validator = jsonschema.Draft202012Validator(approval.parameters)
-    problems = sorted(
-        f"{'.'.join(str(p) for p in error.absolute_path) or 'arguments'}: {error.message}"
-        for error in validator.iter_errors(decision.arguments)
+    try:  # the schema the tool declared (an MCP server's may carry keywords of its own)
+        validator = compile_schema(approval.parameters, known_keywords=False)
+    except ValueError as exc:
+        raise InvalidEdit(
+            f"tool {approval.tool!r}'s schema cannot check corrected arguments: {exc}"
+        ) from None
+    found = sorted(
+        f"{where.lstrip('.') or 'arguments'} {what}"
+        for where, what in problems(validator, decision.arguments)
     )
-    if problems:
+    if found:
         raise InvalidEdit(
             f"the corrected arguments for approval {approval.id!r} do not match tool "
-            f"{approval.tool!r}'s schema: " + "; ".join(problems)
+            f"{approval.tool!r}'s schema: " + "; ".join(found)
         )
 
 

@@ -13,6 +13,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from .._speed import fast
+
 M = TypeVar("M", bound=BaseModel)
 
 _object_setattr = object.__setattr__
@@ -21,7 +23,7 @@ _FIELD_SETS: dict[type[BaseModel], set[str]] = {}
 (every field is set, so pydantic never needs to add to it)."""
 
 
-def construct(cls: type[M], values: dict[str, Any]) -> M:
+def _construct(cls: type[M], values: dict[str, Any]) -> M:
     """An instance of `cls` whose fields are exactly `values` (every field, none other: not
     checked, this is the hot path; a missing one would be an AttributeError when read).
 
@@ -43,3 +45,11 @@ def _field_set(cls: type[BaseModel]) -> set[str]:
         raise TypeError(f"construct() cannot build {cls.__name__}: it has private attributes or extras")
     fields_set = _FIELD_SETS[cls] = set(cls.model_fields)
     return fields_set
+
+
+def _construct_plain(cls: type[M], values: dict[str, Any]) -> M:
+    """`construct` without the `construct` fast path: pydantic's public `model_construct`."""
+    return cls.model_construct(**values)
+
+
+construct = _construct if fast("construct") else _construct_plain

@@ -149,8 +149,10 @@ def _transport_failure(exc: openai.APIConnectionError, seconds: float) -> str:
 
 def _grace(seconds: float) -> float:
     """How long the whole-call deadline waits beyond `timeout`: a stalled read hits the SDK's
-    own timeout first, whose error says precisely what stalled (connecting, reading)."""
-    return min(1.0, 0.1 * seconds)
+    own timeout first, whose error says precisely what stalled (connecting, reading). One
+    second: the SDK's read timer starts only once the request is sent, and on a loaded machine
+    connecting and sending can take a good part of a proportional margin."""
+    return 1.0
 
 
 def _reasoning(raw: Any) -> str | None:

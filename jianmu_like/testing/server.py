@@ -23,20 +23,31 @@ from urllib.parse import urlsplit
 from ..config import ResilienceConfig
 from ..models.client import ModelClient
 from ..models.server_probe import PROBES
+from .openai_rules import RequestRejected, check_chat_request, error_code, error_type
 from .script import Script, ScriptedReply, ScriptSource
 from .scripted import fast_resilience
 from .waiting import PATIENCE
 
 
-def _error_body(status: int, message: str) -> dict[str, Any]:
-    """An OpenAI-style error body, which the SDK turns into the exception's message."""
-    if status == 429:
-        kind = "rate_limit_error"
-    elif status >= 500:
-        kind = "server_error"
-    else:
-        kind = {401: "authentication_error", 404: "not_found_error"}.get(status, "invalid_request_error")
-    return {"error": {"message": message, "type": kind, "param": None, "code": str(status)}}
+def _error_body(
+    status: int, message: str, *, param: str | None = None, code: str | None = None
+) -> dict[str, Any]:
+    """OpenAI's error body (`message`, `type`, `param`, `code`), which the SDK turns into the
+    exception's message; `code` defaults to what the API sends for `status`."""
+    return {
+        "error": {
+            "message": message,
+            "type": error_type(status),
+            "param": param,
+            "code": code if code is not None else error_code(status),
+        }
+    }
+
+
+def _choices(body: Mapping[str, Any]) -> int:
+    """How many choices the request asks for (`n`; the scripted reply is each of them)."""
+    n = body.get("n")
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 1 else 1
 
 
 def _fragments(text: str, parts: int = 3) -> list[str]:
@@ -77,29 +88,43 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: no request logging to stderr."""
 
+    def _read_body(self) -> bytes:
+        """The whole request body: read on every route, so the next request on a keep-alive
+        connection starts where this one ended."""
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length > 0 else b""
+
     def do_GET(self) -> None:
+        self._read_body()
         if urlsplit(self.path).path.rstrip("/") == "/v1/models":
             self._send_json(200, self.server.owner.models_listing())
         elif urlsplit(self.path).path.rstrip("/") == "/props" and self.server.owner.props is not None:
             self._send_json(200, self.server.owner.props)
         else:
-            self._send_json(404, _error_body(404, f"no route GET {self.path}"))
+            self._send_json(404, _error_body(404, f"Invalid URL (GET {self.path})", code=None))
 
     def do_POST(self) -> None:
         owner = self.server.owner
+        data = self._read_body()
         if urlsplit(self.path).path.rstrip("/") != "/v1/chat/completions":
-            self._send_json(404, _error_body(404, f"no route POST {self.path}"))
+            self._send_json(404, _error_body(404, f"Invalid URL (POST {self.path})", code=None))
             return
-        length = int(self.headers.get("Content-Length") or 0)
         try:
-            body = json.loads(self.rfile.read(length) or b"null")
+            body = json.loads(data or b"null")
         except ValueError as exc:
-            self._send_json(400, _error_body(400, f"request body is not JSON: {exc}"))
+            self._send_json(400, _error_body(400, f"We could not parse the JSON body of your request: {exc}"))
             return
         if not isinstance(body, dict):
-            self._send_json(400, _error_body(400, "request body must be a JSON object"))
+            self._send_json(400, _error_body(400, "We could not parse the JSON body of your request."))
             return
         owner.record(body)
+        if not owner.lenient:
+            try:
+                check_chat_request(body)
+            except RequestRejected as exc:
+                owner.rejected.append(exc.message)
+                self._send_json(400, _error_body(400, exc.message, param=exc.param, code=exc.code))
+                return
         rejected = [field for field in owner.reject_fields if field in body]
         if rejected:  # like a server without function calling / JSON mode
             message = f"unsupported parameter: {rejected[0]!r} is not supported by this model"
@@ -119,6 +144,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(reply.error_status, _error_body(reply.error_status, reply.error_message), headers)
         elif reply.fault in _BROKEN_BODIES:
             self._send_raw(200, *_BROKEN_BODIES[reply.fault])
+        elif owner.honours_format and (unfaithful := owner.unfaithful(body, reply)) is not None:
+            # A real server constrains decoding to the requested format: a scripted reply that
+            # breaks it is a test that would pass here and fail against any real server.
+            self._send_json(500, _error_body(500, f"scripted server: {unfaithful}"))
         elif body.get("stream"):
             options = body.get("stream_options") or {}
             chunks = owner.chunks(body, reply, bool(options.get("include_usage")))
@@ -183,6 +212,15 @@ class ScriptedOpenAIServer:
     `reject_fields` (e.g. `("tools",)`, `("response_format",)`) are request fields answered with
     HTTP 400 without consuming a reply, like a server that lacks the feature. `props` makes it
     describe itself as llama.cpp does (`GET /props`, see `llama_cpp_props`).
+
+    Every request is checked as OpenAI's API checks it (`testing.openai_rules`: message order
+    and pairing, tool-call ids, roles, tool names, `n`, `response_format`) and refused with a 400
+    and OpenAI's error body; a scripted text reply to a `json_object`/`json_schema` request must
+    be JSON (valid against the schema), as a real server's constrained decoding makes it. The
+    refusals are kept in `rejected`. `lenient=True` turns both checks off, for a test that needs
+    to send what the API refuses; `ignores_response_format=True` keeps the request checks but
+    plays a server that ignores `response_format` (as some OpenAI-compatible servers do: it
+    answers prose in JSON mode), for tests of how the framework copes with one.
     """
 
     def __init__(
@@ -193,11 +231,17 @@ class ScriptedOpenAIServer:
         models: Sequence[str] = ("scripted-model",),
         reject_fields: Sequence[str] = (),
         props: Mapping[str, Any] | None = None,
+        lenient: bool = False,
+        ignores_response_format: bool = False,
     ) -> None:
         self.reject_fields = tuple(reject_fields)
         self.props = props
         """Served at `GET /props` (llama.cpp's server description, see `llama_cpp_props`);
         None: 404, like any other server."""
+        self.lenient = lenient
+        self.honours_format = not (lenient or ignores_response_format)
+        self.rejected: list[str] = []
+        """Messages of the requests refused as OpenAI would refuse them, oldest first."""
         if fail_models and isinstance(script, Script):
             raise TypeError("pass fail_models to Script(...) when giving a Script")
         self.script = script if isinstance(script, Script) else Script(script, fail_models=fail_models)
@@ -316,6 +360,38 @@ class ScriptedOpenAIServer:
         data = [{"id": m, "object": "model", "created": 0, "owned_by": "jianmu"} for m in self.models]
         return {"object": "list", "data": data}
 
+    @staticmethod
+    def unfaithful(body: Mapping[str, Any], reply: ScriptedReply) -> str | None:
+        """Why `reply` could not come from a server honouring the request's `response_format`
+        (None when it could: tool calls, a text format, or JSON that fits)."""
+        fmt = body.get("response_format")
+        if not isinstance(fmt, dict):
+            return None
+        kind = fmt.get("type")
+        if kind not in ("json_object", "json_schema") or reply.tool_calls or reply.content is None:
+            return None
+        if reply.fault or reply.error_status is not None:
+            return None
+        try:
+            value = json.loads(reply.content)
+        except ValueError:
+            return f"the scripted reply is not JSON, but the request asked for response_format {kind}"
+        schema = (fmt.get("json_schema") or {}).get("schema") if kind == "json_schema" else None
+        if kind == "json_object" and not isinstance(value, dict):
+            return "the scripted reply is JSON but not an object, as response_format json_object requires"
+        if isinstance(schema, dict):
+            from ..json_schema import compile_schema, problems
+
+            try:
+                found = problems(compile_schema(schema, known_keywords=False), value)
+            except ValueError as exc:  # the request's schema itself is refused
+                return f"the request's response_format schema is invalid: {exc}"
+            if found:
+                where, what = found[0]
+                place = where or "value"
+                return f"the scripted reply does not match the response_format schema: {place} {what}"
+        return None
+
     def _tool_calls(self, reply: ScriptedReply) -> list[tuple[str, str, str]]:
         return [
             (tc.id or f"call_{next(self._call_ids)}", tc.name, tc.arguments_text) for tc in reply.tool_calls
@@ -349,11 +425,12 @@ class ScriptedOpenAIServer:
             "model": body.get("model"),
             "choices": [
                 {
-                    "index": 0,
+                    "index": index,
                     "message": message,
                     "logprobs": None,
                     "finish_reason": reply.effective_finish_reason,
                 }
+                for index in range(_choices(body))
             ],
             "usage": self._usage(reply),
             "system_fingerprint": None,
@@ -374,9 +451,14 @@ class ScriptedOpenAIServer:
         if include_usage:
             base["usage"] = None
 
+        count = _choices(body)
+
         def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
-            choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
-            return {**base, "choices": [choice]}
+            choices = [
+                {"index": index, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+                for index in range(count)
+            ]
+            return {**base, "choices": choices}
 
         yield chunk({"role": "assistant", "content": "" if reply.content is not None else None})
         for piece in reply.content_pieces:

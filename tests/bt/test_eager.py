@@ -8,10 +8,13 @@ import contextvars
 import anyio
 import pytest
 
+from jianmu_like._speed import fast
 from jianmu_like.bt.eager import NOT_DONE, start_eager
 from jianmu_like.testing import PATIENCE
 
 var: contextvars.ContextVar[str] = contextvars.ContextVar("var", default="unset")
+
+pytestmark = pytest.mark.skipif(not fast("eager"), reason="tests the eager fast path (JIANMU_FAST_PATHS)")
 
 
 async def test_a_step_that_finishes_returns_its_result_at_once() -> None:

@@ -44,7 +44,8 @@ async def test_native_level_forces_the_schema_tool() -> None:
 
 async def test_json_mode_after_tools_are_rejected_with_one_reformat_retry() -> None:
     script = ['{"name": "Ada"}', 'Sure: {"name": "Ada", "age": 36,}']
-    async with ScriptedOpenAIServer(script, reject_fields=("tools",)) as srv:
+    # A server that ignores response_format (prose in JSON mode), as some compatible ones do.
+    async with ScriptedOpenAIServer(script, reject_fields=("tools",), ignores_response_format=True) as srv:
         result = await structured_llm_call(srv.client(), ASK, Person)
     assert result.level == "json_mode" and result.value.age == 36
     assert result.calls == 3 and len(srv.requests) == 3  # native (400), JSON mode, its retry
@@ -67,7 +68,9 @@ async def test_text_level_extracts_json_from_prose() -> None:
 
 async def test_every_level_failing_names_each_failure_or_returns_the_default() -> None:
     script = ["no", "still no", "nothing", "nope"]
-    async with ScriptedOpenAIServer(script * 2, reject_fields=("tools",)) as srv:
+    async with ScriptedOpenAIServer(
+        script * 2, reject_fields=("tools",), ignores_response_format=True
+    ) as srv:
         with pytest.raises(StructuredOutputError) as caught:
             await structured_llm_call(srv.client(), ASK, Person)
         fallback = await structured_llm_call(srv.client(), ASK, Person, default_value=None)
@@ -162,7 +165,7 @@ async def test_hostile_replies_fail_every_level_as_a_structured_output_error() -
         "{" * 16_000,  # text, then its retry
         "{'name': 'Ada', 'age': 0x" + "f" * 5000 + "}",
     ]
-    async with ScriptedOpenAIServer(script) as srv:
+    async with ScriptedOpenAIServer(script, ignores_response_format=True) as srv:
         with pytest.raises(StructuredOutputError) as caught:
             await structured_llm_call(srv.client(), ASK, Person)
     failures = caught.value.failures
@@ -188,7 +191,8 @@ async def test_levels_start_at_what_the_model_declares(
     """The reference's call-count table: tool_call + json_mode 5, json_mode only 4, text only 2."""
     from jianmu_like import ModelClient
 
-    async with ScriptedOpenAIServer(["no"] * 5) as srv:
+    # Prose in JSON mode: a server that ignores response_format, so every level fails.
+    async with ScriptedOpenAIServer(["no"] * 5, ignores_response_format=True) as srv:
         base = srv.client()
         protocol = "auto" if abilities else None
         client = ModelClient(base.provider, model=base.model, tool_protocol=protocol, **abilities)  # type: ignore[arg-type]

@@ -149,7 +149,7 @@ async def test_a_structured_call_that_fails_everywhere_still_counts_its_calls() 
     # native (no tool call), JSON mode and text (each with its one retry): five paid replies
     usages = [Usage(prompt_tokens=10 + i, completion_tokens=i + 1, total_tokens=11 + 2 * i) for i in range(5)]
     replies = [reply(f"not a verdict {i}", usage=usage) for i, usage in enumerate(usages)]
-    async with ScriptedOpenAIServer(replies) as srv:
+    async with ScriptedOpenAIServer(replies, ignores_response_format=True) as srv:
         node = LLMCallNode("Classify", srv.client(), prompt="Classify: {text}", output_schema=Verdict)
         result = await Agent(node).run({"text": "WIN A PRIZE"})
         assert len(srv.requests) == 5

@@ -118,7 +118,8 @@ async def test_same_tool_choice_on_every_retry_and_fallback() -> None:
     script = Script([error_reply(500), call("add", a=1)], fail_models={"primary": 429})
     async with ScriptedOpenAIServer(script) as srv:
         client = srv.client(model="primary", max_retries=1, fallback_models=["backup"])
-        response = await client.complete(request(tool_choice=TOOL_CHOICE, stream=True))
+        add = {"type": "function", "function": {"name": "add", "parameters": {"type": "object"}}}
+        response = await client.complete(request(tools=[add], tool_choice=TOOL_CHOICE, stream=True))
     assert response.message.tool_calls is not None
     assert srv.request_models == ["primary", "primary", "backup", "backup"]
     assert [body["tool_choice"] for body in srv.requests] == [TOOL_CHOICE] * 4

@@ -199,7 +199,7 @@ def test_create_kwargs_omit_unset_fields_and_reject_reserved_keys() -> None:
 
 async def test_extra_params_reach_the_server() -> None:
     async with ScriptedOpenAIServer(["ok"]) as srv:
-        req = request(top_k=5, extra_params={"seed": 3, "custom_flag": True}, tool_choice="none")
+        req = request(top_k=5, extra_params={"seed": 3, "custom_flag": True}, tools=TOOLS, tool_choice="none")
         await srv.client().complete(req)
     body = srv.requests[0]
     assert (body["seed"], body["top_k"], body["custom_flag"], body["tool_choice"]) == (3, 5, True, "none")

@@ -110,7 +110,9 @@ def test_models_route_unknown_routes_and_bad_json() -> None:
         missing = fetch(srv, "/nowhere")
     assert listing[0] == 200
     assert [m["id"] for m in json.loads(listing[1])["data"]] == ["a", "b"]
-    assert bad_json[0] == 400 and "not JSON" in json.loads(bad_json[1])["error"]["message"]
+    assert (
+        bad_json[0] == 400 and "could not parse the JSON body" in json.loads(bad_json[1])["error"]["message"]
+    )
     assert missing[0] == 404
 
 
