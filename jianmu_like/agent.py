@@ -114,6 +114,10 @@ class Agent:
     `InputError` before anything runs; `inputs` names plain keys to accept anyway.
     """
 
+    _conversation: str | None = None
+    """The `thread_id` the current run was given, told to telemetry (`gen_ai.conversation.id`)
+    even without a checkpointer."""
+
     def __init__(
         self,
         root: py_trees.behaviour.Behaviour,
@@ -291,6 +295,7 @@ class Agent:
         if checkpointer is not None:
             self.use_checkpointer(checkpointer)
         recorder = self.recorder
+        self._conversation = thread_id
         base: Checkpoint | None = None
         state: BaseModel | None = None
         if recorder is not None:  # before anything changes: a refused run leaves the agent as it was
@@ -630,7 +635,8 @@ class Agent:
         self.telemetry.run_id = run_id
         hub = self.telemetry
         if hub.active:
-            hub.emit(event, node=self.root.name, namespace=self.namespace, thread_id=self.thread_id)
+            thread_id = self.thread_id or self._conversation
+            hub.emit(event, node=self.root.name, namespace=self.namespace, thread_id=thread_id)
         started = time.perf_counter()
         ticks = 0
         self._loop = asyncio.get_running_loop()

@@ -11,6 +11,7 @@ import argparse
 import os
 import signal
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .common import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, CliError
@@ -104,6 +105,7 @@ def serve_command(args: argparse.Namespace, console: Console, errors: Console) -
         run_ttl=args.run_ttl or None,
         allowed_hosts=[*settings.allowed_hosts, *args.allowed_host],
         max_body_bytes=args.max_body_bytes or settings.max_body_bytes,
+        model_name=Path(args.agent_file).stem,  # each served agent file is a model of /v1/
     )
     host = f"[{args.host}]" if ":" in args.host else args.host
     console.print(f"serving {args.agent_file} on http://{host}:{args.port}/ ({where}; Ctrl-C to stop)")

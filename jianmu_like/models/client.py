@@ -14,6 +14,8 @@ import os
 import random
 from collections.abc import Awaitable, Callable
 from types import TracebackType
+from typing import Any
+from urllib.parse import urlsplit
 
 from ..config import ConfigError, JianmuConfig, ResilienceConfig, get_config
 from ..redact import redact_url
@@ -102,6 +104,7 @@ class ModelClient:
         self.context_window = context_window
         self.resilience = resilience if resilience is not None else ResilienceConfig.model_validate({})
         self._sleep = sleep
+        self._server = _server_of(self.provider.base_url)
 
     def __repr__(self) -> str:
         return f"ModelClient(model={self.model!r}, base_url={redact_url(self.provider.base_url)!r})"
@@ -307,13 +310,14 @@ class ModelClient:
         per_model = 1 + self.resilience.max_retries
         errors: list[ModelError] = []
         attempt = 0
+        described = self._described(request) if on_event is not None else None
         for model in models:
             for retry in range(per_model):
                 attempt += 1
                 if on_event is not None:
                     on_event(
                         ev.MODEL_CALL_STARTED,
-                        {"model": model, "attempt": attempt, "streaming": streaming},
+                        {"model": model, "attempt": attempt, "streaming": streaming, **(described or {})},
                     )
                 try:
                     response = await self.provider.chat(request, model=model, on_delta=on_delta)
@@ -352,9 +356,29 @@ class ModelClient:
                     }
                     if response.tool_protocol is not None:
                         completed["tool_protocol"] = response.tool_protocol
+                    if response.response_id is not None:
+                        completed["response_id"] = response.response_id
                     on_event(ev.MODEL_CALL_COMPLETED, completed)
                 return response
         raise self._failed(models, errors, attempt, on_event) from (errors[-1] if errors else None)
+
+    def _described(self, request: ModelRequest) -> dict[str, Any]:
+        """What a trace says of a call besides its model (the GenAI conventions' request
+        attributes): the server, the sampling parameters set, the output type."""
+        out: dict[str, Any] = dict(self._server)
+        if request.temperature is not None:
+            out["temperature"] = request.temperature
+        if request.max_tokens is not None:
+            out["max_tokens"] = request.max_tokens
+        if request.top_p is not None:
+            out["top_p"] = request.top_p
+        response_format = request.extra_params.get("response_format")
+        json_out = isinstance(response_format, dict) and response_format.get("type") in (
+            "json_object",
+            "json_schema",
+        )
+        out["output_type"] = "json" if json_out else "text"
+        return out
 
     @staticmethod
     def _failed(
@@ -387,3 +411,14 @@ class ModelClient:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+def _server_of(base_url: str | None) -> dict[str, Any]:
+    """`server_address` and `server_port` of a provider's URL (none for an in-process one)."""
+    if not base_url:
+        return {}
+    parts = urlsplit(base_url)
+    if not parts.hostname:
+        return {}
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return {"server_address": parts.hostname, "server_port": port}

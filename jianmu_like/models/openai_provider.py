@@ -262,6 +262,7 @@ class OpenAIProvider:
             model=model,
             finish_reason=choice.finish_reason,
             attempts=1,
+            response_id=completion.id or None,
         )
 
     def _completion(self, raw_response: Any, model: str) -> ChatCompletion:
@@ -301,8 +302,10 @@ class OpenAIProvider:
         )
         acc = StreamAccumulator()
         raw_usage: Any = None
+        response_id: str | None = None
         try:
             async for chunk in stream:
+                response_id = response_id or chunk.id or None
                 if chunk.usage is not None:
                     raw_usage = chunk.usage
                 for choice in chunk.choices:
@@ -353,6 +356,7 @@ class OpenAIProvider:
             model=model,
             finish_reason=acc.finish_reason,
             attempts=1,
+            response_id=response_id,
         )
 
     def _error(self, exc: openai.OpenAIError, model: str, timeout: float | None) -> ModelError:

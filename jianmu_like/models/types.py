@@ -83,6 +83,8 @@ class ModelResponse(BaseModel):
     finish_reason: str | None = None
     attempts: int = 1
     """How many attempts (retries and fallbacks included) the logical call took."""
+    response_id: str | None = None
+    """The server's id of the completion (`chatcmpl-...`), for tracing (`gen_ai.response.id`)."""
     tool_protocol: str | None = None
     """How tools reached the model: "native" (function calling), "json" or "text" (described
     in the prompt, the reply parsed); None when the call offered no tools through an adapter."""

@@ -153,7 +153,14 @@ class ToolCallRunner:
         """The outcome of a call that failed: `reason` cut like an output (`truncate`) before it
         reaches the event, the observation and, through it, the state and the next request."""
         reason = self.truncate(reason)
-        self.emit(ev.TOOL_CALL_FAILED, tool=call.name, call_id=call.id, error=reason, denied=denied)
+        self.emit(
+            ev.TOOL_CALL_FAILED,
+            tool=call.name,
+            call_id=call.id,
+            error=reason,
+            denied=denied,
+            arguments=call.arguments,  # a refused call never started: say what was refused
+        )
         return outcome(f"Error: {reason}", True, [])
 
     def truncate(self, output: str, limit: int | None = None) -> str:

@@ -10,7 +10,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 import py_trees
 from pydantic import BaseModel, ValidationError
@@ -30,10 +30,12 @@ from ..errors import JianmuError
 from ..guard.approvals import InvalidEdit
 from ..models.json_text import JSONTextError, loads_bounded
 from ..validation import validation_problems
+from .artifacts import artifact_response
 from .console import console_routes
 from .errors import error_response, http_error, internal_error
 from .nodes import tree_json
-from .runs import AgentFactory, NotFound, Retention, RunConflict, RunRegistry
+from .openai_compat import ChatCompletionRequest, OpenAIErrorShape, openai_routes
+from .runs import AgentFactory, NotFound, Retention, RunConflict, RunRegistry, RunStatus, run_messages
 from .schemas import DecisionRequest, InjectRequest, RunRequest, ThreadHistory, ThreadList
 from .security import (
     BearerTokenMiddleware,
@@ -94,6 +96,7 @@ def create_app(
     run_ttl: float | None = 3600.0,
     allowed_hosts: Sequence[str] | None = None,
     max_body_bytes: int | None = None,
+    model_name: str | None = None,
 ) -> Starlette:
     """The ASGI app serving agents made by `agent_factory` (one per conversation: an `Agent`,
     or a `Conversation` of an `AgentTemplate` for cheap ones).
@@ -109,6 +112,9 @@ def create_app(
     request from a page of another origin (403) or without a JSON body (415), and a body over
     `max_body_bytes` (413), too. Both default to the `server` section of the configuration.
     A bad `allowed_hosts` entry is a ValueError naming it.
+
+    The agent is also a model of an OpenAI-compatible API (`/v1/chat/completions`,
+    `/v1/models`; see `openai_compat`) named `model_name` (default: its tree's root name).
     """
     settings = get_config().server
     rule = HostRule(settings.allowed_hosts if allowed_hosts is None else allowed_hosts)
@@ -124,6 +130,25 @@ def create_app(
         body = await _body(request, RunRequest)
         record = registry.start(body.input, body.thread_id)
         return JSONResponse({"run_id": record.run_id, "thread_id": record.thread_id}, status_code=201)
+
+    async def runs(request: Request) -> Response:
+        return await (create_run(request) if request.method == "POST" else list_runs(request))
+
+    async def list_runs(request: Request) -> Response:
+        status = request.query_params.get("status") or None
+        allowed = get_args(RunStatus)
+        if status is not None and status not in allowed:
+            raise BadRequest(
+                f"status must be one of {', '.join(allowed)}, got {status!r}",
+                [{"field": "status", "message": "unknown status"}],
+            )
+        return JSONResponse({"runs": registry.listing(status, request.query_params.get("thread_id") or None)})
+
+    async def get_messages(request: Request) -> Response:
+        record = registry.get(request.path_params["run_id"])
+        return JSONResponse(
+            {"run_id": record.run_id, "thread_id": record.thread_id, "messages": run_messages(record)}
+        )
 
     async def get_run(request: Request) -> Response:
         return JSONResponse(registry.get(request.path_params["run_id"]).summary())
@@ -159,6 +184,15 @@ def create_app(
         body = await _body(request, InjectRequest)
         record = registry.inject(request.path_params["run_id"], body.content)
         return JSONResponse({"run_id": record.run_id, "queued": len(record.injects)}, status_code=202)
+
+    async def get_artifact(request: Request) -> Response:
+        record = registry.get(request.path_params["run_id"])
+        download = request.query_params.get("download") not in (None, "", "0", "false")
+        return artifact_response(record, request.path_params["n"], download=download)
+
+    async def cancel_run(request: Request) -> Response:
+        record = registry.cancel(request.path_params["run_id"])
+        return JSONResponse({"run_id": record.run_id, "status": "cancelling"}, status_code=202)
 
     async def list_approvals(_request: Request) -> Response:
         return JSONResponse({"approvals": registry.approvals()})
@@ -209,6 +243,12 @@ def create_app(
         versions = await asyncio.to_thread(thread_history, store, tid, label="the checkpoint store")
         return JSONResponse(ThreadHistory(thread_id=tid, versions=versions).model_dump(mode="json"))
 
+    def served_model() -> str:
+        return model_name if model_name is not None else str(_tree_of(sample()).name)
+
+    async def chat_request(request: Request) -> ChatCompletionRequest:
+        return await _body(request, ChatCompletionRequest)
+
     async def healthz(_request: Request) -> Response:
         active = sum(1 for r in registry.runs.values() if not r.finished)
         return JSONResponse({"status": "ok", "runs": len(registry.runs), "active": active})
@@ -234,9 +274,10 @@ def create_app(
         detail = exc.detail if isinstance(exc, BadRequest) else []
         return error_response(422, str(exc), detail=detail)
 
-    # Outermost first: the Host before anything else, then (CORS answering its preflights) the
-    # origin and content type of a state change, then the body's size, then the token.
-    middleware: list[Middleware] = [Middleware(HostAllowList, rule=rule)]
+    # Outermost first: the OpenAI error shape of `/v1/` (over every refusal), the Host before
+    # anything else, then (CORS answering its preflights) the origin and content type of a
+    # state change, then the body's size, then the token.
+    middleware: list[Middleware] = [Middleware(OpenAIErrorShape), Middleware(HostAllowList, rule=rule)]
     if cors_origins:
         middleware.append(
             Middleware(
@@ -254,17 +295,21 @@ def create_app(
         routes=[
             *console_routes(),
             Route("/healthz", healthz),
-            Route("/api/runs", create_run, methods=["POST"]),
+            Route("/api/runs", runs, methods=["GET", "POST"]),
             Route("/api/runs/{run_id}", get_run),
             Route("/api/runs/{run_id}/events", run_events),
             Route("/api/runs/{run_id}/nodes", run_nodes),
             Route("/api/runs/{run_id}/inject", inject, methods=["POST"]),
+            Route("/api/runs/{run_id}/cancel", cancel_run, methods=["POST"]),
+            Route("/api/runs/{run_id}/messages", get_messages),
+            Route("/api/runs/{run_id}/artifacts/{n}", get_artifact),
             Route("/api/approvals", list_approvals),
             Route("/api/approvals/{approval_id}", decide, methods=["POST"]),
             Route("/api/agent", agent_tree),
             Route("/api/threads", list_threads),
             Route("/api/threads/{thread_id}", get_thread),
             Route("/api/threads/{thread_id}/history", get_thread_history),
+            *openai_routes(registry, served_model, chat_request),
         ],
         middleware=middleware,
         exception_handlers={

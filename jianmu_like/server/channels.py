@@ -36,6 +36,8 @@ CHANNELS: tuple[Channel, ...] = (
 )
 
 Message = tuple[Channel, dict[str, Any]]
+ARTIFACT_CHANNEL: Channel = "artifact"
+"""The channel of the documents tools made (`server.artifacts` numbers them in its order)."""
 
 
 class ChannelMapper:
@@ -86,7 +88,7 @@ class ChannelMapper:
                         "iteration",
                         "done",
                         tool_name=data.get("tool"),
-                        tool_args=self._tool_args.pop(str(call_id), None),
+                        tool_args=self._tool_args.pop(str(call_id), None) or data.get("arguments"),
                         call_id=call_id,
                         observation=None if failed else data.get("output"),
                         error=data.get("error") if failed else None,
@@ -101,9 +103,9 @@ class ChannelMapper:
                 inject["iteration"] = self.iteration
             return [("inject", inject)]
         if kind.startswith("context.compact"):
-            return [("compact", dict(data))]
+            return [("compact", _compact(data))]
         if kind.startswith("phase"):
-            return [("phase", {"phase": data.get("phase", kind.partition(".")[2] or kind), **data})]
+            return [("phase", _phase(kind, data))]
         if kind == ev.ARTIFACT:
             return [("artifact", dict(data))]
         return []
@@ -182,3 +184,23 @@ class ChannelMapper:
             ("answer", {"status": "delta", "content": answer}),
             ("answer", {"status": "done", "content": answer}),
         ]
+
+
+# FIM One's protocol names these payloads' fields; the telemetry's own names stay as extra fields.
+def _compact(data: dict[str, Any]) -> dict[str, Any]:
+    """`compact`: `original_messages` and `kept_messages` (the event's `messages_before` and
+    `messages_after`), then the rest of the event."""
+    return {
+        "original_messages": data.get("messages_before"),
+        "kept_messages": data.get("messages_after"),
+        **data,
+    }
+
+
+def _phase(kind: str, data: dict[str, Any]) -> dict[str, Any]:
+    """`phase`: the phase's name and, when it chooses among tools, `total_tools` (the event's
+    `total`)."""
+    payload = {"phase": data.get("phase", kind.partition(".")[2] or kind), **data}
+    if data.get("total") is not None:
+        payload["total_tools"] = data["total"]
+    return payload

@@ -28,13 +28,14 @@ CONTENT_SECURITY_POLICY = "; ".join(
         "script-src 'self'",
         "style-src 'self'",
         "connect-src 'self'",
-        "img-src 'self' data:",
+        "img-src 'self' data: blob:",  # blob: an image artifact, fetched with the token
         "base-uri 'none'",
         "form-action 'none'",
         "frame-ancestors 'none'",
     ]
 )
-"""Only the console's own files run; no inline script or style, no other origin, no framing."""
+"""Only the console's own files run; no inline script or style, no other origin, no framing.
+An HTML artifact's iframe (`srcdoc`, sandboxed) inherits this policy: no script runs in it."""
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,

@@ -24,18 +24,17 @@ import asyncio
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from ..agent import Agent, AgentResult
-from ..bt.runner import RunStatus
 from ..checkpoint.contract import WatchableCheckpointer
 from ..checkpoint.store import Checkpointer, CheckpointError
 from ..errors import JianmuError
 from ..guard.approvals import AlreadyDecided, ApprovalDecision, ApprovalError, InvalidEdit, verdict
-from ..models.messages import human
+from ..models.messages import Message, human
 from ..redact import redact
 from ..review import PendingApproval, ThreadSuspendedError, refuse_fresh_run, stored_decisions
 from ..telemetry import events as ev
@@ -48,6 +47,8 @@ AgentFactory = Callable[[], Agent]
 _API_HINT = (
     "decide them first (POST /api/approvals/{id}; the run resumes by itself), or run on another thread"
 )
+RunStatus = Literal["running", "suspended", "success", "failure", "cancelled"]
+"""A served run's status: the runner's, and `cancelled` (`POST /api/runs/{id}/cancel`)."""
 _RUN_EDGES = (ev.RUN_STARTED, ev.RUN_RESUMED, ev.RUN_COMPLETED)
 
 
@@ -113,6 +114,8 @@ class RunRecord:
         self.decided: dict[str, ApprovalDecision] = {}
         """Every decision this run took (by approval id): a late second decider hears of it."""
         self.task: asyncio.Task[None] | None = None
+        self.cancelling = False
+        """A client asked to cancel the run (`cancel`): it ends as `cancelled`."""
         self._changed = asyncio.Event()
         self._unsubscribe: Callable[[], None] | None = None
 
@@ -123,7 +126,16 @@ class RunRecord:
 
     @property
     def finished(self) -> bool:
-        return self.status in ("success", "failure")
+        return self.status in ("success", "failure", "cancelled")
+
+    def cancel(self) -> None:
+        """End the run as `cancelled`: its tree is halted (running nodes terminated, their tasks
+        cancelled: no further model or tool call); the agent still saves its checkpoint and
+        reports the run's end. Before the run's task starts, it never starts the agent."""
+        self.cancelling = True
+        runner = getattr(self.agent, "runner", None)
+        if runner is not None:
+            runner.halt()  # a no-op unless the tree is running
 
     @property
     def store(self) -> Checkpointer | None:
@@ -186,7 +198,7 @@ class RunRecord:
         began = time.perf_counter()
         result: AgentResult | None = None
         try:
-            result = await start()
+            result = None if self.cancelling else await start()
         except Exception as exc:  # a run that raises still ends its stream, with the cause
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
@@ -202,6 +214,9 @@ class RunRecord:
         self._unsubscribe = None
         self.error = result.error if result is not None else self.error
         status: RunStatus = result.status if result is not None and result.status == "success" else "failure"
+        if self.cancelling and status != "success":  # an answer that came first stands
+            status = "cancelled"
+            self.error = "cancelled by a client (POST /api/runs/{run_id}/cancel)"
         messages = self.mapper.finish(
             answer=result.final_answer if result is not None else None,
             status=status,
@@ -253,6 +268,24 @@ class RunRecord:
         }
 
 
+def run_messages(record: RunRecord) -> list[dict[str, Any]]:
+    """The conversation's messages at the run's end or suspension (its output namespace's, as
+    the model received them), redacted like every event; a run still working is a RunConflict."""
+    result = record.result
+    if result is None or record.status == "running":
+        raise RunConflict(
+            f"run {record.run_id!r} is {record.status}: its messages are read when it finishes or "
+            f"waits for approvals (follow GET /api/runs/{record.run_id}/events meanwhile)"
+        )
+    state = result.state
+    if result.output_namespace is not None:
+        state = getattr(state, result.output_namespace, None)
+    messages = getattr(state, "messages", None)
+    if not isinstance(messages, list):
+        raise RunConflict(f"run {record.run_id!r}: this agent keeps no `messages` in its state")
+    return [redact(m.to_openai()) if hasattr(m, "to_openai") else redact(m) for m in messages]
+
+
 class RunRegistry:
     """Every run and conversation of one server."""
 
@@ -292,8 +325,12 @@ class RunRegistry:
                 raise NotFound(f"run {run_id!r} was evicted ({why}; {self.retention.describe()})") from None
             raise NotFound(f"no run {run_id!r}") from None
 
-    def start(self, question: str, thread_id: str | None = None) -> RunRecord:
-        """Start a run as a task; `thread_id` continues that conversation (or names a new one)."""
+    def start(
+        self, question: str, thread_id: str | None = None, *, history: Sequence[Message] = ()
+    ) -> RunRecord:
+        """Start a run as a task; `thread_id` continues that conversation (or names a new one).
+        `history` (messages before the question) starts a new conversation; a conversation the
+        server (or its store) already holds has its own, and `history` is not used."""
         if thread_id is not None and thread_id in self.active:
             busy = self.active[thread_id]
             if busy.status == "suspended" and busy.result is not None:
@@ -310,19 +347,23 @@ class RunRegistry:
         tid = thread_id or secrets.token_hex(8)
         agent = self.threads.get(tid)
         fresh = agent is None
+        restored = False
         if agent is None:
             agent = self.agent_factory()
         if thread_id is not None:
             self._refuse_suspended(agent, thread_id, close=fresh)
         if fresh:
             if thread_id is not None:  # a store's thread is continued by `run` itself
+                recorder = agent.recorder
+                restored = recorder is not None and recorder.checkpointer.load(thread_id) is not None
                 self._refuse_lost_conversation(agent, thread_id)
             self.threads[tid] = agent
         record = RunRecord(secrets.token_hex(8), tid, agent, question)
         self.runs[record.run_id] = record
         self.active[tid] = record
         self._latest[tid] = record.run_id
-        offered: dict[str, Any] = {"task": question, "messages": [human(question)]}
+        earlier = list(history) if fresh and not restored else []
+        offered: dict[str, Any] = {"task": question, "messages": [*earlier, human(question)]}
         data = {key: value for key, value in offered.items() if agent.accepts(key)}
         if not data:
             raise RunConflict("this agent reads neither `task` nor `messages`: it cannot take a question")
@@ -360,6 +401,31 @@ class RunRegistry:
         except ValueError as exc:
             raise RunConflict(f"run {run_id!r} takes no follow-ups: {exc}") from exc
         return record
+
+    def cancel(self, run_id: str) -> RunRecord:
+        """Cancel a running run (`RunRecord.cancel`); a finished one, or one waiting for
+        approvals (deny them to end it), is a RunConflict saying so."""
+        record = self.get(run_id)
+        if record.finished:
+            raise RunConflict(f"run {run_id!r} has already finished ({record.status})")
+        if record.status == "suspended":
+            ids = ", ".join(record.waiting()) or "none"
+            raise RunConflict(
+                f"run {run_id!r} is not running: it waits for approvals ({ids}); deny them to end it "
+                '(POST /api/approvals/{id} {"decision": "deny", "reason": ...})'
+            )
+        record.cancel()
+        return record
+
+    def listing(self, status: str | None = None, thread_id: str | None = None) -> list[dict[str, Any]]:
+        """The summaries of the runs kept, oldest first, of `status` and `thread_id` if given."""
+        self.evict()
+        return [
+            record.summary()
+            for record in self.runs.values()
+            if (status is None or record.status == status)
+            and (thread_id is None or record.thread_id == thread_id)
+        ]
 
     def approvals(self) -> list[dict[str, Any]]:
         return [item for record in self.runs.values() for item in record.pending()]

@@ -3,7 +3,7 @@ web page, of another origin or rebinding a name to this machine, can drive the s
 
 An agent server runs tools on the host, so whoever reaches its API can act there. On loopback
 only local users can; on any other address a token is required, checked with a constant-time
-comparison on every `/api/` request.
+comparison on every `/api/` and `/v1/` request.
 
 A browser on the same machine is a way in, too: any page it shows can send "simple" requests
 (a `text/plain` or form POST, a `no-cors` fetch) to 127.0.0.1 without a preflight, and a page
@@ -56,15 +56,20 @@ def check_bind(host: str, token: str | None) -> None:
         )
 
 
+PROTECTED = ("/api/", "/v1/")
+"""The path prefixes a token protects: the API and its OpenAI-compatible face."""
+
+
 class BearerTokenMiddleware:
-    """Answers 401 to `/api/` requests without `Authorization: Bearer <token>`."""
+    """Answers 401 to `/api/` and `/v1/` (OpenAI-compatible) requests without
+    `Authorization: Bearer <token>` (the OpenAI SDKs send their API key so)."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
         self.expected = f"Bearer {token}".encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and str(scope.get("path", "")).startswith("/api/"):
+        if scope["type"] == "http" and str(scope.get("path", "")).startswith(PROTECTED):
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
             if not secrets.compare_digest(given, self.expected):
                 reason = "missing" if not given else "wrong"

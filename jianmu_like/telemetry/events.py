@@ -112,6 +112,12 @@ class ModelCallStarted(Payload):
     model: str
     attempt: int
     streaming: bool
+    server_address: str | None = None
+    server_port: int | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    top_p: float | None = None
+    output_type: Literal["text", "json"] | None = None
 
 
 class ModelCallRetry(Payload):
@@ -128,6 +134,7 @@ class ModelCallCompleted(Payload):
     usage: UsageData
     finish_reason: str | None = None
     tool_protocol: str | None = None
+    response_id: str | None = None
 
 
 class ModelCallFailure(Payload):
@@ -180,6 +187,7 @@ class ToolCallFailed(Payload):
     call_id: str
     error: str
     denied: bool
+    arguments: dict[str, Any] | None = None
 
 
 class ApprovalRequested(Payload):

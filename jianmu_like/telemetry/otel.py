@@ -15,7 +15,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from opentelemetry import trace
+from opentelemetry import metrics, trace
+from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, TracerProvider
 
 from . import events as ev
@@ -51,6 +52,10 @@ class _Run:
     """The model-call attempt in flight, by node path."""
     tools: dict[tuple[str, str], Span] = field(default_factory=dict)
     """Tool calls in flight, by (node path, call id): parallel calls are siblings."""
+    common: dict[str, Any] = field(default_factory=dict)
+    """Attributes of every span of the run (`gen_ai.conversation.id` of a thread's run)."""
+    calls: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)
+    """The model call in flight by node path: its start and its metrics' attributes."""
 
 
 class OTelSubscriber:
@@ -58,7 +63,10 @@ class OTelSubscriber:
     apart by `run_id`): `hub.subscribe(OTelSubscriber())`.
 
     `provider_name` is `gen_ai.provider.name` (and the older `gen_ai.system`) of model calls;
-    `capture_content` also puts tool arguments and results and the final answer on spans.
+    `capture_content` also puts tool arguments and results and the final answer on spans (in
+    the conventions' attributes). Model calls are also measured, on `meter_provider` (default:
+    the global one, a no-op unless set), as the conventions' `gen_ai.client.token.usage` and
+    `gen_ai.client.operation.duration` histograms.
     """
 
     def __init__(
@@ -67,9 +75,24 @@ class OTelSubscriber:
         *,
         provider_name: str = "openai",
         capture_content: bool = False,
+        meter_provider: MeterProvider | None = None,
     ) -> None:
         provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
         self.tracer: Tracer = provider.get_tracer(INSTRUMENTATION)
+        meters = meter_provider if meter_provider is not None else metrics.get_meter_provider()
+        meter = meters.get_meter(INSTRUMENTATION)
+        self.token_usage = meter.create_histogram(
+            "gen_ai.client.token.usage",
+            unit="{token}",
+            description="Number of input and output tokens used",
+            explicit_bucket_boundaries_advisory=TOKEN_BUCKETS,
+        )
+        self.duration = meter.create_histogram(
+            "gen_ai.client.operation.duration",
+            unit="s",
+            description="GenAI operation duration",
+            explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+        )
         self.provider_name = provider_name
         self.capture_content = capture_content
         self._runs: OrderedDict[str, _Run] = OrderedDict()
@@ -93,21 +116,22 @@ class OTelSubscriber:
     # ------------------------------------------------------------------ runs
     def _start_run(self, run_id: str, event: Event) -> None:
         root = event.node or "agent"
+        thread_id = event.data.get("thread_id")
+        common = {"gen_ai.conversation.id": str(thread_id)} if thread_id is not None else {}
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "invoke_agent",
             "gen_ai.agent.name": root,
+            "gen_ai.agent.id": f"{event.namespace}/{root}" if event.namespace else root,
             "jianmu.run_id": run_id,
             "jianmu.resumed": event.type == ev.RUN_RESUMED,
+            **common,
         }
-        thread_id = event.data.get("thread_id")
-        if thread_id is not None:
-            attributes["gen_ai.conversation.id"] = str(thread_id)
         if event.namespace is not None:
             attributes["jianmu.namespace"] = event.namespace
         span = self.tracer.start_span(
             f"invoke_agent {root}", kind=SpanKind.INTERNAL, attributes=attributes, start_time=_ns(event)
         )
-        self._runs[run_id] = _Run(span=span, root=root)
+        self._runs[run_id] = _Run(span=span, root=root, common=common)
         while len(self._runs) > MAX_OPEN_RUNS:
             _, stale = self._runs.popitem(last=False)
             self._end_run(stale, _ns(event), abandoned=True)
@@ -125,7 +149,7 @@ class OTelSubscriber:
                 span.set_attribute("jianmu.iterations", int(termination["iterations"]))
         _set_usage(span, data.get("usage"))
         if self.capture_content and data.get("final_answer") is not None:
-            span.set_attribute("jianmu.final_answer", str(data["final_answer"]))
+            span.set_attribute("gen_ai.output.messages", _output_messages(str(data["final_answer"]), "stop"))
         if status == "failure":
             error = str(data.get("error") or f"run failed ({termination.get('reason', 'unknown')})")
             named = _ERROR_TYPE.match(error)
@@ -147,6 +171,7 @@ class OTelSubscriber:
             span.end(ts)
         run.tools.clear()
         run.models.clear()
+        run.calls.clear()
         run.nodes.clear()
         if abandoned:
             _record_error(run.span, "Abandoned", "the run ended without reporting its outcome", ts)
@@ -164,7 +189,7 @@ class OTelSubscriber:
             for open_path, open_span in run.nodes.items():  # nested agents: deepest open ancestor
                 if path.startswith(open_path + "/"):
                     parent = open_span
-            attributes = {"jianmu.node.path": path}
+            attributes = {"jianmu.node.path": path, **run.common}
             if event.namespace is not None:
                 attributes["jianmu.namespace"] = event.namespace
             span = self.tracer.start_span(
@@ -228,15 +253,28 @@ class OTelSubscriber:
         if previous is not None:  # a non-retryable error moved on to the next model
             _record_error(previous, "ModelError", "attempt failed; trying the next model", ts)
             previous.end(ts)
-        model = str(event.data.get("model") or "")
-        attributes: dict[str, Any] = {
+            self._measure(run, path, ts, {}, "ModelError")
+        data = event.data
+        model = str(data.get("model") or "")
+        measured: dict[str, Any] = {
             "gen_ai.operation.name": "chat",
             "gen_ai.provider.name": self.provider_name,
-            "gen_ai.system": self.provider_name,
             "gen_ai.request.model": model,
-            "jianmu.attempt": int(event.data.get("attempt") or 1),
-            "jianmu.streaming": bool(event.data.get("streaming")),
         }
+        for key, name in _SERVER:
+            if data.get(key) is not None:
+                measured[name] = data[key]
+        run.calls[path] = (ts, measured)
+        attributes: dict[str, Any] = {
+            **measured,
+            "gen_ai.system": self.provider_name,
+            "jianmu.attempt": int(data.get("attempt") or 1),
+            "jianmu.streaming": bool(data.get("streaming")),
+            **run.common,
+        }
+        for key, name in _REQUEST:
+            if data.get(key) is not None:
+                attributes[name] = data[key]
         run.models[path] = self.tracer.start_span(
             f"chat {model}".strip(),
             context=trace.set_span_in_context(self._node(run, event)),
@@ -246,17 +284,40 @@ class OTelSubscriber:
         )
 
     def _model_completed(self, run: _Run, event: Event) -> None:
-        span = run.models.pop(event.node or run.root, None)
+        path = event.node or run.root
+        span = run.models.pop(path, None)
         if span is None:
             return
-        data = event.data
+        data, ts = event.data, _ns(event)
         if data.get("model"):
             span.set_attribute("gen_ai.response.model", str(data["model"]))
+        if data.get("response_id"):
+            span.set_attribute("gen_ai.response.id", str(data["response_id"]))
         if data.get("finish_reason"):
             span.set_attribute("gen_ai.response.finish_reasons", [str(data["finish_reason"])])
         _set_usage(span, data.get("usage"))
         span.set_status(Status(StatusCode.OK))
-        span.end(_ns(event))
+        span.end(ts)
+        self._measure(run, path, ts, data)
+
+    def _measure(
+        self, run: _Run, path: str, ts: int, data: dict[str, Any], error_type: str | None = None
+    ) -> None:
+        """The conventions' metrics of one model call attempt: its duration and its tokens."""
+        started = run.calls.pop(path, None)
+        if started is None:
+            return
+        began, attributes = started
+        if data.get("model"):
+            attributes = {**attributes, "gen_ai.response.model": str(data["model"])}
+        if error_type is not None:
+            attributes = {**attributes, "error.type": error_type}
+        self.duration.record(max(ts - began, 0) / 1e9, attributes)
+        usage = data.get("usage")
+        if error_type is None and isinstance(usage, dict):
+            for key, kind in (("prompt_tokens", "input"), ("completion_tokens", "output")):
+                if usage.get(key) is not None:
+                    self.token_usage.record(int(usage[key]), {**attributes, "gen_ai.token.type": kind})
 
     def _model_failed(self, run: _Run, event: Event) -> None:
         """A retry ends the failed attempt; `model.call.failed` ends the last one."""
@@ -269,6 +330,7 @@ class OTelSubscriber:
             span.set_attribute("jianmu.retry_delay", float(event.data["delay"]))
         _record_error(span, error_type, message, _ns(event))
         span.end(_ns(event))
+        self._measure(run, event.node or run.root, _ns(event), {}, error_type)
 
     # ------------------------------------------------------------------ tool calls
     def _tool_span(self, run: _Run, event: Event) -> Span:
@@ -279,6 +341,7 @@ class OTelSubscriber:
             "gen_ai.tool.name": tool,
             "gen_ai.tool.call.id": call_id,
             "gen_ai.tool.type": "function",
+            **run.common,
         }
         if self.capture_content and "arguments" in data:
             attributes["gen_ai.tool.call.arguments"] = _json(data["arguments"])
@@ -332,6 +395,29 @@ _HANDLERS = {
     ev.TOOL_CALL_COMPLETED: OTelSubscriber._tool_completed,
     ev.TOOL_CALL_FAILED: OTelSubscriber._tool_failed,
 }
+
+
+TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864]
+DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92]
+"""The bucket boundaries the GenAI metrics conventions advise."""
+_SERVER = (("server_address", "server.address"), ("server_port", "server.port"))
+_REQUEST = (
+    ("temperature", "gen_ai.request.temperature"),
+    ("max_tokens", "gen_ai.request.max_tokens"),
+    ("top_p", "gen_ai.request.top_p"),
+    ("output_type", "gen_ai.output.type"),
+)
+"""Model-call event fields -> span attributes (`_SERVER` ones are metric attributes too)."""
+
+
+def _output_messages(text: str, finish_reason: str) -> str:
+    """`gen_ai.output.messages`: the conventions' JSON of one assistant text message."""
+    message = {
+        "role": "assistant",
+        "parts": [{"type": "text", "content": text}],
+        "finish_reason": finish_reason,
+    }
+    return json.dumps([message], ensure_ascii=False)
 
 
 def _set_usage(span: Span, usage: Any) -> None:

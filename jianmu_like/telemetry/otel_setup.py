@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 from ..errors import JianmuError
 
 if TYPE_CHECKING:
+    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import MetricExporter
     from opentelemetry.sdk.trace.export import SpanExporter
     from opentelemetry.trace import TracerProvider
 
@@ -30,7 +32,6 @@ if TYPE_CHECKING:
 EXTRA = "otel"
 INSTALL_HINT = "pip install 'jianmu_like[otel]'"
 DEFAULT_SERVICE_NAME = "jianmu-like"
-_EXPORTER_GROUP = "opentelemetry_traces_exporter"
 _OTLP_PROTOCOLS = {
     "http/protobuf": "otlp_proto_http",
     "grpc": "otlp_proto_grpc",
@@ -68,15 +69,26 @@ def span_exporters(environ: Mapping[str, str] | None = None) -> list[SpanExporte
     """The exporters `OTEL_TRACES_EXPORTER` names (comma-separated; default `otlp`, `none` for
     none), each built with no arguments so it reads its own `OTEL_EXPORTER_*` settings (the
     console one writes to stderr)."""
+    return _exporters("traces", "span", environ)
+
+
+def metric_exporters(environ: Mapping[str, str] | None = None) -> list[MetricExporter]:
+    """The exporters `OTEL_METRICS_EXPORTER` names, as `span_exporters` for spans."""
+    return _exporters("metrics", "metric", environ)
+
+
+def _exporters(signal: str, what: str, environ: Mapping[str, str] | None) -> list[Any]:
+    """The exporters `OTEL_<SIGNAL>_EXPORTER` names, from the installed packages' entry points."""
     env = os.environ if environ is None else environ
-    names = [n.strip().lower() for n in env.get("OTEL_TRACES_EXPORTER", "otlp").split(",") if n.strip()]
-    exporters: list[SpanExporter] = []
+    variable, group = f"OTEL_{signal.upper()}_EXPORTER", f"opentelemetry_{signal}_exporter"
+    names = [n.strip().lower() for n in env.get(variable, "otlp").split(",") if n.strip()]
+    exporters: list[Any] = []
     for name in names:
         if name == "none":
             continue
         key = name
         if name == "otlp":
-            protocol = env.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or env.get(
+            protocol = env.get(f"OTEL_EXPORTER_OTLP_{signal.upper()}_PROTOCOL") or env.get(
                 "OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"
             )
             key = _OTLP_PROTOCOLS.get(protocol.strip().lower(), "")
@@ -84,15 +96,15 @@ def span_exporters(environ: Mapping[str, str] | None = None) -> list[SpanExporte
                 raise OTelConfigError(
                     f"OTEL_EXPORTER_OTLP_PROTOCOL={protocol!r} is not one of {', '.join(_OTLP_PROTOCOLS)}"
                 )
-        found = list(entry_points(group=_EXPORTER_GROUP, name=key))
+        found = list(entry_points(group=group, name=key))
         if not found:
-            known = sorted({e.name for e in entry_points(group=_EXPORTER_GROUP)} | {"otlp", "none"})
+            known = sorted({e.name for e in entry_points(group=group)} | {"otlp", "none"})
             hint = ""
             if name == "otlp":
                 hint = f"; the `{EXTRA}` extra brings otlp over http/protobuf: {INSTALL_HINT}"
             raise OTelConfigError(
-                f"OTEL_TRACES_EXPORTER names {name!r}, but no installed package provides the "
-                f"span exporter {key!r} (available: {', '.join(known)}){hint}"
+                f"{variable} names {name!r}, but no installed package provides the "
+                f"{what} exporter {key!r} (available: {', '.join(known)}){hint}"
             )
         exporter = found[0].load()
         # The console exporter writes to stderr: stdout carries the answer (or `--json` lines).
@@ -100,20 +112,26 @@ def span_exporters(environ: Mapping[str, str] | None = None) -> list[SpanExporte
     return exporters
 
 
-def tracer_provider_from_env(environ: Mapping[str, str] | None = None) -> TracerProvider:
-    """An SDK `TracerProvider` configured by the `OTEL_*` variables; the service is called
-    `jianmu-like` unless `OTEL_SERVICE_NAME` or `OTEL_RESOURCE_ATTRIBUTES` names it."""
-    require_otel()
+def _resource(env: Mapping[str, str]) -> Any:
+    """The SDK resource of the `OTEL_*` variables; the service is called `jianmu-like` unless
+    `OTEL_SERVICE_NAME` or `OTEL_RESOURCE_ATTRIBUTES` names it."""
     from opentelemetry.sdk.resources import SERVICE_NAME, Resource
-    from opentelemetry.sdk.trace import TracerProvider as SDKTracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    env = os.environ if environ is None else environ
     resource = Resource.create()
     named = env.get("OTEL_SERVICE_NAME") or "service.name=" in env.get("OTEL_RESOURCE_ATTRIBUTES", "")
     if not named:
         resource = resource.merge(Resource({SERVICE_NAME: DEFAULT_SERVICE_NAME}))
-    provider = SDKTracerProvider(resource=resource)
+    return resource
+
+
+def tracer_provider_from_env(environ: Mapping[str, str] | None = None) -> TracerProvider:
+    """An SDK `TracerProvider` configured by the `OTEL_*` variables (see `_resource`)."""
+    require_otel()
+    from opentelemetry.sdk.trace import TracerProvider as SDKTracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    env = os.environ if environ is None else environ
+    provider = SDKTracerProvider(resource=_resource(env))
     for exporter in span_exporters(env):
         provider.add_span_processor(BatchSpanProcessor(exporter))
     return provider
@@ -134,18 +152,57 @@ def global_tracer_provider() -> TracerProvider:
     return trace.get_tracer_provider()
 
 
+def meter_provider_from_env(environ: Mapping[str, str] | None = None) -> MeterProvider:
+    """An SDK `MeterProvider` exporting to the exporters `OTEL_METRICS_EXPORTER` names (read
+    every `OTEL_METRIC_EXPORT_INTERVAL` ms, and when flushed)."""
+    require_otel()
+    from opentelemetry.sdk.metrics import MeterProvider as SDKMeterProvider
+    from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+
+    env = os.environ if environ is None else environ
+    readers = [PeriodicExportingMetricReader(exporter) for exporter in metric_exporters(env)]
+    return SDKMeterProvider(metric_readers=readers, resource=_resource(env))
+
+
+def global_meter_provider() -> MeterProvider:
+    """The process's meter provider: the SDK one already set, else one from the environment,
+    then set as the global one."""
+    require_otel()
+    from opentelemetry import metrics
+    from opentelemetry.sdk.metrics import MeterProvider as SDKMeterProvider
+
+    current = metrics.get_meter_provider()
+    if isinstance(current, SDKMeterProvider):
+        return current
+    provider = meter_provider_from_env()
+    metrics.set_meter_provider(provider)
+    return metrics.get_meter_provider()
+
+
 def otel_subscriber(
-    config: TelemetryConfig | None = None, *, tracer_provider: TracerProvider | None = None
+    config: TelemetryConfig | None = None,
+    *,
+    tracer_provider: TracerProvider | None = None,
+    meter_provider: MeterProvider | None = None,
 ) -> OTelSubscriber:
-    """A span subscriber set up by `config` (default: the configuration's `telemetry` section)
-    on `tracer_provider` (default: `global_tracer_provider()`)."""
+    """A span and metric subscriber set up by `config` (default: the configuration's
+    `telemetry` section) on `tracer_provider` and `meter_provider` (default: the global ones,
+    from the environment if none is set; given a tracer provider only, the global meter
+    provider as it is)."""
     require_otel()
     from ..config import get_config
     from .otel import OTelSubscriber
 
     cfg = config if config is not None else get_config().telemetry
-    provider = tracer_provider if tracer_provider is not None else global_tracer_provider()
-    return OTelSubscriber(provider, provider_name=cfg.provider_name, capture_content=cfg.capture_content)
+    if tracer_provider is None:
+        tracer_provider = global_tracer_provider()
+        meter_provider = meter_provider if meter_provider is not None else global_meter_provider()
+    return OTelSubscriber(
+        tracer_provider,
+        provider_name=cfg.provider_name,
+        capture_content=cfg.capture_content,
+        meter_provider=meter_provider,
+    )
 
 
 def enable_otel(
@@ -164,10 +221,14 @@ def enable_otel(
 
 
 def flush_tracing(timeout_millis: int = 5_000) -> None:
-    """Export the spans still buffered (the CLI calls this before it exits)."""
-    trace = sys.modules.get("opentelemetry.trace")
-    if trace is None:  # tracing never started: nothing buffered
-        return
-    flush = getattr(trace.get_tracer_provider(), "force_flush", None)
-    if callable(flush):
-        flush(timeout_millis)
+    """Export the spans and metrics still buffered (the CLI calls this before it exits)."""
+    for name, getter in (
+        ("opentelemetry.trace", "get_tracer_provider"),
+        ("opentelemetry.metrics", "get_meter_provider"),
+    ):
+        module = sys.modules.get(name)
+        if module is None:  # never started: nothing buffered
+            continue
+        flush = getattr(getattr(module, getter)(), "force_flush", None)
+        if callable(flush):
+            flush(timeout_millis)

@@ -176,3 +176,65 @@ def test_a_decision_from_the_command_line_reaches_the_console(
             expect(run.locator(".note.inject", has_text="by an operator")).to_have_count(1)
             expect(page.locator("#run-status")).to_have_attribute("data-status", "success")
     assert (tmp_path / "effects.log").read_text().splitlines() == ["delete /data/x"]
+
+
+def test_stop_cancels_a_run_and_deny_sends_a_reason_showing_the_refused_arguments(
+    page: Any, tmp_path: Path
+) -> None:
+    gate.clear()
+    try:
+        with live_server(console_app()) as url:
+            page.goto(url + "/")
+            expect(page.locator("#stop")).to_be_disabled()
+            run = ask(page, "wait slow")
+            expect(run.locator('.tool-card[data-tool="wait"] .state')).to_have_text("running")
+            expect(page.locator("#stop")).to_be_enabled()
+            page.click("#stop")
+            expect(page.locator("#run-status")).to_have_text("cancelled")
+            expect(page.locator("#usage .badge")).to_have_text("cancelled")
+            expect(run).to_contain_text("cancelled by a client")
+            expect(page.locator("#stop")).to_be_disabled()
+            expect(page.locator("#ask")).to_be_enabled()
+            page.screenshot(path=str(tmp_path / "stopped.png"))
+
+            run = ask(page, "delete notes.txt")
+            box = page.locator("#approval-list .approval")
+            box.locator("input.deny-reason").fill("keep my notes")
+            box.locator("button.deny").click()
+            card = run.locator('.tool-card[data-tool="delete_file"]')
+            expect(card.locator(".state")).to_have_text("denied")
+            expect(card.locator("pre.args")).to_contain_text('"path": "notes.txt"')
+            expect(card.locator("pre.error-text")).to_contain_text("keep my notes")
+            expect(run).to_contain_text("delete_file: denied: keep my notes")
+            page.screenshot(path=str(tmp_path / "denied.png"))
+    finally:
+        gate.set()
+
+
+@pytest.mark.console_errors(  # the artifact's sandboxed frame refuses its script: the point
+    "Blocked script execution in 'about:srcdoc' because the document's frame is sandboxed"
+)
+def test_artifacts_are_shown_sandboxed_and_downloadable(page: Any, tmp_path: Path) -> None:
+    from artifact_agent import artifact_app
+
+    with live_server(artifact_app()) as url:
+        page.goto(url + "/")
+        title = page.title()
+        run = ask(page, "make them")
+        frame = run.locator('.artifact[data-name="chart.html"] iframe')
+        expect(frame).to_have_attribute("sandbox", "")  # no allow-same-origin, no allow-scripts
+        expect(page.frame_locator('.artifact[data-name="chart.html"] iframe').locator("h1")).to_have_text(
+            "Sales chart"
+        )
+        image = run.locator('.artifact[data-name="dot.png"] img')
+        expect(image).to_be_visible()
+        page.wait_for_function("img => img.complete && img.naturalWidth === 1", arg=image.element_handle())
+        expect(run.locator('.artifact[data-name="cities.csv"] pre')).to_contain_text("Paris,2.1")
+        with page.expect_download() as download:
+            run.locator('.artifact[data-name="cities.csv"] a.download').dispatch_event("click")
+        assert download.value.suggested_filename == "cities.csv"
+        saved = tmp_path / "cities.csv"
+        download.value.save_as(saved)
+        assert saved.read_text() == "city,people\nParis,2.1\n"
+        assert page.title() == title  # the artifact's script never ran
+        page.screenshot(path=str(tmp_path / "artifacts.png"))

@@ -219,9 +219,9 @@ def test_invalid_utf8_is_422_naming_it(served: Served) -> None:
 
 
 def test_every_error_is_json(served: Served) -> None:
-    wrong_method = request(served.port, "GET", "/api/runs")
-    refused(wrong_method, 405, "method not allowed: GET /api/runs", "POST")
-    assert wrong_method.headers["allow"] == "POST"
+    wrong_method = request(served.port, "PUT", "/api/runs", b"{}", headers=JSON)
+    refused(wrong_method, 405, "method not allowed: PUT /api/runs", "GET", "POST")
+    assert set(wrong_method.headers["allow"].split(", ")) == {"GET", "HEAD", "POST"}
     refused(request(served.port, "GET", "/no/such/path"), 404, "not found: GET /no/such/path")
     refused(request(served.port, "DELETE", "/api/runs", b"{}", headers=JSON), 405)
     refused(request(served.port, "GET", "/api/runs/nope"), 404, "nope")

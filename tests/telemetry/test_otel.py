@@ -3,6 +3,7 @@ in-memory exporter; and `--otel` on the command line, exporting OTLP/HTTP to a l
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -198,6 +200,7 @@ class _Collector(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _CollectorHandler)
         self.requests: list[ExportTraceServiceRequest] = []
+        self.metrics: list[ExportMetricsServiceRequest] = []
 
 
 class _CollectorHandler(BaseHTTPRequestHandler):
@@ -205,9 +208,14 @@ class _CollectorHandler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
-        request = ExportTraceServiceRequest()
-        request.ParseFromString(body)
-        self.server.requests.append(request)
+        if self.path.endswith("/v1/metrics"):
+            metrics = ExportMetricsServiceRequest()
+            metrics.ParseFromString(body)
+            self.server.metrics.append(metrics)
+        else:
+            request = ExportTraceServiceRequest()
+            request.ParseFromString(body)
+            self.server.requests.append(request)
         self.send_response(200)
         self.send_header("Content-Type", "application/x-protobuf")
         self.send_header("Content-Length", "0")
@@ -273,6 +281,32 @@ def test_the_cli_otel_flag_exports_the_run_over_otlp(tmp_path: Path, collector: 
     service = {a.key: a.value.string_value for a in spans[0][0].resource.attributes}["service.name"]
     assert service == "calc-service"
     assert all(SECRET not in str(span) for _, span in spans)
+    port = int(srv.base_url.rsplit(":", 1)[1].split("/")[0])
+    for _, span in spans:
+        if span.name.startswith("chat "):
+            attrs = {a.key: a.value for a in span.attributes}
+            assert (
+                attrs["server.port"].int_value == port and attrs["server.address"].string_value == "127.0.0.1"
+            )
+            assert attrs["gen_ai.response.id"].string_value.startswith("chatcmpl-")
+    # The conventions' client metrics, exported over OTLP/HTTP too.
+    measured = {
+        metric.name: metric
+        for request in collector.metrics
+        for resource in request.resource_metrics
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+    }
+    duration = measured["gen_ai.client.operation.duration"]
+    assert duration.unit == "s" and sum(p.count for p in duration.histogram.data_points) == 2
+    usage = measured["gen_ai.client.token.usage"]
+    kinds = {
+        a.value.string_value
+        for p in usage.histogram.data_points
+        for a in p.attributes
+        if a.key == "gen_ai.token.type"
+    }
+    assert kinds == {"input", "output"}
 
 
 def test_the_otel_flag_names_the_extra_when_it_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -318,3 +352,63 @@ def test_served_conversations_are_traced_through_the_serve_factory(exporter: InM
         [first["thread_id"], second["thread_id"]]
     )
     assert len([s for s in exporter.get_finished_spans() if s.name == "execute_tool calculator"]) == 2
+
+
+async def test_genai_conventions_request_response_conversation_content_and_metrics(
+    exporter: InMemorySpanExporter,
+) -> None:
+    """The GenAI conventions' attributes where they belong, the conversation on every span of a
+    thread's run, content in the conventions' attributes, and the two client histograms."""
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    reader = InMemoryMetricReader()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    script = [calls(call("lookup", city="Paris")), reply("Paris 2.1M.")]
+    async with ScriptedOpenAIServer(script) as srv:
+        config = ReActConfig(max_iterations=5, temperature=0.3, max_tokens=200, top_p=0.9)
+        root = create_react_node(
+            model_client=srv.client(), tools=[lookup], config=config, namespace="research"
+        )
+        agent = Agent(root, log_events=False)
+        subscriber = OTelSubscriber(provider, capture_content=True, meter_provider=MeterProvider([reader]))
+        agent.telemetry.subscribe(subscriber)
+        result = await agent.run({"messages": [human("Paris?")]}, thread_id="conv-1")
+        port = int(srv.base_url.rsplit(":", 1)[1].split("/")[0])
+    assert result.status == "success"
+
+    spans = exporter.get_finished_spans()
+    assert all(dict(s.attributes or {}).get("gen_ai.conversation.id") == "conv-1" for s in spans), [
+        s.name for s in spans if dict(s.attributes or {}).get("gen_ai.conversation.id") != "conv-1"
+    ]
+    run = dict(only_root(spans).attributes or {})
+    assert run["gen_ai.agent.id"] == "research/ReActAgent" and run["gen_ai.agent.name"] == "ReActAgent"
+    assert json.loads(run["gen_ai.output.messages"]) == [
+        {"role": "assistant", "parts": [{"type": "text", "content": "Paris 2.1M."}], "finish_reason": "stop"}
+    ]
+    assert not any(k.startswith("jianmu.final_answer") for k in run)
+    chats = [dict(s.attributes or {}) for s in spans if s.name.startswith("chat ")]
+    assert len(chats) == 2
+    for chat in chats:
+        assert chat["server.address"] == "127.0.0.1" and chat["server.port"] == port
+        assert chat["gen_ai.request.temperature"] == 0.3 and chat["gen_ai.request.max_tokens"] == 200
+        assert chat["gen_ai.request.top_p"] == 0.9 and chat["gen_ai.output.type"] == "text"
+        assert str(chat["gen_ai.response.id"]).startswith("chatcmpl-")
+    assert len({c["gen_ai.response.id"] for c in chats}) == 2
+
+    data = reader.get_metrics_data()
+    assert data is not None
+    points: dict[str, list[Any]] = {}
+    for resource in data.resource_metrics:
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                points.setdefault(metric.name, []).extend(metric.data.data_points)
+    (duration,) = points["gen_ai.client.operation.duration"]
+    assert duration.count == 2 and duration.sum > 0
+    attrs = dict(duration.attributes)
+    assert attrs["gen_ai.operation.name"] == "chat" and attrs["gen_ai.request.model"] == "scripted-model"
+    assert attrs["gen_ai.response.model"] == "scripted-model" and attrs["server.port"] == port
+    tokens = {dict(p.attributes)["gen_ai.token.type"]: p for p in points["gen_ai.client.token.usage"]}
+    assert tokens["input"].sum == result.usage.prompt_tokens and tokens["input"].count == 2
+    assert tokens["output"].sum == result.usage.completion_tokens and tokens["output"].count == 2

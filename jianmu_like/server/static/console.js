@@ -49,6 +49,7 @@
     $("ask").disabled = running;
     $("followup").disabled = !running;
     $("send-followup").disabled = !running;
+    $("stop").disabled = !running;
   }
 
   function scrollDown() {
@@ -290,6 +291,7 @@
       args.setAttribute("aria-label", `arguments of ${item.tool}`);
       box.append(el("div", null, `${item.tool} (${item.id})` + (item.reason ? ` — ${item.reason}` : "")), args);
       const buttons = el("div", "buttons");
+      buttons.append(denyReason());
       const approve = el("button", "approve", "Approve");
       const deny = el("button", "deny", "Deny");
       approve.type = deny.type = "button";
@@ -317,12 +319,83 @@
     }
     for (const button of box.querySelectorAll("button")) button.disabled = true;
     try {
+      const reason = box.querySelector("input.deny-reason");
+      if (decision === "deny" && reason && reason.value.trim()) body.reason = reason.value.trim();
       await api("POST", `/api/approvals/${encodeURIComponent(item.id)}`, body);
       box.remove();
       $("approvals").hidden = $("approval-list").children.length === 0;
     } catch (error) {
       for (const button of box.querySelectorAll("button")) button.disabled = false;
       showError(`could not ${decision}: ${error.message}`);
+    }
+  }
+
+  // ------------------------------------------------------------------ artifacts
+  // A document a tool made: fetched (with the token) from the server, then HTML in an iframe
+  // sandboxed without allow-same-origin or scripts (nothing in it reaches the console), images
+  // as images, text as text; each downloadable.
+  async function artifactPanel(view, data) {
+    const index = (view.artifacts = (view.artifacts || 0) + 1) - 1;
+    const artifact = data.artifact || {};
+    const name = artifact.name || `artifact ${index}`;
+    const type = (artifact.mime_type || "application/octet-stream").split(";")[0].trim().toLowerCase();
+    const panel = el("div", "artifact");
+    panel.dataset.name = name;
+    panel.append(el("div", "head", `${name} (${type}) from ${data.tool}`));
+    view.steps.append(panel);
+    try {
+      const path = `/api/runs/${encodeURIComponent(view.runId)}/artifacts/${index}`;
+      const response = await fetch(path, { headers: headers() });
+      if (!response.ok) {
+        const body = await response.json().catch(() => ({}));
+        throw new Error(body.error || `${response.status} ${response.statusText}`);
+      }
+      const blob = await response.blob();
+      if (type === "text/html") {
+        const frame = el("iframe", "artifact-frame");
+        frame.setAttribute("sandbox", "");
+        frame.title = name;
+        frame.srcdoc = await blob.text();
+        panel.append(frame);
+      } else if (type.startsWith("image/")) {
+        const image = el("img", "artifact-image");
+        image.alt = name;
+        image.src = URL.createObjectURL(blob);
+        panel.append(image);
+      } else if (type.startsWith("text/") || type === "application/json") {
+        panel.append(el("pre", "artifact-text", await blob.text()));
+      }
+      const link = el("a", "download", `Download ${name}`);
+      link.href = URL.createObjectURL(blob);
+      link.download = name;
+      panel.append(link);
+    } catch (error) {
+      panel.append(el("p", "error", `could not load ${name}: ${error.message}`));
+    }
+  }
+
+  // Deny with a reason: it reaches the model as the refused call's observation.
+  function denyReason() {
+    const input = el("input", "deny-reason");
+    input.type = "text";
+    input.placeholder = "Reason (sent with Deny)";
+    input.setAttribute("aria-label", "reason for denying");
+    return input;
+  }
+
+  // Stop: the server halts the run (no further model or tool call); its `done` says cancelled.
+  async function stopRun() {
+    if (!state.running || !state.runId) return;
+    $("stop").disabled = true;
+    const badge = $("run-status");
+    const before = [badge.dataset.status, badge.textContent];
+    setStatus("cancelling", "stopping…"); // before the request: its `done` may come first
+    try {
+      await api("POST", `/api/runs/${encodeURIComponent(state.runId)}/cancel`, {});
+    } catch (error) {
+      if (state.running) setStatus(...before); // e.g. waiting for approval: deny instead
+      $("stop").disabled = !state.running;
+      showError(`could not stop the run: ${error.message}`);
     }
   }
 
@@ -357,7 +430,8 @@
         }
         const by = item.decided_by === "store" ? " (by an operator)" : "";
         const edits = item.decision_arguments ? ` with arguments ${JSON.stringify(item.decision_arguments)}` : "";
-        note(view, `${item.tool}: ${item.decision === "approve" ? "approved" : "denied"}${edits}${by}`, "inject");
+        const why = item.decision_reason ? `: ${item.decision_reason}` : "";
+        note(view, `${item.tool}: ${item.decision === "approve" ? "approved" : "denied"}${edits}${by}${why}`, "inject");
       }
       $("approvals").hidden = $("approval-list").children.length === 0;
     }
@@ -398,7 +472,8 @@
       case "approval": onApproval(view, data); break;
       case "inject": note(view, `follow-up ${data.status}: ${data.content}`, "inject"); break;
       case "phase": note(view, `phase ${data.phase}${data.status ? " " + data.status : ""}`); break;
-      case "compact": note(view, "context compacted"); break;
+      case "artifact": artifactPanel(view, data); break;
+      case "compact": note(view, `context compacted: ${data.original_messages} messages, ${data.kept_messages} kept`); break;
       case "done": onDone(view, data); break;
       default: break;
     }
@@ -407,6 +482,7 @@
 
   function watch(runId, question) {
     const view = newRunView(question);
+    view.runId = runId;
     if (state.streams) state.streams.abort();
     const streams = (state.streams = new AbortController());
     state.runId = runId;
@@ -491,6 +567,7 @@
     $("inject-form").addEventListener("submit", sendFollowup);
     $("token-form").addEventListener("submit", useToken);
     $("new-thread").addEventListener("click", newConversation);
+    $("stop").addEventListener("click", stopRun);
     window.addEventListener("hashchange", () => {
       if (!/(?:^#|&)token=/.test(location.hash)) return;
       readToken();
