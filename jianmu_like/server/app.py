@@ -35,7 +35,7 @@ from .console import console_routes
 from .errors import error_response, http_error, internal_error
 from .nodes import tree_json
 from .openai_compat import ChatCompletionRequest, OpenAIErrorShape, openai_routes
-from .runs import AgentFactory, NotFound, Retention, RunConflict, RunRegistry, RunStatus, run_messages
+from .runs import AgentFactory, NotFound, Retention, RunConflict, RunRegistry, ServedRunStatus, run_messages
 from .schemas import DecisionRequest, InjectRequest, RunRequest, ThreadHistory, ThreadList
 from .security import (
     BearerTokenMiddleware,
@@ -136,7 +136,7 @@ def create_app(
 
     async def list_runs(request: Request) -> Response:
         status = request.query_params.get("status") or None
-        allowed = get_args(RunStatus)
+        allowed = get_args(ServedRunStatus)
         if status is not None and status not in allowed:
             raise BadRequest(
                 f"status must be one of {', '.join(allowed)}, got {status!r}",

@@ -30,6 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ..agent import Agent, AgentResult
+from ..bt.runner import RunStatus as RunnerStatus
 from ..checkpoint.contract import WatchableCheckpointer
 from ..checkpoint.store import Checkpointer, CheckpointError
 from ..errors import JianmuError
@@ -47,8 +48,9 @@ AgentFactory = Callable[[], Agent]
 _API_HINT = (
     "decide them first (POST /api/approvals/{id}; the run resumes by itself), or run on another thread"
 )
-RunStatus = Literal["running", "suspended", "success", "failure", "cancelled"]
-"""A served run's status: the runner's, and `cancelled` (`POST /api/runs/{id}/cancel`)."""
+ServedRunStatus = Literal[RunnerStatus, "cancelled"]
+"""A served run's status: the runner's (`bt.runner.RunStatus`, the one vocabulary), and
+`cancelled` (`POST /api/runs/{id}/cancel`)."""
 _RUN_EDGES = (ev.RUN_STARTED, ev.RUN_RESUMED, ev.RUN_COMPLETED)
 
 
@@ -99,7 +101,7 @@ class RunRecord:
         self.thread_id = thread_id
         self.agent = agent
         self.question = question
-        self.status: RunStatus = "running"
+        self.status: ServedRunStatus = "running"
         self.result: AgentResult | None = None
         self.error: str | None = None
         self.elapsed = 0.0
@@ -213,7 +215,9 @@ class RunRecord:
         self._unsubscribe()
         self._unsubscribe = None
         self.error = result.error if result is not None else self.error
-        status: RunStatus = result.status if result is not None and result.status == "success" else "failure"
+        status: ServedRunStatus = (
+            result.status if result is not None and result.status == "success" else "failure"
+        )
         if self.cancelling and status != "success":  # an answer that came first stands
             status = "cancelled"
             self.error = "cancelled by a client (POST /api/runs/{run_id}/cancel)"
