@@ -131,7 +131,10 @@ def test_runs_are_listed_by_status_and_thread_with_their_messages(http: httpx.Cl
     by_thread = http.get("/api/runs", params={"thread_id": "t-list"}).json()["runs"]
     assert [(r["run_id"], r["answer"]) for r in by_thread] == [(first, "result a released")]
     bad = http.get("/api/runs", params={"status": "done"})
-    assert bad.status_code == 422 and "status must be one of running, success, failure, suspended, cancelled" in bad.json()["error"]
+    assert (
+        bad.status_code == 422
+        and "status must be one of running, success, failure, suspended, cancelled" in bad.json()["error"]
+    )
 
     messages = http.get(f"/api/runs/{first}/messages").json()
     assert messages["thread_id"] == "t-list"
