@@ -65,12 +65,7 @@ def _check_messages(messages: Any) -> None:
             "Missing required parameter: 'messages'.", "messages", "missing_required_parameter"
         )
     if not messages:
-        raise RequestRejected(
-            "Invalid 'messages': empty array. Expected an array with "
-            "minimum length 1, but got an empty array instead.",
-            "messages",
-            "empty_array",
-        )
+        raise _empty_array("messages")
     open_calls: dict[str, int] = {}  # tool_call_id -> index of the assistant message
     open_since: int | None = None
     for index, message in enumerate(messages):
@@ -86,13 +81,7 @@ def _check_messages(messages: Any) -> None:
                 "invalid_value",
             )
         if role != "tool" and open_calls:
-            missing = ", ".join(open_calls)
-            raise RequestRejected(
-                "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
-                f"'tool_call_id'. The following tool_call_ids did not have response messages: {missing}",
-                f"messages.[{open_since}].role",
-                None,
-            )
+            raise _unanswered(open_calls, open_since)
         content = message.get("content")
         calls = message.get("tool_calls") if role == "assistant" else None
         if content is None:
@@ -142,13 +131,7 @@ def _check_messages(messages: Any) -> None:
         else:
             open_since = None
     if open_calls:
-        missing = ", ".join(open_calls)
-        raise RequestRejected(
-            "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
-            f"'tool_call_id'. The following tool_call_ids did not have response messages: {missing}",
-            f"messages.[{open_since}].role",
-            None,
-        )
+        raise _unanswered(open_calls, open_since)
 
 
 def _check_tool_call(tool_call: Any, where: str) -> None:
@@ -190,12 +173,7 @@ def _check_tools(tools: Any) -> set[str]:
             "Invalid type for 'tools': expected an array of objects.", "tools", "invalid_type"
         )
     if not tools:
-        raise RequestRejected(
-            "Invalid 'tools': empty array. Expected an array with minimum "
-            "length 1, but got an empty array instead.",
-            "tools",
-            "empty_array",
-        )
+        raise _empty_array("tools")
     names: set[str] = set()
     for index, entry in enumerate(tools):
         where = f"tools[{index}]"
@@ -296,4 +274,24 @@ def error_type(status: int) -> str:
         return "server_error"
     return {401: "authentication_error", 403: "permission_error", 404: "not_found_error"}.get(
         status, "invalid_request_error"
+    )
+
+
+def _empty_array(param: str) -> RequestRejected:
+    return RequestRejected(
+        f"Invalid '{param}': empty array. Expected an array with minimum length 1, "
+        "but got an empty array instead.",
+        param,
+        "empty_array",
+    )
+
+
+def _unanswered(open_calls: dict[str, int], since: int | None) -> RequestRejected:
+    """Tool calls of an assistant message that no tool message answered before the next turn."""
+    return RequestRejected(
+        "An assistant message with 'tool_calls' must be followed by tool messages responding to "
+        "each 'tool_call_id'. The following tool_call_ids did not have response messages: "
+        + ", ".join(open_calls),
+        f"messages.[{since}].role",
+        None,
     )
