@@ -365,13 +365,7 @@ class ModelClient:
     def _described(self, request: ModelRequest) -> dict[str, Any]:
         """What a trace says of a call besides its model (the GenAI conventions' request
         attributes): the server, the sampling parameters set, the output type."""
-        out: dict[str, Any] = dict(self._server)
-        if request.temperature is not None:
-            out["temperature"] = request.temperature
-        if request.max_tokens is not None:
-            out["max_tokens"] = request.max_tokens
-        if request.top_p is not None:
-            out["top_p"] = request.top_p
+        out: dict[str, Any] = {**self._server, **request.sampling()}
         response_format = request.extra_params.get("response_format")
         json_out = isinstance(response_format, dict) and response_format.get("type") in (
             "json_object",

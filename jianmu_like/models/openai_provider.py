@@ -61,12 +61,7 @@ def build_create_kwargs(request: ModelRequest, model: str) -> dict[str, Any]:
         kwargs["tools"] = request.tools
     if request.tool_choice is not None:
         kwargs["tool_choice"] = request.tool_choice
-    if request.temperature is not None:
-        kwargs["temperature"] = request.temperature
-    if request.max_tokens is not None:
-        kwargs["max_tokens"] = request.max_tokens
-    if request.top_p is not None:
-        kwargs["top_p"] = request.top_p
+    kwargs.update(request.sampling())
     if request.timeout is not None:
         kwargs["timeout"] = request.timeout
     extra_body: dict[str, Any] = {}

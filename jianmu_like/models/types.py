@@ -68,6 +68,19 @@ class ModelRequest(BaseModel):
     timeout: float | None = None
     stream: bool = False
     extra_params: dict[str, Any] = Field(default_factory=dict)
+
+    def sampling(self) -> dict[str, Any]:
+        """The OpenAI sampling parameters this request sets (temperature, max_tokens, top_p):
+        what the provider sends and what a trace records, from one list."""
+        return {
+            name: value
+            for name, value in (
+                ("temperature", self.temperature),
+                ("max_tokens", self.max_tokens),
+                ("top_p", self.top_p),
+            )
+            if value is not None
+        }
     persona: str | None = None
     """The system prompt's own text, without the native tool-calling instructions and tool listing
     the prompt builder added to the first system message: a tool protocol that writes its own

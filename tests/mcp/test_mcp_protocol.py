@@ -57,6 +57,12 @@ async def everything(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[
         yield provider
 
 
+def everything_server(**options: object) -> MCPToolProvider:
+    """server-everything over stdio, named "ev", with `options` (an `mcp_servers` entry's keys)."""
+    assert NODE is not None
+    return MCPToolProvider(name="ev", command=NODE, args=[str(ENTRY), "stdio"], **options)
+
+
 def _agent_run(srv: ScriptedOpenAIServer, provider: MCPToolProvider) -> tuple[Agent, list[Event]]:
     agent = Agent(create_react_node(model_client=srv.client(), tool_providers=[provider]))
     events: list[Event] = []
@@ -232,7 +238,7 @@ for _test in (
 async def test_a_tool_that_requires_tasks_is_not_offered_and_says_why(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    async with MCPToolProvider(name="ev", command=NODE, args=[str(ENTRY), "stdio"]) as provider:
+    async with everything_server() as provider:
         names = {tool.name for tool in await provider.get_tools()}
     assert "get-sum" in names and "simulate-research-query" not in names
     assert "'simulate-research-query' requires task-augmented execution" in caplog.text
@@ -260,10 +266,7 @@ def _sampling_model(seen: list[dict[str, Any]]) -> Any:
 @pytest.mark.skipif(NODE is None or not ENTRY.exists(), reason="server-everything is not available")
 async def test_an_allowed_server_samples_the_agents_model_and_the_tokens_count() -> None:
     seen: list[dict[str, Any]] = []
-    provider = MCPToolProvider(
-        name="ev",
-        command=NODE,
-        args=[str(ENTRY), "stdio"],
+    provider = everything_server(
         sampling="allow",
         sampling_max_tokens=50,
         allow=["trigger-sampling-request"],
@@ -292,7 +295,7 @@ async def test_an_allowed_server_samples_the_agents_model_and_the_tokens_count()
 
 @pytest.mark.skipif(NODE is None or not ENTRY.exists(), reason="server-everything is not available")
 async def test_sampling_is_off_by_default_so_the_server_offers_no_sampling_tool() -> None:
-    async with MCPToolProvider(name="ev", command=NODE, args=[str(ENTRY), "stdio"]) as provider:
+    async with everything_server() as provider:
         names = {tool.name for tool in await provider.get_tools()}
     assert "trigger-sampling-request" not in names and "get-sum" in names
 
@@ -302,10 +305,7 @@ async def test_sampling_is_off_by_default_so_the_server_offers_no_sampling_tool(
 
 @pytest.mark.skipif(NODE is None or not ENTRY.exists(), reason="server-everything is not available")
 async def test_a_server_asks_the_user_and_the_answer_reaches_it() -> None:
-    provider = MCPToolProvider(
-        name="ev",
-        command=NODE,
-        args=[str(ENTRY), "stdio"],
+    provider = everything_server(
         elicitation="ask",
         allow=["trigger-elicitation-request"],
     )
@@ -330,10 +330,7 @@ async def test_a_server_asks_the_user_and_the_answer_reaches_it() -> None:
 
 @pytest.mark.skipif(NODE is None or not ENTRY.exists(), reason="server-everything is not available")
 async def test_an_unanswered_question_is_cancelled_after_its_timeout_and_never_hangs() -> None:
-    provider = MCPToolProvider(
-        name="ev",
-        command=NODE,
-        args=[str(ENTRY), "stdio"],
+    provider = everything_server(
         elicitation="ask",
         elicitation_timeout=0.5,
         allow=["trigger-elicitation-request"],
@@ -350,10 +347,7 @@ async def test_a_handler_answers_in_code_and_events_tell_the_run() -> None:
     async def decline(request: ElicitationRequest) -> ElicitationAnswer:
         return ElicitationAnswer(action="decline")
 
-    provider = MCPToolProvider(
-        name="ev",
-        command=NODE,
-        args=[str(ENTRY), "stdio"],
+    provider = everything_server(
         elicitation="ask",
         allow=["trigger-elicitation-request"],
     )
