@@ -81,6 +81,7 @@ class ModelRequest(BaseModel):
             )
             if value is not None
         }
+
     persona: str | None = None
     """The system prompt's own text, without the native tool-calling instructions and tool listing
     the prompt builder added to the first system message: a tool protocol that writes its own
