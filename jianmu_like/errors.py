@@ -44,6 +44,7 @@ The hierarchy (tests/test_errors.py checks this drawing against the classes):
       StructuredOutputError (ValueError)
       ToolError
         ElicitationError (ValueError)
+          UnknownElicitation (LookupError)
         MCPServerError
           MCPConnectError
           MCPServerCrashedError
@@ -110,7 +111,7 @@ _EXPORTS = {
         "UnknownToolError",
     ),
     ".tools.mcp.config": ("MCPConfigError",),
-    ".tools.mcp.elicitation": ("ElicitationError",),
+    ".tools.mcp.elicitation": ("ElicitationError", "UnknownElicitation"),
     ".tools.mcp.content": (
         "MCPConnectError",
         "MCPServerCrashedError",
@@ -177,3 +178,4 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .tools.mcp.content import MCPTimeoutError as MCPTimeoutError
     from .tools.mcp.content import MCPToolError as MCPToolError
     from .tools.mcp.elicitation import ElicitationError as ElicitationError
+    from .tools.mcp.elicitation import UnknownElicitation as UnknownElicitation
