@@ -96,10 +96,14 @@ def test_a_question_is_answered_over_the_api_and_the_command_line() -> None:
         listed = jianmu("elicitations", "list", "--url", url, "--json")
         assert listed.returncode == 0, listed.stderr
         assert [json.loads(line)["id"] for line in listed.stdout.splitlines()] == [question["id"]]
-        bad = jianmu("elicitations", "respond", run_id, question["id"], "accept", "--url", url, "--content", "[1]")
+        bad = jianmu(
+            "elicitations", "respond", run_id, question["id"], "accept", "--url", url, "--content", "[1]"
+        )
         assert bad.returncode == 2 and "--content must be a JSON object" in bad.stderr
         content = json.dumps({"name": "Ada Lovelace", "check": True})
-        sent = jianmu("elicitations", "respond", run_id, question["id"], "accept", "--url", url, "--content", content)
+        sent = jianmu(
+            "elicitations", "respond", run_id, question["id"], "accept", "--url", url, "--content", content
+        )
         assert sent.returncode == 0, sent.stderr
         assert f"accept sent for {question['id']}" in sent.stdout
 
