@@ -157,3 +157,21 @@ def test_jianmu_like_run_declines_at_once_since_nobody_can_answer(tmp_path: Path
         )
     assert done.returncode == 0, done.stderr
     assert "User declined to provide the requested information" in done.stdout
+
+
+async def test_a_person_thinking_longer_than_call_timeout_does_not_time_the_call_out() -> None:
+    """The server is silent because it waits for us: that silence is not the server's. The
+    person here takes more than twice `call_timeout` (bounded only by `max_call_duration`)."""
+    call_timeout = 2.0
+
+    async def slow_person(request: ElicitationRequest) -> ElicitationAnswer:
+        await asyncio.sleep(call_timeout * 2.5)  # what is tested: an answer later than call_timeout
+        return ElicitationAnswer(action="accept", content={"name": "Grace Hopper"})
+
+    provider = everything(elicitation="ask", call_timeout=call_timeout, allow=["trigger-elicitation-request"])
+    provider.elicitations.handler = slow_person
+    async with provider:
+        tool = next(t for t in await provider.get_tools() if t.name == "trigger-elicitation-request")
+        async with asyncio.timeout(PATIENCE):
+            text = await tool.invoke({})
+    assert "- Name: Grace Hopper" in text
