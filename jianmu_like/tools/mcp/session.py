@@ -498,6 +498,11 @@ class MCPSession:
                     self.name,
                     f"MCP server {self.name!r} closed the connection during {what}{self._exit_note()}",
                 ) from exc
+            if tool is not None and isinstance(exc, RuntimeError) and not isinstance(exc, MCPError):
+                # The SDK refuses a result itself: structured content that does not match the
+                # tool's outputSchema (or is missing). The model reads why; the run goes on.
+                message = f"MCP server {self.name!r}: the result of tool {tool!r} was refused: {exc}"
+                raise MCPToolError(self.name, tool, message) from exc
             if not isinstance(exc, MCPError):
                 raise
             if exc.code != REQUEST_TIMEOUT:
