@@ -52,10 +52,21 @@ _EXPORTS = {
         "MCPToolError",
         "render_mcp_result",
     ),
+    ".mcp.elicitation": (
+        "ElicitationAnswer",
+        "ElicitationError",
+        "ElicitationRequest",
+        "UnknownElicitation",
+    ),
     ".mcp.provider": (
         "MCPToolProvider",
         "mcp_servers_from_config",
         "mcp_tool_name",
+    ),
+    ".mcp.sampling": (
+        "SamplingDecision",
+        "SamplingPolicy",
+        "SamplingRequest",
     ),
     ".provider": (
         "StaticToolProvider",
@@ -96,9 +107,16 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .mcp.content import MCPTimeoutError as MCPTimeoutError
     from .mcp.content import MCPToolError as MCPToolError
     from .mcp.content import render_mcp_result as render_mcp_result
+    from .mcp.elicitation import ElicitationAnswer as ElicitationAnswer
+    from .mcp.elicitation import ElicitationError as ElicitationError
+    from .mcp.elicitation import ElicitationRequest as ElicitationRequest
+    from .mcp.elicitation import UnknownElicitation as UnknownElicitation
     from .mcp.provider import MCPToolProvider as MCPToolProvider
     from .mcp.provider import mcp_servers_from_config as mcp_servers_from_config
     from .mcp.provider import mcp_tool_name as mcp_tool_name
+    from .mcp.sampling import SamplingDecision as SamplingDecision
+    from .mcp.sampling import SamplingPolicy as SamplingPolicy
+    from .mcp.sampling import SamplingRequest as SamplingRequest
     from .provider import StaticToolProvider as StaticToolProvider
     from .provider import ToolProvider as ToolProvider
     from .run_context import RunContext as RunContext
