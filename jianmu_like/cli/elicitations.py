@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .common import EXIT_OK, CliError
+from .common import EXIT_OK, CliError, json_object_option
 from .render import shorten
 
 TIMEOUT = 30.0
@@ -41,21 +41,11 @@ def elicitations_command(args: argparse.Namespace, console: Console, errors: Con
     if args.content is not None:
         if args.answer != "accept":
             raise CliError("--content comes with accept, not with decline or cancel")
-        body["content"] = _content(args.content)
+        body["content"] = json_object_option(args.content, "--content", "the values asked for")
     path = f"/api/runs/{quote(args.run_id, safe='')}/elicitations/{quote(args.elicitation_id, safe='')}"
     answer = _call(args, "POST", path, body)
     console.print(Text(f"{answer['action']} sent for {answer['id']} (run {answer['run_id']})", style="green"))
     return EXIT_OK
-
-
-def _content(raw: str) -> dict[str, Any]:
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise CliError(f"--content is not JSON: {exc}") from exc
-    if not isinstance(value, dict):
-        raise CliError(f"--content must be a JSON object of the values asked for, not {type(value).__name__}")
-    return value
 
 
 def _call(args: argparse.Namespace, method: str, path: str, body: dict[str, Any] | None = None) -> Any:

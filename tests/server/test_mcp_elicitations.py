@@ -33,10 +33,11 @@ ENTRY = (
 )
 NODE = shutil.which("node")
 CLI = [sys.executable, "-m", "jianmu_like"]
-pytestmark = pytest.mark.skipif(
+skip_without_everything = pytest.mark.skipif(
     NODE is None or not ENTRY.exists(),
     reason="server-everything is not installed: npm install --prefix tests/mcp",
 )
+pytestmark = skip_without_everything
 
 
 def everything(**options: Any) -> MCPToolProvider:
@@ -122,18 +123,17 @@ def test_a_question_is_answered_over_the_api_and_the_command_line() -> None:
     assert gone.returncode == 2 and "cannot reach the server" in gone.stderr
 
 
-def _sampling_model(seen: list[dict[str, Any]]) -> Any:
-    """The agent calls the sampling tool, then repeats its result; a request without tools is the
-    server's sampling request."""
+def repeat_the_tool(tool: str, seen: list[dict[str, Any]] | None = None, **arguments: Any) -> Any:
+    """A model that calls `tool`, then answers with what it returned; a request without tools is
+    a server's sampling request (kept in `seen`), answered "sampled words"."""
 
     def model(request: dict[str, Any]) -> Any:
         if "tools" not in request:
-            seen.append(request)
+            if seen is not None:
+                seen.append(request)
             return reply("sampled words", usage=Usage(prompt_tokens=30, completion_tokens=7))
-        tool_messages = [m for m in request["messages"] if m["role"] == "tool"]
-        if not tool_messages:
-            return call("trigger-sampling-request", prompt="a haiku", maxTokens=40)
-        return reply(str(tool_messages[-1]["content"]))
+        results = [m for m in request["messages"] if m["role"] == "tool"]
+        return reply(f"tool said: {results[-1]['content']}") if results else call(tool, **arguments)
 
     return model
 
@@ -142,7 +142,8 @@ def _sampling_model(seen: list[dict[str, Any]]) -> Any:
 def test_sampling_ask_puts_each_request_to_a_person(action: str) -> None:
     seen: list[dict[str, Any]] = []
     options = {"sampling": "ask", "allow": ["trigger-sampling-request"]}
-    with served(_sampling_model(seen), **options) as (http, _srv, _url):
+    model = repeat_the_tool("trigger-sampling-request", seen, prompt="a haiku", maxTokens=40)
+    with served(model, **options) as (http, _srv, _url):
         run_id = http.post("/api/runs", json={"input": "sample"}).json()["run_id"]
         [question] = wait_until(lambda: open_questions(http, run_id), "the sampling request")
         assert question["kind"] == "sampling"
