@@ -69,8 +69,8 @@ MOVED = {
     "jianmu_like.durable": ("DurableClient", "DurableRunResult", "DurableWorker"),
     "jianmu_like.models": ("ChatProvider", "ModelRequest", "ModelResponse", "OpenAIProvider",
                            "ModelResilienceConfig"),
-    "jianmu_like.models.structured": ("OutputSchema", "StructuredResult", "structured_llm_call"),
-    "jianmu_like.models.tool_protocol": ("ProtocolAdapter", "ToolProtocol"),
+    "jianmu_like.models._structured": ("OutputSchema", "StructuredResult", "structured_llm_call"),
+    "jianmu_like.models._tool_protocol": ("ProtocolAdapter", "ToolProtocol"),
     "jianmu_like.telemetry": ("Event", "TelemetryHub"),
     "jianmu_like.tools": ("StaticToolProvider", "ToolProvider", "mcp_servers_from_config"),
 }  # fmt: skip
@@ -172,8 +172,8 @@ def test_building_an_agent_loads_no_heavy_dependency() -> None:
 
 
 def test_lazy_exports_resolve_to_the_real_classes() -> None:
-    from jianmu_like.models.openai_provider import OpenAIProvider
-    from jianmu_like.tools.mcp.provider import MCPToolProvider
+    from jianmu_like.models._openai_provider import OpenAIProvider
+    from jianmu_like.tools.mcp._provider import MCPToolProvider
 
     assert jianmu_like.models.OpenAIProvider is OpenAIProvider
     assert jianmu_like.MCPToolProvider is MCPToolProvider
@@ -182,10 +182,10 @@ def test_lazy_exports_resolve_to_the_real_classes() -> None:
 def test_cli_help_loads_no_heavy_dependency_and_no_framework_module() -> None:
     code = (
         "import contextlib, io\n"
-        "from jianmu_like.cli.main import main\n"
+        "from jianmu_like.cli._main import main\n"
         "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
         "    main(['--help'])\n"
         "import sys\n"
-        "assert 'jianmu_like.agent' not in sys.modules and 'pydantic' not in sys.modules\n"
+        "assert 'jianmu_like._agent' not in sys.modules and 'pydantic' not in sys.modules\n"
     )
     assert _modules_loaded_by(code) == []
