@@ -13,7 +13,8 @@ merging a branch that renamed modules, or on a branch that still uses the old pa
    (`nodes/llm.py`, `jianmu_like/config.py`).
 
 It is idempotent: a second run changes nothing (no new path matches an old one). It prints each
-file it changed with the number of rewrites. Which modules stay public, and why: see `PUBLIC`.
+file it changed with the number of rewrites. Which modules stay public, and why: `PUBLIC_MODULES`
+in tests/test_public_api.py (which fails on any other module without the underscore).
 """
 
 from __future__ import annotations
@@ -28,16 +29,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 PACKAGE = "jianmu_like"
-
-PUBLIC = {
-    "__init__, exports, jianmu_like.errors, __main__": "tables of names, the exceptions, `python -m`",
-    "jianmu_like.models.weights": "`python -m jianmu_like.models.weights pull` (docs, bench)",
-    "jianmu_like.tools.builtin": "`from jianmu_like.tools.builtin import calculator` (README, docs)",
-    "jianmu_like.telemetry.events": "the event catalogue users read (docs/guides/telemetry.md)",
-    "jianmu_like.telemetry.logging": "`configure_logging` (docs/guides/telemetry.md)",
-    "jianmu_like.telemetry.otel_setup": "`from jianmu_like.telemetry.otel_setup import enable_otel` (docs)",
-}
-"""The modules that keep their public path (besides every package). Every other module is private."""
 
 RENAMES: dict[str, str] = {
     "jianmu_like.agent": "jianmu_like._agent",
@@ -216,6 +207,8 @@ RENAMES: dict[str, str] = {
 
 SUFFIXES = {".py", ".md", ".yml", ".yaml", ".toml", ".cfg", ".ini", ".txt", ".pyi"}
 SELF = Path("dev/apply_renames.py")
+CLI_PARSER = ("parser", "_parser")
+"""The module that names the commands' handlers (before and after the rename)."""
 DOTTED = re.compile(r"(?<![\w.])" + PACKAGE + r"(?:\.\w+)+")
 
 
@@ -394,14 +387,11 @@ def layer_names(text: str, renames: Mapping[str, str]) -> str:
 
 
 def handler_names(text: str, renames: Mapping[str, str]) -> str:
-    """`handler="run:run_command"` names a module of `jianmu_like.cli` bare."""
-    cli = {
-        o.rsplit(".", 1)[1]: n.rsplit(".", 1)[1]
-        for o, n in renames.items()
-        if o.startswith(f"{PACKAGE}.cli.")
-    }
+    """Commands name their handler `"run:run_command"`: a module of `jianmu_like.cli`, bare."""
+    prefix = f"{PACKAGE}.cli."
+    cli = {o.removeprefix(prefix): n.removeprefix(prefix) for o, n in renames.items() if o.startswith(prefix)}
     return re.sub(
-        r'(handler=")(\w+)(:)', lambda m: m.group(1) + cli.get(m.group(2), m.group(2)) + m.group(3), text
+        r"""(["'])(\w+)(:\w+\1)""", lambda m: m.group(1) + cli.get(m.group(2), m.group(2)) + m.group(3), text
     )
 
 
@@ -434,7 +424,7 @@ def rewrite(text: str, file: Path, renames: Mapping[str, str]) -> tuple[str, int
     for special in (layer_names, handler_names):
         if special is layer_names and file.name != "pyproject.toml":
             continue
-        if special is handler_names and file.as_posix() != f"{PACKAGE}/cli/parser.py":
+        if special is handler_names and file.as_posix() not in (f"{PACKAGE}/cli/{n}.py" for n in CLI_PARSER):
             continue
         changed = special(text, renames)
         count += changed != text
@@ -468,7 +458,8 @@ def text_files() -> list[Path]:
         {
             Path(p)
             for p in listed
-            if p and Path(p).suffix in SUFFIXES and Path(p) != SELF and Path(p).is_file()
+            if p and (Path(p).suffix in SUFFIXES or p.startswith(".ci/")) and Path(p) != SELF
+            if Path(p).is_file()
         }
     )
 

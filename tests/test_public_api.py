@@ -189,3 +189,28 @@ def test_cli_help_loads_no_heavy_dependency_and_no_framework_module() -> None:
         "assert 'jianmu_like._agent' not in sys.modules and 'pydantic' not in sys.modules\n"
     )
     assert _modules_loaded_by(code) == []
+
+
+PUBLIC_MODULES = {
+    "jianmu_like.errors": "the catalogue of every exception (JianmuError and its hierarchy)",
+    "jianmu_like.exports": "how each package's table of names works (docs: the public API)",
+    "jianmu_like.models.weights": "`python -m jianmu_like.models.weights pull` (docs, bench)",
+    "jianmu_like.tools.builtin": "`from jianmu_like.tools.builtin import calculator` (README, docs)",
+    "jianmu_like.telemetry.events": "the event catalogue users read (docs/guides/telemetry.md)",
+    "jianmu_like.telemetry.logging": "`configure_logging` (docs/guides/telemetry.md)",
+    "jianmu_like.telemetry.otel_setup": "`from jianmu_like.telemetry.otel_setup import enable_otel` (docs)",
+}
+"""The modules, besides packages and `__main__`, whose path users write (issue 19: everything else
+is an implementation module, named `_name.py`; dev/apply_renames.py moved the old ones)."""
+
+
+def test_implementation_modules_are_private() -> None:
+    root = Path(jianmu_like.__file__).parent
+    public = []
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root.parent).with_suffix("").parts
+        if parts[-1] in ("__init__", "__main__") or any(p.startswith("_") for p in parts[1:]):
+            continue
+        if ".".join(parts) not in PUBLIC_MODULES:
+            public.append(".".join(parts))
+    assert public == [], "name them _module.py, or add them to PUBLIC_MODULES saying who writes the path"

@@ -143,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--thread", metavar="ID", help="thread id in the checkpoint store (default: a new one)")
     _run_options(run)
-    run.set_defaults(handler="run:run_command")
+    run.set_defaults(handler="_run:run_command")
 
     resume = commands.add_parser(
         "resume",
@@ -156,18 +156,18 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument("--checkpoint", metavar="STORE", required=True, help=STORE_HELP)
     resume.add_argument("--thread", metavar="ID", required=True, help="thread id")
     _run_options(resume)
-    resume.set_defaults(handler="run:resume_command")
+    resume.set_defaults(handler="_run:resume_command")
 
     show = commands.add_parser("show", parents=[parent], help="print an agent's tree (no model contacted)")
     show.add_argument("preset", metavar="PRESET")
     show.add_argument("--dot", action="store_true", help="Graphviz dot instead of a text tree")
     _agent_file_options(show)
-    show.set_defaults(handler="inspect:show_command")
+    show.set_defaults(handler="_inspect:show_command")
 
     validate = commands.add_parser("validate", parents=[parent], help="check agent files")
     validate.add_argument("presets", metavar="PRESET", nargs="+")
     _agent_file_options(validate)
-    validate.set_defaults(handler="inspect:validate_command")
+    validate.set_defaults(handler="_inspect:validate_command")
 
     _approvals_parser(commands, parent)
     _threads_parser(commands, parent)
@@ -178,13 +178,13 @@ def build_parser() -> argparse.ArgumentParser:
         "config", parents=[parent], help="the effective configuration and its sources"
     )
     config.add_argument("--json", action="store_true", help="as JSON")
-    config.set_defaults(handler="inspect:config_command")
+    config.set_defaults(handler="_inspect:config_command")
 
     models = commands.add_parser(
         "models", add_help=False, help="pull or list the embedded local model's weights (models --help)"
     )
     models.add_argument("rest", nargs=argparse.REMAINDER)
-    models.set_defaults(handler="main:models_command", verbose=False, log_json=False)
+    models.set_defaults(handler="_main:models_command", verbose=False, log_json=False)
     return parser
 
 
@@ -222,7 +222,7 @@ def _approvals_parser(
                 "the tool's schema)",
             )
         action.add_argument("--database", metavar="URL", help=DATABASE_HELP)
-    approvals.set_defaults(handler="approvals:approvals_command")
+    approvals.set_defaults(handler="_approvals:approvals_command")
 
 
 def _threads_parser(
@@ -245,7 +245,7 @@ def _threads_parser(
         if takes_thread:
             action.add_argument("thread", metavar="THREAD", help="thread id (see `threads list`)")
         action.add_argument("--json", action="store_true", help="JSON (one object per line)")
-    threads.set_defaults(handler="threads:threads_command", thread=None)
+    threads.set_defaults(handler="_threads:threads_command", thread=None)
 
 
 def _serve_parser(
@@ -297,7 +297,7 @@ def _serve_parser(
     )
     _agent_file_options(serve)
     _otel_option(serve)
-    serve.set_defaults(handler="serve:serve_command")
+    serve.set_defaults(handler="_serve:serve_command")
 
 
 QUEUE_HELP = (
@@ -329,7 +329,7 @@ def _durable_parsers(
         "--global-concurrency", type=int, metavar="N", help="runs of this queue at once across all workers"
     )
     _agent_file_options(worker)
-    worker.set_defaults(handler="durable:worker_command")
+    worker.set_defaults(handler="_durable:worker_command")
 
     submit = commands.add_parser("submit", parents=[parent], help="enqueue a durable run for the workers")
     submit.add_argument("agent_file", metavar="AGENT_FILE", help="agent file (it names the queue)")
@@ -344,7 +344,7 @@ def _durable_parsers(
         metavar="ID",
         help="continue this conversation (kept in the database; a new id starts one)",
     )
-    submit.set_defaults(handler="durable:submit_command")
+    submit.set_defaults(handler="_durable:submit_command")
 
     runs = commands.add_parser(
         "runs", parents=[parent], help="durable runs enqueued, running or waiting (JSON lines)"
@@ -353,7 +353,7 @@ def _durable_parsers(
     runs.add_argument("--database", metavar="URL", required=True, help=DATABASE_HELP)
     runs.add_argument("--queue", metavar="NAME", help=QUEUE_HELP)
     runs.add_argument("--all", action="store_true", help="finished runs too")
-    runs.set_defaults(handler="durable:runs_command")
+    runs.set_defaults(handler="_durable:runs_command")
 
     recover = commands.add_parser(
         "recover", parents=[parent], help="put the durable runs of dead workers back on their queues"
@@ -362,7 +362,7 @@ def _durable_parsers(
         "executor_ids", metavar="EXECUTOR_ID", nargs="+", help="ids of workers that are gone"
     )
     recover.add_argument("--database", metavar="URL", required=True, help=DATABASE_HELP)
-    recover.set_defaults(handler="durable:recover_command")
+    recover.set_defaults(handler="_durable:recover_command")
 
 
 def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -372,7 +372,7 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown:
-        if args.handler != "main:models_command":
+        if args.handler != "_main:models_command":
             parser.error(f"unrecognized arguments: {' '.join(unknown)}")
         args.rest = [*unknown, *args.rest]
     return args
