@@ -22,8 +22,8 @@ from jianmu_like.errors import UnknownElicitation
 from jianmu_like.telemetry import events as ev
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wait_until_async
 from jianmu_like.tools import MCPToolProvider
-from jianmu_like.tools.mcp.elicitation import ElicitationAnswer, ElicitationError, ElicitationRequest
-from jianmu_like.tools.mcp.sampling import SamplingDecision, SamplingRequest
+from jianmu_like.tools.mcp._elicitation import ElicitationAnswer, ElicitationError, ElicitationRequest
+from jianmu_like.tools.mcp._sampling import SamplingDecision, SamplingRequest
 
 ENTRY = HERE / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 NODE = shutil.which("node")
