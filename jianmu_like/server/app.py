@@ -209,7 +209,9 @@ def create_app(
         return described[0]
 
     async def agent_tree(_request: Request, _body: None) -> AgentTree:
-        return AgentTree.model_validate({"tree": tree_json(_tree_of(sample()))})
+        agent = sample()
+        tree = tree_json(_tree_of(agent))
+        return AgentTree.model_validate({"tree": tree, "checkpoints": agent.recorder is not None})
 
     def thread_store() -> Checkpointer:
         """The checkpoint store the server's agents save into (threads live there)."""

@@ -186,9 +186,11 @@ class TreeNode(BaseModel):
 
 
 class AgentTree(BaseModel):
-    """`GET /api/agent`: the served agent's tree."""
+    """`GET /api/agent`: the served agent's tree, and whether the server keeps a checkpoint
+    store (then `/api/threads` lists its conversations and a run can fork a saved version)."""
 
     tree: TreeNode
+    checkpoints: bool
 
 
 class ThreadList(BaseModel):
