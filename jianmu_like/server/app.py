@@ -36,6 +36,7 @@ from .openapi import openapi_document
 from .routes import ApiRoute, BadRequest, Param, read_body, starlette_routes
 from .runs import AgentFactory, NotFound, Retention, RunConflict, RunRegistry, run_messages
 from .schemas import (
+    MAX_SEQ,
     AgentTree,
     ApprovalList,
     CancelAccepted,
@@ -241,10 +242,10 @@ def create_app(
 
     async def get_checkpoint(request: Request, _body: None) -> CheckpointState:
         store, tid, raw = thread_store(), request.path_params["thread_id"], request.path_params["seq"]
-        if not raw.isdigit():
+        if not (raw.isascii() and raw.isdigit()) or int(raw) > MAX_SEQ:
             raise BadRequest(
-                f"a version is a number (a `seq` of GET /api/threads/{tid}/history), got {raw!r}",
-                [{"field": "seq", "message": "not a number"}],
+                f"a version is a number (a `seq` of GET /api/threads/{tid}/history), got {raw[:40]!r}",
+                [{"field": "seq", "message": "not a version number"}],
             )
         agent = sample()
         view = await asyncio.to_thread(

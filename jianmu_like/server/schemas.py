@@ -19,6 +19,10 @@ ServedRunStatus = Literal[RunnerStatus, "cancelled"]
 `cancelled` (`POST /api/runs/{id}/cancel`)."""
 
 
+MAX_SEQ = 2**63 - 1
+"""The largest version number a store can hold (SQLite and PostgreSQL integers are 64-bit)."""
+
+
 def _thread_id() -> Any:
     """A conversation's id, where a body may name one."""
     return Field(default=None, min_length=1, max_length=200)
@@ -34,7 +38,7 @@ class RunRequest(BaseModel):
 
     input: str = Field(min_length=1)
     thread_id: str | None = _thread_id()
-    from_checkpoint: int | None = Field(default=None, ge=0)
+    from_checkpoint: int | None = Field(default=None, ge=0, le=MAX_SEQ)
 
     @model_validator(mode="after")
     def _forks_name_a_thread(self) -> RunRequest:
