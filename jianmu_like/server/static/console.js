@@ -225,6 +225,7 @@
 
   // A new run (or conversation) starts from a grey tree: statuses are a run's, not the page's.
   function resetTree() {
+    $("tree-caption").textContent = "";
     for (const row of state.nodes.values()) {
       row.dataset.status = "INVALID";
       row.title = row.title.replace(/ · [A-Z]+/, " · INVALID");
@@ -574,6 +575,7 @@
     const streams = (state.streams = new AbortController());
     state.runId = runId;
     resetTree();
+    $("version").hidden = true;
     setRunning(true);
     $("usage").replaceChildren(statusBadge("running"));
     setStatus("running");
@@ -667,7 +669,7 @@
       }
       if (question !== null) transcript.append(pastRun(question, answer));
       drawVersions(threadId, history.versions);
-      resetTree();
+      closeVersion();
       setStatus(view.thread.status);
       $("usage").replaceChildren(statusBadge(view.thread.status), el("span", null, `${view.versions} saved versions`));
       loadThreads();
@@ -724,7 +726,6 @@
 
   function closeVersion() {
     $("version").hidden = true;
-    $("tree-caption").textContent = "";
     resetTree();
   }
 
