@@ -2,10 +2,11 @@
 
 `add N` -> add(N, 1); `wait L` -> wait(L) (held until `gate` is set); `delete P` ->
 delete_file(P), which a guard policy holds for approval (PENDING); `think N` -> add(N, 1) with a
-thought before it; `boom X` -> explode(X), a tool that fails; `fail X` -> the model call fails
-(HTTP 400); `md X` -> an answer in hostile markdown (`HOSTILE`). After a tool result the model
-answers "result <output>", or quotes the follow-up when one was injected. `console_app(checkpoint=)`
-serves it with a checkpoint store (one `Agent` per conversation), so threads and versions exist.
+thought before it; `reason N` -> add(N, 1) with the model's reasoning (`reasoning_content`);
+`boom X` -> explode(X), a tool that fails; `fail X` -> the model call fails (HTTP 400); `md X` ->
+an answer in hostile markdown (`HOSTILE`). After a tool result the model answers "result
+<output>", or quotes the follow-up when one was injected. `console_app(checkpoint=)` serves it
+with a checkpoint store (one `Agent` per conversation), so threads and versions exist.
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ def responder(body: dict[str, Any]) -> Any:
     verb, arg = last["content"].split()
     if verb == "think":
         return calls(call("add", a=int(arg), b=1), content=f"I should add 1 to {arg}.")
+    if verb == "reason":
+        return calls(call("add", a=int(arg), b=1), reasoning_content=f"Adding one to {arg}.")
     if verb == "boom":
         return call("explode", label=arg)
     if verb == "fail":

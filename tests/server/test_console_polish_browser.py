@@ -8,9 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from console_agent import console_app
 from console_page import ask, expect
 from sse_live import live_server
+
+from jianmu_like.server import CHANNELS
 
 
 def test_hostile_markdown_is_rendered_and_nothing_in_it_runs(page: Any, tmp_path: Path) -> None:
@@ -47,7 +50,7 @@ def test_thinking_failures_statuses_and_one_wording(page: Any, tmp_path: Path) -
         run = ask(page, "think 2")
         expect(run.locator(".answer")).to_have_text("result 3")
         expect(run.locator(".note.thinking")).to_have_text(["iteration 1: thought"])
-        expect(run.locator("details.reasoning pre")).to_have_text("I should add 1 to 2.")
+        expect(run.locator("details.thought pre")).to_have_text("I should add 1 to 2.")
         page.screenshot(path=str(tmp_path / "thought.png"), full_page=True)
 
         run = ask(page, "boom fuse")  # a tool that fails: an error card, the run goes on
@@ -83,3 +86,18 @@ def test_thinking_failures_statuses_and_one_wording(page: Any, tmp_path: Path) -
         expect(page.locator('#tree .node[data-id="0"]')).to_have_attribute("data-status", "SUCCESS")
     for name in ("thought.png", "model-failure.png", "waiting.png", "new-conversation.png"):
         assert (tmp_path / name).stat().st_size > 0
+
+
+@pytest.mark.skipif(
+    "reasoning" not in CHANNELS,  # type: ignore[comparison-overlap]
+    reason="the SSE `reasoning` channel (issue 21.4, the reasoning lane) is not on this branch yet",
+)
+def test_the_models_reasoning_is_shown_as_it_streams(page: Any, tmp_path: Path) -> None:
+    with live_server(console_app()) as url:
+        page.goto(url + "/")
+        run = ask(page, "reason 4")
+        expect(run.locator(".answer")).to_have_text("result 5")
+        expect(run.locator(".note.thinking")).to_have_text(["iteration 1: thought"])
+        expect(run.locator("details.reasoning pre")).to_have_text("Adding one to 4.")
+        expect(run.locator("details.thought")).to_have_count(0)  # the reasoning is the thought
+        page.screenshot(path=str(tmp_path / "reasoning.png"), full_page=True)

@@ -292,21 +292,24 @@
       view.thinking = el("p", "note thinking spinning", `iteration ${data.iteration}: thinking…`);
       view.reasoning = null;
       view.steps.append(view.thinking);
-    } else if (data.type === "thinking" && data.status === "delta") {
-      // the model's reasoning as it streams (a reasoning model's `reasoning` deltas)
-      reasoningBox(view).textContent += data.reasoning ?? data.content ?? data.delta ?? "";
     } else if (data.type === "thinking" && data.status === "done") {
-      // The label stays only when there was a thought: a bare tool call needs no "thought".
-      const thought = typeof data.reasoning === "string" ? data.reasoning.trim() : "";
-      if (thought) {
-        reasoningBox(view).textContent = data.reasoning;
-        if (view.thinking) view.thinking.textContent = `iteration ${data.iteration}: thought`;
-      } else if (view.reasoning && view.reasoning.textContent.trim()) {
-        if (view.thinking) view.thinking.textContent = `iteration ${data.iteration}: thought`;
-      } else {
-        view.thinking?.remove();
-        view.reasoning?.closest("details")?.remove();
+      // `reasoning_content`: the model's own reasoning (a reasoning model's, streamed before on
+      // the `reasoning` channel); `reasoning`: the thought beside its tool calls, else that
+      // reasoning. The "thought" label stays only when there is one or the other.
+      const text = (value) => (typeof value === "string" && value.trim() ? value : "");
+      const reasoning = text(data.reasoning_content);
+      const thought = text(data.reasoning);
+      if (reasoning) reasoningBox(view).textContent = reasoning;
+      else if (view.reasoning && !view.reasoning.textContent.trim()) view.reasoning.closest("details").remove();
+      if (thought && thought !== reasoning) {
+        const details = el("details", "note thought");
+        details.open = true;
+        details.append(el("summary", null, "thought"), el("pre", null, thought));
+        if (view.thinking) view.thinking.after(details);
+        else view.steps.append(details);
       }
+      if (view.thinking && (thought || reasoning)) view.thinking.textContent = `iteration ${data.iteration}: thought`;
+      else view.thinking?.remove();
       view.thinking?.classList.remove("spinning");
       view.thinking = null;
       view.reasoning = null;
@@ -327,6 +330,13 @@
       else view.steps.append(details);
     }
     return view.reasoning;
+  }
+
+  // A reasoning model's reasoning as it streams (`reasoning` channel: deltas, and a reset when
+  // an attempt cut off is retried); the step's `done` then carries it whole.
+  function onReasoning(view, data) {
+    if (data.status === "reset") reasoningBox(view).textContent = "";
+    else if (data.status === "delta") reasoningBox(view).textContent += data.content || "";
   }
 
   function onAnswer(view, data) {
@@ -557,6 +567,7 @@
     switch (event) {
       case "step": onStep(view, data); break;
       case "answer": onAnswer(view, data); break;
+      case "reasoning": onReasoning(view, data); break;
       case "approval": onApproval(view, data); break;
       case "inject": note(view, `follow-up ${data.status}: ${data.content}`, "inject"); break;
       case "phase": note(view, `phase ${data.phase}${data.status ? " " + data.status : ""}`); break;
