@@ -27,6 +27,7 @@ from ..checkpoint.contract import Checkpointer
 from ..checkpoint.threads import ThreadView, UnknownThreadError, thread_history, thread_view, version_view
 from ..config import get_config
 from ..guard.approvals import InvalidEdit
+from ..redact import redact
 from .artifacts import artifact_response
 from .console import console_routes
 from .errors import error_response, http_error, internal_error
@@ -254,11 +255,11 @@ def create_app(
         ids = {path: node_id for node_id, path, _node in node_entries(_tree_of(agent))}
         return CheckpointState(
             version=view.version,
-            messages=view.messages,
+            messages=redact(view.messages),  # like every answer of the server: no secrets
             nodes=[
                 NodeState(id=ids.get(path), path=path, status=status) for path, status in view.tree.items()
             ],
-            pending_approvals=view.pending_approvals,
+            pending_approvals=redact(view.pending_approvals),
         )
 
     def served_model() -> str:

@@ -140,3 +140,15 @@ def test_the_new_routes_sit_behind_the_host_origin_and_json_rules(server: Server
     assert len(server.http.get("/api/runs").json()["runs"]) == 1  # only the first run
     docs = request(port, "GET", "/docs")
     assert docs.status == 200 and "script-src 'self'" in docs.headers["content-security-policy"]
+
+
+def test_a_version_shows_no_secret(server: Server) -> None:
+    """Like every answer of the server, a saved version's messages and pending approvals are
+    redacted (the store keeps what the model saw; the API shows no key)."""
+    key = "sk-live0123456789abcdef"
+    assert server.http.post("/api/runs", json={"input": f"delete {key}", "thread_id": "k"}).status_code == 201
+    wait_until(lambda: server.http.get("/api/approvals").json()["approvals"], "the run to wait for approval")
+    [waiting] = [v for v in server.versions("k") if v["status"] == "suspended"]
+    answer = server.http.get(f"/api/threads/k/checkpoints/{waiting['seq']}")
+    assert answer.status_code == 200 and key not in answer.text
+    assert answer.json()["pending_approvals"][0]["arguments"] == {"path": "***"}
