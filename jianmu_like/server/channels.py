@@ -14,7 +14,7 @@ answer) before the next text streams. `done` comes once, when the run ends, and 
 the final answer: the streamed text when that is the answer, otherwise a reset and the whole
 answer as one delta (a reply that was not streamed, the synthesis' stripped text). The answer's
 `done` (and the run's `done`, as `answer_html`) also carries the answer's markdown as sanitised
-HTML (`markdown`), which a page may insert as is. A run that
+HTML (`markdown`), which a page may insert as is (null for an answer too long to render). A run that
 ends without an answer withdraws whatever was streamed and sends no `done` on the channel.
 """
 
@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from ..telemetry import events as ev
 from ..telemetry.events import Event
-from .markdown import render_markdown
+from .markdown import answer_html
 
 Channel = Literal["step", "answer", "compact", "phase", "inject", "approval", "artifact", "done"]
 CHANNELS: tuple[Channel, ...] = (
@@ -126,7 +126,7 @@ class ChannelMapper:
         """The closing messages of a run: the answer channel's `done` with the final answer
         (after a reset and the whole answer when the streamed text is not it), then `done`."""
         messages: list[Message] = []
-        html = render_markdown(answer) if answer is not None else None
+        html = answer_html(answer)
         if not self._answer_done:
             shown = "".join(self._streamed)
             if answer is not None and self._streamed and shown.strip() == answer.strip():

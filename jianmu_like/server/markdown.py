@@ -26,6 +26,10 @@ ALLOWED_TAGS = frozenset(
 """What markdown produces, less images and raw HTML."""
 ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}, "td": {"align"}, "th": {"align"}}
 URL_SCHEMES = frozenset({"http", "https", "mailto"})
+MAX_RENDERED_CHARS = 200_000
+"""Longer answers are not rendered (`answer_html` is None: clients show the text). Rendering is
+pure Python on the server's event loop, a few milliseconds for a usual answer; the bound keeps a
+huge one from stalling every other run's stream."""
 
 
 @cache
@@ -43,3 +47,11 @@ def render_markdown(text: str) -> str:
         url_schemes=set(URL_SCHEMES),
         link_rel="noopener noreferrer",
     )
+
+
+def answer_html(answer: str | None) -> str | None:
+    """The HTML a client shows for a run's final answer: None without an answer, or for one
+    longer than `MAX_RENDERED_CHARS`."""
+    if answer is None or len(answer) > MAX_RENDERED_CHARS:
+        return None
+    return render_markdown(answer)

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from jianmu_like.server.markdown import render_markdown
+from jianmu_like.server.markdown import MAX_RENDERED_CHARS, answer_html, render_markdown
 
 
 def test_markdown_keeps_its_meaning() -> None:
@@ -66,3 +66,10 @@ def test_a_huge_answer_renders() -> None:
     text = "**bold** " * 20_000 + "[" * 5_000 + "x" + "]" * 5_000
     html = render_markdown(text)
     assert html.count("<strong>") == 20_000
+
+
+def test_an_answer_too_long_to_render_is_left_to_the_text() -> None:
+    assert answer_html(None) is None
+    assert answer_html("**x**") == "<p><strong>x</strong></p>\n"
+    assert answer_html("x" * MAX_RENDERED_CHARS) is not None
+    assert answer_html("x" * (MAX_RENDERED_CHARS + 1)) is None
