@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from console_agent import console_app
 from console_page import ask, expect
@@ -101,3 +102,19 @@ def test_the_models_reasoning_is_shown_as_it_streams(page: Any, tmp_path: Path) 
         expect(run.locator("details.reasoning pre")).to_have_text("Adding one to 4.")
         expect(run.locator("details.thought")).to_have_count(0)  # the reasoning is the thought
         page.screenshot(path=str(tmp_path / "reasoning.png"), full_page=True)
+
+
+def test_the_docs_page_lists_every_route_from_the_document(page: Any, tmp_path: Path) -> None:
+    with live_server(console_app()) as url:
+        document = httpx.get(url + "/openapi.json", timeout=30).json()
+        operations = sum(len(methods) for methods in document["paths"].values())
+        page.goto(url + "/docs")
+        expect(page.locator(".route")).to_have_count(operations)
+        runs = page.locator('.route[data-method="POST"][data-path="/api/runs"]')
+        expect(runs).to_contain_text("request: RunRequest")
+        expect(runs).to_contain_text("from_checkpoint?")
+        expect(runs).to_contain_text("response 201: RunCreated")
+        expect(page.locator('.route[data-path="/api/runs/{run_id}/events"]')).to_contain_text(
+            "text/event-stream"
+        )
+        page.screenshot(path=str(tmp_path / "docs.png"), full_page=True)
