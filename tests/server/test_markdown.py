@@ -1,4 +1,4 @@
-"""The answer's markdown as HTML (server/markdown.py): what markdown means is kept, everything a
+"""The answer's markdown as HTML (server/_markdown.py): what markdown means is kept, everything a
 hostile answer could smuggle in (raw HTML, scripts, event handlers, javascript:/data:/vbscript:
 links in any spelling, images reaching other hosts) is not."""
 
@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from jianmu_like.server.markdown import MAX_RENDERED_CHARS, answer_html, render_markdown
+from jianmu_like.server._markdown import MAX_RENDERED_CHARS, answer_html, render_markdown
 
 
 def test_markdown_keeps_its_meaning() -> None:

@@ -14,7 +14,7 @@ from jsonschema import Draft202012Validator
 from sse_live import live_server, sse_events
 from starlette.routing import Route
 
-from jianmu_like.server.console import CONTENT_SECURITY_POLICY
+from jianmu_like.server._console import CONTENT_SECURITY_POLICY
 from jianmu_like.testing import PATIENCE, wait_until
 
 

@@ -5,7 +5,7 @@
 // dependencies. Streams are read with fetch(), not EventSource, because EventSource cannot send
 // the bearer token of a protected server. Every piece of server data reaches the page through
 // textContent, never as HTML, with one exception: an answer's markdown, which the server renders
-// and sanitises (`answer_html`, see server/markdown.py) and the page parses inertly (DOMParser).
+// and sanitises (`answer_html`, see server/_markdown.py) and the page parses inertly (DOMParser).
 "use strict";
 
 (() => {
