@@ -62,3 +62,49 @@ def thread_history(store: Checkpointer, thread_id: str, *, label: str) -> list[C
     if not history:
         raise unknown_thread(store, thread_id, label)
     return history
+
+
+class VersionView(BaseModel):
+    """One saved version of a thread, as a person inspects it before forking from it."""
+
+    version: CheckpointInfo
+    messages: list[dict[str, Any]] = Field(default_factory=list)
+    """The version's messages (the top level's, as saved)."""
+    tree: dict[str, str] = Field(default_factory=dict)
+    """Each node's status when it was saved, by path (nodes not listed had not run: INVALID)."""
+    pending_approvals: list[dict[str, Any]] = Field(default_factory=list)
+    """The tool calls it waited for a human on (every namespace's)."""
+
+
+def version_view(
+    store: Checkpointer, thread_id: str, seq: int, *, label: str, keys: StateKeys | None = None
+) -> VersionView:
+    """Version `seq` of the thread (CheckpointError naming the kept versions, or the known
+    threads, when the store has no such version)."""
+    history = store.history(thread_id)
+    if not history:
+        raise unknown_thread(store, thread_id, label)
+    info = next((item for item in history if item.seq == seq), None)
+    checkpoint = store.load(thread_id, seq) if info is not None else None
+    if info is None or checkpoint is None:
+        kept = ", ".join(str(item.seq) for item in sorted(history, key=lambda item: item.seq))
+        raise UnknownThreadError(
+            f"{label}: thread {thread_id!r} has no version {seq} (kept versions: {kept})"
+        )
+    keys = keys or StateKeys()
+    state = checkpoint.state
+    messages = state.get(keys.messages) or []
+    suffix = "." + keys.pending_approvals
+    pending = [
+        item
+        for key, value in state.items()
+        if (key == keys.pending_approvals or key.endswith(suffix)) and isinstance(value, list)
+        for item in value
+        if isinstance(item, dict)
+    ]
+    return VersionView(
+        version=info,
+        messages=[m for m in messages if isinstance(m, dict)],
+        tree={path: str(progress.get("status")) for path, progress in checkpoint.tree.items()},
+        pending_approvals=pending,
+    )

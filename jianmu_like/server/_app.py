@@ -10,34 +10,55 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar, get_args
+from functools import cache
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, get_args
 
 import py_trees
-from pydantic import BaseModel, ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.responses import Response
 
 from .._agent import Agent
 from .._config import get_config
-from .._validation import validation_problems
+from .._redact import redact
 from ..checkpoint._contract import Checkpointer
-from ..checkpoint._threads import UnknownThreadError, thread_history, thread_view
-from ..errors import JianmuError
+from ..checkpoint._threads import ThreadView, UnknownThreadError, thread_history, thread_view, version_view
 from ..guard._approvals import InvalidEdit
-from ..models._json_text import JSONTextError, loads_bounded
 from ._artifacts import artifact_response
 from ._console import console_routes
-from ._elicitations import ElicitationResponse, elicitation_routes
+from ._elicitations import elicitation_routes
 from ._errors import error_response, http_error, internal_error
-from ._nodes import tree_json
+from ._nodes import node_entries, tree_json
 from ._openai_compat import ChatCompletionRequest, OpenAIErrorShape, openai_routes
-from ._runs import AgentFactory, NotFound, Retention, RunConflict, RunRegistry, ServedRunStatus, run_messages
-from ._schemas import DecisionRequest, InjectRequest, RunRequest, ThreadHistory, ThreadList
+from ._openapi import openapi_document
+from ._routes import ApiRoute, BadRequest, Param, read_body, starlette_routes
+from ._runs import AgentFactory, NotFound, Retention, RunConflict, RunRegistry, run_messages
+from ._schemas import (
+    MAX_SEQ,
+    AgentTree,
+    ApprovalList,
+    CancelAccepted,
+    CheckpointState,
+    DecisionRequest,
+    DecisionResult,
+    Health,
+    InjectQueued,
+    InjectRequest,
+    NodeState,
+    OpenAPIDocument,
+    RunCreated,
+    RunList,
+    RunMessages,
+    RunRequest,
+    RunSummary,
+    ServedRunStatus,
+    ThreadHistory,
+    ThreadList,
+)
 from ._security import (
     BearerTokenMiddleware,
     BodyLimit,
@@ -47,37 +68,19 @@ from ._security import (
     SameOriginJson,
 )
 
-Model = TypeVar("Model", bound=BaseModel)
 Cleanup = Callable[[], Awaitable[None]]
+STATUSES: tuple[str, ...] = get_args(ServedRunStatus)
+LAST_EVENT_ID = (
+    Param("Last-Event-ID", "header", "resume after this event id (the SSE `id:`)"),
+    Param("last_event_id", "query", "the same, for clients that cannot send headers"),
+)
 
 
-class BadRequest(JianmuError):
-    """A body that does not validate: HTTP 422 with the fields named."""
-
-    def __init__(self, message: str, detail: list[dict[str, Any]]) -> None:
-        super().__init__(message)
-        self.detail = detail
-
-
-async def _body(request: Request, model: type[Model]) -> Model:
-    raw = await request.body()
+def _version() -> str:
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise BadRequest(
-            f"request body is not valid UTF-8 (at byte {exc.start}): JSON bodies are UTF-8", []
-        ) from None
-    try:  # the limits of model-written JSON (depth, number size): one rule, models.json_text
-        data = loads_bounded(text or "null", "request body is")
-    except JSONTextError as exc:
-        raise BadRequest(str(exc), []) from None
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        problems = validation_problems(exc, model=model)
-        detail = [{"field": problem.key or "body", "message": problem.message} for problem in problems]
-        message = "; ".join(f"{d['field']}: {d['message']}" for d in detail)
-        raise BadRequest(f"invalid request body: {message}", detail) from None
+        return version("jianmu_like")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "0"
 
 
 def _tree_of(agent: Agent) -> py_trees.behaviour.Behaviour:
@@ -127,37 +130,31 @@ def create_app(
     registry = RunRegistry(agent_factory, max_ticks=max_ticks, retention=retention)
     described: list[Agent] = []
 
-    async def create_run(request: Request) -> Response:
-        body = await _body(request, RunRequest)
-        record = registry.start(body.input, body.thread_id)
-        return JSONResponse({"run_id": record.run_id, "thread_id": record.thread_id}, status_code=201)
+    async def create_run(_request: Request, body: RunRequest) -> RunCreated:
+        record = registry.start(body.input, body.thread_id, from_checkpoint=body.from_checkpoint)
+        return RunCreated(run_id=record.run_id, thread_id=record.thread_id)
 
-    async def runs(request: Request) -> Response:
-        return await (create_run(request) if request.method == "POST" else list_runs(request))
-
-    async def list_runs(request: Request) -> Response:
+    async def list_runs(request: Request, _body: None) -> RunList:
         status = request.query_params.get("status") or None
-        allowed = get_args(ServedRunStatus)
-        if status is not None and status not in allowed:
+        if status is not None and status not in STATUSES:
             raise BadRequest(
-                f"status must be one of {', '.join(allowed)}, got {status!r}",
+                f"status must be one of {', '.join(STATUSES)}, got {status!r}",
                 [{"field": "status", "message": "unknown status"}],
             )
-        return JSONResponse({"runs": registry.listing(status, request.query_params.get("thread_id") or None)})
+        listed = registry.listing(status, request.query_params.get("thread_id") or None)
+        return RunList.model_validate({"runs": listed})
 
-    async def get_messages(request: Request) -> Response:
+    async def get_messages(request: Request, _body: None) -> RunMessages:
         record = registry.get(request.path_params["run_id"])
-        return JSONResponse(
-            {"run_id": record.run_id, "thread_id": record.thread_id, "messages": run_messages(record)}
-        )
+        return RunMessages(run_id=record.run_id, thread_id=record.thread_id, messages=run_messages(record))
 
-    async def get_run(request: Request) -> Response:
-        return JSONResponse(registry.get(request.path_params["run_id"]).summary())
+    async def get_run(request: Request, _body: None) -> RunSummary:
+        return RunSummary.model_validate(registry.get(request.path_params["run_id"]).summary())
 
-    async def run_events(request: Request) -> Response:
+    async def run_events(request: Request, _body: None) -> Response:
         return _stream(request, nodes=False)
 
-    async def run_nodes(request: Request) -> Response:
+    async def run_nodes(request: Request, _body: None) -> Response:
         return _stream(request, nodes=True)
 
     def _stream(request: Request, *, nodes: bool) -> Response:
@@ -181,25 +178,23 @@ def create_app(
 
         return EventSourceResponse(stream(), ping=15, headers={"Cache-Control": "no-store"})
 
-    async def inject(request: Request) -> Response:
-        body = await _body(request, InjectRequest)
+    async def inject(request: Request, body: InjectRequest) -> InjectQueued:
         record = registry.inject(request.path_params["run_id"], body.content)
-        return JSONResponse({"run_id": record.run_id, "queued": len(record.injects)}, status_code=202)
+        return InjectQueued(run_id=record.run_id, queued=len(record.injects))
 
-    async def get_artifact(request: Request) -> Response:
+    async def get_artifact(request: Request, _body: None) -> Response:
         record = registry.get(request.path_params["run_id"])
         download = request.query_params.get("download") not in (None, "", "0", "false")
         return artifact_response(record, request.path_params["n"], download=download)
 
-    async def cancel_run(request: Request) -> Response:
+    async def cancel_run(request: Request, _body: None) -> CancelAccepted:
         record = registry.cancel(request.path_params["run_id"])
-        return JSONResponse({"run_id": record.run_id, "status": "cancelling"}, status_code=202)
+        return CancelAccepted(run_id=record.run_id, status="cancelling")
 
-    async def list_approvals(_request: Request) -> Response:
-        return JSONResponse({"approvals": registry.approvals()})
+    async def list_approvals(_request: Request, _body: None) -> ApprovalList:
+        return ApprovalList.model_validate({"approvals": registry.approvals()})
 
-    async def decide(request: Request) -> Response:
-        body = await _body(request, DecisionRequest)
+    async def decide(request: Request, body: DecisionRequest) -> DecisionResult:
         approval_id = request.path_params["approval_id"]
         approved = body.decision == "approve"
         try:
@@ -208,7 +203,7 @@ def create_app(
             )
         except InvalidEdit as exc:
             raise BadRequest(str(exc), [{"field": "arguments", "message": str(exc)}]) from None
-        return JSONResponse({"run_id": record.run_id, "status": record.status})
+        return DecisionResult(run_id=record.run_id, status=record.status)
 
     def sample() -> Agent:
         """One agent of the factory, built once, to describe the tree and find the store."""
@@ -216,8 +211,10 @@ def create_app(
             described.append(agent_factory())
         return described[0]
 
-    async def agent_tree(_request: Request) -> Response:
-        return JSONResponse({"tree": tree_json(_tree_of(sample()))})
+    async def agent_tree(_request: Request, _body: None) -> AgentTree:
+        agent = sample()
+        tree = tree_json(_tree_of(agent))
+        return AgentTree.model_validate({"tree": tree, "checkpoints": agent.recorder is not None})
 
     def thread_store() -> Checkpointer:
         """The checkpoint store the server's agents save into (threads live there)."""
@@ -229,33 +226,127 @@ def create_app(
             )
         return recorder.checkpointer
 
-    async def list_threads(_request: Request) -> Response:
+    async def list_threads(_request: Request, _body: None) -> ThreadList:
         store = thread_store()
         heads = await asyncio.to_thread(store.heads)
-        return JSONResponse(ThreadList(threads=heads).model_dump(mode="json"))
+        return ThreadList(threads=heads)
 
-    async def get_thread(request: Request) -> Response:
+    async def get_thread(request: Request, _body: None) -> ThreadView:
         store, tid = thread_store(), request.path_params["thread_id"]
-        view = await asyncio.to_thread(thread_view, store, tid, label="the checkpoint store")
-        return JSONResponse(view.model_dump(mode="json"))
+        return await asyncio.to_thread(
+            thread_view, store, tid, label="the checkpoint store", keys=sample().keys
+        )
 
-    async def get_thread_history(request: Request) -> Response:
+    async def get_thread_history(request: Request, _body: None) -> ThreadHistory:
         store, tid = thread_store(), request.path_params["thread_id"]
         versions = await asyncio.to_thread(thread_history, store, tid, label="the checkpoint store")
-        return JSONResponse(ThreadHistory(thread_id=tid, versions=versions).model_dump(mode="json"))
+        return ThreadHistory(thread_id=tid, versions=versions)
+
+    async def get_checkpoint(request: Request, _body: None) -> CheckpointState:
+        store, tid, raw = thread_store(), request.path_params["thread_id"], request.path_params["seq"]
+        if not (raw.isascii() and raw.isdigit()) or int(raw) > MAX_SEQ:
+            raise BadRequest(
+                f"a version is a number (a `seq` of GET /api/threads/{tid}/history), got {raw[:40]!r}",
+                [{"field": "seq", "message": "not a version number"}],
+            )
+        agent = sample()
+        view = await asyncio.to_thread(
+            version_view, store, tid, int(raw), label="the checkpoint store", keys=agent.keys
+        )
+        ids = {path: node_id for node_id, path, _node in node_entries(_tree_of(agent))}
+        return CheckpointState(
+            version=view.version,
+            messages=redact(view.messages),  # like every answer of the server: no secrets
+            nodes=[
+                NodeState(id=ids.get(path), path=path, status=status) for path, status in view.tree.items()
+            ],
+            pending_approvals=redact(view.pending_approvals),
+        )
 
     def served_model() -> str:
         return model_name if model_name is not None else str(_tree_of(sample()).name)
 
-    async def chat_request(request: Request) -> ChatCompletionRequest:
-        return await _body(request, ChatCompletionRequest)
-
-    async def elicitation_answer(request: Request) -> ElicitationResponse:
-        return await _body(request, ElicitationResponse)
-
-    async def healthz(_request: Request) -> Response:
+    async def healthz(_request: Request, _body: None) -> Health:
         active = sum(1 for r in registry.runs.values() if not r.finished)
-        return JSONResponse({"status": "ok", "runs": len(registry.runs), "active": active})
+        return Health(status="ok", runs=len(registry.runs), active=active)
+
+    async def openapi(_request: Request, _body: None) -> OpenAPIDocument:
+        return OpenAPIDocument.model_validate(document())
+
+    @cache
+    def document() -> dict[str, Any]:
+        return openapi_document(table, title="jianmu-like", version=_version())
+
+    table: list[ApiRoute] = [
+        *console_routes(),
+        ApiRoute("GET", "/openapi.json", openapi, "this API as OpenAPI 3.1", OpenAPIDocument, tag="meta"),
+        ApiRoute("GET", "/healthz", healthz, "liveness: the runs kept and active", Health, tag="meta"),
+        ApiRoute(
+            "GET", "/api/runs", list_runs, "the runs kept, oldest first", RunList, errors=(422,),
+            params=(
+                Param("status", "query", "only runs of this status", (("enum", list(STATUSES)),)),
+                Param("thread_id", "query", "only runs of this conversation"),
+            ),
+        ),
+        ApiRoute(
+            "POST", "/api/runs", create_run, "start a run (continue a thread, or fork one of its versions)",
+            RunCreated, RunRequest, status=201, errors=(404, 409, 422),
+        ),
+        ApiRoute("GET", "/api/runs/{run_id}", get_run, "a run's status, answer", RunSummary, errors=(404,)),
+        ApiRoute(
+            "GET", "/api/runs/{run_id}/events", run_events, "the run's events (Server-Sent Events: "
+            "step, answer, compact, phase, inject, approval, artifact, done)", None,
+            media_type="text/event-stream", params=LAST_EVENT_ID, errors=(404, 422),
+        ),
+        ApiRoute(
+            "GET", "/api/runs/{run_id}/nodes", run_nodes, "the tree's node statuses as they change "
+            "(Server-Sent Events `node`)", None, media_type="text/event-stream", params=LAST_EVENT_ID,
+            errors=(404, 422),
+        ),
+        ApiRoute(
+            "POST", "/api/runs/{run_id}/inject", inject, "a follow-up for the run's next iteration",
+            InjectQueued, InjectRequest, status=202, errors=(404, 409, 422),
+        ),
+        ApiRoute(
+            "POST", "/api/runs/{run_id}/cancel", cancel_run, "cancel a running run (any JSON body, e.g. {})",
+            CancelAccepted, status=202, errors=(404, 409),
+        ),
+        ApiRoute(
+            "GET", "/api/runs/{run_id}/messages", get_messages, "the conversation at the run's end",
+            RunMessages, errors=(404, 409),
+        ),
+        ApiRoute(
+            "GET", "/api/runs/{run_id}/artifacts/{n}", get_artifact, "a document a tool made "
+            "(its own Content-Type, sandboxed)", None, media_type="application/octet-stream",
+            params=(Param("download", "query", "1: as an attachment"),), errors=(404,),
+        ),
+        ApiRoute("GET", "/api/approvals", list_approvals, "pending approvals", ApprovalList, tag="approvals"),
+        ApiRoute(
+            "POST", "/api/approvals/{approval_id}", decide, "approve (optionally with corrected "
+            "arguments) or deny (with a reason) a pending tool call", DecisionResult, DecisionRequest,
+            errors=(404, 409, 422), tag="approvals",
+        ),
+        ApiRoute("GET", "/api/agent", agent_tree, "the served agent's tree", AgentTree, tag="meta"),
+        ApiRoute(
+            "GET", "/api/threads", list_threads, "the conversations of the checkpoint store",
+            ThreadList, errors=(409,), tag="threads",
+        ),
+        ApiRoute(
+            "GET", "/api/threads/{thread_id}", get_thread, "a conversation: its newest version and messages",
+            ThreadView, errors=(404, 409), tag="threads",
+        ),
+        ApiRoute(
+            "GET", "/api/threads/{thread_id}/history", get_thread_history, "a conversation's versions, "
+            "newest first", ThreadHistory, errors=(404, 409), tag="threads",
+        ),
+        ApiRoute(
+            "GET", "/api/threads/{thread_id}/checkpoints/{seq}", get_checkpoint, "one version: its "
+            "messages, the tree's statuses and pending approvals", CheckpointState, errors=(404, 409, 422),
+            tag="threads",
+        ),
+        *openai_routes(registry, served_model, lambda request: read_body(request, ChatCompletionRequest)),
+        *elicitation_routes(registry),
+    ]  # fmt: skip
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -296,26 +387,7 @@ def create_app(
     if token:
         middleware.append(Middleware(BearerTokenMiddleware, token=token))
     app = Starlette(
-        routes=[
-            *console_routes(),
-            Route("/healthz", healthz),
-            Route("/api/runs", runs, methods=["GET", "POST"]),
-            Route("/api/runs/{run_id}", get_run),
-            Route("/api/runs/{run_id}/events", run_events),
-            Route("/api/runs/{run_id}/nodes", run_nodes),
-            Route("/api/runs/{run_id}/inject", inject, methods=["POST"]),
-            Route("/api/runs/{run_id}/cancel", cancel_run, methods=["POST"]),
-            Route("/api/runs/{run_id}/messages", get_messages),
-            Route("/api/runs/{run_id}/artifacts/{n}", get_artifact),
-            Route("/api/approvals", list_approvals),
-            Route("/api/approvals/{approval_id}", decide, methods=["POST"]),
-            Route("/api/agent", agent_tree),
-            Route("/api/threads", list_threads),
-            Route("/api/threads/{thread_id}", get_thread),
-            Route("/api/threads/{thread_id}/history", get_thread_history),
-            *openai_routes(registry, served_model, chat_request),
-            *elicitation_routes(registry, elicitation_answer),
-        ],
+        routes=starlette_routes(table),
         middleware=middleware,
         exception_handlers={
             NotFound: not_found,

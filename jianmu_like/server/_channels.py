@@ -12,7 +12,9 @@ final reply that the answer check or the output type re-asks, one held back by a
 draft a synthesis phase rewrites — is withdrawn with one `reset` (the console empties the
 answer) before the next text streams. `done` comes once, when the run ends, and its content is
 the final answer: the streamed text when that is the answer, otherwise a reset and the whole
-answer as one delta (a reply that was not streamed, the synthesis' stripped text). A run that
+answer as one delta (a reply that was not streamed, the synthesis' stripped text). The answer's
+`done` (and the run's `done`, as `answer_html`) also carries the answer's markdown as sanitised
+HTML (`_markdown`), which a page may insert as is (null for an answer too long to render). A run that
 ends without an answer withdraws whatever was streamed and sends no `done` on the channel.
 """
 
@@ -22,6 +24,7 @@ from typing import Any, Literal
 
 from ..telemetry import events as ev
 from ..telemetry.events import Event
+from ._markdown import answer_html
 
 Channel = Literal["step", "answer", "compact", "phase", "inject", "approval", "artifact", "done"]
 CHANNELS: tuple[Channel, ...] = (
@@ -127,17 +130,19 @@ class ChannelMapper:
         """The closing messages of a run: the answer channel's `done` with the final answer
         (after a reset and the whole answer when the streamed text is not it), then `done`."""
         messages: list[Message] = []
+        html = answer_html(answer)
         if not self._answer_done:
             shown = "".join(self._streamed)
             if answer is not None and self._streamed and shown.strip() == answer.strip():
-                messages.append(("answer", {"status": "done", "content": answer}))
+                messages.append(("answer", {"status": "done", "content": answer, "html": html}))
             else:
                 messages.extend(self._withdraw())
                 if answer is not None:
-                    messages.extend(self._whole_answer(answer))
+                    messages.extend(self._whole_answer(answer, html))
             self._answer_done = True
         done = {
             "answer": answer,
+            "answer_html": html,
             "status": status,
             "iterations": self.iteration,
             "usage": usage,
@@ -182,11 +187,11 @@ class ChannelMapper:
         self._held = bool(self._streamed)  # the answer until a later reply or the run's end says
         return messages
 
-    def _whole_answer(self, answer: str) -> list[Message]:
+    def _whole_answer(self, answer: str, html: str | None) -> list[Message]:
         return [
             ("answer", {"status": "start", "content": ""}),
             ("answer", {"status": "delta", "content": answer}),
-            ("answer", {"status": "done", "content": answer}),
+            ("answer", {"status": "done", "content": answer, "html": html}),
         ]
 
 

@@ -1,4 +1,5 @@
-"""The web console: four static files shipped in the package, served with a strict CSP.
+"""The web console and the API's docs page: static files shipped in the package, served with a
+strict CSP.
 
 Plain HTML, CSS and JavaScript (no build step, nothing loaded from elsewhere) that talk to the
 same `/api/` routes as any client. The page holds no secret: on a token-protected server it
@@ -14,13 +15,20 @@ from importlib import resources
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
+
+from ._routes import ApiRoute
 
 ASSETS = {
-    "/": ("index.html", "text/html; charset=utf-8"),
-    "/console.js": ("console.js", "text/javascript; charset=utf-8"),
-    "/elicitation.js": ("elicitation.js", "text/javascript; charset=utf-8"),
-    "/console.css": ("console.css", "text/css; charset=utf-8"),
+    "/": ("index.html", "text/html; charset=utf-8", "the web console"),
+    "/console.js": ("console.js", "text/javascript; charset=utf-8", "the console's script"),
+    "/elicitation.js": (
+        "elicitation.js",
+        "text/javascript; charset=utf-8",
+        "the console's forms for MCP servers' questions",
+    ),
+    "/console.css": ("console.css", "text/css; charset=utf-8", "the console's and the docs' style"),
+    "/docs": ("docs.html", "text/html; charset=utf-8", "this API's routes, read from /openapi.json"),
+    "/docs.js": ("docs.js", "text/javascript; charset=utf-8", "the docs page's script"),
 }
 
 CONTENT_SECURITY_POLICY = "; ".join(
@@ -53,13 +61,14 @@ def asset(filename: str) -> bytes:
     return (resources.files(__package__) / "static" / filename).read_bytes()
 
 
-def console_routes() -> list[Route]:
-    """`/` (the page), `/console.js`, `/elicitation.js` and `/console.css`."""
+def console_routes() -> list[ApiRoute]:
+    """`/` (the page), its script and style, and `/docs` (the API's routes) with its script."""
 
-    def serve(path: str, filename: str, media_type: str) -> Route:
-        async def endpoint(_request: Request) -> Response:
+    def serve(path: str, filename: str, media_type: str, summary: str) -> ApiRoute:
+        async def endpoint(_request: Request, _body: None) -> Response:
             return Response(asset(filename), media_type=media_type, headers=SECURITY_HEADERS)
 
-        return Route(path, endpoint, methods=["GET", "HEAD"])
+        media = media_type.split(";")[0]
+        return ApiRoute("GET", path, endpoint, summary, None, media_type=media, tag="console")
 
-    return [serve(path, name, media) for path, (name, media) in ASSETS.items()]
+    return [serve(path, *entry) for path, entry in ASSETS.items()]

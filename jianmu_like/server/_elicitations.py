@@ -19,16 +19,15 @@ human channel): `{"status": "elicitation", "elicitation": {...}}` and
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.responses import Response
 
 from ..tools.mcp._elicitation import ElicitationError, UnknownElicitation
 from ._errors import error_response
+from ._routes import ApiRoute
 from ._runs import NotFound, RunConflict, RunRecord, RunRegistry
 
 
@@ -48,33 +47,66 @@ class ElicitationResponse(BaseModel):
         return self
 
 
-def run_elicitations(record: RunRecord) -> list[dict[str, Any]]:
+class OpenQuestion(BaseModel):
+    """One open question (an `ElicitationRequest` of the tools layer) with its run and conversation."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    kind: str
+    requested_at: float
+    run_id: str
+    thread_id: str | None = None
+
+
+class ElicitationList(BaseModel):
+    """`GET /api/elicitations`: every open question of every run kept, oldest first."""
+
+    elicitations: list[OpenQuestion]
+
+
+class RunElicitations(BaseModel):
+    """`GET /api/runs/{run_id}/elicitations`: one run's open questions."""
+
+    run_id: str
+    elicitations: list[OpenQuestion]
+
+
+class ElicitationAnswered(BaseModel):
+    """The answer was delivered to the server that asked."""
+
+    run_id: str
+    id: str
+    kind: str
+    action: Literal["accept", "decline", "cancel"]
+
+
+def run_elicitations(record: RunRecord) -> list[OpenQuestion]:
     """The open questions of one run, each with its run and conversation."""
     if record.finished:
         return []
     return [
-        {**request.model_dump(mode="json"), "run_id": record.run_id, "thread_id": record.thread_id}
+        OpenQuestion.model_validate(
+            {**request.model_dump(mode="json"), "run_id": record.run_id, "thread_id": record.thread_id}
+        )
         for request in record.agent.pending_elicitations()
     ]
 
 
-def elicitation_routes(
-    registry: RunRegistry, read_body: Callable[[Request], Awaitable[ElicitationResponse]]
-) -> list[Route]:
-    """The elicitation routes over `registry` (`read_body`: the app's JSON body reader)."""
+def elicitation_routes(registry: RunRegistry) -> list[ApiRoute]:
+    """The elicitation routes over `registry`, as entries of the server's route table."""
 
-    async def list_all(_request: Request) -> Response:
+    async def list_all(_request: Request, _body: None) -> ElicitationList:
         items = [item for record in list(registry.runs.values()) for item in run_elicitations(record)]
-        items.sort(key=lambda item: item["requested_at"])
-        return JSONResponse({"elicitations": items})
+        items.sort(key=lambda item: item.requested_at)
+        return ElicitationList(elicitations=items)
 
-    async def list_run(request: Request) -> Response:
+    async def list_run(request: Request, _body: None) -> RunElicitations:
         record = registry.get(request.path_params["run_id"])
-        return JSONResponse({"run_id": record.run_id, "elicitations": run_elicitations(record)})
+        return RunElicitations(run_id=record.run_id, elicitations=run_elicitations(record))
 
-    async def respond(request: Request) -> Response:
+    async def respond(request: Request, body: ElicitationResponse) -> ElicitationAnswered | Response:
         record = registry.get(request.path_params["run_id"])
-        body = await read_body(request)
         request_id = request.path_params["elicitation_id"]
         if record.finished:
             finished = f"run {record.run_id!r} has finished ({record.status})"
@@ -85,12 +117,22 @@ def elicitation_routes(
             raise NotFound(f"run {record.run_id!r}: {exc}") from None
         except ElicitationError as exc:
             return error_response(422, str(exc), detail=[{"field": "content", "message": str(exc)}])
-        return JSONResponse(
-            {"run_id": record.run_id, "id": answered.id, "kind": answered.kind, "action": body.action}
+        return ElicitationAnswered(
+            run_id=record.run_id, id=answered.id, kind=answered.kind, action=body.action
         )
 
     return [
-        Route("/api/elicitations", list_all),
-        Route("/api/runs/{run_id}/elicitations", list_run),
-        Route("/api/runs/{run_id}/elicitations/{elicitation_id}", respond, methods=["POST"]),
-    ]
+        ApiRoute(
+            "GET", "/api/elicitations", list_all, "open questions of MCP servers to a person, every run",
+            ElicitationList, tag="elicitations",
+        ),
+        ApiRoute(
+            "GET", "/api/runs/{run_id}/elicitations", list_run, "one run's open questions",
+            RunElicitations, errors=(404,), tag="elicitations",
+        ),
+        ApiRoute(
+            "POST", "/api/runs/{run_id}/elicitations/{elicitation_id}", respond, "answer an open "
+            "question (accept with content valid against its schema, decline or cancel)",
+            ElicitationAnswered, ElicitationResponse, errors=(404, 409, 422), tag="elicitations",
+        ),
+    ]  # fmt: skip

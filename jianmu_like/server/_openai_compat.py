@@ -32,13 +32,14 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.types import Message as ASGIMessage
 
 from ..errors import JianmuError
 from ..models._messages import Message, ai, human, system
+from ._routes import ApiRoute
 from ._runs import NotFound, RunConflict, RunRecord, RunRegistry
+from ._schemas import ChatCompletion, ModelCard, ModelList
 
 OWNER = "jianmu-like"
 
@@ -198,15 +199,15 @@ def openai_routes(
     registry: RunRegistry,
     model_name: Callable[[], str],
     read_body: Callable[[Request], Awaitable[ChatCompletionRequest]],
-) -> list[Route]:
+) -> list[ApiRoute]:
     """The `/v1/` routes over `registry`; `model_name()` names the served agent."""
     created = int(time.time())
 
-    async def list_models(_request: Request) -> Response:
-        model = {"id": model_name(), "object": "model", "created": created, "owned_by": OWNER}
-        return JSONResponse({"object": "list", "data": [model]})
+    async def list_models(_request: Request, _body: None) -> ModelList:
+        model = ModelCard(id=model_name(), object="model", created=created, owned_by=OWNER)
+        return ModelList(object="list", data=[model])
 
-    async def chat_completions(request: Request) -> Response:
+    async def chat_completions(request: Request, _body: None) -> Response:
         try:
             return await _complete(request)
         except OpenAIError as exc:
@@ -243,23 +244,22 @@ def openai_routes(
             raise _approval_error(record, base)
         if kind == "failure":
             raise _failure(done)
-        return JSONResponse(
-            {
-                "id": ident,
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": name,
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": done.get("answer") or ""},
-                        "finish_reason": "stop",
-                    }
-                ],
-                "usage": _usage(done.get("usage")),
-                **extra,
-            }
+        completion = ChatCompletion(
+            id=ident,
+            object="chat.completion",
+            created=int(time.time()),
+            model=name,
+            choices=[
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": done.get("answer") or ""},
+                    "finish_reason": "stop",
+                }
+            ],
+            usage=_usage(done.get("usage")),
+            **extra,
         )
+        return JSONResponse(completion.model_dump(mode="json"))
 
     def _stream(
         record: RunRecord, ident: str, name: str, base: str, include_usage: bool, extra: dict[str, Any]
@@ -300,8 +300,18 @@ def openai_routes(
         return EventSourceResponse(events(), ping=15, headers={"Cache-Control": "no-store"})
 
     return [
-        Route("/v1/models", list_models),
-        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        ApiRoute("GET", "/v1/models", list_models, "the served agent, as a model", ModelList, tag="openai"),
+        ApiRoute(
+            "POST",
+            "/v1/chat/completions",
+            chat_completions,
+            "ask the agent, as a chat completion (`stream: true`: text/event-stream of chunks)",
+            ChatCompletion,
+            ChatCompletionRequest,
+            errors=(404, 409, 422),
+            tag="openai",
+            read_body=False,  # refusals in the OpenAI shape, with their codes
+        ),
     ]
 
 

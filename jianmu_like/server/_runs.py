@@ -32,7 +32,6 @@ from pydantic import BaseModel, Field
 from .._agent import Agent, AgentResult
 from .._redact import redact
 from .._review import PendingApproval, ThreadSuspendedError, refuse_fresh_run, stored_decisions
-from ..bt._runner import RunStatus as RunnerStatus
 from ..checkpoint._contract import WatchableCheckpointer
 from ..checkpoint._store import Checkpointer, CheckpointError
 from ..errors import JianmuError
@@ -42,15 +41,13 @@ from ..telemetry import events as ev
 from ..telemetry.events import Event
 from ._channels import Channel, ChannelMapper
 from ._nodes import NodeChange, NodeWatcher
+from ._schemas import ServedRunStatus
 from ._watch import DecisionWatch, log
 
 AgentFactory = Callable[[], Agent]
 _API_HINT = (
     "decide them first (POST /api/approvals/{id}; the run resumes by itself), or run on another thread"
 )
-ServedRunStatus = Literal[RunnerStatus, "cancelled"]
-"""A served run's status: the runner's (`bt.runner.RunStatus`, the one vocabulary), and
-`cancelled` (`POST /api/runs/{id}/cancel`)."""
 _RUN_EDGES = (ev.RUN_STARTED, ev.RUN_RESUMED, ev.RUN_COMPLETED)
 
 
@@ -330,11 +327,19 @@ class RunRegistry:
             raise NotFound(f"no run {run_id!r}") from None
 
     def start(
-        self, question: str, thread_id: str | None = None, *, history: Sequence[Message] = ()
+        self,
+        question: str,
+        thread_id: str | None = None,
+        *,
+        history: Sequence[Message] = (),
+        from_checkpoint: int | None = None,
     ) -> RunRecord:
         """Start a run as a task; `thread_id` continues that conversation (or names a new one).
         `history` (messages before the question) starts a new conversation; a conversation the
-        server (or its store) already holds has its own, and `history` is not used."""
+        server (or its store) already holds has its own, and `history` is not used.
+        `from_checkpoint` continues the thread's version of that `seq` instead of its newest (a
+        fork, `Agent.run(from_checkpoint=)`): a RunConflict without a checkpoint store, NotFound
+        for a version the store does not keep, both before anything runs."""
         if thread_id is not None and thread_id in self.active:
             busy = self.active[thread_id]
             if busy.status == "suspended" and busy.result is not None:
@@ -356,6 +361,8 @@ class RunRegistry:
             agent = self.agent_factory()
         if thread_id is not None:
             self._refuse_suspended(agent, thread_id, close=fresh)
+            if from_checkpoint is not None:
+                self._check_fork(agent, thread_id, from_checkpoint, close=fresh)
         if fresh:
             if thread_id is not None:  # a store's thread is continued by `run` itself
                 recorder = agent.recorder
@@ -371,8 +378,30 @@ class RunRegistry:
         data = {key: value for key, value in offered.items() if agent.accepts(key)}
         if not data:
             raise RunConflict("this agent reads neither `task` nor `messages`: it cannot take a question")
-        self._launch(record, lambda: agent.run(data, max_ticks=self.max_ticks, thread_id=tid))
+        self._launch(
+            record,
+            lambda: agent.run(data, max_ticks=self.max_ticks, thread_id=tid, from_checkpoint=from_checkpoint),
+        )
         return record
+
+    def _check_fork(self, agent: Agent, thread_id: str, seq: int, *, close: bool) -> None:
+        """A fork needs the store to keep version `seq` of the thread (refused before the run)."""
+        recorder = agent.recorder
+        refusal: JianmuError | None = None
+        if recorder is None:
+            refusal = RunConflict(
+                "from_checkpoint continues a saved version, and this server keeps no checkpoint "
+                "store: serve with --checkpoint STORE"
+            )
+        else:
+            try:
+                recorder.fetch(thread_id, seq)
+            except CheckpointError as exc:
+                refusal = NotFound(str(exc))
+        if refusal is not None:
+            if close:
+                self._close_later(agent)
+            raise refusal
 
     def _launch(self, record: RunRecord, start: Callable[[], Awaitable[AgentResult]]) -> None:
         async def body() -> None:

@@ -1,5 +1,9 @@
-"""Request bodies of the HTTP API, validated with pydantic so a bad body is a 422 naming the field,
-and the bodies of its thread routes."""
+"""Every body of the HTTP API as a pydantic model: what each route takes and answers.
+
+Requests are validated with these models (a bad body is a 422 naming the field); responses are
+built through them, and the route table (`_routes`) names each route's pair, so the OpenAPI
+document (`_openapi`) is generated from the same models the routes use, never written twice.
+"""
 
 from __future__ import annotations
 
@@ -7,16 +11,40 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..bt._runner import RunStatus as RunnerStatus
 from ..checkpoint._history import CheckpointInfo
 
+ServedRunStatus = Literal[RunnerStatus, "cancelled"]
+"""A served run's status: the runner's (`bt.runner.RunStatus`, the one vocabulary), and
+`cancelled` (`POST /api/runs/{id}/cancel`)."""
 
+
+MAX_SEQ = 2**63 - 1
+"""The largest version number a store can hold (SQLite and PostgreSQL integers are 64-bit)."""
+
+
+def _thread_id() -> Any:
+    """A conversation's id, where a body may name one."""
+    return Field(default=None, min_length=1, max_length=200)
+
+
+# ---------------------------------------------------------------------- requests
 class RunRequest(BaseModel):
-    """`POST /api/runs`: a question, optionally continuing the conversation `thread_id`."""
+    """`POST /api/runs`: a question, optionally continuing the conversation `thread_id`;
+    `from_checkpoint` continues that thread's version `seq` instead of its newest (a fork: the
+    later versions stay; needs a server with a checkpoint store)."""
 
     model_config = ConfigDict(extra="forbid")
 
     input: str = Field(min_length=1)
-    thread_id: str | None = Field(default=None, min_length=1, max_length=200)
+    thread_id: str | None = _thread_id()
+    from_checkpoint: int | None = Field(default=None, ge=0, le=MAX_SEQ)
+
+    @model_validator(mode="after")
+    def _forks_name_a_thread(self) -> RunRequest:
+        if self.from_checkpoint is not None and self.thread_id is None:
+            raise ValueError("from_checkpoint names a version of a thread: give its thread_id too")
+        return self
 
 
 class InjectRequest(BaseModel):
@@ -37,7 +65,7 @@ class DecisionRequest(BaseModel):
 
     decision: Literal["approve", "deny"]
     reason: str = ""
-    thread_id: str | None = Field(default=None, min_length=1, max_length=200)
+    thread_id: str | None = _thread_id()
     arguments: dict[str, Any] | None = None
 
     @model_validator(mode="after")
@@ -45,6 +73,128 @@ class DecisionRequest(BaseModel):
         if self.arguments is not None and self.decision != "approve":
             raise ValueError("arguments come with an approval (decision 'approve'), not a denial")
         return self
+
+
+# ---------------------------------------------------------------------- responses
+class FieldProblem(BaseModel):
+    field: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    """Every refusal: `error` says what and why (see `server.errors`); a 422 names the fields;
+    a 409 may add context (`decision`, `thread_id`)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    error: str
+    detail: list[FieldProblem] | None = None
+
+
+class Health(BaseModel):
+    """`GET /healthz`."""
+
+    status: Literal["ok"]
+    runs: int
+    active: int
+
+
+class RunCreated(BaseModel):
+    """`POST /api/runs`: the run started (follow `GET /api/runs/{run_id}/events`)."""
+
+    run_id: str
+    thread_id: str
+
+
+class PendingApprovalItem(BaseModel):
+    """One tool call waiting for a human; `id` is the approval id within `thread_id`."""
+
+    id: str
+    run_id: str
+    thread_id: str
+    call_id: str
+    tool: str
+    arguments: Any
+    reason: str | None = None
+    policy: str | None = None
+    decided: bool
+
+
+class RunSummary(BaseModel):
+    """`GET /api/runs/{run_id}`: a run's status, answer, usage and what it waits for."""
+
+    run_id: str
+    thread_id: str
+    status: ServedRunStatus
+    input: str
+    answer: str | None
+    usage: dict[str, Any] | None
+    termination: dict[str, Any] | None
+    error: str | None
+    iterations: int
+    elapsed: float
+    pending_approvals: list[PendingApprovalItem]
+    events: int
+
+
+class RunList(BaseModel):
+    """`GET /api/runs[?status=&thread_id=]`: the runs kept, oldest first."""
+
+    runs: list[RunSummary]
+
+
+class RunMessages(BaseModel):
+    """`GET /api/runs/{run_id}/messages`: the conversation at the run's end or suspension."""
+
+    run_id: str
+    thread_id: str
+    messages: list[dict[str, Any]]
+
+
+class InjectQueued(BaseModel):
+    """`POST /api/runs/{run_id}/inject`: the follow-up is queued for the next iteration."""
+
+    run_id: str
+    queued: int
+
+
+class CancelAccepted(BaseModel):
+    """`POST /api/runs/{run_id}/cancel`: the run is being halted (its `done` says cancelled)."""
+
+    run_id: str
+    status: Literal["cancelling"]
+
+
+class ApprovalList(BaseModel):
+    """`GET /api/approvals`: every pending approval of the server's runs."""
+
+    approvals: list[PendingApprovalItem]
+
+
+class DecisionResult(BaseModel):
+    """`POST /api/approvals/{approval_id}`: the decision is taken; the run's status."""
+
+    run_id: str
+    status: ServedRunStatus
+
+
+class TreeNode(BaseModel):
+    """One node of the agent's tree; `id` is its index path ("0", "0.1"), as node events name it."""
+
+    id: str
+    name: str
+    type: str
+    status: str
+    namespace: str | None
+    children: list[TreeNode]
+
+
+class AgentTree(BaseModel):
+    """`GET /api/agent`: the served agent's tree, and whether the server keeps a checkpoint
+    store (then `/api/threads` lists its conversations and a run can fork a saved version)."""
+
+    tree: TreeNode
+    checkpoints: bool
 
 
 class ThreadList(BaseModel):
@@ -60,3 +210,64 @@ class ThreadHistory(BaseModel):
 
     thread_id: str
     versions: list[CheckpointInfo]
+
+
+class NodeState(BaseModel):
+    """A node's status in a saved version: `id` as in `GET /api/agent`, `path` its names."""
+
+    id: str | None
+    """None for a node the served tree does not have (built at run time, e.g. a plan step)."""
+    path: str
+    status: str
+
+
+class CheckpointState(BaseModel):
+    """`GET /api/threads/{id}/checkpoints/{seq}`: one saved version: its messages, the tree's
+    statuses and the approvals it waited for (fork from it: `POST /api/runs` with `thread_id`
+    and `from_checkpoint`)."""
+
+    version: CheckpointInfo
+    messages: list[dict[str, Any]]
+    nodes: list[NodeState]
+    pending_approvals: list[dict[str, Any]]
+
+
+class ModelCard(BaseModel):
+    id: str
+    object: Literal["model"]
+    created: int
+    owned_by: str
+
+
+class ModelList(BaseModel):
+    """`GET /v1/models`: the served agent, as a model."""
+
+    object: Literal["list"]
+    data: list[ModelCard]
+
+
+class ChatCompletion(BaseModel):
+    """`POST /v1/chat/completions` without `stream`: the agent's final answer (with `stream`:
+    `text/event-stream` of chat.completion.chunk objects, then `[DONE]`)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    object: Literal["chat.completion"]
+    created: int
+    model: str
+    choices: list[dict[str, Any]]
+    usage: dict[str, int]
+    run_id: str
+    thread_id: str
+
+
+class OpenAPIDocument(BaseModel):
+    """`GET /openapi.json`: this API, as OpenAPI 3.1."""
+
+    model_config = ConfigDict(extra="allow")
+
+    openapi: str
+    info: dict[str, Any]
+    paths: dict[str, Any]
+    components: dict[str, Any]

@@ -1,8 +1,12 @@
-"""The agent the console tests serve: a ReAct agent on the scripted model with three tools.
+"""The agent the console tests serve: a ReAct agent on the scripted model with four tools.
 
 `add N` -> add(N, 1); `wait L` -> wait(L) (held until `gate` is set); `delete P` ->
-delete_file(P), which a guard policy holds for approval (PENDING). After a tool result the model
-answers "result <output>", or quotes the follow-up when one was injected.
+delete_file(P), which a guard policy holds for approval (PENDING); `think N` -> add(N, 1) with a
+thought before it; `reason N` -> add(N, 1) with the model's reasoning (`reasoning_content`);
+`boom X` -> explode(X), a tool that fails; `fail X` -> the model call fails (HTTP 400); `md X` ->
+an answer in hostile markdown (`HOSTILE`). After a tool result the model answers "result
+<output>", or quotes the follow-up when one was injected. `console_app(checkpoint=)` serves it
+with a checkpoint store (one `Agent` per conversation), so threads and versions exist.
 """
 
 from __future__ import annotations
@@ -13,12 +17,20 @@ from typing import Any
 
 from starlette.applications import Starlette
 
-from jianmu_like import AgentTemplate, ReActConfig, create_react_node, tool
+from jianmu_like import Agent, AgentTemplate, ReActConfig, create_react_node, tool
 from jianmu_like.guard import GuardEnforcer, RequireApproval
 from jianmu_like.server import create_app
-from jianmu_like.testing import PATIENCE, call, reply, scripted_client
+from jianmu_like.testing import PATIENCE, call, calls, error_reply, reply, scripted_client
 
 gate = threading.Event()
+HOSTILE = (
+    "The total is **110**.\n\n"
+    "<script>document.title = 'pwned by script'</script>\n\n"
+    "<img src=x onerror=\"document.title = 'pwned by onerror'\">\n\n"
+    "[a javascript link](javascript:document.title='pwned-by-link') and "
+    "[a fine link](https://example.org/docs)\n\n"
+    "| city | people |\n|---|---|\n| Paris | 2.1 |\n"
+)
 
 
 @tool
@@ -40,6 +52,12 @@ def delete_file(path: str) -> str:
     return f"deleted {path}"
 
 
+@tool
+def explode(label: str) -> str:
+    """A tool that fails."""
+    raise ValueError(f"the {label} blew up")
+
+
 def responder(body: dict[str, Any]) -> Any:
     messages = body["messages"]
     last = messages[-1]
@@ -48,6 +66,16 @@ def responder(body: dict[str, Any]) -> Any:
     if last["role"] == "tool":
         return reply(f"result {last['content']}")
     verb, arg = last["content"].split()
+    if verb == "think":
+        return calls(call("add", a=int(arg), b=1), content=f"I should add 1 to {arg}.")
+    if verb == "reason":
+        return calls(call("add", a=int(arg), b=1), reasoning_content=f"Adding one to {arg}.")
+    if verb == "boom":
+        return call("explode", label=arg)
+    if verb == "fail":
+        return error_reply(400, f"the model refuses {arg}")
+    if verb == "md":
+        return reply(HOSTILE)
     if verb == "add":
         return call("add", a=int(arg), b=1)
     if verb == "wait":
@@ -55,12 +83,17 @@ def responder(body: dict[str, Any]) -> Any:
     return call("delete_file", path=arg)
 
 
-def console_app(*, token: str | None = None) -> Starlette:
-    root = create_react_node(
+def build_root() -> Any:
+    return create_react_node(
         model_client=scripted_client(responder),
-        tools=[add, wait, delete_file],
+        tools=[add, wait, delete_file, explode],
         constraints=GuardEnforcer([RequireApproval(tools="delete_file")]),
         config=ReActConfig(stream=True, max_iterations=5),
     )
-    template = AgentTemplate.from_prototype(root, log_events=False)
+
+
+def console_app(*, token: str | None = None, checkpoint: str | None = None) -> Starlette:
+    if checkpoint is not None:
+        return create_app(lambda: Agent(build_root(), checkpointer=checkpoint, log_events=False), token=token)
+    template = AgentTemplate.from_prototype(build_root(), log_events=False)
     return create_app(template.conversation, token=token)

@@ -79,6 +79,8 @@ def test_every_console_file_is_package_data() -> None:
     assert files == [
         "server/static/console.css",
         "server/static/console.js",
+        "server/static/docs.html",
+        "server/static/docs.js",
         "server/static/elicitation.js",
         "server/static/index.html",
     ]

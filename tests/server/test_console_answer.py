@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from console_page import ask, expect
 from sse_live import live_server
-from test_console_browser import ask, browser, expect, page  # noqa: F401 (fixtures)
 
 from jianmu_like import AgentTemplate, ReActConfig, create_react_node
 from jianmu_like.server import create_app
@@ -42,7 +42,7 @@ def held_run(
             expect(tab.locator("#run-status")).to_have_attribute("data-status", "success")
 
 
-def test_the_console_shows_the_synthesised_answer_and_never_the_draft(page: Any) -> None:  # noqa: F811
+def test_the_console_shows_the_synthesised_answer_and_never_the_draft(page: Any) -> None:
     held, release = threading.Event(), threading.Event()
 
     def responder(body: dict[str, Any]) -> Any:
@@ -60,7 +60,7 @@ def test_the_console_shows_the_synthesised_answer_and_never_the_draft(page: Any)
         release.set()
 
 
-def test_the_console_withdraws_an_answer_the_check_re_asks(page: Any) -> None:  # noqa: F811
+def test_the_console_withdraws_an_answer_the_check_re_asks(page: Any) -> None:
     held, release = threading.Event(), threading.Event()
 
     def responder(body: dict[str, Any]) -> Any:

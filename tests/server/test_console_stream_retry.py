@@ -7,8 +7,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from console_page import ask, expect
 from sse_live import live_server
-from test_console_browser import ask, browser, expect, page  # noqa: F401 (fixtures)
 
 from jianmu_like import AgentTemplate, ReActConfig, create_react_node
 from jianmu_like.server import create_app
@@ -18,7 +18,7 @@ CUT = "The capital of"
 ANSWER = "The capital of France is Paris."
 
 
-def test_the_console_withdraws_the_words_of_a_cut_off_stream(page: Any) -> None:  # noqa: F811
+def test_the_console_withdraws_the_words_of_a_cut_off_stream(page: Any) -> None:
     retried = threading.Event()
     release = threading.Event()
 

@@ -1,8 +1,11 @@
 // The jianmu-like console: asks questions through the server's /api/ routes and renders a run's
 // Server-Sent Events (tool-call cards, the streamed answer, approvals, usage) and its tree's node
-// statuses. Plain JavaScript, no dependencies. Streams are read with fetch(), not EventSource,
-// because EventSource cannot send the bearer token of a protected server. Every piece of server
-// data reaches the page through textContent, never as HTML.
+// statuses, the conversations a checkpoint store keeps (their versions, the state saved in each,
+// forking from one) and an inspector of the current run's state. Plain JavaScript, no
+// dependencies. Streams are read with fetch(), not EventSource, because EventSource cannot send
+// the bearer token of a protected server. Every piece of server data reaches the page through
+// textContent, never as HTML, with one exception: an answer's markdown, which the server renders
+// and sanitises (`answer_html`, see server/_markdown.py) and the page parses inertly (DOMParser).
 "use strict";
 
 (() => {
@@ -16,6 +19,20 @@
     streams: null, // AbortController of the current run's streams
     nodes: new Map(), // node id -> .node element of the tree view
     view: null, // elements of the current run
+    checkpoints: false, // the server keeps a checkpoint store: threads, versions, forks
+    fork: null, // {threadId, seq}: the next question continues that saved version
+  };
+
+  // One wording of a run's status, for the header's badge and the footer's alike.
+  const STATUS_WORDS = {
+    idle: "idle",
+    running: "running",
+    suspended: "waiting for approval",
+    success: "success",
+    failure: "failed",
+    cancelled: "cancelled",
+    cancelling: "stopping…",
+    error: "error",
   };
 
   // ------------------------------------------------------------------ helpers
@@ -38,10 +55,28 @@
     box.hidden = !message;
   }
 
-  function setStatus(status, label) {
-    const badge = $("run-status");
+  function statusBadge(status) {
+    const badge = el("span", "badge", STATUS_WORDS[status] || status);
     badge.dataset.status = status;
-    badge.textContent = label || status;
+    return badge;
+  }
+
+  // The header's badge and the footer's (while a run is shown) say the same words.
+  function setStatus(status) {
+    for (const badge of [$("run-status"), document.querySelector("#usage .badge")]) {
+      if (!badge) continue;
+      badge.dataset.status = status;
+      badge.textContent = STATUS_WORDS[status] || status;
+    }
+  }
+
+  // An answer's HTML, rendered and sanitised by the server, parsed inertly (no script runs in
+  // a DOMParser document) and moved into the page; the CSP (no inline script or handler) stands
+  // behind the sanitiser.
+  function showHtml(target, html) {
+    const parsed = new DOMParser().parseFromString(html, "text/html");
+    target.replaceChildren(...parsed.body.childNodes);
+    target.classList.add("markdown");
   }
 
   function setRunning(running) {
@@ -177,13 +212,23 @@
 
   async function loadTree() {
     try {
-      const { tree } = await api("GET", "/api/agent");
+      const { tree, checkpoints } = await api("GET", "/api/agent");
+      state.checkpoints = checkpoints;
       state.nodes.clear();
       const list = el("ul");
       list.append(drawTree(tree));
       $("tree").replaceChildren(list);
     } catch (error) {
       $("tree").replaceChildren(el("p", "muted", `tree unavailable: ${error.message}`));
+    }
+  }
+
+  // A new run (or conversation) starts from a grey tree: statuses are a run's, not the page's.
+  function resetTree() {
+    $("tree-caption").textContent = "";
+    for (const row of state.nodes.values()) {
+      row.dataset.status = "INVALID";
+      row.title = row.title.replace(/ · [A-Z]+/, " · INVALID");
     }
   }
 
@@ -244,20 +289,54 @@
 
   function onStep(view, data) {
     if (data.type === "thinking" && data.status === "start") {
-      view.thinking = el("p", "note thinking", `iteration ${data.iteration}: thinking…`);
+      view.thinking = el("p", "note thinking spinning", `iteration ${data.iteration}: thinking…`);
+      view.reasoning = null;
       view.steps.append(view.thinking);
     } else if (data.type === "thinking" && data.status === "done") {
-      if (view.thinking) view.thinking.textContent = `iteration ${data.iteration}: thought`;
-      if (data.reasoning) {
-        const details = el("details", "note reasoning");
-        details.append(el("summary", null, "reasoning"), el("pre", null, data.reasoning));
-        view.steps.append(details);
+      // `reasoning_content`: the model's own reasoning (a reasoning model's, streamed before on
+      // the `reasoning` channel); `reasoning`: the thought beside its tool calls, else that
+      // reasoning. The "thought" label stays only when there is one or the other.
+      const text = (value) => (typeof value === "string" && value.trim() ? value : "");
+      const reasoning = text(data.reasoning_content);
+      const thought = text(data.reasoning);
+      if (reasoning) reasoningBox(view).textContent = reasoning;
+      else if (view.reasoning && !view.reasoning.textContent.trim()) view.reasoning.closest("details").remove();
+      if (thought && thought !== reasoning) {
+        const details = el("details", "note thought");
+        details.open = true;
+        details.append(el("summary", null, "thought"), el("pre", null, thought));
+        if (view.thinking) view.thinking.after(details);
+        else view.steps.append(details);
       }
+      if (view.thinking && (thought || reasoning)) view.thinking.textContent = `iteration ${data.iteration}: thought`;
+      else view.thinking?.remove();
+      view.thinking?.classList.remove("spinning");
+      view.thinking = null;
+      view.reasoning = null;
     } else if (data.type === "iteration" && data.status === "start") {
       toolCard(view, data);
     } else if (data.type === "iteration" && data.status === "done") {
       finishToolCard(view, data);
     }
+  }
+
+  function reasoningBox(view) {
+    if (!view.reasoning) {
+      const details = el("details", "note reasoning");
+      details.open = true;
+      view.reasoning = el("pre");
+      details.append(el("summary", null, "reasoning"), view.reasoning);
+      if (view.thinking) view.thinking.after(details);
+      else view.steps.append(details);
+    }
+    return view.reasoning;
+  }
+
+  // A reasoning model's reasoning as it streams (`reasoning` channel: deltas, and a reset when
+  // an attempt cut off is retried); the step's `done` then carries it whole.
+  function onReasoning(view, data) {
+    if (data.status === "reset") reasoningBox(view).textContent = "";
+    else if (data.status === "delta") reasoningBox(view).textContent += data.content || "";
   }
 
   function onAnswer(view, data) {
@@ -270,7 +349,8 @@
       answer.dataset.deltas = String(Number(answer.dataset.deltas || 0) + 1);
       answer.append(data.content);
     } else if (data.status === "done") {
-      answer.textContent = data.content;
+      if (typeof data.html === "string") showHtml(answer, data.html);
+      else answer.textContent = data.content;
       answer.classList.remove("streaming");
     }
   }
@@ -452,17 +532,35 @@
   // `done.answer` is the run's final answer (`result.final_answer`): the truth the answer box
   // ends with, whatever the answer channel streamed on the way (null: the run has no answer).
   function onDone(view, data) {
-    view.answer.textContent = typeof data.answer === "string" ? data.answer : "";
+    if (typeof data.answer_html === "string") showHtml(view.answer, data.answer_html);
+    else view.answer.textContent = typeof data.answer === "string" ? data.answer : "";
     view.answer.classList.remove("streaming");
+    // Nothing spins after the run's end: a model call that failed leaves no "thinking…", a
+    // tool that never finished no "running" card.
+    for (const spinner of view.steps.querySelectorAll(".thinking.spinning")) {
+      spinner.classList.remove("spinning");
+      spinner.textContent = spinner.textContent.replace("thinking…", "no reply");
+    }
+    for (const card of view.cards.values()) {
+      if (card.dataset.state !== "running") continue;
+      card.dataset.state = "error";
+      card.querySelector(".state").textContent = data.status === "cancelled" ? "cancelled" : "unfinished";
+    }
     setRunning(false);
-    setStatus(data.status);
     drawApprovals([]);
-    if (data.error) note(view, `error: ${data.error}`, "error");
+    if (data.error) {
+      const box = el("div", "run-error");
+      box.setAttribute("role", "alert");
+      box.append(el("strong", null, data.status === "cancelled" ? "Stopped: " : "Error: "), el("span", null, data.error));
+      view.steps.append(box);
+    }
     const footer = $("usage");
-    footer.replaceChildren(el("span", "badge", data.status));
-    footer.firstChild.dataset.status = data.status;
+    footer.replaceChildren(statusBadge(data.status));
     for (const part of usageText(data)) footer.append(el("span", null, part));
+    setStatus(data.status);
     scrollDown();
+    loadThreads();
+    if (!$("inspector").hidden) inspect();
   }
 
   function onEvent(view, event, data) {
@@ -471,6 +569,7 @@
     switch (event) {
       case "step": onStep(view, data); break;
       case "answer": onAnswer(view, data); break;
+      case "reasoning": onReasoning(view, data); break;
       case "approval": onApproval(view, data); break;
       case "inject": note(view, `follow-up ${data.status}: ${data.content}`, "inject"); break;
       case "phase": note(view, `phase ${data.phase}${data.status ? " " + data.status : ""}`); break;
@@ -488,9 +587,11 @@
     if (state.streams) state.streams.abort();
     const streams = (state.streams = new AbortController());
     state.runId = runId;
+    resetTree();
+    $("version").hidden = true;
     setRunning(true);
+    $("usage").replaceChildren(statusBadge("running"));
     setStatus("running");
-    $("usage").replaceChildren(el("span", "muted", "running…"));
     const fail = (error) => {
       if (streams.signal.aborted) return;
       setRunning(false);
@@ -499,6 +600,190 @@
     };
     follow(`/api/runs/${runId}/events`, (event, data) => onEvent(view, event, data), streams.signal).catch(fail);
     follow(`/api/runs/${runId}/nodes`, (_event, data) => onNodes(data), streams.signal).catch(() => {});
+  }
+
+  // ------------------------------------------------------------------ threads and versions
+  // With a checkpoint store the server keeps every conversation and every saved version of it:
+  // the list of conversations, one conversation's messages (continue it by asking), its
+  // versions, the state saved in one (messages, the tree's statuses, pending approvals) and a
+  // fork from it (the next question continues that version: POST /api/runs from_checkpoint).
+  async function loadThreads() {
+    const list = $("thread-list");
+    if (!state.checkpoints) {
+      list.replaceChildren(el("li", "muted", "This server keeps no checkpoint store (serve with --checkpoint) — conversations live only while their runs are kept."));
+      return;
+    }
+    try {
+      const { threads } = await api("GET", "/api/threads");
+      list.replaceChildren();
+      if (threads.length === 0) list.append(el("li", "muted", "no conversation saved yet"));
+      for (const head of threads) {
+        const item = el("li", "thread-item");
+        item.dataset.threadId = head.thread_id;
+        const open = el("button", "link", head.thread_id);
+        open.type = "button";
+        open.addEventListener("click", () => openThread(head.thread_id));
+        item.append(open, el("span", "muted", ` ${head.messages} messages · ${STATUS_WORDS[head.status] || head.status}`));
+        if (head.thread_id === state.threadId) item.classList.add("current");
+        list.append(item);
+      }
+    } catch (error) {
+      if (!(error instanceof Unauthorized)) list.replaceChildren(el("li", "error", `threads unavailable: ${error.message}`));
+    }
+  }
+
+  // Messages (OpenAI shape) as list items: role, then the text or the tool calls.
+  function messageItems(messages) {
+    return messages.map((message) => {
+      const item = el("li", "message");
+      item.dataset.role = message.role;
+      const content = message.content;
+      const text = typeof content === "string" && content ? content : pretty(message.tool_calls || content);
+      item.append(el("span", "role", message.role), el("span", null, text));
+      return item;
+    });
+  }
+
+  function pastRun(question, answer) {
+    const article = el("article", "run past");
+    const answerBox = el("div", "answer");
+    answerBox.textContent = answer || "";
+    article.append(el("p", "question", question), el("div", "steps"), answerBox);
+    return article;
+  }
+
+  // A saved conversation in the transcript (its user questions and the answers after them); the
+  // next question continues it.
+  async function openThread(threadId) {
+    if (state.running) return;
+    try {
+      const [view, history] = await Promise.all([
+        api("GET", `/api/threads/${encodeURIComponent(threadId)}`),
+        api("GET", `/api/threads/${encodeURIComponent(threadId)}/history`),
+      ]);
+      if (state.streams) state.streams.abort();
+      state.streams = null;
+      state.threadId = threadId;
+      state.runId = null;
+      setFork(null);
+      $("thread").textContent = `conversation ${threadId}`;
+      const transcript = $("transcript");
+      transcript.replaceChildren();
+      let question = null;
+      let answer = "";
+      for (const message of view.messages) {
+        if (message.role === "user") {
+          if (question !== null) transcript.append(pastRun(question, answer));
+          question = typeof message.content === "string" ? message.content : pretty(message.content);
+          answer = "";
+        } else if (message.role === "assistant" && typeof message.content === "string" && message.content) {
+          answer = message.content;
+        }
+      }
+      if (question !== null) transcript.append(pastRun(question, answer));
+      drawVersions(threadId, history.versions);
+      closeVersion();
+      setStatus(view.thread.status);
+      $("usage").replaceChildren(statusBadge(view.thread.status), el("span", null, `${view.versions} saved versions`));
+      loadThreads();
+    } catch (error) {
+      if (!(error instanceof Unauthorized)) showError(`could not open conversation ${threadId}: ${error.message}`);
+    }
+  }
+
+  function drawVersions(threadId, versions) {
+    const list = $("version-list");
+    list.replaceChildren();
+    for (const info of versions) {
+      const item = el("li", "version");
+      item.dataset.seq = String(info.seq);
+      const open = el("button", "link", `v${info.seq}`);
+      open.type = "button";
+      open.addEventListener("click", () => showVersion(threadId, info.seq));
+      const fork = info.parent_seq !== null && info.parent_seq !== info.seq - 1 ? ` · fork of v${info.parent_seq}` : "";
+      const where = info.node ? ` · at ${info.node.split("/").pop()}` : "";
+      const waits = info.pending_approvals.length ? ` · waits for ${info.pending_approvals.join(", ")}` : "";
+      item.append(open, el("span", "muted", ` ${STATUS_WORDS[info.status] || info.status} · ${info.messages} messages${where}${fork}${waits}`));
+      list.append(item);
+    }
+    $("versions").hidden = false;
+    $("versions-title").textContent = `Versions of ${threadId}`;
+  }
+
+  // One saved version: its messages, pending approvals and (on the tree) its node statuses.
+  async function showVersion(threadId, seq) {
+    try {
+      const saved = await api("GET", `/api/threads/${encodeURIComponent(threadId)}/checkpoints/${seq}`);
+      const box = $("version");
+      box.dataset.seq = String(seq);
+      $("version-title").textContent = `${threadId} · v${seq} · ${STATUS_WORDS[saved.version.status] || saved.version.status}`;
+      $("version-messages").replaceChildren(...messageItems(saved.messages));
+      const pending = $("version-pending");
+      pending.replaceChildren();
+      for (const item of saved.pending_approvals) {
+        pending.append(el("li", null, `${item.tool || item.name || "tool"} (${item.id}) ${JSON.stringify(item.arguments ?? {})}`));
+      }
+      $("version-pending-title").hidden = saved.pending_approvals.length === 0;
+      resetTree();
+      for (const node of saved.nodes) {
+        const row = node.id && state.nodes.get(node.id);
+        if (row) row.dataset.status = node.status;
+      }
+      $("tree-caption").textContent = `statuses of ${threadId} v${seq}`;
+      $("fork").onclick = () => setFork({ threadId, seq });
+      box.hidden = false;
+    } catch (error) {
+      if (!(error instanceof Unauthorized)) showError(`could not read version ${seq} of ${threadId}: ${error.message}`);
+    }
+  }
+
+  function closeVersion() {
+    $("version").hidden = true;
+    resetTree();
+  }
+
+  // Forking: the next question continues the saved version (the versions after it stay).
+  function setFork(fork) {
+    state.fork = fork;
+    $("fork-note").hidden = !fork;
+    $("fork-text").textContent = fork ? `Your next question forks ${fork.threadId} from version ${fork.seq}.` : "";
+    if (fork) {
+      $("question").focus();
+      $("thread").textContent = `conversation ${fork.threadId} (fork of v${fork.seq})`;
+    }
+  }
+
+  // The current run's state: its summary (status, usage, pending approvals) and, once it has
+  // finished or waits, the conversation's messages.
+  async function inspect() {
+    const box = $("inspector");
+    box.hidden = false;
+    const body = $("inspector-body");
+    if (!state.runId) {
+      body.replaceChildren(el("p", "muted", "no run yet"));
+      return;
+    }
+    try {
+      const run = await api("GET", `/api/runs/${encodeURIComponent(state.runId)}`);
+      const parts = [
+        el("div", null, `run ${run.run_id} · conversation ${run.thread_id} · ${STATUS_WORDS[run.status] || run.status} · ${run.iterations} iterations`),
+      ];
+      if (run.pending_approvals.length) {
+        parts.push(el("div", "label", "pending approvals"), el("pre", null, pretty(run.pending_approvals)));
+      }
+      if (run.usage) parts.push(el("div", "label", "usage"), el("pre", null, pretty(run.usage)));
+      if (run.status !== "running") {
+        const { messages } = await api("GET", `/api/runs/${encodeURIComponent(run.run_id)}/messages`);
+        const list = el("ol", "messages");
+        list.append(...messageItems(messages));
+        parts.push(el("div", "label", `messages (${messages.length})`), list);
+      } else {
+        parts.push(el("p", "muted", "the messages are read when the run finishes or waits for approval"));
+      }
+      body.replaceChildren(...parts);
+    } catch (error) {
+      if (!(error instanceof Unauthorized)) body.replaceChildren(el("p", "error", error.message));
+    }
   }
 
   // ------------------------------------------------------------------ the forms
@@ -511,7 +796,9 @@
     try {
       const body = { input: question };
       if (state.threadId) body.thread_id = state.threadId;
+      if (state.fork) Object.assign(body, { thread_id: state.fork.threadId, from_checkpoint: state.fork.seq });
       const run = await api("POST", "/api/runs", body);
+      setFork(null);
       state.threadId = run.thread_id;
       $("thread").textContent = `conversation ${run.thread_id}`;
       $("question").value = "";
@@ -540,7 +827,10 @@
     state.threadId = state.runId = null;
     setRunning(false);
     setStatus("idle");
+    resetTree();
+    setFork(null);
     drawApprovals([]);
+    $("inspector").hidden = true;
     $("thread").textContent = "";
     $("transcript").replaceChildren(el("p", "muted", "New conversation."));
     $("usage").replaceChildren(el("span", "muted", "no run yet"));
@@ -558,9 +848,10 @@
     connect();
   }
 
-  function connect() {
-    loadTree();
+  async function connect() {
+    await loadTree();
     loadApprovals();
+    loadThreads();
   }
 
   function start() {
@@ -570,6 +861,10 @@
     $("token-form").addEventListener("submit", useToken);
     $("new-thread").addEventListener("click", newConversation);
     $("stop").addEventListener("click", stopRun);
+    $("refresh-threads").addEventListener("click", loadThreads);
+    $("inspect").addEventListener("click", inspect);
+    $("cancel-fork").addEventListener("click", () => setFork(null));
+    $("close-version").addEventListener("click", closeVersion);
     window.addEventListener("hashchange", () => {
       if (!/(?:^#|&)token=/.test(location.hash)) return;
       readToken();
