@@ -10,12 +10,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from sse_live import live_server
-from test_console_browser import ask, browser, expect, page  # noqa: F401 (fixtures)
-
 from jianmu_like import AgentTemplate, ReActConfig, create_react_node
 from jianmu_like.server import create_app
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, reply, wait_until
+from tests.server.sse_live import live_server
+from tests.server.test_console_browser import ask, browser, expect, page  # noqa: F401 (fixtures)
 
 FINAL = "Paris is the capital of France."
 

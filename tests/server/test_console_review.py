@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from console_agent import console_app
-from sse_live import live_server
-from test_console_browser import ask, browser, expect, page  # noqa: F401 (fixtures)
+
+from tests.server.console_agent import console_app
+from tests.server.sse_live import live_server
+from tests.server.test_console_browser import ask, browser, expect, page  # noqa: F401 (fixtures)
 
 
 @pytest.mark.console_errors("status of 422")  # the refused arguments

@@ -7,12 +7,11 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from sse_live import live_server
-from test_console_browser import ask, browser, expect, page  # noqa: F401 (fixtures)
-
 from jianmu_like import AgentTemplate, ReActConfig, create_react_node
 from jianmu_like.server import create_app
 from jianmu_like.testing import ScriptedOpenAIServer, fault_reply, reply
+from tests.server.sse_live import live_server
+from tests.server.test_console_browser import ask, browser, expect, page  # noqa: F401 (fixtures)
 
 CUT = "The capital of"
 ANSWER = "The capital of France is Paris."
