@@ -205,6 +205,34 @@ RENAMES: dict[str, str] = {
 }
 """Old dotted module → new dotted module (the package itself keeps its name)."""
 
+TEST_MOVES: dict[str, str] = {
+    "tests/state/test_checkpoint_stores.py": "tests/checkpoint/test_checkpoint_stores.py",
+    "tests/state/test_postgres_store.py": "tests/checkpoint/test_postgres_store.py",
+    "tests/threads/test_store_migrations.py": "tests/checkpoint/test_store_migrations.py",
+    "tests/threads/test_store_versions.py": "tests/checkpoint/test_store_versions.py",
+    "tests/threads/test_schema_fingerprint_paths.py": "tests/checkpoint/test_schema_fingerprint_paths.py",
+    "tests/threads/test_threads.py": "tests/checkpoint/test_threads.py",
+    "tests/threads/test_threads_cli.py": "tests/cli/test_threads_cli.py",
+    "tests/state/test_postgres_watchdog.py": "tests/testing/test_postgres_watchdog.py",
+    "tests/e2e/test_cli.py": "tests/cli/test_cli.py",
+    "tests/e2e/test_cli_agentfile.py": "tests/cli/test_cli_agentfile.py",
+    "tests/e2e/test_cli_failures.py": "tests/cli/test_cli_failures.py",
+    "tests/e2e/test_cli_papercuts.py": "tests/cli/test_cli_papercuts.py",
+    "tests/e2e/test_cli_render.py": "tests/cli/test_cli_render.py",
+    "tests/e2e/test_cli_signals.py": "tests/cli/test_cli_signals.py",
+    "tests/e2e/test_cli_stream_retry.py": "tests/cli/test_cli_stream_retry.py",
+    "tests/e2e/test_cli_supervisor.py": "tests/cli/test_cli_supervisor.py",
+    "tests/e2e/test_presets_cli.py": "tests/presets/test_presets_cli.py",
+    "tests/e2e/test_shipped_presets.py": "tests/presets/test_shipped_presets.py",
+    "tests/integration/test_plan_research_http.py": "tests/presets/test_plan_research_http.py",
+    "tests/integration/test_supervisor_http.py": "tests/presets/test_supervisor_http.py",
+    "tests/integration/test_react_http.py": "tests/presets/test_react_http.py",
+    "tests/test_loader.py": "tests/agentfile/test_loader.py",
+    "tests/test_telemetry.py": "tests/telemetry/test_telemetry.py",
+}
+"""Issue 19 item 7, tests mirror the package: old test file → new one (the folders are packages,
+so a helper is imported as `tests.<folder>.<module>`; references to a moved file are rewritten)."""
+
 SUFFIXES = {".py", ".md", ".yml", ".yaml", ".toml", ".cfg", ".ini", ".txt", ".pyi"}
 SELF = Path("dev/apply_renames.py")
 CLI_PARSER = ("parser", "_parser")
@@ -421,6 +449,9 @@ def rewrite(text: str, file: Path, renames: Mapping[str, str]) -> tuple[str, int
         return table[match.group(1)]
 
     text = pattern.sub(path, text)
+    moved = test_references(text, TEST_MOVES)
+    count += moved != text
+    text = moved
     for special in (layer_names, handler_names):
         if special is layer_names and file.name != "pyproject.toml":
             continue
@@ -450,6 +481,40 @@ def move_files(renames: Mapping[str, str], dry_run: bool) -> list[str]:
         if not dry_run:
             git("mv", str(source), str(target))
     return problems
+
+
+def move_tests(moves: Mapping[str, str], dry_run: bool) -> list[str]:
+    """`git mv` each test file of `moves` still at its old path (its new folder made a package)."""
+    problems = []
+    for old, new in moves.items():
+        source, target = Path(old), Path(new)
+        if not source.exists():
+            continue
+        if target.exists():
+            problems.append(f"{source} and {target} both exist: merge them by hand, then run this again")
+            continue
+        print(f"git mv {source} {target}")
+        if dry_run:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        init = target.parent / "__init__.py"
+        if not init.exists():
+            init.touch()
+            git("add", str(init))
+        git("mv", str(source), str(target))
+    return problems
+
+
+def test_references(text: str, moves: Mapping[str, str]) -> str:
+    """`tests/e2e/test_cli.py` and `tests.e2e.test_cli` written as their new path."""
+    for old, new in moves.items():
+        text = re.sub(rf"(?<![\w/.]){re.escape(old)}(?!\w)", new, text)
+        old_dotted, new_dotted_name = (
+            old.removesuffix(".py").replace("/", "."),
+            new.removesuffix(".py").replace("/", "."),
+        )
+        text = re.sub(rf"(?<![\w.]){re.escape(old_dotted)}(?!\w)", new_dotted_name, text)
+    return text
 
 
 def text_files() -> list[Path]:
@@ -484,7 +549,7 @@ def main(argv: list[str] | None = None) -> int:
     if not Path(PACKAGE).is_dir():
         print(f"run this in the repository root (no {PACKAGE}/ here)", file=sys.stderr)
         return 2
-    problems = move_files(RENAMES, args.dry_run)
+    problems = move_files(RENAMES, args.dry_run) + move_tests(TEST_MOVES, args.dry_run)
     total, changed = 0, []
     for file in text_files():
         text = file.read_text(encoding="utf-8")
