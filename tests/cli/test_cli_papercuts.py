@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from jianmu_like.testing import ScriptedOpenAIServer, call, calls, reply
-from tests.cli.test_cli import CLI, PRESETS, environment, jianmu
+from tests.cli.running import CLI, PRESETS, environment, jianmu
 
 COMMANDS = ["run", "resume", "show", "validate", "approvals", "serve", "worker", "submit", "runs"]
 COMMANDS += ["recover", "config", "models"]

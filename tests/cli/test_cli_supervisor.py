@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from jianmu_like.testing import ScriptedOpenAIServer, call, reply
-from tests.cli.test_cli import PRESETS, jianmu
+from tests.cli.running import PRESETS, jianmu
 
 
 def _model(body: dict[str, Any]) -> Any:

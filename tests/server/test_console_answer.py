@@ -13,8 +13,8 @@ from typing import Any
 from jianmu_like import AgentTemplate, ReActConfig, create_react_node
 from jianmu_like.server import create_app
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, reply, wait_until
+from tests.server.browser_page import ask, expect
 from tests.server.sse_live import live_server
-from tests.server.test_console_browser import ask, browser, expect, page  # noqa: F401 (fixtures)
 
 FINAL = "Paris is the capital of France."
 
@@ -41,7 +41,7 @@ def held_run(
             expect(tab.locator("#run-status")).to_have_attribute("data-status", "success")
 
 
-def test_the_console_shows_the_synthesised_answer_and_never_the_draft(page: Any) -> None:  # noqa: F811
+def test_the_console_shows_the_synthesised_answer_and_never_the_draft(page: Any) -> None:
     held, release = threading.Event(), threading.Event()
 
     def responder(body: dict[str, Any]) -> Any:
@@ -59,7 +59,7 @@ def test_the_console_shows_the_synthesised_answer_and_never_the_draft(page: Any)
         release.set()
 
 
-def test_the_console_withdraws_an_answer_the_check_re_asks(page: Any) -> None:  # noqa: F811
+def test_the_console_withdraws_an_answer_the_check_re_asks(page: Any) -> None:
     held, release = threading.Event(), threading.Event()
 
     def responder(body: dict[str, Any]) -> Any:

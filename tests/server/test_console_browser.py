@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,56 +17,11 @@ import pytest
 
 from jianmu_like.cli._serve import agent_factory
 from jianmu_like.server import create_app
-from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer
-from tests.server.chromium import system_chromium
+from jianmu_like.testing import ScriptedOpenAIServer
+from tests.server.browser_page import ask, expect
 from tests.server.console_agent import console_app, gate
 from tests.server.guarded_agent import environment, responder, write_agent
 from tests.server.sse_live import live_server
-
-sync_api = pytest.importorskip(
-    "playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')"
-)
-expect = sync_api.expect
-TIMEOUT_MS = PATIENCE * 1000
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    executable = system_chromium()
-    with sync_api.sync_playwright() as playwright:
-        try:
-            chromium = playwright.chromium.launch(executable_path=executable, headless=True)
-        except sync_api.Error as exc:
-            pytest.skip(f"Chromium at {executable} does not start under Playwright: {exc}")
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    expect.set_options(timeout=TIMEOUT_MS)
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    expected = ["status of 401"]  # what the browser logs when the page first tries without a token
-    marker = request.node.get_closest_marker("console_errors")  # a test's deliberate bad requests
-    expected.extend(marker.args if marker is not None else ())
-    yield page
-    context.close()
-    errors = [e for e in errors if not any(x in e for x in expected)]
-    assert errors == [], f"the page reported errors: {errors}"
-
-
-def ask(page: Any, question: str) -> Any:
-    """Ask in the page; the locator of that run's article."""
-    page.fill("#question", question)
-    page.click("#ask")
-    run = page.locator("article.run").last
-    expect(run.locator(".question")).to_have_text(question)
-    return run
 
 
 def test_ask_watch_tools_approve_and_follow_up(page: Any, tmp_path: Path) -> None:

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
+from tests.server.browser_page import ask, expect
 from tests.server.console_agent import console_app
 from tests.server.sse_live import live_server
-from tests.server.test_console_browser import ask, browser, expect, page  # noqa: F401 (fixtures)
 
 
 @pytest.mark.console_errors("status of 422")  # the refused arguments
-def test_approve_with_corrected_arguments_in_the_console(page: Any) -> None:  # noqa: F811
+def test_approve_with_corrected_arguments_in_the_console(page: Any) -> None:
     with live_server(console_app()) as url:
         page.goto(url + "/")
         run = ask(page, "delete draft-final.txt")

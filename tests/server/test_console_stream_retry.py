@@ -10,14 +10,14 @@ from typing import Any
 from jianmu_like import AgentTemplate, ReActConfig, create_react_node
 from jianmu_like.server import create_app
 from jianmu_like.testing import ScriptedOpenAIServer, fault_reply, reply
+from tests.server.browser_page import ask, expect
 from tests.server.sse_live import live_server
-from tests.server.test_console_browser import ask, browser, expect, page  # noqa: F401 (fixtures)
 
 CUT = "The capital of"
 ANSWER = "The capital of France is Paris."
 
 
-def test_the_console_withdraws_the_words_of_a_cut_off_stream(page: Any) -> None:  # noqa: F811
+def test_the_console_withdraws_the_words_of_a_cut_off_stream(page: Any) -> None:
     retried = threading.Event()
     release = threading.Event()
 
