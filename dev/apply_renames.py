@@ -531,16 +531,20 @@ def helper_imports(text: str, file: Path) -> str:
     siblings = {
         p.stem: ".".join((folder / p.stem).parts) for p in folder.glob("*.py") if p.stem != "__init__"
     }
-    known = {**HELPERS, **siblings}
+    known = {**siblings, **HELPERS}  # a test module's helpers moved out of it
 
     def absolute(match: re.Match[str]) -> str:
         name = match.group(2)
         return f"{match.group(1)}from {known[name]} import" if name in known else match.group()
 
     text = re.sub(r"^(\s*)from (\w+) import", absolute, text, flags=re.M)
-    return text.replace(
-        "from tests.server.browser_page import ask, browser, expect, page  # noqa: F401 (fixtures)",
+    # the browser fixtures are conftest fixtures now: imported, they would shadow them
+    text = re.sub(r"^from tests\.server\.browser_page import page as page\n", "", text, flags=re.M)
+    return re.sub(
+        r"^from tests\.server\.browser_page import .*\b(browser|page)\b.*$",
         "from tests.server.browser_page import ask, expect",
+        text,
+        flags=re.M,
     )
 
 
