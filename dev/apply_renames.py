@@ -10,7 +10,11 @@ merging a branch that renamed modules, or on a branch that still uses the old pa
    import-linter contracts), relative imports inside the package (`from ..nodes.llm import X`,
    `from . import llm`), export tables (`{".agent": (...)}`), the import-linter `layers` (bare
    top-level names), the CLI's `handler="module:function"` strings, and file paths in prose
-   (`nodes/llm.py`, `jianmu_like/config.py`).
+   (`nodes/llm.py`, `jianmu_like/config.py`);
+3. moves the test files of `TEST_MOVES` (tests mirror the package, issue 19 item 7) and rewrites
+   references to them, and imports of test helpers by bare name (`from sse_live import x`, which
+   relied on conftests editing sys.path) as `from tests.server.sse_live import x`: every test
+   folder is a package.
 
 It is idempotent: a second run changes nothing (no new path matches an old one). It prints each
 file it changed with the number of rewrites. Which modules stay public, and why: `PUBLIC_MODULES`
@@ -204,6 +208,42 @@ RENAMES: dict[str, str] = {
     "jianmu_like.validation": "jianmu_like._validation",
 }
 """Old dotted module → new dotted module (the package itself keeps its name)."""
+
+TEST_MOVES: dict[str, str] = {
+    "tests/state/test_checkpoint_stores.py": "tests/checkpoint/test_checkpoint_stores.py",
+    "tests/state/test_postgres_store.py": "tests/checkpoint/test_postgres_store.py",
+    "tests/threads/test_store_migrations.py": "tests/checkpoint/test_store_migrations.py",
+    "tests/threads/test_store_versions.py": "tests/checkpoint/test_store_versions.py",
+    "tests/threads/test_schema_fingerprint_paths.py": "tests/checkpoint/test_schema_fingerprint_paths.py",
+    "tests/threads/test_threads.py": "tests/checkpoint/test_threads.py",
+    "tests/threads/test_threads_cli.py": "tests/cli/test_threads_cli.py",
+    "tests/state/test_postgres_watchdog.py": "tests/testing/test_postgres_watchdog.py",
+    "tests/e2e/test_cli.py": "tests/cli/test_cli.py",
+    "tests/e2e/test_cli_agentfile.py": "tests/cli/test_cli_agentfile.py",
+    "tests/e2e/test_cli_failures.py": "tests/cli/test_cli_failures.py",
+    "tests/e2e/test_cli_papercuts.py": "tests/cli/test_cli_papercuts.py",
+    "tests/e2e/test_cli_render.py": "tests/cli/test_cli_render.py",
+    "tests/e2e/test_cli_signals.py": "tests/cli/test_cli_signals.py",
+    "tests/e2e/test_cli_stream_retry.py": "tests/cli/test_cli_stream_retry.py",
+    "tests/e2e/test_cli_supervisor.py": "tests/cli/test_cli_supervisor.py",
+    "tests/e2e/test_presets_cli.py": "tests/presets/test_presets_cli.py",
+    "tests/e2e/test_shipped_presets.py": "tests/presets/test_shipped_presets.py",
+    "tests/integration/test_plan_research_http.py": "tests/presets/test_plan_research_http.py",
+    "tests/integration/test_supervisor_http.py": "tests/presets/test_supervisor_http.py",
+    "tests/integration/test_react_http.py": "tests/presets/test_react_http.py",
+    "tests/test_loader.py": "tests/agentfile/test_loader.py",
+    "tests/test_telemetry.py": "tests/telemetry/test_telemetry.py",
+}
+"""Issue 19 item 7, tests mirror the package: old test file → new one (the folders are packages,
+so a helper is imported as `tests.<folder>.<module>`; references to a moved file are rewritten)."""
+
+HELPERS = {
+    "sse_live": "tests.server.sse_live",
+    "mcp_helpers": "tests.mcp.mcp_helpers",
+    "test_cli": "tests.cli.running",
+    "test_console_browser": "tests.server.browser_page",
+}
+"""Helper modules tests imported by their bare name while conftests put their folders on sys.path."""
 
 SUFFIXES = {".py", ".md", ".yml", ".yaml", ".toml", ".cfg", ".ini", ".txt", ".pyi"}
 SELF = Path("dev/apply_renames.py")
@@ -421,6 +461,9 @@ def rewrite(text: str, file: Path, renames: Mapping[str, str]) -> tuple[str, int
         return table[match.group(1)]
 
     text = pattern.sub(path, text)
+    moved = helper_imports(test_references(text, TEST_MOVES), file)
+    count += moved != text
+    text = moved
     for special in (layer_names, handler_names):
         if special is layer_names and file.name != "pyproject.toml":
             continue
@@ -436,20 +479,73 @@ def git(*args: str) -> str:
     return subprocess.run(["git", *args], check=True, capture_output=True, text=True).stdout
 
 
-def move_files(renames: Mapping[str, str], dry_run: bool) -> list[str]:
-    """`git mv` each old module still present; returns the problems (a file at both paths)."""
+def module_paths(renames: Mapping[str, str]) -> dict[str, str]:
+    """The renames as file paths (`jianmu_like/nodes/llm.py` → `jianmu_like/nodes/_llm.py`)."""
+    return {
+        Path(*o.split(".")).with_suffix(".py").as_posix(): Path(*n.split(".")).with_suffix(".py").as_posix()
+        for o, n in renames.items()
+    }
+
+
+def move_files(moves: Mapping[str, str], dry_run: bool) -> list[str]:
+    """`git mv` each file of `moves` still at its old path (a new test folder made a package);
+    returns the problems (a file at both paths)."""
     problems = []
-    for old, new in renames.items():
-        source, target = Path(*old.split(".")).with_suffix(".py"), Path(*new.split(".")).with_suffix(".py")
+    for old, new in moves.items():
+        source, target = Path(old), Path(new)
         if not source.exists():
             continue
         if target.exists():
             problems.append(f"{source} and {target} both exist: merge them by hand, then run this again")
             continue
         print(f"git mv {source} {target}")
-        if not dry_run:
-            git("mv", str(source), str(target))
+        if dry_run:
+            continue
+        init = target.parent / "__init__.py"
+        if target.parts[0] == "tests" and not init.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            init.touch()
+            git("add", str(init))
+        git("mv", str(source), str(target))
     return problems
+
+
+def test_references(text: str, moves: Mapping[str, str]) -> str:
+    """`tests/e2e/test_cli.py` and `tests.e2e.test_cli` written as their new path."""
+    for old, new in moves.items():
+        text = re.sub(rf"(?<![\w/.]){re.escape(old)}(?!\w)", new, text)
+        old_dotted, new_dotted_name = (
+            old.removesuffix(".py").replace("/", "."),
+            new.removesuffix(".py").replace("/", "."),
+        )
+        text = re.sub(rf"(?<![\w.]){re.escape(old_dotted)}(?!\w)", new_dotted_name, text)
+    return text
+
+
+def helper_imports(text: str, file: Path) -> str:
+    """`from sse_live import x` (a folder on sys.path) as `from tests.server.sse_live import x`:
+    the test folders are packages now, and no conftest edits sys.path."""
+    if file.parts[0] != "tests" or file.suffix != ".py":
+        return text
+    folder = file.parent
+    siblings = {
+        p.stem: ".".join((folder / p.stem).parts) for p in folder.glob("*.py") if p.stem != "__init__"
+    }
+    known = {**siblings, **HELPERS}  # a test module's helpers moved out of it
+
+    def absolute(match: re.Match[str]) -> str:
+        name = match.group(2)
+        return f"{match.group(1)}from {known[name]} import" if name in known else match.group()
+
+    text = re.sub(r"^(\s*)from (\w+) import", absolute, text, flags=re.M)
+    # the browser fixtures are conftest fixtures now: imported, they would shadow them
+    text = re.sub(r"^from tests\.server\.browser_page import page as page\n", "", text, flags=re.M)
+    return re.sub(
+        r"^from tests\.server\.browser_page import .*\b(browser|page)\b.*$",
+        "from tests.server.browser_page import ask, expect",
+        text,
+        flags=re.M,
+    )
 
 
 def text_files() -> list[Path]:
@@ -484,7 +580,7 @@ def main(argv: list[str] | None = None) -> int:
     if not Path(PACKAGE).is_dir():
         print(f"run this in the repository root (no {PACKAGE}/ here)", file=sys.stderr)
         return 2
-    problems = move_files(RENAMES, args.dry_run)
+    problems = move_files({**module_paths(RENAMES), **TEST_MOVES}, args.dry_run)
     total, changed = 0, []
     for file in text_files():
         text = file.read_text(encoding="utf-8")

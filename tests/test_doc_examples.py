@@ -91,8 +91,8 @@ FRAGMENTS: dict[str, Continues | str] = {
     'provider = MCPToolProvider(name="forms", command="my-mcp-server", elicitation="ask")': "needs an MCP"
     " server that asks: tests/mcp (elicitation)",
     "agent = Agent(create_react_node(model_client=client, tools=[calculator]))": "no prelude"
-    " yet: tests/threads",
-    'for info in agent.history("chat"):': "no prelude yet: tests/threads",
+    " yet: tests/checkpoint/test_threads.py",
+    'for info in agent.history("chat"):': "no prelude yet: tests/checkpoint/test_threads.py",
 }
 """The blocks that continue an example, by the start of their first line: how each runs, or why it
 cannot run here and which test runs the same code."""

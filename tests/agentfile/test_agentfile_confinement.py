@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_agentfile_limits import problems_of, write
 
 from jianmu_like.agentfile._loader import load_agent, validate_agent_file
 from jianmu_like.testing import ScriptedOpenAIServer, reply
+from tests.agentfile.test_agentfile_limits import problems_of, write
 
 CLI = [sys.executable, "-m", "jianmu_like"]
 

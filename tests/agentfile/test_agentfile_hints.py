@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_agentfile_limits import problems_of, write
+from tests.agentfile.test_agentfile_limits import problems_of, write
 
 
 def test_a_misspelt_guard_key_is_named_at_its_own_line(tmp_path: Path) -> None:

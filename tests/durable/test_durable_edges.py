@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import DESK, HERE, PAYMENTS, PLANNER, Cluster, executor_of
 
 from jianmu_like.durable import DurableClient
 from jianmu_like.durable._fingerprint import AgentChangedError
+from tests.durable.conftest import DESK, HERE, PAYMENTS, PLANNER, Cluster, executor_of
 
 
 def _status(cluster: Cluster, run_id: str) -> object:

@@ -10,10 +10,9 @@ from __future__ import annotations
 import json
 import re
 
-from conftest import LEDGER, PAYMENTS, Cluster, executor_of, json_lines
-
 from jianmu_like.durable import DurableClient
 from jianmu_like.testing import PATIENCE
+from tests.durable.conftest import LEDGER, PAYMENTS, Cluster, executor_of, json_lines
 
 
 def test_submit_from_the_cli_and_from_python_runs_on_a_worker(cluster: Cluster) -> None:

@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import psycopg
-from conftest import LEDGER, Cluster
 
 from jianmu_like.durable import DurableClient
+from tests.durable.conftest import LEDGER, Cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 PATIENCE = 300

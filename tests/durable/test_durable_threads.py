@@ -4,10 +4,9 @@ end as a new version; a run without one starts empty, as before."""
 
 from __future__ import annotations
 
-from conftest import LEDGER, Cluster
-
 from jianmu_like.checkpoint._postgres import PostgresCheckpointer
 from jianmu_like.durable import DurableClient
+from tests.durable.conftest import LEDGER, Cluster
 
 
 def test_a_thread_continues_across_durable_runs(cluster: Cluster) -> None:

@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from approval_agent import build_agent
 
 from jianmu_like import human
 from jianmu_like.checkpoint._store import CheckpointError, SQLiteCheckpointer
 from jianmu_like.guard._approvals import ApprovalError
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, calls, reply
+from tests.integration.approval_agent import build_agent
 
 HERE = Path(__file__).resolve().parent
 

@@ -16,7 +16,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from approval_agent import build_agent
 
 from jianmu_like import human
 from jianmu_like._review import list_pending, record_decision
@@ -25,6 +24,7 @@ from jianmu_like.checkpoint._store import CheckpointError, SQLiteCheckpointer, T
 from jianmu_like.cli._main import main
 from jianmu_like.guard._approvals import ApprovalError
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, calls, reply, wait_until
+from tests.integration.approval_agent import build_agent
 
 HERE = Path(__file__).resolve().parent
 CLI = [sys.executable, "-m", "jianmu_like"]

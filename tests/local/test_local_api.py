@@ -10,12 +10,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from test_local_smoke import REASON  # the default backend is xllamacpp: one availability rule
 
 from jianmu_like import human
 from jianmu_like.models import ModelRequest, weights
 from jianmu_like.models._local_provider import LlamaCppProvider
 from jianmu_like.models.local_backends import XllamacppBackend
+from tests.local.test_local_smoke import REASON  # the default backend is xllamacpp: one availability rule
 
 pytestmark = [pytest.mark.local, pytest.mark.skipif(REASON is not None, reason=REASON or "")]
 

@@ -1,16 +1,12 @@
-"""Lets the MCP tests import `mcp_helpers` beside them; one HTTP test server for the session."""
+"""One HTTP MCP test server for the session."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from mcp_helpers import HTTPServer
+from tests.mcp.mcp_helpers import HTTPServer
 
 
 @pytest.fixture(scope="session")

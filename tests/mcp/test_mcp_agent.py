@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 import yaml
-from mcp_helpers import child_pids, process_gone, server_config
 
 from jianmu_like import Agent, ReActConfig, create_react_node, human
 from jianmu_like.agentfile._loader import load_agent
 from jianmu_like.testing import ScriptedOpenAIServer, call, reply, wait_until_async
 from jianmu_like.tools import MCPToolProvider, calculator, mcp_servers_from_config
+from tests.mcp.mcp_helpers import child_pids, process_gone, server_config
 
 
 def answer_with_the_tool_result(request: dict[str, Any]) -> Any:

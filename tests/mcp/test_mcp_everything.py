@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from mcp_helpers import HERE
 
 from jianmu_like import Agent, create_react_node, human
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wait_until
 from jianmu_like.tools import MCPToolProvider
+from tests.mcp.mcp_helpers import HERE
 
 ENTRY = HERE / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 NODE = shutil.which("node")

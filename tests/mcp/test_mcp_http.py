@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
-from mcp_helpers import HTTPServer
 
 from jianmu_like.testing import PATIENCE
 from jianmu_like.tools import (
@@ -17,6 +16,7 @@ from jianmu_like.tools import (
     MCPToolError,
     MCPToolProvider,
 )
+from tests.mcp.mcp_helpers import HTTPServer
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

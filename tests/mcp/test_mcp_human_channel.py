@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 import yaml
-from mcp_helpers import HERE
 
 from jianmu_like import Agent, create_react_node, human
 from jianmu_like.errors import UnknownElicitation
@@ -24,6 +23,7 @@ from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wai
 from jianmu_like.tools import MCPToolProvider
 from jianmu_like.tools.mcp._elicitation import ElicitationAnswer, ElicitationError, ElicitationRequest
 from jianmu_like.tools.mcp._sampling import SamplingDecision, SamplingRequest
+from tests.mcp.mcp_helpers import HERE
 
 ENTRY = HERE / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 NODE = shutil.which("node")

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from mcp_helpers import SERVER, child_pids, process_gone, server_config
 
 from jianmu_like.testing import wait_until_async
 from jianmu_like.tools import (
@@ -24,6 +23,7 @@ from jianmu_like.tools import (
     ToolProviderError,
     ToolSet,
 )
+from tests.mcp.mcp_helpers import SERVER, child_pids, process_gone, server_config
 
 
 def assert_reaped(pid: int | None) -> None:

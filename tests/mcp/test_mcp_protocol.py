@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from mcp_helpers import HERE, server_config
 
 from jianmu_like import Agent, create_react_node, human
 from jianmu_like.models._types import Usage
@@ -30,6 +29,7 @@ from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wai
 from jianmu_like.testing._script import DEFAULT_USAGE
 from jianmu_like.tools import MCPToolProvider
 from jianmu_like.tools.mcp._elicitation import ElicitationAnswer, ElicitationError, ElicitationRequest
+from tests.mcp.mcp_helpers import HERE, server_config
 
 ENTRY = HERE / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 NODE = shutil.which("node")

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from mcp_helpers import process_gone, server_config
 
 from jianmu_like.models._messages import ToolCall
 from jianmu_like.nodes._tool_calls import ToolCallRunner
@@ -25,6 +24,7 @@ from jianmu_like.tools import (
     ToolSet,
     calculator,
 )
+from tests.mcp.mcp_helpers import process_gone, server_config
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -1,29 +1,25 @@
-"""Lets tests import the helper modules beside them (sse_live.py...), and gives the console's
-browser tests their `browser` (headless Chromium, the system's, driven by Playwright; one per
-module) and `page` (one per test; an error the page logs fails the test, except those a
-`console_errors` marker names)."""
+"""The console's browser tests share one Chromium per module (`browser`) and a fresh page each
+(`page`), which fails the test on any error the page reports beyond the expected ones."""
 
-import sys
+from __future__ import annotations
+
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from chromium import system_chromium
+from tests.server.chromium import system_chromium
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    from console_page import sync_api
+    from tests.server import browser_page  # here: a missing Playwright skips only its users
 
     executable = system_chromium()
-    with sync_api.sync_playwright() as playwright:
+    with browser_page.sync_api.sync_playwright() as playwright:
         try:
             chromium = playwright.chromium.launch(executable_path=executable, headless=True)
-        except sync_api.Error as exc:
+        except browser_page.sync_api.Error as exc:
             pytest.skip(f"Chromium at {executable} does not start under Playwright: {exc}")
         yield chromium
         chromium.close()
@@ -31,12 +27,12 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
-    from console_page import TIMEOUT_MS, expect
+    from tests.server import browser_page
 
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    expect.set_options(timeout=TIMEOUT_MS)
+    page.set_default_timeout(browser_page.TIMEOUT_MS)
+    browser_page.expect.set_options(timeout=browser_page.TIMEOUT_MS)
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)

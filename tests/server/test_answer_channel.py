@@ -13,11 +13,11 @@ from typing import Any
 
 import httpx
 from pydantic import BaseModel
-from sse_live import live_server, read_events
 
 from jianmu_like import AgentTemplate, ReActConfig, create_react_node, tool
 from jianmu_like.server import create_app
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, calls, fault_reply, reply, wait_until
+from tests.server.sse_live import live_server, read_events
 
 Events = list[tuple[int, str, dict[str, Any]]]
 

@@ -4,10 +4,10 @@ as a download, and never as an active page of the server's origin."""
 from __future__ import annotations
 
 import httpx
-from artifact_agent import CSV, HTML, PNG, artifact_app
-from sse_live import live_server, read_events
 
 from jianmu_like.testing import PATIENCE
+from tests.server.artifact_agent import CSV, HTML, PNG, artifact_app
+from tests.server.sse_live import live_server, read_events
 
 
 def test_a_runs_artifacts_are_served_with_their_type_inert_and_downloadable() -> None:

@@ -7,11 +7,11 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 import httpx
-from console_agent import console_app
-from sse_live import live_server, read_events, sse_events
 
 from jianmu_like.server._console import CONTENT_SECURITY_POLICY
 from jianmu_like.testing import PATIENCE
+from tests.server.console_agent import console_app
+from tests.server.sse_live import live_server, read_events, sse_events
 
 
 def test_the_console_is_served_with_a_strict_policy_and_no_secret() -> None:

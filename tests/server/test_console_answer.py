@@ -10,12 +10,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from console_page import ask, expect
-from sse_live import live_server
-
 from jianmu_like import AgentTemplate, ReActConfig, create_react_node
 from jianmu_like.server import create_app
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, reply, wait_until
+from tests.server.browser_page import ask, expect
+from tests.server.sse_live import live_server
 
 FINAL = "Paris is the capital of France."
 

@@ -14,14 +14,14 @@ from typing import Any
 
 import httpx
 import pytest
-from console_agent import console_app, gate
-from console_page import ask, expect
-from guarded_agent import environment, responder, write_agent
-from sse_live import live_server
 
 from jianmu_like.cli._serve import agent_factory
 from jianmu_like.server import create_app
 from jianmu_like.testing import ScriptedOpenAIServer
+from tests.server.browser_page import ask, expect
+from tests.server.console_agent import console_app, gate
+from tests.server.guarded_agent import environment, responder, write_agent
+from tests.server.sse_live import live_server
 
 
 def test_ask_watch_tools_approve_and_follow_up(page: Any, tmp_path: Path) -> None:
@@ -169,7 +169,7 @@ def test_stop_cancels_a_run_and_deny_sends_a_reason_showing_the_refused_argument
     "Blocked script execution in 'about:srcdoc' because the document's frame is sandboxed"
 )
 def test_artifacts_are_shown_sandboxed_and_downloadable(page: Any, tmp_path: Path) -> None:
-    from artifact_agent import artifact_app
+    from tests.server.artifact_agent import artifact_app
 
     with live_server(artifact_app()) as url:
         page.goto(url + "/")

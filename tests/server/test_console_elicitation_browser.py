@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_console_browser import ask, browser, expect  # noqa: F401 (the browser fixture)
-from test_console_browser import page as page
-from test_mcp_elicitations import repeat_the_tool, served, skip_without_everything
+from tests.server.browser_page import ask, expect
+from tests.server.test_mcp_elicitations import repeat_the_tool, served, skip_without_everything
 
 pytestmark = skip_without_everything
 

@@ -10,11 +10,11 @@ from typing import Any
 
 import httpx
 import pytest
-from console_agent import console_app
-from console_page import ask, expect
-from sse_live import live_server
 
 from jianmu_like.server import CHANNELS
+from tests.server.browser_page import ask, expect
+from tests.server.console_agent import console_app
+from tests.server.sse_live import live_server
 
 
 def test_hostile_markdown_is_rendered_and_nothing_in_it_runs(page: Any, tmp_path: Path) -> None:

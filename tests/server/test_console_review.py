@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from console_agent import console_app
-from console_page import ask, expect
-from sse_live import live_server
+
+from tests.server.browser_page import ask, expect
+from tests.server.console_agent import console_app
+from tests.server.sse_live import live_server
 
 
 @pytest.mark.console_errors("status of 422")  # the refused arguments

@@ -7,12 +7,11 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from console_page import ask, expect
-from sse_live import live_server
-
 from jianmu_like import AgentTemplate, ReActConfig, create_react_node
 from jianmu_like.server import create_app
 from jianmu_like.testing import ScriptedOpenAIServer, fault_reply, reply
+from tests.server.browser_page import ask, expect
+from tests.server.sse_live import live_server
 
 CUT = "The capital of"
 ANSWER = "The capital of France is Paris."

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from console_agent import console_app
-from console_page import ask, expect
-from sse_live import live_server
 
 from jianmu_like.testing import PATIENCE
+from tests.server.browser_page import ask, expect
+from tests.server.console_agent import console_app
+from tests.server.sse_live import live_server
 
 
 def versions(url: str, thread_id: str) -> list[dict[str, Any]]:

@@ -10,12 +10,12 @@ from typing import Any
 
 import httpx
 import pytest
-from sse_live import live_server, read_events, sse_events
 
 from jianmu_like import AgentTemplate, ReActConfig, create_react_node, tool
 from jianmu_like.guard import GuardEnforcer, RequireApproval
 from jianmu_like.server import create_app
 from jianmu_like.testing import PATIENCE, call, reply, scripted_client, wait_until
+from tests.server.sse_live import live_server, read_events, sse_events
 
 gate = threading.Event()
 entered = threading.Event()

@@ -17,9 +17,10 @@ from typing import Any
 
 import httpx
 import pytest
-from chromium import system_chromium
-from edge_agent import Recording, edge_app, ran
-from sse_live import live_server, read_events
+
+from tests.server.chromium import system_chromium
+from tests.server.edge_agent import Recording, edge_app, ran
+from tests.server.sse_live import live_server, read_events
 
 sync_api = pytest.importorskip(
     "playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')"

@@ -10,11 +10,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from edge_agent import Recording, edge_app, exchange, ran, request
-from sse_live import live_server
 
 from jianmu_like._config import DEFAULT_MAX_BODY_BYTES, ServerConfig
 from jianmu_like.server import create_app
+from tests.server.edge_agent import Recording, edge_app, exchange, ran, request
+from tests.server.sse_live import live_server
 
 RUN = json.dumps({"input": "note this"}).encode()
 JSON = {"Content-Type": "application/json"}

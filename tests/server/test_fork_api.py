@@ -12,11 +12,11 @@ from typing import Any
 
 import httpx
 import pytest
-from console_agent import console_app
-from edge_agent import request
-from sse_live import live_server, sse_events
 
 from jianmu_like.testing import PATIENCE, wait_until
+from tests.server.console_agent import console_app
+from tests.server.edge_agent import request
+from tests.server.sse_live import live_server, sse_events
 
 
 class Server:

@@ -19,13 +19,13 @@ from typing import Any
 
 import httpx
 import pytest
-from sse_live import live_server, read_events
 
 from jianmu_like import Agent, create_react_node
 from jianmu_like.models._types import Usage
 from jianmu_like.server import create_app
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wait_until
 from jianmu_like.tools import MCPToolProvider
+from tests.server.sse_live import live_server, read_events
 
 ENTRY = (
     Path(__file__).resolve().parents[1]

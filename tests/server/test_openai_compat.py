@@ -10,13 +10,13 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from sse_live import live_server
 
 from jianmu_like import AgentTemplate, ReActConfig, create_react_node, tool
 from jianmu_like.guard import GuardEnforcer, RequireApproval
 from jianmu_like.models._types import Usage
 from jianmu_like.server import create_app
 from jianmu_like.testing import PATIENCE, call, reply, scripted_client, wait_until
+from tests.server.sse_live import live_server
 
 TOKEN = "s3cret-token-for-tests"
 USAGE = Usage(prompt_tokens=7, completion_tokens=3, total_tokens=10)

@@ -9,13 +9,15 @@ from typing import Any
 
 import httpx
 import pytest
-from console_agent import console_app, gate
 from jsonschema import Draft202012Validator
-from sse_live import live_server, sse_events
 from starlette.routing import Route
 
 from jianmu_like.server._console import CONTENT_SECURITY_POLICY
-from jianmu_like.testing import PATIENCE, wait_until
+from jianmu_like.testing import PATIENCE, call, reply, wait_until
+from tests.server.console_agent import console_app, gate
+from tests.server.sse_live import live_server, sse_events
+from tests.server.test_mcp_elicitations import open_questions, skip_without_everything
+from tests.server.test_mcp_elicitations import served as served_everything
 
 
 class Checker:
@@ -171,7 +173,41 @@ def test_every_json_answer_validates_against_its_schema(served: Any) -> None:
         if int(status) < 400 and "application/json" in answer["content"]
     }
     succeeded = {(method, template) for method, template, status in check.checked if status < 400}
-    assert json_routes - succeeded == set()
+    assert json_routes - succeeded == ELICITATION_ROUTES  # those: the next test's server asks
+
+
+ELICITATION_ROUTES = {
+    ("GET", "/api/elicitations"),
+    ("GET", "/api/runs/{run_id}/elicitations"),
+    ("POST", "/api/runs/{run_id}/elicitations/{elicitation_id}"),
+}
+
+
+@skip_without_everything
+def test_the_elicitation_routes_answer_as_documented() -> None:
+    """The routes of an MCP server's questions need a server that asks (server-everything)."""
+    script = [call("trigger-elicitation-request"), reply("thanks")]
+    with served_everything(script, elicitation="ask", allow=["trigger-elicitation-request"]) as (http, _, _):
+        check = Checker(http, http.get("/openapi.json").json())
+        run_id = check("POST", "/api/runs", 201, json={"input": "ask them"})["run_id"]
+        wait_until(lambda: open_questions(http, run_id), "the server's question")
+        [question] = check("GET", "/api/runs/{run_id}/elicitations", 200, run_id=run_id)["elicitations"]
+        assert check("GET", "/api/elicitations", 200)["elicitations"] == [question]
+        answer = "/api/runs/{run_id}/elicitations/{elicitation_id}"
+        check("POST", answer, 422, json={"action": "accept", "content": {"check": True}}, run_id=run_id,
+              elicitation_id=question["id"])  # fmt: skip
+        check("POST", answer, 404, json={"action": "decline"}, run_id=run_id, elicitation_id="ev-99")
+        answered = check("POST", answer, 200, json={"action": "decline"}, run_id=run_id,
+                         elicitation_id=question["id"])  # fmt: skip
+        assert answered == {
+            "run_id": run_id,
+            "id": question["id"],
+            "kind": "elicitation",
+            "action": "decline",
+        }
+        assert check.done(run_id)["status"] == "success"
+        check("POST", answer, 409, json={"action": "decline"}, run_id=run_id, elicitation_id=question["id"])
+    assert {(m, t) for m, t, status in check.checked if status < 400} >= ELICITATION_ROUTES
 
 
 def _wait_for_approvals(check: Checker) -> list[dict[str, Any]]:

@@ -10,11 +10,11 @@ import threading
 from typing import Any
 
 import httpx
-from sse_live import live_server, read_events
 
 from jianmu_like import AgentTemplate, ContextConfig, ReActConfig, Tool, create_react_node, tool
 from jianmu_like.server import create_app
 from jianmu_like.testing import PATIENCE, call, calls, reply, scripted_client, wait_until
+from tests.server.sse_live import live_server, read_events
 
 FIM_ONE_TABLE: dict[str, set[str]] = {
     # row key (channel[:type]:status) -> the payload's fields the table names

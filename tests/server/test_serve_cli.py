@@ -11,13 +11,13 @@ from typing import Any
 
 import httpx
 import pytest
-from sse_live import free_port, live_server, read_events, sse_events
 
 from jianmu_like.checkpoint._target import open_checkpointer
 from jianmu_like.cli._main import main
 from jianmu_like.cli._serve import agent_factory
 from jianmu_like.server import create_app
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wait_until
+from tests.server.sse_live import free_port, live_server, read_events, sse_events
 
 PRESET = Path(__file__).resolve().parents[2] / "presets" / "react.yaml"
 
@@ -144,7 +144,7 @@ async def test_a_checkpointed_conversation_continues_after_a_restart(
 
 
 def test_serve_takes_allowed_hosts_and_the_body_limit_from_flags_and_configuration(tmp_path: Path) -> None:
-    from edge_agent import request
+    from tests.server.edge_agent import request
 
     port = free_port()
     (tmp_path / "jianmu.yaml").write_text(

@@ -9,12 +9,12 @@ from typing import Any
 
 import httpx
 import pytest
-from sse_live import live_server, read_events, shape, sse_events
 
 from jianmu_like import AgentTemplate, ReActConfig, create_react_node, tool
 from jianmu_like.guard import GuardEnforcer, RequireApproval
 from jianmu_like.server import create_app
 from jianmu_like.testing import PATIENCE, ScriptedToolCall, call, calls, error_reply, reply, scripted_client
+from tests.server.sse_live import live_server, read_events, shape, sse_events
 
 gate = threading.Event()
 """Holds the `wait` tool until a test releases it (so a test can act while a run is mid-tool)."""

@@ -19,11 +19,11 @@ from typing import Any
 
 import httpx
 import pytest
-from guarded_agent import environment, responder, write_agent
-from sse_live import free_port, read_events
 
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, wait_until
 from jianmu_like.testing._postgres import TemporaryPostgres
+from tests.server.guarded_agent import environment, responder, write_agent
+from tests.server.sse_live import free_port, read_events
 
 CLI = [sys.executable, "-m", "jianmu_like"]
 
@@ -282,12 +282,12 @@ def test_the_server_listens_again_after_losing_its_postgres_connection(
     """The LISTEN connection is killed while a run waits: the server connects again, and a
     decision stored after that still resumes the run (PostgreSQL has no poll to fall back on)."""
     import psycopg
-    from sse_live import live_server
 
     from jianmu_like._review import record_decision
     from jianmu_like.checkpoint._target import open_checkpointer
     from jianmu_like.cli._serve import agent_factory
     from jianmu_like.server import create_app
+    from tests.server.sse_live import live_server
 
     listeners = (
         "SELECT pid FROM pg_stat_activity WHERE query = 'LISTEN jianmu_decisions' AND pid <> pg_backend_pid()"

@@ -5,11 +5,11 @@ mid-body, the real `openai` client retries, uvicorn serves the run's events)."""
 from __future__ import annotations
 
 import httpx
-from sse_live import live_server, read_events
 
 from jianmu_like import AgentTemplate, ReActConfig, create_react_node
 from jianmu_like.server import create_app
 from jianmu_like.testing import ScriptedOpenAIServer, fault_reply
+from tests.server.sse_live import live_server, read_events
 
 ANSWER = "The capital of France is Paris."
 

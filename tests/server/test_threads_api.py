@@ -9,11 +9,11 @@ from typing import Any
 
 import httpx
 import pytest
-from sse_live import live_server, sse_events
 
 from jianmu_like.cli._serve import agent_factory
 from jianmu_like.server import create_app
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer
+from tests.server.sse_live import live_server, sse_events
 
 PRESET = Path(__file__).resolve().parents[2] / "presets" / "react.yaml"
 

@@ -21,7 +21,6 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
-from sse_live import live_server, read_events
 
 from jianmu_like import Agent, AgentTemplate, ReActConfig, ReActState, create_react_node, human, tool
 from jianmu_like._config import TelemetryConfig
@@ -44,6 +43,7 @@ from jianmu_like.testing import (
     scripted_client,
 )
 from jianmu_like.tools.builtin import calculator
+from tests.server.sse_live import live_server, read_events
 
 SECRET = "sk-live-abcdefghijklmnop1234"
 

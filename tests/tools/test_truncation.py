@@ -1,5 +1,5 @@
 """Cutting long tool results by their shape (a unit test of one pure function; the HTTP tests
-in tests/integration/test_react_http.py show what reaches the model)."""
+in tests/presets/test_react_http.py show what reaches the model)."""
 
 from __future__ import annotations
 

@@ -3,34 +3,16 @@ run time and the cap (in process), `run` drives a plan_execute file against the 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from jianmu_like.cli._main import main
-from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply
+from jianmu_like.testing import ScriptedOpenAIServer, call, reply
+from tests.cli.running import jianmu
 
 ROOT = Path(__file__).resolve().parents[2]
 PRESETS, DEMOS = ROOT / "presets", ROOT / "demos"
-
-
-def jianmu(cwd: Path, *args: str, base_url: str | None = None) -> subprocess.CompletedProcess[str]:
-    """The CLI from an empty folder, without the parent's model or jianmu settings."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JIANMU", "OPENAI_", "FORCE_COLOR"))}
-    env.update(PYTHONIOENCODING="utf-8", NO_COLOR="1")
-    if base_url is not None:
-        env.update(OPENAI_BASE_URL=base_url, OPENAI_API_KEY="x")
-    return subprocess.run(
-        [sys.executable, "-m", "jianmu_like", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=PATIENCE,
-    )
 
 
 def test_show_plan_execute_and_research(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import queue
 import signal
 import subprocess
@@ -16,9 +15,8 @@ import pytest
 
 from jianmu_like.checkpoint import SQLiteCheckpointer
 from jianmu_like.testing import PATIENCE, Responder, ScriptedOpenAIServer, call, exited, reply, wait_until
+from tests.cli.running import CLI, PRESETS, environment, jianmu
 
-PRESETS = Path(__file__).resolve().parents[2] / "presets"
-CLI = [sys.executable, "-m", "jianmu_like"]
 GUARDED_AGENT = """\
 kind: react
 name: Careful
@@ -27,31 +25,6 @@ guard:
   require_approval:
     tools: [think]
 """
-
-
-def environment(base_url: str | None = None, **extra: str) -> dict[str, str]:
-    """The parent's environment without any model or jianmu settings, plus `extra`."""
-    skip = ("JIANMU", "OPENAI_", "FORCE_COLOR", "TTY_")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(skip)}
-    env.update(PYTHONIOENCODING="utf-8", NO_COLOR="1")
-    if base_url is not None:
-        env.update(OPENAI_BASE_URL=base_url, OPENAI_API_KEY="x")
-    env.update(extra)
-    return env
-
-
-def jianmu(
-    cwd: Path, *args: str, base_url: str | None = None, **extra: str
-) -> subprocess.CompletedProcess[str]:
-    """Run the CLI from `cwd` (an empty folder: no stray jianmu.yaml)."""
-    return subprocess.run(
-        [*CLI, *args],
-        cwd=cwd,
-        env=environment(base_url, **extra),
-        capture_output=True,
-        text=True,
-        timeout=PATIENCE,
-    )
 
 
 def test_run_react_streams_the_answer(tmp_path: Path) -> None:

@@ -1,9 +1,6 @@
-"""What the console's browser tests share: Playwright's `expect` and `ask` (the `browser` and
-`page` fixtures are in conftest.py, which imports Playwright only when a test asks for them).
-
-Skipped, saying why, only where no Chromium or no Playwright can be had (.ci/run installs
-Debian's `chromium`; the dev extra pins `playwright`, whose own browser download is never used).
-"""
+"""The console's page in headless Chromium, for the browser tests (their fixtures `browser` and
+`page` are in conftest.py). Importing this skips the importing test module where Playwright is
+not installed, saying why."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from jianmu_like import human
 from jianmu_like.agentfile._loader import AgentFileError, load_agent, validate_agent_file
 from jianmu_like.testing import Responder, ScriptedOpenAIServer, call, reply
 
-PRESETS = Path(__file__).resolve().parent.parent / "presets"
+PRESETS = Path(__file__).resolve().parents[2] / "presets"
 
 
 def agent_file(tmp_path: Path, text: str, name: str = "agent.yaml") -> Path:

@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from test_cli import PRESETS, jianmu
-
 from jianmu_like.testing import ScriptedOpenAIServer, call, reply
+from tests.cli.running import PRESETS, jianmu
 
 
 def _model(body: dict[str, Any]) -> Any:

@@ -7,9 +7,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_cli import CLI, PRESETS, environment, jianmu
 
 from jianmu_like.testing import ScriptedOpenAIServer, call, calls, reply
+from tests.cli.running import CLI, PRESETS, environment, jianmu
 
 COMMANDS = ["run", "resume", "show", "validate", "approvals", "serve", "worker", "submit", "runs"]
 COMMANDS += ["recover", "config", "models"]

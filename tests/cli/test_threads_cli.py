@@ -5,30 +5,17 @@ server and a real SQLite file / PostgreSQL database."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
-from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, reply
-
-PRESETS = Path(__file__).resolve().parents[2] / "presets"
+from jianmu_like.testing import ScriptedOpenAIServer, reply
+from tests.cli.running import PRESETS
+from tests.cli.running import jianmu as run_cli
 
 
 def jianmu(cwd: Path, *args: str, base_url: str | None = None) -> subprocess.CompletedProcess[str]:
-    skip = ("JIANMU", "OPENAI_", "FORCE_COLOR", "TTY_")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(skip)}
-    env.update(PYTHONIOENCODING="utf-8", NO_COLOR="1", COLUMNS="200")
-    if base_url is not None:
-        env.update(OPENAI_BASE_URL=base_url, OPENAI_API_KEY="x")
-    return subprocess.run(
-        [sys.executable, "-m", "jianmu_like", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=PATIENCE,
-    )
+    """The CLI 200 columns wide: a thread's history table on one line per version."""
+    return run_cli(cwd, *args, base_url=base_url, COLUMNS="200")
 
 
 def test_run_thread_continues_and_threads_commands_show_it(tmp_path: Path, store_target: str) -> None:
