@@ -38,27 +38,42 @@ it serves (`ModelClient.served_model`), instead of sending a default name it may
 
 
 class _DeltaRelay:
-    """Forwards one call's streamed text as `text.delta` events, and voids what an attempt
-    streamed when it fails (`text.reset`): a retry, or the next model, starts the text over, so
-    whoever accumulates the deltas (the server's `answer` channel, the CLI) must drop them, or
-    show the cut-off attempt followed by the whole answer."""
+    """Forwards one call's streamed text as `text.delta` events (its reasoning as
+    `reasoning.delta`), and voids what an attempt streamed when it fails (`text.reset`): a
+    retry, or the next model, starts the text over, so whoever accumulates the deltas (the
+    server's `answer` channel, the CLI) must drop them, or show the cut-off attempt followed by
+    the whole answer."""
 
-    __slots__ = ("emit", "sent")
+    __slots__ = ("emit", "reasoned", "sent")
 
     def __init__(self, emit: ModelEventCallback) -> None:
         self.emit = emit
         self.sent = 0
         """Characters streamed by the current attempt."""
+        self.reasoned = 0
+        """Characters of reasoning streamed by the current attempt."""
 
     def __call__(self, delta: str) -> None:
         self.sent += len(delta)
         self.emit(ev.TEXT_DELTA, {"delta": delta})
 
+    def reasoning(self, delta: str) -> None:
+        """One reasoning fragment (see `provider.ReasoningSink`)."""
+        self.reasoned += len(delta)
+        self.emit(ev.REASONING_DELTA, {"delta": delta})
+
     def void(self, model: str, attempt: int, error: ModelError) -> None:
-        self.emit(
-            ev.TEXT_RESET, {"model": model, "attempt": attempt, "discarded": self.sent, "error": str(error)}
-        )
+        data: dict[str, Any] = {
+            "model": model,
+            "attempt": attempt,
+            "discarded": self.sent,
+            "error": str(error),
+        }
+        if self.reasoned:
+            data["reasoning_discarded"] = self.reasoned
+        self.emit(ev.TEXT_RESET, data)
         self.sent = 0
+        self.reasoned = 0
 
 
 class ModelClient:
@@ -325,7 +340,7 @@ class ModelClient:
                     if exc.model is None:
                         exc.model = model
                     errors.append(exc)
-                    if relay is not None and relay.sent:
+                    if relay is not None and (relay.sent or relay.reasoned):
                         relay.void(model, attempt, exc)
                     if not exc.retryable or retry + 1 == per_model:
                         break  # next model, without waiting

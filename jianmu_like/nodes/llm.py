@@ -171,6 +171,7 @@ class AgentLLMNode(AsyncBehaviour):
                 content=message.content,
                 usage=response.usage.model_dump(),
                 model=response.model,
+                reasoning=message.reasoning_content,
             )
         return Status.SUCCESS
 
@@ -190,6 +191,7 @@ class AgentLLMNode(AsyncBehaviour):
             truncated=True,
             content=message.content,
             usage=usage.model_dump(),
+            reasoning=message.reasoning_content,
         )
         if config.on_truncated == "continue" and not continued:
             updates[keys.messages] = [message, continuation_request()]

@@ -105,7 +105,13 @@ class LLMCallNode(AsyncBehaviour):
         updates[keys.usage] = usage
         sm.update(updates, ns)
         self.emit(
-            ev.REPLY_COMPLETED, round=1, tool_calls=[], final=True, content=answer, usage=usage.model_dump()
+            ev.REPLY_COMPLETED,
+            round=1,
+            tool_calls=[],
+            final=True,
+            content=answer,
+            usage=usage.model_dump(),
+            reasoning=reply.reasoning_content,
         )
         return Status.SUCCESS
 

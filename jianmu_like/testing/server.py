@@ -411,7 +411,7 @@ class ScriptedOpenAIServer:
         """A non-streaming `chat.completion` object for `reply`."""
         message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
         if reply.reasoning_content is not None:
-            message["reasoning_content"] = reply.reasoning_content
+            message[reply.reasoning_field] = reply.reasoning_content
         tool_calls = self._tool_calls(reply)
         if tool_calls:
             message["tool_calls"] = [
@@ -439,8 +439,9 @@ class ScriptedOpenAIServer:
     def chunks(
         self, body: Mapping[str, Any], reply: ScriptedReply, include_usage: bool
     ) -> Iterator[dict[str, Any]]:
-        """The `chat.completion.chunk` objects streaming `reply`: content word by word, each tool
-        call as an opening delta then argument fragments, the finish reason, then usage."""
+        """The `chat.completion.chunk` objects streaming `reply`: reasoning then content word by
+        word, each tool call as an opening delta then argument fragments, the finish reason,
+        then usage."""
         base: dict[str, Any] = {
             "id": f"chatcmpl-{next(self._ids)}",
             "object": "chat.completion.chunk",
@@ -461,6 +462,8 @@ class ScriptedOpenAIServer:
             return {**base, "choices": choices}
 
         yield chunk({"role": "assistant", "content": "" if reply.content is not None else None})
+        for piece in reply.reasoning_pieces:
+            yield chunk({reply.reasoning_field: piece})
         for piece in reply.content_pieces:
             yield chunk({"content": piece})
         for index, (id_, name, args) in enumerate(self._tool_calls(reply)):
