@@ -14,18 +14,22 @@ import os
 import random
 from collections.abc import Awaitable, Callable
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..config import ConfigError, JianmuConfig, ResilienceConfig, get_config
 from ..redact import redact_url
 from ..telemetry import events as ev
 from .errors import ModelCallFailed, ModelError
+from .genai_content import request_content
 from .hooks import model_call_hook
 from .provider import ChatProvider, DeltaCallback
 from .server_probe import ServerCapabilities
 from .tool_protocol import ProtocolAdapter, ToolProtocol
 from .types import ModelEventCallback, ModelRequest, ModelResponse
+
+if TYPE_CHECKING:
+    from ..telemetry.hub import TelemetryHub
 
 ModelResilienceConfig = ResilienceConfig
 """Alias: the retry/fallback policy of `ModelClient`, as configured under `resilience:`."""
@@ -74,6 +78,29 @@ class _DeltaRelay:
         self.emit(ev.TEXT_RESET, data)
         self.sent = 0
         self.reasoned = 0
+
+
+class ContentEvents:
+    """A `ModelEventCallback` asking for the request's content on `model.call.started` (the
+    conventions' input messages, system instructions and tool definitions, see
+    `models.genai_content`): what a node passes when its telemetry captures content
+    (`TelemetryHub.capture_content`); any other callback gets no content."""
+
+    __slots__ = ("emit",)
+
+    def __init__(self, emit: ModelEventCallback) -> None:
+        self.emit = emit
+
+    def __call__(self, event_type: str, data: dict[str, Any]) -> None:
+        self.emit(event_type, data)
+
+
+def model_events(hub: TelemetryHub | None, emit: ModelEventCallback) -> ModelEventCallback | None:
+    """The callback a node passes to `complete`: none when nobody listens to `hub`, `emit`
+    asking for the request's content when a subscriber captures it, else `emit`."""
+    if hub is None or not hub.active:
+        return None
+    return ContentEvents(emit) if hub.capture_content else emit
 
 
 class ModelClient:
@@ -325,7 +352,9 @@ class ModelClient:
         per_model = 1 + self.resilience.max_retries
         errors: list[ModelError] = []
         attempt = 0
-        described = self._described(request) if on_event is not None else None
+        described = (
+            self._described(request, type(on_event) is ContentEvents) if on_event is not None else None
+        )
         for model in models:
             for retry in range(per_model):
                 attempt += 1
@@ -377,10 +406,13 @@ class ModelClient:
                 return response
         raise self._failed(models, errors, attempt, on_event) from (errors[-1] if errors else None)
 
-    def _described(self, request: ModelRequest) -> dict[str, Any]:
+    def _described(self, request: ModelRequest, content: bool = False) -> dict[str, Any]:
         """What a trace says of a call besides its model (the GenAI conventions' request
-        attributes): the server, the sampling parameters set, the output type."""
+        attributes): the server, the sampling parameters set, the output type; with `content`,
+        what the model is asked (`models.genai_content`)."""
         out: dict[str, Any] = {**self._server, **request.sampling()}
+        if content:
+            out.update(request_content(request))
         response_format = request.extra_params.get("response_format")
         json_out = isinstance(response_format, dict) and response_format.get("type") in (
             "json_object",

@@ -8,7 +8,7 @@ from typing import Any
 from py_trees.common import Status
 
 from ..bt.async_behaviour import AsyncBehaviour
-from ..models.client import ModelClient
+from ..models.client import ModelClient, model_events
 from ..models.construct import construct
 from ..models.errors import ModelCallFailed, ModelError
 from ..models.messages import Message
@@ -128,7 +128,7 @@ class AgentLLMNode(AsyncBehaviour):
         active = hub is not None and hub.active
         if active:
             self.emit(ev.REPLY_STARTED, round=rounds + 1)
-        on_event = self._on_model_event if active else None
+        on_event = model_events(hub, self._on_model_event) if active else None
         try:
             response = await self._client.complete(request, on_event=on_event)
         except ModelError as exc:

@@ -16,7 +16,7 @@ from py_trees.common import Status
 from pydantic import BaseModel
 
 from ..bt.async_behaviour import AsyncBehaviour
-from ..models.client import ModelClient
+from ..models.client import ModelClient, model_events
 from ..models.errors import ModelCallFailed, ModelError
 from ..models.messages import Message, ai, human, system
 from ..models.structured import StructuredOutputError
@@ -76,7 +76,7 @@ class LLMCallNode(AsyncBehaviour):
         asked: list[Message] = [human(render(self.prompt, sm))] if self.prompt is not None else []
         prompt = [*([system(self.system_prompt)] if self.system_prompt else []), *sm.get(keys.messages, ns)]
         prompt.extend(asked)
-        on_event = self._on_model_event if self.telemetry is not None and self.telemetry.active else None
+        on_event = model_events(self.telemetry, self._on_model_event)
         self.emit(ev.REPLY_STARTED, round=1)
         updates: dict[str, Any] = {}
         try:

@@ -121,6 +121,13 @@ class ModelCallStarted(Payload):
     max_tokens: int | None = None
     top_p: float | None = None
     output_type: Literal["text", "json"] | None = None
+    input_messages: list[dict[str, Any]] | None = None
+    """With content capture (`models.genai_content`): the conversation sent, in the GenAI
+    conventions' shape (`gen_ai.input.messages`)."""
+    system_instructions: list[dict[str, Any]] | None = None
+    """With content capture: the system messages as text parts (`gen_ai.system_instructions`)."""
+    tool_definitions: list[dict[str, Any]] | None = None
+    """With content capture: the tools offered (`gen_ai.tool.definitions`)."""
 
 
 class ModelCallRetry(Payload):

@@ -40,7 +40,7 @@ class ScriptedToolCall(BaseModel):
     """A tool call the fake model makes. String arguments are sent verbatim (to test malformed
     JSON); a dict is JSON-encoded. Without `id` the backend assigns `call_<n>`."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")  # a misspelt field is an error, not ignored
 
     name: str
     arguments: str | dict[str, Any] = Field(default_factory=dict)
@@ -64,7 +64,7 @@ class ScriptedReply(BaseModel):
     (see `Fault`); `reasoning_content` is the model's reasoning, as some servers return it.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")  # a misspelt field is an error, not ignored
 
     content: str | None = None
     tool_calls: list[ScriptedToolCall] = Field(default_factory=list)

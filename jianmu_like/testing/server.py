@@ -70,9 +70,9 @@ class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True  # a handler stuck on a slow client must not block interpreter exit
     request_queue_size = 1024  # listen backlog: the default 5 overflows when thousands connect at once
 
-    def __init__(self, owner: ScriptedOpenAIServer) -> None:
+    def __init__(self, owner: ScriptedOpenAIServer, port: int = 0) -> None:
         self.owner = owner
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(("127.0.0.1", port), _Handler)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Quiet: clients that time out and disconnect are expected in tests."""
@@ -233,7 +233,10 @@ class ScriptedOpenAIServer:
         props: Mapping[str, Any] | None = None,
         lenient: bool = False,
         ignores_response_format: bool = False,
+        port: int = 0,
     ) -> None:
+        self.port = port
+        """The port to bind on 127.0.0.1 (0: a free one; `base_url` says which)."""
         self.reject_fields = tuple(reject_fields)
         self.props = props
         """Served at `GET /props` (llama.cpp's server description, see `llama_cpp_props`);
@@ -259,10 +262,11 @@ class ScriptedOpenAIServer:
     # lifecycle
 
     def start(self) -> ScriptedOpenAIServer:
-        """Bind a free port on 127.0.0.1 and serve in a daemon thread (idempotent)."""
+        """Bind `port` (a free one by default) on 127.0.0.1 and serve in a daemon thread
+        (idempotent)."""
         if self._httpd is None:
             self.stopping.clear()
-            self._httpd = _HTTPServer(self)
+            self._httpd = _HTTPServer(self, self.port)
             self._base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
             PROBES.forget(self._base_url)  # an earlier server on this port is not this one
             self._thread = threading.Thread(
