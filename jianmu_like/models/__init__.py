@@ -30,7 +30,9 @@ _EXPORTS = {
     ".provider": (
         "ChatProvider",
         "DeltaCallback",
+        "ReasoningSink",
         "is_retryable_status",
+        "reasoning_sink",
     ),
     ".streaming": ("StreamAccumulator",),
     ".structured": (
@@ -68,7 +70,9 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .openai_provider import OpenAIProvider as OpenAIProvider
     from .provider import ChatProvider as ChatProvider
     from .provider import DeltaCallback as DeltaCallback
+    from .provider import ReasoningSink as ReasoningSink
     from .provider import is_retryable_status as is_retryable_status
+    from .provider import reasoning_sink as reasoning_sink
     from .streaming import StreamAccumulator as StreamAccumulator
     from .structured import OutputSchema as OutputSchema
     from .structured import StructuredOutputError as StructuredOutputError

@@ -15,6 +15,7 @@ from .script import (
     fault_reply,
     reply,
 )
+from .replies_file import RepliesFile
 from .scripted import ScriptedProvider, fast_resilience, scripted_client
 from .server import ScriptedOpenAIServer
 from .waiting import PATIENCE, WaitTimeout, await_within, exited, wait_until, wait_until_async
@@ -22,6 +23,7 @@ from .waiting import PATIENCE, WaitTimeout, await_within, exited, wait_until, wa
 __all__ = [
     "DEFAULT_USAGE",
     "PATIENCE",
+    "RepliesFile",
     "Responder",
     "Script",
     "ScriptItem",
