@@ -1,6 +1,7 @@
 """Test doubles for agents: scripted models in-process (`scripted_client`) or over real HTTP
 (`ScriptedOpenAIServer`), both driven by the same `Script` of replies."""
 
+from .replies_file import RepliesFile
 from .script import (
     DEFAULT_USAGE,
     Responder,
@@ -15,7 +16,6 @@ from .script import (
     fault_reply,
     reply,
 )
-from .replies_file import RepliesFile
 from .scripted import ScriptedProvider, fast_resilience, scripted_client
 from .server import ScriptedOpenAIServer
 from .waiting import PATIENCE, WaitTimeout, await_within, exited, wait_until, wait_until_async

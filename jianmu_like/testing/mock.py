@@ -78,6 +78,17 @@ def serve(
     return 0
 
 
+def _port(text: str) -> int:
+    """A TCP port number (0: a free one)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, not {port}")
+    return port
+
+
 def main(argv: Sequence[str] | None = None, *, prog: str = "python -m jianmu_like.testing") -> int:
     """`REPLIES [--port N] [--lenient]`: the command's arguments, defined here once (`jianmu-like
     mock` hands its arguments over unparsed)."""
@@ -87,7 +98,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m jianmu_lik
         "server on 127.0.0.1; the first line printed is its base URL (for OPENAI_BASE_URL).",
     )
     parser.add_argument("replies", metavar="REPLIES", help="replies file (YAML or JSON; see docs: testing)")
-    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    parser.add_argument("--port", type=_port, default=0, help="port on 127.0.0.1 (default: a free one)")
     parser.add_argument(
         "--lenient", action="store_true", help="accept requests OpenAI's API refuses (no checks)"
     )

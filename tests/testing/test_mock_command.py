@@ -167,3 +167,15 @@ def test_a_port_in_use_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFi
         port = taken.getsockname()[1]
         assert main([str(tmp_path / "r.yaml"), "--port", str(port)]) == 2
     assert f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("port", "said"), [("70000", "a port is 0 to 65535, not 70000"), ("http", "not a port")]
+)
+def test_a_port_that_is_no_port_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], port: str, said: str
+) -> None:
+    (tmp_path / "r.yaml").write_text("[hi]\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as usage:
+        main([str(tmp_path / "r.yaml"), "--port", port])
+    assert usage.value.code == 2 and said in capsys.readouterr().err
