@@ -4,4 +4,5 @@ import sys
 
 from .mock import main
 
-sys.exit(main())
+if __name__ == "__main__":  # imported (a test walking the package): nothing runs
+    sys.exit(main())
