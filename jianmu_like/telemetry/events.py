@@ -122,7 +122,7 @@ class ModelCallStarted(Payload):
     top_p: float | None = None
     output_type: Literal["text", "json"] | None = None
     input_messages: list[dict[str, Any]] | None = None
-    """With content capture (`models.genai_content`): the conversation sent, in the GenAI
+    """With content capture (`models._genai_content`): the conversation sent, in the GenAI
     conventions' shape (`gen_ai.input.messages`)."""
     system_instructions: list[dict[str, Any]] | None = None
     """With content capture: the system messages as text parts (`gen_ai.system_instructions`)."""

@@ -1,8 +1,8 @@
 """Test doubles for agents: scripted models in-process (`scripted_client`) or over real HTTP
 (`ScriptedOpenAIServer`), both driven by the same `Script` of replies."""
 
-from .replies_file import RepliesFile
-from .script import (
+from ._replies_file import RepliesFile
+from ._script import (
     DEFAULT_USAGE,
     Responder,
     Script,
@@ -16,9 +16,9 @@ from .script import (
     fault_reply,
     reply,
 )
-from .scripted import ScriptedProvider, fast_resilience, scripted_client
-from .server import ScriptedOpenAIServer
-from .waiting import PATIENCE, WaitTimeout, await_within, exited, wait_until, wait_until_async
+from ._scripted import ScriptedProvider, fast_resilience, scripted_client
+from ._server import ScriptedOpenAIServer
+from ._waiting import PATIENCE, WaitTimeout, await_within, exited, wait_until, wait_until_async
 
 __all__ = [
     "DEFAULT_USAGE",

@@ -1,11 +1,11 @@
-"""`<think>` blocks of models run in-process (models/think_tags.py): the reasoning is split off
+"""`<think>` blocks of models run in-process (models/_think_tags.py): the reasoning is split off
 the answer (the embedded provider's use: tests/models/test_local_provider.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from jianmu_like.models.think_tags import split_think
+from jianmu_like.models._think_tags import split_think
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""`jianmu-like mock REPLIES` (testing/mock.py, testing/replies_file.py): a replies file served as
+"""`jianmu-like mock REPLIES` (testing/_mock.py, testing/_replies_file.py): a replies file served as
 the strict OpenAI-compatible server, end to end with subprocesses — the mock prints its base URL,
 `jianmu-like run` answers through it offline, Ctrl-C stops it — and every way a file or a port
 can be wrong, said clearly."""
@@ -20,10 +20,9 @@ import httpx
 import openai
 import pytest
 
-from jianmu_like.sources import SourceError
-from jianmu_like.testing import PATIENCE, exited, wait_until
-from jianmu_like.testing.mock import main
-from jianmu_like.testing.replies_file import RepliesFile
+from jianmu_like._sources import SourceError
+from jianmu_like.testing import PATIENCE, RepliesFile, exited, wait_until
+from jianmu_like.testing._mock import main
 
 REPLIES = """\
 model: my-mock
