@@ -174,6 +174,15 @@ def build_parser() -> argparse.ArgumentParser:
     _elicitations_parser(commands, parent)
     _threads_parser(commands, parent)
     _serve_parser(commands, parent)
+    mock = commands.add_parser(
+        "mock",
+        add_help=False,
+        prefix_chars="\0",  # every argument goes to `testing._mock.main`, which defines them
+        help="serve scripted replies from a YAML/JSON file as an OpenAI-compatible server on 127.0.0.1 "
+        "(try agents offline; `mock --help`)",
+    )
+    mock.add_argument("arguments", nargs=argparse.REMAINDER)
+    mock.set_defaults(handler="_mock:mock_command")
     _durable_parsers(commands, parent)
 
     config = commands.add_parser(

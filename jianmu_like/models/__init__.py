@@ -30,7 +30,9 @@ _EXPORTS = {
     "._provider": (
         "ChatProvider",
         "DeltaCallback",
+        "ReasoningSink",
         "is_retryable_status",
+        "reasoning_sink",
     ),
     "._streaming": ("StreamAccumulator",),
     "._structured": (
@@ -68,7 +70,9 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from ._openai_provider import OpenAIProvider as OpenAIProvider
     from ._provider import ChatProvider as ChatProvider
     from ._provider import DeltaCallback as DeltaCallback
+    from ._provider import ReasoningSink as ReasoningSink
     from ._provider import is_retryable_status as is_retryable_status
+    from ._provider import reasoning_sink as reasoning_sink
     from ._streaming import StreamAccumulator as StreamAccumulator
     from ._structured import OutputSchema as OutputSchema
     from ._structured import StructuredOutputError as StructuredOutputError

@@ -14,18 +14,22 @@ import os
 import random
 from collections.abc import Awaitable, Callable
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .._config import ConfigError, JianmuConfig, ResilienceConfig, get_config
 from .._redact import redact_url
 from ..telemetry import events as ev
 from ._errors import ModelCallFailed, ModelError
+from ._genai_content import request_content
 from ._hooks import model_call_hook
 from ._provider import ChatProvider, DeltaCallback
 from ._server_probe import ServerCapabilities
 from ._tool_protocol import ProtocolAdapter, ToolProtocol
 from ._types import ModelEventCallback, ModelRequest, ModelResponse
+
+if TYPE_CHECKING:
+    from ..telemetry._hub import TelemetryHub
 
 ModelResilienceConfig = ResilienceConfig
 """Alias: the retry/fallback policy of `ModelClient`, as configured under `resilience:`."""
@@ -38,27 +42,65 @@ it serves (`ModelClient.served_model`), instead of sending a default name it may
 
 
 class _DeltaRelay:
-    """Forwards one call's streamed text as `text.delta` events, and voids what an attempt
-    streamed when it fails (`text.reset`): a retry, or the next model, starts the text over, so
-    whoever accumulates the deltas (the server's `answer` channel, the CLI) must drop them, or
-    show the cut-off attempt followed by the whole answer."""
+    """Forwards one call's streamed text as `text.delta` events (its reasoning as
+    `reasoning.delta`), and voids what an attempt streamed when it fails (`text.reset`): a
+    retry, or the next model, starts the text over, so whoever accumulates the deltas (the
+    server's `answer` channel, the CLI) must drop them, or show the cut-off attempt followed by
+    the whole answer."""
 
-    __slots__ = ("emit", "sent")
+    __slots__ = ("emit", "reasoned", "sent")
 
     def __init__(self, emit: ModelEventCallback) -> None:
         self.emit = emit
         self.sent = 0
         """Characters streamed by the current attempt."""
+        self.reasoned = 0
+        """Characters of reasoning streamed by the current attempt."""
 
     def __call__(self, delta: str) -> None:
         self.sent += len(delta)
         self.emit(ev.TEXT_DELTA, {"delta": delta})
 
+    def reasoning(self, delta: str) -> None:
+        """One reasoning fragment (see `provider.ReasoningSink`)."""
+        self.reasoned += len(delta)
+        self.emit(ev.REASONING_DELTA, {"delta": delta})
+
     def void(self, model: str, attempt: int, error: ModelError) -> None:
-        self.emit(
-            ev.TEXT_RESET, {"model": model, "attempt": attempt, "discarded": self.sent, "error": str(error)}
-        )
+        data: dict[str, Any] = {
+            "model": model,
+            "attempt": attempt,
+            "discarded": self.sent,
+            "error": str(error),
+        }
+        if self.reasoned:
+            data["reasoning_discarded"] = self.reasoned
+        self.emit(ev.TEXT_RESET, data)
         self.sent = 0
+        self.reasoned = 0
+
+
+class ContentEvents:
+    """A `ModelEventCallback` asking for the request's content on `model.call.started` (the
+    conventions' input messages, system instructions and tool definitions, see
+    `models._genai_content`): what a node passes when its telemetry captures content
+    (`TelemetryHub.capture_content`); any other callback gets no content."""
+
+    __slots__ = ("emit",)
+
+    def __init__(self, emit: ModelEventCallback) -> None:
+        self.emit = emit
+
+    def __call__(self, event_type: str, data: dict[str, Any]) -> None:
+        self.emit(event_type, data)
+
+
+def model_events(hub: TelemetryHub | None, emit: ModelEventCallback) -> ModelEventCallback | None:
+    """The callback a node passes to `complete`: none when nobody listens to `hub`, `emit`
+    asking for the request's content when a subscriber captures it, else `emit`."""
+    if hub is None or not hub.active:
+        return None
+    return ContentEvents(emit) if hub.capture_content else emit
 
 
 class ModelClient:
@@ -310,7 +352,9 @@ class ModelClient:
         per_model = 1 + self.resilience.max_retries
         errors: list[ModelError] = []
         attempt = 0
-        described = self._described(request) if on_event is not None else None
+        described = (
+            self._described(request, type(on_event) is ContentEvents) if on_event is not None else None
+        )
         for model in models:
             for retry in range(per_model):
                 attempt += 1
@@ -325,7 +369,7 @@ class ModelClient:
                     if exc.model is None:
                         exc.model = model
                     errors.append(exc)
-                    if relay is not None and relay.sent:
+                    if relay is not None and (relay.sent or relay.reasoned):
                         relay.void(model, attempt, exc)
                     if not exc.retryable or retry + 1 == per_model:
                         break  # next model, without waiting
@@ -362,10 +406,13 @@ class ModelClient:
                 return response
         raise self._failed(models, errors, attempt, on_event) from (errors[-1] if errors else None)
 
-    def _described(self, request: ModelRequest) -> dict[str, Any]:
+    def _described(self, request: ModelRequest, content: bool = False) -> dict[str, Any]:
         """What a trace says of a call besides its model (the GenAI conventions' request
-        attributes): the server, the sampling parameters set, the output type."""
+        attributes): the server, the sampling parameters set, the output type; with `content`,
+        what the model is asked (`models._genai_content`)."""
         out: dict[str, Any] = {**self._server, **request.sampling()}
+        if content:
+            out.update(request_content(request))
         response_format = request.extra_params.get("response_format")
         json_out = isinstance(response_format, dict) and response_format.get("type") in (
             "json_object",

@@ -27,8 +27,9 @@ from ..errors import JianmuError
 from . import weights
 from ._errors import ModelError
 from ._messages import Message
-from ._provider import DeltaCallback
+from ._provider import DeltaCallback, reasoning_sink
 from ._text_protocol import WorkedExample, parse_reply, reply_schema, to_chat_messages, tool_functions
+from ._think_tags import split_think
 from ._tool_protocol import replied_finish
 from ._types import ModelRequest, ModelResponse, Usage
 from .local_backends import (
@@ -170,9 +171,13 @@ class LlamaCppProvider:
             names = {function["name"] for function in tool_functions(request.tools)}
             message = parse_reply(generation.text, self._new_id, names)
         else:
-            message = Message(role="assistant", content=generation.text.strip())
-        if request.stream and on_delta is not None and message.content:
-            on_delta(message.content)  # one delta: the answer is known only once the JSON is parsed
+            reasoning, answer = split_think(generation.text)
+            message = Message(role="assistant", content=answer, reasoning_content=reasoning)
+        if request.stream and on_delta is not None:
+            if message.reasoning_content and (sink := reasoning_sink(on_delta)) is not None:
+                sink(message.reasoning_content)  # one delta: split off once the reply is complete
+            if message.content:
+                on_delta(message.content)  # one delta: the answer is known only once the JSON is parsed
         prompt, completion = generation.prompt_tokens, generation.completion_tokens
         return ModelResponse(
             message=message,

@@ -32,7 +32,7 @@ from .._config import CapabilityOverrides
 from .._redact import redact_text, redact_url
 from ._errors import ModelError
 from ._messages import Message, ToolCall
-from ._provider import DeltaCallback, is_retryable_status
+from ._provider import DeltaCallback, is_retryable_status, reasoning_sink
 from ._server_probe import PROBES, ServerCapabilities
 from ._streaming import StreamAccumulator
 from ._types import ModelRequest, ModelResponse, Usage
@@ -151,9 +151,13 @@ def _grace(seconds: float) -> float:
 
 
 def _reasoning(raw: Any) -> str | None:
-    """`reasoning_content` of a message or delta (a non-standard field some servers add)."""
-    extra = getattr(raw, "model_extra", None) or {}
-    value = extra.get("reasoning_content")
+    """The reasoning of a message or delta: `reasoning_content` (DeepSeek, vLLM and llama.cpp's
+    reasoning parsers) or `reasoning` (newer vLLM, OpenRouter, gpt-oss servers) — non-standard
+    fields the SDK keeps as extras."""
+    extra = getattr(raw, "model_extra", None)
+    if not extra:
+        return None
+    value = extra.get("reasoning_content") or extra.get("reasoning")
     return value if isinstance(value, str) and value else None
 
 
@@ -311,6 +315,9 @@ class OpenAIProvider:
                     reasoning = _reasoning(delta)
                     if reasoning:
                         acc.add_reasoning(reasoning)
+                        sink = reasoning_sink(on_delta)
+                        if sink is not None:
+                            sink(reasoning)
                     if delta.content:
                         acc.add_content(delta.content)
                         if on_delta is not None:

@@ -13,7 +13,42 @@ from typing import Protocol, runtime_checkable
 from ._types import ModelRequest, ModelResponse
 
 DeltaCallback = Callable[[str], None]
-"""Receives each streamed content fragment as it arrives."""
+"""Receives each streamed content fragment as it arrives.
+
+A callback may also have a `reasoning(text)` method (`ReasoningSink`): a provider that streams
+the model's reasoning apart from its content (`reasoning_content` deltas) passes each fragment
+there. It is an optional method, not a second parameter of `ChatProvider.chat`, so providers
+written before reasoning existed keep working: they simply never call it."""
+
+
+class ReasoningSink(Protocol):
+    """The optional side of a `DeltaCallback` that takes reasoning fragments."""
+
+    def reasoning(self, text: str) -> None: ...
+
+
+def reasoning_sink(on_delta: DeltaCallback | None) -> Callable[[str], None] | None:
+    """Where `on_delta` takes reasoning fragments (None: nowhere; drop them)."""
+    return getattr(on_delta, "reasoning", None) if on_delta is not None else None
+
+
+class ReasoningOnly:
+    """A `DeltaCallback` that forwards reasoning fragments and drops content: for a call whose
+    streamed content is protocol text (JSON actions), not words for people."""
+
+    __slots__ = ("reasoning",)
+
+    def __init__(self, reasoning: Callable[[str], None]) -> None:
+        self.reasoning = reasoning
+
+    def __call__(self, text: str) -> None:
+        """Content fragments are dropped."""
+
+    @classmethod
+    def of(cls, on_delta: DeltaCallback | None) -> ReasoningOnly | None:
+        """`on_delta`'s reasoning side alone (None when it has none)."""
+        sink = reasoning_sink(on_delta)
+        return cls(sink) if sink is not None else None
 
 
 @runtime_checkable
@@ -24,7 +59,8 @@ class ChatProvider(Protocol):
     overrides `request.model`) and returns a fresh `ModelResponse` the caller may update. It
     raises `ModelError` for every backend failure, with `retryable=True` for 429, 5xx, timeouts
     and connection errors. When `request.stream` is set it calls `on_delta` for each content
-    delta. The same `request` object is passed on every retry and fallback: do not mutate it.
+    delta (and `reasoning_sink(on_delta)`, when there is one, for each reasoning delta). The
+    same `request` object is passed on every retry and fallback: do not mutate it.
     """
 
     base_url: str | None

@@ -19,7 +19,7 @@ from .._config import ToolProtocol as ToolProtocol  # declared once, in the conf
 from ._constraints import reply_constraint
 from ._errors import ModelError
 from ._messages import Message, human
-from ._provider import ChatProvider, DeltaCallback
+from ._provider import ChatProvider, DeltaCallback, ReasoningOnly
 from ._react_text import TEXT_DIALECT
 from ._server_probe import ServerCapabilities
 from ._text_protocol import (
@@ -160,7 +160,7 @@ class ProtocolAdapter:
         turns = to_chat_messages(request.messages, request.tools, dialect=dialect, persona=request.persona)
         messages = [Message.model_validate(turn) for turn in turns]
         plain = request.model_copy(update={"messages": messages, "tools": None, "tool_choice": None})
-        raw = await self._constrained(plain, request, model, dialect)
+        raw = await self._constrained(plain, request, model, dialect, ReasoningOnly.of(on_delta))
         text = raw.message.content or ""
         names = {function["name"] for function in tool_functions(request.tools)}
         message, understood = dialect.parse(text, self._new_id, names)
@@ -184,11 +184,17 @@ class ProtocolAdapter:
         )
 
     async def _constrained(
-        self, plain: ModelRequest, request: ModelRequest, model: str, dialect: Dialect
+        self,
+        plain: ModelRequest,
+        request: ModelRequest,
+        model: str,
+        dialect: Dialect,
+        on_delta: ReasoningOnly | None,
     ) -> ModelResponse:
         """`plain` sent under the strongest reply constraint the server offers (see
         `models.constraints`); a server that rejects it (400) is asked again without, and no
-        constraint is sent to it after that."""
+        constraint is sent to it after that. The streamed content is protocol text, so only
+        the reasoning streams on (`on_delta`)."""
         constraint: dict[str, Any] = {}
         if not self._unconstrained:
             caps = await self.capabilities(model)
@@ -196,15 +202,15 @@ class ProtocolAdapter:
                 dialect.name, request.tools, request.tool_choice, caps, request.extra_params
             )
         if not constraint:
-            return await self.inner.chat(plain, model=model, on_delta=None)  # deltas: protocol text
+            return await self.inner.chat(plain, model=model, on_delta=on_delta)
         bound = plain.model_copy(update={"extra_params": {**plain.extra_params, **constraint}})
         try:
-            return await self.inner.chat(bound, model=model, on_delta=None)
+            return await self.inner.chat(bound, model=model, on_delta=on_delta)
         except ModelError as exc:
             if exc.status_code != 400:
                 raise
         self._unconstrained = True
-        return await self.inner.chat(plain, model=model, on_delta=None)
+        return await self.inner.chat(plain, model=model, on_delta=on_delta)
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -8,7 +8,7 @@ from typing import Any
 from py_trees.common import Status
 
 from ..bt._async_behaviour import AsyncBehaviour
-from ..models._client import ModelClient
+from ..models._client import ModelClient, model_events
 from ..models._construct import construct
 from ..models._errors import ModelCallFailed, ModelError
 from ..models._messages import Message
@@ -128,7 +128,7 @@ class AgentLLMNode(AsyncBehaviour):
         active = hub is not None and hub.active
         if active:
             self.emit(ev.REPLY_STARTED, round=rounds + 1)
-        on_event = self._on_model_event if active else None
+        on_event = model_events(hub, self._on_model_event) if active else None
         try:
             response = await self._client.complete(request, on_event=on_event)
         except ModelError as exc:
@@ -171,6 +171,7 @@ class AgentLLMNode(AsyncBehaviour):
                 content=message.content,
                 usage=response.usage.model_dump(),
                 model=response.model,
+                reasoning=message.reasoning_content,
             )
         return Status.SUCCESS
 
@@ -190,6 +191,7 @@ class AgentLLMNode(AsyncBehaviour):
             truncated=True,
             content=message.content,
             usage=usage.model_dump(),
+            reasoning=message.reasoning_content,
         )
         if config.on_truncated == "continue" and not continued:
             updates[keys.messages] = [message, continuation_request()]

@@ -16,7 +16,7 @@ from py_trees.common import Status
 from pydantic import BaseModel
 
 from ..bt._async_behaviour import AsyncBehaviour
-from ..models._client import ModelClient
+from ..models._client import ModelClient, model_events
 from ..models._errors import ModelCallFailed, ModelError
 from ..models._messages import Message, ai, human, system
 from ..models._structured import StructuredOutputError
@@ -76,7 +76,7 @@ class LLMCallNode(AsyncBehaviour):
         asked: list[Message] = [human(render(self.prompt, sm))] if self.prompt is not None else []
         prompt = [*([system(self.system_prompt)] if self.system_prompt else []), *sm.get(keys.messages, ns)]
         prompt.extend(asked)
-        on_event = self._on_model_event if self.telemetry is not None and self.telemetry.active else None
+        on_event = model_events(self.telemetry, self._on_model_event)
         self.emit(ev.REPLY_STARTED, round=1)
         updates: dict[str, Any] = {}
         try:
@@ -105,7 +105,13 @@ class LLMCallNode(AsyncBehaviour):
         updates[keys.usage] = usage
         sm.update(updates, ns)
         self.emit(
-            ev.REPLY_COMPLETED, round=1, tool_calls=[], final=True, content=answer, usage=usage.model_dump()
+            ev.REPLY_COMPLETED,
+            round=1,
+            tool_calls=[],
+            final=True,
+            content=answer,
+            usage=usage.model_dump(),
+            reasoning=reply.reasoning_content,
         )
         return Status.SUCCESS
 

@@ -19,7 +19,7 @@ from py_trees.common import Status
 from pydantic import BaseModel
 
 from ..bt._async_behaviour import AsyncBehaviour
-from ..models._client import ModelClient
+from ..models._client import ModelClient, model_events
 from ..models._errors import ModelCallFailed, ModelError
 from ..models._messages import Message
 from ..models._structured import StructuredOutputError
@@ -64,7 +64,7 @@ class PromptCall(AsyncBehaviour):
     async def update_async(self) -> Status:
         keys, config = self.keys, self.config
         messages = self.prompt()
-        on_event = self._on_model_event if self.telemetry is not None and self.telemetry.active else None
+        on_event = model_events(self.telemetry, self._on_model_event)
         self.emit(ev.REPLY_STARTED, round=1)
         try:
             if self.schema is None:

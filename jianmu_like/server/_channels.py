@@ -1,9 +1,10 @@
 """The SSE channels of a run, mapped from the framework's telemetry events.
 
-Browsers render a run from a handful of channels (`step`, `answer`, `compact`, `phase`,
-`inject`, `approval`, `artifact`, `done`), not from the framework's finer telemetry; this module is the one
-place that translates. It is stateful per run: it numbers iterations, and makes sure the
-`answer` channel carries the run's final answer (`result.final_answer`, also `done.answer`).
+Browsers render a run from a handful of channels (`step`, `answer`, `reasoning`, `compact`,
+`phase`, `inject`, `approval`, `artifact`, `done`), not from the framework's finer telemetry;
+this module is the one place that translates. It is stateful per run: it numbers iterations,
+and makes sure the `answer` channel carries the run's final answer (`result.final_answer`,
+also `done.answer`).
 
 The answer channel's messages are `start`, `delta`s, `reset` and `done`. A streamed reply's
 tokens go out live as deltas, before anyone knows whether that reply will be the answer; any
@@ -26,10 +27,11 @@ from ..telemetry import events as ev
 from ..telemetry.events import Event
 from ._markdown import answer_html
 
-Channel = Literal["step", "answer", "compact", "phase", "inject", "approval", "artifact", "done"]
+Channel = Literal["step", "answer", "reasoning", "compact", "phase", "inject", "approval", "artifact", "done"]
 CHANNELS: tuple[Channel, ...] = (
     "step",
     "answer",
+    "reasoning",
     "compact",
     "phase",
     "inject",
@@ -64,7 +66,11 @@ class ChannelMapper:
         if kind == ev.TEXT_DELTA:
             return self._delta(str(data.get("delta") or ""))
         if kind == ev.TEXT_RESET:
+            if data.get("reasoning_discarded"):
+                return [*self._withdraw(), ("reasoning", self._reasoning("reset", ""))]
             return self._withdraw()
+        if kind == ev.REASONING_DELTA:
+            return [("reasoning", self._reasoning("delta", str(data.get("delta") or "")))]
         if kind == ev.REPLY_COMPLETED:
             return self._reply_completed(data)
         if kind == ev.TOOL_CALL_STARTED:
@@ -157,6 +163,9 @@ class ChannelMapper:
     def _step(self, type_: str, status: str, **fields: Any) -> dict[str, Any]:
         return {"type": type_, "status": status, "iteration": self.iteration, **fields}
 
+    def _reasoning(self, status: str, content: str) -> dict[str, Any]:
+        return {"status": status, "iteration": self.iteration, "content": content}
+
     def _delta(self, delta: str) -> list[Message]:
         if not delta or self._answer_done:
             return []
@@ -176,10 +185,16 @@ class ChannelMapper:
         return [("answer", {"status": "reset", "content": ""})]
 
     def _reply_completed(self, data: dict[str, Any]) -> list[Message]:
+        """`thinking` `done`: `reasoning` as FIM One's table means it (the text beside the tool
+        calls, falling back to the model's own reasoning), `reasoning_content` that reasoning."""
         final = bool(data.get("final"))
-        content = data.get("content")
+        reasoning = data.get("reasoning")
+        thought = None if final else data.get("content")
         messages: list[Message] = [
-            ("step", self._step("thinking", "done", reasoning=None if final else content))
+            (
+                "step",
+                self._step("thinking", "done", reasoning=thought or reasoning, reasoning_content=reasoning),
+            )
         ]
         if not final:  # the streamed text was thinking before tool calls, not the answer
             return [*messages, *self._withdraw()]

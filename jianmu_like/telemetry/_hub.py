@@ -32,6 +32,10 @@ class TelemetryHub:
         self._subscribers: list[Subscriber] | None = None
         """Created by the first `subscribe`: an unobserved hub (one per conversation) holds no list."""
         self.run_id = run_id
+        self.capture_content = False
+        """Whether a subscriber captures content (has a true `capture_content`, as
+        `OTelSubscriber(capture_content=True)`): model-calling nodes then put what the model is
+        asked on `model.call.started`; otherwise nobody pays for building it."""
 
     @property
     def active(self) -> bool:
@@ -43,12 +47,19 @@ class TelemetryHub:
         if subscribers is None:
             subscribers = self._subscribers = []
         subscribers.append(subscriber)
+        self._captures()
 
         def unsubscribe() -> None:
             if subscriber in subscribers:
                 subscribers.remove(subscriber)
+                self._captures()
 
         return unsubscribe
+
+    def _captures(self) -> None:
+        self.capture_content = any(
+            getattr(s, "capture_content", False) is True for s in self._subscribers or ()
+        )
 
     def emit(
         self, event_type: str, *, node: str | None = None, namespace: str | None = None, **data: Any

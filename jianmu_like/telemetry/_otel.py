@@ -63,10 +63,11 @@ class OTelSubscriber:
     apart by `run_id`): `hub.subscribe(OTelSubscriber())`.
 
     `provider_name` is `gen_ai.provider.name` (and the older `gen_ai.system`) of model calls;
-    `capture_content` also puts tool arguments and results and the final answer on spans (in
-    the conventions' attributes). Model calls are also measured, on `meter_provider` (default:
-    the global one, a no-op unless set), as the conventions' `gen_ai.client.token.usage` and
-    `gen_ai.client.operation.duration` histograms.
+    `capture_content` also puts tool arguments and results, the final answer and each chat's
+    input messages, system instructions and tool definitions on spans (in the conventions'
+    attributes; the hub then asks the model-calling nodes for them). Model calls are also
+    measured, on `meter_provider` (default: the global one, a no-op unless set), as the
+    conventions' `gen_ai.client.token.usage` and `gen_ai.client.operation.duration` histograms.
     """
 
     def __init__(
@@ -275,6 +276,10 @@ class OTelSubscriber:
         for key, name in _REQUEST:
             if data.get(key) is not None:
                 attributes[name] = data[key]
+        if self.capture_content:
+            for key, name in _CONTENT:
+                if data.get(key) is not None:
+                    attributes[name] = _json(data[key])
         run.models[path] = self.tracer.start_span(
             f"chat {model}".strip(),
             context=trace.set_span_in_context(self._node(run, event)),
@@ -408,6 +413,12 @@ _REQUEST = (
     ("output_type", "gen_ai.output.type"),
 )
 """Model-call event fields -> span attributes (`_SERVER` ones are metric attributes too)."""
+_CONTENT = (
+    ("input_messages", "gen_ai.input.messages"),
+    ("system_instructions", "gen_ai.system_instructions"),
+    ("tool_definitions", "gen_ai.tool.definitions"),
+)
+"""Content-capture fields of `model.call.started` -> chat span attributes (JSON text)."""
 
 
 def _output_messages(text: str, finish_reason: str) -> str:

@@ -106,6 +106,9 @@ class ReplyCompleted(Payload):
     model: str | None = None
     truncated: bool | None = None
     """The reply was cut off at the length limit (`nodes.truncation`)."""
+    reasoning: str | None = None
+    """The model's reasoning (`Message.reasoning_content`: a server's `reasoning_content`, a
+    text-format `Thought:`), shown to people and never sent back to the model."""
 
 
 class ModelCallStarted(Payload):
@@ -118,6 +121,13 @@ class ModelCallStarted(Payload):
     max_tokens: int | None = None
     top_p: float | None = None
     output_type: Literal["text", "json"] | None = None
+    input_messages: list[dict[str, Any]] | None = None
+    """With content capture (`models._genai_content`): the conversation sent, in the GenAI
+    conventions' shape (`gen_ai.input.messages`)."""
+    system_instructions: list[dict[str, Any]] | None = None
+    """With content capture: the system messages as text parts (`gen_ai.system_instructions`)."""
+    tool_definitions: list[dict[str, Any]] | None = None
+    """With content capture: the tools offered (`gen_ai.tool.definitions`)."""
 
 
 class ModelCallRetry(Payload):
@@ -146,6 +156,13 @@ class TextDelta(Payload):
     delta: str
 
 
+class ReasoningDelta(Payload):
+    """One fragment of the model's reasoning as a streamed reply arrives (servers with a
+    reasoning parser stream it apart from the content); `reply.completed` has it whole."""
+
+    delta: str
+
+
 class TextReset(Payload):
     """The text deltas a model call streamed so far are void: its attempt failed mid-stream (a
     cut connection, a stream without a finish reason) and a retry or the next model starts the
@@ -156,6 +173,8 @@ class TextReset(Payload):
     discarded: int
     """Characters streamed by the failed attempt."""
     error: str
+    reasoning_discarded: int | None = None
+    """Characters of reasoning (`reasoning.delta`) the failed attempt streamed, void too."""
 
 
 REPLY_STARTED = declare("reply.started", ReplyStarted)
@@ -166,6 +185,7 @@ MODEL_CALL_COMPLETED = declare("model.call.completed", ModelCallCompleted)
 MODEL_CALL_FAILED = declare("model.call.failed", ModelCallFailure)
 TEXT_DELTA = declare("text.delta", TextDelta)
 TEXT_RESET = declare("text.reset", TextReset)
+REASONING_DELTA = declare("reasoning.delta", ReasoningDelta)
 
 
 # -------------------------------------------------------------------------------------- tools

@@ -1,6 +1,7 @@
 """Test doubles for agents: scripted models in-process (`scripted_client`) or over real HTTP
 (`ScriptedOpenAIServer`), both driven by the same `Script` of replies."""
 
+from ._replies_file import RepliesFile
 from ._script import (
     DEFAULT_USAGE,
     Responder,
@@ -22,6 +23,7 @@ from ._waiting import PATIENCE, WaitTimeout, await_within, exited, wait_until, w
 __all__ = [
     "DEFAULT_USAGE",
     "PATIENCE",
+    "RepliesFile",
     "Responder",
     "Script",
     "ScriptItem",

@@ -40,7 +40,7 @@ class ScriptedToolCall(BaseModel):
     """A tool call the fake model makes. String arguments are sent verbatim (to test malformed
     JSON); a dict is JSON-encoded. Without `id` the backend assigns `call_<n>`."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")  # a misspelt field is an error, not ignored
 
     name: str
     arguments: str | dict[str, Any] = Field(default_factory=dict)
@@ -64,7 +64,7 @@ class ScriptedReply(BaseModel):
     (see `Fault`); `reasoning_content` is the model's reasoning, as some servers return it.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")  # a misspelt field is an error, not ignored
 
     content: str | None = None
     tool_calls: list[ScriptedToolCall] = Field(default_factory=list)
@@ -76,7 +76,11 @@ class ScriptedReply(BaseModel):
     retry_after: str | None = None
     fault: Fault | None = None
     reasoning_content: str | None = None
-    """Sent as the message's non-standard `reasoning_content` (non-streaming answers)."""
+    """The model's reasoning, sent apart from the content as reasoning servers do: the message's
+    non-standard `reasoning_content`, or, streamed, word-sized reasoning deltas before the
+    content's."""
+    reasoning_field: Literal["reasoning_content", "reasoning"] = "reasoning_content"
+    """The field name the reasoning goes out under (`reasoning`: newer vLLM, OpenRouter)."""
 
     @cached_property
     def effective_usage(self) -> Usage:
@@ -100,11 +104,23 @@ class ScriptedReply(BaseModel):
         return tuple(_WORDS.findall(self.content))
 
     @cached_property
+    def reasoning_pieces(self) -> tuple[str, ...]:
+        """The reasoning split into word-sized deltas for streaming."""
+        if not self.reasoning_content:
+            return ()
+        return tuple(_WORDS.findall(self.reasoning_content))
+
+    @cached_property
     def message_template(self) -> Message:
         """The assistant message this reply amounts to; tool calls without a scripted id carry
         an empty id the backend replaces per answer."""
         tool_calls = [ToolCall.from_raw(tc.id or "", tc.name, tc.arguments_text) for tc in self.tool_calls]
-        return Message(role="assistant", content=self.content, tool_calls=tool_calls or None)
+        return Message(
+            role="assistant",
+            content=self.content,
+            tool_calls=tool_calls or None,
+            reasoning_content=self.reasoning_content,
+        )
 
 
 ScriptItem: TypeAlias = ScriptedReply | ScriptedToolCall | str

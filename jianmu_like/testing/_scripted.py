@@ -16,7 +16,7 @@ from .._config import ResilienceConfig
 from ..models._client import ModelClient
 from ..models._errors import ModelError
 from ..models._messages import Message, ToolCall
-from ..models._provider import DeltaCallback, is_retryable_status
+from ..models._provider import DeltaCallback, is_retryable_status, reasoning_sink
 from ..models._types import ModelRequest, ModelResponse
 from ._script import Script, ScriptedReply, ScriptSource
 
@@ -97,6 +97,10 @@ class ScriptedProvider:
                 retryable=is_retryable_status(status),
             )
         if request.stream and on_delta is not None:
+            sink = reasoning_sink(on_delta) if reply.reasoning_pieces else None
+            if sink is not None:
+                for piece in reply.reasoning_pieces:
+                    sink(piece)
             for piece in reply.content_pieces:
                 on_delta(piece)
         return ModelResponse(
@@ -127,7 +131,12 @@ class ScriptedProvider:
             )
             for tc in tool_calls
         ]
-        return Message(role="assistant", content=template.content, tool_calls=fresh)
+        return Message(
+            role="assistant",
+            content=template.content,
+            tool_calls=fresh,
+            reasoning_content=template.reasoning_content,
+        )
 
     @staticmethod
     async def _wait(delay: float, timeout: float | None, model: str) -> None:

@@ -70,9 +70,9 @@ class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True  # a handler stuck on a slow client must not block interpreter exit
     request_queue_size = 1024  # listen backlog: the default 5 overflows when thousands connect at once
 
-    def __init__(self, owner: ScriptedOpenAIServer) -> None:
+    def __init__(self, owner: ScriptedOpenAIServer, port: int = 0) -> None:
         self.owner = owner
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(("127.0.0.1", port), _Handler)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Quiet: clients that time out and disconnect are expected in tests."""
@@ -233,7 +233,10 @@ class ScriptedOpenAIServer:
         props: Mapping[str, Any] | None = None,
         lenient: bool = False,
         ignores_response_format: bool = False,
+        port: int = 0,
     ) -> None:
+        self.port = port
+        """The port to bind on 127.0.0.1 (0: a free one; `base_url` says which)."""
         self.reject_fields = tuple(reject_fields)
         self.props = props
         """Served at `GET /props` (llama.cpp's server description, see `llama_cpp_props`);
@@ -259,10 +262,11 @@ class ScriptedOpenAIServer:
     # lifecycle
 
     def start(self) -> ScriptedOpenAIServer:
-        """Bind a free port on 127.0.0.1 and serve in a daemon thread (idempotent)."""
+        """Bind `port` (a free one by default) on 127.0.0.1 and serve in a daemon thread
+        (idempotent)."""
         if self._httpd is None:
             self.stopping.clear()
-            self._httpd = _HTTPServer(self)
+            self._httpd = _HTTPServer(self, self.port)
             self._base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
             PROBES.forget(self._base_url)  # an earlier server on this port is not this one
             self._thread = threading.Thread(
@@ -411,7 +415,7 @@ class ScriptedOpenAIServer:
         """A non-streaming `chat.completion` object for `reply`."""
         message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
         if reply.reasoning_content is not None:
-            message["reasoning_content"] = reply.reasoning_content
+            message[reply.reasoning_field] = reply.reasoning_content
         tool_calls = self._tool_calls(reply)
         if tool_calls:
             message["tool_calls"] = [
@@ -439,8 +443,9 @@ class ScriptedOpenAIServer:
     def chunks(
         self, body: Mapping[str, Any], reply: ScriptedReply, include_usage: bool
     ) -> Iterator[dict[str, Any]]:
-        """The `chat.completion.chunk` objects streaming `reply`: content word by word, each tool
-        call as an opening delta then argument fragments, the finish reason, then usage."""
+        """The `chat.completion.chunk` objects streaming `reply`: reasoning then content word by
+        word, each tool call as an opening delta then argument fragments, the finish reason,
+        then usage."""
         base: dict[str, Any] = {
             "id": f"chatcmpl-{next(self._ids)}",
             "object": "chat.completion.chunk",
@@ -461,6 +466,8 @@ class ScriptedOpenAIServer:
             return {**base, "choices": choices}
 
         yield chunk({"role": "assistant", "content": "" if reply.content is not None else None})
+        for piece in reply.reasoning_pieces:
+            yield chunk({reply.reasoning_field: piece})
         for piece in reply.content_pieces:
             yield chunk({"content": piece})
         for index, (id_, name, args) in enumerate(self._tool_calls(reply)):

@@ -220,3 +220,31 @@ def test_a_configured_server_wins_over_the_local_model(pulled: Path, monkeypatch
     monkeypatch.setenv("OPENAI_BASE_URL", "http://server/v1")
     client = ModelClient.resolve(config=JianmuConfig())
     assert client.provider.base_url == "http://server/v1"
+
+
+class _Sink:
+    def __init__(self) -> None:
+        self.content: list[str] = []
+        self.thoughts: list[str] = []
+
+    def __call__(self, text: str) -> None:
+        self.content.append(text)
+
+    def reasoning(self, text: str) -> None:
+        self.thoughts.append(text)
+
+
+async def test_the_embedded_model_keeps_a_think_block_as_reasoning_not_answer() -> None:
+    sink = _Sink()
+    request = ModelRequest(messages=[human("6*7?")], stream=True)
+    response = await provider("<think>six sevens</think>42")[0].chat(request, model="m", on_delta=sink)
+    assert response.message.content == "42" and response.message.reasoning_content == "six sevens"
+    assert sink.content == ["42"] and sink.thoughts == ["six sevens"]
+    assert "six sevens" not in str(response.message.to_openai())  # never sent back
+
+
+async def test_replies_under_the_tool_grammar_are_not_split() -> None:
+    answer: Any = '{"answer": "<think>x</think> is literal"}'
+    response = await provider(answer)[0].chat(ModelRequest(messages=[human("q")], tools=SCHEMAS), model="m")
+    assert response.message.content == "<think>x</think> is literal"
+    assert response.message.reasoning_content is None

@@ -39,7 +39,7 @@ FIM_ONE_TABLE: dict[str, set[str]] = {
     "inject": {"type", "content"},
     "done": {"answer", "iterations", "usage", "elapsed"},
 }
-EXTENSIONS = {"answer:reset", "approval", "artifact"}
+EXTENSIONS = {"answer:reset", "approval", "artifact", "reasoning"}
 """Payloads the table lacks (documented in the server's docs), allowed but not required here."""
 
 gate = threading.Event()
