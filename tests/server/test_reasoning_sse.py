@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from sse_live import live_server, read_events
 
 from jianmu_like import AgentTemplate, ReActConfig, create_react_node
 from jianmu_like.server import CHANNELS, ChannelMapper, create_app
@@ -15,6 +14,7 @@ from jianmu_like.telemetry import events as ev
 from jianmu_like.telemetry.events import Event
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, calls, reply
 from jianmu_like.tools.builtin import calculator
+from tests.server.sse_live import live_server, read_events
 
 THINK_1 = "Six times seven: I should use the calculator."
 THINK_2 = "The tool said 42."
