@@ -1,0 +1,164 @@
+"""The paths a run takes through the product, each reduced to an `Outcome`: in memory (the
+reference, and suspended then resumed in the same agent), suspended in one agent and resumed by
+a fresh one from a store (SQLite, PostgreSQL), and over the server's SSE. Only public APIs: the
+agent file loader, `Agent.run/resume/inject`, the server app as `jianmu-like serve` builds it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+from pydantic import BaseModel
+from seam_kit import Model, Outcome, Scenario
+from sse_live import live_server, read_events
+
+from jianmu_like import Agent, AgentResult, human, load_agent
+from jianmu_like.checkpoint import open_checkpointer
+from jianmu_like.cli.serve import agent_factory
+from jianmu_like.server import create_app
+from jianmu_like.server.channels import ChannelMapper
+from jianmu_like.models.types import Usage
+from jianmu_like.telemetry.events import Event
+from jianmu_like.testing import PATIENCE, wait_until
+
+SseEvents = list[tuple[int, str, dict[str, Any]]]
+THREAD = "seam"
+
+
+def shown(channel_messages: list[tuple[str, dict[str, Any]]]) -> str:
+    """What a client rendering the answer channel shows at the end (start/reset empty it)."""
+    text = ""
+    for channel, data in channel_messages:
+        if channel != "answer":
+            continue
+        if data["status"] in ("start", "reset"):
+            text = ""
+        elif data["status"] == "delta":
+            text += data["content"]
+        elif data["status"] == "done":
+            text = data["content"]
+    return text
+
+
+def _shown_from_events(events: list[Event], result: AgentResult) -> str:
+    """The answer channel of a run made of these events (both agents' when resumed elsewhere),
+    as the server maps it; and the `run.completed` of the last agent says the same."""
+    mapper = ChannelMapper()
+    channel = [message for event in events for message in mapper.map(event)]
+    completed = [e.data["final_answer"] for e in events if e.type == "run.completed"]
+    assert completed[-1] == result.final_answer, completed
+    channel += mapper.finish(
+        answer=result.final_answer,
+        status=result.status,
+        usage=result.usage.model_dump(),
+        elapsed=result.elapsed,
+        termination=result.termination,
+        error=result.error,
+    )
+    return shown(channel)
+
+
+def _outcome(result: AgentResult, events: list[Event]) -> Outcome:
+    return Outcome(
+        status=result.status,
+        final_answer=result.final_answer,
+        shown=_shown_from_events(events, result),
+        usage=result.usage,
+        messages=[m.model_dump() for m in result.state.messages],
+        artifacts=[a.name for a in result.artifacts],
+        output=result.output.model_dump(mode="json") if isinstance(result.output, BaseModel) else result.output,
+    )
+
+
+def _agent(file: Path, model: Model, events: list[Event]) -> Agent:
+    agent = load_agent(file, model_client=model.server.client())
+    agent.telemetry.subscribe(events.append)
+    model.expect_follow_up(agent.inject)
+    return agent
+
+
+def _approve_the_gate(result: AgentResult, scenario: Scenario) -> dict[str, str]:
+    assert result.status == "suspended", (result.status, result.error, result.final_answer)
+    [approval] = result.pending_approvals
+    assert approval.tool == scenario.gate, approval
+    return {approval.id: "approve"}
+
+
+async def reference(scenario: Scenario, folder: Path, model: Model) -> Outcome:
+    """The uninterrupted run: the ungated file, in memory."""
+    events: list[Event] = []
+    async with _agent(scenario.agent_file(folder, gated=False), model, events) as agent:
+        result = await agent.run({"messages": [human(scenario.question)]})
+    return _outcome(result, events)
+
+
+async def in_memory(scenario: Scenario, folder: Path, model: Model) -> Outcome:
+    """Suspended at the gate and resumed by the same agent, no store."""
+    events: list[Event] = []
+    async with _agent(scenario.agent_file(folder, gated=True), model, events) as agent:
+        suspended = await agent.run({"messages": [human(scenario.question)]})
+        result = await agent.resume(_approve_the_gate(suspended, scenario))
+    return _outcome(result, events)
+
+
+async def resumed(scenario: Scenario, folder: Path, model: Model, target: str) -> Outcome:
+    """Suspended at the gate in one agent, resumed from the store at `target` by a fresh agent
+    built from the same file (what a second process does)."""
+    file = scenario.agent_file(folder, gated=True)
+    events: list[Event] = []
+    store = open_checkpointer(target)
+    try:
+        async with _agent(file, model, events) as first:
+            first.use_checkpointer(store)
+            suspended = await first.run({"messages": [human(scenario.question)]}, thread_id=THREAD)
+            decisions = _approve_the_gate(suspended, scenario)
+        async with _agent(file, model, events) as second:
+            second.use_checkpointer(store)
+            result = await second.resume(decisions, thread_id=THREAD)
+    finally:
+        store.close()
+    return _outcome(result, events)
+
+
+def over_sse(scenario: Scenario, folder: Path, model: Model) -> Outcome:
+    """`jianmu-like serve FILE` (its factory, so the path a served conversation takes): start
+    the run over HTTP, read its stream to the approval, approve over HTTP, read on to `done`.
+    The model's address comes from the environment, as for the command (the caller sets it)."""
+    factory, cleanups, _ = agent_factory(str(scenario.agent_file(folder, gated=True)))
+    app = create_app(factory, on_shutdown=cleanups)
+    with live_server(app) as url, httpx.Client(base_url=url, timeout=PATIENCE) as http:
+        run_id: list[str] = []
+
+        def follow_up(content: str) -> None:
+            wait_until(lambda: bool(run_id), "the run's id")
+            sent = httpx.post(f"{url}/api/runs/{run_id[0]}/inject", json={"content": content}, timeout=PATIENCE)
+            assert sent.status_code == 202, sent.text
+
+        model.expect_follow_up(follow_up)
+        started = http.post("/api/runs", json={"input": scenario.question})
+        assert started.status_code == 201, started.text
+        run_id.append(started.json()["run_id"])
+        before = read_events(http, run_id[0], until="approval")
+        assert before[-1][2]["status"] == "pending", before[-1]
+        [pending] = before[-1][2]["approvals"]
+        assert pending["tool"] == scenario.gate
+        decided = http.post(f"/api/approvals/{pending['id']}", json={"decision": "approve"})
+        assert decided.status_code == 200, decided.text
+        after = read_events(http, run_id[0], last_event_id=before[-1][0])
+        events = before + after
+        summary = http.get(f"/api/runs/{run_id[0]}").json()
+        messages = http.get(f"/api/runs/{run_id[0]}/messages").json()
+    done = events[-1][2]
+    assert events[-1][1] == "done" and done["answer"] == summary["answer"], (done, summary)
+    answer_done = [d["content"] for _, c, d in events if c == "answer" and d["status"] == "done"]
+    assert answer_done == ([done["answer"]] if done["answer"] is not None else []), answer_done
+    return Outcome(
+        status=done["status"],
+        final_answer=summary["answer"],
+        shown=shown([(c, d) for _, c, d in events]),
+        usage=Usage.model_validate(done["usage"]),
+        messages=messages["messages"] if isinstance(messages, dict) else messages,
+        artifacts=[d["artifact"]["name"] for _, c, d in events if c == "artifact"],
+        gives_output=False,
+    )

@@ -1,0 +1,31 @@
+"""The seam matrix, server column: each feature served by `jianmu-like serve FILE` (its agent
+factory and app, uvicorn on 127.0.0.1), started, approved and followed over HTTP: the answer
+channel, `done` and the run's summary show the run's answer, `done.usage` is the model server's
+sum, and the conversation is the uninterrupted in-memory run's."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from conftest import References
+from seam_kit import SCENARIOS, Model, Scenario, assert_cell
+from seam_paths import over_sse
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+async def test_over_sse(
+    scenario: Scenario,
+    model: Model,
+    references: References,
+    agent_folder: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    uninterrupted = await references.of(scenario)
+    monkeypatch.setenv("OPENAI_BASE_URL", model.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    model.expect_follow_up(None)
+    mark = model.mark()
+    got = await asyncio.to_thread(over_sse, scenario, agent_folder, model)
+    assert_cell(scenario, got, uninterrupted, model.served_since(mark, scenario.name))

@@ -1,0 +1,41 @@
+"""The seam matrix, in-process columns: each feature suspended at an approval and resumed in the
+same agent (in memory), and by a fresh agent from SQLite and from PostgreSQL, over real HTTP.
+Every cell asserts the same things (`seam_kit.assert_cell`) against the uninterrupted in-memory
+run of the same scenario."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import References
+from seam_kit import SCENARIOS, Model, Scenario, assert_cell
+from seam_paths import in_memory, resumed
+
+PATHS = ("in_memory", "sqlite", "postgres")
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+async def test_the_uninterrupted_run(scenario: Scenario, references: References) -> None:
+    await references.of(scenario)  # checked as it is made
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+async def test_resumed(
+    scenario: Scenario,
+    path: str,
+    model: Model,
+    references: References,
+    agent_folder: Path,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+) -> None:
+    uninterrupted = await references.of(scenario)
+    mark = model.mark()
+    if path == "in_memory":
+        got = await in_memory(scenario, agent_folder, model)
+    else:
+        target = str(tmp_path / "runs.db") if path == "sqlite" else request.getfixturevalue("postgres_url")
+        got = await resumed(scenario, agent_folder, model, target)
+    assert_cell(scenario, got, uninterrupted, model.served_since(mark, scenario.name))
