@@ -42,7 +42,13 @@ class References:
         if scenario.name not in self._runs:
             mark = self.model.mark()
             run = await reference(scenario, self.folder, self.model)
-            assert_cell(scenario, run, run, self.model.served_since(mark, scenario.name))
+            assert_cell(
+                scenario,
+                run,
+                run,
+                self.model.served_since(mark, scenario.name),
+                self.model.requests_since(mark, scenario.name),
+            )
             self._runs[scenario.name] = run
         return self._runs[scenario.name]
 

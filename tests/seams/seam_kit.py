@@ -167,6 +167,71 @@ BY_NAME = {scenario.name: scenario for scenario in SCENARIOS}
 SELECTED = ["lookup", "area"]
 
 
+Requests = list[dict[str, Any]]
+
+
+def _contents(body: Mapping[str, Any]) -> list[str]:
+    return [m.get("content") or "" for m in body["messages"]]
+
+
+def _synthesis_requests(requests: Requests) -> None:
+    """One synthesis call, the last, and its trace spans the run: the question and the tool
+    result of the approved call (made before the suspension, run after it)."""
+    drafts = [i for i, body in enumerate(requests) if "Draft answer:" in json.dumps(body["messages"])]
+    assert drafts == [len(requests) - 1], drafts
+    prompt = "\n".join(_contents(requests[-1]))
+    assert BY_NAME["synthesis"].question in prompt
+    assert '1. lookup({"city": "Paris"}) -> 2.1 million' in prompt, prompt
+
+
+def _one_correction(prefix: str) -> Callable[[Requests], None]:
+    def check(requests: Requests) -> None:
+        """The rejected answer was re-asked once, and the correction stays in the history."""
+        corrections = [c for c in _contents(requests[-1]) if c.startswith(prefix)]
+        assert len(corrections) == 1, _contents(requests[-1])
+
+    return check
+
+
+def _interrupt_requests(requests: Requests) -> None:
+    """The last call sees the question and the one follow-up, once each."""
+    last = _contents(requests[-1])
+    assert last.count(BY_NAME["interrupts"].question) == 1, last
+    assert last.count(f"[USER INTERRUPT] {FOLLOW_UP}") == 1, last
+
+
+def _selection_requests(requests: Requests) -> None:
+    """Tools are selected once per run (not again after the resume), and every loop call sends
+    only the selected schemas."""
+    sent = [[t["function"]["name"] for t in body.get("tools") or ()] for body in requests]
+    assert sent[0] == ["select_tools"] and sent.count(["select_tools"]) == 1, sent
+    assert all(names == SELECTED for names in sent[1:]), sent
+
+
+def _guarded_requests(requests: Requests) -> None:
+    """Every request fits the window (the census alone is about twice its size)."""
+    for body in requests:
+        tokens = sum(len(c) for c in _contents(body)) / 4  # the guard's `estimate` tokenizer
+        assert tokens <= CONTEXT_WINDOW, tokens
+
+
+def _artifact_requests(requests: Requests) -> None:
+    """The report reached the user whole, never the model."""
+    assert all("<p>row</p><p>row</p>" not in json.dumps(body) for body in requests)
+
+
+REQUEST_CHECKS: dict[str, Callable[[Requests], None]] = {
+    "synthesis": _synthesis_requests,
+    "answer_check": _one_correction("Your final answer is too short"),
+    "output_type": _one_correction("Your final answer is not valid"),
+    "interrupts": _interrupt_requests,
+    "tool_selection": _selection_requests,
+    "context_guard": _guarded_requests,
+    "artifacts": _artifact_requests,
+}
+"""What each feature's requests must show in every cell, across the resume."""
+
+
 def write_agent_files(folder: Path) -> Path:
     """Every scenario's agent file, gated and not, beside a copy of their tools module."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -189,6 +254,7 @@ class Model:
         self.server = ScriptedOpenAIServer(self.respond)
         self._lock = threading.Lock()
         self._served: list[tuple[str, Usage]] = []
+        self._bodies: list[tuple[str, dict[str, Any]]] = []
         self._numbers = itertools.count(1)
         self.injector: Injector | None = None
         self._injector_set = threading.Event()
@@ -232,15 +298,16 @@ class Model:
             item = reply(SYNTHESISED)
         else:
             item = scenario.loop(Turn(body), self)
-        return self._served_as(scenario.name, item)
+        return self._served_as(scenario.name, item, body)
 
-    def _served_as(self, scenario: str, item: ScriptItem) -> ScriptedReply:
+    def _served_as(self, scenario: str, item: ScriptItem, body: dict[str, Any]) -> ScriptedReply:
         found = item if isinstance(item, ScriptedReply) else calls(item)
         n = next(self._numbers)
         usage = Usage(prompt_tokens=100 + n, completion_tokens=n % 7 + 1, calls=1)
         usage = usage.model_copy(update={"total_tokens": usage.prompt_tokens + usage.completion_tokens})
         with self._lock:
             self._served.append((scenario, usage))
+            self._bodies.append((scenario, body))
         return found.model_copy(update={"usage": usage})
 
     def mark(self) -> int:
@@ -252,6 +319,11 @@ class Model:
         with self._lock:
             served = [usage for name, usage in self._served[mark:] if name == scenario]
         return sum(served, Usage())
+
+    def requests_since(self, mark: int, scenario: str) -> list[dict[str, Any]]:
+        """The bodies of `scenario`'s requests answered since `mark`, oldest first."""
+        with self._lock:
+            return [body for name, body in self._bodies[mark:] if name == scenario]
 
 
 @dataclass
@@ -302,7 +374,9 @@ def usage_of(value: Usage | Mapping[str, Any]) -> tuple[int, int, int, int]:
     return usage.prompt_tokens, usage.completion_tokens, usage.total_tokens, usage.calls
 
 
-def assert_cell(scenario: Scenario, got: Outcome, uninterrupted: Outcome, served: Usage) -> None:
+def assert_cell(
+    scenario: Scenario, got: Outcome, uninterrupted: Outcome, served: Usage, requests: Requests
+) -> None:
     """What every cell of the matrix must show: the run's answer is the scenario's, and it is
     what the user was shown; its usage is what the model server reported, call for call; its
     conversation is the uninterrupted run's, nothing lost or repeated across the resume."""
@@ -312,5 +386,6 @@ def assert_cell(scenario: Scenario, got: Outcome, uninterrupted: Outcome, served
     assert usage_of(got.usage) == usage_of(served)
     assert normalised(got.messages) == normalised(uninterrupted.messages)
     assert got.artifacts == (["report.html"] if scenario.name == "artifacts" else [])
+    REQUEST_CHECKS[scenario.name](requests)
     if got.gives_output:
         assert got.output == (json.loads(CITY_JSON) if scenario.name == "output_type" else None)

@@ -5,6 +5,8 @@ agent file loader, `Agent.run/resume/inject`, the server app as `jianmu-like ser
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +69,9 @@ def _outcome(result: AgentResult, events: list[Event]) -> Outcome:
         usage=result.usage,
         messages=[m.model_dump() for m in result.state.messages],
         artifacts=[a.name for a in result.artifacts],
-        output=result.output.model_dump(mode="json") if isinstance(result.output, BaseModel) else result.output,
+        output=result.output.model_dump(mode="json")
+        if isinstance(result.output, BaseModel)
+        else result.output,
     )
 
 
@@ -121,18 +125,22 @@ async def resumed(scenario: Scenario, folder: Path, model: Model, target: str) -
     return _outcome(result, events)
 
 
-def over_sse(scenario: Scenario, folder: Path, model: Model) -> Outcome:
-    """`jianmu-like serve FILE` (its factory, so the path a served conversation takes): start
-    the run over HTTP, read its stream to the approval, approve over HTTP, read on to `done`.
-    The model's address comes from the environment, as for the command (the caller sets it)."""
-    factory, cleanups, _ = agent_factory(str(scenario.agent_file(folder, gated=True)))
+def over_sse(scenario: Scenario, folder: Path, model: Model, store: str | None = None) -> Outcome:
+    """`jianmu-like serve FILE [--checkpoint STORE]` (its factory, so the path a served
+    conversation takes: a `Conversation` of the file's template, or with a store a full agent
+    saving into it): start the run over HTTP, read its stream to the approval, approve over
+    HTTP, read on to `done`. The model's address comes from the environment, as for the command
+    (the caller sets it)."""
+    factory, cleanups, _ = agent_factory(str(scenario.agent_file(folder, gated=True)), checkpoint=store)
     app = create_app(factory, on_shutdown=cleanups)
     with live_server(app) as url, httpx.Client(base_url=url, timeout=PATIENCE) as http:
         run_id: list[str] = []
 
         def follow_up(content: str) -> None:
             wait_until(lambda: bool(run_id), "the run's id")
-            sent = httpx.post(f"{url}/api/runs/{run_id[0]}/inject", json={"content": content}, timeout=PATIENCE)
+            sent = httpx.post(
+                f"{url}/api/runs/{run_id[0]}/inject", json={"content": content}, timeout=PATIENCE
+            )
             assert sent.status_code == 202, sent.text
 
         model.expect_follow_up(follow_up)
@@ -161,4 +169,66 @@ def over_sse(scenario: Scenario, folder: Path, model: Model) -> Outcome:
         messages=messages["messages"] if isinstance(messages, dict) else messages,
         artifacts=[d["artifact"]["name"] for _, c, d in events if c == "artifact"],
         gives_output=False,
+    )
+
+
+Cli = Callable[..., tuple[int, str]]
+"""`jianmu-like ARGS` run in this process: (exit code, what it printed)."""
+SUMMARY = re.compile(r"^✓ success · .*?(\d+) tokens in (\d+) model calls? · ")
+NOT_ANSWER = ("▶", "→", "←", "⏸", "✓ approved", "✗", "↻", "↺", "approve:", "deny:", "then:", "continue with")
+
+
+def cli_answer(printed: str) -> tuple[str, tuple[int, int]]:
+    """What a reader of `jianmu-like`'s transcript takes for the answer (the text after the
+    last tool, approval or status line, before the summary), and the summary's (total tokens,
+    model calls)."""
+    lines = printed.rstrip("\n").split("\n")
+    summary = SUMMARY.match(lines[-1])
+    assert summary is not None, printed
+    block: list[str] = []
+    for line in lines[:-1]:
+        if line.startswith(NOT_ANSWER):
+            block = []
+        else:
+            block.append(line)
+    return "\n".join(block).strip(), (int(summary.group(1)), int(summary.group(2)))
+
+
+def via_cli(scenario: Scenario, folder: Path, target: str, cli: Cli) -> Outcome:
+    """`jianmu-like run FILE Q --checkpoint STORE` (it suspends at the gate), `approvals
+    approve STORE T ID`, `jianmu-like resume FILE --checkpoint STORE`: each a fresh agent made
+    by the command line from the file, as three processes would. The answer shown is what the
+    resume prints; the run's own record is the thread's newest version, read back by a fresh
+    agent through `history` and `state_at`."""
+    file = str(scenario.agent_file(folder, gated=True))
+    code, printed = cli(
+        "run", file, scenario.question, "--checkpoint", target, "--thread", THREAD, "--no-live"
+    )
+    assert code == 3, printed  # suspended: waiting for approvals
+    approve = re.search(rf"approvals approve \S+ {THREAD} (\S+)", printed)
+    assert approve is not None, printed
+    code, printed = cli("approvals", "approve", target, THREAD, approve.group(1))
+    assert code == 0, printed
+    code, printed = cli("resume", file, "--checkpoint", target, "--thread", THREAD, "--no-live")
+    assert code == 0, printed
+    answer, (total_tokens, model_calls) = cli_answer(printed)
+    agent = load_agent(file)
+    store = open_checkpointer(target)
+    try:
+        agent.use_checkpointer(store)
+        newest = agent.history(THREAD)[0]
+        state: Any = agent.state_at(THREAD, newest.seq)
+    finally:
+        store.close()
+    assert newest.status == "success", newest
+    assert (total_tokens, model_calls) == (state.usage.total_tokens, state.usage.calls), printed
+    output = state.output
+    return Outcome(
+        status=newest.status,
+        final_answer=state.final_answer,
+        shown=answer,
+        usage=state.usage,
+        messages=[m.model_dump() for m in state.messages],
+        artifacts=[a.name for a in state.artifacts],
+        output=output.model_dump(mode="json") if isinstance(output, BaseModel) else output,
     )

@@ -39,7 +39,9 @@ def report(city: str) -> Artifact:
     Args:
         city: The city.
     """
-    return Artifact(name="report.html", mime_type="text/html", content=f"<h1>{city}</h1>" + "<p>row</p>" * 500)
+    return Artifact(
+        name="report.html", mime_type="text/html", content=f"<h1>{city}</h1>" + "<p>row</p>" * 500
+    )
 
 
 @tool

@@ -87,7 +87,10 @@ class Workers:
 
 @pytest.fixture(scope="module")
 def workers(
-    postgres_cluster: TemporaryPostgres, agent_folder: Path, model: Model, tmp_path_factory: pytest.TempPathFactory
+    postgres_cluster: TemporaryPostgres,
+    agent_folder: Path,
+    model: Model,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Workers]:
     found = Workers(postgres_cluster.new_database(), agent_folder, model, tmp_path_factory.mktemp("workers"))
     try:
@@ -103,4 +106,10 @@ async def test_on_a_durable_worker(
     uninterrupted = await references.of(scenario)
     mark = model.mark()
     got = await asyncio.to_thread(workers.run, scenario, agent_folder)
-    assert_cell(scenario, got, uninterrupted, model.served_since(mark, scenario.name))
+    assert_cell(
+        scenario,
+        got,
+        uninterrupted,
+        model.served_since(mark, scenario.name),
+        model.requests_since(mark, scenario.name),
+    )

@@ -1,4 +1,5 @@
-"""The seam matrix, server column: each feature served by `jianmu-like serve FILE` (its agent
+"""The seam matrix, server column: each feature served by `jianmu-like serve FILE`, without a
+store and with `--checkpoint` (its agent
 factory and app, uvicorn on 127.0.0.1), started, approved and followed over HTTP: the answer
 channel, `done` and the run's summary show the run's answer, `done.usage` is the model server's
 sum, and the conversation is the uninterrupted in-memory run's."""
@@ -14,9 +15,12 @@ from seam_kit import SCENARIOS, Model, Scenario, assert_cell
 from seam_paths import over_sse
 
 
+@pytest.mark.parametrize("store", [None, "sqlite"], ids=["in_memory", "checkpoint"])
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
 async def test_over_sse(
     scenario: Scenario,
+    store: str | None,
+    tmp_path: Path,
     model: Model,
     references: References,
     agent_folder: Path,
@@ -27,5 +31,12 @@ async def test_over_sse(
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     model.expect_follow_up(None)
     mark = model.mark()
-    got = await asyncio.to_thread(over_sse, scenario, agent_folder, model)
-    assert_cell(scenario, got, uninterrupted, model.served_since(mark, scenario.name))
+    target = None if store is None else str(tmp_path / "runs.db")
+    got = await asyncio.to_thread(over_sse, scenario, agent_folder, model, target)
+    assert_cell(
+        scenario,
+        got,
+        uninterrupted,
+        model.served_since(mark, scenario.name),
+        model.requests_since(mark, scenario.name),
+    )

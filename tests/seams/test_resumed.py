@@ -38,4 +38,10 @@ async def test_resumed(
     else:
         target = str(tmp_path / "runs.db") if path == "sqlite" else request.getfixturevalue("postgres_url")
         got = await resumed(scenario, agent_folder, model, target)
-    assert_cell(scenario, got, uninterrupted, model.served_since(mark, scenario.name))
+    assert_cell(
+        scenario,
+        got,
+        uninterrupted,
+        model.served_since(mark, scenario.name),
+        model.requests_since(mark, scenario.name),
+    )
