@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from jianmu_like.models.types import Usage
+from jianmu_like.models import Usage
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, ScriptedReply, call, calls, reply
 from jianmu_like.testing.script import ScriptItem
 

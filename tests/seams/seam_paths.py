@@ -18,9 +18,9 @@ from sse_live import live_server, read_events
 from jianmu_like import Agent, AgentResult, human, load_agent
 from jianmu_like.checkpoint import open_checkpointer
 from jianmu_like.cli.serve import agent_factory
+from jianmu_like.models import Usage
 from jianmu_like.server import create_app
 from jianmu_like.server.channels import ChannelMapper
-from jianmu_like.models.types import Usage
 from jianmu_like.telemetry.events import Event
 from jianmu_like.testing import PATIENCE, wait_until
 
@@ -110,16 +110,17 @@ async def resumed(scenario: Scenario, folder: Path, model: Model, target: str) -
     """Suspended at the gate in one agent, resumed from the store at `target` by a fresh agent
     built from the same file (what a second process does)."""
     file = scenario.agent_file(folder, gated=True)
+    thread = f"{THREAD}-{scenario.name}"  # the scenarios of a test process share one database
     events: list[Event] = []
     store = open_checkpointer(target)
     try:
         async with _agent(file, model, events) as first:
             first.use_checkpointer(store)
-            suspended = await first.run({"messages": [human(scenario.question)]}, thread_id=THREAD)
+            suspended = await first.run({"messages": [human(scenario.question)]}, thread_id=thread)
             decisions = _approve_the_gate(suspended, scenario)
         async with _agent(file, model, events) as second:
             second.use_checkpointer(store)
-            result = await second.resume(decisions, thread_id=THREAD)
+            result = await second.resume(decisions, thread_id=thread)
     finally:
         store.close()
     return _outcome(result, events)

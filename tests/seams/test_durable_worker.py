@@ -3,10 +3,14 @@ PostgreSQL), executed by a real `jianmu-like worker` process, suspended at the a
 durable wait), approved from this process, finished on the worker: the result's answer is the
 scenario's, its usage the model server's sum, its conversation the uninterrupted run's.
 
-Not in this column: interrupts. A durable run takes no follow-up (there is no public way to send
-one to a run on a worker), so that cell has nothing to run. The workers start once for the
-module, one per agent file (a worker serves its file's queue), all at once: each costs seconds
-of DBOS import on a loaded machine, the cells themselves under a second each."""
+A worker serves one agent file's queue and costs seconds to start (DBOS's import, its system
+tables) on a loaded machine, against under a second for a cell; so this column runs the three
+features whose outcome crosses the process boundary in the durable result (the synthesised
+answer, the structured output, the artifacts: the last two were lost there before), with
+their workers started once for the module, all at once. Not here: answer check, tool selection
+and the context guard (in-tree behaviour the worker runs as any agent does, covered by every
+other column), and interrupts (a durable run takes no follow-up: there is no public way to
+send one to a run on a worker)."""
 
 from __future__ import annotations
 
@@ -26,7 +30,7 @@ from jianmu_like.testing.postgres import TemporaryPostgres
 
 pytest.importorskip("dbos", reason="durable runs need DBOS: pip install 'jianmu_like[durable]'")
 
-DURABLE = tuple(s for s in SCENARIOS if s.name != "interrupts")
+DURABLE = tuple(s for s in SCENARIOS if s.name in ("synthesis", "output_type", "artifacts"))
 
 
 class Workers:
@@ -56,7 +60,8 @@ class Workers:
     def _died(self) -> str | None:
         for name, child in self.children.items():
             if child.poll() is not None:
-                return f"worker {name} exited ({child.returncode}):\n{(self.logs / f'{name}.err').read_text()[-3000:]}"
+                err = (self.logs / f"{name}.err").read_text()[-3000:]
+                return f"worker {name} exited ({child.returncode}):\n{err}"
         return None
 
     def stop(self) -> None:

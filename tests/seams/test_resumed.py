@@ -12,7 +12,15 @@ from conftest import References
 from seam_kit import SCENARIOS, Model, Scenario, assert_cell
 from seam_paths import in_memory, resumed
 
+from jianmu_like.testing.postgres import TemporaryPostgres
+
 PATHS = ("in_memory", "sqlite", "postgres")
+
+
+@pytest.fixture(scope="module")
+def seam_database(postgres_cluster: TemporaryPostgres) -> str:
+    """One database of the session's cluster for the PostgreSQL cells (a thread each)."""
+    return postgres_cluster.new_database()
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
@@ -36,7 +44,7 @@ async def test_resumed(
     if path == "in_memory":
         got = await in_memory(scenario, agent_folder, model)
     else:
-        target = str(tmp_path / "runs.db") if path == "sqlite" else request.getfixturevalue("postgres_url")
+        target = str(tmp_path / "runs.db") if path == "sqlite" else request.getfixturevalue("seam_database")
         got = await resumed(scenario, agent_folder, model, target)
     assert_cell(
         scenario,
