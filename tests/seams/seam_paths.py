@@ -233,3 +233,65 @@ def via_cli(scenario: Scenario, folder: Path, target: str, cli: Cli) -> Outcome:
         artifacts=[a.name for a in state.artifacts],
         output=output.model_dump(mode="json") if isinstance(output, BaseModel) else output,
     )
+
+
+def over_openai_compat(scenario: Scenario, folder: Path, model: Model, *, stream: bool) -> Outcome:
+    """The served agent as a model of the OpenAI-compatible face, asked by the official `openai`
+    client (streamed or not). A run that waits for approval cannot answer there, so this path
+    serves the ungated file: the answer shown is the completion's text, its usage the one
+    reported to the client; the conversation and the artifacts are read back from the run the
+    completion names."""
+    import openai
+
+    factory, cleanups, _ = agent_factory(str(scenario.agent_file(folder, gated=False)))
+    app = create_app(factory, on_shutdown=cleanups)
+    with live_server(app) as url, httpx.Client(base_url=url, timeout=PATIENCE) as http:
+
+        def follow_up(content: str) -> None:
+            running: list[dict[str, Any]] = []
+
+            def started() -> bool:
+                running[:] = http.get("/api/runs", params={"status": "running"}).json()["runs"]
+                return bool(running)
+
+            wait_until(started, "the run to start")
+            sent = http.post(f"/api/runs/{running[0]['run_id']}/inject", json={"content": content})
+            assert sent.status_code == 202, sent.text
+
+        model.expect_follow_up(follow_up)
+        name = http.get("/v1/models").json()["data"][0]["id"]
+        client = openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=PATIENCE)
+        question = [{"role": "user", "content": scenario.question}]
+        if stream:
+            chunks = list(
+                client.chat.completions.create(
+                    model=name, messages=question, stream=True, stream_options={"include_usage": True}
+                )
+            )
+            text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+            reported, ident = chunks[-1].usage, chunks[0].id
+        else:
+            completion = client.chat.completions.create(model=name, messages=question)
+            text, reported, ident = (
+                completion.choices[0].message.content or "",
+                completion.usage,
+                completion.id,
+            )
+        client.close()
+        run_id = ident.removeprefix("chatcmpl-")
+        summary = http.get(f"/api/runs/{run_id}").json()
+        messages = http.get(f"/api/runs/{run_id}/messages").json()["messages"]
+        events = read_events(http, run_id)  # an ordinary run of the server: its stream is kept
+    usage = Usage.model_validate(summary["usage"])
+    assert reported is not None
+    told = (reported.prompt_tokens, reported.completion_tokens, reported.total_tokens)
+    assert told == (usage.prompt_tokens, usage.completion_tokens, usage.total_tokens), (told, usage)
+    return Outcome(
+        status=summary["status"],
+        final_answer=summary["answer"],
+        shown=text,
+        usage=usage,
+        messages=messages,
+        artifacts=[d["artifact"]["name"] for _, c, d in events if c == "artifact"],
+        gives_output=False,
+    )
