@@ -49,7 +49,9 @@ class DurableRunResult(BaseModel):
             run_id=run_id,
             status=result.status,
             final_answer=result.final_answer,
-            output=result.output.model_dump(mode="json") if isinstance(result.output, BaseModel) else result.output,
+            output=result.output.model_dump(mode="json")
+            if isinstance(result.output, BaseModel)
+            else result.output,
             fallback_answer=result.fallback_answer,
             error=result.error,
             termination=result.termination,

@@ -14,8 +14,8 @@ for folder in (HERE, HERE.parent / "server"):  # seam_kit, seam_paths; the serve
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
 
-from seam_kit import Model, Outcome, Scenario, assert_cell, write_agent_files  # noqa: E402
-from seam_paths import reference  # noqa: E402
+from seam_kit import Model, write_agent_files  # noqa: E402
+from seam_paths import References  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -29,28 +29,6 @@ def model() -> Iterator[Model]:
     """One scripted OpenAI-compatible server for every cell of this test process."""
     with Model() as found:
         yield found
-
-
-class References:
-    """The uninterrupted in-memory run of each scenario, made once per test process."""
-
-    def __init__(self, folder: Path, model: Model) -> None:
-        self.folder, self.model = folder, model
-        self._runs: dict[str, Outcome] = {}
-
-    async def of(self, scenario: Scenario) -> Outcome:
-        if scenario.name not in self._runs:
-            mark = self.model.mark()
-            run = await reference(scenario, self.folder, self.model)
-            assert_cell(
-                scenario,
-                run,
-                run,
-                self.model.served_since(mark, scenario.name),
-                self.model.requests_since(mark, scenario.name),
-            )
-            self._runs[scenario.name] = run
-        return self._runs[scenario.name]
 
 
 @pytest.fixture(scope="session")

@@ -310,9 +310,10 @@ class Model:
             self._bodies.append((scenario, body))
         return found.model_copy(update={"usage": usage})
 
-    def mark(self) -> int:
+    def since(self, scenario: Scenario) -> Served:
+        """What the server serves `scenario` from now on (read when the cell's run is over)."""
         with self._lock:
-            return len(self._served)
+            return Served(self, scenario.name, len(self._served))
 
     def served_since(self, mark: int, scenario: str) -> Usage:
         """The sum of the usage the server reported for `scenario`'s replies since `mark`."""
@@ -374,18 +375,33 @@ def usage_of(value: Usage | Mapping[str, Any]) -> tuple[int, int, int, int]:
     return usage.prompt_tokens, usage.completion_tokens, usage.total_tokens, usage.calls
 
 
-def assert_cell(
-    scenario: Scenario, got: Outcome, uninterrupted: Outcome, served: Usage, requests: Requests
-) -> None:
+@dataclass(frozen=True)
+class Served:
+    """A scenario's replies served by `model` after `mark`: their usage summed, the requests."""
+
+    model: Model
+    scenario: str
+    mark: int
+
+    @property
+    def usage(self) -> Usage:
+        return self.model.served_since(self.mark, self.scenario)
+
+    @property
+    def requests(self) -> Requests:
+        return self.model.requests_since(self.mark, self.scenario)
+
+
+def assert_cell(scenario: Scenario, got: Outcome, uninterrupted: Outcome, served: Served) -> None:
     """What every cell of the matrix must show: the run's answer is the scenario's, and it is
     what the user was shown; its usage is what the model server reported, call for call; its
     conversation is the uninterrupted run's, nothing lost or repeated across the resume."""
     assert got.status == "success", got
     assert got.final_answer == scenario.answer
     assert got.shown == got.final_answer
-    assert usage_of(got.usage) == usage_of(served)
+    assert usage_of(got.usage) == usage_of(served.usage)
     assert normalised(got.messages) == normalised(uninterrupted.messages)
     assert got.artifacts == (["report.html"] if scenario.name == "artifacts" else [])
-    REQUEST_CHECKS[scenario.name](requests)
+    REQUEST_CHECKS[scenario.name](served.requests)
     if got.gives_output:
         assert got.output == (json.loads(CITY_JSON) if scenario.name == "output_type" else None)

@@ -12,8 +12,8 @@ from typing import Any
 
 import httpx
 from pydantic import BaseModel
-from seam_kit import Model, Outcome, Scenario
-from sse_live import live_server, read_events
+from seam_kit import Model, Outcome, Scenario, assert_cell
+from sse_live import answer_shown, live_server, read_events
 
 from jianmu_like import Agent, AgentResult, human, load_agent
 from jianmu_like.checkpoint import open_checkpointer
@@ -26,21 +26,6 @@ from jianmu_like.testing import PATIENCE, wait_until
 
 SseEvents = list[tuple[int, str, dict[str, Any]]]
 THREAD = "seam"
-
-
-def shown(channel_messages: list[tuple[str, dict[str, Any]]]) -> str:
-    """What a client rendering the answer channel shows at the end (start/reset empty it)."""
-    text = ""
-    for channel, data in channel_messages:
-        if channel != "answer":
-            continue
-        if data["status"] in ("start", "reset"):
-            text = ""
-        elif data["status"] == "delta":
-            text += data["content"]
-        elif data["status"] == "done":
-            text = data["content"]
-    return text
 
 
 def _shown_from_events(events: list[Event], result: AgentResult) -> str:
@@ -58,7 +43,7 @@ def _shown_from_events(events: list[Event], result: AgentResult) -> str:
         termination=result.termination,
         error=result.error,
     )
-    return shown(channel)
+    return answer_shown(channel)
 
 
 def _outcome(result: AgentResult, events: list[Event]) -> Outcome:
@@ -165,7 +150,7 @@ def over_sse(scenario: Scenario, folder: Path, model: Model, store: str | None =
     return Outcome(
         status=done["status"],
         final_answer=summary["answer"],
-        shown=shown([(c, d) for _, c, d in events]),
+        shown=answer_shown((c, d) for _, c, d in events),
         usage=Usage.model_validate(done["usage"]),
         messages=messages["messages"] if isinstance(messages, dict) else messages,
         artifacts=[d["artifact"]["name"] for _, c, d in events if c == "artifact"],
@@ -295,3 +280,19 @@ def over_openai_compat(scenario: Scenario, folder: Path, model: Model, *, stream
         artifacts=[d["artifact"]["name"] for _, c, d in events if c == "artifact"],
         gives_output=False,
     )
+
+
+class References:
+    """The uninterrupted in-memory run of each scenario, made once per test process."""
+
+    def __init__(self, folder: Path, model: Model) -> None:
+        self.folder, self.model = folder, model
+        self._runs: dict[str, Outcome] = {}
+
+    async def of(self, scenario: Scenario) -> Outcome:
+        if scenario.name not in self._runs:
+            served = self.model.since(scenario)
+            run = await reference(scenario, self.folder, self.model)
+            assert_cell(scenario, run, run, served)
+            self._runs[scenario.name] = run
+        return self._runs[scenario.name]

@@ -22,8 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import References
 from seam_kit import SCENARIOS, Model, Outcome, Scenario, assert_cell
+from seam_paths import References
 
 from jianmu_like.testing import PATIENCE, wait_until
 from jianmu_like.testing.postgres import TemporaryPostgres
@@ -109,12 +109,6 @@ async def test_on_a_durable_worker(
     scenario: Scenario, model: Model, references: References, agent_folder: Path, workers: Workers
 ) -> None:
     uninterrupted = await references.of(scenario)
-    mark = model.mark()
+    served = model.since(scenario)
     got = await asyncio.to_thread(workers.run, scenario, agent_folder)
-    assert_cell(
-        scenario,
-        got,
-        uninterrupted,
-        model.served_since(mark, scenario.name),
-        model.requests_since(mark, scenario.name),
-    )
+    assert_cell(scenario, got, uninterrupted, served)

@@ -9,9 +9,8 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from conftest import References
 from seam_kit import SCENARIOS, Model, Scenario, assert_cell
-from seam_paths import over_openai_compat
+from seam_paths import References, over_openai_compat
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
@@ -30,7 +29,6 @@ async def test_over_the_openai_compatible_face(
     monkeypatch.setenv("OPENAI_BASE_URL", model.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     model.expect_follow_up(None)
-    mark = model.mark()
+    served = model.since(scenario)
     got = await asyncio.to_thread(over_openai_compat, scenario, agent_folder, model, stream=stream)
-    served, requests = model.served_since(mark, scenario.name), model.requests_since(mark, scenario.name)
-    assert_cell(scenario, got, uninterrupted, served, requests)
+    assert_cell(scenario, got, uninterrupted, served)

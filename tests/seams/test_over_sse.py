@@ -10,9 +10,8 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from conftest import References
 from seam_kit import SCENARIOS, Model, Scenario, assert_cell
-from seam_paths import over_sse
+from seam_paths import References, over_sse
 
 
 @pytest.mark.parametrize("store", [None, "sqlite"], ids=["in_memory", "checkpoint"])
@@ -30,13 +29,7 @@ async def test_over_sse(
     monkeypatch.setenv("OPENAI_BASE_URL", model.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     model.expect_follow_up(None)
-    mark = model.mark()
+    served = model.since(scenario)
     target = None if store is None else str(tmp_path / "runs.db")
     got = await asyncio.to_thread(over_sse, scenario, agent_folder, model, target)
-    assert_cell(
-        scenario,
-        got,
-        uninterrupted,
-        model.served_since(mark, scenario.name),
-        model.requests_since(mark, scenario.name),
-    )
+    assert_cell(scenario, got, uninterrupted, served)

@@ -8,9 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import References
 from seam_kit import SCENARIOS, Model, Scenario, assert_cell
-from seam_paths import in_memory, resumed
+from seam_paths import References, in_memory, resumed
 
 from jianmu_like.testing.postgres import TemporaryPostgres
 
@@ -40,16 +39,10 @@ async def test_resumed(
     request: pytest.FixtureRequest,
 ) -> None:
     uninterrupted = await references.of(scenario)
-    mark = model.mark()
+    served = model.since(scenario)
     if path == "in_memory":
         got = await in_memory(scenario, agent_folder, model)
     else:
         target = str(tmp_path / "runs.db") if path == "sqlite" else request.getfixturevalue("seam_database")
         got = await resumed(scenario, agent_folder, model, target)
-    assert_cell(
-        scenario,
-        got,
-        uninterrupted,
-        model.served_since(mark, scenario.name),
-        model.requests_since(mark, scenario.name),
-    )
+    assert_cell(scenario, got, uninterrupted, served)
