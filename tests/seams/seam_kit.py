@@ -25,7 +25,7 @@ import yaml
 
 from jianmu_like.models import Usage
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, ScriptedReply, call, calls, reply
-from jianmu_like.testing.script import ScriptItem
+from jianmu_like.testing._script import ScriptItem
 
 HERE = Path(__file__).resolve().parent
 MODEL = "scripted-model"

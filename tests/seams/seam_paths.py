@@ -17,10 +17,10 @@ from sse_live import answer_shown, live_server, read_events
 
 from jianmu_like import Agent, AgentResult, human, load_agent
 from jianmu_like.checkpoint import open_checkpointer
-from jianmu_like.cli.serve import agent_factory
+from jianmu_like.cli._serve import agent_factory
 from jianmu_like.models import Usage
 from jianmu_like.server import create_app
-from jianmu_like.server.channels import ChannelMapper
+from jianmu_like.server._channels import ChannelMapper
 from jianmu_like.telemetry.events import Event
 from jianmu_like.testing import PATIENCE, wait_until
 

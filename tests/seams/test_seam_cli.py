@@ -15,7 +15,7 @@ import pytest
 from seam_kit import SCENARIOS, Model, Scenario, assert_cell
 from seam_paths import References, via_cli
 
-from jianmu_like.cli.main import main
+from jianmu_like.cli._main import main
 
 COMMAND_LINE = tuple(s for s in SCENARIOS if s.name != "interrupts")
 

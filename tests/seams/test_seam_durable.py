@@ -26,7 +26,7 @@ from seam_kit import SCENARIOS, Model, Outcome, Scenario, assert_cell
 from seam_paths import References
 
 from jianmu_like.testing import PATIENCE, wait_until
-from jianmu_like.testing.postgres import TemporaryPostgres
+from jianmu_like.testing._postgres import TemporaryPostgres
 
 pytest.importorskip("dbos", reason="durable runs need DBOS: pip install 'jianmu_like[durable]'")
 

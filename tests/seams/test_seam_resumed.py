@@ -11,7 +11,7 @@ import pytest
 from seam_kit import SCENARIOS, Model, Scenario, assert_cell
 from seam_paths import References, in_memory, resumed
 
-from jianmu_like.testing.postgres import TemporaryPostgres
+from jianmu_like.testing._postgres import TemporaryPostgres
 
 PATHS = ("in_memory", "sqlite", "postgres")
 
