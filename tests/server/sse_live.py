@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -80,3 +80,19 @@ def shape(events: list[tuple[int, str, dict[str, Any]]]) -> list[str]:
         parts = [channel, str(data.get("type", "")), str(data.get("status", ""))]
         out.append(":".join(p for p in parts if p))
     return out
+
+
+def answer_shown(messages: Iterable[tuple[str, dict[str, Any]]]) -> str:
+    """What a client rendering the answer channel shows at the end, from (channel, data) pairs
+    (start/reset empty it, deltas add, done replaces)."""
+    text = ""
+    for channel, data in messages:
+        if channel != "answer":
+            continue
+        if data["status"] in ("start", "reset"):
+            text = ""
+        elif data["status"] == "delta":
+            text += data["content"]
+        elif data["status"] == "done":
+            text = data["content"]
+    return text

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from jianmu_like import AgentTemplate, ReActConfig, create_react_node, tool
 from jianmu_like.server import create_app
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, calls, fault_reply, reply, wait_until
-from tests.server.sse_live import live_server, read_events
+from tests.server.sse_live import answer_shown, live_server, read_events
 
 Events = list[tuple[int, str, dict[str, Any]]]
 
@@ -64,17 +64,7 @@ def start(http: httpx.Client, question: str) -> str:
 
 def shown(events: Events) -> str:
     """What a client rendering the answer channel shows at the end (start/reset empty it)."""
-    text = ""
-    for _, channel, data in events:
-        if channel != "answer":
-            continue
-        if data["status"] in ("start", "reset"):
-            text = ""
-        elif data["status"] == "delta":
-            text += data["content"]
-        elif data["status"] == "done":
-            text = data["content"]
-    return text
+    return answer_shown((channel, data) for _, channel, data in events)
 
 
 def assert_one_answer(http: httpx.Client, run_id: str, events: Events, expected: str) -> None:
