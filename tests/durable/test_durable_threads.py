@@ -1,13 +1,18 @@
 """Durable runs on a thread: a run submitted with `thread_id` continues the conversation the
 thread's earlier runs left (kept in the durable database's checkpoint tables), and appends its
-end as a new version; a run without one starts empty, as before."""
+end as a new version, once, even when a worker dies between the save and DBOS's record of it; a
+run without one starts empty, as before."""
 
 from __future__ import annotations
 
-from conftest import LEDGER, Cluster
+from typing import Any
+
+from conftest import LEDGER, Cluster, executor_of
 
 from jianmu_like.checkpoint.postgres import PostgresCheckpointer
 from jianmu_like.durable import DurableClient
+from jianmu_like.durable.naming import THREAD_SAVE_STEP
+from jianmu_like.durable.threads import version_source
 
 
 def test_a_thread_continues_across_durable_runs(cluster: Cluster) -> None:
@@ -31,3 +36,67 @@ def test_a_thread_continues_across_durable_runs(cluster: Cluster) -> None:
         store.close()
     assert [(v.seq, v.parent_seq, v.status) for v in history] == [(2, 1, "success"), (1, None, "success")]
     assert newest is not None and len(newest.state["messages"]) == len(second.messages)
+
+
+_HOLD = (7301, 20)  # an advisory lock key of this test's own (two-int form: no clash with others)
+
+
+def _hold_step_records(database: str, step_name: str) -> Any:
+    """Make DBOS's recording of every `step_name` step wait while the returned connection holds
+    an advisory lock: a trigger on DBOS's step table, so the step's effect is done and committed
+    while its record is not (the window a SIGKILL must hit). Closing the connection lets go."""
+    import psycopg
+
+    holder = psycopg.connect(database, autocommit=True)
+    holder.execute("SELECT pg_advisory_lock(%s, %s)", _HOLD)
+    holder.execute(f"""
+        CREATE FUNCTION public.hold_step_record() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF NEW.function_name = '{step_name}' THEN
+                PERFORM pg_advisory_xact_lock({_HOLD[0]}, {_HOLD[1]});
+            END IF;
+            RETURN NEW;
+        END $$;
+        CREATE TRIGGER hold_step_record BEFORE INSERT ON dbos.operation_outputs
+            FOR EACH ROW EXECUTE FUNCTION public.hold_step_record();
+    """)  # fmt: skip
+    return holder
+
+
+def test_a_save_replayed_after_a_sigkill_between_its_effect_and_its_record_appends_once(
+    cluster: Cluster,
+) -> None:
+    cluster.start_worker(LEDGER, "t1")
+    cluster.start_worker(LEDGER, "t2")
+    cluster.wait_ready("t1", "t2")
+    holder = _hold_step_records(cluster.database, THREAD_SAVE_STEP)
+    store = PostgresCheckpointer(cluster.database, pool_size=1)
+    try:
+        with DurableClient(cluster.database) as client:
+            handle = client.submit(LEDGER, "fill the ledger", thread_id="book")
+            # The save committed its version; DBOS's record of the step waits on the lock.
+            cluster.wait_for(lambda: len(store.history("book")) == 1, "the run to save its version")
+            victim = executor_of(cluster.database, handle.run_id)
+            assert victim in ("t1", "t2")
+            cluster.kill(victim)
+            holder.execute("DROP TRIGGER hold_step_record ON dbos.operation_outputs")
+            holder.close()  # the killed worker's transaction rolls back: the step stays unrecorded
+            recovered = cluster.cli("recover", victim)
+            assert recovered.stdout.split() == [handle.run_id], recovered.stderr
+            result = handle.result()
+        history = store.history("book")
+        saved = store.load("book")
+    finally:
+        holder.close()
+        store.close()
+    assert result.status == "success"
+    assert executor_of(cluster.database, handle.run_id) == ("t2" if victim == "t1" else "t1")
+    # The replayed save found the version its first execution stored: one version, not two.
+    assert [(v.seq, v.parent_seq, v.status) for v in history] == [(1, None, "success")]
+    assert saved is not None and saved.source == version_source(handle.run_id)
+    # Every tool call was recorded before the kill: none ran again.
+    assert sorted(line.split(" pid=")[0] for line in cluster.ledger()) == [
+        "append a",
+        "append b",
+        "slow started",
+    ]
