@@ -5,14 +5,17 @@ run without one starts empty, as before."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from conftest import LEDGER, Cluster, executor_of
 
+from jianmu_like import Agent, create_react_node, human
 from jianmu_like.checkpoint.postgres import PostgresCheckpointer
 from jianmu_like.durable import DurableClient
 from jianmu_like.durable.naming import THREAD_SAVE_STEP
-from jianmu_like.durable.threads import version_source
+from jianmu_like.durable.threads import close_stores, save_thread, version_source
+from jianmu_like.testing import scripted_client
 
 
 def test_a_thread_continues_across_durable_runs(cluster: Cluster) -> None:
@@ -100,3 +103,31 @@ def test_a_save_replayed_after_a_sigkill_between_its_effect_and_its_record_appen
         "append b",
         "slow started",
     ]
+
+
+def test_a_replayed_save_finds_its_version_below_those_other_runs_appended_since(
+    postgres_url: str,
+) -> None:
+    """The replay may come after other runs of the thread appended: the run's version is then
+    below the head, found by its mark, and still nothing is appended."""
+    agent = Agent(create_react_node("T", model_client=scripted_client(["hello"])), log_events=False)
+    result = asyncio.run(agent.run({"messages": [human("hi")]}))
+
+    def save(run_id: str, parent: int | None) -> int:
+        return asyncio.run(save_thread(postgres_url, "talk", parent, agent, result, "fp", run_id))
+
+    try:
+        assert save("run-a", None) == 1
+        assert save("run-b", None) == 2  # another run of the thread, started before run-a ended
+        assert save("run-c", 2) == 3
+        assert save("run-a", None) == 1  # run-a's save step replayed: its own version, found
+        assert save("run-c", 2) == 3
+        assert save("run-d", 3) == 4  # a new run still appends
+        store = PostgresCheckpointer(postgres_url, pool_size=1)
+        try:
+            history = store.history("talk")
+        finally:
+            store.close()
+    finally:
+        close_stores()
+    assert [(v.seq, v.parent_seq) for v in history] == [(4, 3), (3, 2), (2, None), (1, None)]
