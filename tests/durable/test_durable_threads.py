@@ -66,6 +66,16 @@ def _hold_step_records(database: str, step_name: str) -> Any:
     return holder
 
 
+def _record_waits(holder: Any) -> bool:
+    """A worker's record of the held step is waiting on the lock (the kill's moment)."""
+    row = holder.execute(
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+        " AND classid = %s AND objid = %s",
+        _HOLD,
+    ).fetchone()
+    return bool(row and row[0])
+
+
 def test_a_save_replayed_after_a_sigkill_between_its_effect_and_its_record_appends_once(
     cluster: Cluster,
 ) -> None:
@@ -78,12 +88,15 @@ def test_a_save_replayed_after_a_sigkill_between_its_effect_and_its_record_appen
         with DurableClient(cluster.database) as client:
             handle = client.submit(LEDGER, "fill the ledger", thread_id="book")
             # The save committed its version; DBOS's record of the step waits on the lock.
-            cluster.wait_for(lambda: len(store.history("book")) == 1, "the run to save its version")
+            cluster.wait_for(lambda: _record_waits(holder), "DBOS's record of the save to wait")
+            assert len(store.history("book")) == 1
             victim = executor_of(cluster.database, handle.run_id)
             assert victim in ("t1", "t2")
             cluster.kill(victim)
+            # Let go: the dead worker's backend finishes the insert, finds its client gone and
+            # rolls back (no COMMIT ever comes), so the step stays unrecorded.
+            holder.execute("SELECT pg_advisory_unlock(%s, %s)", _HOLD)
             holder.execute("DROP TRIGGER hold_step_record ON dbos.operation_outputs")
-            holder.close()  # the killed worker's transaction rolls back: the step stays unrecorded
             recovered = cluster.cli("recover", victim)
             assert recovered.stdout.split() == [handle.run_id], recovered.stderr
             result = handle.result()
