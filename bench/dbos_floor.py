@@ -1,0 +1,191 @@
+"""DBOS at its floor (issue 25 item 6): what the project adds per step over a bare `@DBOS.step`.
+
+    python bench/dbos_floor.py [--iterations 10] [--repeats 30] [--database postgresql://...]
+    py-spy record -r 400 -f raw -o spy.txt -- python bench/dbos_floor.py --profile 200
+
+Three shapes, in one process against one database (a throwaway cluster unless `--database`),
+interleaved round by round so each sees the same machine load, medians reported:
+
+- `memory`: the `--iterations`-iteration ReAct run in memory (the in-process scripted model,
+  no latency): the agent's own work, no durability;
+- `bare`: a DBOS workflow running as many bare steps as the durable run makes (one per model
+  call, one per tool call, the fingerprint), each returning a payload of the size a model step
+  records: the floor, DBOS's own per-step cost and one workflow's start and end;
+- `durable`: the same run as the project's durable workflow (`durable.workflow.agent_run`).
+
+`durable - memory - bare` is what the project adds for the steps, divided by the steps: the
+extra per step. `--profile N` runs only the durable shape N times (for py-spy: who the time goes
+to), and `--breakdown` prints a per-package share of py-spy's raw output (`--breakdown spy.txt`).
+
+Run by hand only (never collected by pytest); results in bench/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from durable import make_agent
+
+from jianmu_like import human
+from jianmu_like.testing.postgres import TemporaryPostgres
+
+PAYLOAD = {"content": "x" * 200, "tool_calls": [{"id": "c1", "name": "calculator", "arguments": "{}"}]}
+"""About what a model step records (a small reply with one tool call)."""
+
+
+async def _echo(value: dict[str, Any]) -> dict[str, Any]:
+    return value
+
+
+def _bare_workflow() -> Callable[[int], Awaitable[int]]:
+    from dbos import DBOS
+
+    @DBOS.workflow(name="bench.bare_loop")
+    async def bare_loop(steps: int) -> int:
+        for _ in range(steps):
+            await DBOS.run_step_async({"name": "bare"}, _echo, PAYLOAD)
+        return steps
+
+    return bare_loop
+
+
+def launch(url: str, iterations: int) -> Callable[[int], Awaitable[int]]:
+    from dbos import DBOS
+
+    from jianmu_like.durable.naming import APP_NAME, APP_VERSION
+    from jianmu_like.durable.workflow import register_agent
+
+    register_agent("bench", lambda: make_agent(iterations), fingerprint="bench")
+    bare = _bare_workflow()
+    DBOS(config={"name": APP_NAME, "system_database_url": url, "application_version": APP_VERSION,
+                 "executor_id": "bench-floor", "log_level": "WARNING"})  # fmt: skip
+    DBOS.launch()
+    return bare
+
+
+async def shapes(iterations: int, bare: Callable[[int], Awaitable[int]]) -> dict[str, Callable[[], Any]]:
+    from dbos import DBOS
+
+    from jianmu_like.durable.workflow import agent_run
+
+    steps = 2 * iterations  # the fingerprint, `iterations` model calls, `iterations - 1` tool calls
+    data = {"messages": [human("add")]}
+
+    async def memory() -> None:
+        result = await make_agent(iterations).run(data)
+        assert result.status == "success", result
+
+    async def bare_run() -> None:
+        handle = await DBOS.start_workflow_async(bare, steps)
+        assert await handle.get_result() == steps
+
+    async def durable() -> None:
+        handle = await DBOS.start_workflow_async(agent_run, "bench", "add", {})
+        result = await handle.get_result()
+        assert result["status"] == "success", result
+
+    return {"memory": memory, "bare": bare_run, "durable": durable}
+
+
+async def median_of(make: Callable[[], Awaitable[None]], repeats: int) -> float:
+    samples = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        await make()
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples)
+
+
+async def measure(iterations: int, repeats: int, bare: Callable[[int], Awaitable[int]]) -> dict[str, float]:
+    found = await shapes(iterations, bare)
+    for make in found.values():
+        await median_of(make, 3)  # warm-up
+    rounds: dict[str, list[float]] = {name: [] for name in found}
+    for _ in range(3):
+        for name, make in found.items():
+            rounds[name].append(await median_of(make, max(1, repeats // 3)))
+    return {name: statistics.median(values) for name, values in rounds.items()}
+
+
+def breakdown(raw: Path) -> None:
+    """Share of py-spy's samples by the package of the innermost frame, and by whether any frame
+    of the stack is the project's (its time including what it calls)."""
+    leaf: Counter[str] = Counter()
+    total = mine = 0
+    for line in raw.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        n = int(count)
+        total += n
+        frames = stack.split(";")
+        leaf[_package(frames[-1])] += n
+        if any(_package(frame) == "jianmu_like" for frame in frames):
+            mine += n
+    print(f"{total} samples; innermost frame by package:")
+    for name, n in leaf.most_common(12):
+        print(f"  {name:24s} {n / total:6.1%}")
+    print(f"stacks through the project's code: {mine / total:.1%}")
+
+
+def _package(frame: str) -> str:
+    """`psycopg` of `Cursor.execute (psycopg/cursor.py:113)`; a module of the standard library
+    by its name (`threading` of `threading.py:1002`)."""
+    where = frame.rsplit("(", 1)[-1]
+    return where.split("/", 1)[0].split(".py", 1)[0].split(":", 1)[0] or "?"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--iterations", type=int, default=10)
+    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--database", help="a PostgreSQL server URL (default: a throwaway cluster)")
+    parser.add_argument("--profile", type=int, default=0, help="only run the durable shape N times")
+    parser.add_argument("--breakdown", type=Path, help="summarise py-spy raw output, then exit")
+    args = parser.parse_args()
+    if args.breakdown:
+        breakdown(args.breakdown)
+        return
+    cluster = None if args.database else TemporaryPostgres().start()
+    try:
+        url = cluster.new_database() if cluster is not None else str(args.database)
+        bare = launch(url, args.iterations)
+        print(f"# load average at start: {os.getloadavg()}, cpus: {os.cpu_count()}", flush=True)
+        try:
+            if args.profile:
+                found = asyncio.run(shapes(args.iterations, bare))
+                for _ in range(args.profile):
+                    asyncio.run(found["durable"]())
+                return
+            result = asyncio.run(measure(args.iterations, args.repeats, bare))
+        finally:
+            from dbos import DBOS
+
+            DBOS.destroy()
+        steps = 2 * args.iterations
+        extra = result["durable"] - result["memory"] - result["bare"]
+        for name, value in result.items():
+            print(f"{name:8s} median/run={value * 1e3:8.2f} ms")
+        print(f"bare DBOS step: {result['bare'] / steps * 1e6:.0f} us per step (workflow start included)")
+        print(f"project adds:   {extra / steps * 1e6:.0f} us per step over bare steps + the in-memory run")
+        print(f"# load average at end: {os.getloadavg()}")
+    finally:
+        if cluster is not None:
+            cluster.stop()
+
+
+if __name__ == "__main__":
+    main()
