@@ -11,7 +11,9 @@ interleaved round by round so each sees the same machine load, medians reported:
 - `bare`: a DBOS workflow running as many bare steps as the durable run makes (one per model
   call, one per tool call, the fingerprint), each returning a payload of the size a model step
   records: the floor, DBOS's own per-step cost and one workflow's start and end;
-- `durable`: the same run as the project's durable workflow (`durable.workflow.agent_run`).
+- `durable`: the same run as the project's durable workflow (`durable.workflow.agent_run`);
+- `pydantic_ai`: the same run as pydantic-ai's `DBOSAgent`, when `pydantic-ai-slim[dbos]` is
+  installed (its model call a step, its tool a `@DBOS.step`: the same 2 steps per iteration).
 
 `durable - memory - bare` is what the project adds for the steps, divided by the steps: the
 extra per step. `--profile N` runs only the durable shape N times (for py-spy: who the time goes
@@ -44,6 +46,10 @@ PAYLOAD = {"content": "x" * 200, "tool_calls": [{"id": "c1", "name": "calculator
 """About what a model step records (a small reply with one tool call)."""
 
 
+PYDANTIC_AI: Any = None
+"""pydantic-ai's DBOS agent, when installed (see `_pydantic_ai_agent`)."""
+
+
 async def _echo(value: dict[str, Any]) -> dict[str, Any]:
     return value
 
@@ -60,6 +66,37 @@ def _bare_workflow() -> Callable[[int], Awaitable[int]]:
     return bare_loop
 
 
+def _pydantic_ai_agent(iterations: int) -> Any:
+    """The same run with pydantic-ai's DBOS agent (`pip install 'pydantic-ai-slim[dbos]'`), or
+    None: its in-process `FunctionModel` scripts the same replies, and the tool is a DBOS step
+    (pydantic-ai runs function tools inline; a tool with a side effect must be a step to be
+    exactly-once, as every tool call is in the project's durable runs)."""
+    try:
+        from dbos import DBOS
+        from pydantic_ai import Agent as PydanticAgent
+        from pydantic_ai.durable_exec.dbos import DBOSAgent
+        from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+        from pydantic_ai.models.function import AgentInfo, FunctionModel
+    except ImportError:
+        return None
+
+    def script(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        done = sum(isinstance(part, ToolReturnPart) for m in messages for part in m.parts)
+        if done < iterations - 1:
+            return ModelResponse(parts=[ToolCallPart("calculator", {"expression": "1 + 1"}, f"c{done}")])
+        return ModelResponse(parts=[TextPart("done")])
+
+    agent = PydanticAgent(FunctionModel(script), name="bench_pydantic_ai")
+
+    @agent.tool_plain
+    @DBOS.step(name="calculator")
+    async def calculator(expression: str) -> str:
+        """Evaluate a sum."""
+        return str(sum(int(term) for term in expression.split("+")))
+
+    return DBOSAgent(agent)
+
+
 def launch(url: str, iterations: int) -> Callable[[int], Awaitable[int]]:
     from dbos import DBOS
 
@@ -68,6 +105,8 @@ def launch(url: str, iterations: int) -> Callable[[int], Awaitable[int]]:
 
     register_agent("bench", lambda: make_agent(iterations), fingerprint="bench")
     bare = _bare_workflow()
+    global PYDANTIC_AI
+    PYDANTIC_AI = _pydantic_ai_agent(iterations)  # registered before DBOS launches
     DBOS(config={"name": APP_NAME, "system_database_url": url, "application_version": APP_VERSION,
                  "executor_id": "bench-floor", "log_level": "WARNING"})  # fmt: skip
     DBOS.launch()
@@ -95,27 +134,43 @@ async def shapes(iterations: int, bare: Callable[[int], Awaitable[int]]) -> dict
         result = await handle.get_result()
         assert result["status"] == "success", result
 
-    return {"memory": memory, "bare": bare_run, "durable": durable}
+    found: dict[str, Callable[[], Any]] = {"memory": memory, "bare": bare_run, "durable": durable}
+    if PYDANTIC_AI is not None:
+
+        async def pydantic_ai() -> None:
+            result = await PYDANTIC_AI.run("add")
+            assert result.output == "done", result
+
+        found["pydantic_ai"] = pydantic_ai
+    return found
 
 
-async def median_of(make: Callable[[], Awaitable[None]], repeats: int) -> float:
-    samples = []
+async def median_of(make: Callable[[], Awaitable[None]], repeats: int) -> tuple[float, float]:
+    """Median wall and median CPU seconds (this process, all threads: DBOS's pool included) of
+    one run; CPU is what a loaded machine moves least, and what sizes workers."""
+    walls, cpus = [], []
     for _ in range(repeats):
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         await make()
-        samples.append(time.perf_counter() - started)
-    return statistics.median(samples)
+        walls.append(time.perf_counter() - started)
+        cpus.append(time.process_time() - cpu)
+    return statistics.median(walls), statistics.median(cpus)
 
 
-async def measure(iterations: int, repeats: int, bare: Callable[[int], Awaitable[int]]) -> dict[str, float]:
+async def measure(
+    iterations: int, repeats: int, bare: Callable[[int], Awaitable[int]]
+) -> dict[str, tuple[float, float]]:
     found = await shapes(iterations, bare)
     for make in found.values():
         await median_of(make, 3)  # warm-up
-    rounds: dict[str, list[float]] = {name: [] for name in found}
+    rounds: dict[str, list[tuple[float, float]]] = {name: [] for name in found}
     for _ in range(3):
         for name, make in found.items():
             rounds[name].append(await median_of(make, max(1, repeats // 3)))
-    return {name: statistics.median(values) for name, values in rounds.items()}
+    return {
+        name: (statistics.median(w for w, _ in values), statistics.median(c for _, c in values))
+        for name, values in rounds.items()
+    }
 
 
 def breakdown(raw: Path) -> None:
@@ -176,11 +231,16 @@ def main() -> None:
 
             DBOS.destroy()
         steps = 2 * args.iterations
-        extra = result["durable"] - result["memory"] - result["bare"]
-        for name, value in result.items():
-            print(f"{name:8s} median/run={value * 1e3:8.2f} ms")
-        print(f"bare DBOS step: {result['bare'] / steps * 1e6:.0f} us per step (workflow start included)")
-        print(f"project adds:   {extra / steps * 1e6:.0f} us per step over bare steps + the in-memory run")
+        for name, (wall, cpu) in result.items():
+            print(f"{name:8s} median/run: wall {wall * 1e3:8.2f} ms  cpu {cpu * 1e3:8.2f} ms")
+        for i, what in enumerate(("wall", "cpu")):
+            bare_step = result["bare"][i] / steps * 1e6
+            extra = (result["durable"][i] - result["memory"][i] - result["bare"][i]) / steps * 1e6
+            print(f"{what}: bare DBOS step {bare_step:6.0f} us (workflow start included); ", end="")
+            print(f"project adds {extra:6.0f} us per step")
+        if "pydantic_ai" in result:
+            wall, cpu = (a / b for a, b in zip(result["pydantic_ai"], result["durable"], strict=True))
+            print(f"pydantic-ai DBOS agent / project: wall {wall:.2f}x  cpu {cpu:.2f}x")
         print(f"# load average at end: {os.getloadavg()}")
     finally:
         if cluster is not None:
