@@ -46,6 +46,7 @@ PAYLOAD = {"content": "x" * 200, "tool_calls": [{"id": "c1", "name": "calculator
 """About what a model step records (a small reply with one tool call)."""
 
 
+RECORD_READ: Any = None
 PYDANTIC_AI: Any = None
 """pydantic-ai's DBOS agent, when installed (see `_pydantic_ai_agent`)."""
 
@@ -97,6 +98,25 @@ def _pydantic_ai_agent(iterations: int) -> Any:
     return DBOSAgent(agent)
 
 
+def _record_read_workflow() -> Any:
+    """A workflow timing `StepOrder.load` of its own record (see `components`)."""
+    from dbos import DBOS
+
+    from jianmu_like.durable.steps import StepOrder
+
+    @DBOS.workflow(name="bench.record_read")
+    async def record_read() -> float:
+        run_id = DBOS.workflow_id or ""
+        samples = []
+        for _ in range(30):
+            cpu = time.process_time()
+            await StepOrder.load(run_id)
+            samples.append(time.process_time() - cpu)
+        return statistics.median(samples)
+
+    return record_read
+
+
 def launch(url: str, iterations: int) -> Callable[[int], Awaitable[int]]:
     from dbos import DBOS
 
@@ -105,7 +125,8 @@ def launch(url: str, iterations: int) -> Callable[[int], Awaitable[int]]:
 
     register_agent("bench", lambda: make_agent(iterations), fingerprint="bench")
     bare = _bare_workflow()
-    global PYDANTIC_AI
+    global PYDANTIC_AI, RECORD_READ
+    RECORD_READ = _record_read_workflow()
     PYDANTIC_AI = _pydantic_ai_agent(iterations)  # registered before DBOS launches
     DBOS(config={"name": APP_NAME, "system_database_url": url, "application_version": APP_VERSION,
                  "executor_id": "bench-floor", "log_level": "WARNING"})  # fmt: skip
@@ -173,6 +194,47 @@ async def measure(
     }
 
 
+def components(url: str) -> None:
+    """CPU of the project's per-step and per-run parts, alone (load-independent enough to compare
+    before and after a change): the model step's name at 10 and 50 iterations of conversation,
+    by the old way (model_dump + json.dumps with sorted keys) and today's `request_digest`; and
+    reading a run's step record (`StepOrder.load`), which only a recovered run does now."""
+    import hashlib
+    import json
+    import timeit
+
+    from dbos import DBOS
+
+    from jianmu_like.durable.steps import request_digest
+    from jianmu_like.models.messages import ToolCall, ai, human, system, tool_message
+    from jianmu_like.models.types import ModelRequest
+    from jianmu_like.tools.builtin import calculator
+
+    def old_digest(request: ModelRequest) -> str:
+        asked = request.model_dump(mode="json", exclude={"timeout", "stream"})
+        raw = json.dumps(asked, sort_keys=True, default=str, separators=(",", ":"))
+        return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+    for k in (10, 50):
+        messages = [system("You are a helpful assistant. " * 20), human("add")]
+        for i in range(k):
+            messages.append(
+                ai("", tool_calls=[ToolCall(id=f"c{i}", name="calculator", arguments={"e": "1+1"})])
+            )
+            messages.append(tool_message("2", tool_call_id=f"c{i}", name="calculator"))
+        request = ModelRequest(messages=messages, model="m", tools=[calculator.schema()])
+        n = 300
+        before = min(timeit.repeat(lambda: old_digest(request), number=n, repeat=3)) / n  # noqa: B023
+        after = min(timeit.repeat(lambda: request_digest(request), number=n, repeat=3)) / n  # noqa: B023
+        print(f"model step name, {k} iterations: old {before * 1e6:6.0f} us  now {after * 1e6:6.0f} us")
+
+    async def read() -> float:
+        handle = await DBOS.start_workflow_async(RECORD_READ)
+        return float(await handle.get_result())
+
+    print(f"StepOrder.load (per run, recovered runs only now): {asyncio.run(read()) * 1e6:.0f} us CPU")
+
+
 def breakdown(raw: Path) -> None:
     """Share of py-spy's samples by the package of the innermost frame, and by whether any frame
     of the stack is the project's (its time including what it calls)."""
@@ -210,6 +272,7 @@ def main() -> None:
     parser.add_argument("--database", help="a PostgreSQL server URL (default: a throwaway cluster)")
     parser.add_argument("--profile", type=int, default=0, help="only run the durable shape N times")
     parser.add_argument("--breakdown", type=Path, help="summarise py-spy raw output, then exit")
+    parser.add_argument("--components", action="store_true", help="the project's parts alone")
     args = parser.parse_args()
     if args.breakdown:
         breakdown(args.breakdown)
@@ -220,6 +283,9 @@ def main() -> None:
         bare = launch(url, args.iterations)
         print(f"# load average at start: {os.getloadavg()}, cpus: {os.cpu_count()}", flush=True)
         try:
+            if args.components:
+                components(url)
+                return
             if args.profile:
                 found = asyncio.run(shapes(args.iterations, bare))
                 for _ in range(args.profile):

@@ -236,6 +236,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=60, help="runs per shape in part 2")
     parser.add_argument("--database", help="a PostgreSQL server URL (default: a throwaway cluster)")
     parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--skip-costs", action="store_true", help="part 1 only")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="jianmu-bench-durable-"))
     (folder / "bench.yaml").write_text(AGENT_YAML)
@@ -263,11 +264,12 @@ def main() -> None:
                         f"runs/s/core={row['runs_per_s'] / cores:.1f} load={os.getloadavg()[0]:.1f}",
                         flush=True,
                     )
-        costs = asyncio.run(durability_costs(new_database(), args.iterations, args.repeats, folder))
-        base = costs["memory"]
-        for name, median in costs.items():
-            extra = (median - base) / args.iterations * 1e6
-            print(f"{name:9s} median/run={median * 1e3:8.2f}ms  extra/iteration={extra:8.0f}us")
+        if not args.skip_costs:
+            costs = asyncio.run(durability_costs(new_database(), args.iterations, args.repeats, folder))
+            base = costs["memory"]
+            for name, median in costs.items():
+                extra = (median - base) / args.iterations * 1e6
+                print(f"{name:9s} median/run={median * 1e3:8.2f}ms  extra/iteration={extra:8.0f}us")
         print(f"# load average at end: {os.getloadavg()}")
     finally:
         if cluster is not None:
