@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from durable import make_agent
 
 from jianmu_like import human
-from jianmu_like.testing.postgres import TemporaryPostgres
+from jianmu_like.testing._postgres import TemporaryPostgres
 
 PAYLOAD = {"content": "x" * 200, "tool_calls": [{"id": "c1", "name": "calculator", "arguments": "{}"}]}
 """About what a model step records (a small reply with one tool call)."""
@@ -102,7 +102,7 @@ def _record_read_workflow() -> Any:
     """A workflow timing `StepOrder.load` of its own record (see `components`)."""
     from dbos import DBOS
 
-    from jianmu_like.durable.steps import StepOrder
+    from jianmu_like.durable._steps import StepOrder
 
     @DBOS.workflow(name="bench.record_read")
     async def record_read() -> float:
@@ -120,8 +120,8 @@ def _record_read_workflow() -> Any:
 def launch(url: str, iterations: int) -> Callable[[int], Awaitable[int]]:
     from dbos import DBOS
 
-    from jianmu_like.durable.naming import APP_NAME, APP_VERSION
-    from jianmu_like.durable.workflow import register_agent
+    from jianmu_like.durable._naming import APP_NAME, APP_VERSION
+    from jianmu_like.durable._workflow import register_agent
 
     register_agent("bench", lambda: make_agent(iterations), fingerprint="bench")
     bare = _bare_workflow()
@@ -137,7 +137,7 @@ def launch(url: str, iterations: int) -> Callable[[int], Awaitable[int]]:
 async def shapes(iterations: int, bare: Callable[[int], Awaitable[int]]) -> dict[str, Callable[[], Any]]:
     from dbos import DBOS
 
-    from jianmu_like.durable.workflow import agent_run
+    from jianmu_like.durable._workflow import agent_run
 
     steps = 2 * iterations  # the fingerprint, `iterations` model calls, `iterations - 1` tool calls
     data = {"messages": [human("add")]}
@@ -205,9 +205,9 @@ def components(url: str) -> None:
 
     from dbos import DBOS
 
-    from jianmu_like.durable.steps import request_digest
-    from jianmu_like.models.messages import ToolCall, ai, human, system, tool_message
-    from jianmu_like.models.types import ModelRequest
+    from jianmu_like.durable._steps import request_digest
+    from jianmu_like.models._messages import ToolCall, ai, human, system, tool_message
+    from jianmu_like.models._types import ModelRequest
     from jianmu_like.tools.builtin import calculator
 
     def old_digest(request: ModelRequest) -> str:

@@ -67,9 +67,9 @@ def test_a_model_step_is_named_after_the_whole_request() -> None:
     """Two branches' calls that differ only early in their conversations get different step
     names (a replay never hands one's reply to the other); the same request, rebuilt from its
     JSON as a replay restores it, the same name; values JSON cannot hold still name a step."""
-    from jianmu_like.durable.steps import request_digest
-    from jianmu_like.models.messages import ai, human, system
-    from jianmu_like.models.types import ModelRequest
+    from jianmu_like.durable._steps import request_digest
+    from jianmu_like.models._messages import ai, human, system
+    from jianmu_like.models._types import ModelRequest
 
     def request(first: str, **extra: Any) -> ModelRequest:
         return ModelRequest(messages=[system(first), human("q"), ai("a"), human("go on")], extra_params=extra)

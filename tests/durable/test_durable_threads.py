@@ -13,8 +13,8 @@ from conftest import LEDGER, Cluster, executor_of
 from jianmu_like import Agent, create_react_node, human
 from jianmu_like.checkpoint._postgres import PostgresCheckpointer
 from jianmu_like.durable import DurableClient
-from jianmu_like.durable.naming import THREAD_SAVE_STEP
-from jianmu_like.durable.threads import close_stores, save_thread, version_source
+from jianmu_like.durable._naming import THREAD_SAVE_STEP
+from jianmu_like.durable._threads import close_stores, save_thread, version_source
 from jianmu_like.testing import scripted_client
 
 
