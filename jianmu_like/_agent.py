@@ -48,6 +48,8 @@ from .telemetry.events import Event
 from .tools._artifact import Artifact
 from .tools._run_context import RunContext, enter_run, leave_run
 from .tools._toolset import ToolSet
+from .tools.mcp._elicitation import Action as ElicitationAction
+from .tools.mcp._elicitation import ElicitationRequest, boxes_of, pending_in, respond_in
 
 _LOOP_GONE = (
     "inject(): the agent's event loop is not running (stopped or closed), so the run can never "
@@ -699,6 +701,18 @@ class Agent:
             if isinstance(tools, ToolSet):
                 found[id(tools)] = tools
         return list(found.values())
+
+    def pending_elicitations(self) -> list[ElicitationRequest]:
+        """The questions the agent's MCP servers put to a person while a tool call waits
+        (`elicitation: ask`, and the sampling requests of `sampling: ask`), oldest first."""
+        return pending_in(boxes_of(self.toolsets()))
+
+    def respond_elicitation(
+        self, request_id: str, action: ElicitationAction, content: Mapping[str, Any] | None = None
+    ) -> ElicitationRequest:
+        """Answer one of `pending_elicitations()`: `accept` (with content valid against its
+        schema), `decline` or `cancel`; `UnknownElicitation` / `ElicitationError` otherwise."""
+        return respond_in(boxes_of(self.toolsets()), request_id, action, content)
 
     async def aclose(self) -> None:
         """Halt the tree and close tool providers (e.g. MCP server sessions)."""
