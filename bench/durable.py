@@ -5,9 +5,11 @@
 
 Part 1, throughput: `--runs` runs of 3 ReAct iterations each (two calculator calls, then the
 answer) against the scripted OpenAI-compatible HTTP model at 10 ms latency, enqueued at once and
-executed by 1, 2 and 4 `jianmu-like worker` processes sharing one database (a throwaway cluster
-unless `--database`; a fresh database per worker count). Reported: runs per second (first
-enqueue to last completion), p50/p99 latency (DBOS's created_at -> updated_at of each run), and
+executed by 1, 2 and 4 `jianmu-like worker` processes on the file's one queue, sharing one
+database (a throwaway cluster unless `--database`; a fresh database per worker count). Reported
+with the cores this process may use (workers, PostgreSQL, the scripted server and the enqueuer
+all share them) and the load average when each row ends: runs per second (first enqueue to last
+completion) and per core, p50/p99 latency (DBOS's created_at -> updated_at of each run), and
 the database's share: CPU seconds of the PostgreSQL processes against those of the workers, and
 `pg_stat_database.active_time` (time spent executing statements) per run.
 
@@ -234,6 +236,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=60, help="runs per shape in part 2")
     parser.add_argument("--database", help="a PostgreSQL server URL (default: a throwaway cluster)")
     parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--skip-costs", action="store_true", help="part 1 only")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="jianmu-bench-durable-"))
     (folder / "bench.yaml").write_text(AGENT_YAML)
@@ -246,7 +249,8 @@ def main() -> None:
         def new_database() -> str:
             return cluster.new_database() if cluster is not None else str(args.database)
 
-        print(f"# load average at start: {os.getloadavg()}, cpus: {os.cpu_count()}")
+        cores = len(os.sched_getaffinity(0))  # the cores this process may use (a container's share)
+        print(f"# load average at start: {os.getloadavg()}, cores: {cores} (of {os.cpu_count()})")
         if not args.skip_throughput:
             with ScriptedOpenAIServer(responder) as server:
                 for n in (int(w) for w in args.workers.split(",")):
@@ -256,14 +260,16 @@ def main() -> None:
                         f"p50={row['p50_ms']:.0f}ms p99={row['p99_ms']:.0f}ms "
                         f"db_cpu_share={row['db_cpu_share']:.0%} "
                         f"db_active/run={row['db_active_ms_per_run']:.2f}ms "
-                        f"worker_cpu/run={row['worker_cpu_ms_per_run']:.1f}ms",
+                        f"worker_cpu/run={row['worker_cpu_ms_per_run']:.1f}ms cores={cores} "
+                        f"runs/s/core={row['runs_per_s'] / cores:.1f} load={os.getloadavg()[0]:.1f}",
                         flush=True,
                     )
-        costs = asyncio.run(durability_costs(new_database(), args.iterations, args.repeats, folder))
-        base = costs["memory"]
-        for name, median in costs.items():
-            extra = (median - base) / args.iterations * 1e6
-            print(f"{name:9s} median/run={median * 1e3:8.2f}ms  extra/iteration={extra:8.0f}us")
+        if not args.skip_costs:
+            costs = asyncio.run(durability_costs(new_database(), args.iterations, args.repeats, folder))
+            base = costs["memory"]
+            for name, median in costs.items():
+                extra = (median - base) / args.iterations * 1e6
+                print(f"{name:9s} median/run={median * 1e3:8.2f}ms  extra/iteration={extra:8.0f}us")
         print(f"# load average at end: {os.getloadavg()}")
     finally:
         if cluster is not None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 APP_NAME = "jianmu_like"
 """The DBOS application name (owner of the queues in the system database)."""
-APP_VERSION = "jianmu_like-durable-2"
+APP_VERSION = "jianmu_like-durable-3"
 """Fixed rather than DBOS's hash of the workflow code, so every worker (and `recover`) agrees on
 which pending runs it may take over; bump it when the workflow's steps change shape."""
 WORKFLOW_NAME = "jianmu_like.agent_run"

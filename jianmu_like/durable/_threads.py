@@ -7,6 +7,11 @@ since), runs on it (run-scoped state reset, as `Agent.run` does), and appends it
 a new version as another step. Nothing is overwritten: two runs of one thread that overlapped
 both append, and the later one's `parent_seq` names the version it started from (a fork, as
 `history` shows it).
+
+The save is idempotent. A worker killed after the save committed but before DBOS recorded the
+step replays the step on recovery; each run appends at most one version, marked with the run's
+id (`version_source`), so the replay finds its own version among those newer than the one it
+loaded and returns its seq instead of appending a duplicate.
 """
 
 from __future__ import annotations
@@ -60,6 +65,27 @@ def continue_thread(agent: Agent, thread_id: str, loaded: dict[str, Any] | None)
     return checkpoint.seq
 
 
+def version_source(run_id: str) -> str:
+    """The mark of the one version a durable run appends to its thread (`Checkpoint.source`):
+    deterministic per run, so a replayed save step recognises what the first execution stored."""
+    return f"durable run {run_id}"
+
+
+def _saved_by(
+    store: PostgresCheckpointer, thread_id: str, head: Checkpoint, parent: int | None, mark: str
+) -> int | None:
+    """The seq of the version marked `mark` among those newer than `parent` (None: not saved).
+    The head is checked first (a replay right after the kill: nobody appended since); older ones
+    only when other runs of the thread appended after it, one load each."""
+    if head.source == mark:
+        return head.seq
+    for seq in range(head.seq - 1, parent or 0, -1):
+        version = store.load(thread_id, seq)
+        if version is not None and version.source == mark:
+            return seq
+    return None
+
+
 async def save_thread(
     database: str,
     thread_id: str,
@@ -73,9 +99,13 @@ async def save_thread(
     `fingerprint` identifies the agent (durable.fingerprint: a worker's tree is borrowed per
     run, so the agent's own tree may be gone by now)."""
     store, sm = _store(database), agent.state_manager
-    state = sm.snapshot()
+    state, mark = sm.snapshot(), version_source(run_id)
     for _ in range(_SAVE_ATTEMPTS):
         head = await asyncio.to_thread(store.load, thread_id)
+        if head is not None:  # a replay of this step: the first execution may have saved already
+            saved = await asyncio.to_thread(_saved_by, store, thread_id, head, parent, mark)
+            if saved is not None:
+                return saved
         checkpoint = Checkpoint(
             thread_id=thread_id,
             seq=(head.seq if head is not None else 0) + 1,
@@ -86,7 +116,7 @@ async def save_thread(
             tree_fingerprint=fingerprint,
             state=state,
             summary=summarize(state, {}, agent.keys),
-            source=f"durable run {run_id}",
+            source=mark,
         )
         try:
             await asyncio.to_thread(store.save, checkpoint)

@@ -70,7 +70,8 @@ def register_agent(key: str, factory: AgentFactory, fingerprint: str, database: 
     _served[key] = ServedAgent(factory, fingerprint, database)
 
 
-async def _fingerprint_step(fingerprint: str) -> str:
+async def _fingerprint_step(fingerprint: str, ran: list[bool]) -> str:
+    ran.append(True)  # not replayed: this execution is the run's first to get this far
     return fingerprint
 
 
@@ -91,7 +92,10 @@ async def agent_run(
         raise UnknownAgentError(f"this worker does not serve agent {agent!r} (it serves: {known})")
     run_id = DBOS.workflow_id or ""
     # First, before any other step: the agent this run started with must be this worker's.
-    recorded = await DBOS.run_step_async({"name": FINGERPRINT_STEP}, _fingerprint_step, served.fingerprint)
+    ran: list[bool] = []
+    recorded = await DBOS.run_step_async(
+        {"name": FINGERPRINT_STEP}, _fingerprint_step, served.fingerprint, ran
+    )
     check_fingerprint(run_id, recorded, served.fingerprint)
     loaded: dict[str, Any] | None = None
     if thread_id is not None:
@@ -102,8 +106,10 @@ async def agent_run(
         loaded = await DBOS.run_step_async(
             {"name": THREAD_LOAD_STEP}, load_thread, served.database, thread_id
         )
-    order = await StepOrder.load(run_id)
-    use_step_order(order)  # a replay starts its steps in recorded order
+    # A replay starts its steps in recorded order. When the fingerprint step ran just now, no
+    # step after it can have a record (each starts after it was recorded): nothing to read.
+    order = StepOrder({}) if ran else await StepOrder.load(run_id)
+    use_step_order(order)
     instance = served.factory()
     try:
         parent = continue_thread(instance, thread_id, loaded) if thread_id is not None else None

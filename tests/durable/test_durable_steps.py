@@ -61,3 +61,26 @@ def test_two_files_with_one_name_never_share_a_queue(tmp_path: Any) -> None:
     assert queue_name(first).startswith("jianmu.agent.")
     assert queue_name(first) == queue_name(tmp_path / "b" / ".." / "a" / "agent.yaml")  # one file, one queue
     assert queue_name(first, "payments") == queue_name(second, "payments") == "jianmu.payments"
+
+
+def test_a_model_step_is_named_after_the_whole_request() -> None:
+    """Two branches' calls that differ only early in their conversations get different step
+    names (a replay never hands one's reply to the other); the same request, rebuilt from its
+    JSON as a replay restores it, the same name; values JSON cannot hold still name a step."""
+    from jianmu_like.durable._steps import request_digest
+    from jianmu_like.models._messages import ai, human, system
+    from jianmu_like.models._types import ModelRequest
+
+    def request(first: str, **extra: Any) -> ModelRequest:
+        return ModelRequest(messages=[system(first), human("q"), ai("a"), human("go on")], extra_params=extra)
+
+    one = request("You work on part one.")
+    assert request_digest(one) == request_digest(ModelRequest.model_validate_json(one.model_dump_json()))
+    assert request_digest(one) != request_digest(request("You work on part two."))
+    assert request_digest(one.model_copy(update={"timeout": 9.0, "stream": True})) == request_digest(one)
+
+    class Handle:
+        def __str__(self) -> str:
+            return "handle-1"
+
+    assert request_digest(request("p", handle=Handle())) == request_digest(request("p", handle="handle-1"))
