@@ -14,7 +14,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ..agent import Agent, AgentResult
+from .._run.protocol import AgentLike
+from .._run.result import AgentResult
 from ..checkpoint.contract import Checkpoint, CheckpointError, ThreadConflictError, schema_fingerprint
 from ..checkpoint.history import summarize
 from ..checkpoint.postgres import PostgresCheckpointer
@@ -43,7 +44,7 @@ async def load_thread(database: str, thread_id: str) -> dict[str, Any] | None:
     return None if checkpoint is None else checkpoint.model_dump(mode="json")
 
 
-def continue_thread(agent: Agent, thread_id: str, loaded: dict[str, Any] | None) -> int | None:
+def continue_thread(agent: AgentLike, thread_id: str, loaded: dict[str, Any] | None) -> int | None:
     """Put the loaded version's state into `agent` (a fresh one); the version's seq, None for a
     new thread. A version of another state schema is a CheckpointError naming both."""
     if loaded is None:
@@ -64,7 +65,7 @@ async def save_thread(
     database: str,
     thread_id: str,
     parent: int | None,
-    agent: Agent,
+    agent: AgentLike,
     result: AgentResult,
     fingerprint: str,
     run_id: str,

@@ -12,7 +12,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar, get_args
 
-import py_trees
 from pydantic import BaseModel, ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
@@ -22,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..agent import Agent
+from .._run.protocol import AgentLike
 from ..checkpoint.contract import Checkpointer
 from ..checkpoint.threads import UnknownThreadError, thread_history, thread_view
 from ..config import get_config
@@ -79,12 +78,6 @@ async def _body(request: Request, model: type[Model]) -> Model:
         raise BadRequest(f"invalid request body: {message}", detail) from None
 
 
-def _tree_of(agent: Agent) -> py_trees.behaviour.Behaviour:
-    template = getattr(agent, "template", None)  # a Conversation borrows its tree per run
-    prototype = getattr(template, "prototype", None)
-    return prototype if isinstance(prototype, py_trees.behaviour.Behaviour) else agent.root
-
-
 def create_app(
     agent_factory: AgentFactory,
     *,
@@ -124,7 +117,7 @@ def create_app(
         raise ValueError(f"max_body_bytes must be positive, got {max_body_bytes}")
     retention = Retention(max_runs=max_runs, ttl=run_ttl)
     registry = RunRegistry(agent_factory, max_ticks=max_ticks, retention=retention)
-    described: list[Agent] = []
+    described: list[AgentLike] = []
 
     async def create_run(request: Request) -> Response:
         body = await _body(request, RunRequest)
@@ -209,24 +202,24 @@ def create_app(
             raise BadRequest(str(exc), [{"field": "arguments", "message": str(exc)}]) from None
         return JSONResponse({"run_id": record.run_id, "status": record.status})
 
-    def sample() -> Agent:
+    def sample() -> AgentLike:
         """One agent of the factory, built once, to describe the tree and find the store."""
         if not described:
             described.append(agent_factory())
         return described[0]
 
     async def agent_tree(_request: Request) -> Response:
-        return JSONResponse({"tree": tree_json(_tree_of(sample()))})
+        return JSONResponse({"tree": tree_json(sample().tree)})
 
     def thread_store() -> Checkpointer:
         """The checkpoint store the server's agents save into (threads live there)."""
-        recorder = sample().recorder
-        if recorder is None:
+        store = sample().checkpointer
+        if store is None:
             raise RunConflict(
                 "this server keeps no checkpoint store, so no thread versions: serve with "
                 "--checkpoint STORE (a conversation is continued in memory while its last run is kept)"
             )
-        return recorder.checkpointer
+        return store
 
     async def list_threads(_request: Request) -> Response:
         store = thread_store()
@@ -244,7 +237,7 @@ def create_app(
         return JSONResponse(ThreadHistory(thread_id=tid, versions=versions).model_dump(mode="json"))
 
     def served_model() -> str:
-        return model_name if model_name is not None else str(_tree_of(sample()).name)
+        return model_name if model_name is not None else str(sample().tree.name)
 
     async def chat_request(request: Request) -> ChatCompletionRequest:
         return await _body(request, ChatCompletionRequest)

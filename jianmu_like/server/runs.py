@@ -29,7 +29,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ..agent import Agent, AgentResult
+from .._run.protocol import AgentLike
+from .._run.result import AgentResult
 from ..bt.runner import RunStatus as RunnerStatus
 from ..checkpoint.contract import WatchableCheckpointer
 from ..checkpoint.store import Checkpointer, CheckpointError
@@ -44,7 +45,8 @@ from .channels import Channel, ChannelMapper
 from .nodes import NodeChange, NodeWatcher
 from .watch import DecisionWatch, log
 
-AgentFactory = Callable[[], Agent]
+AgentFactory = Callable[[], AgentLike]
+"""Builds the agent of a new conversation: an `Agent`, or a `Conversation` of a template."""
 _API_HINT = (
     "decide them first (POST /api/approvals/{id}; the run resumes by itself), or run on another thread"
 )
@@ -96,7 +98,7 @@ class Retention(BaseModel):
 class RunRecord:
     """One run: its agent, status, result and the log of everything it published."""
 
-    def __init__(self, run_id: str, thread_id: str, agent: Agent, question: str) -> None:
+    def __init__(self, run_id: str, thread_id: str, agent: AgentLike, question: str) -> None:
         self.run_id = run_id
         self.thread_id = thread_id
         self.agent = agent
@@ -135,15 +137,14 @@ class RunRecord:
         cancelled: no further model or tool call); the agent still saves its checkpoint and
         reports the run's end. Before the run's task starts, it never starts the agent."""
         self.cancelling = True
-        runner = getattr(self.agent, "runner", None)
+        runner = self.agent.runner  # None: a conversation between runs
         if runner is not None:
             runner.halt()  # a no-op unless the tree is running
 
     @property
     def store(self) -> Checkpointer | None:
         """The checkpoint store the run is saved in (None for a conversation kept in memory)."""
-        recorder = getattr(self.agent, "recorder", None)
-        return recorder.checkpointer if recorder is not None else None
+        return self.agent.checkpointer
 
     def waiting(self) -> list[str]:
         """The ids of the approvals this run waits for that nobody has decided yet."""
@@ -181,12 +182,12 @@ class RunRecord:
         follow-up queued while it waits for an approval is published too)."""
         agent = self.agent
         if event.type in _RUN_EDGES and event.namespace == agent.namespace:
-            root = getattr(agent, "root", None)  # a Conversation has a tree only while it runs
-            if root is not None and event.node == root.name:  # not a nested agent's run
+            runner = agent.runner  # the tree in hand (a Conversation's borrowed one)
+            if runner is not None and event.node == agent.tree.name:  # not a nested agent's run
                 if event.type == ev.RUN_COMPLETED:
                     self.nodes.detach(look=True)
                 else:
-                    self.nodes.attach(agent.runner)
+                    self.nodes.attach(runner)
         elif event.node is not None and event.type != ev.TEXT_DELTA:  # reply.started came first
             self.nodes.look(active=event.node)
         for channel, data in self.mapper.map(event):
@@ -304,7 +305,7 @@ class RunRegistry:
         self.agent_factory = agent_factory
         self.max_ticks = max_ticks
         self.runs: dict[str, RunRecord] = {}
-        self.threads: dict[str, Agent] = {}
+        self.threads: dict[str, AgentLike] = {}
         self.active: dict[str, RunRecord] = {}
         """The unfinished run of each busy thread."""
         self.retention = retention if retention is not None else Retention()
@@ -358,8 +359,8 @@ class RunRegistry:
             self._refuse_suspended(agent, thread_id, close=fresh)
         if fresh:
             if thread_id is not None:  # a store's thread is continued by `run` itself
-                recorder = agent.recorder
-                restored = recorder is not None and recorder.checkpointer.load(thread_id) is not None
+                store = agent.checkpointer
+                restored = store is not None and store.load(thread_id) is not None
                 self._refuse_lost_conversation(agent, thread_id)
             self.threads[tid] = agent
         record = RunRecord(secrets.token_hex(8), tid, agent, question)
@@ -557,14 +558,14 @@ class RunRegistry:
         for key in [key for key in self._watches if key not in waiting]:
             self._watches.pop(key).stop()
 
-    def _refuse_suspended(self, agent: Agent, thread_id: str, *, close: bool) -> None:
+    def _refuse_suspended(self, agent: AgentLike, thread_id: str, *, close: bool) -> None:
         """A new run on a thread its store holds suspended (by an earlier server, or a command
         line run) would discard the approvals it waits for: a RunConflict naming them."""
-        recorder = agent.recorder
-        if recorder is None:
+        store = agent.checkpointer
+        if store is None:
             return
         try:
-            refuse_fresh_run(recorder.checkpointer, recorder.checkpointer.load(thread_id), keys=agent.keys)
+            refuse_fresh_run(store, store.load(thread_id), keys=agent.keys)
         except CheckpointError as exc:
             if close:
                 self._close_later(agent)
@@ -614,7 +615,7 @@ class RunRegistry:
         if agent is not None:
             self._close_later(agent)
 
-    def _close_later(self, agent: Agent) -> None:
+    def _close_later(self, agent: AgentLike) -> None:
         task = asyncio.get_running_loop().create_task(agent.aclose())
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
@@ -625,11 +626,11 @@ class RunRegistry:
         while len(evicted) > self.retention.remembered:
             evicted.popitem(last=False)
 
-    def _refuse_lost_conversation(self, agent: Agent, thread_id: str) -> None:
+    def _refuse_lost_conversation(self, agent: AgentLike, thread_id: str) -> None:
         """A follow-up to an evicted conversation that no checkpoint store kept is refused: it
         would silently start over without its history."""
         why = self._evicted.get(f"thread:{thread_id}")
-        if why is None or agent.recorder is not None:
+        if why is None or agent.checkpointer is not None:
             return
         self._close_later(agent)
         raise NotFound(
