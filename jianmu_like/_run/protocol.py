@@ -9,7 +9,7 @@ whether it happens to have a tree, a runner or a recorder right now.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import py_trees
 
@@ -22,6 +22,7 @@ from ..telemetry.hub import TelemetryHub
 from .result import AgentResult
 
 
+@runtime_checkable
 class AgentLike(Protocol):
     """An agent as a server, CLI or worker uses it (see `Agent` for each member)."""
 
