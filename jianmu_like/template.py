@@ -20,11 +20,9 @@ from pydantic import BaseModel
 from ._run.core import RunCore, default_namespace, logs_events, make_hub, read_tree
 from ._run.errors import ConversationError as ConversationError  # public here (the export tables)
 from ._run.facade import RunFacade
-from ._run.result import AgentResult
 from ._run.trees import PooledTree, tree_toolsets
 from .agent import Agent
 from .bt.clone import clone_tree, reset_tree
-from .checkpoint.store import Checkpointer
 from .keys import StateKeys
 from .tools.toolset import ToolSet
 
@@ -144,6 +142,12 @@ class Conversation(RunFacade):
     tree, nothing else. A conversation runs one run at a time; different conversations of one
     template run concurrently, each on its own tree. It is no `Agent`: both are facades over the
     same run core (`_run`), so every input rule, thread rule and approval rule is the same.
+
+    What differs: `run()` without a `thread_id` continues this conversation's current thread
+    (`conversation_id`; another `thread_id` switches to that thread's state, kept in memory),
+    and there is no checkpointer (`use_checkpointer`, `run(checkpointer=...)` and
+    `resume(thread_id=... | checkpointer=...)` are a ConversationError): a suspended run lives in
+    memory. Use `Agent(root, checkpointer=...)` for runs that must survive the process.
     """
 
     def __init__(
@@ -164,6 +168,7 @@ class Conversation(RunFacade):
             output_namespace=template.output_namespace,
             inputs=template.inputs,
             thread_id=thread_id,
+            conversation=True,
         )
 
     @property
@@ -171,47 +176,3 @@ class Conversation(RunFacade):
         """The thread this conversation runs now (`run(thread_id=...)` switches threads; each
         thread keeps its own state)."""
         return self._core.threads.current
-
-    def use_checkpointer(self, checkpointer: Checkpointer) -> None:
-        """Refused: a ConversationError (a conversation keeps its suspended run in memory)."""
-        raise ConversationError(
-            "a Conversation keeps a suspended run in memory and has no checkpointer; "
-            "use Agent(root, checkpointer=...) for runs that must survive the process"
-        )
-
-    async def run(
-        self,
-        input_data: Mapping[str, Any] | None = None,
-        *,
-        max_ticks: int = 100_000,
-        thread_id: str | None = None,
-        checkpointer: Checkpointer | None = None,
-        from_checkpoint: int | None = None,
-        deps: Any = None,
-    ) -> AgentResult:
-        """As `Agent.run` without a checkpointer: `thread_id` (default: this conversation's
-        current thread) continues that thread's state kept in memory, a new one starts empty."""
-        if checkpointer is not None:
-            self.use_checkpointer(checkpointer)
-        tid = thread_id if thread_id is not None else self.conversation_id
-        return await super().run(
-            input_data, max_ticks=max_ticks, thread_id=tid, from_checkpoint=from_checkpoint, deps=deps
-        )
-
-    async def resume(
-        self,
-        decisions: Mapping[str, Any] | None = None,
-        *,
-        thread_id: str | None = None,
-        checkpointer: Checkpointer | None = None,
-        max_ticks: int = 100_000,
-        deps: Any = None,
-    ) -> AgentResult:
-        """As `Agent.resume`, of this conversation's own suspended run (no `thread_id` or
-        `checkpointer`: a ConversationError)."""
-        if checkpointer is not None or thread_id is not None:
-            raise ConversationError(
-                "a Conversation resumes its own suspended run (no thread_id or checkpointer); "
-                "use Agent(root, checkpointer=...).resume(thread_id=...) for saved threads"
-            )
-        return await super().resume(decisions, max_ticks=max_ticks, deps=deps)

@@ -42,6 +42,7 @@ from ..telemetry.events import Event
 from ..telemetry.hub import TelemetryHub, structlog_sink
 from ..tools.run_context import RunContext, enter_run, leave_run
 from .approvals import Approvals
+from .errors import ConversationError
 from .interrupts import Interrupts
 from .result import AgentResult, build_result
 from .threads import Threads, needs_store
@@ -96,7 +97,11 @@ class RunCore:
         inputs: Iterable[str] = (),
         thread_id: str | None = None,
         source: str | None = None,
+        conversation: bool = False,
     ) -> None:
+        """`conversation`: the core of a `Conversation`, bound to its current thread (`run()`
+        without a `thread_id` continues it, not the default thread) and without a checkpointer
+        (its suspended run lives in memory, on whichever pooled tree the resume borrows)."""
         if isinstance(initial_state, BaseModel) and not isinstance(initial_state, state_schema):
             initial_state = dict(initial_state)  # the user's schema's instance, completed
         self.trees = trees
@@ -108,6 +113,7 @@ class RunCore:
         self.inputs = tuple(inputs)
         self.telemetry = telemetry
         self.source = source
+        self.conversation = conversation
         self.interrupts = Interrupts(
             telemetry, namespace=namespace, node=trees.tree.name, in_progress=self.in_progress
         )
@@ -127,6 +133,11 @@ class RunCore:
         self.use_checkpointer(where)
 
     def use_checkpointer(self, checkpointer: Checkpointer) -> None:
+        if self.conversation:
+            raise ConversationError(
+                "a Conversation keeps a suspended run in memory and has no checkpointer; "
+                "use Agent(root, checkpointer=...) for runs that must survive the process"
+            )
         if self.recorder is None or self.recorder.checkpointer is not checkpointer:
             self.recorder = RunRecorder(
                 self.trees.tree, self.state_manager, checkpointer, source=self.source, keys=self.keys
@@ -179,9 +190,11 @@ class RunCore:
         deps: Any,
     ) -> AgentResult:
         sm = self.state_manager
-        routed = self.route(input_data) if input_data else {}
+        routed = self.route(input_data) if input_data else {}  # bad input changes nothing
         if checkpointer is not None:
             self.use_checkpointer(checkpointer)
+        if thread_id is None and self.conversation:
+            thread_id = self.threads.current  # a conversation continues its own thread
         root, runner = self.trees.acquire(self.threads.current)
         try:
             recorder = self.recorder
@@ -235,6 +248,11 @@ class RunCore:
         max_ticks: int,
         deps: Any,
     ) -> AgentResult:
+        if self.conversation and (checkpointer is not None or thread_id is not None):
+            raise ConversationError(
+                "a Conversation resumes its own suspended run (no thread_id or checkpointer); "
+                "use Agent(root, checkpointer=...).resume(thread_id=...) for saved threads"
+            )
         if checkpointer is not None:
             self.use_checkpointer(checkpointer)
         root, runner = self.trees.acquire(self.threads.current)

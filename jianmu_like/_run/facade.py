@@ -47,6 +47,7 @@ class RunFacade:
 
     @property
     def state(self) -> BaseModel:
+        """The current thread's state model, live (`AgentResult.state` is a detached copy)."""
         return self._core.state_manager.state
 
     @property
@@ -109,7 +110,8 @@ class RunFacade:
 
     # ------------------------------------------------------------------ threads
     def use_checkpointer(self, checkpointer: Checkpointer) -> None:
-        """Save runs into `checkpointer` (after every tick that changed the state)."""
+        """Save runs into `checkpointer` (after every tick that changed the state); a
+        `Conversation` has none (a ConversationError)."""
         self._core.use_checkpointer(checkpointer)
 
     def history(self, thread_id: str | None = None) -> list[CheckpointInfo]:
