@@ -13,6 +13,7 @@ import pytest
 from jianmu_like import (
     Agent,
     AgentTemplate,
+    CheckpointError,
     Conversation,
     ConversationError,
     InputError,
@@ -21,6 +22,7 @@ from jianmu_like import (
 )
 from jianmu_like._run.protocol import AgentLike
 from jianmu_like.agentfile.loader import load_agent
+from jianmu_like.checkpoint import MemoryCheckpointer
 from jianmu_like.cli.serve import agent_factory
 from jianmu_like.testing import ScriptedOpenAIServer, reply
 
@@ -160,3 +162,22 @@ async def test_a_refused_run_leaves_a_conversation_free() -> None:
         assert template.idle == 1 and not conversation.suspended
         result = await conversation.run({"messages": [human("hi")]})
     assert result.final_answer == "fine" and template.idle == 1
+
+
+async def test_a_run_refused_inside_the_core_frees_both_for_the_next() -> None:
+    """A refusal after the tree was taken (a fork without a store) hands it back: the next run
+    is not told "already running", and a conversation's tree is back in the pool."""
+    with ScriptedOpenAIServer([reply("agent"), reply("conversation")]) as srv:
+        agent = Agent(create_react_node(model_client=srv.client()), log_events=False)
+        template = AgentTemplate(lambda: create_react_node(model_client=srv.client()), log_events=False)
+        conversation = template.conversation("c")
+        for runner in (agent, conversation):
+            with pytest.raises(CheckpointError, match="needs a checkpointer"):
+                await runner.run({"messages": [human("hi")]}, from_checkpoint=1)
+        with pytest.raises(ConversationError, match="no checkpointer"):
+            await conversation.run({"messages": [human("hi")]}, checkpointer=MemoryCheckpointer())
+        with pytest.raises(ConversationError, match="resumes its own suspended run"):
+            await conversation.resume(thread_id="c")
+        assert template.idle == 1
+        assert (await agent.run({"messages": [human("a")]})).final_answer == "agent"
+        assert (await conversation.run({"messages": [human("c")]})).final_answer == "conversation"
