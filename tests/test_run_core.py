@@ -5,6 +5,7 @@ neither serves two runs at once; the edges use the `AgentLike` protocol both sat
 from __future__ import annotations
 
 import asyncio
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -181,3 +182,19 @@ async def test_a_run_refused_inside_the_core_frees_both_for_the_next() -> None:
         assert template.idle == 1
         assert (await agent.run({"messages": [human("a")]})).final_answer == "agent"
         assert (await conversation.run({"messages": [human("c")]})).final_answer == "conversation"
+
+
+def test_an_agent_dropped_outside_a_loop_is_freed_at_once_with_its_sync_loop() -> None:
+    """`run_sync` keeps an event loop per agent, closed when the agent goes. An agent in a
+    reference cycle would go only at some later garbage collection, perhaps inside another
+    event loop, where closing its loop fails ("another loop is running")."""
+    with ScriptedOpenAIServer([reply("hi")]) as srv:
+        agent = Agent(create_react_node(model_client=srv.client()), log_events=False)
+        assert agent.run_sync({"messages": [human("hi")]}).final_answer == "hi"
+        loop = agent._core._sync_runner.get_loop()  # type: ignore[union-attr]
+        gc.disable()
+        try:
+            del agent
+            assert loop.is_closed()
+        finally:
+            gc.enable()

@@ -114,9 +114,7 @@ class RunCore:
         self.telemetry = telemetry
         self.source = source
         self.conversation = conversation
-        self.interrupts = Interrupts(
-            telemetry, namespace=namespace, node=trees.tree.name, in_progress=self.in_progress
-        )
+        self.interrupts = Interrupts(telemetry, namespace=namespace, node=trees.tree.name)
         self.approvals = Approvals(sm, keys)
         self.recorder: RunRecorder | None = None
         self._opened_store: ClosableCheckpointer | None = None
@@ -280,6 +278,9 @@ class RunCore:
                     recorder.release()
         finally:
             self.trees.release()
+
+    def inject(self, content: str, namespace: str | None, timeout: float) -> None:
+        self.interrupts.inject(content, namespace, timeout, self.in_progress)
 
     def decide(self, approval_id: str, decision: Any) -> None:
         self.approvals.decide(approval_id, decision, recorder=self.recorder, thread_id=self.thread_id)

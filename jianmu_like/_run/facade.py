@@ -229,7 +229,7 @@ class RunFacade:
         RuntimeError at once; when the loop is busy for longer than `timeout` seconds, it raises
         TimeoutError. Either way the follow-up was not queued.
         """
-        self._core.interrupts.inject(content, namespace, timeout)
+        self._core.inject(content, namespace, timeout)
 
     # ------------------------------------------------------------------ approvals
     def pending_approvals(self) -> list[Approval]:

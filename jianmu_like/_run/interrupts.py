@@ -36,8 +36,9 @@ def interrupt_gates(root: py_trees.behaviour.Behaviour) -> list[InterruptGate]:
 class Interrupts:
     """The follow-ups of one run core, and the run (loop, running flag) that can take them.
 
-    `in_progress` says whether a run is under way or suspended; `node` names the tree's root in
-    the `inject` events; `namespace` is the agent's (the default loop to address)."""
+    `node` names the tree's root in the `inject` events; `namespace` is the agent's (the default
+    loop to address). It holds nothing of the core (no reference cycle: an agent dropped outside
+    any event loop is freed there, with its `run_sync` loop)."""
 
     def __init__(
         self,
@@ -45,14 +46,12 @@ class Interrupts:
         *,
         namespace: str | None,
         node: str,
-        in_progress: Callable[[], bool],
     ) -> None:
         self.box = InterruptBox()
         """Follow-ups injected while a run is in progress, until a loop takes them."""
         self._telemetry = telemetry
         self._namespace = namespace
         self._node = node
-        self._in_progress = in_progress
         self._points: set[str | None] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
         """The event loop of the current (or last) run."""
@@ -65,8 +64,11 @@ class Interrupts:
             node.interrupts = self.box
             self._points.add(node.namespace)
 
-    def inject(self, content: str, namespace: str | None, timeout: float) -> None:
-        """Queue a follow-up (see `Agent.inject`)."""
+    def inject(
+        self, content: str, namespace: str | None, timeout: float, in_progress: Callable[[], bool]
+    ) -> None:
+        """Queue a follow-up (see `Agent.inject`) if `in_progress()` (a run is under way or
+        suspended) when the run's loop takes it."""
         if not isinstance(content, str) or not content.strip():
             raise ValueError("inject() needs a non-empty message")
         loop = self.loop
@@ -75,17 +77,22 @@ class Interrupts:
         except RuntimeError:
             current = None
         if loop is None or current is loop:
-            self._queue(content, namespace)
+            self._queue(content, namespace, in_progress)
             return
         if not loop.is_running():
             if self.running:  # its loop stopped under the run: nothing will ever take it
                 raise RuntimeError(_LOOP_GONE)
-            self._queue(content, namespace)  # suspended: the next resume takes it
+            self._queue(content, namespace, in_progress)  # suspended: the next resume takes it
             return
-        self._hand_to_loop(loop, content, namespace, timeout)
+        self._hand_to_loop(loop, content, namespace, timeout, in_progress)
 
     def _hand_to_loop(
-        self, loop: asyncio.AbstractEventLoop, content: str, namespace: str | None, timeout: float
+        self,
+        loop: asyncio.AbstractEventLoop,
+        content: str,
+        namespace: str | None,
+        timeout: float,
+        in_progress: Callable[[], bool],
     ) -> None:
         """Queue a follow-up on the run's loop from another thread, within a bounded wait:
         a hand-over the loop never takes (it stopped, or stayed busy) is withdrawn, so it
@@ -96,7 +103,7 @@ class Interrupts:
             if not queued.set_running_or_notify_cancel():
                 return  # the caller gave up waiting
             try:
-                self._queue(content, namespace)
+                self._queue(content, namespace, in_progress)
             except BaseException as exc:
                 queued.set_exception(exc)
             else:
@@ -122,8 +129,8 @@ class Interrupts:
                 )
         queued.result()
 
-    def _queue(self, content: str, namespace: str | None) -> None:
-        if not self._in_progress():
+    def _queue(self, content: str, namespace: str | None, in_progress: Callable[[], bool]) -> None:
+        if not in_progress():
             raise RuntimeError(
                 "no run in progress to inject into: start one with run() and send this message as its input"
             )
