@@ -22,9 +22,9 @@ from jianmu_like import (
     human,
 )
 from jianmu_like._run.protocol import AgentLike
-from jianmu_like.agentfile.loader import load_agent
+from jianmu_like.agentfile._loader import load_agent
 from jianmu_like.checkpoint import MemoryCheckpointer
-from jianmu_like.cli.serve import agent_factory
+from jianmu_like.cli._serve import agent_factory
 from jianmu_like.testing import ScriptedOpenAIServer, reply
 
 TREE = """\

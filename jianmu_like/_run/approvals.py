@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..checkpoint.recorder import RunRecorder
-from ..guard.approvals import AlreadyDecided, Approval, ApprovalError, check_edit, parse_decision
-from ..keys import StateKeys
-from ..review import store_decision, stored_decisions
-from ..state.manager import StateManager
+from .._keys import StateKeys
+from .._review import store_decision, stored_decisions
+from ..checkpoint._recorder import RunRecorder
+from ..guard._approvals import AlreadyDecided, Approval, ApprovalError, check_edit, parse_decision
+from ..state._manager import StateManager
 
 
 class Approvals:

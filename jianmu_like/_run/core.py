@@ -23,24 +23,24 @@ import py_trees
 from py_trees.common import Status
 from pydantic import BaseModel
 
-from ..bt.runner import ReactiveRunner
-from ..checkpoint.contract import ClosableCheckpointer
-from ..checkpoint.history import CheckpointInfo
-from ..checkpoint.recorder import RunRecorder
-from ..checkpoint.store import Checkpoint, Checkpointer, CheckpointError
-from ..config import get_config
-from ..guard.approvals import Approval
-from ..keys import StateKeys
-from ..results import ResultReader, reading
-from ..review import refuse_fresh_run
-from ..state.contract import check_contract
-from ..state.inputs import InputError, TreeInputs
-from ..state.manager import StateManager
-from ..state.schema import schema_spec
+from .._config import get_config
+from .._keys import StateKeys
+from .._results import ResultReader, reading
+from .._review import refuse_fresh_run
+from ..bt._runner import ReactiveRunner
+from ..checkpoint._contract import ClosableCheckpointer
+from ..checkpoint._history import CheckpointInfo
+from ..checkpoint._recorder import RunRecorder
+from ..checkpoint._store import Checkpoint, Checkpointer, CheckpointError
+from ..guard._approvals import Approval
+from ..state._contract import check_contract
+from ..state._inputs import InputError, TreeInputs
+from ..state._manager import StateManager
+from ..state._schema import schema_spec
 from ..telemetry import events as ev
+from ..telemetry._hub import TelemetryHub, structlog_sink
 from ..telemetry.events import Event
-from ..telemetry.hub import TelemetryHub, structlog_sink
-from ..tools.run_context import RunContext, enter_run, leave_run
+from ..tools._run_context import RunContext, enter_run, leave_run
 from .approvals import Approvals
 from .errors import ConversationError
 from .interrupts import Interrupts
@@ -125,7 +125,7 @@ class RunCore:
     def open_store(self, where: Checkpointer | str | Path) -> None:
         """Save runs into a store, or into the one at `where` (opened here, closed by `aclose`)."""
         if isinstance(where, (str, Path)):
-            from ..checkpoint.target import open_checkpointer
+            from ..checkpoint._target import open_checkpointer
 
             where = self._opened_store = open_checkpointer(where)
         self.use_checkpointer(where)

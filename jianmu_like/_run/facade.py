@@ -14,17 +14,17 @@ from typing import Any, Self
 import py_trees
 from pydantic import BaseModel
 
-from ..bt.runner import ReactiveRunner
-from ..checkpoint.history import CheckpointInfo
-from ..checkpoint.recorder import RunRecorder
-from ..checkpoint.store import Checkpointer
-from ..guard.approvals import Approval, ApprovalDecision
-from ..keys import StateKeys
-from ..nodes.interrupts import InterruptBox
-from ..state.manager import StateManager
+from .._keys import StateKeys
+from ..bt._runner import ReactiveRunner
+from ..checkpoint._history import CheckpointInfo
+from ..checkpoint._recorder import RunRecorder
+from ..checkpoint._store import Checkpointer
+from ..guard._approvals import Approval, ApprovalDecision
+from ..nodes._interrupts import InterruptBox
+from ..state._manager import StateManager
+from ..telemetry._hub import TelemetryHub
 from ..telemetry.events import Event
-from ..telemetry.hub import TelemetryHub
-from ..tools.toolset import ToolSet
+from ..tools._toolset import ToolSet
 from .core import RunCore
 from .result import AgentResult
 

@@ -17,10 +17,10 @@ from collections.abc import Callable, Iterable
 
 import py_trees
 
-from ..bt.node import walk
-from ..nodes.interrupts import InterruptBox, InterruptGate
+from ..bt._node import walk
+from ..nodes._interrupts import InterruptBox, InterruptGate
 from ..telemetry import events as ev
-from ..telemetry.hub import TelemetryHub
+from ..telemetry._hub import TelemetryHub
 
 _LOOP_GONE = (
     "inject(): the agent's event loop is not running (stopped or closed), so the run can never "

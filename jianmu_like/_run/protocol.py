@@ -13,12 +13,12 @@ from typing import Any, Protocol, runtime_checkable
 
 import py_trees
 
-from ..bt.runner import ReactiveRunner
-from ..checkpoint.store import Checkpointer
-from ..keys import StateKeys
-from ..nodes.interrupts import InterruptBox
-from ..state.manager import StateManager
-from ..telemetry.hub import TelemetryHub
+from .._keys import StateKeys
+from ..bt._runner import ReactiveRunner
+from ..checkpoint._store import Checkpointer
+from ..nodes._interrupts import InterruptBox
+from ..state._manager import StateManager
+from ..telemetry._hub import TelemetryHub
 from .result import AgentResult
 
 

@@ -13,16 +13,16 @@ from typing import Any
 import py_trees
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..bt.fault import NodeFault
-from ..bt.runner import EndStatus, RunOutcome
-from ..guard.approvals import Approval
-from ..keys import StateKeys
-from ..models.types import Usage
-from ..results import AgentOutcome, all_artifacts, read_key, total_usage, tree_outcomes
-from ..state.inputs import TreeInputs
-from ..state.manager import StateManager
-from ..state.schema import schema_spec
-from ..tools.artifact import Artifact
+from .._keys import StateKeys
+from .._results import AgentOutcome, all_artifacts, read_key, total_usage, tree_outcomes
+from ..bt._fault import NodeFault
+from ..bt._runner import EndStatus, RunOutcome
+from ..guard._approvals import Approval
+from ..models._types import Usage
+from ..state._inputs import TreeInputs
+from ..state._manager import StateManager
+from ..state._schema import schema_spec
+from ..tools._artifact import Artifact
 
 
 class AgentResult(BaseModel):

@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..checkpoint.recorder import RunRecorder
-from ..checkpoint.store import Checkpoint, CheckpointError
-from ..state.manager import StateManager
+from ..checkpoint._recorder import RunRecorder
+from ..checkpoint._store import Checkpoint, CheckpointError
+from ..state._manager import StateManager
 
 
 class Threads:

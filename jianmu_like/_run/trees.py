@@ -19,13 +19,13 @@ from typing import Any, Protocol
 import py_trees
 from py_trees.common import Status
 
-from ..bt.node import walk
-from ..bt.progress import capture_progress, restore_progress
-from ..bt.runner import ReactiveRunner
-from ..nodes.interrupts import InterruptGate
-from ..state.manager import StateManager
-from ..telemetry.hub import TelemetryHub
-from ..tools.toolset import ToolSet
+from ..bt._node import walk
+from ..bt._progress import capture_progress, restore_progress
+from ..bt._runner import ReactiveRunner
+from ..nodes._interrupts import InterruptGate
+from ..state._manager import StateManager
+from ..telemetry._hub import TelemetryHub
+from ..tools._toolset import ToolSet
 from .errors import ConversationError
 from .interrupts import Interrupts, interrupt_gates
 

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from jianmu_like import Agent, ModelClient, ReActConfig, create_react_node, human, tool
-from jianmu_like.checkpoint.store import SQLiteCheckpointer
+from jianmu_like.checkpoint._store import SQLiteCheckpointer
 from jianmu_like.testing import fast_resilience
-from jianmu_like.tools.call_context import current_tool_call
+from jianmu_like.tools._call_context import current_tool_call
 
 
 def build_agent(base_url: str, db: Path, mode: str, *, idempotent: bool = False) -> Agent:
