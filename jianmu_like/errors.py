@@ -44,6 +44,7 @@ The hierarchy (tests/test_errors.py checks this drawing against the classes):
       StructuredOutputError (ValueError)
       ToolError
         ElicitationError (ValueError)
+          UnknownElicitation (LookupError)
         MCPServerError
           MCPConnectError
           MCPServerCrashedError
@@ -110,7 +111,7 @@ _EXPORTS = {
         "UnknownToolError",
     ),
     ".tools.mcp._config": ("MCPConfigError",),
-    ".tools.mcp._elicitation": ("ElicitationError",),
+    ".tools.mcp._elicitation": ("ElicitationError", "UnknownElicitation"),
     ".tools.mcp._content": (
         "MCPConnectError",
         "MCPServerCrashedError",
@@ -177,3 +178,4 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .tools.mcp._content import MCPTimeoutError as MCPTimeoutError
     from .tools.mcp._content import MCPToolError as MCPToolError
     from .tools.mcp._elicitation import ElicitationError as ElicitationError
+    from .tools.mcp._elicitation import UnknownElicitation as UnknownElicitation

@@ -25,6 +25,8 @@ from ..state._manager import StateManager
 from ..telemetry._hub import TelemetryHub
 from ..telemetry.events import Event
 from ..tools._toolset import ToolSet
+from ..tools.mcp._elicitation import Action as ElicitationAction
+from ..tools.mcp._elicitation import ElicitationRequest, boxes_of, pending_in, respond_in
 from .core import RunCore
 from .result import AgentResult
 
@@ -259,6 +261,18 @@ class RunFacade:
     def toolsets(self) -> list[ToolSet]:
         """Tool sets used by nodes of the tree (each listed once)."""
         return self._core.trees.toolsets()
+
+    def pending_elicitations(self) -> list[ElicitationRequest]:
+        """The questions the agent's MCP servers put to a person while a tool call waits
+        (`elicitation: ask`, and the sampling requests of `sampling: ask`), oldest first."""
+        return pending_in(boxes_of(self.toolsets()))
+
+    def respond_elicitation(
+        self, request_id: str, action: ElicitationAction, content: Mapping[str, Any] | None = None
+    ) -> ElicitationRequest:
+        """Answer one of `pending_elicitations()`: `accept` (with content valid against its
+        schema), `decline` or `cancel`; `UnknownElicitation` / `ElicitationError` otherwise."""
+        return respond_in(boxes_of(self.toolsets()), request_id, action, content)
 
     async def aclose(self) -> None:
         """Halt the tree and close tool providers (e.g. MCP server sessions)."""

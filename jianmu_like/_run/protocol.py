@@ -19,6 +19,8 @@ from ..checkpoint._store import Checkpointer
 from ..nodes._interrupts import InterruptBox
 from ..state._manager import StateManager
 from ..telemetry._hub import TelemetryHub
+from ..tools.mcp._elicitation import Action as ElicitationAction
+from ..tools.mcp._elicitation import ElicitationRequest
 from .result import AgentResult
 
 
@@ -79,5 +81,11 @@ class AgentLike(Protocol):
     def inject(self, content: str, *, namespace: str | None = None, timeout: float = 30.0) -> None: ...
 
     def decide(self, approval_id: str, decision: Any) -> None: ...
+
+    def pending_elicitations(self) -> list[ElicitationRequest]: ...
+
+    def respond_elicitation(
+        self, request_id: str, action: ElicitationAction, content: Mapping[str, Any] | None = None
+    ) -> ElicitationRequest: ...
 
     async def aclose(self) -> None: ...

@@ -27,7 +27,7 @@ from rich.text import Text
 from .._review import PendingApproval, list_pending, record_decision
 from ..checkpoint._target import open_checkpointer, store_label
 from ..guard._approvals import ApprovalDecision
-from ._common import EXIT_OK, CliError, existing_store
+from ._common import EXIT_OK, CliError, existing_store, json_object_option
 from ._render import shorten
 
 
@@ -70,15 +70,7 @@ def approvals_command(args: argparse.Namespace, console: Console, errors: Consol
 def edited_arguments(args: argparse.Namespace) -> dict[str, Any] | None:
     """`approve --args JSON`: the corrected arguments, a JSON object (None: not given)."""
     raw = getattr(args, "arguments", None)
-    if raw is None:
-        return None
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise CliError(f"--args is not JSON: {exc}") from exc
-    if not isinstance(value, dict):
-        raise CliError(f"--args must be a JSON object of the tool's arguments, not {type(value).__name__}")
-    return value
+    return None if raw is None else json_object_option(raw, "--args", "the tool's arguments")
 
 
 def _source_of(path: str, thread: str) -> str | None:

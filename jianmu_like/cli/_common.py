@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import errno
+import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..errors import JianmuError
 
@@ -96,3 +97,14 @@ def existing_store(target: str) -> str | Path:
     if not file.is_file():
         raise CliError(f"{file}: no such checkpoint file")
     return file
+
+
+def json_object_option(raw: str, option: str, what: str) -> dict[str, Any]:
+    """The value of a JSON-object option (`--args`, `--content`), or a CliError naming it."""
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise CliError(f"{option} is not JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise CliError(f"{option} must be a JSON object of {what}, not {type(value).__name__}")
+    return value

@@ -22,6 +22,7 @@ examples:
   jianmu-like run presets/react.yaml "2**10?" --json
   jianmu-like show presets/research.yaml --dot
   jianmu-like approvals list runs.db
+  jianmu-like elicitations list --url http://127.0.0.1:8321
   jianmu-like threads history runs.db THREAD
   jianmu-like serve presets/react.yaml --port 8321
   jianmu-like worker presets/react.yaml --database postgresql://host/db
@@ -170,6 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.set_defaults(handler="_inspect:validate_command")
 
     _approvals_parser(commands, parent)
+    _elicitations_parser(commands, parent)
     _threads_parser(commands, parent)
     _serve_parser(commands, parent)
     _durable_parsers(commands, parent)
@@ -223,6 +225,37 @@ def _approvals_parser(
             )
         action.add_argument("--database", metavar="URL", help=DATABASE_HELP)
     approvals.set_defaults(handler="_approvals:approvals_command")
+
+
+def _elicitations_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser
+) -> None:
+    """Register `elicitations list|respond`: the questions MCP servers ask a person, answered
+    over a running `jianmu-like serve` (they live in its runs, not in a store)."""
+    elicitations = commands.add_parser(
+        "elicitations",
+        parents=[parent],
+        help="list or answer the questions MCP servers ask a person, on a running `jianmu-like serve`",
+    )
+    actions = elicitations.add_subparsers(dest="action", required=True, metavar="ACTION")
+    listing = actions.add_parser("list", parents=[parent], help="open questions of every run (or one run)")
+    listing.add_argument("run_id", metavar="RUN", nargs="?", help="only this run's questions")
+    listing.add_argument("--json", action="store_true", help="one JSON object per open question")
+    respond = actions.add_parser("respond", parents=[parent], help="answer one question")
+    respond.add_argument("run_id", metavar="RUN", help="the run that asks (see `elicitations list`)")
+    respond.add_argument("elicitation_id", metavar="ID", help="the question's id (see `elicitations list`)")
+    respond.add_argument("answer", metavar="ACTION", choices=("accept", "decline", "cancel"))
+    respond.add_argument(
+        "--content",
+        metavar="JSON",
+        help="with accept: the values asked for (a JSON object, checked against the requested schema)",
+    )
+    for action in (listing, respond):
+        action.add_argument(
+            "--url", default="http://127.0.0.1:8321", help="the server (default http://127.0.0.1:8321)"
+        )
+        action.add_argument("--token", help="its bearer token (default: env JIANMU_SERVER_TOKEN)")
+    elicitations.set_defaults(handler="_elicitations:elicitations_command")
 
 
 def _threads_parser(

@@ -35,6 +35,7 @@ from ..telemetry import events as ev
 from ..telemetry._hub import structlog_sink
 from ..telemetry.events import Event
 from ..telemetry.otel_setup import flush_tracing
+from ..tools.mcp._elicitation import close_human_channel
 from ._common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -133,7 +134,10 @@ async def _close(agent: Agent) -> None:
 
 
 async def session(agent: Agent, start: Start, view: RunView) -> AgentResult:
-    """Drive one run or resume with the chosen view; the agent is closed afterwards."""
+    """Drive one run or resume with the chosen view; the agent is closed afterwards. Nobody
+    can answer an MCP server's question here, so each is declined at once (serve the agent
+    to answer them: `jianmu-like elicitations`)."""
+    close_human_channel(agent.toolsets())
     if view.verbose and get_config().logging.level.upper() not in ("DEBUG", "INFO"):
         agent.telemetry.subscribe(structlog_sink())
     try:

@@ -31,6 +31,7 @@ from ..guard._approvals import InvalidEdit
 from ..models._json_text import JSONTextError, loads_bounded
 from ._artifacts import artifact_response
 from ._console import console_routes
+from ._elicitations import ElicitationResponse, elicitation_routes
 from ._errors import error_response, http_error, internal_error
 from ._nodes import tree_json
 from ._openai_compat import ChatCompletionRequest, OpenAIErrorShape, openai_routes
@@ -242,6 +243,9 @@ def create_app(
     async def chat_request(request: Request) -> ChatCompletionRequest:
         return await _body(request, ChatCompletionRequest)
 
+    async def elicitation_answer(request: Request) -> ElicitationResponse:
+        return await _body(request, ElicitationResponse)
+
     async def healthz(_request: Request) -> Response:
         active = sum(1 for r in registry.runs.values() if not r.finished)
         return JSONResponse({"status": "ok", "runs": len(registry.runs), "active": active})
@@ -303,6 +307,7 @@ def create_app(
             Route("/api/threads/{thread_id}", get_thread),
             Route("/api/threads/{thread_id}/history", get_thread_history),
             *openai_routes(registry, served_model, chat_request),
+            *elicitation_routes(registry, elicitation_answer),
         ],
         middleware=middleware,
         exception_handlers={

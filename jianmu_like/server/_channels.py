@@ -108,6 +108,10 @@ class ChannelMapper:
             return [("phase", _phase(kind, data))]
         if kind == ev.ARTIFACT:
             return [("artifact", dict(data))]
+        if kind == ev.ELICITATION_REQUESTED:  # a question for a person: the human channel
+            return [("approval", {"status": "elicitation", "elicitation": data.get("request")})]
+        if kind == ev.ELICITATION_RESOLVED:
+            return [("approval", {"status": "elicitation_resolved", **data})]
         return []
 
     def finish(

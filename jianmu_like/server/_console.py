@@ -1,4 +1,4 @@
-"""The web console: three static files shipped in the package, served with a strict CSP.
+"""The web console: four static files shipped in the package, served with a strict CSP.
 
 Plain HTML, CSS and JavaScript (no build step, nothing loaded from elsewhere) that talk to the
 same `/api/` routes as any client. The page holds no secret: on a token-protected server it
@@ -19,6 +19,7 @@ from starlette.routing import Route
 ASSETS = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/console.js": ("console.js", "text/javascript; charset=utf-8"),
+    "/elicitation.js": ("elicitation.js", "text/javascript; charset=utf-8"),
     "/console.css": ("console.css", "text/css; charset=utf-8"),
 }
 
@@ -53,7 +54,7 @@ def asset(filename: str) -> bytes:
 
 
 def console_routes() -> list[Route]:
-    """`/` (the page), `/console.js` and `/console.css`."""
+    """`/` (the page), `/console.js`, `/elicitation.js` and `/console.css`."""
 
     def serve(path: str, filename: str, media_type: str) -> Route:
         async def endpoint(_request: Request) -> Response:

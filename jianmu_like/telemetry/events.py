@@ -265,6 +265,8 @@ class MCPSampling(Payload):
     model: str | None = None
     usage: dict[str, Any] | None = None
     reason: str | None = None
+    decided_by: Literal["config", "policy", "person"] | None = None
+    """Who allowed or refused it: the server's config, the provider's sampling policy, a person."""
 
 
 class ElicitationRequested(Payload):

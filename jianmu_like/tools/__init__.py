@@ -52,10 +52,21 @@ _EXPORTS = {
         "MCPToolError",
         "render_mcp_result",
     ),
+    ".mcp._elicitation": (
+        "ElicitationAnswer",
+        "ElicitationError",
+        "ElicitationRequest",
+        "UnknownElicitation",
+    ),
     ".mcp._provider": (
         "MCPToolProvider",
         "mcp_servers_from_config",
         "mcp_tool_name",
+    ),
+    ".mcp._sampling": (
+        "SamplingDecision",
+        "SamplingPolicy",
+        "SamplingRequest",
     ),
     "._provider": (
         "StaticToolProvider",
@@ -101,6 +112,13 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .mcp._content import MCPTimeoutError as MCPTimeoutError
     from .mcp._content import MCPToolError as MCPToolError
     from .mcp._content import render_mcp_result as render_mcp_result
+    from .mcp._elicitation import ElicitationAnswer as ElicitationAnswer
+    from .mcp._elicitation import ElicitationError as ElicitationError
+    from .mcp._elicitation import ElicitationRequest as ElicitationRequest
+    from .mcp._elicitation import UnknownElicitation as UnknownElicitation
     from .mcp._provider import MCPToolProvider as MCPToolProvider
     from .mcp._provider import mcp_servers_from_config as mcp_servers_from_config
     from .mcp._provider import mcp_tool_name as mcp_tool_name
+    from .mcp._sampling import SamplingDecision as SamplingDecision
+    from .mcp._sampling import SamplingPolicy as SamplingPolicy
+    from .mcp._sampling import SamplingRequest as SamplingRequest

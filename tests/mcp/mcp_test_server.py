@@ -15,9 +15,11 @@ import os
 import socket
 import sys
 from pathlib import Path
+from typing import Annotated
 
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.types import CallToolResult, EmbeddedResource, TextContent, TextResourceContents
+from pydantic import BaseModel
 
 server = MCPServer("jianmu-test", instructions="Tools for jianmu_like's MCP tests.", log_level="WARNING")
 
@@ -44,6 +46,19 @@ def dotted_name() -> str:
 def structured_only() -> CallToolResult:
     """Structured content and no text block."""
     return CallToolResult(content=[], structured_content={"city": "Paris", "population": 2100000})
+
+
+class City(BaseModel):
+    city: str
+    population: int
+
+
+@server.tool()
+def loose_city() -> Annotated[CallToolResult, City]:
+    """Declares an outputSchema (population: integer) and sends a string in its place: the
+    server's lax check lets it through, a client's check against the schema does not."""
+    loose = {"city": "Paris", "population": "2100000"}
+    return CallToolResult(content=[TextContent(text="Paris")], structured_content=loose)
 
 
 @server.tool()

@@ -171,3 +171,26 @@ async def test_an_mcp_servers_output_limit_cuts_its_results() -> None:
     observation = result.state.messages[2].content or ""
     assert observation.startswith("begin ") and observation.endswith(" end")
     assert f"[... {len(long_text) - 300} of {len(long_text)} characters omitted ...]" in observation
+
+
+async def test_a_result_that_breaks_its_output_schema_is_an_observation_not_a_crash() -> None:
+    """The server declares `population: integer` and sends a string: the SDK's check against the
+    outputSchema refuses the result; the model reads why and the run goes on."""
+
+    def model(request: dict[str, Any]) -> Any:
+        if _selection(request):
+            return call("select_tools", tools=["loose_city"])
+        last = request["messages"][-1]
+        return reply(f"noted: {last['content']}") if last["role"] == "tool" else call("loose_city")
+
+    with ScriptedOpenAIServer(model) as srv:
+        provider = MCPToolProvider(server_config())
+        async with Agent(create_react_node(model_client=srv.client(), tool_providers=[provider])) as agent:
+            result = await agent.run({"messages": [human("How many live in Paris?")]})
+            connected = provider.connected
+    assert result.status == "success" and connected  # the server was not taken for dead
+    observation = result.state.messages[2].content or ""
+    assert "MCP server 'test': the result of tool 'loose_city' was refused" in observation
+    assert "Invalid structured content returned by tool loose_city: '2100000' is not of type 'integer'" in (
+        observation
+    )

@@ -76,6 +76,11 @@ def test_every_console_file_is_package_data() -> None:
     patterns = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     static = root / "jianmu_like" / "server" / "static"
     files = sorted(p.relative_to(root / "jianmu_like").as_posix() for p in static.iterdir())
-    assert files == ["server/static/console.css", "server/static/console.js", "server/static/index.html"]
+    assert files == [
+        "server/static/console.css",
+        "server/static/console.js",
+        "server/static/elicitation.js",
+        "server/static/index.html",
+    ]
     for name in files:
         assert any(fnmatch(name, pattern) for pattern in patterns["jianmu_like"]), name

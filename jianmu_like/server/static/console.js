@@ -466,6 +466,8 @@
   }
 
   function onEvent(view, event, data) {
+    // other parts of the page (elicitation.js: the MCP servers' questions) follow the stream too
+    document.dispatchEvent(new CustomEvent("jianmu:event", { detail: { runId: view.runId, name: event, data } }));
     switch (event) {
       case "step": onStep(view, data); break;
       case "answer": onAnswer(view, data); break;

@@ -81,9 +81,11 @@ class MCPServerConfig(BaseModel):
     roots: list[str] = Field(default_factory=list)
     """Folders (paths or `file://` URIs) the client offers a server that asks for its roots
     (`roots/list`); relative paths are resolved against the working directory."""
-    sampling: Literal["deny", "allow"] = "deny"
-    """Whether the server may ask the agent's model for completions (`sampling/createMessage`);
-    allowed, their tokens count in the run's usage and budget (see `tools.mcp.sampling`)."""
+    sampling: Literal["deny", "allow", "ask"] = "deny"
+    """Whether the server may ask the agent's model for completions (`sampling/createMessage`):
+    never, always, or when a person accepts each request (the pending requests of the human
+    channel, like elicitations); their tokens count in the run's usage and budget (see
+    `tools.mcp._sampling`; a `sampling_policy` on the provider may decide instead of allow/ask)."""
     sampling_max_tokens: int = Field(1024, gt=0)
     """The most tokens one sampling request may ask for (a larger `maxTokens` is capped)."""
     elicitation: Literal["decline", "ask"] = "decline"

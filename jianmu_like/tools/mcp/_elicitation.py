@@ -8,14 +8,22 @@ nobody answers within `elicitation_timeout` seconds is answered `cancel`, and a 
 config does not say `elicitation: ask` does not declare the capability (servers then do not ask).
 
 A handler (`ElicitationBox.handler`, an async function of the request) answers requests in code
-instead: a test, a UI that is not the framework's own, a policy.
+instead: a test, a UI that is not the framework's own, a policy. Where no person can answer (a
+`jianmu-like run` in a terminal), the handler is `no_human_channel`, which declines at once: an
+unanswerable question never holds a tool call for its timeout.
+
+The same box carries the sampling requests a `sampling: ask` server makes (`kind="sampling"`):
+a person accepts (the agent's model answers the server) or declines them, through the same
+routes, CLI and console form (see `tools.mcp._sampling`). An agent's boxes are found with
+`boxes_of`; `pending_in` / `respond_in` list and answer across them (`Agent.pending_elicitations`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Awaitable, Callable, Mapping
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -26,11 +34,21 @@ from .._errors import ToolError
 if TYPE_CHECKING:
     from mcp.types import ElicitRequestParams, ElicitResult
 
+    from .._toolset import ToolSet
+
 Action = Literal["accept", "decline", "cancel"]
 
 
 class ElicitationError(ToolError, ValueError):
     """A response that cannot be given: unknown request id, or content the schema refuses."""
+
+
+class UnknownElicitation(ElicitationError, LookupError):
+    """No open request has this id (never asked, answered already, or timed out)."""
+
+    def __init__(self, request_id: str, pending: Iterable[str]) -> None:
+        known = ", ".join(pending) or "none"
+        super().__init__(f"no pending elicitation {request_id!r} (pending: {known})")
 
 
 class ElicitationRequest(BaseModel):
@@ -43,6 +61,12 @@ class ElicitationRequest(BaseModel):
     """The JSON schema (flat object of primitive fields) the accepted content must match."""
     url: str | None = None
     """URL-mode elicitation: the page the user should open (no content comes back)."""
+    kind: Literal["elicitation", "sampling"] = "elicitation"
+    """"sampling": the server asks the agent's model for a completion and a person decides
+    (`sampling: ask`); accept lets the model answer, decline or cancel refuses."""
+    details: dict[str, Any] = Field(default_factory=dict)
+    """What a sampling request asks (messages, system prompt, max_tokens): for the person."""
+    requested_at: float = Field(default_factory=time.time)
 
 
 class ElicitationAnswer(BaseModel):
@@ -71,8 +95,7 @@ class ElicitationBox:
         """Answer a pending request; `accept` content is checked against its schema first."""
         entry = self._open.get(request_id)
         if entry is None:
-            known = ", ".join(self._open) or "none"
-            raise ElicitationError(f"no pending elicitation {request_id!r} (pending: {known})")
+            raise UnknownElicitation(request_id, self._open)
         request, future = entry
         if action not in ("accept", "decline", "cancel"):
             raise ElicitationError(f"action must be accept, decline or cancel, not {action!r}")
@@ -90,12 +113,34 @@ class ElicitationBox:
         """Put the server's request up for an answer and wait for it (at most `timeout`)."""
         from mcp.types import ElicitResult
 
-        request = ElicitationRequest(
-            id=f"{self.server}-{next(self._ids)}",
-            server=self.server,
+        answer = await self.ask_human(
             message=params.message,
             requested_schema=_dump(getattr(params, "requested_schema", None)),
             url=getattr(params, "url", None),
+            emit=emit,
+        )
+        return ElicitResult(action=answer.action, content=answer.content)
+
+    async def ask_human(
+        self,
+        *,
+        message: str,
+        requested_schema: dict[str, Any] | None = None,
+        url: str | None = None,
+        kind: Literal["elicitation", "sampling"] = "elicitation",
+        details: Mapping[str, Any] | None = None,
+        emit: Callable[..., None] | None = None,
+    ) -> ElicitationAnswer:
+        """One question up for a person's answer: the handler's, or `respond`'s within
+        `timeout` (then `cancel`); events for the question and its answer."""
+        request = ElicitationRequest(
+            id=f"{self.server}-{next(self._ids)}",
+            server=self.server,
+            message=message,
+            requested_schema=requested_schema or {},
+            url=url,
+            kind=kind,
+            details=dict(details or {}),
         )
         if emit is not None:
             emit(ev.ELICITATION_REQUESTED, request=request.model_dump())
@@ -116,7 +161,49 @@ class ElicitationBox:
             self._open.pop(request.id, None)
         if emit is not None:
             emit(ev.ELICITATION_RESOLVED, id=request.id, server=self.server, action=answer.action)
-        return ElicitResult(action=answer.action, content=answer.content)
+        return answer
+
+
+async def no_human_channel(request: ElicitationRequest) -> ElicitationAnswer:
+    """The handler where no person can answer (a `jianmu-like run`): decline at once, so the
+    server's tool goes on (or fails) instead of waiting out `elicitation_timeout`."""
+    return ElicitationAnswer(action="decline")
+
+
+def boxes_of(toolsets: Iterable[ToolSet]) -> list[ElicitationBox]:
+    """The elicitation boxes of the providers of `toolsets` (MCP providers have one)."""
+    found = (getattr(p, "elicitations", None) for toolset in toolsets for p in toolset.providers)
+    return [box for box in found if isinstance(box, ElicitationBox)]
+
+
+def close_human_channel(toolsets: Iterable[ToolSet]) -> None:
+    """Where no person can answer: every box without a handler declines at once."""
+    for box in boxes_of(toolsets):
+        if box.handler is None:
+            box.handler = no_human_channel
+
+
+def pending_in(boxes: Iterable[ElicitationBox]) -> list[ElicitationRequest]:
+    """Every open request of `boxes`, oldest first."""
+    found = [request for box in boxes for request in box.pending()]
+    return sorted(found, key=lambda request: request.requested_at)
+
+
+def respond_in(
+    boxes: Iterable[ElicitationBox],
+    request_id: str,
+    action: Action,
+    content: Mapping[str, Any] | None = None,
+) -> ElicitationRequest:
+    """Answer the open request `request_id` of one of `boxes` (see `ElicitationBox.respond`);
+    `ElicitationError` naming the open ones when none has it."""
+    boxes = list(boxes)
+    for box in boxes:
+        for request in box.pending():
+            if request.id == request_id:
+                box.respond(request_id, action, content)
+                return request
+    raise UnknownElicitation(request_id, (request.id for request in pending_in(boxes)))
 
 
 def _settle(future: asyncio.Future[ElicitationAnswer], answer: ElicitationAnswer) -> None:

@@ -28,7 +28,7 @@ from ._content import MCPServerCrashedError, MCPServerError, render_mcp_result
 from ._elicitation import Action, ElicitationBox, ElicitationRequest
 from ._prompts import prompt_messages
 from ._resources import ResourceIndex, read_resource_tool, render_read_result
-from ._sampling import answer_sampling
+from ._sampling import SamplingPolicy, answer_sampling
 from ._session import MCPSession, SessionHandlers
 
 if TYPE_CHECKING:
@@ -116,6 +116,9 @@ class MCPToolProvider:
         self.sampling_client: ModelClient | None = None
         """Answers the server's sampling requests when its config allows them; the ReAct preset
         attaches the agent's own model client (`use_model_client`)."""
+        self.sampling_policy: SamplingPolicy | None = None
+        """Decides each sampling request instead of the config's `allow` / `ask` ("allow",
+        "deny", "ask" a person, or a `SamplingDecision` with the reason the server reads)."""
         self.log_records: list[LoggingMessageNotificationParams] = []
         """The server's most recent log notifications (at most `LOG_KEEP`), oldest first."""
 
@@ -246,7 +249,13 @@ class MCPToolProvider:
         newest of this server's calls in flight, if any)."""
         call, emit = self._in_flight[-1] if self._in_flight else (None, None)
         return await answer_sampling(
-            params, config=self.config, client=self.sampling_client, call=call, emit=emit
+            params,
+            config=self.config,
+            client=self.sampling_client,
+            call=call,
+            emit=emit,
+            policy=self.sampling_policy,
+            box=self.elicitations,
         )
 
     def pending_elicitations(self) -> list[ElicitationRequest]:
@@ -269,7 +278,7 @@ class MCPToolProvider:
             prompts_changed=None,  # prompts are read on demand, never cached
             log=self._on_log,
             roots=(lambda: self._roots) if self.config.roots or self._roots else None,
-            sampling=self._on_sampling if self.config.sampling == "allow" else None,
+            sampling=self._on_sampling if self.config.sampling != "deny" else None,
             elicitation=self._on_elicitation if self.config.elicitation == "ask" else None,
         )
 

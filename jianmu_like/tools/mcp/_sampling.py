@@ -5,8 +5,14 @@ classify a result) instead of holding model credentials itself. The agent's mode
 under rules the server cannot change:
 
 - **Off unless allowed.** `sampling: deny` (the default) refuses every request with an error the
-  server reads; `sampling: allow` answers them. A server that could spend the agent's tokens
-  without the user's say-so is a cost and a prompt-injection channel.
+  server reads; `sampling: allow` answers them; `sampling: ask` puts each one to a person (the
+  same pending requests as elicitations: `Agent.pending_elicitations`, the server's API, the CLI,
+  the console), and only an accepted one is answered. A server that could spend the agent's
+  tokens without the user's say-so is a cost and a prompt-injection channel.
+- **A guard policy decides each request**, when one is set (`MCPToolProvider.sampling_policy`, a
+  function of the `SamplingRequest` returning "allow", "deny" or "ask", or a `SamplingDecision`
+  with a reason): instead of the config's `allow` / `ask`, never instead of `deny` (a denied
+  server is not offered sampling at all).
 - **Bounded.** The request's `maxTokens` is honoured, capped by `sampling_max_tokens`.
 - **Counted.** The tokens count in the run's usage and its token budget (through the tool call
   that was running when the server asked: `tools.call_context.add_call_usage`), and each request
@@ -20,17 +26,65 @@ messages carry text.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field
 
 from ...telemetry import events as ev
 from .._call_context import ToolCallContext, add_call_usage
+from ._elicitation import ElicitationBox
 
 if TYPE_CHECKING:
     from mcp.types import CreateMessageRequestParams, CreateMessageResult, ErrorData
 
     from ...models._client import ModelClient
     from ._config import MCPServerConfig
+
+
+Verdict = Literal["allow", "deny", "ask"]
+
+
+class SamplingRequest(BaseModel):
+    """What a server asks the agent's model, as a sampling policy (and a person) sees it."""
+
+    server: str
+    messages: list[dict[str, str]]
+    """`{"role": "user" | "assistant", "content": text}`, in order."""
+    system_prompt: str | None = None
+    max_tokens: int
+    """What the server asked for (the request sent is capped by `sampling_max_tokens`)."""
+    model_hints: list[str] = Field(default_factory=list)
+
+
+class SamplingDecision(BaseModel):
+    """A sampling policy's answer; `reason` is what the server reads when it is refused."""
+
+    decision: Verdict
+    reason: str = ""
+
+
+PolicyAnswer = Verdict | SamplingDecision
+SamplingPolicy = Callable[[SamplingRequest], PolicyAnswer | Awaitable[PolicyAnswer]]
+"""Decides each sampling request of a server (sync or async)."""
+
+
+async def _decide(policy: SamplingPolicy, request: SamplingRequest) -> SamplingDecision:
+    """The policy's decision; one that raises or answers something else denies, saying why."""
+    try:
+        verdict = policy(request)
+        if inspect.isawaitable(verdict):
+            verdict = await verdict
+    except Exception as exc:
+        return SamplingDecision(decision="deny", reason=f"the sampling policy failed: {exc!r}")
+    if isinstance(verdict, SamplingDecision):
+        return verdict
+    if verdict in ("allow", "deny", "ask"):
+        return SamplingDecision(decision=verdict)
+    return SamplingDecision(
+        decision="deny", reason=f"the sampling policy answered {verdict!r}, not allow, deny or ask"
+    )
 
 
 def _refuse(message: str) -> ErrorData:
@@ -46,8 +100,11 @@ async def answer_sampling(
     client: ModelClient | None,
     call: ToolCallContext | None,
     emit: Callable[..., None] | None,
+    policy: SamplingPolicy | None = None,
+    box: ElicitationBox | None = None,
 ) -> CreateMessageResult | ErrorData:
-    """The server's completion, from `client`, or an error saying why not."""
+    """The server's completion, from `client`, or an error saying why not (the config, the
+    policy or a person refused it, or the model failed)."""
     from mcp.types import CreateMessageResult, TextContent
 
     from ...models._messages import Message, ai, human, system
@@ -60,12 +117,12 @@ async def answer_sampling(
         if emit is not None:
             emit(ev.MCP_SAMPLING, server=config.name, max_tokens=requested, model_hints=hints, **data)
 
-    if config.sampling != "allow":
+    if config.sampling == "deny":
         reason = (
             f"sampling is not allowed for MCP server {config.name!r} "
-            "(the client's mcp_servers entry must set `sampling: allow`)"
+            "(the client's mcp_servers entry must set `sampling: allow` or `ask`)"
         )
-        report(status="refused", reason=reason)
+        report(status="refused", reason=reason, decided_by="config")
         return _refuse(reason)
     if client is None:
         reason = f"MCP server {config.name!r} asked for sampling, but no model client is attached"
@@ -80,6 +137,22 @@ async def answer_sampling(
             return _refuse(reason)
         text = "\n".join(str(getattr(block, "text", "")) for block in blocks)
         messages.append(ai(text) if message.role == "assistant" else human(text))
+    asked = SamplingRequest(
+        server=config.name,
+        messages=[{"role": m.role, "content": m.content or ""} for m in messages if m.role != "system"],
+        system_prompt=params.system_prompt,
+        max_tokens=requested,
+        model_hints=hints,
+    )
+    decision, decided_by = SamplingDecision(decision=config.sampling), "config"
+    if policy is not None:
+        decision, decided_by = await _decide(policy, asked), "policy"
+    if decision.decision == "ask":
+        decision, decided_by = await _ask_person(asked, config, box, emit), "person"
+    if decision.decision != "allow":
+        reason = decision.reason or f"the {decided_by} refused sampling for MCP server {config.name!r}"
+        report(status="refused", reason=reason, decided_by=decided_by)
+        return _refuse(reason)
     max_tokens = min(requested, config.sampling_max_tokens)
     request = ModelRequest(
         messages=messages,
@@ -94,7 +167,7 @@ async def answer_sampling(
         report(status="failed", reason=reason)
         return _refuse(reason)
     add_call_usage(call, response.usage)
-    report(status="answered", model=response.model, usage=response.usage.model_dump())
+    report(status="answered", model=response.model, usage=response.usage.model_dump(), decided_by=decided_by)
     stop = "maxTokens" if response.finish_reason == "length" else "endTurn"
     return CreateMessageResult(
         role="assistant",
@@ -102,3 +175,27 @@ async def answer_sampling(
         model=response.model,
         stop_reason=stop,
     )
+
+
+async def _ask_person(
+    asked: SamplingRequest,
+    config: MCPServerConfig,
+    box: ElicitationBox | None,
+    emit: Callable[..., None] | None,
+) -> SamplingDecision:
+    """Put the request to a person (the provider's elicitation box): accept allows it."""
+    if box is None:
+        return SamplingDecision(decision="deny", reason="no person can be asked about this sampling request")
+    answer = await box.ask_human(
+        message=(
+            f"MCP server {config.name!r} asks the agent's model for a completion "
+            f"(at most {min(asked.max_tokens, config.sampling_max_tokens)} tokens): accept to let it answer"
+        ),
+        kind="sampling",
+        details=asked.model_dump(),
+        emit=emit,
+    )
+    if answer.action == "accept":
+        return SamplingDecision(decision="allow")
+    why = "nobody answered in time" if answer.action == "cancel" else "a person declined it"
+    return SamplingDecision(decision="deny", reason=f"sampling for MCP server {config.name!r} refused: {why}")

@@ -16,8 +16,8 @@ import asyncio
 import logging
 import signal
 import warnings
-from collections.abc import Awaitable, Callable
-from contextlib import AsyncExitStack, suppress
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import AsyncExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -106,6 +106,24 @@ def _connection_closed(exc: BaseException) -> bool:
     return isinstance(exc, anyio.ClosedResourceError | anyio.BrokenResourceError | ConnectionError)
 
 
+class _CallClock:
+    """The bound of one tool call: `call_timeout` of silence, `limit` (the loop's time) in all."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, silence: float, limit: float) -> None:
+        self.loop, self.silence, self.limit = loop, silence, limit
+        self.scope: asyncio.Timeout | None = None
+
+    def restart(self) -> None:
+        """A sign of life: another `silence` seconds, never past `limit`."""
+        if self.scope is not None and not self.scope.expired():
+            self.scope.reschedule(min(self.limit, self.loop.time() + self.silence))
+
+    def hold(self) -> None:
+        """The server waits for the client: only `limit` bounds the call meanwhile."""
+        if self.scope is not None and not self.scope.expired():
+            self.scope.reschedule(self.limit)
+
+
 class MCPSession:
     """A single-use connection: `open()` once, send requests from any task, `close()` once."""
 
@@ -128,6 +146,10 @@ class MCPSession:
         self._task: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
         self._lost = False
+        self._clocks: set[_CallClock] = set()
+        """The silence bounds of the tool calls in flight (`call_tool` with progress)."""
+        self._waiting_on_us = 0
+        """Server requests (sampling, elicitation) the client is answering now."""
 
     @property
     def name(self) -> str:
@@ -292,11 +314,29 @@ class MCPSession:
         self, context: ClientRequestContext, params: CreateMessageRequestParams
     ) -> CreateMessageResult | ErrorData:
         assert self.handlers.sampling is not None  # the callback is only registered with it
-        return await self.handlers.sampling(params)
+        with self._server_waits():
+            return await self.handlers.sampling(params)
 
     async def _elicit(self, context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
         assert self.handlers.elicitation is not None  # the callback is only registered with it
-        return await self.handlers.elicitation(params)
+        with self._server_waits():
+            return await self.handlers.elicitation(params)
+
+    @contextmanager
+    def _server_waits(self) -> Iterator[None]:
+        """While the server waits for our answer (a person, the agent's model), its silence is
+        ours: the calls in flight are bounded only by `max_call_duration`, and get a fresh
+        `call_timeout` once the answer is sent."""
+        self._waiting_on_us += 1
+        for clock in list(self._clocks):
+            clock.hold()
+        try:
+            yield
+        finally:
+            self._waiting_on_us -= 1
+            if self._waiting_on_us == 0:
+                for clock in list(self._clocks):
+                    clock.restart()
 
     @property
     def capabilities(self) -> ServerCapabilities | None:
@@ -398,21 +438,22 @@ class MCPSession:
                 f"tool {name!r}", config.call_timeout, lambda s: s.call_tool(name, arguments), tool=name
             )
         loop = asyncio.get_running_loop()
-        limit = loop.time() + config.max_call_duration
-        scope: asyncio.Timeout | None = None
+        clock = _CallClock(loop, config.call_timeout, loop.time() + config.max_call_duration)
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-            if scope is not None and not scope.expired():
-                scope.reschedule(min(limit, loop.time() + config.call_timeout))
+            if not self._waiting_on_us:
+                clock.restart()
             await report(progress, total, message)
 
         async def send(session: ClientSession) -> CallToolResult:
-            nonlocal scope
             try:
-                async with asyncio.timeout(config.call_timeout) as scope:
+                async with asyncio.timeout(config.call_timeout) as clock.scope:
+                    self._clocks.add(clock)
+                    if self._waiting_on_us:
+                        clock.hold()
                     return await session.call_tool(name, arguments, progress_callback=on_progress)
             except TimeoutError:
-                if loop.time() >= limit:
+                if loop.time() >= clock.limit:
                     limit_s = config.max_call_duration
                     why = f"did not finish tool {name!r} within max_call_duration={limit_s:g} s"
                 else:
@@ -421,6 +462,9 @@ class MCPSession:
                         f"call_timeout={config.call_timeout:g} s"
                     )
                 raise MCPTimeoutError(self.name, f"MCP server {self.name!r} {why}") from None
+
+            finally:
+                self._clocks.discard(clock)
 
         # The outer bound is only a backstop: `send` ends the call first, saying why.
         return await self._request(f"tool {name!r}", config.max_call_duration + 5.0, send, tool=name)
@@ -454,6 +498,11 @@ class MCPSession:
                     self.name,
                     f"MCP server {self.name!r} closed the connection during {what}{self._exit_note()}",
                 ) from exc
+            if tool is not None and isinstance(exc, RuntimeError) and not isinstance(exc, MCPError):
+                # The SDK refuses a result itself: structured content that does not match the
+                # tool's outputSchema (or is missing). The model reads why; the run goes on.
+                message = f"MCP server {self.name!r}: the result of tool {tool!r} was refused: {exc}"
+                raise MCPToolError(self.name, tool, message) from exc
             if not isinstance(exc, MCPError):
                 raise
             if exc.code != REQUEST_TIMEOUT:

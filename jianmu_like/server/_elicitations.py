@@ -1,0 +1,96 @@
+"""The questions MCP servers put to a person mid-call, over HTTP: list them, answer them.
+
+An elicitation (`elicitation: ask`) or a sampling request put to a person (`sampling: ask`)
+lives in the running agent, while a server's tool call waits for the answer: unlike an approval
+it suspends nothing and is never stored, so it is reached through its run
+(`Agent.pending_elicitations` / `respond_elicitation` of the run's agent):
+
+- `GET /api/elicitations`: every open question of every run kept, oldest first;
+- `GET /api/runs/{run_id}/elicitations`: those of one run;
+- `POST /api/runs/{run_id}/elicitations/{id}` `{"action": "accept" | "decline" | "cancel",
+  "content": {...}}`: the answer; accepted content is checked against the requested schema
+  (422 naming the fields, and the question stays open); an unknown id is a 404 naming the open
+  ones, a finished run a 409.
+
+Each question and its answer also reach the run's event stream on the `approval` channel (the
+human channel): `{"status": "elicitation", "elicitation": {...}}` and
+`{"status": "elicitation_resolved", "id": ..., "action": ...}` (see `server._channels`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, model_validator
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..tools.mcp._elicitation import ElicitationError, UnknownElicitation
+from ._errors import error_response
+from ._runs import NotFound, RunConflict, RunRecord, RunRegistry
+
+
+class ElicitationResponse(BaseModel):
+    """`POST /api/runs/{run_id}/elicitations/{id}`: a person's answer to one open question."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, Any] | None = None
+    """With `accept`: the values asked for, valid against the question's `requested_schema`."""
+
+    @model_validator(mode="after")
+    def _content_is_accepted(self) -> ElicitationResponse:
+        if self.content is not None and self.action != "accept":
+            raise ValueError("content comes with action 'accept', not with a decline or cancel")
+        return self
+
+
+def run_elicitations(record: RunRecord) -> list[dict[str, Any]]:
+    """The open questions of one run, each with its run and conversation."""
+    if record.finished:
+        return []
+    return [
+        {**request.model_dump(mode="json"), "run_id": record.run_id, "thread_id": record.thread_id}
+        for request in record.agent.pending_elicitations()
+    ]
+
+
+def elicitation_routes(
+    registry: RunRegistry, read_body: Callable[[Request], Awaitable[ElicitationResponse]]
+) -> list[Route]:
+    """The elicitation routes over `registry` (`read_body`: the app's JSON body reader)."""
+
+    async def list_all(_request: Request) -> Response:
+        items = [item for record in list(registry.runs.values()) for item in run_elicitations(record)]
+        items.sort(key=lambda item: item["requested_at"])
+        return JSONResponse({"elicitations": items})
+
+    async def list_run(request: Request) -> Response:
+        record = registry.get(request.path_params["run_id"])
+        return JSONResponse({"run_id": record.run_id, "elicitations": run_elicitations(record)})
+
+    async def respond(request: Request) -> Response:
+        record = registry.get(request.path_params["run_id"])
+        body = await read_body(request)
+        request_id = request.path_params["elicitation_id"]
+        if record.finished:
+            finished = f"run {record.run_id!r} has finished ({record.status})"
+            raise RunConflict(f"{finished}: nothing waits for an answer")
+        try:
+            answered = record.agent.respond_elicitation(request_id, body.action, body.content)
+        except UnknownElicitation as exc:
+            raise NotFound(f"run {record.run_id!r}: {exc}") from None
+        except ElicitationError as exc:
+            return error_response(422, str(exc), detail=[{"field": "content", "message": str(exc)}])
+        return JSONResponse(
+            {"run_id": record.run_id, "id": answered.id, "kind": answered.kind, "action": body.action}
+        )
+
+    return [
+        Route("/api/elicitations", list_all),
+        Route("/api/runs/{run_id}/elicitations", list_run),
+        Route("/api/runs/{run_id}/elicitations/{elicitation_id}", respond, methods=["POST"]),
+    ]
