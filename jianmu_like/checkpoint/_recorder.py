@@ -204,17 +204,8 @@ class RunRecorder:
         return checkpoint
 
     def fetch(self, thread_id: str, seq: int | None = None) -> Checkpoint | None:
-        """Version `seq` of the thread (None: its newest); None for an unknown thread, and a
-        CheckpointError naming the kept versions for a version the thread does not have."""
-        checkpoint = self.checkpointer.load(thread_id, seq)
-        if checkpoint is None and seq is not None:
-            kept = [info.seq for info in self.checkpointer.history(thread_id)]
-            if not kept:
-                known = ", ".join(self.checkpointer.threads()) or "none"
-                raise CheckpointError(f"no checkpoint for thread {thread_id!r} (threads: {known})")
-            listed = ", ".join(str(n) for n in sorted(kept))
-            raise CheckpointError(f"thread {thread_id!r} has no version {seq} (kept versions: {listed})")
-        return checkpoint
+        """Version `seq` of the thread (None: its newest); see `fetch_version`."""
+        return fetch_version(self.checkpointer, thread_id, seq)
 
     def state_of(self, checkpoint: Checkpoint) -> BaseModel:
         """The checkpoint's state as this agent's state model (CheckpointError when it was
@@ -229,3 +220,17 @@ class RunRecorder:
             return self.state_manager.validate_snapshot(checkpoint.state)
         except StateError as exc:
             raise CheckpointError(f"checkpoint of thread {tid!r}: {exc}") from exc
+
+
+def fetch_version(store: Checkpointer, thread_id: str, seq: int | None = None) -> Checkpoint | None:
+    """Version `seq` of the thread (None: its newest); None for an unknown thread, and a
+    CheckpointError naming the kept versions for a version the thread does not have."""
+    checkpoint = store.load(thread_id, seq)
+    if checkpoint is None and seq is not None:
+        kept = [info.seq for info in store.history(thread_id)]
+        if not kept:
+            known = ", ".join(store.threads()) or "none"
+            raise CheckpointError(f"no checkpoint for thread {thread_id!r} (threads: {known})")
+        listed = ", ".join(str(n) for n in sorted(kept))
+        raise CheckpointError(f"thread {thread_id!r} has no version {seq} (kept versions: {listed})")
+    return checkpoint

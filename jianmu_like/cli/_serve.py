@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from .._agent import Agent
+    from .._run.protocol import AgentLike
     from ..server._app import Cleanup
     from ..server._runs import AgentFactory
     from ..telemetry._hub import Subscriber
@@ -37,12 +38,7 @@ def agent_factory(
 
     first = load_agent(path, allow_modules=allow_modules)
     if checkpoint is None:
-        template = AgentTemplate.from_prototype(
-            first.root,
-            first.state_manager.schema,
-            namespace=first.namespace,
-            output_namespace=first.output_namespace,
-        )
+        template = AgentTemplate.from_agent(first)
         return template.conversation, [template.aclose], "conversations kept in memory"
     store = open_checkpointer(checkpoint)
     spare = [first]
@@ -62,7 +58,7 @@ def traced(factory: AgentFactory, subscriber: Subscriber) -> AgentFactory:
     """`factory` whose every conversation reports its runs to `subscriber` (one for all: the
     spans of concurrent runs are told apart by run id)."""
 
-    def build() -> Agent:
+    def build() -> AgentLike:
         agent = factory()
         agent.telemetry.subscribe(subscriber)
         return agent

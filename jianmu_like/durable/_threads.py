@@ -19,7 +19,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from .._agent import Agent, AgentResult
+from .._run.protocol import AgentLike
+from .._run.result import AgentResult
 from ..checkpoint._contract import Checkpoint, CheckpointError, ThreadConflictError, schema_fingerprint
 from ..checkpoint._history import summarize
 from ..checkpoint._postgres import PostgresCheckpointer
@@ -48,7 +49,7 @@ async def load_thread(database: str, thread_id: str) -> dict[str, Any] | None:
     return None if checkpoint is None else checkpoint.model_dump(mode="json")
 
 
-def continue_thread(agent: Agent, thread_id: str, loaded: dict[str, Any] | None) -> int | None:
+def continue_thread(agent: AgentLike, thread_id: str, loaded: dict[str, Any] | None) -> int | None:
     """Put the loaded version's state into `agent` (a fresh one); the version's seq, None for a
     new thread. A version of another state schema is a CheckpointError naming both."""
     if loaded is None:
@@ -90,7 +91,7 @@ async def save_thread(
     database: str,
     thread_id: str,
     parent: int | None,
-    agent: Agent,
+    agent: AgentLike,
     result: AgentResult,
     fingerprint: str,
     run_id: str,

@@ -19,8 +19,8 @@ from typing import Any
 
 from dbos import DBOS, DBOSConfig
 
-from .._agent import Agent
 from .._redact import redact_url
+from .._run.protocol import AgentLike
 from .._template import AgentTemplate
 from ..agentfile._loader import load_agent, validate_agent_file
 from ._fingerprint import agent_fingerprint
@@ -50,7 +50,7 @@ class DurableWorker:
         global_concurrency: int | None = None,
         polling_interval: float = 0.1,
         allow_modules: Sequence[str] = (),
-        agent_factory: Callable[[], Agent] | None = None,
+        agent_factory: Callable[[], AgentLike] | None = None,
         queue: str | None = None,
     ) -> None:
         """`agent_factory` builds the agent instead of loading `agent_file` (whose path still
@@ -72,25 +72,19 @@ class DurableWorker:
         self._stopped = threading.Event()
         self._lock: ExecutorLock | None = None
 
-    def _served(self) -> tuple[Callable[[], Agent], str]:
+    def _served(self) -> tuple[Callable[[], AgentLike], str]:
         """How runs build their agent, and its fingerprint (durable.fingerprint)."""
         if self._factory is not None:
             probe = self._factory()
-            return self._factory, agent_fingerprint(None, getattr(probe, "root", None))
+            return self._factory, agent_fingerprint(None, probe.tree)
         return self._conversations()
 
-    def _conversations(self) -> tuple[Callable[[], Agent], str]:
+    def _conversations(self) -> tuple[Callable[[], AgentLike], str]:
         """One conversation of an `AgentTemplate` per run: the file is loaded once and its tree
         cloned (loading it per run cost more CPU than the run's own steps)."""
         first = load_agent(self.agent_file, allow_modules=self.allow_modules)
         fingerprint = agent_fingerprint(self._spec, first.root)
-        template = AgentTemplate.from_prototype(
-            first.root,
-            first.state_manager.schema,
-            namespace=first.namespace,
-            output_namespace=first.output_namespace,
-            log_events=False,
-        )
+        template = AgentTemplate.from_agent(first, log_events=False)
         return template.conversation, fingerprint
 
     def config(self) -> DBOSConfig:

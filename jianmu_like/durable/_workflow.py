@@ -18,7 +18,7 @@ from typing import Any
 
 from dbos import DBOS
 
-from .._agent import Agent
+from .._run.protocol import AgentLike
 from ..errors import JianmuError
 from ..guard._approvals import Approval, ApprovalDecision
 from ..models._hooks import use_model_call_hook
@@ -38,7 +38,7 @@ from ._result import DurableRunResult
 from ._steps import StepOrder, durable_model_call, durable_tool_call, use_step_order
 from ._threads import continue_thread, load_thread, save_thread
 
-AgentFactory = Callable[[], Agent]
+AgentFactory = Callable[[], AgentLike]
 """Builds a fresh agent for one run (a worker's agent file, loaded again)."""
 
 
@@ -168,6 +168,6 @@ def _dump(approvals: list[Approval]) -> list[dict[str, Any]]:
     return [approval.model_dump(mode="json") for approval in approvals]
 
 
-def _messages(agent: Agent) -> list[dict[str, Any]]:
+def _messages(agent: AgentLike) -> list[dict[str, Any]]:
     messages = agent.state_manager.get(agent.keys.messages, agent.output_namespace, None) or []
     return [m.model_dump(mode="json") if hasattr(m, "model_dump") else m for m in messages]

@@ -14,7 +14,6 @@ from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, get_args
 
-import py_trees
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -22,9 +21,9 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .._agent import Agent
 from .._config import get_config
 from .._redact import redact
+from .._run.protocol import AgentLike
 from ..checkpoint._contract import Checkpointer
 from ..checkpoint._threads import ThreadView, UnknownThreadError, thread_history, thread_view, version_view
 from ..guard._approvals import InvalidEdit
@@ -83,12 +82,6 @@ def _version() -> str:
         return "0"
 
 
-def _tree_of(agent: Agent) -> py_trees.behaviour.Behaviour:
-    template = getattr(agent, "template", None)  # a Conversation borrows its tree per run
-    prototype = getattr(template, "prototype", None)
-    return prototype if isinstance(prototype, py_trees.behaviour.Behaviour) else agent.root
-
-
 def create_app(
     agent_factory: AgentFactory,
     *,
@@ -128,7 +121,7 @@ def create_app(
         raise ValueError(f"max_body_bytes must be positive, got {max_body_bytes}")
     retention = Retention(max_runs=max_runs, ttl=run_ttl)
     registry = RunRegistry(agent_factory, max_ticks=max_ticks, retention=retention)
-    described: list[Agent] = []
+    described: list[AgentLike] = []
 
     async def create_run(_request: Request, body: RunRequest) -> RunCreated:
         record = registry.start(body.input, body.thread_id, from_checkpoint=body.from_checkpoint)
@@ -205,7 +198,7 @@ def create_app(
             raise BadRequest(str(exc), [{"field": "arguments", "message": str(exc)}]) from None
         return DecisionResult(run_id=record.run_id, status=record.status)
 
-    def sample() -> Agent:
+    def sample() -> AgentLike:
         """One agent of the factory, built once, to describe the tree and find the store."""
         if not described:
             described.append(agent_factory())
@@ -213,18 +206,18 @@ def create_app(
 
     async def agent_tree(_request: Request, _body: None) -> AgentTree:
         agent = sample()
-        tree = tree_json(_tree_of(agent))
-        return AgentTree.model_validate({"tree": tree, "checkpoints": agent.recorder is not None})
+        tree = tree_json(agent.tree)
+        return AgentTree.model_validate({"tree": tree, "checkpoints": agent.checkpointer is not None})
 
     def thread_store() -> Checkpointer:
         """The checkpoint store the server's agents save into (threads live there)."""
-        recorder = sample().recorder
-        if recorder is None:
+        store = sample().checkpointer
+        if store is None:
             raise RunConflict(
                 "this server keeps no checkpoint store, so no thread versions: serve with "
                 "--checkpoint STORE (a conversation is continued in memory while its last run is kept)"
             )
-        return recorder.checkpointer
+        return store
 
     async def list_threads(_request: Request, _body: None) -> ThreadList:
         store = thread_store()
@@ -253,7 +246,7 @@ def create_app(
         view = await asyncio.to_thread(
             version_view, store, tid, int(raw), label="the checkpoint store", keys=agent.keys
         )
-        ids = {path: node_id for node_id, path, _node in node_entries(_tree_of(agent))}
+        ids = {path: node_id for node_id, path, _node in node_entries(agent.tree)}
         return CheckpointState(
             version=view.version,
             messages=redact(view.messages),  # like every answer of the server: no secrets
@@ -264,7 +257,7 @@ def create_app(
         )
 
     def served_model() -> str:
-        return model_name if model_name is not None else str(_tree_of(sample()).name)
+        return model_name if model_name is not None else str(sample().tree.name)
 
     async def healthz(_request: Request, _body: None) -> Health:
         active = sum(1 for r in registry.runs.values() if not r.finished)

@@ -29,10 +29,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .._agent import Agent, AgentResult
 from .._redact import redact
 from .._review import PendingApproval, ThreadSuspendedError, refuse_fresh_run, stored_decisions
+from .._run.protocol import AgentLike
+from .._run.result import AgentResult
 from ..checkpoint._contract import WatchableCheckpointer
+from ..checkpoint._recorder import fetch_version
 from ..checkpoint._store import Checkpointer, CheckpointError
 from ..errors import JianmuError
 from ..guard._approvals import AlreadyDecided, ApprovalDecision, ApprovalError, InvalidEdit, verdict
@@ -44,7 +46,8 @@ from ._nodes import NodeChange, NodeWatcher
 from ._schemas import ServedRunStatus
 from ._watch import DecisionWatch, log
 
-AgentFactory = Callable[[], Agent]
+AgentFactory = Callable[[], AgentLike]
+"""Builds the agent of a new conversation: an `Agent`, or a `Conversation` of a template."""
 _API_HINT = (
     "decide them first (POST /api/approvals/{id}; the run resumes by itself), or run on another thread"
 )
@@ -93,7 +96,7 @@ class Retention(BaseModel):
 class RunRecord:
     """One run: its agent, status, result and the log of everything it published."""
 
-    def __init__(self, run_id: str, thread_id: str, agent: Agent, question: str) -> None:
+    def __init__(self, run_id: str, thread_id: str, agent: AgentLike, question: str) -> None:
         self.run_id = run_id
         self.thread_id = thread_id
         self.agent = agent
@@ -132,15 +135,14 @@ class RunRecord:
         cancelled: no further model or tool call); the agent still saves its checkpoint and
         reports the run's end. Before the run's task starts, it never starts the agent."""
         self.cancelling = True
-        runner = getattr(self.agent, "runner", None)
+        runner = self.agent.runner  # None: a conversation between runs
         if runner is not None:
             runner.halt()  # a no-op unless the tree is running
 
     @property
     def store(self) -> Checkpointer | None:
         """The checkpoint store the run is saved in (None for a conversation kept in memory)."""
-        recorder = getattr(self.agent, "recorder", None)
-        return recorder.checkpointer if recorder is not None else None
+        return self.agent.checkpointer
 
     def waiting(self) -> list[str]:
         """The ids of the approvals this run waits for that nobody has decided yet."""
@@ -178,12 +180,12 @@ class RunRecord:
         follow-up queued while it waits for an approval is published too)."""
         agent = self.agent
         if event.type in _RUN_EDGES and event.namespace == agent.namespace:
-            root = getattr(agent, "root", None)  # a Conversation has a tree only while it runs
-            if root is not None and event.node == root.name:  # not a nested agent's run
+            runner = agent.runner  # the tree in hand (a Conversation's borrowed one)
+            if runner is not None and event.node == agent.tree.name:  # not a nested agent's run
                 if event.type == ev.RUN_COMPLETED:
                     self.nodes.detach(look=True)
                 else:
-                    self.nodes.attach(agent.runner)
+                    self.nodes.attach(runner)
         elif event.node is not None and event.type != ev.TEXT_DELTA:  # reply.started came first
             self.nodes.look(active=event.node)
         for channel, data in self.mapper.map(event):
@@ -301,7 +303,7 @@ class RunRegistry:
         self.agent_factory = agent_factory
         self.max_ticks = max_ticks
         self.runs: dict[str, RunRecord] = {}
-        self.threads: dict[str, Agent] = {}
+        self.threads: dict[str, AgentLike] = {}
         self.active: dict[str, RunRecord] = {}
         """The unfinished run of each busy thread."""
         self.retention = retention if retention is not None else Retention()
@@ -365,8 +367,8 @@ class RunRegistry:
                 self._check_fork(agent, thread_id, from_checkpoint, close=fresh)
         if fresh:
             if thread_id is not None:  # a store's thread is continued by `run` itself
-                recorder = agent.recorder
-                restored = recorder is not None and recorder.checkpointer.load(thread_id) is not None
+                store = agent.checkpointer
+                restored = store is not None and store.load(thread_id) is not None
                 self._refuse_lost_conversation(agent, thread_id)
             self.threads[tid] = agent
         record = RunRecord(secrets.token_hex(8), tid, agent, question)
@@ -384,18 +386,18 @@ class RunRegistry:
         )
         return record
 
-    def _check_fork(self, agent: Agent, thread_id: str, seq: int, *, close: bool) -> None:
+    def _check_fork(self, agent: AgentLike, thread_id: str, seq: int, *, close: bool) -> None:
         """A fork needs the store to keep version `seq` of the thread (refused before the run)."""
-        recorder = agent.recorder
+        store = agent.checkpointer
         refusal: JianmuError | None = None
-        if recorder is None:
+        if store is None:
             refusal = RunConflict(
                 "from_checkpoint continues a saved version, and this server keeps no checkpoint "
                 "store: serve with --checkpoint STORE"
             )
         else:
             try:
-                recorder.fetch(thread_id, seq)
+                fetch_version(store, thread_id, seq)
             except CheckpointError as exc:
                 refusal = NotFound(str(exc))
         if refusal is not None:
@@ -586,14 +588,14 @@ class RunRegistry:
         for key in [key for key in self._watches if key not in waiting]:
             self._watches.pop(key).stop()
 
-    def _refuse_suspended(self, agent: Agent, thread_id: str, *, close: bool) -> None:
+    def _refuse_suspended(self, agent: AgentLike, thread_id: str, *, close: bool) -> None:
         """A new run on a thread its store holds suspended (by an earlier server, or a command
         line run) would discard the approvals it waits for: a RunConflict naming them."""
-        recorder = agent.recorder
-        if recorder is None:
+        store = agent.checkpointer
+        if store is None:
             return
         try:
-            refuse_fresh_run(recorder.checkpointer, recorder.checkpointer.load(thread_id), keys=agent.keys)
+            refuse_fresh_run(store, store.load(thread_id), keys=agent.keys)
         except CheckpointError as exc:
             if close:
                 self._close_later(agent)
@@ -643,7 +645,7 @@ class RunRegistry:
         if agent is not None:
             self._close_later(agent)
 
-    def _close_later(self, agent: Agent) -> None:
+    def _close_later(self, agent: AgentLike) -> None:
         task = asyncio.get_running_loop().create_task(agent.aclose())
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
@@ -654,11 +656,11 @@ class RunRegistry:
         while len(evicted) > self.retention.remembered:
             evicted.popitem(last=False)
 
-    def _refuse_lost_conversation(self, agent: Agent, thread_id: str) -> None:
+    def _refuse_lost_conversation(self, agent: AgentLike, thread_id: str) -> None:
         """A follow-up to an evicted conversation that no checkpoint store kept is refused: it
         would silently start over without its history."""
         why = self._evicted.get(f"thread:{thread_id}")
-        if why is None or agent.recorder is not None:
+        if why is None or agent.checkpointer is not None:
             return
         self._close_later(agent)
         raise NotFound(

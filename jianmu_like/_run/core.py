@@ -1,0 +1,392 @@
+"""`RunCore`: one run of a tree to an answer, the same for an `Agent` and a `Conversation`.
+
+The core holds everything a run needs besides the tree: the state manager and its threads, the
+telemetry hub, the follow-ups (`Interrupts`), the approvals, the checkpoint recorder and the
+building of the result. Where the tree comes from is its `TreeSource` (`trees`): an Agent's own
+tree, or one a Conversation borrows per run. So every input rule (`accepts`, routing,
+`InputError`), every thread rule and every approval rule is written once, here, and both public
+classes forward to it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+import uuid
+import weakref
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import py_trees
+from py_trees.common import Status
+from pydantic import BaseModel
+
+from .._config import get_config
+from .._keys import StateKeys
+from .._results import ResultReader, reading
+from .._review import refuse_fresh_run
+from ..bt._runner import ReactiveRunner
+from ..checkpoint._contract import ClosableCheckpointer
+from ..checkpoint._history import CheckpointInfo
+from ..checkpoint._recorder import RunRecorder
+from ..checkpoint._store import Checkpoint, Checkpointer, CheckpointError
+from ..guard._approvals import Approval
+from ..state._contract import check_contract
+from ..state._inputs import InputError, TreeInputs
+from ..state._manager import StateManager
+from ..state._schema import schema_spec
+from ..telemetry import events as ev
+from ..telemetry._hub import TelemetryHub, structlog_sink
+from ..telemetry.events import Event
+from ..tools._run_context import RunContext, enter_run, leave_run
+from .approvals import Approvals
+from .errors import ConversationError
+from .interrupts import Interrupts
+from .result import AgentResult, build_result
+from .threads import Threads, needs_store
+from .trees import TreeSource
+
+
+def read_tree(
+    root: py_trees.behaviour.Behaviour, state_schema: type[BaseModel] | None, keys: StateKeys | None
+) -> ResultReader:
+    """How runs of `root` are read (`results.reading`: the preset's schema and keys unless
+    given), checked now: a schema that cannot hold the tree's keys fails here. The tree's inputs
+    are read now too, from the tree as built (cached on it, shared by its clones)."""
+    read = reading(root, state_schema, keys)
+    check_contract(read.state_schema, root, hint=read.schema_hint)
+    TreeInputs.of(root, schema_spec(read.state_schema))
+    return read
+
+
+def default_namespace(root: py_trees.behaviour.Behaviour, namespace: str | None) -> str | None:
+    """The namespace input goes to: the one given, else the root's (a namespaced ReAct root)."""
+    return namespace if namespace is not None else getattr(root, "namespace", None)
+
+
+def logs_events(log_events: bool | None) -> bool:
+    """Whether a hub logs its events (None: when the configured log level is DEBUG or INFO)."""
+    if log_events is None:
+        return get_config().logging.level.upper() in ("DEBUG", "INFO")
+    return log_events
+
+
+def make_hub(telemetry: TelemetryHub | None, log_events: bool) -> TelemetryHub:
+    hub = telemetry or TelemetryHub()
+    if log_events:
+        hub.subscribe(structlog_sink())
+    return hub
+
+
+class RunCore:
+    """Runs of one state over trees from `trees` (see the module). The facades' docstrings
+    (`Agent.run`, ...) describe each operation; the core does it."""
+
+    def __init__(
+        self,
+        trees: TreeSource,
+        state_schema: type[BaseModel],
+        keys: StateKeys,
+        *,
+        telemetry: TelemetryHub,
+        initial_state: BaseModel | Mapping[str, Any] | None = None,
+        namespace: str | None = None,
+        output_namespace: str | None = None,
+        inputs: Iterable[str] = (),
+        thread_id: str | None = None,
+        source: str | None = None,
+        conversation: bool = False,
+    ) -> None:
+        """`conversation`: the core of a `Conversation`, bound to its current thread (`run()`
+        without a `thread_id` continues it, not the default thread) and without a checkpointer
+        (its suspended run lives in memory, on whichever pooled tree the resume borrows)."""
+        if isinstance(initial_state, BaseModel) and not isinstance(initial_state, state_schema):
+            initial_state = dict(initial_state)  # the user's schema's instance, completed
+        self.trees = trees
+        self.keys = keys
+        self.state_manager = sm = StateManager(state_schema, initial_state)
+        self.threads = Threads(sm, initial_state, current=thread_id)
+        self.namespace = namespace
+        self.output_namespace = output_namespace if output_namespace is not None else namespace
+        self.inputs = tuple(inputs)
+        self.telemetry = telemetry
+        self.source = source
+        self.conversation = conversation
+        self.interrupts = Interrupts(telemetry, namespace=namespace, node=trees.tree.name)
+        self.approvals = Approvals(sm, keys)
+        self.recorder: RunRecorder | None = None
+        self._opened_store: ClosableCheckpointer | None = None
+        self._sync_runner: asyncio.Runner | None = None
+        trees.attach(sm, telemetry, self.interrupts)
+
+    # ------------------------------------------------------------------ store
+    def open_store(self, where: Checkpointer | str | Path) -> None:
+        """Save runs into a store, or into the one at `where` (opened here, closed by `aclose`)."""
+        if isinstance(where, (str, Path)):
+            from ..checkpoint._target import open_checkpointer
+
+            where = self._opened_store = open_checkpointer(where)
+        self.use_checkpointer(where)
+
+    def use_checkpointer(self, checkpointer: Checkpointer) -> None:
+        if self.conversation:
+            raise ConversationError(
+                "a Conversation keeps a suspended run in memory and has no checkpointer; "
+                "use Agent(root, checkpointer=...) for runs that must survive the process"
+            )
+        if self.recorder is None or self.recorder.checkpointer is not checkpointer:
+            self.recorder = RunRecorder(
+                self.trees.tree, self.state_manager, checkpointer, source=self.source, keys=self.keys
+            )
+            self.trees.on_tick = self.recorder.on_tick
+
+    @property
+    def thread_id(self) -> str | None:
+        return self.recorder.thread_id if self.recorder is not None else self.threads.current
+
+    def history(self, thread_id: str | None) -> list[CheckpointInfo]:
+        recorder = needs_store(self.recorder, "history()")
+        tid = thread_id if thread_id is not None else recorder.thread_id
+        return [] if tid is None else recorder.checkpointer.history(tid)
+
+    def state_at(self, thread_id: str, seq: int) -> BaseModel:
+        recorder = needs_store(self.recorder, "state_at()")
+        checkpoint = recorder.fetch(thread_id, seq)
+        if checkpoint is None:
+            known = ", ".join(recorder.checkpointer.threads()) or "none"
+            raise CheckpointError(f"no checkpoint for thread {thread_id!r} (threads: {known})")
+        return recorder.state_of(checkpoint)
+
+    # ------------------------------------------------------------------ input
+    def accepts(self, key: str) -> bool:
+        try:
+            self.route({key: None})
+        except InputError:
+            return False
+        return True
+
+    def route(self, input_data: Mapping[str, Any]) -> dict[str | None, dict[str, Any]]:
+        """Input grouped by namespace; InputError naming every key no node of the tree reads."""
+        spec = schema_spec(self.state_manager.schema)
+        return TreeInputs.of(self.trees.tree, spec).route(input_data, self.namespace, spec, self.inputs)
+
+    # ------------------------------------------------------------------ running
+    def in_progress(self) -> bool:
+        """A run is under way or suspended (waiting for approvals)."""
+        return self.interrupts.running or self.trees.suspended
+
+    async def run(
+        self,
+        input_data: Mapping[str, Any] | None,
+        *,
+        max_ticks: int,
+        thread_id: str | None,
+        checkpointer: Checkpointer | None,
+        from_checkpoint: int | None,
+        deps: Any,
+    ) -> AgentResult:
+        sm = self.state_manager
+        routed = self.route(input_data) if input_data else {}  # bad input changes nothing
+        if checkpointer is not None:
+            self.use_checkpointer(checkpointer)
+        if thread_id is None and self.conversation:
+            thread_id = self.threads.current  # a conversation continues its own thread
+        root, runner = self.trees.acquire(self.threads.current)
+        try:
+            recorder = self.recorder
+            threads = self.threads
+            base: Checkpoint | None = None
+            state: BaseModel | None = None
+            if recorder is not None:  # before anything changes: a refused run leaves the core as it was
+                if thread_id is None:
+                    threads.stored_default = threads.stored_default or uuid.uuid4().hex
+                tid = thread_id or threads.stored_default or ""
+                store, keys = recorder.checkpointer, self.keys
+
+                def refuse(previous: Checkpoint | None) -> None:
+                    refuse_fresh_run(store, previous, keys=keys)
+
+                newest = store.load(tid)
+                refuse(newest)
+                base, state = threads.stored_base(recorder, tid, newest, from_checkpoint)
+            elif from_checkpoint is not None:
+                needs_store(recorder, "run(from_checkpoint=...)")
+            threads.given = thread_id
+            if state is not None:
+                sm.state = state
+                sm.version += 1
+            elif recorder is None:
+                threads.switch(thread_id)
+            threads.ran()
+            if root.status != Status.INVALID:
+                root.stop(Status.INVALID)
+            self.interrupts.drop()  # follow-ups of an abandoned suspended run
+            sm.reset_for_run()
+            for namespace, values in routed.items():
+                sm.update(values, namespace)
+            if recorder is not None:
+                # checked again on what the claim rests on
+                recorder.start(tid, refuse=refuse, parent=base.seq if base is not None else None)
+            try:
+                return await self._drive(root, runner, max_ticks, event=ev.RUN_STARTED, deps=deps)
+            finally:
+                if recorder is not None:
+                    recorder.release()
+        finally:
+            self.trees.release()
+
+    async def resume(
+        self,
+        decisions: Mapping[str, Any] | None,
+        *,
+        thread_id: str | None,
+        checkpointer: Checkpointer | None,
+        max_ticks: int,
+        deps: Any,
+    ) -> AgentResult:
+        if self.conversation and (checkpointer is not None or thread_id is not None):
+            raise ConversationError(
+                "a Conversation resumes its own suspended run (no thread_id or checkpointer); "
+                "use Agent(root, checkpointer=...).resume(thread_id=...) for saved threads"
+            )
+        if checkpointer is not None:
+            self.use_checkpointer(checkpointer)
+        root, runner = self.trees.acquire(self.threads.current)
+        try:
+            recorder = self.recorder
+            if thread_id is not None:
+                # Always reload: another process may have written since.
+                if recorder is None:
+                    raise CheckpointError("resume(thread_id=...) needs a checkpointer")
+                recorder.load(thread_id)
+            if root.status != Status.RUNNING:
+                raise RuntimeError(
+                    "nothing to resume: the last run is not suspended "
+                    f"(tree status {root.status.name}); start a new one with run()"
+                )
+            if recorder is not None and recorder.thread_id is not None:
+                recorder.claim()
+            try:
+                for approval_id, decision in (decisions or {}).items():
+                    self.decide(approval_id, decision)
+                self.approvals.merge_stored(recorder)
+                return await self._drive(root, runner, max_ticks, event=ev.RUN_RESUMED, deps=deps)
+            finally:
+                if recorder is not None:
+                    recorder.release()
+        finally:
+            self.trees.release()
+
+    def inject(self, content: str, namespace: str | None, timeout: float) -> None:
+        self.interrupts.inject(content, namespace, timeout, self.in_progress)
+
+    def decide(self, approval_id: str, decision: Any) -> None:
+        self.approvals.decide(approval_id, decision, recorder=self.recorder, thread_id=self.thread_id)
+
+    def pending_approvals(self) -> list[Approval]:
+        return self.approvals.pending()
+
+    async def _drive(
+        self,
+        root: py_trees.behaviour.Behaviour,
+        runner: ReactiveRunner,
+        max_ticks: int,
+        *,
+        event: str,
+        deps: Any = None,
+    ) -> AgentResult:
+        run_id = os.urandom(6).hex()  # secrets.token_hex(6) without its wrappers
+        # The caller's deps reach the tools through a context variable, never the state.
+        context = enter_run(RunContext(deps, run_id=run_id, thread_id=self.thread_id))
+        hub = self.telemetry
+        hub.run_id = run_id
+        if hub.active:
+            thread_id = self.thread_id or self.threads.given
+            hub.emit(event, node=root.name, namespace=self.namespace, thread_id=thread_id)
+        started = time.perf_counter()
+        ticks = 0
+        interrupts = self.interrupts
+        interrupts.loop = asyncio.get_running_loop()
+        interrupts.running = True
+        try:
+            while True:
+                outcome = await runner.run(max_ticks=max_ticks - ticks)
+                ticks += outcome.ticks
+                # Suspended, but an operator may have decided meanwhile (stored, not yet in the state).
+                if outcome.status != "suspended" or not self.approvals.merge_stored(self.recorder):
+                    break
+        finally:
+            interrupts.running = False
+            leave_run(context)
+        outcome.ticks = ticks
+        result = build_result(
+            self.state_manager,
+            self.keys,
+            root,
+            self.output_namespace,
+            outcome,
+            pending=self.approvals.pending(),
+            thread_id=self.thread_id,
+            elapsed=time.perf_counter() - started,
+            run_id=run_id,
+        )
+        if self.recorder is not None:
+            self.recorder.save(result.status)
+        if result.status != "suspended":
+            interrupts.drop()
+        if hub.active:
+            hub.emit(
+                ev.RUN_COMPLETED,
+                node=root.name,
+                namespace=self.namespace,
+                status=result.status,
+                final_answer=result.final_answer,
+                termination=result.termination,
+                usage=result.usage.model_dump(),
+                error=result.error,
+            )
+        return result
+
+    def run_sync(self, start: Callable[[], Coroutine[Any, Any, AgentResult]]) -> AgentResult:
+        """Run `start()` (a `run()`) to its end on this core's own event loop (one for all the
+        calls, so pooled HTTP connections of the model client stay usable between runs)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            raise RuntimeError(
+                "Agent.run_sync() cannot run inside a running event loop (async code, Jupyter): "
+                "use `await agent.run(...)` there"
+            )
+        if self._sync_runner is None:
+            self._sync_runner = asyncio.Runner()
+            weakref.finalize(self, self._sync_runner.close)
+        return self._sync_runner.run(start())
+
+    async def stream(self, start: Callable[[], Coroutine[Any, Any, AgentResult]]) -> AsyncIterator[Event]:
+        """Run `start()` (a `run()`) and yield its telemetry events as they happen."""
+        queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        unsubscribe = self.telemetry.subscribe(queue.put_nowait)
+        task = asyncio.create_task(start())
+        task.add_done_callback(lambda _t: queue.put_nowait(None))
+        try:
+            while True:
+                item = await queue.get()
+                if item is None:
+                    break
+                yield item
+            task.result()  # surface an exception of the run
+        finally:
+            unsubscribe()
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+
+    async def aclose(self) -> None:
+        await self.trees.aclose()
+        if self._opened_store is not None:
+            self._opened_store.close()
+            self._opened_store = None
