@@ -27,6 +27,24 @@ def pytest_configure(config: pytest.Config) -> None:
     hub.CHECK_EVENTS = True
 
 
+@pytest.fixture(autouse=True)
+def _process_settings_restored() -> Iterator[None]:
+    """The environment and the cached configuration are the same after each test as before it.
+
+    A command run in-process (`cli._main.main([...])`) turns streaming on through the
+    environment and reloads the process-wide configuration, as the command does for its own
+    process; here the process is shared with the tests that follow (a later agent would stream
+    where its test expects a whole reply), so both are put back."""
+    import jianmu_like._config as config
+
+    environment, cached = dict(os.environ), config._cached
+    yield
+    if os.environ != environment:
+        os.environ.clear()
+        os.environ.update(environment)
+    config._cached = cached
+
+
 def _research_responder(body: dict[str, Any]) -> Any:
     """The scripted model for presets/research.yaml: planner, two researchers, writer."""
     msgs = body["messages"]

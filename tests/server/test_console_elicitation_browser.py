@@ -35,8 +35,8 @@ def test_the_form_is_built_from_the_schema_and_its_answer_reaches_the_server(pag
         form.locator("button.approve").click()
         expect(page.locator("#elicitations")).to_be_hidden()
         answer = run.locator(".answer")
-        expect(answer).to_contain_text("- Name: Ada Lovelace")
-        expect(answer).to_contain_text("- Agreed to terms: true")
+        expect(answer).to_contain_text("Name: Ada Lovelace")
+        expect(answer).to_contain_text("Agreed to terms: true")
         expect(answer).to_contain_text('"legacyTitledEnum": "pet-2"')  # the server's raw echo
         expect(answer).to_contain_text('"untitledMultipleSelectEnum": [ "Guitar" ]')
 
