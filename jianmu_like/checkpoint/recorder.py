@@ -15,7 +15,7 @@ it is known.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import py_trees
@@ -24,8 +24,9 @@ from pydantic import BaseModel
 
 from ..bt.progress import TreeMismatchError, capture_progress, restore_progress, tree_fingerprint
 from ..keys import StateKeys
-from ..state.journal import JournalEntry
+from ..state.journal import JournalEntry, finish_entry
 from ..state.manager import StateError, StateManager
+from .contract import Commit
 from .history import summarize
 from .owner import new_owner
 from .store import Checkpoint, Checkpointer, CheckpointError, CheckpointStatus, schema_fingerprint
@@ -42,22 +43,13 @@ class RecorderJournal:
         return self.recorder.thread_id
 
     def entries(self) -> Mapping[str, JournalEntry]:
-        rec = self.recorder
-        return {} if rec.thread_id is None else rec.checkpointer.journal(rec.thread_id)
+        return self.recorder.journal_entries()
 
-    def started(self, key: str, tool_call_id: str, tool: str) -> None:
-        rec = self.recorder
-        if rec.thread_id is None:
-            return
-        entry = JournalEntry(
-            key=key, tool_call_id=tool_call_id, tool=tool, status="started", started_at=time.time()
-        )
-        rec.checkpointer.journal_start(rec.thread_id, entry, owner=rec.owner)
+    def started(self, calls: Sequence[tuple[str, str, str]], *, serial: bool) -> None:
+        self.recorder.start_batch(calls, serial=serial)
 
     def finished(self, key: str, outcome: dict[str, Any]) -> None:
-        rec = self.recorder
-        if rec.thread_id is not None:
-            rec.checkpointer.journal_finish(rec.thread_id, key, outcome)
+        self.recorder.finish_call(key, outcome)
 
 
 class RunRecorder:
@@ -91,6 +83,15 @@ class RunRecorder:
         self._tree_fp = tree_fingerprint(root)
         self.owner: str | None = None
         """This process's claim on the thread while a run or resume drives it."""
+        self._entries: dict[str, JournalEntry] | None = None
+        """The thread's journal as this run knows it (None: not read yet): read once, then kept
+        up to date by this run's own writes (nobody else writes while it owns the thread)."""
+        self._open: set[str] = set()
+        """Keys of the current batch's calls that have no outcome yet."""
+        self._outcomes: list[JournalEntry] = []
+        """A batch's last outcome, written with the checkpoint saved after its tick."""
+        self._pending: tuple[Checkpoint, int] | None = None
+        """A save (with the state version it holds) that waits for the next write of the run."""
         state_manager.journal = RecorderJournal(self)
 
     @property
@@ -116,39 +117,143 @@ class RunRecorder:
         self.thread_id = thread_id
         self._seq = previous.seq if previous is not None else 0
         self._parent = parent if parent is not None else (previous.seq if previous is not None else None)
-        self.claim()
-        self.checkpointer.forget(thread_id)
+        self._reset()
+        self.claim(forget=True)
+        self._entries = {}
         self._saved_version = -1  # the first tick's progress is always saved
 
-    def claim(self) -> None:
+    def claim(self, *, forget: bool = False) -> None:
         """Take the thread for this process; ThreadConflictError if another live process runs
-        it or saved it since this recorder last loaded or saved it."""
+        it or saved it since this recorder last loaded or saved it. `forget`: drop the thread's
+        old journal and decisions in the same transaction (a fresh run)."""
         self.owner = new_owner().encode()
         try:
-            self.save("running")
+            self._write(self._checkpoint("running"), forget=forget)
         except BaseException:
             self.owner = None
             raise
 
     def release(self) -> None:
-        """Give the thread up (any exit of a run); a no-op when the last save already did."""
+        """Give the thread up (any exit of a run); a no-op when the last save already did. An
+        outcome still waiting for its save is written first."""
+        if self.thread_id is not None and (self._outcomes or self._pending is not None):
+            self._write(None)
         if self.owner is not None and self.thread_id is not None:
             owner, self.owner = self.owner, None
             self.checkpointer.release(self.thread_id, owner)
 
     def on_tick(self) -> None:
-        """Save if the state changed since the last save."""
-        if self.state_manager.version != self._saved_version:
-            self.save("running")
+        """Save if the state changed since the last save: at once when a batch's last outcome
+        waits for it, or a save is already waiting from the tick before; otherwise the save
+        waits for the run's next write (the batch the tick started takes it along), at most
+        until the next tick."""
+        if self.state_manager.version == self._saved_version or self.thread_id is None:
+            return
+        checkpoint = self._checkpoint("running")
+        if self._outcomes or self._pending is not None:
+            self._write(checkpoint)
+        else:
+            self._pending = (checkpoint, self.state_manager.version)
 
     def save(self, status: CheckpointStatus) -> None:
-        """Save (conditionally on the seq last seen); any status but "running" releases the claim."""
+        """Save now (conditionally on the seq last seen), with whatever waits for a save; any
+        status but "running" releases the claim."""
+        if self.thread_id is not None:
+            self._write(self._checkpoint(status))
+
+    # ------------------------------------------------------------------ journal
+    def journal_entries(self) -> Mapping[str, JournalEntry]:
+        """The thread's journal (read from the store once per run, then from memory)."""
+        if self.thread_id is None:
+            return {}
+        if self._entries is None:
+            self._entries = dict(self.checkpointer.journal(self.thread_id))
+        return self._entries
+
+    def start_batch(self, calls: Sequence[tuple[str, str, str]], *, serial: bool) -> None:
+        """Record a batch's calls as started, in one transaction with a save waiting for it (a
+        serial batch chains each call to the one before: see `never_began`)."""
+        if self.thread_id is None or not calls:
+            return
+        now = time.time()
+        entries = [
+            JournalEntry(
+                key=key,
+                tool_call_id=call_id,
+                tool=tool,
+                status="started",
+                started_at=now,
+                after=calls[i - 1][0] if serial and i else None,
+            )
+            for i, (key, call_id, tool) in enumerate(calls)
+        ]
+        self._write(None, started=entries)
+        known = self.journal_entries()
+        assert isinstance(known, dict)
+        known.update((entry.key, entry) for entry in entries)
+        self._open = {entry.key for entry in entries}
+
+    def finish_call(self, key: str, outcome: dict[str, Any]) -> None:
+        """Record a call's outcome: at once, except the last of the open batch, which waits
+        for the save after this tick (`on_tick`; no await comes between)."""
         if self.thread_id is None:
             return
+        known = self.journal_entries()
+        entry = known.get(key)
+        done = finish_entry(entry, outcome) if entry is not None else None
+        if done is None:
+            return
+        assert isinstance(known, dict)
+        known[key] = done
+        last = key in self._open and len(self._open) == 1
+        self._open.discard(key)
+        self._outcomes.append(done)
+        if not last:
+            self._write(None)
+
+    def _reset(self) -> None:
+        self._entries, self._open, self._outcomes, self._pending = None, set(), [], None
+
+    def _write(
+        self,
+        checkpoint: Checkpoint | None,
+        *,
+        started: Sequence[JournalEntry] = (),
+        forget: bool = False,
+    ) -> None:
+        """One transaction: `checkpoint` (or the save waiting for a write), the started calls
+        and the outcomes waiting for a save."""
+        assert self.thread_id is not None
+        version = self.state_manager.version
+        if checkpoint is None and self._pending is not None:
+            checkpoint, version = self._pending
+        work = Commit(
+            self.thread_id,
+            forget=forget,
+            checkpoint=checkpoint,
+            expected_seq=self._seq if checkpoint is not None else None,
+            holder=self.owner,
+            started=started,
+            owner=self.owner,
+            finished=tuple(self._outcomes),
+        )
+        self._outcomes, self._pending = [], None  # written now, or lost with the run's claim
+        self.checkpointer.commit(work)
+        if checkpoint is not None:
+            self._seq = checkpoint.seq
+            self._parent = self._seq
+            self._saved_version = version
+            if checkpoint.owner is None:
+                self.owner = None
+
+    def _checkpoint(self, status: CheckpointStatus) -> Checkpoint:
+        """The state and tree progress now, as the next version of the thread (its summary is
+        what a history listing shows)."""
+        assert self.thread_id is not None
         sm = self.state_manager
         owner = self.owner if status == "running" else None
         state, tree = sm.snapshot(), capture_progress(self.root)
-        checkpoint = Checkpoint(
+        return Checkpoint(
             thread_id=self.thread_id,
             seq=self._seq + 1,
             parent_seq=self._parent,
@@ -162,12 +267,6 @@ class RunRecorder:
             summary=summarize(state, tree, self.keys),
             source=self.source,
         )
-        self.checkpointer.save(checkpoint, expected_seq=self._seq, holder=self.owner)
-        self._seq += 1
-        self._parent = self._seq
-        self._saved_version = sm.version
-        if owner is None:
-            self.owner = None
 
     def load(self, thread_id: str) -> Checkpoint:
         """Restore `thread_id` into the state manager and the (halted) tree.
@@ -198,6 +297,7 @@ class RunRecorder:
         except TreeMismatchError as exc:
             raise CheckpointError(f"checkpoint of thread {thread_id!r}: {exc}") from exc
         self.thread_id = thread_id
+        self._reset()
         self._seq = self._parent = checkpoint.seq
         self._saved_version = sm.version
         self.source = self.source or checkpoint.source

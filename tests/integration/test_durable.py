@@ -74,10 +74,15 @@ def test_sigkill_mid_batch_never_runs_a_finished_call_again(
     batch = calls(call("append", item="a"), call("slow"), call("append", item="b"))
     with ScriptedOpenAIServer([batch, reply("all done")]) as srv:
         child = spawn(HERE / "journal_agent.py", srv.base_url, db, "th", mode, "run", *flags)
-        # Serial: `append a` finished, `slow` running. Parallel: both appends finished, `slow` running.
-        expected = [("append", "finished")] * (1 if mode == "serial" else 2) + [("slow", "started")]
+        # The batch's three calls are journaled as started in one write before the first runs.
+        # Serial: `append a` finished, `slow` running, `append b` waiting behind it (started, but
+        # chained after `slow`: it never began). Parallel: both appends finished, `slow` running.
+        if mode == "serial":
+            expected = [("append", "finished"), ("append", "started"), ("slow", "started")]
+        else:
+            expected = [("append", "finished")] * 2 + [("slow", "started")]
 
-        # ... and `slow` itself has begun (its journal row is written just before it is called).
+        # ... and `slow` itself has begun.
         def reached_slow() -> bool:
             return journal_of(db, "th") == expected and any(x.startswith("slow started") for x in lines(log))
 
