@@ -31,6 +31,10 @@ from .history import summarize
 from .owner import new_owner
 from .store import Checkpoint, Checkpointer, CheckpointError, CheckpointStatus, schema_fingerprint
 
+_DEFERRED_TICKS = 2
+"""How many ticks a due save may wait for the run's next write: the tick that starts a model
+call and the one that reads its reply and starts the batch (whose write takes the save along)."""
+
 
 class RecorderJournal:
     """The ToolJournal of whatever thread the recorder currently records (inactive without one)."""
@@ -90,8 +94,8 @@ class RunRecorder:
         """Keys of the current batch's calls that have no outcome yet."""
         self._outcomes: list[JournalEntry] = []
         """A batch's last outcome, written with the checkpoint saved after its tick."""
-        self._pending: tuple[Checkpoint, int] | None = None
-        """A save (with the state version it holds) that waits for the next write of the run."""
+        self._pending = 0
+        """Ticks a due save has waited for the next write of the run (0: none is due)."""
         state_manager.journal = RecorderJournal(self)
 
     @property
@@ -136,7 +140,7 @@ class RunRecorder:
     def release(self) -> None:
         """Give the thread up (any exit of a run); a no-op when the last save already did. An
         outcome still waiting for its save is written first."""
-        if self.thread_id is not None and (self._outcomes or self._pending is not None):
+        if self.thread_id is not None and (self._outcomes or self._pending):
             self._write(None)
         if self.owner is not None and self.thread_id is not None:
             owner, self.owner = self.owner, None
@@ -144,16 +148,13 @@ class RunRecorder:
 
     def on_tick(self) -> None:
         """Save if the state changed since the last save: at once when a batch's last outcome
-        waits for it, or a save is already waiting from the tick before; otherwise the save
-        waits for the run's next write (the batch the tick started takes it along), at most
-        until the next tick."""
+        waits for it; otherwise the save waits for the run's next write (the batch a model's
+        reply starts takes it along, with the state as it is then), for two ticks at most."""
         if self.state_manager.version == self._saved_version or self.thread_id is None:
             return
-        checkpoint = self._checkpoint("running")
-        if self._outcomes or self._pending is not None:
-            self._write(checkpoint)
-        else:
-            self._pending = (checkpoint, self.state_manager.version)
+        self._pending += 1
+        if self._outcomes or self._pending > _DEFERRED_TICKS:
+            self._write(self._checkpoint("running"))
 
     def save(self, status: CheckpointStatus) -> None:
         """Save now (conditionally on the seq last seen), with whatever waits for a save; any
@@ -212,7 +213,7 @@ class RunRecorder:
             self._write(None)
 
     def _reset(self) -> None:
-        self._entries, self._open, self._outcomes, self._pending = None, set(), [], None
+        self._entries, self._open, self._outcomes, self._pending = None, set(), [], 0
 
     def _write(
         self,
@@ -225,8 +226,8 @@ class RunRecorder:
         and the outcomes waiting for a save."""
         assert self.thread_id is not None
         version = self.state_manager.version
-        if checkpoint is None and self._pending is not None:
-            checkpoint, version = self._pending
+        if checkpoint is None and self._pending:
+            checkpoint = self._checkpoint("running")
         work = Commit(
             self.thread_id,
             forget=forget,
@@ -237,7 +238,7 @@ class RunRecorder:
             owner=self.owner,
             finished=tuple(self._outcomes),
         )
-        self._outcomes, self._pending = [], None  # written now, or lost with the run's claim
+        self._outcomes, self._pending = [], 0  # written now, or lost with the run's claim
         self.checkpointer.commit(work)
         if checkpoint is not None:
             self._seq = checkpoint.seq

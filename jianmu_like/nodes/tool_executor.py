@@ -144,6 +144,9 @@ class ToolExecutor(AsyncBehaviour):
         finished: dict[str, ToolOutcome] = {}
         self._finished = finished
         if journal is not None and to_run:  # one write, durable before the first call can take effect
+            # Out of the tick first (this may run eagerly inside it): the write takes along the
+            # save due after the tick, and the tree is only whole between ticks.
+            await asyncio.sleep(0)
             serial = len(to_run) > 1 and not self._parallel([tool for _, tool in to_run])
             journal.started(
                 [(self._journal_key(call), call.id, call.name) for call, _ in to_run], serial=serial

@@ -112,6 +112,43 @@ def test_sigkill_mid_batch_never_runs_a_finished_call_again(
         assert "outcome unknown" in observations[1] and "may or may not have taken effect" in observations[1]
 
 
+@pytest.mark.parametrize(
+    ("mode", "kill_at", "effects", "observations"),
+    [
+        # Killed after the batch's started rows, before any call ran: the model is not asked
+        # again (the save of its reply went with them); serially, `a` may have run (unknown) and
+        # `b`, chained behind it, certainly did not: it runs now. In parallel both may have run.
+        ("serial", "after-start", ["append b"], ["unknown", "appended b"]),
+        ("parallel", "after-start", [], ["unknown", "unknown"]),
+        # Killed before the commit joining `b`'s outcome with the save: `a`'s outcome was durable
+        # at once; `b` ran, but its outcome was lost: never run again, reported unknown.
+        ("serial", "before-last", ["append a", "append b"], ["appended a", "unknown"]),
+        # Killed right after it: both outcomes are in the checkpoint and the journal.
+        ("serial", "after-last", ["append a", "append b"], ["appended a", "appended b"]),
+    ],
+)
+def test_sigkill_at_each_batch_boundary(
+    tmp_path: Path, mode: str, kill_at: str, effects: list[str], observations: list[str]
+) -> None:
+    db = tmp_path / "runs.db"
+    log = db.with_suffix(".log")
+    batch = calls(call("append", item="a"), call("append", item="b"))
+    with ScriptedOpenAIServer([batch, reply("all done")]) as srv:
+        child = spawn(HERE / "journal_agent.py", srv.base_url, db, "th", mode, "run", "--kill-at", kill_at)
+        child.communicate(timeout=PATIENCE)
+        assert child.returncode == -signal.SIGKILL
+        resumed = spawn(HERE / "journal_agent.py", srv.base_url, db, "th", mode, "resume")
+        out, err = resumed.communicate(timeout=PATIENCE)
+        assert resumed.returncode == 0, err
+        n_requests = len(srv.requests)
+    result = json.loads(out)
+    assert result["status"] == "success" and result["final_answer"] == "all done"
+    assert n_requests == 2  # the model is never asked again: its reply was saved with the batch
+    assert sorted(lines(log)) == effects  # nothing ran twice
+    seen = [m["content"] for m in result["messages"] if m["role"] == "tool"]
+    assert ["unknown" if "outcome unknown" in text else text for text in seen] == observations
+
+
 async def test_two_processes_resuming_one_thread_run_the_approved_call_once(
     tmp_path: Path, store_target: str
 ) -> None:
