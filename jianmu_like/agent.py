@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .bt.fault import NodeFault
 from .bt.node import walk
 from .bt.runner import EndStatus, ReactiveRunner, RunOutcome
-from .checkpoint.contract import ClosableCheckpointer
+from .checkpoint.contract import ClosableCheckpointer, Durability
 from .checkpoint.history import CheckpointInfo
 from .checkpoint.recorder import RunRecorder
 from .checkpoint.store import Checkpoint, Checkpointer, CheckpointError
@@ -132,15 +132,19 @@ class Agent:
         checkpointer: Checkpointer | str | Path | None = None,
         inputs: Iterable[str] = (),
         source: str | None = None,
+        durability: Durability | None = None,
     ) -> None:
         """`checkpointer` is a store, or where one lives (a SQLite path or a `postgresql://`
-        URL: opened here, closed by `aclose()`). `source` names the agent file the tree was
-        built from (`load_agent` sets it); checkpoints record it. `state_schema` and `keys`
+        URL: opened here, closed by `aclose()`); `durability` says when its checkpoints are
+        written (default: the configuration's `checkpoints.durability`; `run()` can override
+        it). `source` names the agent file the tree was built from (`load_agent` sets it);
+        checkpoints record it. `state_schema` and `keys`
         default to what the preset that built the tree says (`results.ResultReader`: a
         `create_react_node` root runs on `ReActState` with its config's keys); a tree no preset
         built needs `state_schema`."""
         self.root = root
         self.source = source
+        self.durability = durability
         read = reading(root, state_schema, keys)  # a given schema completed from the preset's
         self.keys = read.keys
         # a schema that cannot hold the tree's keys fails here
@@ -269,6 +273,7 @@ class Agent:
         checkpointer: Checkpointer | None = None,
         from_checkpoint: int | None = None,
         deps: Any = None,
+        durability: Durability | None = None,
     ) -> AgentResult:
         """Start a fresh run on the conversation `thread_id`: its state (persistent keys kept,
         run-scoped ones reset), `input_data` merged through the reducers; tick the tree until
@@ -325,6 +330,7 @@ class Agent:
         for namespace, values in routed.items():
             sm.update(values, namespace)
         if recorder is not None:
+            recorder.durability = self._durability(durability)
             # checked again on what the claim rests on
             recorder.start(tid, refuse=refuse, parent=base.seq if base is not None else None)
         try:
@@ -365,6 +371,7 @@ class Agent:
         checkpointer: Checkpointer | None = None,
         max_ticks: int = 100_000,
         deps: Any = None,
+        durability: Durability | None = None,
     ) -> AgentResult:
         """Continue a suspended run exactly where it stopped (`deps` as for `run()`: never
         saved, so given again here).
@@ -392,6 +399,7 @@ class Agent:
                 f"(tree status {self.root.status.name}); start a new one with run()"
             )
         if recorder is not None and recorder.thread_id is not None:
+            recorder.durability = self._durability(durability)
             recorder.claim()
         try:
             for approval_id, decision in (decisions or {}).items():
@@ -401,6 +409,10 @@ class Agent:
         finally:
             if recorder is not None:
                 recorder.release()
+
+    def _durability(self, given: Durability | None) -> Durability:
+        """The run's durability: the run's, else the agent's, else the configuration's."""
+        return given or self.durability or get_config().checkpoints.durability
 
     def accepts(self, key: str) -> bool:
         """Whether `run()` takes the input key `key` (a node of the tree reads it, or it is one of

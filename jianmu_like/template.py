@@ -23,6 +23,7 @@ from .bt.clone import clone_tree, reset_tree
 from .bt.node import walk
 from .bt.progress import capture_progress, restore_progress
 from .bt.runner import ReactiveRunner
+from .checkpoint.contract import Durability
 from .checkpoint.store import Checkpointer
 from .config import get_config
 from .errors import JianmuError
@@ -220,6 +221,7 @@ class Conversation(Agent):
         checkpointer: Checkpointer | None = None,
         from_checkpoint: int | None = None,
         deps: Any = None,
+        durability: Durability | None = None,
     ) -> AgentResult:
         """As `Agent.run` without a checkpointer: `thread_id` (default: this conversation's
         current thread) continues that thread's state kept in memory, a new one starts empty."""
@@ -229,7 +231,12 @@ class Conversation(Agent):
         self._acquire()
         try:
             return await super().run(
-                input_data, max_ticks=max_ticks, thread_id=tid, from_checkpoint=from_checkpoint, deps=deps
+                input_data,
+                max_ticks=max_ticks,
+                thread_id=tid,
+                from_checkpoint=from_checkpoint,
+                deps=deps,
+                durability=durability,
             )
         finally:
             self._release()
@@ -242,6 +249,7 @@ class Conversation(Agent):
         checkpointer: Checkpointer | None = None,
         max_ticks: int = 100_000,
         deps: Any = None,
+        durability: Durability | None = None,
     ) -> AgentResult:
         if checkpointer is not None or thread_id is not None:
             raise ConversationError(
@@ -250,7 +258,7 @@ class Conversation(Agent):
             )
         self._acquire()
         try:
-            return await super().resume(decisions, max_ticks=max_ticks, deps=deps)
+            return await super().resume(decisions, max_ticks=max_ticks, deps=deps, durability=durability)
         finally:
             self._release()
 

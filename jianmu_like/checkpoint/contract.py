@@ -29,6 +29,8 @@ from .owner import Owner, owner_alive
 FORMAT = "jianmu_like.checkpoint/3"
 """The checkpoint record's format (also the SQLite store's format marker)."""
 CheckpointStatus = Literal["running", "suspended", "success", "failure"]
+Durability = Literal["sync", "async", "exit"]
+"""When a run's checkpoints are written (see checkpoint.recorder; the journal is always synchronous)."""
 
 
 class CheckpointError(RuntimeError, JianmuError):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import py_trees
@@ -26,7 +27,7 @@ from ..bt.progress import TreeMismatchError, capture_progress, restore_progress,
 from ..keys import StateKeys
 from ..state.journal import JournalEntry, finish_entry
 from ..state.manager import StateError, StateManager
-from .contract import Commit
+from .contract import Commit, Durability
 from .history import summarize
 from .owner import new_owner
 from .store import Checkpoint, Checkpointer, CheckpointError, CheckpointStatus, schema_fingerprint
@@ -96,6 +97,13 @@ class RunRecorder:
         """A batch's last outcome, written with the checkpoint saved after its tick."""
         self._pending = 0
         """Ticks a due save has waited for the next write of the run (0: none is due)."""
+        self.durability: Durability = "sync"
+        """When saves are written: "sync" (before the run goes on), "async" (in the background,
+        in order; the next write waits for them), "exit" (at the end or suspension only)."""
+        self._saver: ThreadPoolExecutor | None = None
+        self._saving: list[Future[None]] = []
+        self._read_outcomes = False
+        """An outcome was written since the last save ("async": the next save goes at once)."""
         state_manager.journal = RecorderJournal(self)
 
     @property
@@ -140,6 +148,7 @@ class RunRecorder:
     def release(self) -> None:
         """Give the thread up (any exit of a run); a no-op when the last save already did. An
         outcome still waiting for its save is written first."""
+        self.drain()
         if self.thread_id is not None and (self._outcomes or self._pending):
             self._write(None)
         if self.owner is not None and self.thread_id is not None:
@@ -152,8 +161,12 @@ class RunRecorder:
         reply starts takes it along, with the state as it is then), for two ticks at most."""
         if self.state_manager.version == self._saved_version or self.thread_id is None:
             return
+        if self.durability == "exit" and self._saved_version != -1:
+            return  # "exit" saves the run's first tick only (joined as below): it can be resumed
         self._pending += 1
-        if self._outcomes or self._pending > _DEFERRED_TICKS:
+        if self.durability == "async" and self._read_outcomes:
+            self._save_later()
+        elif self._outcomes or self._pending > _DEFERRED_TICKS:
             self._write(self._checkpoint("running"))
 
     def save(self, status: CheckpointStatus) -> None:
@@ -206,14 +219,16 @@ class RunRecorder:
             return
         assert isinstance(known, dict)
         known[key] = done
-        last = key in self._open and len(self._open) == 1
+        last = key in self._open and len(self._open) == 1 and self.durability == "sync"
         self._open.discard(key)
         self._outcomes.append(done)
-        if not last:
+        if not last:  # "async", "exit": no save follows at once to take it along
             self._write(None)
+            self._read_outcomes = True
 
     def _reset(self) -> None:
         self._entries, self._open, self._outcomes, self._pending = None, set(), [], 0
+        self._saving, self._read_outcomes = [], False
 
     def _write(
         self,
@@ -225,9 +240,35 @@ class RunRecorder:
         """One transaction: `checkpoint` (or the save waiting for a write), the started calls
         and the outcomes waiting for a save."""
         assert self.thread_id is not None
+        self.drain()
         version = self.state_manager.version
         if checkpoint is None and self._pending:
             checkpoint = self._checkpoint("running")
+        work = self._work(checkpoint, started=started, forget=forget)
+        if checkpoint is not None or started or forget or work.finished:
+            self.checkpointer.commit(work)
+        self._saved(checkpoint, version)
+
+    def _save_later(self) -> None:
+        """ "async": hand the save to the recorder's one writer thread (saves land in order; the
+        run's next write waits for them, and raises what they raised)."""
+        checkpoint, version = self._checkpoint("running"), self.state_manager.version
+        work = self._work(checkpoint)
+        if self._saver is None:
+            self._saver = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jianmu-save")
+        self._saving.append(self._saver.submit(self.checkpointer.commit, work))
+        self._saved(checkpoint, version)
+        self._read_outcomes = False
+
+    def drain(self) -> None:
+        """Wait for the saves written in the background (their errors raise here)."""
+        while self._saving:
+            self._saving.pop(0).result()
+
+    def _work(
+        self, checkpoint: Checkpoint | None, *, started: Sequence[JournalEntry] = (), forget: bool = False
+    ) -> Commit:
+        assert self.thread_id is not None
         work = Commit(
             self.thread_id,
             forget=forget,
@@ -239,7 +280,9 @@ class RunRecorder:
             finished=tuple(self._outcomes),
         )
         self._outcomes, self._pending = [], 0  # written now, or lost with the run's claim
-        self.checkpointer.commit(work)
+        return work
+
+    def _saved(self, checkpoint: Checkpoint | None, version: int) -> None:
         if checkpoint is not None:
             self._seq = checkpoint.seq
             self._parent = self._seq

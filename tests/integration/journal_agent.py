@@ -3,8 +3,9 @@
 Run as a script: `python journal_agent.py BASE_URL DB THREAD MODE run|resume` (MODE: serial or
 parallel) prints the result as one JSON line. Every tool writes a line to `DB.log` when it
 starts; `slow` then waits while the file `DB.block` exists (the test kills the process there).
-With `--idempotent`, `slow` is marked idempotent. With `--kill-at WHERE` the process SIGKILLs
-itself at a batch boundary of the store's writes (see `KillingStore`).
+With `--idempotent`, `slow` is marked idempotent; with `--durability MODE` the agent runs with
+that durability; with `--kill-at WHERE` the process SIGKILLs itself at a batch boundary of the
+store's writes (see `KillingStore`).
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from jianmu_like import Agent, ModelClient, ReActConfig, create_react_node, human, tool
-from jianmu_like.checkpoint.contract import Commit
+from jianmu_like.checkpoint.contract import Commit, Durability
 from jianmu_like.checkpoint.store import SQLiteCheckpointer
 from jianmu_like.testing import fast_resilience
 from jianmu_like.tools.call_context import current_tool_call
@@ -45,7 +46,13 @@ class KillingStore(SQLiteCheckpointer):
 
 
 def build_agent(
-    base_url: str, db: Path, mode: str, *, idempotent: bool = False, kill_at: str | None = None
+    base_url: str,
+    db: Path,
+    mode: str,
+    *,
+    idempotent: bool = False,
+    kill_at: str | None = None,
+    durability: Durability | None = None,
 ) -> Agent:
     log, block = db.with_suffix(".log"), db.with_suffix(".block")
 
@@ -76,7 +83,7 @@ def build_agent(
         config=ReActConfig(execution_mode="serial" if mode == "serial" else "parallel"),
     )
     store = KillingStore(db, kill_at) if kill_at else SQLiteCheckpointer(db)
-    return Agent(root, checkpointer=store)
+    return Agent(root, checkpointer=store, durability=durability)
 
 
 def summary(result: Any) -> dict[str, Any]:
@@ -90,7 +97,10 @@ def summary(result: Any) -> dict[str, Any]:
 async def main(argv: list[str]) -> None:
     base_url, db, thread, mode, action = argv[:5]
     kill_at = argv[argv.index("--kill-at") + 1] if "--kill-at" in argv else None
-    agent = build_agent(base_url, Path(db), mode, idempotent="--idempotent" in argv, kill_at=kill_at)
+    durability = cast(Durability, argv[argv.index("--durability") + 1]) if "--durability" in argv else None
+    agent = build_agent(
+        base_url, Path(db), mode, idempotent="--idempotent" in argv, kill_at=kill_at, durability=durability
+    )
     if action == "run":
         result = await agent.run({"messages": [human("do the batch")]}, thread_id=thread)
     else:

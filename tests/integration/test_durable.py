@@ -63,14 +63,25 @@ def lines(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
-@pytest.mark.parametrize(("mode", "idempotent"), [("serial", False), ("parallel", False), ("parallel", True)])
+@pytest.mark.parametrize(
+    ("mode", "idempotent", "durability"),
+    [
+        ("serial", False, "sync"),
+        ("parallel", False, "sync"),
+        ("parallel", True, "sync"),
+        # saves in the background: the journal is still written before the run goes on
+        ("serial", False, "async"),
+        ("parallel", False, "async"),
+    ],
+)
 def test_sigkill_mid_batch_never_runs_a_finished_call_again(
-    tmp_path: Path, mode: str, idempotent: bool
+    tmp_path: Path, mode: str, idempotent: bool, durability: str
 ) -> None:
     db = tmp_path / "runs.db"
     log, block = db.with_suffix(".log"), db.with_suffix(".block")
     block.touch()
     flags = ["--idempotent"] if idempotent else []
+    flags += ["--durability", durability]
     batch = calls(call("append", item="a"), call("slow"), call("append", item="b"))
     with ScriptedOpenAIServer([batch, reply("all done")]) as srv:
         child = spawn(HERE / "journal_agent.py", srv.base_url, db, "th", mode, "run", *flags)
@@ -147,6 +158,36 @@ def test_sigkill_at_each_batch_boundary(
     assert sorted(lines(log)) == effects  # nothing ran twice
     seen = [m["content"] for m in result["messages"] if m["role"] == "tool"]
     assert ["unknown" if "outcome unknown" in text else text for text in seen] == observations
+
+
+def test_sigkill_under_exit_durability_loses_the_run_but_no_finished_call(tmp_path: Path) -> None:
+    """ "exit" saves the run's first tick and its end only: killed in the second batch, the thread
+    resumes after the first model reply, so the second is asked for again; the journal still
+    holds the finished calls, which the repeated batches replay instead of running them again."""
+    db = tmp_path / "runs.db"
+    log, block = db.with_suffix(".log"), db.with_suffix(".block")
+    block.touch()
+    first, second = calls(call("append", item="a")), calls(call("append", item="x"), call("slow"))
+    with ScriptedOpenAIServer([first, second, second, reply("all done")]) as srv:
+        child = spawn(
+            HERE / "journal_agent.py", srv.base_url, db, "th", "serial", "run", "--durability", "exit"
+        )
+        wait_for(lambda: any(x.startswith("slow started") for x in lines(log)), "`slow` to start", child)
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=PATIENCE)
+        block.unlink()
+        resumed = spawn(HERE / "journal_agent.py", srv.base_url, db, "th", "serial", "resume")
+        out, err = resumed.communicate(timeout=PATIENCE)
+        assert resumed.returncode == 0, err
+        n_requests = len(srv.requests)
+    result = json.loads(out)
+    assert result["status"] == "success" and result["final_answer"] == "all done"
+    assert n_requests == 4  # what "exit" gives up: the second reply was not saved, asked again
+    effects = lines(log)
+    assert effects.count("append a") == 1  # replayed from the journal
+    assert effects.count("append x") == 2  # the lost reply's call, asked for again
+    observations = [m["content"] for m in result["messages"] if m["role"] == "tool"]
+    assert observations[:2] == ["appended a", "appended x"]
 
 
 async def test_two_processes_resuming_one_thread_run_the_approved_call_once(

@@ -16,6 +16,7 @@ from jianmu_like.checkpoint.contract import Checkpoint, Commit, ThreadConflictEr
 from jianmu_like.checkpoint.owner import new_owner
 from jianmu_like.checkpoint.postgres import PostgresCheckpointer
 from jianmu_like.checkpoint.store import SQLiteCheckpointer
+from jianmu_like.config import ConfigError, get_config, load_config
 from jianmu_like.state.journal import JournalEntry
 from jianmu_like.testing import call, scripted_client
 from jianmu_like.tools.builtin import calculator
@@ -50,6 +51,7 @@ class CountingSQLite(SQLiteCheckpointer):
 
 
 async def test_a_sqlite_run_commits_twice_per_iteration(tmp_path: Path) -> None:
+    CountingSQLite.commits = 0
     store = CountingSQLite(tmp_path / "runs.db", keep=None)
     try:
         result = await agent(store).run({"messages": [human("add")]}, thread_id="t")
@@ -62,6 +64,50 @@ async def test_a_sqlite_run_commits_twice_per_iteration(tmp_path: Path) -> None:
         assert store.history("t")[0].status == "success"
     finally:
         store.close()
+
+
+@pytest.mark.parametrize(
+    ("durability", "commits"),
+    [
+        # per tool round: the batch start, the outcome; the save after it goes in the background
+        ("async", 1 + 3 * (ITERATIONS - 1) + 1),
+        # per tool round: the batch start and the outcome only; one save at the end
+        ("exit", 1 + 2 * (ITERATIONS - 1) + 1),
+    ],
+)
+async def test_durability_modes(tmp_path: Path, durability: str, commits: int) -> None:
+    CountingSQLite.commits = 0
+    store = CountingSQLite(tmp_path / "runs.db", keep=None)
+    try:
+        result = await agent(store).run({"messages": [human("add")]}, thread_id="t", durability=durability)  # type: ignore[arg-type]
+        assert result.status == "success" and result.final_answer == "done"
+        assert CountingSQLite.commits == commits
+        saved = [info.status for info in store.history("t")]
+        assert saved[0] == "success"
+        if durability == "exit":
+            assert saved == ["success", "running", "running"]  # claim, first tick (with the batch), end
+        journal = store.journal("t")
+        assert [e.status for e in journal.values()] == ["finished"] * (ITERATIONS - 1)
+    finally:
+        store.close()
+
+
+def test_durability_from_the_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = tmp_path / "jianmu.yaml"
+    config.write_text("checkpoints:\n  durability: exit\n")
+    assert load_config(config).checkpoints.durability == "exit"
+    config.write_text("checkpoints:\n  durability: later\n")
+    with pytest.raises(ConfigError, match="durability"):
+        load_config(config)
+    monkeypatch.setenv("JIANMU__CHECKPOINTS__DURABILITY", "async")
+    get_config(reload=True)
+    try:
+        assert Agent(agent(None).root)._durability(None) == "async"
+        assert Agent(agent(None).root, durability="exit")._durability(None) == "exit"
+        assert Agent(agent(None).root, durability="exit")._durability("sync") == "sync"
+    finally:
+        monkeypatch.delenv("JIANMU__CHECKPOINTS__DURABILITY")
+        get_config(reload=True)
 
 
 def write_xids(url: str) -> int:
