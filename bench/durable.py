@@ -36,7 +36,7 @@ from typing import Any
 
 from jianmu_like import Agent, ReActConfig, create_react_node, human
 from jianmu_like.testing import ScriptedOpenAIServer, call, calls, reply, scripted_client
-from jianmu_like.testing.postgres import TemporaryPostgres
+from jianmu_like.testing._postgres import TemporaryPostgres
 from jianmu_like.tools.builtin import calculator
 
 AGENT_YAML = """\
@@ -185,8 +185,8 @@ async def durability_costs(url: str, iterations: int, repeats: int, folder: Path
     from dbos import DBOS
 
     from jianmu_like.checkpoint import open_checkpointer
-    from jianmu_like.durable.naming import APP_NAME, APP_VERSION
-    from jianmu_like.durable.workflow import agent_run, register_agent
+    from jianmu_like.durable._naming import APP_NAME, APP_VERSION
+    from jianmu_like.durable._workflow import agent_run, register_agent
 
     data = {"messages": [human("add")]}
     sqlite = open_checkpointer(folder / "bench.db")

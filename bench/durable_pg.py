@@ -42,7 +42,7 @@ from durable import postgres_cpu
 
 from jianmu_like import Agent, ReActConfig, create_react_node, human
 from jianmu_like.checkpoint import open_checkpointer
-from jianmu_like.testing.postgres import TemporaryPostgres
+from jianmu_like.testing._postgres import TemporaryPostgres
 
 LATENCY = 0.010
 DURABLE = {

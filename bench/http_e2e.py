@@ -34,7 +34,7 @@ from typing import Any
 
 from jianmu_like import ModelClient, ToolCall, ai, human, tool_message
 from jianmu_like.testing import ScriptedOpenAIServer, call, reply
-from jianmu_like.testing.scripted import fast_resilience
+from jianmu_like.testing._scripted import fast_resilience
 
 ITERATIONS = 5
 PROMPT = f"Add the numbers, one call at a time. [k={ITERATIONS}]"
@@ -99,7 +99,7 @@ def floor_runner(client: ModelClient) -> Run:
     from overhead import MinimalAgent, add
 
     from jianmu_like import ToolSet
-    from jianmu_like.nodes.context import ContextBuilder
+    from jianmu_like.nodes._context import ContextBuilder
 
     system_message = ContextBuilder().system_message(ToolSet().with_tools([add]))
 
@@ -142,7 +142,7 @@ def langgraph_runner(client: ModelClient) -> Run:
     from overhead import add
     from pydantic import ConfigDict
 
-    from jianmu_like.models.types import ModelRequest
+    from jianmu_like.models._types import ModelRequest
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

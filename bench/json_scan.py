@@ -20,17 +20,17 @@ import time
 import tracemalloc
 from collections.abc import Callable
 
-from jianmu_like.config import AnswerCheckConfig
+from jianmu_like._config import AnswerCheckConfig
 
 try:
-    from jianmu_like.models.json_text import json_objects
+    from jianmu_like.models._json_text import json_objects
 except ImportError:  # a checkout from before issue 18, for comparison
-    from jianmu_like.models.text_protocol import json_objects  # type: ignore[attr-defined,no-redef]
-from jianmu_like.models.messages import Message, ToolCall
-from jianmu_like.models.react_text import read_react_reply
-from jianmu_like.models.structured import OutputSchema
-from jianmu_like.models.text_protocol import read_reply
-from jianmu_like.nodes.answer_check import AnswerCheck
+    from jianmu_like.models._text_protocol import json_objects  # type: ignore[attr-defined,no-redef]
+from jianmu_like.models._messages import Message, ToolCall
+from jianmu_like.models._react_text import read_react_reply
+from jianmu_like.models._structured import OutputSchema
+from jianmu_like.models._text_protocol import read_reply
+from jianmu_like.nodes._answer_check import AnswerCheck
 
 
 def _fill(unit: str, size: int, head: str = "", tail: str = "") -> str:

@@ -30,10 +30,10 @@ from typing import Any
 
 from jianmu_like import Agent, ModelClient, ReActConfig, ReActState, create_react_node, human, tool
 from jianmu_like.models import weights
+from jianmu_like.models._local_provider import LlamaCppProvider
+from jianmu_like.models._text_protocol import CALCULATOR_EXAMPLE, WorkedExample
 from jianmu_like.models.local_backends import BACKENDS, DEFAULT_BACKEND
-from jianmu_like.models.local_provider import LlamaCppProvider
-from jianmu_like.models.text_protocol import CALCULATOR_EXAMPLE, WorkedExample
-from jianmu_like.testing.scripted import fast_resilience
+from jianmu_like.testing._scripted import fast_resilience
 from jianmu_like.tools.builtin import calculator
 
 SYSTEM_PROMPT = (

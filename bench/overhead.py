@@ -32,13 +32,13 @@ from typing import Any, Protocol, cast
 
 import jianmu_like
 from jianmu_like import Agent, AgentTemplate, ReActConfig, create_react_node, human, tool_message
-from jianmu_like.bt.clone import clone_tree
-from jianmu_like.models.client import ModelClient
-from jianmu_like.models.messages import Message
-from jianmu_like.models.provider import DeltaCallback
-from jianmu_like.models.types import ModelRequest, ModelResponse
+from jianmu_like.bt._clone import clone_tree
+from jianmu_like.models._client import ModelClient
+from jianmu_like.models._messages import Message
+from jianmu_like.models._provider import DeltaCallback
+from jianmu_like.models._types import ModelRequest, ModelResponse
 from jianmu_like.testing import ScriptedReply, ScriptedToolCall, scripted_client
-from jianmu_like.testing.scripted import ScriptedProvider, fast_resilience
+from jianmu_like.testing._scripted import ScriptedProvider, fast_resilience
 
 PROMPT = "Add the numbers, one call at a time."
 FINAL_ANSWER = "done"

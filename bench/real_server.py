@@ -6,7 +6,7 @@
 Ten arithmetic questions of the main job's kind (`What is 25 * 4 + 10?`) go through the
 calculator agent (`presets/react.yaml`, loaded with `load_agent`) at temperature 0: once per
 tool protocol over HTTP, against xllamacpp's `Server` serving the pulled SmolLM2-135M weights on
-127.0.0.1 with the GGUF's Jinja chat template (`jianmu_like.testing.llama_server`), and once on
+127.0.0.1 with the GGUF's Jinja chat template (`jianmu_like.testing._llama_server`), and once on
 the embedded path (the same weights in-process, `LlamaCppProvider`). A question counts as
 correct when the final answer contains the value as a whole number ("72.75" is not 72); the
 calculator column counts questions where the calculator was called. `--markdown` prints the
@@ -69,7 +69,7 @@ class Row:
 async def run_protocol(protocol: str, base_url: str | None, verbose: bool) -> Row:
     from jianmu_like import ModelClient, human, load_agent
     from jianmu_like.models import weights
-    from jianmu_like.models.local_provider import LlamaCppProvider
+    from jianmu_like.models._local_provider import LlamaCppProvider
 
     if protocol == "embedded":
         spec = weights.spec_of(None)
@@ -107,7 +107,7 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args(argv)
     _isolate()
-    from jianmu_like.testing.llama_server import LlamaHTTPServer, unavailable
+    from jianmu_like.testing._llama_server import LlamaHTTPServer, unavailable
 
     problem = unavailable()
     if problem is not None:

@@ -14,8 +14,7 @@ import argparse
 import asyncio
 import sys
 
-from jianmu_like import Agent, ModelClient, ReActConfig, ReActState, create_react_node, human
-from jianmu_like.config import ConfigError
+from jianmu_like import Agent, ConfigError, ModelClient, ReActConfig, ReActState, create_react_node, human
 from jianmu_like.telemetry.events import Event
 from jianmu_like.testing import ScriptedOpenAIServer, call, reply
 from jianmu_like.tools.builtin import calculator, think

@@ -19,8 +19,7 @@ import shlex
 import sys
 from typing import Any
 
-from jianmu_like import Agent, ModelClient, ReActConfig, create_react_node, human
-from jianmu_like.config import ConfigError
+from jianmu_like import Agent, ConfigError, ModelClient, ReActConfig, create_react_node, human
 from jianmu_like.telemetry.events import Event
 from jianmu_like.testing import ScriptedOpenAIServer, call, reply
 from jianmu_like.tools import MCPToolProvider

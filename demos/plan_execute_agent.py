@@ -15,11 +15,9 @@ import argparse
 import asyncio
 import sys
 
-from jianmu_like import Agent, ModelClient, ReActConfig, create_plan_execute_node, human
-from jianmu_like.config import ConfigError
+from jianmu_like import Agent, ConfigError, ModelClient, ReActConfig, create_plan_execute_node, human
 from jianmu_like.telemetry.events import Event
-from jianmu_like.testing import ScriptedOpenAIServer, call, reply
-from jianmu_like.testing.script import Script
+from jianmu_like.testing import Script, ScriptedOpenAIServer, call, reply
 from jianmu_like.tools.builtin import calculator, think
 
 

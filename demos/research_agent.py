@@ -16,9 +16,8 @@ import argparse
 import asyncio
 import sys
 
-from jianmu_like import Agent, ModelClient, create_research_node, human, tool
-from jianmu_like.bt import composites
-from jianmu_like.config import ConfigError
+from jianmu_like import Agent, ConfigError, ModelClient, create_research_node, human, tool
+from jianmu_like.bt import _composites as composites
 from jianmu_like.nodes import LLMCallNode
 from jianmu_like.telemetry.events import Event
 from jianmu_like.testing import ScriptedOpenAIServer, call, calls, reply

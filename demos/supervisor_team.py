@@ -20,13 +20,13 @@ from typing import Any
 
 from jianmu_like import (
     Agent,
+    ConfigError,
     ModelClient,
     ReActConfig,
     SupervisorConfig,
     create_supervisor_node,
     human,
 )
-from jianmu_like.config import ConfigError
 from jianmu_like.telemetry.events import Event
 from jianmu_like.testing import ScriptedOpenAIServer, call, reply
 from jianmu_like.tools.builtin import calculator

@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING
 from .exports import lazy_exports
 
 _EXPORTS = {
-    ".agent": ("Agent", "AgentResult"),
-    ".results": ("AgentOutcome",),
-    ".template": ("AgentTemplate", "Conversation", "ConversationError"),
-    ".agentfile.loader": ("AgentFileError", "load_agent", "validate_agent_file"),
-    ".config": (
+    "._agent": ("Agent", "AgentResult"),
+    "._results": ("AgentOutcome",),
+    "._template": ("AgentTemplate", "Conversation", "ConversationError"),
+    ".agentfile._loader": ("AgentFileError", "load_agent", "validate_agent_file"),
+    "._config": (
         "ConfigError",
         "ContextConfig",
         "JianmuConfig",
@@ -38,93 +38,93 @@ _EXPORTS = {
     ),
     ".errors": ("JianmuError",),
     ".presets.react": ("create_react_node",),
-    ".presets.react.config": ("ReActConfig",),
-    ".presets.react.state": ("ReActState",),
-    ".presets.plan_execute": ("Plan", "PlanStep", "create_plan_execute_node"),
-    ".presets.research": ("ResearchSummary", "create_research_node"),
-    ".presets.supervisor": ("SupervisorConfig", "create_supervisor_node"),
-    ".models.client": ("ModelClient",),
-    ".models.errors": ("ModelCallFailed", "ModelError"),
-    ".models.messages": ("Message", "ToolCall", "ai", "human", "system", "tool_message"),
-    ".models.structured": ("StructuredOutputError",),
-    ".models.types": ("Usage",),
-    ".tools.artifact": ("Artifact",),
-    ".tools.base": ("Tool", "tool"),
+    ".presets.react._config": ("ReActConfig",),
+    ".presets.react._state": ("ReActState",),
+    ".presets._plan_execute": ("Plan", "PlanStep", "create_plan_execute_node"),
+    ".presets._research": ("ResearchSummary", "create_research_node"),
+    ".presets._supervisor": ("SupervisorConfig", "create_supervisor_node"),
+    ".models._client": ("ModelClient",),
+    ".models._errors": ("ModelCallFailed", "ModelError"),
+    ".models._messages": ("Message", "ToolCall", "ai", "human", "system", "tool_message"),
+    ".models._structured": ("StructuredOutputError",),
+    ".models._types": ("Usage",),
+    ".tools._artifact": ("Artifact",),
+    ".tools._base": ("Tool", "tool"),
     ".tools.builtin": ("calculator", "think"),
-    ".tools.call_context": ("add_artifact", "current_tool_call", "finish"),
-    ".tools.run_context": ("RunContext", "current_run"),
-    ".tools.errors": ("ToolArgumentsError", "ToolError", "ToolProviderError", "UnknownToolError"),
-    ".tools.mcp.config": ("MCPServerConfig",),
-    ".tools.mcp.provider": ("MCPToolProvider",),
-    ".tools.toolset": ("ToolSet",),
-    ".state.inputs": ("InputError",),
-    ".checkpoint.contract": ("CheckpointError", "ThreadConflictError"),
-    ".guard.approvals": ("AlreadyDecided", "ApprovalError"),
-    ".review": ("ThreadSuspendedError",),
+    ".tools._call_context": ("add_artifact", "current_tool_call", "finish"),
+    ".tools._run_context": ("RunContext", "current_run"),
+    ".tools._errors": ("ToolArgumentsError", "ToolError", "ToolProviderError", "UnknownToolError"),
+    ".tools.mcp._config": ("MCPServerConfig",),
+    ".tools.mcp._provider": ("MCPToolProvider",),
+    ".tools._toolset": ("ToolSet",),
+    ".state._inputs": ("InputError",),
+    ".checkpoint._contract": ("CheckpointError", "ThreadConflictError"),
+    ".guard._approvals": ("AlreadyDecided", "ApprovalError"),
+    "._review": ("ThreadSuspendedError",),
 }
 """The top level's one list of names (see `jianmu_like.exports`): module → the names it gives."""
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py checks they match
-    from .agent import Agent as Agent
-    from .agent import AgentResult as AgentResult
-    from .agentfile.loader import AgentFileError as AgentFileError
-    from .agentfile.loader import load_agent as load_agent
-    from .agentfile.loader import validate_agent_file as validate_agent_file
-    from .checkpoint.contract import CheckpointError as CheckpointError
-    from .checkpoint.contract import ThreadConflictError as ThreadConflictError
-    from .config import ConfigError as ConfigError
-    from .config import ContextConfig as ContextConfig
-    from .config import JianmuConfig as JianmuConfig
-    from .config import ResilienceConfig as ResilienceConfig
-    from .config import ToolSelectionConfig as ToolSelectionConfig
-    from .config import get_config as get_config
-    from .config import load_config as load_config
+    from ._agent import Agent as Agent
+    from ._agent import AgentResult as AgentResult
+    from ._config import ConfigError as ConfigError
+    from ._config import ContextConfig as ContextConfig
+    from ._config import JianmuConfig as JianmuConfig
+    from ._config import ResilienceConfig as ResilienceConfig
+    from ._config import ToolSelectionConfig as ToolSelectionConfig
+    from ._config import get_config as get_config
+    from ._config import load_config as load_config
+    from ._results import AgentOutcome as AgentOutcome
+    from ._review import ThreadSuspendedError as ThreadSuspendedError
+    from ._template import AgentTemplate as AgentTemplate
+    from ._template import Conversation as Conversation
+    from ._template import ConversationError as ConversationError
+    from .agentfile._loader import AgentFileError as AgentFileError
+    from .agentfile._loader import load_agent as load_agent
+    from .agentfile._loader import validate_agent_file as validate_agent_file
+    from .checkpoint._contract import CheckpointError as CheckpointError
+    from .checkpoint._contract import ThreadConflictError as ThreadConflictError
     from .errors import JianmuError as JianmuError
-    from .guard.approvals import AlreadyDecided as AlreadyDecided
-    from .guard.approvals import ApprovalError as ApprovalError
-    from .models.client import ModelClient as ModelClient
-    from .models.errors import ModelCallFailed as ModelCallFailed
-    from .models.errors import ModelError as ModelError
-    from .models.messages import Message as Message
-    from .models.messages import ToolCall as ToolCall
-    from .models.messages import ai as ai
-    from .models.messages import human as human
-    from .models.messages import system as system
-    from .models.messages import tool_message as tool_message
-    from .models.structured import StructuredOutputError as StructuredOutputError
-    from .models.types import Usage as Usage
-    from .presets.plan_execute import Plan as Plan
-    from .presets.plan_execute import PlanStep as PlanStep
-    from .presets.plan_execute import create_plan_execute_node as create_plan_execute_node
+    from .guard._approvals import AlreadyDecided as AlreadyDecided
+    from .guard._approvals import ApprovalError as ApprovalError
+    from .models._client import ModelClient as ModelClient
+    from .models._errors import ModelCallFailed as ModelCallFailed
+    from .models._errors import ModelError as ModelError
+    from .models._messages import Message as Message
+    from .models._messages import ToolCall as ToolCall
+    from .models._messages import ai as ai
+    from .models._messages import human as human
+    from .models._messages import system as system
+    from .models._messages import tool_message as tool_message
+    from .models._structured import StructuredOutputError as StructuredOutputError
+    from .models._types import Usage as Usage
+    from .presets._plan_execute import Plan as Plan
+    from .presets._plan_execute import PlanStep as PlanStep
+    from .presets._plan_execute import create_plan_execute_node as create_plan_execute_node
+    from .presets._research import ResearchSummary as ResearchSummary
+    from .presets._research import create_research_node as create_research_node
+    from .presets._supervisor import SupervisorConfig as SupervisorConfig
+    from .presets._supervisor import create_supervisor_node as create_supervisor_node
     from .presets.react import create_react_node as create_react_node
-    from .presets.react.config import ReActConfig as ReActConfig
-    from .presets.react.state import ReActState as ReActState
-    from .presets.research import ResearchSummary as ResearchSummary
-    from .presets.research import create_research_node as create_research_node
-    from .presets.supervisor import SupervisorConfig as SupervisorConfig
-    from .presets.supervisor import create_supervisor_node as create_supervisor_node
-    from .results import AgentOutcome as AgentOutcome
-    from .review import ThreadSuspendedError as ThreadSuspendedError
-    from .state.inputs import InputError as InputError
-    from .template import AgentTemplate as AgentTemplate
-    from .template import Conversation as Conversation
-    from .template import ConversationError as ConversationError
-    from .tools.artifact import Artifact as Artifact
-    from .tools.base import Tool as Tool
-    from .tools.base import tool as tool
+    from .presets.react._config import ReActConfig as ReActConfig
+    from .presets.react._state import ReActState as ReActState
+    from .state._inputs import InputError as InputError
+    from .tools._artifact import Artifact as Artifact
+    from .tools._base import Tool as Tool
+    from .tools._base import tool as tool
+    from .tools._call_context import add_artifact as add_artifact
+    from .tools._call_context import current_tool_call as current_tool_call
+    from .tools._call_context import finish as finish
+    from .tools._errors import ToolArgumentsError as ToolArgumentsError
+    from .tools._errors import ToolError as ToolError
+    from .tools._errors import ToolProviderError as ToolProviderError
+    from .tools._errors import UnknownToolError as UnknownToolError
+    from .tools._run_context import RunContext as RunContext
+    from .tools._run_context import current_run as current_run
+    from .tools._toolset import ToolSet as ToolSet
     from .tools.builtin import calculator as calculator
     from .tools.builtin import think as think
-    from .tools.call_context import add_artifact as add_artifact
-    from .tools.call_context import current_tool_call as current_tool_call
-    from .tools.call_context import finish as finish
-    from .tools.errors import ToolArgumentsError as ToolArgumentsError
-    from .tools.errors import ToolError as ToolError
-    from .tools.errors import ToolProviderError as ToolProviderError
-    from .tools.errors import UnknownToolError as UnknownToolError
-    from .tools.mcp.config import MCPServerConfig as MCPServerConfig
-    from .tools.mcp.provider import MCPToolProvider as MCPToolProvider
-    from .tools.run_context import RunContext as RunContext
-    from .tools.run_context import current_run as current_run
-    from .tools.toolset import ToolSet as ToolSet
+    from .tools.mcp._config import MCPServerConfig as MCPServerConfig
+    from .tools.mcp._provider import MCPToolProvider as MCPToolProvider

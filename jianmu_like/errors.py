@@ -72,46 +72,46 @@ class JianmuError(Exception):
 
 
 _EXPORTS = {
-    ".agentfile.loader": ("AgentFileError",),
-    ".agentfile.modules": ("ModuleRefused",),
-    ".sources": ("SourceError",),
-    ".bt.fault": ("NodeFailed",),
-    ".bt.progress": ("TreeMismatchError",),
-    ".checkpoint.contract": ("CheckpointError", "DecisionConflictError", "ThreadConflictError"),
-    ".checkpoint.threads": ("UnknownThreadError",),
-    ".config": ("ConfigError",),
-    ".durable.fingerprint": ("AgentChangedError",),
-    ".durable.liveness": ("ExecutorInUseError",),
-    ".durable.steps": ("ReplayDivergedError",),
-    ".durable.workflow": ("UnknownAgentError",),
-    ".guard.approvals": ("AlreadyDecided", "ApprovalError", "InvalidEdit"),
-    ".guard.enforcer": ("GuardConfigError",),
-    ".review": ("ThreadSuspendedError",),
-    ".models.errors": ("ModelCallFailed", "ModelError"),
-    ".models.json_text": ("JSONTextError",),
-    ".models.local_provider": ("LocalModelUnavailable",),
-    ".schema_refs": ("RefOutsideDocument",),
-    ".models.structured": ("StructuredOutputError",),
+    ".agentfile._loader": ("AgentFileError",),
+    ".agentfile._modules": ("ModuleRefused",),
+    "._sources": ("SourceError",),
+    ".bt._fault": ("NodeFailed",),
+    ".bt._progress": ("TreeMismatchError",),
+    ".checkpoint._contract": ("CheckpointError", "DecisionConflictError", "ThreadConflictError"),
+    ".checkpoint._threads": ("UnknownThreadError",),
+    "._config": ("ConfigError",),
+    ".durable._fingerprint": ("AgentChangedError",),
+    ".durable._liveness": ("ExecutorInUseError",),
+    ".durable._steps": ("ReplayDivergedError",),
+    ".durable._workflow": ("UnknownAgentError",),
+    ".guard._approvals": ("AlreadyDecided", "ApprovalError", "InvalidEdit"),
+    ".guard._enforcer": ("GuardConfigError",),
+    "._review": ("ThreadSuspendedError",),
+    ".models._errors": ("ModelCallFailed", "ModelError"),
+    ".models._json_text": ("JSONTextError",),
+    ".models._local_provider": ("LocalModelUnavailable",),
+    "._schema_refs": ("RefOutsideDocument",),
+    ".models._structured": ("StructuredOutputError",),
     ".models.weights": ("WeightsError",),
-    ".server.security": ("InsecureBindError",),
-    ".state.contract": ("StateContractError",),
-    ".state.inputs": ("InputError",),
-    ".state.manager": ("StateError",),
+    ".server._security": ("InsecureBindError",),
+    ".state._contract": ("StateContractError",),
+    ".state._inputs": ("InputError",),
+    ".state._manager": ("StateError",),
     ".telemetry.events": ("UnknownEventType",),
     ".telemetry.otel_setup": ("OTelConfigError", "OTelUnavailable"),
-    ".template": ("ConversationError",),
-    ".testing.waiting": ("WaitTimeout",),
+    "._template": ("ConversationError",),
+    ".testing._waiting": ("WaitTimeout",),
     ".tools.builtin": ("CalculatorError",),
-    ".tools.errors": (
+    ".tools._errors": (
         "ToolArgumentsError",
         "ToolError",
         "ToolExitError",
         "ToolProviderError",
         "UnknownToolError",
     ),
-    ".tools.mcp.config": ("MCPConfigError",),
-    ".tools.mcp.elicitation": ("ElicitationError",),
-    ".tools.mcp.content": (
+    ".tools.mcp._config": ("MCPConfigError",),
+    ".tools.mcp._elicitation": ("ElicitationError",),
+    ".tools.mcp._content": (
         "MCPConnectError",
         "MCPServerCrashedError",
         "MCPServerError",
@@ -129,51 +129,51 @@ _all, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 __all__ = ["JianmuError", *_all]
 
 if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py checks they match
-    from .agentfile.loader import AgentFileError as AgentFileError
-    from .agentfile.modules import ModuleRefused as ModuleRefused
-    from .bt.fault import NodeFailed as NodeFailed
-    from .bt.progress import TreeMismatchError as TreeMismatchError
-    from .checkpoint.contract import CheckpointError as CheckpointError
-    from .checkpoint.contract import DecisionConflictError as DecisionConflictError
-    from .checkpoint.contract import ThreadConflictError as ThreadConflictError
-    from .checkpoint.threads import UnknownThreadError as UnknownThreadError
-    from .config import ConfigError as ConfigError
-    from .durable.fingerprint import AgentChangedError as AgentChangedError
-    from .durable.liveness import ExecutorInUseError as ExecutorInUseError
-    from .durable.steps import ReplayDivergedError as ReplayDivergedError
-    from .durable.workflow import UnknownAgentError as UnknownAgentError
-    from .guard.approvals import AlreadyDecided as AlreadyDecided
-    from .guard.approvals import ApprovalError as ApprovalError
-    from .guard.approvals import InvalidEdit as InvalidEdit
-    from .guard.enforcer import GuardConfigError as GuardConfigError
-    from .models.errors import ModelCallFailed as ModelCallFailed
-    from .models.errors import ModelError as ModelError
-    from .models.json_text import JSONTextError as JSONTextError
-    from .models.local_provider import LocalModelUnavailable as LocalModelUnavailable
-    from .models.structured import StructuredOutputError as StructuredOutputError
+    from ._config import ConfigError as ConfigError
+    from ._review import ThreadSuspendedError as ThreadSuspendedError
+    from ._schema_refs import RefOutsideDocument as RefOutsideDocument
+    from ._sources import SourceError as SourceError
+    from ._template import ConversationError as ConversationError
+    from .agentfile._loader import AgentFileError as AgentFileError
+    from .agentfile._modules import ModuleRefused as ModuleRefused
+    from .bt._fault import NodeFailed as NodeFailed
+    from .bt._progress import TreeMismatchError as TreeMismatchError
+    from .checkpoint._contract import CheckpointError as CheckpointError
+    from .checkpoint._contract import DecisionConflictError as DecisionConflictError
+    from .checkpoint._contract import ThreadConflictError as ThreadConflictError
+    from .checkpoint._threads import UnknownThreadError as UnknownThreadError
+    from .durable._fingerprint import AgentChangedError as AgentChangedError
+    from .durable._liveness import ExecutorInUseError as ExecutorInUseError
+    from .durable._steps import ReplayDivergedError as ReplayDivergedError
+    from .durable._workflow import UnknownAgentError as UnknownAgentError
+    from .guard._approvals import AlreadyDecided as AlreadyDecided
+    from .guard._approvals import ApprovalError as ApprovalError
+    from .guard._approvals import InvalidEdit as InvalidEdit
+    from .guard._enforcer import GuardConfigError as GuardConfigError
+    from .models._errors import ModelCallFailed as ModelCallFailed
+    from .models._errors import ModelError as ModelError
+    from .models._json_text import JSONTextError as JSONTextError
+    from .models._local_provider import LocalModelUnavailable as LocalModelUnavailable
+    from .models._structured import StructuredOutputError as StructuredOutputError
     from .models.weights import WeightsError as WeightsError
-    from .review import ThreadSuspendedError as ThreadSuspendedError
-    from .schema_refs import RefOutsideDocument as RefOutsideDocument
-    from .server.security import InsecureBindError as InsecureBindError
-    from .sources import SourceError as SourceError
-    from .state.contract import StateContractError as StateContractError
-    from .state.inputs import InputError as InputError
-    from .state.manager import StateError as StateError
+    from .server._security import InsecureBindError as InsecureBindError
+    from .state._contract import StateContractError as StateContractError
+    from .state._inputs import InputError as InputError
+    from .state._manager import StateError as StateError
     from .telemetry.events import UnknownEventType as UnknownEventType
     from .telemetry.otel_setup import OTelConfigError as OTelConfigError
     from .telemetry.otel_setup import OTelUnavailable as OTelUnavailable
-    from .template import ConversationError as ConversationError
-    from .testing.waiting import WaitTimeout as WaitTimeout
+    from .testing._waiting import WaitTimeout as WaitTimeout
+    from .tools._errors import ToolArgumentsError as ToolArgumentsError
+    from .tools._errors import ToolError as ToolError
+    from .tools._errors import ToolExitError as ToolExitError
+    from .tools._errors import ToolProviderError as ToolProviderError
+    from .tools._errors import UnknownToolError as UnknownToolError
     from .tools.builtin import CalculatorError as CalculatorError
-    from .tools.errors import ToolArgumentsError as ToolArgumentsError
-    from .tools.errors import ToolError as ToolError
-    from .tools.errors import ToolExitError as ToolExitError
-    from .tools.errors import ToolProviderError as ToolProviderError
-    from .tools.errors import UnknownToolError as UnknownToolError
-    from .tools.mcp.config import MCPConfigError as MCPConfigError
-    from .tools.mcp.content import MCPConnectError as MCPConnectError
-    from .tools.mcp.content import MCPServerCrashedError as MCPServerCrashedError
-    from .tools.mcp.content import MCPServerError as MCPServerError
-    from .tools.mcp.content import MCPTimeoutError as MCPTimeoutError
-    from .tools.mcp.content import MCPToolError as MCPToolError
-    from .tools.mcp.elicitation import ElicitationError as ElicitationError
+    from .tools.mcp._config import MCPConfigError as MCPConfigError
+    from .tools.mcp._content import MCPConnectError as MCPConnectError
+    from .tools.mcp._content import MCPServerCrashedError as MCPServerCrashedError
+    from .tools.mcp._content import MCPServerError as MCPServerError
+    from .tools.mcp._content import MCPTimeoutError as MCPTimeoutError
+    from .tools.mcp._content import MCPToolError as MCPToolError
+    from .tools.mcp._elicitation import ElicitationError as ElicitationError

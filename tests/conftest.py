@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from jianmu_like.testing import Responder, call, reply
-from jianmu_like.testing.postgres import TemporaryPostgres, postgres_problem
+from jianmu_like.testing._postgres import TemporaryPostgres, postgres_problem
 
 os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="jianmu-xdg-")
 """No user configuration file (~/.config/jianmu_like/jianmu.yaml) reaches the suite, nor the
@@ -21,7 +21,7 @@ command lines it starts."""
 def pytest_configure(config: pytest.Config) -> None:
     """Every event the suite emits, in this process and in the agents it starts as
     subprocesses, is checked against the event catalogue (`telemetry.events`)."""
-    import jianmu_like.telemetry.hub as hub
+    import jianmu_like.telemetry._hub as hub
 
     os.environ["JIANMU_CHECK_EVENTS"] = "1"
     hub.CHECK_EVENTS = True

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from jianmu_like import human
-from jianmu_like.agentfile.loader import AgentFileError, load_agent, validate_agent_file
+from jianmu_like.agentfile._loader import AgentFileError, load_agent, validate_agent_file
 from jianmu_like.testing import Responder, ScriptedOpenAIServer, call, reply
 
 PRESETS = Path(__file__).resolve().parent.parent / "presets"
@@ -142,7 +142,7 @@ async def test_model_section_points_at_the_server(tmp_path: Path, monkeypatch: p
 
 def test_message_templates() -> None:
     from jianmu_like import ReActState
-    from jianmu_like.nodes.message import MessageNode, render
+    from jianmu_like.nodes._message import MessageNode, render
     from jianmu_like.state import StateManager
 
     sm = StateManager(ReActState)

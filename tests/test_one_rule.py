@@ -8,7 +8,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from jianmu_like.models import json_text, react_text, structured, text_protocol
+from jianmu_like.models import _json_text as json_text
+from jianmu_like.models import _react_text as react_text
+from jianmu_like.models import _structured as structured
+from jianmu_like.models import _text_protocol as text_protocol
 
 PACKAGE = Path(__file__).resolve().parents[1] / "jianmu_like"
 
@@ -30,7 +33,7 @@ def files(pattern: str) -> list[str]:
 
 def test_one_fence_rule() -> None:
     assert places(r"re\.compile\(r?\"```") == [
-        "models/json_text.py:" + places(r"^_FENCE = ")[0].split(":")[1]
+        "models/_json_text.py:" + places(r"^_FENCE = ")[0].split(":")[1]
     ]
     for module in (react_text, structured, text_protocol):
         assert module.unfenced is json_text.unfenced
@@ -39,7 +42,7 @@ def test_one_fence_rule() -> None:
 
 def test_the_tool_protocol_literal_is_declared_once() -> None:
     assert places(r"Literal\[\"native\", \"json\", \"text\", \"auto\"\]") == [
-        "config.py:" + _line("config.py")
+        "_config.py:" + _line("_config.py")
     ]
 
 
@@ -61,15 +64,15 @@ def test_one_class_per_name() -> None:
 
 def test_one_formatter_of_validation_errors() -> None:
     """pydantic's errors are read in `validation` only (six formatters worded them six ways)."""
-    assert sorted(set(files(r"\.errors\(|\[\"msg\"\]"))) == ["validation.py"]
+    assert sorted(set(files(r"\.errors\(|\[\"msg\"\]"))) == ["_validation.py"]
 
 
 def test_one_json_schema_path() -> None:
     """JSON schemas are validated through `json_schema` only (its public `jsonschema` and
     `referencing` use); tool arguments had a hand-written subset, structured output its own call."""
     assert sorted(set(files(r"^\s*(from|import) (jsonschema|referencing)\b"))) == [
-        "json_schema.py",
-        "schema_refs.py",
+        "_json_schema.py",
+        "_schema_refs.py",
     ]
     assert places(r"jsonschema\.\w*\._|\._resolver\b") == []  # no private API
 
@@ -77,9 +80,9 @@ def test_one_json_schema_path() -> None:
 def test_one_run_status_vocabulary() -> None:
     """`bt.runner.RunStatus` (three types of that name had three vocabularies; DBOS's workflow
     statuses are its own wire format, named `WorkflowStatus`)."""
-    assert places(r"^RunStatus = ") == [f"bt/runner.py:{_line_of('bt/runner.py', 'RunStatus = ')}"]
+    assert places(r"^RunStatus = ") == [f"bt/_runner.py:{_line_of('bt/_runner.py', 'RunStatus = ')}"]
     assert places(r"Literal\[\"success\", \"failure\", \"suspended\"") == [
-        f"bt/runner.py:{_line_of('bt/runner.py', 'EndStatus = ')}"
+        f"bt/_runner.py:{_line_of('bt/_runner.py', 'EndStatus = ')}"
     ]
 
 
@@ -93,7 +96,7 @@ def test_tools_are_described_by_one_module() -> None:
     protocols for a request's functions); there were two `describe_tool`s with two type rules."""
     for name in ("describe_tool", "type_label", "_first_sentence"):
         assert len(places(rf"^def {name}\b")) == 1, name
-    from jianmu_like.tool_text import function_line
+    from jianmu_like._tool_text import function_line
 
     schema = {"type": "object", "properties": {"ids": {"type": "array", "items": {"type": "integer"}}}}
     line = function_line({"name": "get", "description": "Fetch rows. Slow.", "parameters": schema})

@@ -69,8 +69,8 @@ MOVED = {
     "jianmu_like.durable": ("DurableClient", "DurableRunResult", "DurableWorker"),
     "jianmu_like.models": ("ChatProvider", "ModelRequest", "ModelResponse", "OpenAIProvider",
                            "ModelResilienceConfig"),
-    "jianmu_like.models.structured": ("OutputSchema", "StructuredResult", "structured_llm_call"),
-    "jianmu_like.models.tool_protocol": ("ProtocolAdapter", "ToolProtocol"),
+    "jianmu_like.models._structured": ("OutputSchema", "StructuredResult", "structured_llm_call"),
+    "jianmu_like.models._tool_protocol": ("ProtocolAdapter", "ToolProtocol"),
     "jianmu_like.telemetry": ("Event", "TelemetryHub"),
     "jianmu_like.tools": ("StaticToolProvider", "ToolProvider", "mcp_servers_from_config"),
 }  # fmt: skip
@@ -172,8 +172,8 @@ def test_building_an_agent_loads_no_heavy_dependency() -> None:
 
 
 def test_lazy_exports_resolve_to_the_real_classes() -> None:
-    from jianmu_like.models.openai_provider import OpenAIProvider
-    from jianmu_like.tools.mcp.provider import MCPToolProvider
+    from jianmu_like.models._openai_provider import OpenAIProvider
+    from jianmu_like.tools.mcp._provider import MCPToolProvider
 
     assert jianmu_like.models.OpenAIProvider is OpenAIProvider
     assert jianmu_like.MCPToolProvider is MCPToolProvider
@@ -182,10 +182,35 @@ def test_lazy_exports_resolve_to_the_real_classes() -> None:
 def test_cli_help_loads_no_heavy_dependency_and_no_framework_module() -> None:
     code = (
         "import contextlib, io\n"
-        "from jianmu_like.cli.main import main\n"
+        "from jianmu_like.cli._main import main\n"
         "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
         "    main(['--help'])\n"
         "import sys\n"
-        "assert 'jianmu_like.agent' not in sys.modules and 'pydantic' not in sys.modules\n"
+        "assert 'jianmu_like._agent' not in sys.modules and 'pydantic' not in sys.modules\n"
     )
     assert _modules_loaded_by(code) == []
+
+
+PUBLIC_MODULES = {
+    "jianmu_like.errors": "the catalogue of every exception (JianmuError and its hierarchy)",
+    "jianmu_like.exports": "how each package's table of names works (docs: the public API)",
+    "jianmu_like.models.weights": "`python -m jianmu_like.models.weights pull` (docs, bench)",
+    "jianmu_like.tools.builtin": "`from jianmu_like.tools.builtin import calculator` (README, docs)",
+    "jianmu_like.telemetry.events": "the event catalogue users read (docs/guides/telemetry.md)",
+    "jianmu_like.telemetry.logging": "`configure_logging` (docs/guides/telemetry.md)",
+    "jianmu_like.telemetry.otel_setup": "`from jianmu_like.telemetry.otel_setup import enable_otel` (docs)",
+}
+"""The modules, besides packages and `__main__`, whose path users write (issue 19: everything else
+is an implementation module, named `_name.py`; dev/apply_renames.py moved the old ones)."""
+
+
+def test_implementation_modules_are_private() -> None:
+    root = Path(jianmu_like.__file__).parent
+    public = []
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root.parent).with_suffix("").parts
+        if parts[-1] in ("__init__", "__main__") or any(p.startswith("_") for p in parts[1:]):
+            continue
+        if ".".join(parts) not in PUBLIC_MODULES:
+            public.append(".".join(parts))
+    assert public == [], "name them _module.py, or add them to PUBLIC_MODULES saying who writes the path"

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from jianmu_like.config import ConfigError, JianmuConfig, explain_config, get_config, load_config
+from jianmu_like._config import ConfigError, JianmuConfig, explain_config, get_config, load_config
+from jianmu_like._redact import redact_text, redact_url
 from jianmu_like.models import ModelCallFailed, ModelClient, ModelRequest, human
-from jianmu_like.redact import redact_text, redact_url
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, reply
-from jianmu_like.tools.mcp.config import MCPServerConfig
+from jianmu_like.tools.mcp._config import MCPServerConfig
 
 KEY = "sk-configured-abcdefghijklmnop"
 PASSWORD = "hunter2-url-password"

@@ -20,8 +20,8 @@ from jianmu_like.testing import PATIENCE
 PROBE = """
 import asyncio, json
 from jianmu_like import Agent, create_react_node, human
-from jianmu_like.bt import composites, eager, node
-from jianmu_like.models import construct
+from jianmu_like.bt import _composites as composites, _eager as eager, _node as node
+from jianmu_like.models import _construct as construct
 from jianmu_like.testing import ScriptedOpenAIServer, call, reply
 from jianmu_like.tools.builtin import calculator
 
@@ -71,7 +71,7 @@ def test_an_agent_runs_the_same_on_the_fast_paths_and_on_their_fallbacks() -> No
 def test_a_misspelt_setting_stops_the_import_with_the_reason() -> None:
     env = {**os.environ, "JIANMU_FAST_PATHS": "eager,turbo"}
     done = subprocess.run(
-        [sys.executable, "-c", "import jianmu_like.bt.eager"],
+        [sys.executable, "-c", "import jianmu_like.bt._eager"],
         env=env,
         capture_output=True,
         text=True,

@@ -8,9 +8,9 @@ import json
 import structlog
 
 from jianmu_like import Agent, ReActConfig, create_react_node, human
-from jianmu_like.redact import redact, redact_text
+from jianmu_like._redact import redact, redact_text
 from jianmu_like.telemetry import TelemetryHub
-from jianmu_like.telemetry.hub import structlog_sink
+from jianmu_like.telemetry._hub import structlog_sink
 from jianmu_like.telemetry.logging import configure_logging
 from jianmu_like.testing import ScriptedOpenAIServer, call, reply
 from jianmu_like.tools.builtin import calculator

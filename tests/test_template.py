@@ -10,7 +10,7 @@ import pytest
 from jianmu_like import AgentTemplate, Conversation, ConversationError, create_react_node, human, tool
 from jianmu_like.bt import AsyncBehaviour, LoopUntilSuccess
 from jianmu_like.guard import GuardEnforcer, RequireApproval
-from jianmu_like.models.client import ModelClient
+from jianmu_like.models._client import ModelClient
 from jianmu_like.testing import call, reply, scripted_client
 
 ran: list[str] = []

@@ -1,4 +1,4 @@
-"""One wording for validation errors (`jianmu_like.validation`) wherever pydantic rejects input:
+"""One wording for validation errors (`jianmu_like._validation`) wherever pydantic rejects input:
 the configuration and agent files, guard sections, MCP server entries, tool arguments and
 structured answers (read by the model). Each used to have its own formatter and its own words."""
 
@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
 
-from jianmu_like.agentfile.loader import AgentFileError, validate_agent_file
-from jianmu_like.guard.config import policies_from_config
-from jianmu_like.models.structured import OutputSchema
-from jianmu_like.tools.base import Tool
-from jianmu_like.tools.errors import ToolArgumentsError
-from jianmu_like.tools.mcp.config import MCPConfigError, parse_mcp_servers
-from jianmu_like.validation import describe_validation, key_path
+from jianmu_like._validation import describe_validation, key_path
+from jianmu_like.agentfile._loader import AgentFileError, validate_agent_file
+from jianmu_like.guard._config import policies_from_config
+from jianmu_like.models._structured import OutputSchema
+from jianmu_like.tools._base import Tool
+from jianmu_like.tools._errors import ToolArgumentsError
+from jianmu_like.tools.mcp._config import MCPConfigError, parse_mcp_servers
 
 
 class Inner(BaseModel):

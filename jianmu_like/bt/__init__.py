@@ -7,21 +7,21 @@ from typing import TYPE_CHECKING
 from ..exports import lazy_exports
 
 _EXPORTS = {
-    ".async_behaviour": ("AsyncBehaviour",),
-    ".composites": ("Sequence",),
-    ".conditions": ("StateCondition",),
-    ".dynamic_parallel": ("DynamicParallel",),
-    ".fault": (
+    "._async_behaviour": ("AsyncBehaviour",),
+    "._composites": ("Sequence",),
+    "._conditions": ("StateCondition",),
+    "._dynamic_parallel": ("DynamicParallel",),
+    "._fault": (
         "NodeFailed",
         "NodeFault",
     ),
-    ".loop": ("LoopUntilSuccess",),
-    ".node": (
+    "._loop": ("LoopUntilSuccess",),
+    "._node": (
         "Node",
         "NodeMixin",
         "walk",
     ),
-    ".runner": (
+    "._runner": (
         "ReactiveRunner",
         "RunOutcome",
     ),
@@ -30,15 +30,15 @@ _EXPORTS = {
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py checks they match
-    from .async_behaviour import AsyncBehaviour as AsyncBehaviour
-    from .composites import Sequence as Sequence
-    from .conditions import StateCondition as StateCondition
-    from .dynamic_parallel import DynamicParallel as DynamicParallel
-    from .fault import NodeFailed as NodeFailed
-    from .fault import NodeFault as NodeFault
-    from .loop import LoopUntilSuccess as LoopUntilSuccess
-    from .node import Node as Node
-    from .node import NodeMixin as NodeMixin
-    from .node import walk as walk
-    from .runner import ReactiveRunner as ReactiveRunner
-    from .runner import RunOutcome as RunOutcome
+    from ._async_behaviour import AsyncBehaviour as AsyncBehaviour
+    from ._composites import Sequence as Sequence
+    from ._conditions import StateCondition as StateCondition
+    from ._dynamic_parallel import DynamicParallel as DynamicParallel
+    from ._fault import NodeFailed as NodeFailed
+    from ._fault import NodeFault as NodeFault
+    from ._loop import LoopUntilSuccess as LoopUntilSuccess
+    from ._node import Node as Node
+    from ._node import NodeMixin as NodeMixin
+    from ._node import walk as walk
+    from ._runner import ReactiveRunner as ReactiveRunner
+    from ._runner import RunOutcome as RunOutcome

@@ -6,44 +6,44 @@ from typing import TYPE_CHECKING
 from ..exports import lazy_exports
 
 _EXPORTS = {
-    ".contract": (
+    "._contract": (
         "Checkpoint",
         "CheckpointError",
         "Checkpointer",
         "DecisionConflictError",
         "ThreadConflictError",
     ),
-    ".history": ("CheckpointInfo", "CheckpointSummary"),
-    ".postgres": ("PostgresCheckpointer",),
-    ".store": (
+    "._history": ("CheckpointInfo", "CheckpointSummary"),
+    "._postgres": ("PostgresCheckpointer",),
+    "._store": (
         "MemoryCheckpointer",
         "SQLiteCheckpointer",
     ),
-    ".target": (
+    "._target": (
         "is_database_url",
         "open_checkpointer",
         "store_label",
     ),
-    ".threads": ("ThreadView", "UnknownThreadError", "thread_history", "thread_view"),
+    "._threads": ("ThreadView", "UnknownThreadError", "thread_history", "thread_view"),
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py checks they match
-    from .contract import Checkpoint as Checkpoint
-    from .contract import Checkpointer as Checkpointer
-    from .contract import CheckpointError as CheckpointError
-    from .contract import DecisionConflictError as DecisionConflictError
-    from .contract import ThreadConflictError as ThreadConflictError
-    from .history import CheckpointInfo as CheckpointInfo
-    from .history import CheckpointSummary as CheckpointSummary
-    from .postgres import PostgresCheckpointer as PostgresCheckpointer
-    from .store import MemoryCheckpointer as MemoryCheckpointer
-    from .store import SQLiteCheckpointer as SQLiteCheckpointer
-    from .target import is_database_url as is_database_url
-    from .target import open_checkpointer as open_checkpointer
-    from .target import store_label as store_label
-    from .threads import ThreadView as ThreadView
-    from .threads import UnknownThreadError as UnknownThreadError
-    from .threads import thread_history as thread_history
-    from .threads import thread_view as thread_view
+    from ._contract import Checkpoint as Checkpoint
+    from ._contract import Checkpointer as Checkpointer
+    from ._contract import CheckpointError as CheckpointError
+    from ._contract import DecisionConflictError as DecisionConflictError
+    from ._contract import ThreadConflictError as ThreadConflictError
+    from ._history import CheckpointInfo as CheckpointInfo
+    from ._history import CheckpointSummary as CheckpointSummary
+    from ._postgres import PostgresCheckpointer as PostgresCheckpointer
+    from ._store import MemoryCheckpointer as MemoryCheckpointer
+    from ._store import SQLiteCheckpointer as SQLiteCheckpointer
+    from ._target import is_database_url as is_database_url
+    from ._target import open_checkpointer as open_checkpointer
+    from ._target import store_label as store_label
+    from ._threads import ThreadView as ThreadView
+    from ._threads import UnknownThreadError as UnknownThreadError
+    from ._threads import thread_history as thread_history
+    from ._threads import thread_view as thread_view

@@ -1,5 +1,5 @@
 """The `jianmu-like` command: run, resume, show, validate, approvals, config, models."""
 
-from .main import main
+from ._main import main
 
 __all__ = ["main"]

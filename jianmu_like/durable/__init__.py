@@ -10,9 +10,9 @@ any number of `DurableWorker` processes sharing the database; a pending approval
 Nothing here is imported by `import jianmu_like`: `dbos` loads only when this package is used.
 """
 
-from .client import DurableClient, RunHandle
-from .naming import queue_name
-from .result import DurableRunResult, WorkflowStatus
-from .worker import DurableWorker
+from ._client import DurableClient, RunHandle
+from ._naming import queue_name
+from ._result import DurableRunResult, WorkflowStatus
+from ._worker import DurableWorker
 
 __all__ = ["DurableClient", "DurableRunResult", "DurableWorker", "RunHandle", "WorkflowStatus", "queue_name"]

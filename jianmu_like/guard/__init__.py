@@ -6,27 +6,27 @@ from typing import TYPE_CHECKING
 from ..exports import lazy_exports
 
 _EXPORTS = {
-    ".approvals": (
+    "._approvals": (
         "AlreadyDecided",
         "Approval",
         "ApprovalDecision",
         "ApprovalError",
         "InvalidEdit",
     ),
-    ".config": (
+    "._config": (
         "GuardConfig",
         "policies_from_config",
     ),
-    ".decisions": (
+    "._decisions": (
         "Decision",
         "GuardDecision",
     ),
-    ".enforcer": (
+    "._enforcer": (
         "GuardConfigError",
         "GuardContext",
         "GuardEnforcer",
     ),
-    ".policies": (
+    "._policies": (
         "AllowList",
         "ArgumentRule",
         "Breakpoint",
@@ -37,7 +37,7 @@ _EXPORTS = {
         "RequireApproval",
         "policy",
     ),
-    "..review": (
+    ".._review": (
         "PendingApproval",
         "ThreadSuspendedError",
         "list_pending",
@@ -48,28 +48,28 @@ _EXPORTS = {
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py checks they match
-    from ..review import PendingApproval as PendingApproval
-    from ..review import ThreadSuspendedError as ThreadSuspendedError
-    from ..review import list_pending as list_pending
-    from ..review import record_decision as record_decision
-    from .approvals import AlreadyDecided as AlreadyDecided
-    from .approvals import Approval as Approval
-    from .approvals import ApprovalDecision as ApprovalDecision
-    from .approvals import ApprovalError as ApprovalError
-    from .approvals import InvalidEdit as InvalidEdit
-    from .config import GuardConfig as GuardConfig
-    from .config import policies_from_config as policies_from_config
-    from .decisions import Decision as Decision
-    from .decisions import GuardDecision as GuardDecision
-    from .enforcer import GuardConfigError as GuardConfigError
-    from .enforcer import GuardContext as GuardContext
-    from .enforcer import GuardEnforcer as GuardEnforcer
-    from .policies import AllowList as AllowList
-    from .policies import ArgumentRule as ArgumentRule
-    from .policies import Breakpoint as Breakpoint
-    from .policies import DenyList as DenyList
-    from .policies import GuardPolicy as GuardPolicy
-    from .policies import MaxToolCalls as MaxToolCalls
-    from .policies import RateLimit as RateLimit
-    from .policies import RequireApproval as RequireApproval
-    from .policies import policy as policy
+    from .._review import PendingApproval as PendingApproval
+    from .._review import ThreadSuspendedError as ThreadSuspendedError
+    from .._review import list_pending as list_pending
+    from .._review import record_decision as record_decision
+    from ._approvals import AlreadyDecided as AlreadyDecided
+    from ._approvals import Approval as Approval
+    from ._approvals import ApprovalDecision as ApprovalDecision
+    from ._approvals import ApprovalError as ApprovalError
+    from ._approvals import InvalidEdit as InvalidEdit
+    from ._config import GuardConfig as GuardConfig
+    from ._config import policies_from_config as policies_from_config
+    from ._decisions import Decision as Decision
+    from ._decisions import GuardDecision as GuardDecision
+    from ._enforcer import GuardConfigError as GuardConfigError
+    from ._enforcer import GuardContext as GuardContext
+    from ._enforcer import GuardEnforcer as GuardEnforcer
+    from ._policies import AllowList as AllowList
+    from ._policies import ArgumentRule as ArgumentRule
+    from ._policies import Breakpoint as Breakpoint
+    from ._policies import DenyList as DenyList
+    from ._policies import GuardPolicy as GuardPolicy
+    from ._policies import MaxToolCalls as MaxToolCalls
+    from ._policies import RateLimit as RateLimit
+    from ._policies import RequireApproval as RequireApproval
+    from ._policies import policy as policy

@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING
 from ..exports import lazy_exports
 
 _EXPORTS = {
-    ".client": (
+    "._client": (
         "ModelClient",
         "ModelResilienceConfig",
     ),
-    ".errors": (
+    "._errors": (
         "ModelCallFailed",
         "ModelError",
     ),
-    ".messages": (
+    "._messages": (
         "Message",
         "Role",
         "ToolCall",
@@ -26,24 +26,24 @@ _EXPORTS = {
         "system",
         "tool_message",
     ),
-    ".openai_provider": ("OpenAIProvider",),
-    ".provider": (
+    "._openai_provider": ("OpenAIProvider",),
+    "._provider": (
         "ChatProvider",
         "DeltaCallback",
         "is_retryable_status",
     ),
-    ".streaming": ("StreamAccumulator",),
-    ".structured": (
+    "._streaming": ("StreamAccumulator",),
+    "._structured": (
         "OutputSchema",
         "StructuredOutputError",
         "StructuredResult",
         "structured_llm_call",
     ),
-    ".tool_protocol": (
+    "._tool_protocol": (
         "ProtocolAdapter",
         "ToolProtocol",
     ),
-    ".types": (
+    "._types": (
         "ModelEventCallback",
         "ModelRequest",
         "ModelResponse",
@@ -54,29 +54,29 @@ _EXPORTS = {
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py checks they match
-    from .client import ModelClient as ModelClient
-    from .client import ModelResilienceConfig as ModelResilienceConfig
-    from .errors import ModelCallFailed as ModelCallFailed
-    from .errors import ModelError as ModelError
-    from .messages import Message as Message
-    from .messages import Role as Role
-    from .messages import ToolCall as ToolCall
-    from .messages import ai as ai
-    from .messages import human as human
-    from .messages import system as system
-    from .messages import tool_message as tool_message
-    from .openai_provider import OpenAIProvider as OpenAIProvider
-    from .provider import ChatProvider as ChatProvider
-    from .provider import DeltaCallback as DeltaCallback
-    from .provider import is_retryable_status as is_retryable_status
-    from .streaming import StreamAccumulator as StreamAccumulator
-    from .structured import OutputSchema as OutputSchema
-    from .structured import StructuredOutputError as StructuredOutputError
-    from .structured import StructuredResult as StructuredResult
-    from .structured import structured_llm_call as structured_llm_call
-    from .tool_protocol import ProtocolAdapter as ProtocolAdapter
-    from .tool_protocol import ToolProtocol as ToolProtocol
-    from .types import ModelEventCallback as ModelEventCallback
-    from .types import ModelRequest as ModelRequest
-    from .types import ModelResponse as ModelResponse
-    from .types import Usage as Usage
+    from ._client import ModelClient as ModelClient
+    from ._client import ModelResilienceConfig as ModelResilienceConfig
+    from ._errors import ModelCallFailed as ModelCallFailed
+    from ._errors import ModelError as ModelError
+    from ._messages import Message as Message
+    from ._messages import Role as Role
+    from ._messages import ToolCall as ToolCall
+    from ._messages import ai as ai
+    from ._messages import human as human
+    from ._messages import system as system
+    from ._messages import tool_message as tool_message
+    from ._openai_provider import OpenAIProvider as OpenAIProvider
+    from ._provider import ChatProvider as ChatProvider
+    from ._provider import DeltaCallback as DeltaCallback
+    from ._provider import is_retryable_status as is_retryable_status
+    from ._streaming import StreamAccumulator as StreamAccumulator
+    from ._structured import OutputSchema as OutputSchema
+    from ._structured import StructuredOutputError as StructuredOutputError
+    from ._structured import StructuredResult as StructuredResult
+    from ._structured import structured_llm_call as structured_llm_call
+    from ._tool_protocol import ProtocolAdapter as ProtocolAdapter
+    from ._tool_protocol import ToolProtocol as ToolProtocol
+    from ._types import ModelEventCallback as ModelEventCallback
+    from ._types import ModelRequest as ModelRequest
+    from ._types import ModelResponse as ModelResponse
+    from ._types import Usage as Usage

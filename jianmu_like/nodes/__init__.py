@@ -7,46 +7,46 @@ from typing import TYPE_CHECKING
 from ..exports import lazy_exports
 
 _EXPORTS = {
-    ".answer_check": ("AnswerCheck",),
-    ".context": (
+    "._answer_check": ("AnswerCheck",),
+    "._context": (
         "ContextBuilder",
         "ContextBuilderProtocol",
     ),
-    ".context_guard": ("ContextGuard",),
-    ".critic": (
+    "._context_guard": ("ContextGuard",),
+    "._critic": (
         "CriticNode",
         "CriticVerdict",
     ),
-    ".interrupts": ("InterruptGate",),
-    "..keys": ("StateKeys",),
-    ".llm": ("AgentLLMNode",),
-    ".llm_call": ("LLMCallNode",),
-    ".message": ("MessageNode",),
-    ".output": ("OutputNode",),
-    ".synthesis": ("SynthesisNode",),
-    ".tool_executor": ("ToolExecutor",),
-    ".tool_node": ("ToolNode",),
-    ".tool_outcome": ("ToolOutcome",),
-    ".tool_selection": ("ToolSelectionNode",),
+    "._interrupts": ("InterruptGate",),
+    ".._keys": ("StateKeys",),
+    "._llm": ("AgentLLMNode",),
+    "._llm_call": ("LLMCallNode",),
+    "._message": ("MessageNode",),
+    "._output": ("OutputNode",),
+    "._synthesis": ("SynthesisNode",),
+    "._tool_executor": ("ToolExecutor",),
+    "._tool_node": ("ToolNode",),
+    "._tool_outcome": ("ToolOutcome",),
+    "._tool_selection": ("ToolSelectionNode",),
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py checks they match
-    from ..keys import StateKeys as StateKeys
-    from .answer_check import AnswerCheck as AnswerCheck
-    from .context import ContextBuilder as ContextBuilder
-    from .context import ContextBuilderProtocol as ContextBuilderProtocol
-    from .context_guard import ContextGuard as ContextGuard
-    from .critic import CriticNode as CriticNode
-    from .critic import CriticVerdict as CriticVerdict
-    from .interrupts import InterruptGate as InterruptGate
-    from .llm import AgentLLMNode as AgentLLMNode
-    from .llm_call import LLMCallNode as LLMCallNode
-    from .message import MessageNode as MessageNode
-    from .output import OutputNode as OutputNode
-    from .synthesis import SynthesisNode as SynthesisNode
-    from .tool_executor import ToolExecutor as ToolExecutor
-    from .tool_node import ToolNode as ToolNode
-    from .tool_outcome import ToolOutcome as ToolOutcome
-    from .tool_selection import ToolSelectionNode as ToolSelectionNode
+    from .._keys import StateKeys as StateKeys
+    from ._answer_check import AnswerCheck as AnswerCheck
+    from ._context import ContextBuilder as ContextBuilder
+    from ._context import ContextBuilderProtocol as ContextBuilderProtocol
+    from ._context_guard import ContextGuard as ContextGuard
+    from ._critic import CriticNode as CriticNode
+    from ._critic import CriticVerdict as CriticVerdict
+    from ._interrupts import InterruptGate as InterruptGate
+    from ._llm import AgentLLMNode as AgentLLMNode
+    from ._llm_call import LLMCallNode as LLMCallNode
+    from ._message import MessageNode as MessageNode
+    from ._output import OutputNode as OutputNode
+    from ._synthesis import SynthesisNode as SynthesisNode
+    from ._tool_executor import ToolExecutor as ToolExecutor
+    from ._tool_node import ToolNode as ToolNode
+    from ._tool_outcome import ToolOutcome as ToolOutcome
+    from ._tool_selection import ToolSelectionNode as ToolSelectionNode

@@ -4,11 +4,11 @@ Needs Starlette, uvicorn and sse-starlette (`pip install 'jianmu_like[serve]'`);
 framework never imports this package.
 """
 
-from .app import create_app
-from .channels import CHANNELS, ChannelMapper
-from .nodes import NodeWatcher, tree_json
-from .runs import RunRegistry
-from .security import TOKEN_ENV, InsecureBindError, check_bind, is_loopback
+from ._app import create_app
+from ._channels import CHANNELS, ChannelMapper
+from ._nodes import NodeWatcher, tree_json
+from ._runs import RunRegistry
+from ._security import TOKEN_ENV, InsecureBindError, check_bind, is_loopback
 
 __all__ = [
     "CHANNELS",

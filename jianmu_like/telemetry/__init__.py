@@ -7,7 +7,7 @@ from ..exports import lazy_exports
 
 _EXPORTS = {
     ".events": ("Event",),
-    ".hub": (
+    "._hub": (
         "Subscriber",
         "TelemetryHub",
         "structlog_sink",
@@ -19,9 +19,9 @@ _EXPORTS = {
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py checks they match
+    from ._hub import Subscriber as Subscriber
+    from ._hub import TelemetryHub as TelemetryHub
+    from ._hub import structlog_sink as structlog_sink
     from .events import Event as Event
-    from .hub import Subscriber as Subscriber
-    from .hub import TelemetryHub as TelemetryHub
-    from .hub import structlog_sink as structlog_sink
     from .logging import configure_logging as configure_logging
     from .otel_setup import enable_otel as enable_otel

@@ -15,7 +15,7 @@ import sys
 from collections.abc import MutableMapping
 from typing import Any, TextIO
 
-from ..redact import redact
+from .._redact import redact
 
 
 class LazyLogger:

@@ -25,9 +25,9 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
     from opentelemetry.trace import TracerProvider
 
-    from ..config import TelemetryConfig
-    from .hub import TelemetryHub
-    from .otel import OTelSubscriber
+    from .._config import TelemetryConfig
+    from ._hub import TelemetryHub
+    from ._otel import OTelSubscriber
 
 EXTRA = "otel"
 INSTALL_HINT = "pip install 'jianmu_like[otel]'"
@@ -190,8 +190,8 @@ def otel_subscriber(
     from the environment if none is set; given a tracer provider only, the global meter
     provider as it is)."""
     require_otel()
-    from ..config import get_config
-    from .otel import OTelSubscriber
+    from .._config import get_config
+    from ._otel import OTelSubscriber
 
     cfg = config if config is not None else get_config().telemetry
     if tracer_provider is None:

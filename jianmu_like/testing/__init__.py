@@ -1,7 +1,7 @@
 """Test doubles for agents: scripted models in-process (`scripted_client`) or over real HTTP
 (`ScriptedOpenAIServer`), both driven by the same `Script` of replies."""
 
-from .script import (
+from ._script import (
     DEFAULT_USAGE,
     Responder,
     Script,
@@ -15,9 +15,9 @@ from .script import (
     fault_reply,
     reply,
 )
-from .scripted import ScriptedProvider, fast_resilience, scripted_client
-from .server import ScriptedOpenAIServer
-from .waiting import PATIENCE, WaitTimeout, await_within, exited, wait_until, wait_until_async
+from ._scripted import ScriptedProvider, fast_resilience, scripted_client
+from ._server import ScriptedOpenAIServer
+from ._waiting import PATIENCE, WaitTimeout, await_within, exited, wait_until, wait_until_async
 
 __all__ = [
     "DEFAULT_USAGE",

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 from ..exports import lazy_exports
 
 _EXPORTS = {
-    ".base": (
+    "._base": (
         "Tool",
         "render_result",
         "tool",
@@ -18,33 +18,33 @@ _EXPORTS = {
         "evaluate",
         "think",
     ),
-    ".artifact": ("Artifact",),
-    ".call_context": (
+    "._artifact": ("Artifact",),
+    "._call_context": (
         "add_artifact",
         "current_tool_call",
         "finish",
     ),
-    ".run_context": (
+    "._run_context": (
         "RunContext",
         "current_run",
     ),
-    ".describe": (
+    "._describe": (
         "describe_tool",
         "describe_tools",
     ),
-    ".errors": (
+    "._errors": (
         "ToolArgumentsError",
         "ToolError",
         "ToolExitError",
         "ToolProviderError",
         "UnknownToolError",
     ),
-    ".mcp.config": (
+    ".mcp._config": (
         "MCPConfigError",
         "MCPServerConfig",
         "parse_mcp_servers",
     ),
-    ".mcp.content": (
+    ".mcp._content": (
         "MCPConnectError",
         "MCPServerCrashedError",
         "MCPServerError",
@@ -52,55 +52,55 @@ _EXPORTS = {
         "MCPToolError",
         "render_mcp_result",
     ),
-    ".mcp.provider": (
+    ".mcp._provider": (
         "MCPToolProvider",
         "mcp_servers_from_config",
         "mcp_tool_name",
     ),
-    ".provider": (
+    "._provider": (
         "StaticToolProvider",
         "ToolProvider",
     ),
-    ".toolset": ("ToolSet",),
+    "._toolset": ("ToolSet",),
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py checks they match
-    from .artifact import Artifact as Artifact
-    from .base import Tool as Tool
-    from .base import render_result as render_result
-    from .base import tool as tool
-    from .base import validate_tool_name as validate_tool_name
+    from ._artifact import Artifact as Artifact
+    from ._base import Tool as Tool
+    from ._base import render_result as render_result
+    from ._base import tool as tool
+    from ._base import validate_tool_name as validate_tool_name
+    from ._call_context import add_artifact as add_artifact
+    from ._call_context import current_tool_call as current_tool_call
+    from ._call_context import finish as finish
+    from ._describe import describe_tool as describe_tool
+    from ._describe import describe_tools as describe_tools
+    from ._errors import ToolArgumentsError as ToolArgumentsError
+    from ._errors import ToolError as ToolError
+    from ._errors import ToolExitError as ToolExitError
+    from ._errors import ToolProviderError as ToolProviderError
+    from ._errors import UnknownToolError as UnknownToolError
+    from ._provider import StaticToolProvider as StaticToolProvider
+    from ._provider import ToolProvider as ToolProvider
+    from ._run_context import RunContext as RunContext
+    from ._run_context import current_run as current_run
+    from ._toolset import ToolSet as ToolSet
     from .builtin import CalculatorError as CalculatorError
     from .builtin import builtin_tools as builtin_tools
     from .builtin import calculator as calculator
     from .builtin import evaluate as evaluate
     from .builtin import think as think
-    from .call_context import add_artifact as add_artifact
-    from .call_context import current_tool_call as current_tool_call
-    from .call_context import finish as finish
-    from .describe import describe_tool as describe_tool
-    from .describe import describe_tools as describe_tools
-    from .errors import ToolArgumentsError as ToolArgumentsError
-    from .errors import ToolError as ToolError
-    from .errors import ToolExitError as ToolExitError
-    from .errors import ToolProviderError as ToolProviderError
-    from .errors import UnknownToolError as UnknownToolError
-    from .mcp.config import MCPConfigError as MCPConfigError
-    from .mcp.config import MCPServerConfig as MCPServerConfig
-    from .mcp.config import parse_mcp_servers as parse_mcp_servers
-    from .mcp.content import MCPConnectError as MCPConnectError
-    from .mcp.content import MCPServerCrashedError as MCPServerCrashedError
-    from .mcp.content import MCPServerError as MCPServerError
-    from .mcp.content import MCPTimeoutError as MCPTimeoutError
-    from .mcp.content import MCPToolError as MCPToolError
-    from .mcp.content import render_mcp_result as render_mcp_result
-    from .mcp.provider import MCPToolProvider as MCPToolProvider
-    from .mcp.provider import mcp_servers_from_config as mcp_servers_from_config
-    from .mcp.provider import mcp_tool_name as mcp_tool_name
-    from .provider import StaticToolProvider as StaticToolProvider
-    from .provider import ToolProvider as ToolProvider
-    from .run_context import RunContext as RunContext
-    from .run_context import current_run as current_run
-    from .toolset import ToolSet as ToolSet
+    from .mcp._config import MCPConfigError as MCPConfigError
+    from .mcp._config import MCPServerConfig as MCPServerConfig
+    from .mcp._config import parse_mcp_servers as parse_mcp_servers
+    from .mcp._content import MCPConnectError as MCPConnectError
+    from .mcp._content import MCPServerCrashedError as MCPServerCrashedError
+    from .mcp._content import MCPServerError as MCPServerError
+    from .mcp._content import MCPTimeoutError as MCPTimeoutError
+    from .mcp._content import MCPToolError as MCPToolError
+    from .mcp._content import render_mcp_result as render_mcp_result
+    from .mcp._provider import MCPToolProvider as MCPToolProvider
+    from .mcp._provider import mcp_servers_from_config as mcp_servers_from_config
+    from .mcp._provider import mcp_tool_name as mcp_tool_name

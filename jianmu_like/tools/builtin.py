@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable
 
 from ..errors import JianmuError
-from .base import Tool, tool
+from ._base import Tool, tool
 
 MAX_EXPRESSION_LENGTH = 1000
 MAX_EXPONENT = 10_000

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from test_agentfile_limits import problems_of, write
 
-from jianmu_like.agentfile.loader import load_agent, validate_agent_file
+from jianmu_like.agentfile._loader import load_agent, validate_agent_file
 from jianmu_like.testing import ScriptedOpenAIServer, reply
 
 CLI = [sys.executable, "-m", "jianmu_like"]

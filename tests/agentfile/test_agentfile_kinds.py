@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from jianmu_like import human
-from jianmu_like.agentfile.kinds import AGENT_KINDS
-from jianmu_like.agentfile.loader import AgentFileError, load_agent, validate_agent_file
+from jianmu_like.agentfile._kinds import AGENT_KINDS
+from jianmu_like.agentfile._loader import AgentFileError, load_agent, validate_agent_file
 from jianmu_like.testing import ScriptedOpenAIServer, call, reply
 
 BODIES = {
@@ -96,8 +96,8 @@ def test_sections_of_another_kind_are_errors_at_their_line(tmp_path: Path) -> No
 def test_the_cli_validates_a_tree_referencing_the_shipped_supervisor(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from jianmu_like.agentfile.shipped import SHIPPED_DIR
-    from jianmu_like.cli.main import main
+    from jianmu_like.agentfile._shipped import SHIPPED_DIR
+    from jianmu_like.cli._main import main
 
     tree = write(
         tmp_path / "team.yaml",

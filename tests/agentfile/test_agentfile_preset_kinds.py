@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from jianmu_like.agentfile.loader import AgentFileError, validate_agent_file
+from jianmu_like.agentfile._loader import AgentFileError, validate_agent_file
 
 
 def problems(tmp_path: Path, text: str) -> str:

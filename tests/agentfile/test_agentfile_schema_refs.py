@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from jianmu_like.agentfile.loader import AgentFileError, load_agent, validate_agent_file
-from jianmu_like.guard.value_schema import ValueSchema
-from jianmu_like.models.structured import OutputSchema
+from jianmu_like.agentfile._loader import AgentFileError, load_agent, validate_agent_file
+from jianmu_like.guard._value_schema import ValueSchema
+from jianmu_like.models._structured import OutputSchema
 from jianmu_like.presets.react import create_react_node
 from jianmu_like.testing import ScriptedOpenAIServer
 

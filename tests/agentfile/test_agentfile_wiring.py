@@ -12,9 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from jianmu_like import Agent, Message, ModelClient, ToolCall, create_react_node, human
 from jianmu_like import ReActState as JianmuReActState
-from jianmu_like.agentfile.loader import AgentFileError, load_agent, validate_agent_file
+from jianmu_like.agentfile._loader import AgentFileError, load_agent, validate_agent_file
 from jianmu_like.state import Ephemeral
-from jianmu_like.state.contract import StateContractError
+from jianmu_like.state._contract import StateContractError
 from jianmu_like.testing import ScriptedOpenAIServer, ScriptedProvider, call, reply
 from jianmu_like.tools.builtin import builtin_tools
 

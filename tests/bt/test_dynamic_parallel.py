@@ -12,7 +12,7 @@ from pydantic import Field
 
 from jianmu_like import Agent, ReActState
 from jianmu_like.bt import DynamicParallel
-from jianmu_like.bt.clone import reset_tree
+from jianmu_like.bt._clone import reset_tree
 
 
 class Seen(ReActState):

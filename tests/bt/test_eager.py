@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from jianmu_like._speed import fast
-from jianmu_like.bt.eager import NOT_DONE, start_eager
+from jianmu_like.bt._eager import NOT_DONE, start_eager
 from jianmu_like.testing import PATIENCE
 
 var: contextvars.ContextVar[str] = contextvars.ContextVar("var", default="unset")

@@ -12,11 +12,11 @@ from py_trees.common import Status
 from pydantic import BaseModel
 
 from jianmu_like._speed import fast
-from jianmu_like.bt.async_behaviour import AsyncBehaviour
-from jianmu_like.bt.composites import Sequence
-from jianmu_like.bt.loop import LoopUntilSuccess
-from jianmu_like.bt.runner import ReactiveRunner
-from jianmu_like.state.manager import StateManager
+from jianmu_like.bt._async_behaviour import AsyncBehaviour
+from jianmu_like.bt._composites import Sequence
+from jianmu_like.bt._loop import LoopUntilSuccess
+from jianmu_like.bt._runner import ReactiveRunner
+from jianmu_like.state._manager import StateManager
 from jianmu_like.testing import await_within
 
 _marker: contextvars.ContextVar[str] = contextvars.ContextVar("marker", default="runner")

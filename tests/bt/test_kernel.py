@@ -10,13 +10,13 @@ import pytest
 from py_trees.common import Status
 from pydantic import BaseModel, ConfigDict
 
-from jianmu_like.bt.async_behaviour import AsyncBehaviour
-from jianmu_like.bt.conditions import StateCondition
-from jianmu_like.bt.loop import LoopUntilSuccess
-from jianmu_like.bt.node import Node
-from jianmu_like.bt.runner import ReactiveRunner
-from jianmu_like.state.manager import StateManager
-from jianmu_like.state.schema import Ephemeral
+from jianmu_like.bt._async_behaviour import AsyncBehaviour
+from jianmu_like.bt._conditions import StateCondition
+from jianmu_like.bt._loop import LoopUntilSuccess
+from jianmu_like.bt._node import Node
+from jianmu_like.bt._runner import ReactiveRunner
+from jianmu_like.state._manager import StateManager
+from jianmu_like.state._schema import Ephemeral
 from jianmu_like.testing import await_within
 
 

@@ -10,14 +10,14 @@ import py_trees
 from py_trees.common import Status
 
 from jianmu_like import Agent, ReActConfig, ReActState, create_react_node, human
-from jianmu_like.bt.async_behaviour import AsyncBehaviour
-from jianmu_like.bt.fault import NodeFault, failure_kind
-from jianmu_like.bt.loop import LoopUntilSuccess
-from jianmu_like.bt.node import Node
-from jianmu_like.models.errors import ModelError
+from jianmu_like.bt._async_behaviour import AsyncBehaviour
+from jianmu_like.bt._fault import NodeFault, failure_kind
+from jianmu_like.bt._loop import LoopUntilSuccess
+from jianmu_like.bt._node import Node
+from jianmu_like.models._errors import ModelError
 from jianmu_like.telemetry.events import NODE_FAILED, Event
 from jianmu_like.testing import call, error_reply, scripted_client
-from jianmu_like.tools.errors import ToolProviderError
+from jianmu_like.tools._errors import ToolProviderError
 
 
 class AsyncBoom(AsyncBehaviour):

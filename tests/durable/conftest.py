@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from jianmu_like.cli.main import main
+from jianmu_like.cli._main import main
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, calls, error_reply, reply, wait_until
 
 pytest.importorskip("dbos", reason="durable runs need DBOS: pip install 'jianmu_like[durable]'")

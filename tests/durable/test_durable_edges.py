@@ -15,7 +15,7 @@ import pytest
 from conftest import DESK, HERE, PAYMENTS, PLANNER, Cluster, executor_of
 
 from jianmu_like.durable import DurableClient
-from jianmu_like.durable.fingerprint import AgentChangedError
+from jianmu_like.durable._fingerprint import AgentChangedError
 
 
 def _status(cluster: Cluster, run_id: str) -> object:

@@ -124,6 +124,6 @@ def test_an_approval_from_a_third_process_finishes_the_run_on_another_worker(clu
 
 
 def result_messages(result: object) -> list:  # type: ignore[type-arg]
-    from jianmu_like.models.messages import Message
+    from jianmu_like.models._messages import Message
 
     return [Message.model_validate(m) for m in result.messages]  # type: ignore[attr-defined]

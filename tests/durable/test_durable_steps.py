@@ -8,12 +8,12 @@ import pickle
 from typing import Any
 
 from jianmu_like import tool
-from jianmu_like.durable.naming import queue_name
-from jianmu_like.models.errors import ModelCallFailed, ModelError
-from jianmu_like.models.messages import ToolCall
-from jianmu_like.nodes.tool_calls import ToolCallRunner
-from jianmu_like.tools.hooks import ToolInvoke, use_tool_call_hook
-from jianmu_like.tools.toolset import ToolSet
+from jianmu_like.durable._naming import queue_name
+from jianmu_like.models._errors import ModelCallFailed, ModelError
+from jianmu_like.models._messages import ToolCall
+from jianmu_like.nodes._tool_calls import ToolCallRunner
+from jianmu_like.tools._hooks import ToolInvoke, use_tool_call_hook
+from jianmu_like.tools._toolset import ToolSet
 
 
 def test_a_failed_model_call_survives_the_step_record() -> None:

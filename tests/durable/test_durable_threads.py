@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from conftest import LEDGER, Cluster
 
-from jianmu_like.checkpoint.postgres import PostgresCheckpointer
+from jianmu_like.checkpoint._postgres import PostgresCheckpointer
 from jianmu_like.durable import DurableClient
 
 

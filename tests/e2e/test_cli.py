@@ -252,7 +252,7 @@ def test_run_approve_resume_on_postgres(tmp_path: Path, postgres_url: str) -> No
         assert f"jianmu-like approvals approve {shown} t1 call_1" in first.stderr
         assert "hunter2" not in first.stderr
 
-        from jianmu_like.cli.main import main
+        from jianmu_like.cli._main import main
 
         assert main(["approvals", "approve", store, "t1", "call_1"]) == 0  # in-process: a decision row
         resumed = jianmu(

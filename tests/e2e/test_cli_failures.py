@@ -12,9 +12,9 @@ from pathlib import Path
 from rich.console import Console
 
 from jianmu_like import AgentResult
-from jianmu_like.bt.fault import NodeFault
-from jianmu_like.cli.common import EXIT_FAILED, EXIT_NODE_ERROR, EXIT_PROVIDER_ERROR
-from jianmu_like.cli.run import report
+from jianmu_like.bt._fault import NodeFault
+from jianmu_like.cli._common import EXIT_FAILED, EXIT_NODE_ERROR, EXIT_PROVIDER_ERROR
+from jianmu_like.cli._run import report
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer
 
 BROKEN_MCP_AGENT = """\

@@ -10,8 +10,8 @@ from py_trees.common import Status
 from rich.console import Console
 
 from jianmu_like import AgentResult, ModelClient, Usage
-from jianmu_like.agentfile.loader import load_agent
-from jianmu_like.cli.render import EventRenderer, dot_text, summary_line, tree_view
+from jianmu_like.agentfile._loader import load_agent
+from jianmu_like.cli._render import EventRenderer, dot_text, summary_line, tree_view
 from jianmu_like.telemetry.events import Event
 from jianmu_like.testing import ScriptedProvider
 

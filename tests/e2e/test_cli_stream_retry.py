@@ -14,8 +14,8 @@ from typing import Any
 from rich.console import Console
 
 from jianmu_like import ModelClient
-from jianmu_like.agentfile.loader import load_agent
-from jianmu_like.cli.render import EventRenderer
+from jianmu_like.agentfile._loader import load_agent
+from jianmu_like.cli._render import EventRenderer
 from jianmu_like.telemetry.events import Event
 from jianmu_like.testing import ScriptedOpenAIServer, ScriptedProvider, fault_reply
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from jianmu_like.cli.main import main
+from jianmu_like.cli._main import main
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply
 
 ROOT = Path(__file__).resolve().parents[2]

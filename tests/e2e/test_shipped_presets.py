@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from test_cli import environment, jianmu
 
-from jianmu_like.agentfile.shipped import SHIPPED_DIR, agent_file_path, shipped_presets
-from jianmu_like.sources import SourceError
+from jianmu_like._sources import SourceError
+from jianmu_like.agentfile._shipped import SHIPPED_DIR, agent_file_path, shipped_presets
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from jianmu_like.guard.config import GuardConfig, policies_from_config
-from jianmu_like.guard.decisions import Decision, GuardDecision
-from jianmu_like.guard.enforcer import GuardContext, GuardEnforcer
-from jianmu_like.guard.policies import (
+from jianmu_like.guard._config import GuardConfig, policies_from_config
+from jianmu_like.guard._decisions import Decision, GuardDecision
+from jianmu_like.guard._enforcer import GuardContext, GuardEnforcer
+from jianmu_like.guard._policies import (
     AllowList,
     ArgumentRule,
     DenyList,
@@ -21,8 +21,8 @@ from jianmu_like.guard.policies import (
     RequireApproval,
     policy,
 )
-from jianmu_like.models.messages import ToolCall
-from jianmu_like.tools.base import Tool
+from jianmu_like.models._messages import ToolCall
+from jianmu_like.tools._base import Tool
 
 
 def ctx(*, calls_this_run: int = 0, now: float | None = None) -> GuardContext:

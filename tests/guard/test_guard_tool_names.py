@@ -16,15 +16,15 @@ import pytest
 import yaml
 
 from jianmu_like import Agent, human
-from jianmu_like.agentfile.loader import AgentFileError, load_agent, validate_agent_file
-from jianmu_like.guard.enforcer import GuardConfigError, GuardEnforcer
-from jianmu_like.guard.policies import AllowList, ArgumentRule, DenyList, RateLimit, RequireApproval
-from jianmu_like.presets.plan_execute import create_plan_execute_node
+from jianmu_like.agentfile._loader import AgentFileError, load_agent, validate_agent_file
+from jianmu_like.guard._enforcer import GuardConfigError, GuardEnforcer
+from jianmu_like.guard._policies import AllowList, ArgumentRule, DenyList, RateLimit, RequireApproval
+from jianmu_like.presets._plan_execute import create_plan_execute_node
+from jianmu_like.presets._supervisor import create_supervisor_node
 from jianmu_like.presets.react import ReActConfig, create_react_node
-from jianmu_like.presets.supervisor import create_supervisor_node
 from jianmu_like.testing import ScriptedOpenAIServer, call, reply
 from jianmu_like.tools import MCPToolProvider, calculator
-from jianmu_like.tools.toolset import ToolSet
+from jianmu_like.tools._toolset import ToolSet
 
 MCP_SERVER = Path(__file__).resolve().parents[1] / "mcp" / "mcp_test_server.py"
 CLI = [sys.executable, "-m", "jianmu_like"]

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any, cast
 
 from jianmu_like import Agent, ModelClient, ReActConfig, create_react_node, human, tool
-from jianmu_like.checkpoint.contract import Commit, Durability
-from jianmu_like.checkpoint.store import SQLiteCheckpointer
+from jianmu_like.checkpoint._contract import Commit, Durability
+from jianmu_like.checkpoint._store import SQLiteCheckpointer
 from jianmu_like.testing import fast_resilience
-from jianmu_like.tools.call_context import current_tool_call
+from jianmu_like.tools._call_context import current_tool_call
 
 
 class KillingStore(SQLiteCheckpointer):

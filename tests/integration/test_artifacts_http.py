@@ -21,11 +21,11 @@ from jianmu_like import (
     tool,
 )
 from jianmu_like.nodes import ToolNode
-from jianmu_like.server.channels import ChannelMapper
+from jianmu_like.server._channels import ChannelMapper
 from jianmu_like.telemetry.events import Event
 from jianmu_like.testing import ScriptedOpenAIServer, call, calls, reply
-from jianmu_like.tools.call_context import ToolCallContext, reset_current_tool_call, set_current_tool_call
-from jianmu_like.tools.mcp.content import render_mcp_block
+from jianmu_like.tools._call_context import ToolCallContext, reset_current_tool_call, set_current_tool_call
+from jianmu_like.tools.mcp._content import render_mcp_block
 
 ROW = "<tr><td>Paris</td><td>2,102,650</td></tr>\n"
 HTML = "<html><head><style>td { color: red }</style></head><body><h1>Population report</h1><table>\n"

@@ -10,10 +10,10 @@ import pytest
 import structlog.testing
 
 from jianmu_like import Agent, ContextConfig, ReActConfig, create_react_node, human, tool
-from jianmu_like.models.messages import Message, ToolCall
-from jianmu_like.models.tokens import ESTIMATE, token_counter
+from jianmu_like.models._messages import Message, ToolCall
+from jianmu_like.models._tokens import ESTIMATE, token_counter
 from jianmu_like.nodes import AgentLLMNode, ContextGuard
-from jianmu_like.nodes.context_guard import SUMMARY_PROMPT
+from jianmu_like.nodes._context_guard import SUMMARY_PROMPT
 from jianmu_like.telemetry.events import Event
 from jianmu_like.testing import ScriptedOpenAIServer, call, calls, reply
 

@@ -19,11 +19,11 @@ import pytest
 from approval_agent import build_agent
 
 from jianmu_like import human
+from jianmu_like._review import list_pending, record_decision
 from jianmu_like.checkpoint import open_checkpointer
-from jianmu_like.checkpoint.store import CheckpointError, SQLiteCheckpointer, ThreadConflictError
-from jianmu_like.cli.main import main
-from jianmu_like.guard.approvals import ApprovalError
-from jianmu_like.review import list_pending, record_decision
+from jianmu_like.checkpoint._store import CheckpointError, SQLiteCheckpointer, ThreadConflictError
+from jianmu_like.cli._main import main
+from jianmu_like.guard._approvals import ApprovalError
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, calls, reply, wait_until
 
 HERE = Path(__file__).resolve().parent

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from jianmu_like import Agent, ReActConfig, create_react_node, human, tool
-from jianmu_like.models.json_text import KEPT_INVALID_CHARS, MAX_ARGUMENTS_CHARS
+from jianmu_like.models._json_text import KEPT_INVALID_CHARS, MAX_ARGUMENTS_CHARS
 from jianmu_like.telemetry import events as ev
 from jianmu_like.telemetry.events import Event
 from jianmu_like.testing import ScriptedOpenAIServer, ScriptedToolCall, call, calls, reply

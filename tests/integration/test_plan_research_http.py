@@ -23,8 +23,8 @@ from jianmu_like import (
     load_agent,
     tool,
 )
-from jianmu_like.bt import composites
-from jianmu_like.cli.render import tree_view
+from jianmu_like.bt import _composites as composites
+from jianmu_like.cli._render import tree_view
 from jianmu_like.guard import GuardDecision, GuardEnforcer
 from jianmu_like.nodes import LLMCallNode
 from jianmu_like.testing import ScriptedOpenAIServer, call, calls, error_reply, reply

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 from jianmu_like import Agent, ModelClient, ReActConfig, create_react_node, human
-from jianmu_like.config import CapabilityOverrides
-from jianmu_like.models.errors import ModelError
-from jianmu_like.models.openai_provider import OpenAIProvider
-from jianmu_like.models.types import ModelRequest
+from jianmu_like._config import CapabilityOverrides
+from jianmu_like.models._errors import ModelError
+from jianmu_like.models._openai_provider import OpenAIProvider
+from jianmu_like.models._types import ModelRequest
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply
-from jianmu_like.testing.server import llama_cpp_props
+from jianmu_like.testing._server import llama_cpp_props
 from jianmu_like.tools.builtin import calculator
 
 

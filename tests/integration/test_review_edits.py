@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from jianmu_like import Agent, ReActConfig, create_react_node, human, tool
+from jianmu_like._review import list_pending, record_decision
 from jianmu_like.checkpoint import SQLiteCheckpointer
 from jianmu_like.guard import ArgumentRule, GuardEnforcer, RequireApproval
-from jianmu_like.guard.approvals import ApprovalDecision, InvalidEdit
-from jianmu_like.review import list_pending, record_decision
+from jianmu_like.guard._approvals import ApprovalDecision, InvalidEdit
 from jianmu_like.testing import ScriptedOpenAIServer, call, reply
 
 deleted: list[str] = []

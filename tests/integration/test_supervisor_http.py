@@ -23,7 +23,7 @@ from jianmu_like import (
     load_agent,
     tool,
 )
-from jianmu_like.cli.render import tree_view
+from jianmu_like.cli._render import tree_view
 from jianmu_like.guard import GuardDecision, GuardEnforcer
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply
 

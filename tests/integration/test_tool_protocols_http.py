@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from jianmu_like import Agent, ReActConfig, create_react_node, human, load_agent
-from jianmu_like.nodes.context import DEFAULT_PERSONA, REACT_PROTOCOL
+from jianmu_like.nodes._context import DEFAULT_PERSONA, REACT_PROTOCOL
 from jianmu_like.telemetry.events import Event
 from jianmu_like.testing import ScriptedOpenAIServer, call, reply
 from jianmu_like.tools.builtin import calculator

@@ -22,7 +22,7 @@ from jianmu_like import (
     load_agent,
     tool,
 )
-from jianmu_like.bt import composites
+from jianmu_like.bt import _composites as composites
 from jianmu_like.nodes import LLMCallNode, ToolNode
 from jianmu_like.testing import ScriptedOpenAIServer, call, error_reply, reply
 from jianmu_like.tools.builtin import calculator

@@ -14,8 +14,8 @@ from test_local_smoke import REASON  # the default backend is xllamacpp: one ava
 
 from jianmu_like import human
 from jianmu_like.models import ModelRequest, weights
+from jianmu_like.models._local_provider import LlamaCppProvider
 from jianmu_like.models.local_backends import XllamacppBackend
-from jianmu_like.models.local_provider import LlamaCppProvider
 
 pytestmark = [pytest.mark.local, pytest.mark.skipif(REASON is not None, reason=REASON or "")]
 

@@ -15,6 +15,7 @@ import pytest
 
 from jianmu_like import human
 from jianmu_like.models import ModelError, weights
+from jianmu_like.models._text_protocol import reply_schema, to_chat_messages
 from jianmu_like.models.local_backends import (
     BACKENDS,
     GenerationStopped,
@@ -23,9 +24,8 @@ from jianmu_like.models.local_backends import (
     backend_problem,
     create_backend,
 )
-from jianmu_like.models.text_protocol import reply_schema, to_chat_messages
+from jianmu_like.tools._toolset import ToolSet
 from jianmu_like.tools.builtin import calculator
-from jianmu_like.tools.toolset import ToolSet
 
 pytestmark = pytest.mark.local
 WEIGHTS = weights.local_model_path()

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from jianmu_like import ModelClient, human, load_agent
-from jianmu_like.config import get_config
+from jianmu_like._config import get_config
 from jianmu_like.models import weights
+from jianmu_like.models._local_provider import LlamaCppProvider
 from jianmu_like.models.local_backends import DEFAULT_BACKEND, backend_problem
-from jianmu_like.models.local_provider import LlamaCppProvider
 from jianmu_like.testing import PATIENCE
 
 PRESET = Path(__file__).resolve().parents[2] / "presets" / "react.yaml"

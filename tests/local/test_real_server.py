@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from jianmu_like import ModelClient, human, load_agent
-from jianmu_like.config import get_config
-from jianmu_like.models.server_probe import PROBES
+from jianmu_like._config import get_config
+from jianmu_like.models._server_probe import PROBES
 from jianmu_like.testing import PATIENCE
-from jianmu_like.testing.llama_server import LlamaHTTPServer, unavailable
+from jianmu_like.testing._llama_server import LlamaHTTPServer, unavailable
 
 PRESET = Path(__file__).resolve().parents[2] / "presets" / "react.yaml"
 REASON = unavailable()

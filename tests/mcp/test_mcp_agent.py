@@ -14,7 +14,7 @@ import yaml
 from mcp_helpers import child_pids, process_gone, server_config
 
 from jianmu_like import Agent, ReActConfig, create_react_node, human
-from jianmu_like.agentfile.loader import load_agent
+from jianmu_like.agentfile._loader import load_agent
 from jianmu_like.testing import ScriptedOpenAIServer, call, reply, wait_until_async
 from jianmu_like.tools import MCPToolProvider, calculator, mcp_servers_from_config
 

@@ -20,8 +20,8 @@ from mcp.types import (
 )
 
 from jianmu_like.tools import MCPServerCrashedError, MCPToolError, render_mcp_result
-from jianmu_like.tools.artifact import Artifact
-from jianmu_like.tools.call_context import ToolCallContext, reset_current_tool_call, set_current_tool_call
+from jianmu_like.tools._artifact import Artifact
+from jianmu_like.tools._call_context import ToolCallContext, reset_current_tool_call, set_current_tool_call
 
 
 def render(*blocks: Any, structured: Any = None, error: bool = False) -> str:

@@ -23,13 +23,13 @@ import pytest_asyncio
 from mcp_helpers import HERE, server_config
 
 from jianmu_like import Agent, create_react_node, human
-from jianmu_like.models.types import Usage
+from jianmu_like.models._types import Usage
 from jianmu_like.telemetry import events as ev
 from jianmu_like.telemetry.events import Event
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wait_until, wait_until_async
-from jianmu_like.testing.script import DEFAULT_USAGE
+from jianmu_like.testing._script import DEFAULT_USAGE
 from jianmu_like.tools import MCPToolProvider
-from jianmu_like.tools.mcp.elicitation import ElicitationAnswer, ElicitationError, ElicitationRequest
+from jianmu_like.tools.mcp._elicitation import ElicitationAnswer, ElicitationError, ElicitationRequest
 
 ENTRY = HERE / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 NODE = shutil.which("node")

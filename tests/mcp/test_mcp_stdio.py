@@ -14,8 +14,8 @@ import pytest
 import pytest_asyncio
 from mcp_helpers import process_gone, server_config
 
-from jianmu_like.models.messages import ToolCall
-from jianmu_like.nodes.tool_calls import ToolCallRunner
+from jianmu_like.models._messages import ToolCall
+from jianmu_like.nodes._tool_calls import ToolCallRunner
 from jianmu_like.testing import PATIENCE
 from jianmu_like.tools import (
     MCPTimeoutError,

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel, PrivateAttr, ValidationError
 
-from jianmu_like.models.construct import construct
-from jianmu_like.models.messages import Message
-from jianmu_like.models.types import Usage
-from jianmu_like.nodes.tool_outcome import ToolOutcome
+from jianmu_like.models._construct import construct
+from jianmu_like.models._messages import Message
+from jianmu_like.models._types import Usage
+from jianmu_like.nodes._tool_outcome import ToolOutcome
 
 
 def test_a_constructed_model_equals_the_validated_one() -> None:

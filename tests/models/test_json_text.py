@@ -8,7 +8,7 @@ import json
 import pytest
 
 from jianmu_like import ToolCall
-from jianmu_like.models.json_text import (
+from jianmu_like.models._json_text import (
     KEPT_INVALID_CHARS,
     MAX_ARGUMENTS_CHARS,
     MAX_CANDIDATES,
@@ -17,8 +17,8 @@ from jianmu_like.models.json_text import (
     json_objects,
     loads_arguments,
 )
-from jianmu_like.models.react_text import read_react_reply
-from jianmu_like.models.text_protocol import read_reply
+from jianmu_like.models._react_text import read_react_reply
+from jianmu_like.models._text_protocol import read_reply
 
 DEEP = "[" * 100_000 + "]" * 100_000
 DEEP_OBJECTS = '{"a":' * 100_000 + "1" + "}" * 100_000

@@ -9,8 +9,8 @@ import pytest
 
 from jianmu_like.models import ModelError
 from jianmu_like.models import local_backends as lb
-from jianmu_like.models.local_backends.base import import_failure
-from jianmu_like.models.local_backends.xllamacpp_backend import JSON_LAYOUT, _Reply, schema_to_grammar
+from jianmu_like.models.local_backends._base import import_failure
+from jianmu_like.models.local_backends._xllamacpp_backend import JSON_LAYOUT, _Reply, schema_to_grammar
 
 
 def test_names_and_unknown_backend() -> None:

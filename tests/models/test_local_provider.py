@@ -11,16 +11,16 @@ from typing import Any
 import pytest
 
 from jianmu_like import Agent, ReActConfig, ReActState, create_react_node, human
-from jianmu_like.config import ConfigError, JianmuConfig
+from jianmu_like._config import ConfigError, JianmuConfig
 from jianmu_like.models import ModelClient, ModelError, ModelRequest, weights
+from jianmu_like.models import _local_provider as lp
 from jianmu_like.models import local_backends as lb
-from jianmu_like.models import local_provider as lp
+from jianmu_like.models._local_provider import LlamaCppProvider
 from jianmu_like.models.local_backends import Generation, GenerationStopped, LocalBackend, SamplingParams
-from jianmu_like.models.local_provider import LlamaCppProvider
 from jianmu_like.testing import wait_until_async
-from jianmu_like.testing.scripted import fast_resilience
+from jianmu_like.testing._scripted import fast_resilience
+from jianmu_like.tools._toolset import ToolSet
 from jianmu_like.tools.builtin import calculator
-from jianmu_like.tools.toolset import ToolSet
 
 SCHEMAS = ToolSet.from_providers([]).with_tools([calculator]).schemas()
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import copy
 
-from jianmu_like.models.messages import Message, ToolCall, tool_message
-from jianmu_like.nodes.compaction import cut_tool_result
+from jianmu_like.models._messages import Message, ToolCall, tool_message
+from jianmu_like.nodes._compaction import cut_tool_result
 
 
 def test_a_copy_of_a_sent_message_is_sent_with_its_new_content() -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from jianmu_like.config import ResilienceConfig
+from jianmu_like._config import ResilienceConfig
 from jianmu_like.models import ModelCallFailed, ModelClient, ModelRequest, human
 from jianmu_like.testing import (
     PATIENCE,

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from jianmu_like.models import ModelCallFailed, ModelError, ModelRequest, Usage, human
-from jianmu_like.models.openai_provider import OpenAIProvider, build_create_kwargs
+from jianmu_like.models._openai_provider import OpenAIProvider, build_create_kwargs
 from jianmu_like.testing import (
     PATIENCE,
     ScriptedOpenAIServer,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
-from jianmu_like.models.react_text import TEXT_DIALECT, read_react_reply
-from jianmu_like.models.text_protocol import JSON_DIALECT, read_reply
+from jianmu_like.models._react_text import TEXT_DIALECT, read_react_reply
+from jianmu_like.models._text_protocol import JSON_DIALECT, read_reply
 
 
 def ids() -> Callable[[], str]:

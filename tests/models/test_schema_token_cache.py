@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from jianmu_like import ContextConfig, Tool
-from jianmu_like.models.tokens import TokenCounter
+from jianmu_like.models._tokens import TokenCounter
 from jianmu_like.nodes import ContextGuard
 from jianmu_like.testing import scripted_client
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jianmu_like.models.streaming import StreamAccumulator
+from jianmu_like.models._streaming import StreamAccumulator
 
 
 def test_content_deltas_are_concatenated_in_order() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from jianmu_like import ToolCall, ai, human, system, tool, tool_message
-from jianmu_like.models.text_protocol import (
+from jianmu_like.models._text_protocol import (
     ANSWER_SCHEMA,
     CALCULATOR_EXAMPLE,
     OBSERVATION_NUDGE,
@@ -20,9 +20,9 @@ from jianmu_like.models.text_protocol import (
     reply_schema,
     to_chat_messages,
 )
-from jianmu_like.nodes.context import ContextBuilder
+from jianmu_like.nodes._context import ContextBuilder
+from jianmu_like.tools._toolset import ToolSet
 from jianmu_like.tools.builtin import calculator
-from jianmu_like.tools.toolset import ToolSet
 
 
 @tool

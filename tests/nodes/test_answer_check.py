@@ -7,12 +7,12 @@ import dataclasses
 
 import pytest
 
-from jianmu_like.config import AnswerCheckConfig
-from jianmu_like.models.messages import human
-from jianmu_like.models.react_text import TEXT_DIALECT
-from jianmu_like.models.text_protocol import JSON_DIALECT
-from jianmu_like.nodes import answer_check
-from jianmu_like.nodes.answer_check import AnswerCheck
+from jianmu_like._config import AnswerCheckConfig
+from jianmu_like.models._messages import human
+from jianmu_like.models._react_text import TEXT_DIALECT
+from jianmu_like.models._text_protocol import JSON_DIALECT
+from jianmu_like.nodes import _answer_check as answer_check
+from jianmu_like.nodes._answer_check import AnswerCheck
 
 CALLS = [
     '{"tool": "calculator", "arguments": {"expression": "6 * 7"}}',

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from jianmu_like import ContextConfig, ReActState
-from jianmu_like.models.messages import Message, ToolCall, ai, human, system, tool_message
-from jianmu_like.models.types import ModelRequest
+from jianmu_like.models._messages import Message, ToolCall, ai, human, system, tool_message
+from jianmu_like.models._types import ModelRequest
 from jianmu_like.nodes import ContextGuard, StateKeys
 from jianmu_like.state import StateManager
 from jianmu_like.testing import scripted_client

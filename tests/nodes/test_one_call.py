@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from jianmu_like import ReActConfig, human
-from jianmu_like.nodes.one_call import request_for, structured_call
+from jianmu_like.nodes._one_call import request_for, structured_call
 from jianmu_like.testing import ScriptedOpenAIServer, call, reply
 
 

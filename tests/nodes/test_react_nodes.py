@@ -10,8 +10,8 @@ import pytest
 from py_trees.common import Status
 
 from jianmu_like import Agent, ReActConfig, ReActState, ToolCall, ToolSet, create_react_node, human, tool
+from jianmu_like._config import ResilienceConfig
 from jianmu_like.bt import ReactiveRunner
-from jianmu_like.config import ResilienceConfig
 from jianmu_like.guard import Decision, GuardDecision, GuardEnforcer
 from jianmu_like.nodes import AgentLLMNode, ToolExecutor
 from jianmu_like.state import StateManager
@@ -283,7 +283,7 @@ async def test_policies_in_an_agent_approval_by_effect_and_rate_limit() -> None:
 
 
 def test_a_repeated_call_is_recognised_whatever_the_key_order() -> None:
-    from jianmu_like.nodes.tool_executor import call_signature
+    from jianmu_like.nodes._tool_executor import call_signature
 
     first = call_signature(ToolCall(id="1", name="f", arguments={"b": 1, "a": [2]}))
     again = call_signature(ToolCall(id="2", name="f", arguments={"a": [2], "b": 1}))

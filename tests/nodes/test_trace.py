@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from jianmu_like.models.messages import Message, ToolCall, ai, human, tool_message
-from jianmu_like.nodes.interrupts import interrupt_message
-from jianmu_like.nodes.trace import read_trace, run_start
-from jianmu_like.presets.research import calls_made
+from jianmu_like.models._messages import Message, ToolCall, ai, human, tool_message
+from jianmu_like.nodes._interrupts import interrupt_message
+from jianmu_like.nodes._trace import read_trace, run_start
+from jianmu_like.presets._research import calls_made
 
 
 def _history() -> list[Message]:

@@ -13,7 +13,7 @@ from starlette.applications import Starlette
 from jianmu_like import AgentTemplate, ReActConfig, create_react_node, tool
 from jianmu_like.server import create_app
 from jianmu_like.testing import call, calls, reply, scripted_client
-from jianmu_like.tools.artifact import Artifact
+from jianmu_like.tools._artifact import Artifact
 
 PNG = base64.b64decode(  # a 1x1 red pixel
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="

@@ -10,7 +10,7 @@ import httpx
 from console_agent import console_app
 from sse_live import live_server, read_events, sse_events
 
-from jianmu_like.server.console import CONTENT_SECURITY_POLICY
+from jianmu_like.server._console import CONTENT_SECURITY_POLICY
 from jianmu_like.testing import PATIENCE
 
 

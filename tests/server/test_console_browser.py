@@ -20,7 +20,7 @@ from console_agent import console_app, gate
 from guarded_agent import environment, responder, write_agent
 from sse_live import live_server
 
-from jianmu_like.cli.serve import agent_factory
+from jianmu_like.cli._serve import agent_factory
 from jianmu_like.server import create_app
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer
 

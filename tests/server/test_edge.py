@@ -13,7 +13,7 @@ import pytest
 from edge_agent import Recording, edge_app, exchange, ran, request
 from sse_live import live_server
 
-from jianmu_like.config import DEFAULT_MAX_BODY_BYTES, ServerConfig
+from jianmu_like._config import DEFAULT_MAX_BODY_BYTES, ServerConfig
 from jianmu_like.server import create_app
 
 RUN = json.dumps({"input": "note this"}).encode()

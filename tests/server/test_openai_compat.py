@@ -14,7 +14,7 @@ from sse_live import live_server
 
 from jianmu_like import AgentTemplate, ReActConfig, create_react_node, tool
 from jianmu_like.guard import GuardEnforcer, RequireApproval
-from jianmu_like.models.types import Usage
+from jianmu_like.models._types import Usage
 from jianmu_like.server import create_app
 from jianmu_like.testing import PATIENCE, call, reply, scripted_client, wait_until
 

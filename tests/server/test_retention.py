@@ -10,10 +10,10 @@ import httpx
 from sse_live import live_server, read_events
 
 from jianmu_like import AgentTemplate, ReActConfig, create_react_node, tool
-from jianmu_like.cli.parser import build_parser
+from jianmu_like.cli._parser import build_parser
 from jianmu_like.guard import GuardEnforcer, RequireApproval
 from jianmu_like.server import create_app
-from jianmu_like.server.runs import NotFound, Retention, RunRegistry
+from jianmu_like.server._runs import NotFound, Retention, RunRegistry
 from jianmu_like.testing import PATIENCE, call, reply, scripted_client
 
 release = asyncio.Event()

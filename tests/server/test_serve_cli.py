@@ -13,9 +13,9 @@ import httpx
 import pytest
 from sse_live import free_port, live_server, read_events, sse_events
 
-from jianmu_like.checkpoint.target import open_checkpointer
-from jianmu_like.cli.main import main
-from jianmu_like.cli.serve import agent_factory
+from jianmu_like.checkpoint._target import open_checkpointer
+from jianmu_like.cli._main import main
+from jianmu_like.cli._serve import agent_factory
 from jianmu_like.server import create_app
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wait_until
 

@@ -23,7 +23,7 @@ from guarded_agent import environment, responder, write_agent
 from sse_live import free_port, read_events
 
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, wait_until
-from jianmu_like.testing.postgres import TemporaryPostgres
+from jianmu_like.testing._postgres import TemporaryPostgres
 
 CLI = [sys.executable, "-m", "jianmu_like"]
 
@@ -284,9 +284,9 @@ def test_the_server_listens_again_after_losing_its_postgres_connection(
     import psycopg
     from sse_live import live_server
 
-    from jianmu_like.checkpoint.target import open_checkpointer
-    from jianmu_like.cli.serve import agent_factory
-    from jianmu_like.review import record_decision
+    from jianmu_like._review import record_decision
+    from jianmu_like.checkpoint._target import open_checkpointer
+    from jianmu_like.cli._serve import agent_factory
     from jianmu_like.server import create_app
 
     listeners = (

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from sse_live import live_server, sse_events
 
-from jianmu_like.cli.serve import agent_factory
+from jianmu_like.cli._serve import agent_factory
 from jianmu_like.server import create_app
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer
 

@@ -9,7 +9,7 @@ from typing import Annotated
 from pydantic import Field
 
 from jianmu_like import Agent, Message, ReActState, create_react_node, human
-from jianmu_like.state.reducers import add_messages
+from jianmu_like.state._reducers import add_messages
 from jianmu_like.testing import ScriptedOpenAIServer, call, reply
 from jianmu_like.tools.builtin import calculator
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from jianmu_like.checkpoint import open_checkpointer
-from jianmu_like.checkpoint.owner import new_owner
-from jianmu_like.checkpoint.store import (
+from jianmu_like.checkpoint._owner import new_owner
+from jianmu_like.checkpoint._store import (
     Checkpoint,
     Checkpointer,
     CheckpointError,
@@ -19,7 +19,7 @@ from jianmu_like.checkpoint.store import (
     SQLiteCheckpointer,
     ThreadConflictError,
 )
-from jianmu_like.state.journal import JournalEntry
+from jianmu_like.state._journal import JournalEntry
 
 
 @pytest.fixture(params=["memory", "sqlite", "postgres"])
@@ -124,7 +124,7 @@ async def test_a_decision_stored_by_another_process_reaches_a_watcher(store_targ
     import subprocess
     import sys
 
-    from jianmu_like.checkpoint.contract import WatchableCheckpointer
+    from jianmu_like.checkpoint._contract import WatchableCheckpointer
 
     decide = (
         "import sys; from jianmu_like.checkpoint import open_checkpointer; "

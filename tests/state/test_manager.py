@@ -8,11 +8,11 @@ from typing import Annotated
 import pytest
 from pydantic import BaseModel, Field
 
-from jianmu_like.models.messages import ToolCall, ai, human
-from jianmu_like.models.types import Usage
+from jianmu_like.models._messages import ToolCall, ai, human
+from jianmu_like.models._types import Usage
 from jianmu_like.presets.react import ReActState
-from jianmu_like.state.manager import StateError, StateManager
-from jianmu_like.state.schema import Ephemeral
+from jianmu_like.state._manager import StateError, StateManager
+from jianmu_like.state._schema import Ephemeral
 
 
 def test_add_reducer_appends_and_plain_fields_replace() -> None:
@@ -101,7 +101,7 @@ def test_restore_rejects_snapshot_of_another_schema() -> None:
 
 
 def test_ephemeral_requires_default() -> None:
-    from jianmu_like.state.schema import schema_spec
+    from jianmu_like.state._schema import schema_spec
 
     class Bad(BaseModel):
         x: Annotated[int, Ephemeral("run")]

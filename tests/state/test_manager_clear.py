@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from jianmu_like.models.messages import ToolCall
-from jianmu_like.nodes.tool_outcome import ToolOutcome
+from jianmu_like.models._messages import ToolCall
+from jianmu_like.nodes._tool_outcome import ToolOutcome
 from jianmu_like.presets.react import ReActState
-from jianmu_like.state.manager import StateManager
+from jianmu_like.state._manager import StateManager
 
 
 def test_clear_empties_filled_containers_and_keeps_empty_ones() -> None:

@@ -10,9 +10,9 @@ import psycopg
 import pytest
 
 from jianmu_like.checkpoint import open_checkpointer, store_label
-from jianmu_like.checkpoint.contract import Checkpoint, CheckpointError, ThreadConflictError
-from jianmu_like.checkpoint.postgres import SCHEMA_VERSION, PostgresCheckpointer
-from jianmu_like.testing.postgres import TemporaryPostgres
+from jianmu_like.checkpoint._contract import Checkpoint, CheckpointError, ThreadConflictError
+from jianmu_like.checkpoint._postgres import SCHEMA_VERSION, PostgresCheckpointer
+from jianmu_like.testing._postgres import TemporaryPostgres
 
 
 def checkpoint(thread: str, seq: int, state: dict[str, object] | None = None) -> Checkpoint:

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from jianmu_like.testing import wait_until
-from jianmu_like.testing.postgres import postgres_problem
+from jianmu_like.testing._postgres import postgres_problem
 
 OWNER = """
 import sys, time
-from jianmu_like.testing.postgres import TemporaryPostgres
+from jianmu_like.testing._postgres import TemporaryPostgres
 cluster = TemporaryPostgres().start()
 print(cluster.folder, cluster.port, flush=True)
 time.sleep(600)

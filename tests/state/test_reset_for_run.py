@@ -8,8 +8,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from jianmu_like.state.manager import StateManager
-from jianmu_like.state.schema import Ephemeral
+from jianmu_like.state._manager import StateManager
+from jianmu_like.state._schema import Ephemeral
 
 SHARED = ("fixed",)
 

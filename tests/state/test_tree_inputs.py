@@ -7,9 +7,9 @@ import py_trees
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from jianmu_like.state.contract import StateContract, declare
-from jianmu_like.state.inputs import InputError, TreeInputs
-from jianmu_like.state.schema import schema_spec
+from jianmu_like.state._contract import StateContract, declare
+from jianmu_like.state._inputs import InputError, TreeInputs
+from jianmu_like.state._schema import schema_spec
 
 
 class WithAlias(BaseModel):

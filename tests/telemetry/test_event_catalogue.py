@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 import jianmu_like
-import jianmu_like.telemetry.hub as hub_module
+import jianmu_like.telemetry._hub as hub_module
 from jianmu_like import Agent, ReActConfig, create_react_node, human
 from jianmu_like.errors import JianmuError, UnknownEventType
 from jianmu_like.telemetry import TelemetryHub

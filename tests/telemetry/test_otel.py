@@ -24,14 +24,14 @@ from opentelemetry.trace import StatusCode
 from sse_live import live_server, read_events
 
 from jianmu_like import Agent, AgentTemplate, ReActConfig, ReActState, create_react_node, human, tool
-from jianmu_like.cli.common import CliError
-from jianmu_like.cli.parser import build_parser
-from jianmu_like.cli.serve import traced
-from jianmu_like.cli.tracing import start_tracing
-from jianmu_like.config import TelemetryConfig
+from jianmu_like._config import TelemetryConfig
+from jianmu_like.cli._common import CliError
+from jianmu_like.cli._parser import build_parser
+from jianmu_like.cli._serve import traced
+from jianmu_like.cli._tracing import start_tracing
 from jianmu_like.guard import GuardEnforcer, RequireApproval
 from jianmu_like.server import create_app
-from jianmu_like.telemetry.otel import OTelSubscriber
+from jianmu_like.telemetry._otel import OTelSubscriber
 from jianmu_like.telemetry.otel_setup import OTelConfigError, enable_otel, span_exporters
 from jianmu_like.testing import (
     PATIENCE,

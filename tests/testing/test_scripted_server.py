@@ -184,7 +184,7 @@ def test_listen_backlog_holds_a_burst_of_clients() -> None:
     200 connections must still all be queued by the kernel."""
     import socket
 
-    from jianmu_like.testing.server import _HTTPServer
+    from jianmu_like.testing._server import _HTTPServer
 
     httpd = _HTTPServer(ScriptedOpenAIServer([]))  # bound and listening, never accepting
     clients: list[socket.socket] = []

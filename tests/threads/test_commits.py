@@ -11,13 +11,13 @@ import psycopg
 import pytest
 
 from jianmu_like import Agent, ReActConfig, create_react_node, human
+from jianmu_like._config import ConfigError, get_config, load_config
 from jianmu_like.checkpoint import open_checkpointer
-from jianmu_like.checkpoint.contract import Checkpoint, Commit, ThreadConflictError
-from jianmu_like.checkpoint.owner import new_owner
-from jianmu_like.checkpoint.postgres import PostgresCheckpointer
-from jianmu_like.checkpoint.store import SQLiteCheckpointer
-from jianmu_like.config import ConfigError, get_config, load_config
-from jianmu_like.state.journal import JournalEntry
+from jianmu_like.checkpoint._contract import Checkpoint, Commit, ThreadConflictError
+from jianmu_like.checkpoint._owner import new_owner
+from jianmu_like.checkpoint._postgres import PostgresCheckpointer
+from jianmu_like.checkpoint._store import SQLiteCheckpointer
+from jianmu_like.state._journal import JournalEntry
 from jianmu_like.testing import call, scripted_client
 from jianmu_like.tools.builtin import calculator
 

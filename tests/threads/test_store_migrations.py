@@ -10,9 +10,9 @@ from pathlib import Path
 import psycopg
 
 from jianmu_like.checkpoint import open_checkpointer
-from jianmu_like.checkpoint.contract import Checkpoint
-from jianmu_like.checkpoint.postgres import SCHEMA_VERSION
-from jianmu_like.checkpoint.store import FORMAT, SQLiteCheckpointer
+from jianmu_like.checkpoint._contract import Checkpoint
+from jianmu_like.checkpoint._postgres import SCHEMA_VERSION
+from jianmu_like.checkpoint._store import FORMAT, SQLiteCheckpointer
 
 # The schema SQL of the previous release, verbatim (checkpoint format 2 / PostgreSQL version 1).
 OLD_SQLITE = (

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from jianmu_like.checkpoint import open_checkpointer
-from jianmu_like.checkpoint.contract import Checkpoint, Checkpointer, ThreadConflictError
-from jianmu_like.checkpoint.history import CheckpointSummary
-from jianmu_like.checkpoint.owner import new_owner
-from jianmu_like.checkpoint.store import MemoryCheckpointer
+from jianmu_like.checkpoint._contract import Checkpoint, Checkpointer, ThreadConflictError
+from jianmu_like.checkpoint._history import CheckpointSummary
+from jianmu_like.checkpoint._owner import new_owner
+from jianmu_like.checkpoint._store import MemoryCheckpointer
 
 
 @pytest.fixture(params=["memory", "sqlite", "postgres"])

@@ -8,7 +8,7 @@ from typing import Any
 
 from jianmu_like import Agent, ReActConfig, Tool, ToolSet, create_react_node, human
 from jianmu_like.testing import ScriptedOpenAIServer, reply
-from jianmu_like.tools.describe import describe_tool
+from jianmu_like.tools._describe import describe_tool
 
 
 def _tool(name: str, description: str) -> Tool:

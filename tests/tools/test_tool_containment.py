@@ -15,8 +15,8 @@ import pytest
 
 from jianmu_like import Agent, ReActConfig, create_react_node, human, tool
 from jianmu_like.testing import PATIENCE, await_within, call, calls, reply, scripted_client, wait_until
-from jianmu_like.tools.errors import ToolExitError
-from jianmu_like.tools.threads import DaemonThreadPool, run_in_daemon_thread
+from jianmu_like.tools._errors import ToolExitError
+from jianmu_like.tools._threads import DaemonThreadPool, run_in_daemon_thread
 
 
 async def run_agent(tools: list[Any], script: list[Any], **config: Any) -> Any:

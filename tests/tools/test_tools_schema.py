@@ -8,7 +8,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from jianmu_like.tools import Tool, ToolArgumentsError, tool, validate_tool_name
-from jianmu_like.tools.errors import ToolError
+from jianmu_like.tools._errors import ToolError
 
 
 class Point(BaseModel):

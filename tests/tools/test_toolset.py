@@ -86,7 +86,7 @@ async def test_override_order_two_providers_and_static(caplog: pytest.LogCapture
     ts = ToolSet(static, providers=[first, second])
     assert not ts.ready
     await ts.ensure_ready()
-    with caplog.at_level(logging.INFO, logger="jianmu_like.tools.toolset"):
+    with caplog.at_level(logging.INFO, logger="jianmu_like.tools._toolset"):
         winners = {t.name: t() for t in ts}  # merging happens lazily, on this first lookup
     assert winners == {"a": "p1", "b": "p2", "c": "s1", "d": "s2"}
     assert ts.names() == ["a", "b", "c", "d"]

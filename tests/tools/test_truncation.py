@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from jianmu_like.tools.truncation import cut_output
+from jianmu_like.tools._truncation import cut_output
 
 
 def test_text_keeps_head_and_tail_with_the_omitted_count() -> None:

@@ -13,7 +13,7 @@ import importlib.util
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from .base import (
+from ._base import (
     LOCAL_OPTIONS,
     Generation,
     GenerationStopped,
@@ -21,8 +21,8 @@ from .base import (
     SamplingParams,
     import_failure,
 )
-from .llama_cpp_python_backend import LlamaCppPythonBackend
-from .xllamacpp_backend import XllamacppBackend
+from ._llama_cpp_python_backend import LlamaCppPythonBackend
+from ._xllamacpp_backend import XllamacppBackend
 
 BackendName = Literal["xllamacpp", "llama_cpp_python"]
 BACKENDS: tuple[str, ...] = get_args(BackendName)

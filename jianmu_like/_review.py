@@ -1,0 +1,201 @@
+"""Reviewing approvals straight from a checkpoint store, without running any agent.
+
+This is what an operator's tool (the `jianmu-like approvals` command) uses: list the tool calls
+waiting in every suspended thread, and record a decision for one of them. Decisions are rows of
+their own in the store (one transaction each), never part of the checkpoint's state that a later
+save rewrites: concurrent operators never lose one, and the agent that resumes the thread
+(`Agent.resume(thread_id=...)`) merges them in. An approval is decided once: a second decision
+on it, by anyone, is an `AlreadyDecided` error ("already decided (approved|denied)") and the first
+stays. Storing a decision on PostgreSQL also notifies listeners (`LISTEN jianmu_decisions`) in
+the same transaction, so a server holding the suspended run resumes it at once.
+
+It sits above both `guard` (approvals) and `checkpoint` (the store), which stay independent of
+each other, and reads the approval keys of the nodes' `StateKeys`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+
+from pydantic import BaseModel
+
+from ._keys import StateKeys
+from .checkpoint._store import Checkpoint, Checkpointer, CheckpointError
+from .guard._approvals import (
+    AlreadyDecided,
+    Approval,
+    ApprovalDecision,
+    ApprovalError,
+    check_edit,
+    parse_decision,
+    verdict,
+)
+
+
+class PendingApproval(BaseModel):
+    """One waiting tool call, where it waits, and its decision if one was recorded."""
+
+    thread_id: str
+    approval: Approval
+    decision: ApprovalDecision | None = None
+
+
+def _slots(checkpoint: Checkpoint, keys: StateKeys) -> list[tuple[str, str]]:
+    """(pending key, decisions key) for the top level and every namespace of the state."""
+    suffix = "." + keys.pending_approvals
+    found = []
+    for key in checkpoint.state:
+        if key == keys.pending_approvals:
+            found.append((key, keys.approval_decisions))
+        elif key.endswith(suffix):
+            found.append((key, key[: -len(keys.pending_approvals)] + keys.approval_decisions))
+    return found
+
+
+def approval_digest(approval: Approval) -> str:
+    """Fingerprint of one approval: a stored decision applies to this approval only (a later
+    call that happens to reuse the id is a new approval). The tool's schema (`parameters`) is
+    not part of it, so decisions stored before approvals carried it still apply."""
+    raw = json.dumps(approval.model_dump(mode="json", exclude={"parameters"}), sort_keys=True, default=str)
+    return hashlib.sha256(raw.encode()).hexdigest()[:24]
+
+
+def unknown_approval(approval_id: str, where: str, pending: Iterable[str]) -> ApprovalError:
+    """The error for a decision on an approval nobody waits for (checkpoint threads and durable runs)."""
+    listed = ", ".join(pending) or "none"
+    return ApprovalError(f"unknown approval id {approval_id!r} in {where} (pending: {listed})")
+
+
+def store_decision(
+    checkpointer: Checkpointer,
+    thread_id: str,
+    approval: Approval,
+    decision: ApprovalDecision,
+    *,
+    where: str | None = None,
+) -> ApprovalDecision:
+    """Store a decision for `approval` (atomically); a decision already stored for it, by this
+    process or another, is `AlreadyDecided` naming the verdict that stands. `where` names the
+    thread in that message (default: "thread '<id>'"; a durable run says "run '<id>'")."""
+    stored = checkpointer.record_decision(
+        thread_id, approval.id, approval_digest(approval), decision.model_dump(mode="json")
+    )
+    kept = ApprovalDecision.model_validate(stored.decision)
+    if not stored.new:
+        raise AlreadyDecided(approval.id, kept, thread_id, where=where)
+    return kept
+
+
+def stored_decisions(
+    checkpointer: Checkpointer, thread_id: str, approvals: Iterable[Approval]
+) -> dict[str, ApprovalDecision]:
+    """The stored decisions for these approvals, by approval id."""
+    stored = checkpointer.decisions(thread_id)
+    found: dict[str, ApprovalDecision] = {}
+    for approval in approvals:
+        row = stored.get(approval.id)
+        if row is not None and row.digest == approval_digest(approval):
+            found[approval.id] = ApprovalDecision.model_validate(row.decision)
+    return found
+
+
+def list_pending(checkpointer: Checkpointer, *, keys: StateKeys | None = None) -> list[PendingApproval]:
+    """Every approval waiting in a suspended thread of `checkpointer`."""
+    keys = keys or StateKeys()
+    out: list[PendingApproval] = []
+    for thread_id in checkpointer.threads():
+        checkpoint = checkpointer.load(thread_id)
+        if checkpoint is not None and checkpoint.status in _DECIDABLE:
+            out.extend(_pending_in(checkpointer, checkpoint, keys))
+    return out
+
+
+def _pending_in(checkpointer: Checkpointer, checkpoint: Checkpoint, keys: StateKeys) -> list[PendingApproval]:
+    """The approvals a checkpoint waits for, with the decision stored (or in its state) for each."""
+    thread_id, out = checkpoint.thread_id, []
+    for pending_key, decisions_key in _slots(checkpoint, keys):
+        in_state = checkpoint.state.get(decisions_key) or {}
+        approvals = [Approval.model_validate(raw) for raw in checkpoint.state.get(pending_key) or []]
+        stored = stored_decisions(checkpointer, thread_id, approvals)
+        for approval in approvals:
+            decided = in_state.get(approval.id)
+            decision = stored.get(approval.id) or (
+                ApprovalDecision.model_validate(decided) if decided else None
+            )
+            out.append(PendingApproval(thread_id=thread_id, approval=approval, decision=decision))
+    return out
+
+
+_HINT = "decide them (approve or deny) and resume the thread first, or run on another thread"
+
+
+class ThreadSuspendedError(CheckpointError):
+    """A fresh run on a thread that is suspended waiting for approvals: it would silently drop
+    them (the model would read "not run: it was waiting for human approval"), so it is refused
+    and the saved approvals are kept as they are."""
+
+    def __init__(self, thread_id: str, waiting: list[PendingApproval], *, hint: str = _HINT) -> None:
+        listed = ", ".join(
+            f"{p.approval.id} ({p.approval.tool}, {verdict(p.decision) if p.decision else 'waiting'})"
+            for p in waiting
+        )
+        super().__init__(
+            f"thread {thread_id!r} is suspended waiting for approvals: {listed}; a new run would "
+            f"discard them: {hint}"
+        )
+        self.thread_id = thread_id
+        self.waiting = waiting
+
+
+def refuse_fresh_run(
+    checkpointer: Checkpointer, checkpoint: Checkpoint | None, *, keys: StateKeys | None = None
+) -> None:
+    """Raise ThreadSuspendedError when `checkpoint` is a thread suspended with pending approvals."""
+    if checkpoint is None or checkpoint.status != "suspended":
+        return
+    waiting = _pending_in(checkpointer, checkpoint, keys or StateKeys())
+    if waiting:
+        raise ThreadSuspendedError(checkpoint.thread_id, waiting)
+
+
+_DECIDABLE = ("suspended", "running")
+"""A thread waits for approvals when suspended, or while still running other branches (or
+after its process died)."""
+
+
+def record_decision(
+    checkpointer: Checkpointer,
+    thread_id: str,
+    approval_id: str,
+    decision: object,
+    *,
+    keys: StateKeys | None = None,
+) -> ApprovalDecision:
+    """Store a decision for one approval of the thread (nothing runs; the checkpoint itself is
+    not rewritten). A second decision on one approval is `AlreadyDecided`, also once the run has
+    taken the first one and moved on."""
+    keys = keys or StateKeys()
+    parsed = parse_decision(decision)  # type: ignore[arg-type]
+    checkpoint = checkpointer.load(thread_id)
+    if checkpoint is None:
+        raise ApprovalError(f"no checkpoint for thread {thread_id!r}")
+    if checkpoint.status in _DECIDABLE:
+        for pending_key, decisions_key in _slots(checkpoint, keys):
+            for raw in checkpoint.state.get(pending_key) or []:
+                if raw.get("id") != approval_id:
+                    continue
+                earlier = (checkpoint.state.get(decisions_key) or {}).get(approval_id)
+                if earlier is not None:
+                    raise AlreadyDecided(approval_id, ApprovalDecision.model_validate(earlier), thread_id)
+                approval = Approval.model_validate(raw)
+                check_edit(approval, parsed)
+                return store_decision(checkpointer, thread_id, approval, parsed)
+    stored = checkpointer.decisions(thread_id).get(approval_id)
+    if stored is not None:  # decided, and the run has taken it since (resumed, maybe finished)
+        raise AlreadyDecided(approval_id, ApprovalDecision.model_validate(stored.decision), thread_id)
+    if checkpoint.status not in _DECIDABLE:
+        raise ApprovalError(f"thread {thread_id!r} is not waiting for approvals (status {checkpoint.status})")
+    waiting = [p.approval.id for p in list_pending(checkpointer, keys=keys) if p.thread_id == thread_id]
+    raise unknown_approval(approval_id, f"thread {thread_id!r}", waiting)

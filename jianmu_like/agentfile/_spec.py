@@ -1,0 +1,276 @@
+"""The shape of an agent file (`presets/*.yaml`), as pydantic models.
+
+An agent file is one ReAct agent (`kind: react`), a supervisor (`kind: supervisor`), a
+plan-and-execute or research agent (`kind: plan_execute | research`) or a whole tree
+(`kind: tree`) whose nodes are `sequence`, `selector`, `parallel`, `loop`, `condition`,
+`message`, `react`, `supervisor`, `plan_execute`, `research` and `preset` (another agent file).
+Unknown keys are errors; every error is reported with its line.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from .._config import AnswerCheckConfig, ContextConfig, ToolProtocol, ToolSelectionConfig
+
+AgentKindName = Literal["react", "supervisor", "plan_execute", "research"]
+"""The kinds of one agent (an agent file's `kind:`, or a tree node's key); see `kinds.AGENT_KINDS`."""
+
+FileKindName = Literal["react", "supervisor", "plan_execute", "research", "tree"]
+"""What an agent file's `kind:` may say: one agent, or a tree of nodes."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelSpec(_Strict):
+    """Which model, on which server. The API key is never written in the file: name the
+    environment variable holding it."""
+
+    name: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    fallback: list[str] = Field(default_factory=list)
+    tool_protocol: ToolProtocol | None = None
+    """How tools reach this model: native function calling, `json` or `text` (described in the
+    prompt, for servers without function calling), `auto` (native, JSON when tools are refused)."""
+    supports_tools: bool | None = None
+    """Whether the server has function calling (for `auto`; unset: learned from a rejection)."""
+    supports_json_mode: bool | None = None
+    """Whether the server has JSON mode (false: structured calls skip that level)."""
+    context_window: int | None = Field(None, ge=256)
+    """The model's context window in tokens: the context guard keeps every request within it."""
+
+
+class LimitsSpec(_Strict):
+    max_iterations: int | None = Field(None, ge=1)
+    max_budget_tokens: int | None = Field(None, ge=1)
+    max_tool_failures: int | None = Field(None, ge=1)
+    """Stop after this many failed tool calls in a row (termination `tool_failures`)."""
+    max_output_chars: int | None = Field(None, ge=100)
+    """The most characters of one tool result the model reads (default 8000); see
+    `tool_output_chars` for single tools."""
+
+
+class LLMSpec(_Strict):
+    temperature: float | None = Field(None, ge=0.0, le=2.0)
+    max_tokens: int | None = Field(None, ge=1)
+    top_p: float | None = Field(None, gt=0.0, le=1.0)
+    top_k: int | None = Field(None, ge=1)
+    timeout: float | None = Field(None, gt=0.0)
+    stream: bool | None = None
+
+
+class ReActSpec(_Strict):
+    """One ReAct agent (the body of `kind: react`, or a `react:` node of a tree)."""
+
+    name: str = "ReActAgent"
+    namespace: str | None = None
+    description: str | None = None
+    model: str | ModelSpec | None = None
+    system_prompt: str | None = None
+    tools: list[str] = Field(default_factory=list)
+    """Built-in tool names (`calculator`, `think`) or `package.module:attribute` references to
+    allowed modules (under the file's directory, `agents.allowed_modules`, `--allow-module`)."""
+    mcp_servers: list[dict[str, Any]] | dict[str, dict[str, Any]] = Field(default_factory=list)
+    tool_output_chars: dict[str, Annotated[int, Field(ge=100)]] = Field(default_factory=dict)
+    """Tool name -> the most characters of one of its results the model reads (the tools listed
+    in `tools`; an MCP server takes `max_output_chars` in its own entry)."""
+    guard: dict[str, Any] | None = None
+    limits: LimitsSpec = Field(default_factory=LimitsSpec)
+    llm: LLMSpec = Field(default_factory=LLMSpec)
+    tool_choice: Any = None
+    execution_mode: Literal["serial", "parallel", "auto"] = "auto"
+    breakpoint_every: int | None = Field(None, ge=1)
+    """A human breakpoint: the tool calls of every N-th model round wait for approval."""
+    reflect_after: int | None = Field(None, ge=1)
+    """After every N tool calls, one call checks that the chain is consistent."""
+    tool_protocol: ToolProtocol | None = None
+    """Overrides the model's tool protocol for this agent."""
+    output_schema: dict[str, Any] | str | None = None
+    """A structured answer: a JSON schema, or a pydantic model as `package.module:Model` (or
+    `package.module.Model`) from an allowed module; the result's `output` is the validated value."""
+    synthesize: bool | None = None
+    """Two-phase answers: after the loop, one streaming call writes the answer from the trace."""
+    answer_check: bool | AnswerCheckConfig | None = None
+    """The answer-quality check: `false` turns it off; or `{min_chars, reject_repeats, retries}`."""
+    context: bool | ContextConfig | None = None
+    """The context guard: `false` turns it off; or `{window, strategy, reserve_tokens, ...}`
+    (`window` overrides the model's `context_window` for this agent)."""
+    tool_selection: bool | ToolSelectionConfig | None = None
+    """Tool selection above a number of tools: `false` turns it off; or `{threshold, max_tools}`."""
+    input: str | None = None
+    """In a tree: a message template written to this agent's namespace before it starts, e.g.
+    "Research: {plan.final_answer}" (`{task}` is the run's question)."""
+
+
+class SupervisorOptions(_Strict):
+    """The `supervisor:` section of a supervisor agent (`kind: supervisor`, `supervisor:` nodes)."""
+
+    max_agents: int = Field(4, ge=1, le=32)
+    """Sub-agents per run at most (the model's plan decides how many)."""
+    max_follow_ups: int = Field(2, ge=0)
+    """Follow-up questions in the one follow-up round (0: none)."""
+    prune_notes_above: int | None = Field(None, ge=1)
+    """Drop a sub-agent's raw notes (its messages) above this many characters, keeping its
+    question and answer."""
+    critic: bool = False
+    """Review each sub-agent's answer; a rejected one is re-run with the critique."""
+    max_critic_retries: int = Field(1, ge=0)
+    prompt: str | None = None
+    """The supervisor's system prompt (the ReAct `system_prompt` is the sub-agents')."""
+    critic_prompt: str | None = None
+
+
+class SupervisorSpec(ReActSpec):
+    """A supervisor: the ReAct fields (tools, model, limits, system_prompt, guard) apply to each
+    sub-agent; `limits` is a budget per sub-agent. Default namespace: `supervisor`."""
+
+    supervisor: SupervisorOptions = Field(default_factory=SupervisorOptions)
+
+
+class PlanOptions(_Strict):
+    """The `plan:` section of a plan-and-execute agent (`kind: plan_execute`, `plan_execute:` nodes)."""
+
+    max_steps: int = Field(5, ge=1)
+    max_replans: int = Field(1, ge=0)
+    """Re-plans after a failed step (then the run fails with reason `step_failed`)."""
+    models: dict[str, str] = Field(default_factory=dict)
+    """Model aliases the planner may give a step, e.g. {fast: gpt-4o-mini, strong: gpt-4o}."""
+    planner_prompt: str | None = None
+
+
+class PlanExecuteSpec(ReActSpec):
+    """A plan-and-execute agent: the ReAct fields apply to every step (tools, model, limits)."""
+
+    plan: PlanOptions = Field(default_factory=PlanOptions)
+
+
+class ResearchOptions(_Strict):
+    """The `research:` section of a research agent (`kind: research`, `research:` nodes)."""
+
+    max_tool_calls: int = Field(5, ge=0)
+    """Hard cap on tool calls per run (`think` is free); later calls are refused."""
+    compress_prompt: str | None = None
+
+
+class ResearchSpec(ReActSpec):
+    """A research agent: search tools plus `think`, a tool-call cap, a cited summary."""
+
+    research: ResearchOptions = Field(default_factory=ResearchOptions)
+
+
+NODE_KINDS = (
+    "sequence",
+    "selector",
+    "parallel",
+    "loop",
+    "condition",
+    "message",
+    "react",
+    "preset",
+    "supervisor",
+    "plan_execute",
+    "research",
+)
+
+
+class TreeNodeSpec(_Strict):
+    """Exactly one of the node kinds."""
+
+    sequence: CompositeSpec | None = None
+    selector: CompositeSpec | None = None
+    parallel: ParallelSpec | None = None
+    loop: LoopSpec | None = None
+    condition: ConditionSpec | None = None
+    message: MessageSpec | None = None
+    react: ReActSpec | None = None
+    preset: PresetRefSpec | None = None
+    supervisor: SupervisorSpec | None = None
+    plan_execute: PlanExecuteSpec | None = None
+    research: ResearchSpec | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> TreeNodeSpec:
+        given = [kind for kind in NODE_KINDS if getattr(self, kind) is not None]
+        if len(given) != 1:
+            found = ", ".join(given) or "none"
+            raise ValueError(f"a tree node needs exactly one of {', '.join(NODE_KINDS)} (found: {found})")
+        return self
+
+    @property
+    def kind(self) -> str:
+        return next(kind for kind in NODE_KINDS if getattr(self, kind) is not None)
+
+
+class CompositeSpec(_Strict):
+    name: str | None = None
+    memory: bool = True
+    children: list[TreeNodeSpec] = Field(min_length=1)
+
+
+class ParallelSpec(_Strict):
+    name: str | None = None
+    policy: Literal["all", "one"] = "all"
+    """all: succeed when every child succeeded; one: as soon as one did."""
+    children: list[TreeNodeSpec] = Field(min_length=1)
+
+
+class LoopSpec(_Strict):
+    name: str | None = None
+    max_iterations: int = Field(3, ge=1)
+    child: TreeNodeSpec
+
+
+class ConditionSpec(_Strict):
+    name: str | None = None
+    key: str
+    namespace: str | None = None
+
+
+class MessageSpec(_Strict):
+    name: str | None = None
+    namespace: str | None = None
+    content: str
+    role: Literal["user", "system"] = "user"
+
+
+class PresetRefSpec(_Strict):
+    path: str
+    """Agent file, relative to the file that references it; it must lie in that file's directory
+    tree, the shipped presets or a directory listed in `agents.preset_roots`."""
+    name: str | None = None
+    namespace: str | None = None
+    input: str | None = None
+
+
+class AgentFileSpec(ReActSpec):
+    """A whole agent file. `kind: react` uses the ReAct fields; `kind: tree` uses `tree` and
+    takes the ReAct fields as defaults for its `react:` nodes (model, llm, limits, guard)."""
+
+    kind: FileKindName = "react"
+    tree: TreeNodeSpec | None = None
+    output: str | None = None
+    """For trees: the namespace whose `final_answer` is the agent's answer."""
+    inputs: list[str] = Field(default_factory=list)
+    """Top-level keys the caller provides besides `task` and `messages` (for `{key}` in templates)."""
+    supervisor: SupervisorOptions | None = None
+    """For `kind: supervisor`."""
+    plan: PlanOptions | None = None
+    """For `kind: plan_execute`."""
+    research: ResearchOptions | None = None
+    """For `kind: research`."""
+
+    @model_validator(mode="after")
+    def _tree_for_tree_kind(self) -> AgentFileSpec:
+        if self.kind == "tree" and self.tree is None:
+            raise ValueError("kind: tree needs a `tree:` section")
+        if self.kind != "tree" and self.tree is not None:
+            raise ValueError("`tree:` is only for kind: tree")
+        return self  # the kinds' own sections: checked with their lines (`loader`, `kinds`)
+
+
+TreeNodeSpec.model_rebuild()

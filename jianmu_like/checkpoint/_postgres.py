@@ -1,0 +1,256 @@
+"""Checkpoints in PostgreSQL: the SQLite store's contract on a database many processes and hosts
+share.
+
+Selected by URL (`postgresql://...`, see checkpoint.target). The tables (`jianmu_checkpoints`,
+`jianmu_journal`, `jianmu_decisions`) are created and migrated by the library: the applied
+versions are rows of `jianmu_schema_version`, and each pending migration runs in one transaction
+under an advisory lock, so processes starting together migrate once and never see half a schema.
+
+A run's writes (`commit`) are one statement each, one round trip: the claim (the stored seq and
+owner) is checked inside the statement that writes. Only when that check fails does the store
+take the slow path: one transaction that first takes a per-thread advisory lock (writers to one
+thread queue), re-reads the stored seq and owner and names the conflict (`ThreadConflictError`),
+or goes on when the owner it found is a process that is gone. Checkpoints are stored as JSON text
+(not jsonb, which refuses `\\u0000` in a tool's output).
+
+The contract is synchronous (the recorder saves between ticks, from the event loop), so this uses
+psycopg's sync `ConnectionPool`: each call is one short transaction on a pooled connection. An
+async variant can come with an async contract.
+
+Storing a decision also sends `NOTIFY jianmu_decisions, '<thread id>'` in the same transaction
+(PostgreSQL delivers it at commit, never for a rolled-back one), and `watch_decisions()` listens
+on an async connection of its own: a server holding a suspended run learns at once that an
+operator decided from another process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
+
+import psycopg
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from .._redact import redact_text, redact_url
+from ._contract import CheckpointError, Commit, DecisionChanges, keep_from_config
+from ._sql import SqlCheckpointStore
+
+_LOCK_CLASS = 0x4A4D  # "JM": the advisory-lock namespace of this library
+_MIGRATION_LOCK = (_LOCK_CLASS + 1, 0)
+DECISIONS_CHANNEL = "jianmu_decisions"
+"""The NOTIFY channel of stored decisions; the payload is the thread id ('' when too long)."""
+_MAX_PAYLOAD = 4000
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (  # 1: the checkpoint, journal and decision tables of checkpoint format 2
+        """CREATE TABLE jianmu_checkpoints (
+            thread_id TEXT PRIMARY KEY, seq BIGINT NOT NULL, status TEXT NOT NULL,
+            saved_at DOUBLE PRECISION NOT NULL, data TEXT NOT NULL, owner TEXT)""",
+        """CREATE TABLE jianmu_journal (
+            thread_id TEXT NOT NULL, call_key TEXT NOT NULL, data TEXT NOT NULL,
+            PRIMARY KEY (thread_id, call_key))""",
+        """CREATE TABLE jianmu_decisions (
+            thread_id TEXT NOT NULL, approval_id TEXT NOT NULL, digest TEXT NOT NULL,
+            decision TEXT NOT NULL, PRIMARY KEY (thread_id, approval_id))""",
+    ),
+    (  # 2: every save is a version (one row per (thread_id, seq)), with its parent and summary
+        "ALTER TABLE jianmu_checkpoints DROP CONSTRAINT jianmu_checkpoints_pkey",
+        "ALTER TABLE jianmu_checkpoints ADD PRIMARY KEY (thread_id, seq)",
+        "ALTER TABLE jianmu_checkpoints ADD COLUMN parent_seq BIGINT",
+        "ALTER TABLE jianmu_checkpoints ADD COLUMN summary TEXT",
+    ),
+)
+"""Versioned schema changes: entry N-1 brings a store from version N-1 to N. Append only."""
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class PostgresCheckpointer(SqlCheckpointStore):
+    """Checkpoints in a PostgreSQL database (tables created or migrated on first use).
+
+    `readonly=True` never creates or changes anything (its sessions are read-only); it refuses a
+    database without a store. `url` is kept only to connect; `label` (credentials removed) is
+    what messages show.
+    """
+
+    thread_order = 'thread_id COLLATE "C"'
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        readonly: bool = False,
+        pool_size: int = 4,
+        connect_timeout: float = 10.0,
+        keep: int | str | None = "config",
+    ) -> None:
+        """`keep`: versions kept per thread (default: the configuration's `checkpoints.keep`)."""
+        self.label = redact_url(url)
+        self.keep = keep_from_config(keep)
+        self.readonly = readonly
+        self._url = url  # only to connect (the pool, a listener); messages show `label`
+        self._connect_timeout = connect_timeout
+        with self._connect(url, connect_timeout) as conn:
+            if readonly:
+                self._check_readable(conn)
+            else:
+                self._migrate(conn)
+        self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=max(1, pool_size),
+            kwargs={"autocommit": True, "connect_timeout": max(1, round(connect_timeout))},
+            configure=self._configure,
+            open=False,
+            name="jianmu-checkpoints",
+        )
+        try:
+            self._pool.open(wait=True, timeout=connect_timeout)
+        except PoolTimeout as exc:
+            self._pool.close()
+            raise CheckpointError(f"{self.label}: cannot connect to PostgreSQL ({exc})") from exc
+
+    # ------------------------------------------------------------------ schema
+    def _connect(self, url: str, timeout: float) -> psycopg.Connection[Any]:
+        try:
+            return psycopg.connect(url, autocommit=True, connect_timeout=max(1, round(timeout)))
+        except psycopg.Error as exc:
+            raise CheckpointError(
+                f"{self.label}: cannot connect to PostgreSQL ({redact_text(str(exc).strip())})"
+            ) from exc
+
+    def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        if self.readonly:
+            conn.execute("SET default_transaction_read_only = on")
+
+    def _version(self, conn: psycopg.Connection[Any]) -> int | None:
+        """The store's schema version; None when the database has no store."""
+        row = conn.execute("SELECT to_regclass('jianmu_schema_version') IS NOT NULL").fetchone()
+        if row is None or not row[0]:
+            return None
+        found = conn.execute("SELECT coalesce(max(version), 0) FROM jianmu_schema_version").fetchone()
+        return int(found[0]) if found is not None else 0
+
+    def _refuse_newer(self, version: int) -> None:
+        if version > SCHEMA_VERSION:
+            raise CheckpointError(
+                f"{self.label}: checkpoint schema version {version} is newer than this jianmu_like "
+                f"knows ({SCHEMA_VERSION}); upgrade jianmu_like"
+            )
+
+    def _check_readable(self, conn: psycopg.Connection[Any]) -> None:
+        try:
+            version = self._version(conn)
+        except psycopg.Error as exc:
+            raise CheckpointError(f"{self.label}: cannot read the checkpoint store ({exc})") from exc
+        if version is None:
+            raise CheckpointError(f"{self.label}: no checkpoint store in this database (no runs saved in it)")
+        self._refuse_newer(version)
+        if version < SCHEMA_VERSION:
+            raise CheckpointError(
+                f"{self.label}: checkpoint schema version {version} is older than {SCHEMA_VERSION}; "
+                "open it once for writing (a run or an approval) to migrate it"
+            )
+
+    def _migrate(self, conn: psycopg.Connection[Any]) -> None:
+        """Apply the pending migrations in one transaction, under an advisory lock (concurrent
+        openers queue; the next one finds the work done)."""
+        try:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", _MIGRATION_LOCK)
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS jianmu_schema_version ("
+                    "version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+                )
+                version = self._version(conn) or 0
+                self._refuse_newer(version)
+                for number in range(version + 1, SCHEMA_VERSION + 1):
+                    for statement in MIGRATIONS[number - 1]:
+                        conn.execute(statement)
+                    conn.execute("INSERT INTO jianmu_schema_version (version) VALUES (%s)", (number,))
+        except psycopg.Error as exc:
+            raise CheckpointError(
+                f"{self.label}: cannot create or migrate the checkpoint store ({exc})"
+            ) from exc
+
+    # ------------------------------------------------------------------ plumbing
+    @contextmanager
+    def _write(self, thread_id: str, what: str) -> Iterator[psycopg.Connection[Any]]:
+        """One transaction holding the thread's advisory lock (writers to one thread queue)."""
+        if self.readonly:
+            raise CheckpointError(f"{self.label}: opened read-only; cannot {what}")
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_LOCK_CLASS, thread_id))
+                yield conn
+        except psycopg.Error as exc:
+            raise CheckpointError(f"{self.label}: cannot {what} ({exc})") from exc
+
+    def _sql(self, sql: str) -> str:
+        return sql.replace("?", "%s")
+
+    def commit(self, work: Commit) -> None:
+        """One statement, one round trip: the work's writes as the parts of one CTE, each write
+        that needs the claim carrying it in its own WHERE (PostgreSQL runs a statement as one
+        transaction, so the check and the writes are atomic). When a guarded write matched
+        nothing (another process saved or owns the thread, or its claim is stale: whether its
+        process lives is asked here, not in SQL), the locked transaction of the SQL store decides
+        and names the conflict; so does a unique violation (two savers of one version at once)."""
+        if self.readonly:
+            raise CheckpointError(f"{self.label}: opened read-only; cannot save checkpoint")
+        parts = self._parts(work, guarded=True)
+        body = ", ".join(f"p{i} AS ({part.sql} RETURNING 1)" for i, part in enumerate(parts))
+        counts = ", ".join(f"(SELECT count(*) FROM p{i})" for i in range(len(parts)))
+        params = tuple(p for part in parts for p in part.params)
+        try:
+            with self._pool.connection() as conn:
+                row = conn.execute(self._sql(f"WITH {body} SELECT {counts}"), params).fetchone()
+        except psycopg.errors.UniqueViolation:
+            row = None
+        except psycopg.Error as exc:
+            raise CheckpointError(f"{self.label}: cannot save checkpoint ({exc})") from exc
+        if row is None or any(part.role and not row[i] for i, part in enumerate(parts)):
+            super().commit(work)
+
+    def _read(self, sql: str, params: tuple[Any, ...], what: str) -> list[tuple[Any, ...]]:
+        try:
+            with self._pool.connection() as conn:
+                return conn.execute(sql, params).fetchall()
+        except psycopg.Error as exc:
+            raise CheckpointError(f"{self.label}: cannot {what} ({exc})") from exc
+
+    def _decided(self, conn: Any, thread_id: str) -> None:
+        payload = thread_id if len(thread_id.encode()) < _MAX_PAYLOAD else ""
+        conn.execute("SELECT pg_notify(%s, %s)", (DECISIONS_CHANNEL, payload))
+
+    @asynccontextmanager
+    async def watch_decisions(self) -> AsyncIterator[DecisionChanges]:
+        """`LISTEN jianmu_decisions` on a connection of its own; each notification names the
+        thread whose decision was stored. A lost connection ends the iteration with a
+        CheckpointError (the watcher connects again and looks at every thread)."""
+        try:
+            conn = await psycopg.AsyncConnection.connect(
+                self._url, autocommit=True, connect_timeout=max(1, round(self._connect_timeout))
+            )
+        except psycopg.Error as exc:
+            raise CheckpointError(
+                f"{self.label}: cannot listen for decisions ({redact_text(str(exc).strip())})"
+            ) from exc
+        try:
+            await conn.execute(f"LISTEN {DECISIONS_CHANNEL}")
+
+            async def changes() -> DecisionChanges:
+                try:
+                    async for note in conn.notifies():
+                        yield note.payload or None
+                except psycopg.Error as exc:
+                    raise CheckpointError(f"{self.label}: stopped listening for decisions ({exc})") from exc
+
+            yield changes()
+        except psycopg.Error as exc:
+            raise CheckpointError(f"{self.label}: cannot listen for decisions ({exc})") from exc
+        finally:
+            await conn.close()
+
+    def close(self) -> None:
+        self._pool.close()

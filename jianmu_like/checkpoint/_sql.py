@@ -1,0 +1,333 @@
+"""The checkpoint contract in SQL, written once for every SQL store (SQLite, PostgreSQL).
+
+Both stores keep the same three tables (`jianmu_checkpoints`: one row per version of a thread,
+keyed by (thread_id, seq), the newest carrying the thread's owner; `jianmu_journal`,
+`jianmu_decisions`) and answer every contract call with the same statements; what differs is how
+a store connects, creates its schema, and what one write transaction is (SQLite: BEGIN IMMEDIATE
+on its one connection; PostgreSQL: a pooled connection holding the thread's advisory lock). A
+store supplies those as `_write`, `_read` and `_sql` (placeholder style); the statements here use
+`?` and portable `INSERT ... ON CONFLICT DO UPDATE` upserts.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, cast
+
+from pydantic import ValidationError
+
+from ..state._journal import JournalEntry, finish_entry
+from ._contract import (
+    Checkpoint,
+    CheckpointError,
+    Commit,
+    StoredDecision,
+    check_claim,
+    check_new_version,
+    check_owner,
+    summary_of,
+)
+from ._history import CheckpointInfo, info_of
+
+_HEAD_SEQ = "SELECT seq FROM jianmu_checkpoints WHERE thread_id=? ORDER BY seq DESC LIMIT 1"
+_HEAD_OWNER = "SELECT owner FROM jianmu_checkpoints WHERE thread_id=? ORDER BY seq DESC LIMIT 1"
+
+
+@dataclass(frozen=True)
+class Part:
+    """One statement of a commit (`role` names the guarded writes whose row count matters)."""
+
+    sql: str
+    params: tuple[Any, ...]
+    role: str = ""
+
+
+class SqlCheckpointStore(ABC):
+    """The contract's methods over a store's `_write` / `_read` primitives (see module docstring)."""
+
+    label: str
+    """How messages name the store (a path, or a URL without credentials)."""
+    keep: int | None = None
+    """Versions kept per thread (the newest N; None: all)."""
+    thread_order = "thread_id"
+    """ORDER BY clause listing threads (PostgreSQL sorts bytewise with COLLATE "C", as SQLite)."""
+
+    # ------------------------------------------------------------------ primitives
+    @abstractmethod
+    def _write(self, thread_id: str, what: str) -> AbstractContextManager[Any]:
+        """One write transaction for `thread_id` (errors become CheckpointError naming `what`)."""
+
+    @abstractmethod
+    def _read(self, sql: str, params: tuple[Any, ...], what: str) -> list[Any]:
+        """All rows of one query (errors become CheckpointError naming `what`)."""
+
+    def _sql(self, sql: str) -> str:
+        """`sql` in the store's placeholder style (written here with `?`)."""
+        return sql
+
+    def _has_journal(self) -> bool:
+        """Whether the journal and decision tables exist (a read-only old store may lack them)."""
+        return True
+
+    def _decided(self, conn: Any, thread_id: str) -> None:
+        """Inside the transaction that stored a decision: tell watchers (PostgreSQL notifies;
+        SQLite watchers see the file change)."""
+        return None
+
+    def _exec(self, conn: Any, sql: str, params: tuple[Any, ...] = ()) -> Any:
+        return conn.execute(self._sql(sql), params)
+
+    def _select(self, sql: str, params: tuple[Any, ...], what: str) -> list[Any]:
+        return self._read(self._sql(sql), params, what)
+
+    # ------------------------------------------------------------------ checkpoints
+    def _col(self, name: str) -> str:
+        """The SQL for column `name` of `jianmu_checkpoints` (an old store opened read-only,
+        which cannot be migrated, answers NULL for columns it lacks)."""
+        return name
+
+    def _head(self, conn: Any, thread_id: str) -> tuple[int, str | None] | None:
+        row = self._exec(
+            conn,
+            f"SELECT seq, {self._col('owner')} FROM jianmu_checkpoints WHERE thread_id=? "
+            "ORDER BY seq DESC LIMIT 1",
+            (thread_id,),
+        ).fetchone()
+        return None if row is None else (int(row[0]), row[1])
+
+    def save(
+        self, checkpoint: Checkpoint, *, expected_seq: int | None = None, holder: str | None = None
+    ) -> None:
+        self.commit(
+            Commit(checkpoint.thread_id, checkpoint=checkpoint, expected_seq=expected_seq, holder=holder)
+        )
+
+    def commit(self, work: Commit) -> None:
+        """One write transaction: the head read and checked here, then the work's statements."""
+        tid, checkpoint = work.thread_id, work.checkpoint
+        what = "save checkpoint" if checkpoint is not None else "journal tool calls"
+        with self._write(tid, what) as conn:
+            owner: str | None = None
+            if checkpoint is not None or (work.started and work.owner is not None):
+                stored = self._head(conn, tid)
+                owner = stored[1] if stored is not None else None
+                if checkpoint is not None:
+                    if work.expected_seq is not None:
+                        check_claim(tid, stored, checkpoint, work.expected_seq, work.holder)
+                    else:
+                        check_new_version(tid, stored, checkpoint)
+                    owner = checkpoint.owner
+            if work.started:
+                check_owner(tid, work.owner, owner)
+            for part in self._parts(work, guarded=False):
+                self._exec(conn, part.sql, part.params)
+
+    def _parts(self, work: Commit, *, guarded: bool) -> list[Part]:
+        """The statements of `work`, in order. `guarded`: each write that needs the thread's
+        claim carries it in its own WHERE (the head's seq and owner, read in the statement), so
+        the work can run as one statement without a prior read (PostgreSQL's one round trip);
+        a guarded write that matched no row means the claim did not hold."""
+        tid, checkpoint = work.thread_id, work.checkpoint
+        guard, guard_params = "1=1", cast(tuple[Any, ...], ())
+        if guarded and checkpoint is not None:
+            guard, guard_params = self._claim(work)
+        parts: list[Part] = []
+        if work.forget:
+            parts += [
+                Part(f"DELETE FROM {table} WHERE thread_id=? AND {guard}", (tid, *guard_params))
+                for table in ("jianmu_journal", "jianmu_decisions")
+            ]
+        if checkpoint is not None:
+            parts.append(
+                Part(
+                    "INSERT INTO jianmu_checkpoints "
+                    "(thread_id, seq, parent_seq, status, saved_at, data, owner, summary) "
+                    "SELECT CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS TEXT), "
+                    "CAST(? AS DOUBLE PRECISION), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT) "
+                    f"WHERE {guard}",
+                    (
+                        tid,
+                        checkpoint.seq,
+                        checkpoint.parent_seq,
+                        checkpoint.status,
+                        checkpoint.saved_at,
+                        checkpoint.model_dump_json(),
+                        checkpoint.owner,
+                        summary_of(checkpoint).model_dump_json(),
+                        *guard_params,
+                    ),
+                    "checkpoint",
+                )
+            )
+            if self.keep is not None:
+                parts.append(
+                    Part(
+                        f"DELETE FROM jianmu_checkpoints WHERE thread_id=? AND seq<=? AND {guard}",
+                        (tid, checkpoint.seq - self.keep, *guard_params),
+                    )
+                )
+        if work.started:
+            where, where_params = guard, guard_params
+            if guarded and checkpoint is None and work.owner is not None:
+                where, where_params = f"({_HEAD_OWNER})=?", (tid, work.owner)
+            rows = ",".join("(?,?,?)" for _ in work.started)
+            values = tuple(v for e in work.started for v in (tid, e.key, e.model_dump_json()))
+            parts.append(
+                Part(
+                    "INSERT INTO jianmu_journal (thread_id, call_key, data) SELECT column1, column2, "
+                    f"column3 FROM (VALUES {rows}) AS v WHERE {where} "
+                    "ON CONFLICT (thread_id, call_key) DO UPDATE SET data=excluded.data",
+                    (*values, *where_params),
+                    "started",
+                )
+            )
+        parts += [
+            Part(
+                f"UPDATE jianmu_journal SET data=? WHERE thread_id=? AND call_key=? AND {guard}",
+                (entry.model_dump_json(), tid, entry.key, *guard_params),
+            )
+            for entry in work.finished
+        ]
+        return parts
+
+    def _claim(self, work: Commit) -> tuple[str, tuple[Any, ...]]:
+        """The claim of a conditional save as a WHERE clause: the head is the expected version and
+        unowned or owned by the saver (a live-process check of another owner needs the slow path)."""
+        assert work.checkpoint is not None
+        tid = work.thread_id
+        if work.expected_seq is None:  # an unconditional save: only a newer version
+            return f"coalesce(({_HEAD_SEQ}), 0)<?", (tid, work.checkpoint.seq)
+        return (
+            f"coalesce(({_HEAD_SEQ}), 0)=? AND coalesce(({_HEAD_OWNER}), '') IN ('', ?, ?)",
+            (tid, work.expected_seq, tid, work.holder or "", work.checkpoint.owner or ""),
+        )
+
+    def load(self, thread_id: str, seq: int | None = None) -> Checkpoint | None:
+        owner = self._col("owner")
+        if seq is None:
+            rows = self._select(
+                f"SELECT data, {owner} FROM jianmu_checkpoints WHERE thread_id=? ORDER BY seq DESC LIMIT 1",
+                (thread_id,),
+                "read checkpoint",
+            )
+        else:
+            rows = self._select(
+                f"SELECT data, CASE WHEN seq=(SELECT max(seq) FROM jianmu_checkpoints WHERE thread_id=?) "
+                f"THEN {owner} END FROM jianmu_checkpoints WHERE thread_id=? AND seq=?",
+                (thread_id, thread_id, seq),
+                "read checkpoint",
+            )
+        if not rows:
+            return None
+        try:
+            checkpoint = Checkpoint.model_validate_json(rows[0][0])
+        except (ValueError, ValidationError) as exc:
+            raise CheckpointError(
+                f"{self.label}: checkpoint of thread {thread_id!r} is corrupt ({exc})"
+            ) from exc
+        checkpoint.owner = rows[0][1]
+        return checkpoint
+
+    def _infos(self, where: str, params: tuple[Any, ...], what: str) -> list[CheckpointInfo]:
+        summary = self._col("summary")
+        rows = self._select(
+            f"SELECT thread_id, seq, {self._col('parent_seq')}, status, saved_at, {summary}, "
+            f"CASE WHEN {summary} IS NULL THEN data END FROM jianmu_checkpoints c WHERE {where}",
+            params,
+            what,
+        )
+        try:
+            return [info_of(str(r[0]), int(r[1]), r[2], str(r[3]), float(r[4]), r[5], r[6]) for r in rows]
+        except (ValueError, ValidationError) as exc:
+            raise CheckpointError(f"{self.label}: a checkpoint is corrupt ({exc})") from exc
+
+    def history(self, thread_id: str) -> list[CheckpointInfo]:
+        return self._infos("thread_id=? ORDER BY seq DESC", (thread_id,), "read history")
+
+    def heads(self) -> list[CheckpointInfo]:
+        return self._infos(
+            "seq=(SELECT max(seq) FROM jianmu_checkpoints d WHERE d.thread_id=c.thread_id) "
+            f"ORDER BY {self.thread_order}",
+            (),
+            "list threads",
+        )
+
+    def threads(self) -> list[str]:
+        rows = self._select(
+            f"SELECT thread_id FROM jianmu_checkpoints GROUP BY thread_id ORDER BY {self.thread_order}",
+            (),
+            "list threads",
+        )
+        return [str(row[0]) for row in rows]
+
+    def delete(self, thread_id: str) -> None:
+        with self._write(thread_id, "delete thread") as conn:
+            for table in ("jianmu_checkpoints", "jianmu_journal", "jianmu_decisions"):
+                self._exec(conn, f"DELETE FROM {table} WHERE thread_id=?", (thread_id,))
+
+    def release(self, thread_id: str, owner: str) -> None:
+        """Clear the claim (the owner column; a version's content never changes)."""
+        with self._write(thread_id, "release thread") as conn:
+            self._exec(
+                conn,
+                "UPDATE jianmu_checkpoints SET owner=NULL WHERE thread_id=? AND owner=?",
+                (thread_id, owner),
+            )
+
+    # ------------------------------------------------------------------ journal
+    def journal(self, thread_id: str) -> dict[str, JournalEntry]:
+        if not self._has_journal():
+            return {}
+        rows = self._select("SELECT data FROM jianmu_journal WHERE thread_id=?", (thread_id,), "read journal")
+        entries = (JournalEntry.model_validate_json(row[0]) for row in rows)
+        return {entry.key: entry for entry in entries}
+
+    def journal_start(self, thread_id: str, entry: JournalEntry, *, owner: str | None = None) -> None:
+        self.commit(Commit(thread_id, started=(entry,), owner=owner))
+
+    def journal_finish(self, thread_id: str, key: str, outcome: dict[str, Any]) -> None:
+        sql = "SELECT data FROM jianmu_journal WHERE thread_id=? AND call_key=?"
+        rows = self._select(sql, (thread_id, key), "read journal")
+        done = finish_entry(JournalEntry.model_validate_json(rows[0][0]), outcome) if rows else None
+        if done is not None:
+            self.commit(Commit(thread_id, finished=(done,)))
+
+    # ------------------------------------------------------------------ decisions
+    def record_decision(
+        self, thread_id: str, approval_id: str, digest: str, decision: dict[str, Any]
+    ) -> StoredDecision:
+        with self._write(thread_id, "record decision") as conn:
+            row = self._exec(
+                conn,
+                "SELECT digest, decision FROM jianmu_decisions WHERE thread_id=? AND approval_id=?",
+                (thread_id, approval_id),
+            ).fetchone()
+            if row is not None and row[0] == digest:
+                return StoredDecision(
+                    approval_id=approval_id, digest=digest, decision=json.loads(row[1]), new=False
+                )
+            self._exec(
+                conn,
+                "INSERT INTO jianmu_decisions (thread_id, approval_id, digest, decision) "
+                "VALUES (?,?,?,?) ON CONFLICT (thread_id, approval_id) "
+                "DO UPDATE SET digest=excluded.digest, decision=excluded.decision",
+                (thread_id, approval_id, digest, json.dumps(decision)),
+            )
+            self._decided(conn, thread_id)
+        return StoredDecision(approval_id=approval_id, digest=digest, decision=dict(decision))
+
+    def decisions(self, thread_id: str) -> dict[str, StoredDecision]:
+        if not self._has_journal():
+            return {}
+        rows = self._select(
+            "SELECT approval_id, digest, decision FROM jianmu_decisions WHERE thread_id=?",
+            (thread_id,),
+            "read decisions",
+        )
+        return {r[0]: StoredDecision(approval_id=r[0], digest=r[1], decision=json.loads(r[2])) for r in rows}
+
+    def forget(self, thread_id: str) -> None:
+        self.commit(Commit(thread_id, forget=True))

@@ -1,0 +1,133 @@
+"""`jianmu-like show | validate | config`: look at agent files and settings without running anything.
+
+`show` builds the tree with an offline model client (a scripted provider with no replies), so no
+model server is contacted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import Any
+
+from pydantic import BaseModel
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from .._config import explain_config
+from .._redact import redact
+from ..agentfile._loader import AgentFileError, load_agent, validate_agent_file
+from ..agentfile._shipped import NoSuchAgentFile, agent_file_path
+from ..models._client import ModelClient
+from ..testing._scripted import ScriptedProvider
+from ..tools.mcp._config import MCPServerConfig, parse_mcp_servers
+from ._common import EXIT_OK, EXIT_USAGE, print_problems
+from ._render import dot_text, tree_view
+
+
+def offline_client() -> ModelClient:
+    """A model client that never leaves the process (and has nothing to say)."""
+    return ModelClient(ScriptedProvider([]), model="offline")
+
+
+def show_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
+    """Print the agent's behaviour tree (a rich tree, or Graphviz dot with `--dot`)."""
+    spec = validate_agent_file(args.preset, allow_modules=args.allow_module)
+    agent = load_agent(args.preset, model_client=offline_client(), allow_modules=args.allow_module)
+    if args.dot:
+        console.out(dot_text(agent.root, spec.name), highlight=False, end="")
+        return EXIT_OK
+    title = Text(f"{spec.name}", style="bold")
+    title.append(f"  ({spec.kind})", style="dim")
+    if spec.description:
+        title.append(f"  {spec.description}", style="italic")
+    console.print(title)
+    print_mcp_targets(console, spec)
+    console.print(tree_view(agent.root))
+    return EXIT_OK
+
+
+def validate_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
+    """Check every file; all problems of every file are printed (exit 2 if any). A valid file's
+    MCP servers are listed with the command each will start or the URL each will reach, since
+    running the file starts those commands."""
+    failed = False
+    for path in args.presets:
+        try:
+            spec = validate_agent_file(agent_file_path(path), allow_modules=args.allow_module)
+        except (AgentFileError, NoSuchAgentFile) as exc:
+            failed = True
+            print_problems(errors, exc.problems, title=f"{path}: {len(exc.problems)} problem(s)")
+            continue
+        console.print(Text(f"{path}: ok", style="green"))
+        print_mcp_targets(console, spec)
+    return EXIT_USAGE if failed else EXIT_OK
+
+
+def mcp_targets(spec: BaseModel) -> list[MCPServerConfig]:
+    """Every MCP server an agent file declares, its sub-agents' included (in file order)."""
+    found: list[MCPServerConfig] = []
+    pending: list[Any] = [spec]
+    while pending:
+        value = pending.pop(0)
+        if isinstance(value, BaseModel):
+            servers = getattr(value, "mcp_servers", None)
+            if servers:
+                found.extend(parse_mcp_servers(servers))
+            pending.extend(getattr(value, name) for name in type(value).model_fields if name != "mcp_servers")
+        elif isinstance(value, list | tuple):
+            pending.extend(value)
+        elif isinstance(value, dict):
+            pending.extend(value.values())
+    return found
+
+
+def print_mcp_targets(console: Console, spec: BaseModel) -> None:
+    """`  mcp server NAME: starts CMD ARGS` / `reaches URL` for each declared server (secrets masked)."""
+    for server in mcp_targets(spec):
+        verb = "starts" if server.transport == "stdio" else "reaches"
+        line = Text(f"  mcp server {server.name}: {verb} ", style="dim")
+        line.append(server.describe(), style="bold")
+        console.print(line, highlight=False)
+
+
+def _shown(key: str, value: Any) -> Any:
+    """The value as displayed: secrets masked."""
+    if value is None:
+        return None
+    return redact({key: value})[key]
+
+
+def config_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
+    """The effective configuration and where each value comes from."""
+    _config, sources = explain_config()
+    values = {key: (_shown(key, value), source) for key, (value, source) in sorted(sources.values.items())}
+    if args.json:
+        payload: dict[str, Any] = {
+            "file": sources.file,
+            "values": {key: {"value": value, "source": source} for key, (value, source) in values.items()},
+        }
+        console.out(json.dumps(payload, indent=2, ensure_ascii=False, default=str), highlight=False)
+        return EXIT_OK
+    table = Table(title=f"configuration (file: {sources.file or 'none'})", title_justify="left")
+    table.add_column("key", no_wrap=True, style="bold")
+    table.add_column("value")
+    table.add_column("source", no_wrap=True)
+    for key, (value, source) in values.items():
+        shown = json.dumps(value, ensure_ascii=False, default=str)
+        table.add_row(key, shown, Text(source, style="dim" if source == "default" else "cyan"))
+    console.print(table)
+    overrides = [name for name in _CLIENT_ENV if os.environ.get(name)]
+    for name in overrides:
+        value = _shown("api_key" if name == "OPENAI_API_KEY" else name, os.environ[name])
+        console.print(Text(f"{name}={value}: {_CLIENT_ENV[name]}", style="cyan"))
+    return EXIT_OK
+
+
+_CLIENT_ENV = {
+    "OPENAI_BASE_URL": "overrides provider.base_url",
+    "OPENAI_API_KEY": "overrides provider.api_key",
+    "JIANMU_MODEL": "overrides models.default",
+}

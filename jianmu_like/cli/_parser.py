@@ -1,0 +1,378 @@
+"""The argument parser of `jianmu-like`, kept free of heavy imports.
+
+`--help`, `--version` and usage errors need nothing but argparse, so this module imports nothing
+of the framework: each command names its handler as `"module:function"` inside `jianmu_like.cli`,
+and `main` imports that module only once the arguments are parsed.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from importlib import metadata
+
+from ._common import EXIT_CODES_HELP
+
+STORE_HELP = "SQLite checkpoint file or postgresql:// URL"
+DATABASE_HELP = "the postgresql:// database of durable runs (DBOS; the `durable` extra)"
+
+EPILOG = """\
+examples:
+  jianmu-like run presets/react.yaml "What is 25 * 4 + 10?"
+  jianmu-like run presets/react.yaml "2**10?" --json
+  jianmu-like show presets/research.yaml --dot
+  jianmu-like approvals list runs.db
+  jianmu-like threads history runs.db THREAD
+  jianmu-like serve presets/react.yaml --port 8321
+  jianmu-like worker presets/react.yaml --database postgresql://host/db
+  jianmu-like submit presets/react.yaml "2**10?" --database postgresql://host/db --wait
+
+"""
+
+
+def _version() -> str:
+    try:
+        return metadata.version("jianmu_like")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
+    """-v, --log-json and --config, accepted before or after the command (a command's copy never
+    overrides the value given before it)."""
+    default: object = False if defaults else argparse.SUPPRESS
+    parser.add_argument("-v", "--verbose", action="store_true", default=default, help="log at INFO level")
+    parser.add_argument("--log-json", action="store_true", default=default, help="log as JSON lines")
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        default=None if defaults else argparse.SUPPRESS,
+        help="configuration file to read (sets JIANMU_CONFIG; default: ./jianmu.yaml, else "
+        "~/.config/jianmu_like/jianmu.yaml)",
+    )
+
+
+def _agent_file_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow-module",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="let the agent file name tools from module NAME (and its submodules); repeatable. "
+        "Modules under the agent file's directory are allowed; see agents.allowed_modules",
+    )
+
+
+def _positive_or_off(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 (no limit) or a positive number, got {value}")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {value}")
+    return value
+
+
+def _host_name(text: str) -> str:
+    from .._hostnames import parse_authority
+
+    try:
+        parse_authority(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def _seconds_or_off(text: str) -> float:
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be 0 (never) or a positive number of seconds, got {text}")
+    return value
+
+
+def _otel_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--otel",
+        action="store_true",
+        help="trace runs with OpenTelemetry (the `otel` extra; exporter, endpoint and service name "
+        "from the OTEL_* variables, e.g. OTEL_TRACES_EXPORTER=otlp|console); see telemetry.otel",
+    )
+
+
+def _run_options(parser: argparse.ArgumentParser) -> None:
+    _agent_file_options(parser)
+    _otel_option(parser)
+    parser.add_argument(
+        "--json", action="store_true", help="print every event as one JSON line, nothing else"
+    )
+    parser.add_argument("--max-ticks", type=int, default=100_000, metavar="N", help="stop after N ticks")
+    parser.add_argument("--no-live", action="store_true", help="no live tree view (a plain transcript)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of `jianmu-like`."""
+    parser = argparse.ArgumentParser(
+        prog="jianmu-like",
+        description="LLM agents as behaviour trees: run and inspect YAML agent files.",
+        epilog=EPILOG + EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    _global_options(parser, defaults=True)
+    parent = argparse.ArgumentParser(add_help=False)
+    _global_options(parent, defaults=False)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = commands.add_parser(
+        "run",
+        parents=[parent],
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="answer a question with an agent file",
+    )
+    run.add_argument("preset", metavar="PRESET", help="agent file (e.g. presets/react.yaml)")
+    run.add_argument("question", metavar="QUESTION")
+    run.add_argument(
+        "--checkpoint",
+        metavar="STORE",
+        help="save the run (resumable) in this SQLite file or postgresql:// database",
+    )
+    run.add_argument("--thread", metavar="ID", help="thread id in the checkpoint store (default: a new one)")
+    _run_options(run)
+    run.set_defaults(handler="_run:run_command")
+
+    resume = commands.add_parser(
+        "resume",
+        parents=[parent],
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="continue a suspended or interrupted run",
+    )
+    resume.add_argument("preset", metavar="PRESET", help="the agent file the run was started with")
+    resume.add_argument("--checkpoint", metavar="STORE", required=True, help=STORE_HELP)
+    resume.add_argument("--thread", metavar="ID", required=True, help="thread id")
+    _run_options(resume)
+    resume.set_defaults(handler="_run:resume_command")
+
+    show = commands.add_parser("show", parents=[parent], help="print an agent's tree (no model contacted)")
+    show.add_argument("preset", metavar="PRESET")
+    show.add_argument("--dot", action="store_true", help="Graphviz dot instead of a text tree")
+    _agent_file_options(show)
+    show.set_defaults(handler="_inspect:show_command")
+
+    validate = commands.add_parser("validate", parents=[parent], help="check agent files")
+    validate.add_argument("presets", metavar="PRESET", nargs="+")
+    _agent_file_options(validate)
+    validate.set_defaults(handler="_inspect:validate_command")
+
+    _approvals_parser(commands, parent)
+    _threads_parser(commands, parent)
+    _serve_parser(commands, parent)
+    _durable_parsers(commands, parent)
+
+    config = commands.add_parser(
+        "config", parents=[parent], help="the effective configuration and its sources"
+    )
+    config.add_argument("--json", action="store_true", help="as JSON")
+    config.set_defaults(handler="_inspect:config_command")
+
+    models = commands.add_parser(
+        "models", add_help=False, help="pull or list the embedded local model's weights (models --help)"
+    )
+    models.add_argument("rest", nargs=argparse.REMAINDER)
+    models.set_defaults(handler="_main:models_command", verbose=False, log_json=False)
+    return parser
+
+
+def _approvals_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser
+) -> None:
+    """Register `approvals` and its three subcommands."""
+    approvals = commands.add_parser(
+        "approvals", parents=[parent], help="list, approve or deny tool calls waiting in a checkpoint store"
+    )
+    actions = approvals.add_subparsers(dest="action", required=True, metavar="ACTION")
+    listing = actions.add_parser("list", parents=[parent], help="pending approvals of every suspended thread")
+    listing.add_argument("file", metavar="STORE", nargs="?", help=STORE_HELP + " (not with --database)")
+    listing.add_argument("--json", action="store_true", help="one JSON object per pending approval")
+    listing.add_argument("--database", metavar="URL", help=DATABASE_HELP)
+    for verb in ("approve", "deny"):
+        action = actions.add_parser(
+            verb,
+            parents=[parent],
+            help=f"{verb} one tool call",
+            usage="%(prog)s STORE THREAD ID | %(prog)s --database URL RUN_ID ID",
+        )
+        action.add_argument("file", metavar="STORE", help=STORE_HELP + " (with --database: the run id)")
+        action.add_argument("thread", metavar="THREAD", help="thread id (with --database: the approval id)")
+        action.add_argument("approval_id", metavar="ID", nargs="?", help="approval id (see `approvals list`)")
+        action.add_argument(
+            "--reason", "-r", required=verb == "deny", default="", help="told to the model (deny: required)"
+        )
+        if verb == "approve":
+            action.add_argument(
+                "--args",
+                metavar="JSON",
+                dest="arguments",
+                help="run the call with these corrected arguments (a JSON object, checked against "
+                "the tool's schema)",
+            )
+        action.add_argument("--database", metavar="URL", help=DATABASE_HELP)
+    approvals.set_defaults(handler="_approvals:approvals_command")
+
+
+def _threads_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser
+) -> None:
+    """Register `threads list|show|history` (read only)."""
+    threads = commands.add_parser(
+        "threads",
+        parents=[parent],
+        help="list the conversations of a checkpoint store, show one, list its versions",
+    )
+    actions = threads.add_subparsers(dest="action", required=True, metavar="ACTION")
+    for name, what, takes_thread in (
+        ("list", "every thread with its newest version", False),
+        ("show", "one thread's newest version and conversation", True),
+        ("history", "one thread's versions, newest first (seq, parent, status, node...)", True),
+    ):
+        action = actions.add_parser(name, parents=[parent], help=what)
+        action.add_argument("file", metavar="STORE", help=STORE_HELP)
+        if takes_thread:
+            action.add_argument("thread", metavar="THREAD", help="thread id (see `threads list`)")
+        action.add_argument("--json", action="store_true", help="JSON (one object per line)")
+    threads.set_defaults(handler="_threads:threads_command", thread=None)
+
+
+def _serve_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser
+) -> None:
+    """Register `serve`: the HTTP/SSE API (jianmu_like.server)."""
+    serve = commands.add_parser(
+        "serve", parents=[parent], help="serve an agent file over HTTP (runs, SSE events, approvals)"
+    )
+    serve.add_argument("agent_file", metavar="AGENT_FILE", help="agent file (e.g. presets/react.yaml)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8321, help="port (default 8321)")
+    serve.add_argument("--checkpoint", metavar="STORE", help="save every run in this " + STORE_HELP)
+    serve.add_argument(
+        "--token",
+        help="bearer token required on /api/ routes (default: env JIANMU_SERVER_TOKEN); "
+        "required to bind to a non-loopback address",
+    )
+    serve.add_argument("--max-ticks", type=int, default=100_000, metavar="N", help="stop a run after N ticks")
+    serve.add_argument(
+        "--max-runs",
+        type=_positive_or_off,
+        default=1000,
+        metavar="N",
+        help="keep at most N finished runs in memory, the oldest evicted first (default 1000; 0: no limit)",
+    )
+    serve.add_argument(
+        "--run-ttl",
+        type=_seconds_or_off,
+        default=3600.0,
+        metavar="SECONDS",
+        help="evict a finished run this long after it finished (default 3600; 0: never); "
+        "running and suspended runs are never evicted",
+    )
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        type=_host_name,
+        metavar="NAME[:PORT]",
+        help="also answer requests for this Host (repeatable; adds to server.allowed_hosts); any other "
+        "than the bound address, localhost, 127.0.0.1 and [::1] on the port is refused (421)",
+    )
+    serve.add_argument(
+        "--max-body-bytes",
+        type=_positive,
+        metavar="N",
+        help="refuse request bodies over N bytes (413; default server.max_body_bytes, 1 MiB)",
+    )
+    _agent_file_options(serve)
+    _otel_option(serve)
+    serve.set_defaults(handler="_serve:serve_command")
+
+
+QUEUE_HELP = (
+    "the queue's name, for workers and submitters on hosts where the agent file's path differs "
+    "(default: the file name plus a digest of its absolute path: two files never share a queue)"
+)
+
+
+def _durable_parsers(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser
+) -> None:
+    """Register `worker`, `submit`, `runs` and `recover`: durable runs on DBOS."""
+    worker = commands.add_parser(
+        "worker", parents=[parent], help="execute an agent file's queued durable runs (until SIGTERM)"
+    )
+    worker.add_argument("agent_file", metavar="AGENT_FILE", help="agent file (it names the queue)")
+    worker.add_argument("--database", metavar="URL", required=True, help=DATABASE_HELP)
+    worker.add_argument("--queue", metavar="NAME", help=QUEUE_HELP)
+    worker.add_argument(
+        "--executor-id",
+        metavar="ID",
+        help="this worker's DBOS executor id (default HOST-PID); a stable id lets a restarted "
+        "worker recover its own runs",
+    )
+    worker.add_argument(
+        "--concurrency", type=int, default=16, metavar="N", help="runs this worker executes at once (16)"
+    )
+    worker.add_argument(
+        "--global-concurrency", type=int, metavar="N", help="runs of this queue at once across all workers"
+    )
+    _agent_file_options(worker)
+    worker.set_defaults(handler="_durable:worker_command")
+
+    submit = commands.add_parser("submit", parents=[parent], help="enqueue a durable run for the workers")
+    submit.add_argument("agent_file", metavar="AGENT_FILE", help="agent file (it names the queue)")
+    submit.add_argument("question", metavar="QUESTION")
+    submit.add_argument("--database", metavar="URL", required=True, help=DATABASE_HELP)
+    submit.add_argument("--queue", metavar="NAME", help=QUEUE_HELP)
+    submit.add_argument("--wait", action="store_true", help="wait for the result and print the answer")
+    submit.add_argument("--json", action="store_true", help="with --wait: the whole result as JSON")
+    submit.add_argument("--run-id", metavar="ID", help="the run's id (idempotent: an existing run is reused)")
+    submit.add_argument(
+        "--thread",
+        metavar="ID",
+        help="continue this conversation (kept in the database; a new id starts one)",
+    )
+    submit.set_defaults(handler="_durable:submit_command")
+
+    runs = commands.add_parser(
+        "runs", parents=[parent], help="durable runs enqueued, running or waiting (JSON lines)"
+    )
+    runs.add_argument("agent_file", metavar="AGENT_FILE", nargs="?", help="only this agent's queue")
+    runs.add_argument("--database", metavar="URL", required=True, help=DATABASE_HELP)
+    runs.add_argument("--queue", metavar="NAME", help=QUEUE_HELP)
+    runs.add_argument("--all", action="store_true", help="finished runs too")
+    runs.set_defaults(handler="_durable:runs_command")
+
+    recover = commands.add_parser(
+        "recover", parents=[parent], help="put the durable runs of dead workers back on their queues"
+    )
+    recover.add_argument(
+        "executor_ids", metavar="EXECUTOR_ID", nargs="+", help="ids of workers that are gone"
+    )
+    recover.add_argument("--database", metavar="URL", required=True, help=DATABASE_HELP)
+    recover.set_defaults(handler="_durable:recover_command")
+
+
+def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Parse `jianmu-like`'s arguments. `models` hands everything after it to the weights
+    module's own parser, including a leading option (`models --help`), which argparse's
+    REMAINDER leaves unmatched; any other command refuses what it does not know."""
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        if args.handler != "_main:models_command":
+            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        args.rest = [*unknown, *args.rest]
+    return args

@@ -1,0 +1,267 @@
+"""Terminal views for the CLI: agent events as a transcript, and behaviour trees as rich Trees.
+
+`EventRenderer` is fed one `Event` at a time (`handle`) and prints to a rich `Console`, so it
+can be tested with a console writing into a string. With `live=True` it also serves as the
+renderable of a `rich.live.Live`: the tree with every node's status, plus the answer being
+streamed (printed above the live area once the reply is complete).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import py_trees
+from py_trees.common import Status
+from rich.console import Console, Group, RenderableType
+from rich.text import Text
+from rich.tree import Tree
+
+from .._agent import AgentResult
+from ..models._types import Usage
+from ..telemetry import events as ev
+from ..telemetry.events import Event
+
+_STATUS_STYLE = {
+    Status.RUNNING: ("◐", "yellow"),
+    Status.SUCCESS: ("✓", "green"),
+    Status.FAILURE: ("✗", "red"),
+    Status.INVALID: ("·", "dim"),
+}
+
+
+def shorten(value: Any, limit: int = 160) -> str:
+    """One line of at most `limit` characters (JSON for structured values)."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _details(node: py_trees.behaviour.Behaviour) -> str:
+    """What is worth knowing about a node when reading a tree: namespace, tools, loop limit."""
+    parts: list[str] = []
+    namespace = getattr(node, "namespace", None)
+    if namespace:
+        parts.append(f"ns={namespace}")
+    tools = getattr(node, "tools", None)
+    if tools is not None and hasattr(tools, "names") and type(node).__name__ == "ToolExecutor":
+        try:
+            names = tools.names()
+        except Exception:  # MCP providers not started yet: the names are not known offline
+            names = ["…"]
+        parts.append(f"tools=[{', '.join(names)}]")
+    limit = getattr(node, "max_iterations", None)
+    if isinstance(limit, int):
+        parts.append(f"max {limit} iterations")
+    describe = getattr(node, "describe", None)  # e.g. children built per run (DynamicParallel)
+    if isinstance(describe, str) and describe and not node.children:
+        parts.append(describe)
+    described = getattr(node, "show_details", None)  # e.g. what a node builds at run time
+    if callable(described):
+        parts.append(str(described()))
+    return "  ".join(parts)
+
+
+def tree_view(root: py_trees.behaviour.Behaviour, *, statuses: bool = False) -> Tree:
+    """A rich Tree of `root`: name, node class and details; with `statuses`, each node's
+    current status (and a loop's iteration count)."""
+
+    def label(node: py_trees.behaviour.Behaviour) -> Text:
+        text = Text()
+        if statuses:
+            icon, style = _STATUS_STYLE.get(node.status, ("?", ""))
+            text.append(f"{icon} ", style=style)
+            text.append(node.name, style="bold" if node.status == Status.RUNNING else style)
+            iterations = getattr(node, "iterations", None)
+            limit = getattr(node, "max_iterations", None)
+            if isinstance(iterations, int) and isinstance(limit, int):
+                if node.status == Status.RUNNING:
+                    text.append(f"  iteration {iterations + 1}/{limit}", style="dim")
+                elif node.status != Status.INVALID:
+                    text.append(f"  {iterations} iteration(s)", style="dim")
+            return text
+        text.append(node.name, style="bold")
+        text.append(f"  {type(node).__name__}", style="cyan")
+        details = _details(node)
+        if details:
+            text.append(f"  {details}", style="dim")
+        return text
+
+    def add(branch: Tree, node: py_trees.behaviour.Behaviour) -> None:
+        for child in node.children:
+            add(branch.add(label(child)), child)
+
+    tree = Tree(label(root), guide_style="dim")
+    add(tree, root)
+    return tree
+
+
+def dot_text(root: py_trees.behaviour.Behaviour, name: str) -> str:
+    """Graphviz dot of the tree, as py_trees draws it (pydot is a dependency of py_trees), as a
+    graph named `name` (py_trees names every graph "pastafarianism")."""
+    graph = py_trees.display.dot_tree(root)
+    graph.set_name(name)
+    return str(graph.to_string())
+
+
+class EventRenderer:
+    """Prints agent events as a readable transcript: streamed answer text, tool calls and their
+    results, retries, approvals. Events of namespaced agents (trees) are prefixed `[ns]`."""
+
+    def __init__(
+        self,
+        console: Console,
+        root: py_trees.behaviour.Behaviour | None = None,
+        *,
+        namespace: str | None = None,
+        live: bool = False,
+    ) -> None:
+        self.console = console
+        self.root = root
+        self.namespace = namespace
+        """The agent's own namespace: its events get no prefix."""
+        self.live = live
+        self.shown: set[str] = set()
+        """Answers already displayed in full without a prefix (not repeated at the end)."""
+        self._segment: str | None = None  # namespace of the text being streamed, if any
+        self._streaming = False
+        self._buffer = ""
+
+    # ------------------------------------------------------------------ events
+    def handle(self, event: Event) -> None:
+        """Render one event."""
+        data, kind = event.data, event.type
+        if kind == ev.TEXT_DELTA:
+            self._delta(event.namespace, str(data.get("delta", "")))
+            return
+        if kind == ev.TEXT_RESET:
+            self._void_segment(event.namespace)
+            return
+        if kind == ev.REPLY_COMPLETED:
+            self._end_segment()
+            return
+        line = self._line(kind, data)
+        if line is not None:
+            self._end_segment()
+            self.console.print(self._prefixed(event.namespace, line))
+
+    def _line(self, kind: str, data: dict[str, Any]) -> Text | None:
+        if kind in (ev.RUN_STARTED, ev.RUN_RESUMED):
+            verb = "resumed" if kind == ev.RUN_RESUMED else "started"
+            thread = data.get("thread_id")
+            return Text(f"▶ run {verb}" + (f" (thread {thread})" if thread else ""), style="dim")
+        if kind == ev.TOOL_CALL_STARTED:
+            return Text(f"→ {data.get('tool')}({shorten(data.get('arguments', {}))})", style="cyan")
+        if kind == ev.TOOL_CALL_COMPLETED:
+            return Text(f"← {shorten(data.get('output', ''))}", style="green")
+        if kind == ev.TOOL_CALL_FAILED:
+            what = "denied" if data.get("denied") else "failed"
+            return Text(f"✗ {data.get('tool')} {what}: {shorten(data.get('error', ''))}", style="red")
+        if kind == ev.MODEL_CALL_RETRY:
+            delay = data.get("delay")
+            when = f" in {delay:.1f}s" if isinstance(delay, int | float) else ""
+            error = shorten(data.get("error", ""))
+            return Text(f"↻ retrying {data.get('model')}{when}: {error}", style="yellow")
+        if kind == ev.MODEL_CALL_FAILED:
+            return Text(f"✗ model call failed: {shorten(data.get('error', ''), 400)}", style="red")
+        if kind == ev.APPROVAL_REQUESTED:
+            call = f"{data.get('tool')}({shorten(data.get('arguments', {}))})"
+            reason = f": {data['reason']}" if data.get("reason") else ""
+            return Text(f"⏸ {call} needs approval (id {data.get('approval_id')}){reason}", style="yellow")
+        if kind == ev.APPROVAL_RESOLVED:
+            verdict = "✓ approved" if data.get("approved") else "✗ denied"
+            edited = data.get("arguments")
+            edits = f" with corrected arguments {shorten(edited)}" if edited is not None else ""
+            return Text(f"{verdict}: {data.get('approval_id')}{edits}", style="yellow")
+        if kind in (ev.SUPERVISOR_PLANNED, ev.SUPERVISOR_FOLLOW_UPS):  # presets.supervisor
+            questions = data.get("sub_questions") or data.get("follow_ups") or []
+            what = "sub-question(s)" if kind == ev.SUPERVISOR_PLANNED else "follow-up(s)"
+            return Text(f"◆ {len(questions)} {what}: " + " | ".join(map(str, questions)), style="magenta")
+        if kind == ev.CRITIC_VERDICT:
+            verdict = "accepted" if data.get("accept") else f"rejected: {shorten(data.get('critique', ''))}"
+            return Text(f"◆ critic {verdict}" + (" (re-run)" if data.get("rerun") else ""), style="magenta")
+        return None
+
+    def _prefix(self, namespace: str | None) -> str:
+        return f"[{namespace}] " if namespace and namespace != self.namespace else ""
+
+    def _prefixed(self, namespace: str | None, line: Text) -> Text:
+        out = Text()
+        out.append(self._prefix(namespace), style="dim")
+        out.append_text(line)
+        return out
+
+    def _delta(self, namespace: str | None, delta: str) -> None:
+        if self._streaming and self._segment != namespace:
+            self._end_segment()
+        if not self._streaming:
+            self._streaming, self._segment, self._buffer = True, namespace, ""
+            if not self.live and self._prefix(namespace):
+                self.console.print(Text(self._prefix(namespace), style="dim"), end="")
+        self._buffer += delta
+        if not self.live:
+            self.console.print(Text(delta), end="")
+            self.console.file.flush()
+
+    def _void_segment(self, namespace: str | None) -> None:
+        """A model call's attempt failed mid-stream: its text is void (a retry streams anew).
+        The live view drops it; printed text cannot be taken back, so it is marked as cut off."""
+        if not self._streaming or self._segment != namespace:
+            return
+        printed = not self.live and bool(self._buffer)
+        if self.live:
+            self._buffer = ""  # never printed above the live view
+        self._end_segment(void=True)
+        if printed:
+            note = Text("↺ cut off mid-stream: the text above is discarded", style="yellow")
+            self.console.print(self._prefixed(namespace, note))
+
+    def _end_segment(self, *, void: bool = False) -> None:
+        """Finish the text being streamed: end its line, or print it above the live view. The
+        agent's own streamed text counts as shown, whichever node streamed it (the loop's reply or
+        the synthesis), so `finish` does not print the same answer again; `void` text does not."""
+        if not self._streaming:
+            return
+        if not void and not self._prefix(self._segment):
+            self.shown.add(self._buffer.strip())
+        if self.live:
+            if self._buffer.strip():
+                self.console.print(self._prefixed(self._segment, Text(self._buffer.strip())))
+        elif not self._buffer.endswith("\n"):
+            self.console.print()
+        self._streaming, self._segment, self._buffer = False, None, ""
+
+    # ------------------------------------------------------------------ live view
+    def __rich__(self) -> RenderableType:
+        """The live area: the tree's node statuses and the reply being streamed."""
+        parts: list[RenderableType] = []
+        if self.root is not None:
+            parts.append(tree_view(self.root, statuses=True))
+        if self._streaming and self._buffer:
+            parts.append(self._prefixed(self._segment, Text(self._buffer)))
+        return Group(*parts)
+
+    # ------------------------------------------------------------------ end of run
+    def finish(self, result: AgentResult, usage: Usage) -> None:
+        """The answer (unless already streamed) and one summary line."""
+        self._end_segment()
+        answer = (result.final_answer or "").strip()
+        if result.status == "success" and answer and answer not in self.shown:
+            self.console.print(Text(answer, style="bold"))
+        self.console.print(summary_line(result, usage))
+
+
+def summary_line(result: AgentResult, usage: Usage) -> Text:
+    """`✓ success · 2 iterations · 30 tokens in 2 model calls · 0.05 s`."""
+    icon, style = {"success": ("✓", "green"), "suspended": ("⏸", "yellow")}.get(result.status, ("✗", "red"))
+    parts = [f"{icon} {result.status}"]
+    termination = result.termination or {}
+    if result.status == "failure" and termination.get("reason"):
+        parts.append(str(termination["reason"]))
+    iterations = termination.get("iterations")
+    if isinstance(iterations, int):
+        parts.append(f"{iterations} iteration{'s' if iterations != 1 else ''}")
+    calls = f" in {usage.calls} model call{'s' if usage.calls != 1 else ''}" if usage.calls else ""
+    parts.append(f"{usage.total_tokens} tokens{calls}")
+    parts.append(f"{result.elapsed:.2f} s")
+    return Text(" · ".join(parts), style=style)

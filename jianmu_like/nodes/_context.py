@@ -1,0 +1,86 @@
+"""Prompt assembly for LLM nodes: system prompt, ReAct protocol, tool descriptions, history."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Sequence
+from typing import Protocol
+
+from ..models._messages import Message, system
+from ..tools._toolset import ToolSet
+
+DEFAULT_PERSONA = "You are a helpful assistant that solves the user's task accurately and concisely."
+
+REACT_PROTOCOL = (
+    "Work step by step. When a tool would help, call it: the system runs tool calls for you and "
+    "returns their results as tool messages, so do not write tool calls as text. Read each result "
+    "before deciding the next step. When you have what you need, reply with the final answer "
+    "only, without calling a tool. If a tool reports an error, fix the call or try another way."
+)
+
+
+TOOLS_HEADER = "Available tools:"
+"""The heading of the tool listing in the native-calling system prompt."""
+
+DATE = "{date}"
+"""Written in any preset prompt (persona, research, supervisor, planner, compress, critic): the
+current date, so a model that searches knows what "latest" means."""
+
+
+def with_date(text: str) -> str:
+    """`text` with every `{date}` replaced by today's date (ISO, local time); other braces stay."""
+    return text.replace(DATE, datetime.date.today().isoformat()) if DATE in text else text
+
+
+class ContextBuilderProtocol(Protocol):
+    """Builds the message list sent to the model from the conversation history.
+
+    A builder may also have a `persona` attribute (str): its system prompt's own text, which the
+    LLM node sends as `ModelRequest.persona` so a json/text tool protocol writes its prompt
+    around it; without one, that protocol takes the first system message as it is."""
+
+    def build(self, history: Sequence[Message], tools: ToolSet | None) -> list[Message]: ...
+
+
+class ContextBuilder:
+    """The default ReAct context: one system message (persona + protocol + tools), then history.
+
+    The system message is built once per tool set and reused, so prompt assembly costs one list
+    copy per call however long the conversation grows.
+    """
+
+    def __init__(self, system_prompt: str | None = None, *, include_tool_descriptions: bool = True) -> None:
+        self.system_prompt = system_prompt
+        self.include_tool_descriptions = include_tool_descriptions
+        self._persona = system_prompt or DEFAULT_PERSONA
+        self._cached: tuple[ToolSet | None, int, Message] | None = None
+        """(tool set, its version, the message): the set itself, not its id, which a new set
+        could reuse once the old one is gone."""
+        self._dated = DATE in (system_prompt or "")
+        """The prompt names `{date}`: the message is rebuilt when the day changes."""
+        self._day = ""
+
+    @property
+    def persona(self) -> str:
+        """The persona alone (no protocol, no tool listing; `{date}` filled in), sent as data
+        with each request."""
+        return with_date(self._persona) if self._dated else self._persona
+
+    def system_message(self, tools: ToolSet | None) -> Message:
+        version = tools.version if tools is not None else 0
+        if self._dated and (today := datetime.date.today().isoformat()) != self._day:
+            self._day, self._cached = today, None
+        cached = self._cached
+        if cached is not None and cached[0] is tools and cached[1] == version:
+            return cached[2]
+        parts = [self.persona, REACT_PROTOCOL]
+        if tools is not None and self.include_tool_descriptions and len(tools):
+            parts.append(TOOLS_HEADER + "\n" + tools.describe())
+        message = system("\n\n".join(parts))
+        self._cached = (tools, version, message)
+        return message
+
+    def build(self, history: Sequence[Message], tools: ToolSet | None) -> list[Message]:
+        prompt = [self.system_message(tools)]
+        prompt.extend(history)
+        return prompt

@@ -1,0 +1,69 @@
+"""OutputNode: turns a ReAct agent's final answer into a validated structured value.
+
+It runs after the loop's done-check: the final answer (JSON, tolerantly extracted) is validated
+against the agent's `output_type`; a valid value goes to the `output` key. An invalid one is
+re-asked once — a corrective message quoting the error, `done` cleared, and the loop iterates —
+and a second invalid answer ends the run (`invalid_output`) with the error, since an agent that
+promised a typed result must not return an untyped one silently.
+"""
+
+from __future__ import annotations
+
+from py_trees.common import Status
+
+from .._keys import StateKeys
+from ..bt._node import Node
+from ..models._messages import human
+from ..models._structured import OutputSchema
+from ..telemetry import events as ev
+
+INVALID_OUTPUT = "invalid output"
+"""Starts the `error` written when the answer stays invalid (the loop's abort reason reads it)."""
+
+
+class OutputNode(Node):
+    """Validate `final_answer` against `schema` into `output` (see the module docstring).
+
+    `retries` is how often an invalid answer is re-asked (each costs a loop iteration).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        schema: OutputSchema,
+        *,
+        keys: StateKeys | None = None,
+        namespace: str | None = None,
+        retries: int = 1,
+    ) -> None:
+        super().__init__(name)
+        self.schema = schema
+        self.keys = keys or StateKeys()
+        self.namespace = namespace
+        self.retries = retries
+
+    def update(self) -> Status:
+        sm, keys, ns = self.state_manager, self.keys, self.namespace
+        answer: str = sm.get(keys.final_answer, ns) or ""
+        try:
+            _, value = self.schema.parse_text(answer)
+        except ValueError as exc:
+            retried: int = sm.get(keys.output_retries, ns) or 0
+            again = retried < self.retries
+            self.emit(ev.OUTPUT_INVALID, error=str(exc), retry=again)
+            if again:
+                correction = human(
+                    f"Your final answer is not valid: {exc}. Give the final answer again. "
+                    + self.schema.instruction()
+                )
+                sm.update(
+                    {keys.messages: [correction], keys.done: False, keys.output_retries: retried + 1}, ns
+                )
+            else:
+                reason = f"{INVALID_OUTPUT}: the final answer {exc} (after {retried} retry)"
+                sm.update({keys.error: reason}, ns)
+                self.feedback_message = reason
+            return Status.FAILURE
+        sm.update({keys.output: value}, ns)
+        self.emit(ev.OUTPUT_VALIDATED, schema=self.schema.name)
+        return Status.SUCCESS

@@ -1,0 +1,332 @@
+"""The supervisor's own model calls: split the task, gather the sub-agents' answers, answer.
+
+The sub-agents themselves are ReAct subtrees built per run (presets.supervisor); these nodes
+are the supervisor's side. Each call's usage is added to the supervisor's namespace, so
+`AgentResult.agents[<supervisor>]` says what supervising cost and `AgentResult.usage` the total.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from py_trees.common import Status
+from pydantic import BaseModel, Field
+
+from .._keys import StateKeys
+from .._results import outcome, read_key
+from ..bt._async_behaviour import AsyncBehaviour
+from ..bt._node import Node
+from ..models._client import ModelClient
+from ..models._errors import ModelError
+from ..models._messages import Message, ai, human, system
+from ..models._structured import StructuredOutputError, TextReading
+from ..models._types import Usage
+from ..state._manager import StateManager
+from ..telemetry import events as ev
+from ._context import with_date
+from ._llm import configured_client, fail_with_model_error
+from ._one_call import request_for, spent, structured_call
+from ._settings import ModelCallConfig
+
+SUB_QUESTIONS = "sub_questions"
+"""Supervisor-namespace key: the sub-questions of this run, in order."""
+FOLLOW_UPS = "follow_ups"
+"""Supervisor-namespace key: the follow-up questions of this run (empty: none asked)."""
+
+
+class SupervisorPlan(BaseModel):
+    """Split the task into independent sub-questions, one per sub-agent."""
+
+    sub_questions: list[str] = Field(min_length=1)
+
+
+class SupervisorDecision(BaseModel):
+    """The answer to the task from the sub-agents' results, or follow-up questions to ask first."""
+
+    answer: str = ""
+    follow_ups: list[str] = Field(default_factory=list)
+
+
+def sub_namespaces(sm: StateManager, namespace: str) -> list[str]:
+    """The sub-agent namespaces under `namespace` that hold state (`<ns>.q1`, `<ns>.f1`, ...)."""
+    prefix = f"{namespace}."
+    return sorted(ns for ns in sm.namespaces() if ns.startswith(prefix))
+
+
+def clear_sub_namespaces(sm: StateManager, namespace: str) -> None:
+    """Forget the last run's sub-agents: sub-agents exist per run, and a run with fewer of them
+    must not report the stale ones (the state manager has no call to drop a namespace)."""
+    extra = sm.state.__pydantic_extra__
+    if not extra:
+        return
+    prefix = f"{namespace}."
+    stale = [key for key in extra if "." in key and key.rsplit(".", 1)[0].startswith(prefix)]
+    for key in stale:
+        del extra[key]
+    if stale:
+        sm.version += 1
+
+
+LABELS = {SUB_QUESTIONS: "q", FOLLOW_UPS: "f"}
+"""Sub-agent namespace labels: `<ns>.q1`, ... for sub-questions, `<ns>.f1`, ... for follow-ups."""
+
+
+def asked(sm: StateManager, namespace: str, list_key: str) -> list[dict[str, Any]]:
+    """One item per question under `list_key`: its label, sub-agent namespace and question."""
+    label = LABELS[list_key]
+    return [
+        {"label": f"{label}{i + 1}", "namespace": f"{namespace}.{label}{i + 1}", "question": question}
+        for i, question in enumerate(read_key(sm, list_key, namespace, []))
+    ]
+
+
+def results_text(sm: StateManager, config: ModelCallConfig, items: Sequence[dict[str, Any]]) -> str:
+    """The sub-agents' questions and answers as the supervisor reads them."""
+    keys = config.keys
+    blocks: list[str] = []
+    for item in items:
+        ns = item["namespace"]
+        found = outcome(sm, keys, ns)
+        answer = found.final_answer
+        if answer is None:
+            fallback = read_key(sm, keys.fallback_answer, ns, None)
+            reason = (found.termination or {}).get("reason") or found.error or found.status
+            answer = f"(no answer: {reason})" + (f"\n{fallback}" if fallback else "")
+        blocks.append(f"[{ns}] question: {item['question']}\nanswer: {answer}")
+    return "\n\n".join(blocks)
+
+
+class SupervisorCall(AsyncBehaviour):
+    """Base of the supervisor's steps: a model client, a config, the supervisor namespace and
+    the supervisor's system prompt."""
+
+    def __init__(
+        self,
+        name: str,
+        model_client: ModelClient,
+        config: ModelCallConfig,
+        namespace: str,
+        *,
+        system_prompt: str,
+    ) -> None:
+        super().__init__(name)
+        self.system_prompt = system_prompt
+        self.config = config
+        self.keys = config.keys
+        self.model_client = configured_client(model_client, config)
+        self.namespace = namespace
+        self.ns = namespace
+        """The supervisor namespace (typed as set: `namespace` may be None on other nodes)."""
+
+    def prompt(self, instruction: str) -> list[Message]:
+        """System prompt, the supervisor's conversation (the user's task), the instruction."""
+        history = self.state_manager.get(self.keys.messages, self.namespace)
+        return [system(with_date(self.system_prompt)), *history, human(instruction)]
+
+    async def structured(
+        self, prompt: list[Message], schema: type[BaseModel], reading: TextReading
+    ) -> tuple[Any, Usage]:
+        """A structured value; a reply in prose is read by `reading` (a model that answers the
+        supervisor in plain text still answers: both schemas have a plain-text meaning)."""
+        result = await structured_call(
+            self.model_client,
+            prompt,
+            schema,
+            self.config,
+            on_event=self._on_model_event,
+            regex_fallback=reading,
+        )
+        return result.value, result.usage
+
+    async def text(self, prompt: list[Message]) -> tuple[str, Usage]:
+        request = request_for(self.config, prompt)
+        response = await self.model_client.complete(request, on_event=self._on_model_event)
+        return response.message.content or "", response.usage
+
+    def fail(self, exc: Exception) -> Status:
+        reason = f"{self.name}: {exc}"
+        termination = {"reason": "model_error", "error": reason, "failed_node": self.path}
+        updates: dict[str, Any] = {self.keys.error: reason, self.keys.termination: termination}
+        if (cost := spent(exc)) is not None:
+            updates[self.keys.usage] = cost
+        return fail_with_model_error(self, exc, reason, updates)
+
+    def answer(self, text: str, usage: Usage) -> None:
+        """Write the supervisor's final answer (and the run's termination)."""
+        keys = self.keys
+        sm = self.state_manager
+        subs = len(read_key(sm, SUB_QUESTIONS, self.namespace, []))
+        follow_ups = len(read_key(sm, FOLLOW_UPS, self.namespace, []))
+        termination = {"reason": "completed", "sub_agents": subs, "follow_ups": follow_ups}
+        sm.update(
+            {
+                keys.final_answer: text,
+                keys.done: True,
+                keys.messages: [ai(text)],
+                keys.usage: usage,
+                keys.termination: termination,
+            },
+            self.namespace,
+        )
+        self.emit(
+            ev.REPLY_COMPLETED, round=1, tool_calls=[], final=True, content=text, usage=usage.model_dump()
+        )
+
+    def _on_model_event(self, event_type: str, data: dict[str, Any]) -> None:
+        self.emit(event_type, **data)
+
+
+_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)]|[a-z][.)])\s+", re.IGNORECASE)
+
+
+def plan_from_text(text: str) -> dict[str, Any] | None:
+    """A prose plan: its list items (bullets or numbers) as sub-questions, else the whole text
+    as one; None for an empty reply."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    items = [_ITEM.sub("", line).strip() for line in lines if _ITEM.match(line)]
+    if items:
+        return {"sub_questions": items}
+    return {"sub_questions": [text.strip()]} if text.strip() else None
+
+
+def decision_from_text(text: str) -> dict[str, Any] | None:
+    """A prose gather reply is the answer (None for an empty reply)."""
+    return {"answer": text.strip()} if text.strip() else None
+
+
+class SplitStep(SupervisorCall):
+    """Splits the task into at most `max_agents` sub-questions (a structured call), written to
+    `sub_questions`; the last run's sub-agents are forgotten first."""
+
+    def __init__(
+        self,
+        name: str,
+        model_client: ModelClient,
+        config: ModelCallConfig,
+        namespace: str,
+        *,
+        max_agents: int,
+        system_prompt: str,
+    ) -> None:
+        super().__init__(name, model_client, config, namespace, system_prompt=system_prompt)
+        self.max_agents = max_agents
+
+    async def update_async(self) -> Status:
+        sm, ns = self.state_manager, self.ns
+        clear_sub_namespaces(sm, ns)
+        sm.update({SUB_QUESTIONS: [], FOLLOW_UPS: []}, ns)
+        instruction = (
+            f"Split the task above into at most {self.max_agents} independent sub-questions, "
+            "each answerable on its own by a research assistant with tools."
+        )
+        try:
+            plan, usage = await self.structured(self.prompt(instruction), SupervisorPlan, plan_from_text)
+        except (ModelError, StructuredOutputError) as exc:
+            return self.fail(exc)
+        questions = [q.strip() for q in plan.sub_questions if q.strip()][: self.max_agents]
+        sm.update({SUB_QUESTIONS: questions, self.keys.usage: usage}, ns)
+        self.emit(ev.SUPERVISOR_PLANNED, sub_questions=questions, asked=len(plan.sub_questions))
+        return Status.SUCCESS
+
+
+class GatherStep(SupervisorCall):
+    """Reads every sub-agent's answer and either answers (`final_answer`) or, when follow-ups
+    are allowed, lists at most `max_follow_ups` follow-up questions (`follow_ups`)."""
+
+    def __init__(
+        self,
+        name: str,
+        model_client: ModelClient,
+        config: ModelCallConfig,
+        namespace: str,
+        *,
+        max_follow_ups: int,
+        system_prompt: str,
+    ) -> None:
+        super().__init__(name, model_client, config, namespace, system_prompt=system_prompt)
+        self.max_follow_ups = max_follow_ups
+
+    async def update_async(self) -> Status:
+        sm, ns = self.state_manager, self.ns
+        items = asked(sm, ns, SUB_QUESTIONS)
+        instruction = "Your sub-agents' results:\n\n" + results_text(sm, self.config, items) + "\n\n"
+        if self.max_follow_ups:
+            instruction += (
+                "Write the final answer to the task in `answer`. Only if a result is missing or "
+                f"contradictory, leave `answer` empty and list at most {self.max_follow_ups} "
+                "follow-up questions in `follow_ups` instead (you get one round)."
+            )
+        else:
+            instruction += "Write the final answer to the task in `answer`."
+        try:
+            decision, usage = await self.structured(
+                self.prompt(instruction), SupervisorDecision, decision_from_text
+            )
+        except (ModelError, StructuredOutputError) as exc:
+            return self.fail(exc)
+        follow_ups = [q.strip() for q in decision.follow_ups if q.strip()][: self.max_follow_ups]
+        if follow_ups:
+            sm.update({FOLLOW_UPS: follow_ups, self.keys.usage: usage}, ns)
+            self.emit(ev.SUPERVISOR_FOLLOW_UPS, follow_ups=follow_ups)
+            return Status.SUCCESS
+        self.answer(decision.answer, usage)
+        return Status.SUCCESS
+
+
+class ContextPruner(Node):
+    """Drops the raw notes (the message history: tool calls and their results) of every
+    sub-agent of this run whose notes exceed `max_chars`, keeping its summary — the question
+    and its final answer — so the state, its checkpoints and any later reader carry the
+    summaries, not the raw tool output. Always SUCCESS; `supervisor.pruned` says what went."""
+
+    def __init__(self, name: str, keys: StateKeys, namespace: str, *, max_chars: int) -> None:
+        super().__init__(name)
+        if max_chars < 1:
+            raise ValueError(f"prune_notes_above must be >= 1, got {max_chars}")
+        self.keys, self.ns, self.max_chars = keys, namespace, max_chars
+
+    def update(self) -> Status:
+        sm, keys = self.state_manager, self.keys
+        pruned: dict[str, int] = {}
+        for item in asked(sm, self.ns, SUB_QUESTIONS) + asked(sm, self.ns, FOLLOW_UPS):
+            ns = item["namespace"]
+            messages: list[Message] = read_key(sm, keys.messages, ns, [])
+            size = sum(len(m.content or "") + len(str(m.tool_calls or "")) for m in messages)
+            if size <= self.max_chars:
+                continue
+            summary = read_key(sm, keys.final_answer, ns, None) or read_key(
+                sm, keys.fallback_answer, ns, None
+            )
+            kept = [m for m in messages[:1] if m.role == "user"] + ([ai(summary)] if summary else [])
+            sm.set(keys.messages, kept, ns)
+            pruned[ns] = size
+        if pruned:
+            self.emit(ev.SUPERVISOR_PRUNED, notes=pruned, max_chars=self.max_chars)
+        return Status.SUCCESS
+
+
+class AnswerStep(SupervisorCall):
+    """After a follow-up round: one call writes the final answer from every result. Without
+    follow-ups the gather step has answered already and this step does nothing."""
+
+    def update_sync(self) -> Status | None:
+        if read_key(self.state_manager, FOLLOW_UPS, self.namespace, []):
+            return None
+        return Status.SUCCESS
+
+    async def update_async(self) -> Status:
+        sm, ns = self.state_manager, self.ns
+        items = asked(sm, ns, SUB_QUESTIONS) + asked(sm, ns, FOLLOW_UPS)
+        instruction = (
+            "Your sub-agents' results, follow-ups included:\n\n"
+            + results_text(sm, self.config, items)
+            + "\n\nWrite the final answer to the task."
+        )
+        try:
+            text, usage = await self.text(self.prompt(instruction))
+        except ModelError as exc:
+            return self.fail(exc)
+        self.answer(text, usage)
+        return Status.SUCCESS

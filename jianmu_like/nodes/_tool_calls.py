@@ -1,0 +1,261 @@
+"""Running one tool call: the checks before it, its timeout, and every way it can fail.
+
+Whatever happens — unknown tool, malformed or invalid arguments, an exception (even one whose
+message cannot be rendered), `sys.exit()` in the tool, a timeout, a tool ignoring its
+cancellation (its late result is dropped) — the result is a `ToolOutcome` whose text the model
+can read; nothing propagates to the tree. Only a cancellation of the run itself, or a
+KeyboardInterrupt on the event-loop thread (possibly a real Ctrl-C), goes on up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Generator
+from typing import Any
+
+from ..models._construct import construct
+from ..models._messages import ToolCall
+from ..telemetry import events as ev
+from ..tools._base import Tool, render_result
+from ..tools._errors import ToolArgumentsError, ToolExitError, safe_message
+from ..tools._hooks import tool_call_hook
+from ..tools._toolset import ToolSet
+from ..tools._truncation import cut_output
+from ._tool_outcome import ToolOutcome
+
+ToolRunner = Callable[[Tool, dict[str, Any]], Awaitable[str]]
+"""Replaces `tool.invoke(arguments)`, e.g. to run tools in a sandbox or another process."""
+
+Emit = Callable[..., None]
+
+
+class ToolCallRunner:
+    """Executes single calls against a ToolSet with timeouts and output limits."""
+
+    def __init__(
+        self,
+        tools: ToolSet,
+        *,
+        emit: Emit,
+        tool_runner: ToolRunner | None = None,
+        default_timeout: float = 60.0,
+        max_output_chars: int = 8000,
+    ) -> None:
+        self.tools = tools
+        self.emit = emit
+        self.tool_runner = tool_runner
+        self.default_timeout = default_timeout
+        self.max_output_chars = max_output_chars
+
+    def precheck(self, call: ToolCall, tool: Tool | None) -> ToolOutcome | None:
+        """The failure a call has before any policy or execution (None when it can run)."""
+        if tool is None:
+            available = ", ".join(self.tools.names()) or "none"
+            return self.fail(call, f"unknown tool {call.name!r}. Available tools: {available}.")
+        if call.arguments_error is not None:
+            raw = f" Raw arguments: {clip(call.raw_arguments, 300)!r}." if call.raw_arguments else ""
+            return self.fail(
+                call,
+                f"invalid arguments for tool {call.name!r}: {call.arguments_error}.{raw} "
+                "Call the tool again with a JSON object as arguments.",
+            )
+        return None
+
+    async def run(self, call: ToolCall, tool: Tool) -> ToolOutcome:
+        """Run an allowed call; every failure becomes an error outcome.
+
+        A tool that swallows the cancellation its timeout sends, and returns later, still gets
+        the timeout error as its observation: the late result is dropped. (The call runs in the
+        batch's own task rather than one of its own, which would cost every call a fifth of an
+        iteration, so such a tool delays its batch until it returns.)
+        """
+        timeout = tool.timeout if tool.timeout is not None else self.default_timeout
+        listening = self.listening()
+        if listening:
+            self.emit(ev.TOOL_CALL_STARTED, tool=call.name, call_id=call.id, arguments=call.arguments)
+        started = time.perf_counter() if listening else 0.0
+        begun = asyncio.get_running_loop().time()  # the deadline counts from the call's start
+        deadline: _Deadline | None = None
+        # A plain Tool is executed directly and its result rendered here: two coroutine layers
+        # fewer per call than going through `_invoke` and `Tool.invoke`. A tool-call hook
+        # (tools.hooks: durable runs) sees every call, so none is direct under one.
+        direct = self.tool_runner is None and type(tool).invoke is _TOOL_INVOKE and tool_call_hook() is None
+        work: Coroutine[Any, Any, Any] = (
+            tool.execute(call.arguments) if direct else self._invoke(tool, call.arguments)
+        )
+        try:
+            # The first step runs here (most tools finish in it, armed with no timer and no
+            # extra frame); only work that waits goes on under the deadline.
+            output: str
+            try:
+                pending = work.send(None)
+            except StopIteration as done:
+                output = done.value
+            else:
+                deadline = _Deadline(begun + timeout)
+                output = await deadline.run(work, pending)
+            if direct:
+                output = render_result(output)
+        except ToolArgumentsError as exc:
+            return self.fail(call, safe_message(exc))  # its message names the tool already
+        except ToolExitError as exc:
+            return self.fail(call, f"tool {call.name!r} {safe_message(exc)}")
+        except TimeoutError as exc:
+            if deadline is not None and deadline.expired():
+                return self.fail(call, _timed_out(call, timeout))
+            return self.fail(call, f"tool {call.name!r} raised TimeoutError: {safe_message(exc)}")
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is None or current.cancelling():
+                raise  # the run is being cancelled
+            return self.fail(call, f"tool {call.name!r} was cancelled")  # by its own doing
+        except KeyboardInterrupt:
+            raise  # on the event-loop thread it may be a real Ctrl-C: stop the run
+        except BaseException as exc:
+            return self.fail(call, f"tool {call.name!r} raised {type(exc).__name__}: {safe_message(exc)}")
+        if deadline is not None and deadline.expired():
+            # It swallowed its cancellation and answered anyway: too late.
+            return self.fail(call, _timed_out(call, timeout))
+        content = self.truncate(output, tool.max_output_chars)
+        if listening:
+            self.emit(
+                ev.TOOL_CALL_COMPLETED,
+                tool=call.name,
+                call_id=call.id,
+                output=clip(content, 500),
+                duration=time.perf_counter() - started,
+            )
+        return outcome(content, False, sorted(tool.effect_tags) if tool.effect_tags else [])
+
+    async def _invoke(self, tool: Tool, arguments: dict[str, Any]) -> str:
+        """The observation text; a SystemExit is turned into an error here, since one leaving a
+        task stops the whole event loop."""
+        hook = tool_call_hook()
+        try:
+            if hook is not None:
+                output: Any = await hook(self.tool_runner or _invoke_tool, tool, arguments)
+            elif self.tool_runner is None:
+                return await tool.invoke(arguments)
+            else:
+                output = await self.tool_runner(tool, arguments)
+        except SystemExit as exc:
+            raise ToolExitError(exc) from exc
+        return output if isinstance(output, str) else render_result(output)
+
+    def listening(self) -> bool:
+        """Whether anyone receives this runner's events (`emit` is then worth its arguments)."""
+        owner = getattr(self.emit, "__self__", None)
+        hub = getattr(owner, "telemetry", _NO_OWNER) if owner is not None else _NO_OWNER
+        return hub is _NO_OWNER or (hub is not None and hub.active)
+
+    def fail(self, call: ToolCall, reason: str, *, denied: bool = False) -> ToolOutcome:
+        """The outcome of a call that failed: `reason` cut like an output (`truncate`) before it
+        reaches the event, the observation and, through it, the state and the next request."""
+        reason = self.truncate(reason)
+        self.emit(
+            ev.TOOL_CALL_FAILED,
+            tool=call.name,
+            call_id=call.id,
+            error=reason,
+            denied=denied,
+            arguments=call.arguments,  # a refused call never started: say what was refused
+        )
+        return outcome(f"Error: {reason}", True, [])
+
+    def truncate(self, output: str, limit: int | None = None) -> str:
+        """The rule for every text a call hands the model, output or error: at most `limit`
+        (the tool's own `max_output_chars`) or else `max_output_chars`, cut by its shape with a
+        note saying how much there was (`tools.truncation`)."""
+        limit = limit or self.max_output_chars
+        if len(output) <= limit:
+            return output
+        return cut_output(output, limit)
+
+
+class _Deadline:
+    """`asyncio.timeout_at(at)`, armed only once the work actually waits.
+
+    Most tools finish in their first step, and a timer armed and cancelled for each of them was
+    a measurable share of a ReAct iteration; a synchronous step cannot be interrupted by a timer
+    anyway. The deadline still counts from the start of the call."""
+
+    __slots__ = ("_timeout", "at")
+
+    def __init__(self, at: float) -> None:
+        self.at = at
+        self._timeout: asyncio.Timeout | None = None
+
+    def expired(self) -> bool:
+        """Whether the deadline passed while the work was waiting (as `Timeout.expired`)."""
+        return self._timeout is not None and self._timeout.expired()
+
+    async def run(self, work: Coroutine[Any, Any, Any], pending: Any) -> Any:
+        """Carry on `work`, whose first step yielded `pending`, until the deadline (loop time)."""
+        self._timeout = timeout = asyncio.timeout_at(self.at)  # no extra task, unlike wait_for on 3.11
+        async with timeout:
+            return await _Resume(work, pending)
+
+
+class _Resume:
+    """Awaitable that continues a coroutine already started by hand (see `_Deadline.run`)."""
+
+    __slots__ = ("pending", "work")
+
+    def __init__(self, work: Coroutine[Any, Any, Any], pending: Any) -> None:
+        self.work = work
+        self.pending = pending
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        work, pending = self.work, self.pending
+        while True:
+            try:
+                sent = yield pending
+            except GeneratorExit:
+                work.close()
+                raise
+            except BaseException as exc:  # cancellation (the deadline) goes to the tool
+                try:
+                    pending = work.throw(exc)
+                except StopIteration as done:
+                    return done.value
+            else:
+                try:
+                    pending = work.send(sent)
+                except StopIteration as done:
+                    return done.value
+
+
+_TOOL_INVOKE = Tool.invoke
+
+
+def _invoke_tool(tool: Tool, arguments: dict[str, Any]) -> Awaitable[str]:
+    """A node without a `tool_runner` calls the tool itself (what a hook is handed)."""
+    return tool.invoke(arguments)
+
+
+_NO_OWNER: Any = object()
+"""`emit` is not a node's bound method: always call it (its owner's hub is unknown)."""
+
+
+def outcome(content: str, failed: bool, effect_tags: list[str]) -> ToolOutcome:
+    """A ToolOutcome from the runner's own (typed) values, without validating them again."""
+    return construct(
+        ToolOutcome,
+        {
+            "content": content,
+            "failed": failed,
+            "effect_tags": effect_tags,
+            "final_answer": None,
+            "artifacts": [],
+            "usage": None,
+        },
+    )
+
+
+def _timed_out(call: ToolCall, timeout: float) -> str:
+    return f"tool {call.name!r} timed out after {timeout:g} s"
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"

@@ -1,0 +1,352 @@
+"""The OpenAI-compatible face: `POST /v1/chat/completions` and `GET /v1/models`.
+
+Chat front-ends (Open WebUI, LibreChat) and every OpenAI SDK speak the chat completions API, so
+the served agent answers it too: the agent is a model (named by `model`), the request's messages
+are the conversation, the reply is the agent's final answer. A run started here is an ordinary
+run of the registry (seen in the console, `GET /api/runs/{id}`, its approvals in
+`/api/approvals`), so there is one way runs happen, whoever asked.
+
+Conversations: without `thread_id` (an extra body field) or `user`, every request is a fresh
+conversation whose history is the request's messages. With either, the server keeps the
+conversation (thread `thread_id`, or `user:<user>`): the first request's messages start it, a
+later one adds only its last user message (front-ends resend the whole history each time).
+
+A run that needs a human approval cannot answer: the response is an error (409 `approval_required`,
+or an error chunk in a stream) telling where to approve and how to read the answer afterwards.
+
+Streaming sends the role at once and the final answer when the agent knows it is final: a
+reply's text may turn out to be a thought before a tool call, which a chat-completions stream
+cannot withdraw. Usage comes in the last chunk (per the spec's empty-choices chunk when
+`stream_options.include_usage` is set).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.datastructures import MutableHeaders
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Message as ASGIMessage
+
+from ..errors import JianmuError
+from ..models._messages import Message, ai, human, system
+from ._runs import NotFound, RunConflict, RunRecord, RunRegistry
+
+OWNER = "jianmu-like"
+
+
+class TextPart(BaseModel):
+    """One part of a multi-part message: only text is taken (the agent reads text)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str
+    text: str | None = None
+
+
+class ChatMessage(BaseModel):
+    """One message of the conversation, as the chat completions API sends it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    content: str | list[TextPart] | None = None
+    name: str | None = None
+
+
+class StreamOptions(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    include_usage: bool = False
+
+
+class ChatCompletionRequest(BaseModel):
+    """`POST /v1/chat/completions`. Sampling parameters (temperature, max_tokens, ...) are
+    accepted and ignored: the agent file's model settings apply, the agent decides how often to
+    call its model."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model: str = Field(min_length=1)
+    messages: list[ChatMessage] = Field(min_length=1)
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+    user: str | None = Field(default=None, min_length=1, max_length=190)
+    thread_id: str | None = Field(default=None, min_length=1, max_length=200)
+    n: int = Field(default=1, ge=1, le=1)
+
+
+class OpenAIError(JianmuError):
+    """An error answered in the OpenAI shape: `{"error": {"message", "type", "param", "code"}}`."""
+
+    def __init__(self, status: int, message: str, kind: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.kind = kind
+        self.code = code
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"message": str(self), "type": self.kind, "param": None, "code": self.code}}
+
+    def response(self) -> Response:
+        return JSONResponse(self.body(), status_code=self.status)
+
+
+def _text(message: ChatMessage, index: int) -> str:
+    content = message.content
+    if content is None or isinstance(content, str):
+        return content or ""
+    texts = []
+    for part in content:
+        if part.type != "text" or part.text is None:
+            raise OpenAIError(
+                422,
+                f"messages[{index}]: a {part.type!r} content part is not accepted (the agent reads text)",
+                "invalid_request_error",
+                "unsupported_content",
+            )
+        texts.append(part.text)
+    return "".join(texts)
+
+
+def conversation(messages: list[ChatMessage]) -> tuple[list[Message], str]:
+    """The history before the last message, and the last message (the question). The agent runs
+    its own tools, so a client's tool messages have no place here: an error naming them."""
+    history: list[Message] = []
+    for index, message in enumerate(messages):
+        if message.role == "tool" or (message.model_extra or {}).get("tool_calls"):
+            raise OpenAIError(
+                422,
+                f"messages[{index}]: tool calls and tool results are not accepted; the agent calls "
+                "its own tools (send the conversation's user and assistant messages)",
+                "invalid_request_error",
+                "unsupported_message",
+            )
+        text = _text(message, index)
+        if message.role in ("system", "developer"):
+            history.append(system(text))
+        elif message.role == "user":
+            history.append(human(text))
+        else:
+            history.append(ai(text))
+    last = messages[-1]
+    if last.role != "user" or not history[-1].content:
+        raise OpenAIError(
+            422,
+            f"the last message must be the user's question (got a {last.role} message"
+            + (")" if history[-1].content else " without text)"),
+            "invalid_request_error",
+            "invalid_messages",
+        )
+    return history[:-1], str(history[-1].content)
+
+
+def _usage(usage: dict[str, Any] | None) -> dict[str, int]:
+    usage = usage or {}
+    prompt, completion = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": int(usage.get("total_tokens") or prompt + completion),
+    }
+
+
+def _approval_error(record: RunRecord, base_url: str) -> OpenAIError:
+    waiting = record.pending()
+    calls = "; ".join(
+        f"{a['tool']}({json.dumps(a['arguments'], ensure_ascii=False)}) [approval id {a['id']}]"
+        for a in waiting
+    )
+    return OpenAIError(
+        409,
+        f"the agent is waiting for a human approval of {calls} before it can answer. Approve or deny "
+        f"it in the web console ({base_url}/), with POST {base_url}/api/approvals/<approval id> "
+        f'{{"decision": "approve"}} or `jianmu-like approvals`; the run (id {record.run_id}, thread '
+        f"{record.thread_id}) then resumes by itself and its answer is at "
+        f"GET {base_url}/api/runs/{record.run_id}",
+        "approval_required",
+        "approval_required",
+    )
+
+
+async def outcome(record: RunRecord) -> tuple[str, dict[str, Any]]:
+    """Follow a run until it answers, suspends or fails: ("answer", done payload) with the
+    answer, ("approval", {}) or ("failure", done payload)."""
+    async for message in record.follow(0):
+        if message.event == "approval" and message.data.get("status") == "pending":
+            return "approval", {}
+        if message.event == "done":
+            return ("answer" if message.data.get("status") == "success" else "failure"), message.data
+    return "failure", {"error": record.error or "the run ended without an answer"}
+
+
+def _failure(done: dict[str, Any]) -> OpenAIError:
+    return OpenAIError(
+        500, f"the agent failed: {done.get('error') or 'no answer'}", "agent_error", "agent_failed"
+    )
+
+
+def openai_routes(
+    registry: RunRegistry,
+    model_name: Callable[[], str],
+    read_body: Callable[[Request], Awaitable[ChatCompletionRequest]],
+) -> list[Route]:
+    """The `/v1/` routes over `registry`; `model_name()` names the served agent."""
+    created = int(time.time())
+
+    async def list_models(_request: Request) -> Response:
+        model = {"id": model_name(), "object": "model", "created": created, "owned_by": OWNER}
+        return JSONResponse({"object": "list", "data": [model]})
+
+    async def chat_completions(request: Request) -> Response:
+        try:
+            return await _complete(request)
+        except OpenAIError as exc:
+            return exc.response()
+        except RunConflict as exc:
+            return OpenAIError(409, str(exc), "conflict", "thread_busy").response()
+        except NotFound as exc:
+            return OpenAIError(404, str(exc), "not_found", "thread_not_found").response()
+
+    async def _complete(request: Request) -> Response:
+        try:
+            body = await read_body(request)
+        except JianmuError as exc:
+            raise OpenAIError(422, str(exc), "invalid_request_error", "invalid_body") from None
+        name = model_name()
+        if body.model != name:
+            raise OpenAIError(
+                404,
+                f"no model {body.model!r}: this server serves {name!r} (GET /v1/models)",
+                "invalid_request_error",
+                "model_not_found",
+            )
+        history, question = conversation(body.messages)
+        thread = body.thread_id or (f"user:{body.user}" if body.user else None)
+        record = registry.start(question, thread, history=history)
+        base = str(request.base_url).rstrip("/")
+        ident = f"chatcmpl-{record.run_id}"
+        extra = {"run_id": record.run_id, "thread_id": record.thread_id}
+        if body.stream:
+            include_usage = body.stream_options is not None and body.stream_options.include_usage
+            return _stream(record, ident, name, base, include_usage, extra)
+        kind, done = await outcome(record)
+        if kind == "approval":
+            raise _approval_error(record, base)
+        if kind == "failure":
+            raise _failure(done)
+        return JSONResponse(
+            {
+                "id": ident,
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": name,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": done.get("answer") or ""},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": _usage(done.get("usage")),
+                **extra,
+            }
+        )
+
+    def _stream(
+        record: RunRecord, ident: str, name: str, base: str, include_usage: bool, extra: dict[str, Any]
+    ) -> Response:
+        stamp = int(time.time())
+
+        def chunk(choices: list[dict[str, Any]], **fields: Any) -> ServerSentEvent:
+            data = {
+                "id": ident,
+                "object": "chat.completion.chunk",
+                "created": stamp,
+                "model": name,
+                "choices": choices,
+                **fields,
+                **extra,
+            }
+            return ServerSentEvent(data=json.dumps(data, ensure_ascii=False))
+
+        async def events() -> AsyncIterator[ServerSentEvent]:
+            yield chunk([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
+            kind, done = await outcome(record)
+            if kind != "answer":
+                error = _approval_error(record, base) if kind == "approval" else _failure(done)
+                yield ServerSentEvent(data=json.dumps(error.body(), ensure_ascii=False))
+                return
+            answer = str(done.get("answer") or "")
+            if answer:
+                yield chunk([{"index": 0, "delta": {"content": answer}, "finish_reason": None}])
+            usage = _usage(done.get("usage"))
+            finish = [{"index": 0, "delta": {}, "finish_reason": "stop"}]
+            if include_usage:
+                yield chunk(finish)
+                yield chunk([], usage=usage)
+            else:
+                yield chunk(finish, usage=usage)
+            yield ServerSentEvent(data="[DONE]")
+
+        return EventSourceResponse(events(), ping=15, headers={"Cache-Control": "no-store"})
+
+    return [
+        Route("/v1/models", list_models),
+        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+    ]
+
+
+class OpenAIErrorShape:
+    """Answers every error of a `/v1/` request in the OpenAI shape, whatever refused it (the
+    security middlewares, Starlette's 404/405, a route): OpenAI clients show only
+    `error.message`, so the server's `{"error": "<what and why>"}` becomes
+    `{"error": {"message": "<what and why>", "type": ..., "param": null, "code": null}}`."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not str(scope.get("path", "")).startswith("/v1/"):
+            await self.app(scope, receive, send)
+            return
+        held: list[ASGIMessage] = []
+
+        async def reshape(message: ASGIMessage) -> None:
+            if message["type"] == "http.response.start" and message["status"] >= 400:
+                held.append(message)
+                return
+            if not held:
+                await send(message)
+                return
+            held.append(message)
+            if message.get("more_body"):
+                return
+            start, *parts = held
+            body = b"".join(part.get("body", b"") for part in parts)
+            headers = MutableHeaders(raw=list(start["headers"]))
+            try:
+                data = json.loads(body)
+            except ValueError:
+                data = None
+            error = data.get("error") if isinstance(data, dict) else None
+            if isinstance(error, str):
+                kind = _ERROR_TYPES.get(start["status"], "invalid_request_error")
+                shaped = {**data, "error": {"message": error, "type": kind, "param": None, "code": None}}
+                body = json.dumps(shaped, ensure_ascii=False).encode()
+                headers["content-length"] = str(len(body))
+            await send({**start, "headers": headers.raw})
+            await send({"type": "http.response.body", "body": body})
+
+        await self.app(scope, receive, reshape)
+
+
+_ERROR_TYPES = {401: "authentication_error", 403: "permission_error", 404: "not_found_error"}

@@ -1,0 +1,639 @@
+"""Runs served over HTTP: each run's event log, its agent, and the approvals it waits for.
+
+A run is an asyncio task owned by the registry, never by a request: a client that disconnects
+stops reading, the run goes on. Every message a run publishes is kept in its log, so a client
+that connects late replays the log (from `Last-Event-ID`) and then follows the live tail.
+Each conversation (`thread_id`) has its own agent, built by the app's agent factory, kept so a
+follow-up continues the conversation (with a checkpoint store, `Agent.run(thread_id=...)`
+continues a conversation an earlier server saved, like any other caller). Memory stays bounded:
+finished runs are evicted after a time to live and beyond a maximum count (`Retention`), a
+conversation with its last run; a run in progress or suspended never is.
+
+Approvals have one truth. An approval is named by its id (the tool call's id, as in the agent's
+state, the checkpoint store and `jianmu-like approvals`) within its conversation (`thread_id`).
+Every decision goes through one function (`RunRegistry._apply`), whoever made it: over the API
+(stored first, atomically, when the agent has a store) or by an operator writing into the
+server's store (`jianmu-like approvals approve|deny`; the registry watches the store while runs
+wait on it, see `watch`). An approval is decided once: the second decider gets "already decided"
+(409) and the run goes on with the first decision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from .._agent import Agent, AgentResult
+from .._redact import redact
+from .._review import PendingApproval, ThreadSuspendedError, refuse_fresh_run, stored_decisions
+from ..bt._runner import RunStatus as RunnerStatus
+from ..checkpoint._contract import WatchableCheckpointer
+from ..checkpoint._store import Checkpointer, CheckpointError
+from ..errors import JianmuError
+from ..guard._approvals import AlreadyDecided, ApprovalDecision, ApprovalError, InvalidEdit, verdict
+from ..models._messages import Message, human
+from ..telemetry import events as ev
+from ..telemetry.events import Event
+from ._channels import Channel, ChannelMapper
+from ._nodes import NodeChange, NodeWatcher
+from ._watch import DecisionWatch, log
+
+AgentFactory = Callable[[], Agent]
+_API_HINT = (
+    "decide them first (POST /api/approvals/{id}; the run resumes by itself), or run on another thread"
+)
+ServedRunStatus = Literal[RunnerStatus, "cancelled"]
+"""A served run's status: the runner's (`bt.runner.RunStatus`, the one vocabulary), and
+`cancelled` (`POST /api/runs/{id}/cancel`)."""
+_RUN_EDGES = (ev.RUN_STARTED, ev.RUN_RESUMED, ev.RUN_COMPLETED)
+
+
+class RunConflict(JianmuError):
+    """A request that contradicts the run's state (busy thread, decided approval): HTTP 409;
+    `extra` goes into the JSON body next to `error`."""
+
+    def __init__(self, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.extra = extra
+
+
+class NotFound(JianmuError):
+    """An unknown run or approval id: HTTP 404."""
+
+
+class SSEMessage(BaseModel):
+    """One message of a run's stream; `id` counts from 1 (the SSE `id:` field)."""
+
+    id: int
+    event: Channel | Literal["node"]
+    data: dict[str, Any]
+
+
+class Retention(BaseModel):
+    """How long finished runs stay answerable: `ttl` seconds after they finish and `max_runs`
+    at most (the oldest go first); None is no limit."""
+
+    max_runs: int | None = Field(1000, ge=1)
+    ttl: float | None = Field(3600.0, gt=0)
+    remembered: int = Field(10_000, ge=0)
+    """Evicted run and conversation ids remembered to say "evicted" rather than "unknown"."""
+
+    def describe(self) -> str:
+        parts = []
+        if self.ttl is not None:
+            parts.append(f"for {self.ttl:g} s after they finish")
+        if self.max_runs is not None:
+            parts.append(f"{self.max_runs} at most")
+        return "finished runs are kept " + (", ".join(parts) or "forever")
+
+
+class RunRecord:
+    """One run: its agent, status, result and the log of everything it published."""
+
+    def __init__(self, run_id: str, thread_id: str, agent: Agent, question: str) -> None:
+        self.run_id = run_id
+        self.thread_id = thread_id
+        self.agent = agent
+        self.question = question
+        self.status: ServedRunStatus = "running"
+        self.result: AgentResult | None = None
+        self.error: str | None = None
+        self.elapsed = 0.0
+        self.log: list[SSEMessage] = []
+        self.node_log: list[SSEMessage] = []
+        """`node` messages (`GET /api/runs/{run_id}/nodes`): a stream of their own, so the
+        event stream's ids stay those of its channels."""
+        self.nodes = NodeWatcher(self._publish_nodes)
+        self.mapper = ChannelMapper()
+        self.decisions: dict[str, ApprovalDecision] = {}
+        """Decisions (by the agent's approval id) gathered while the run is suspended."""
+        self.decided: dict[str, ApprovalDecision] = {}
+        """Every decision this run took (by approval id): a late second decider hears of it."""
+        self.task: asyncio.Task[None] | None = None
+        self.cancelling = False
+        """A client asked to cancel the run (`cancel`): it ends as `cancelled`."""
+        self._changed = asyncio.Event()
+        self._unsubscribe: Callable[[], None] | None = None
+
+    @property
+    def injects(self) -> list[str]:
+        """Follow-ups waiting for the agent's next iteration boundary (`Agent.inject`)."""
+        return self.agent.interrupts.contents()
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("success", "failure", "cancelled")
+
+    def cancel(self) -> None:
+        """End the run as `cancelled`: its tree is halted (running nodes terminated, their tasks
+        cancelled: no further model or tool call); the agent still saves its checkpoint and
+        reports the run's end. Before the run's task starts, it never starts the agent."""
+        self.cancelling = True
+        runner = getattr(self.agent, "runner", None)
+        if runner is not None:
+            runner.halt()  # a no-op unless the tree is running
+
+    @property
+    def store(self) -> Checkpointer | None:
+        """The checkpoint store the run is saved in (None for a conversation kept in memory)."""
+        recorder = getattr(self.agent, "recorder", None)
+        return recorder.checkpointer if recorder is not None else None
+
+    def waiting(self) -> list[str]:
+        """The ids of the approvals this run waits for that nobody has decided yet."""
+        if self.status != "suspended" or self.result is None:
+            return []
+        return [a.id for a in self.result.pending_approvals if a.id not in self.decisions]
+
+    def publish(self, channel: Channel, data: dict[str, Any]) -> None:
+        self.log.append(SSEMessage(id=len(self.log) + 1, event=channel, data=data))
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    def _publish_nodes(self, changes: list[NodeChange]) -> None:
+        self.node_log.append(SSEMessage(id=len(self.node_log) + 1, event="node", data={"changes": changes}))
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    async def follow(self, after: int = 0, *, nodes: bool = False) -> AsyncIterator[SSEMessage]:
+        """The messages (`nodes`: node messages) after id `after`, then live ones until the run
+        is finished."""
+        index = max(after, 0)
+        while True:
+            changed = self._changed
+            log = self.node_log if nodes else self.log
+            while index < len(log):
+                yield log[index]
+                index += 1
+            if self.finished:
+                return
+            await changed.wait()
+
+    # ------------------------------------------------------------------ driving
+    def on_event(self, event: Event) -> None:
+        """Telemetry subscriber from the run's start to its end (suspensions included, so a
+        follow-up queued while it waits for an approval is published too)."""
+        agent = self.agent
+        if event.type in _RUN_EDGES and event.namespace == agent.namespace:
+            root = getattr(agent, "root", None)  # a Conversation has a tree only while it runs
+            if root is not None and event.node == root.name:  # not a nested agent's run
+                if event.type == ev.RUN_COMPLETED:
+                    self.nodes.detach(look=True)
+                else:
+                    self.nodes.attach(agent.runner)
+        elif event.node is not None and event.type != ev.TEXT_DELTA:  # reply.started came first
+            self.nodes.look(active=event.node)
+        for channel, data in self.mapper.map(event):
+            self.publish(channel, data)
+
+    async def drive(self, start: Callable[[], Awaitable[AgentResult]]) -> None:
+        """Run `start()` (a run or a resume) to its end or suspension and publish the outcome."""
+        if self._unsubscribe is None:
+            self._unsubscribe = self.agent.telemetry.subscribe(self.on_event)
+        self.status = "running"
+        began = time.perf_counter()
+        result: AgentResult | None = None
+        try:
+            result = None if self.cancelling else await start()
+        except Exception as exc:  # a run that raises still ends its stream, with the cause
+            self.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            self.nodes.detach()
+            self.elapsed += time.perf_counter() - began
+        self.result = result
+        if result is not None and result.status == "suspended":
+            self.decisions = {}
+            self.status = "suspended"
+            self.publish("approval", {"status": "pending", "approvals": self.pending()})
+            return
+        self._unsubscribe()
+        self._unsubscribe = None
+        self.error = result.error if result is not None else self.error
+        status: ServedRunStatus = (
+            result.status if result is not None and result.status == "success" else "failure"
+        )
+        if self.cancelling and status != "success":  # an answer that came first stands
+            status = "cancelled"
+            self.error = "cancelled by a client (POST /api/runs/{run_id}/cancel)"
+        messages = self.mapper.finish(
+            answer=result.final_answer if result is not None else None,
+            status=status,
+            usage=result.usage.model_dump() if result is not None else {},
+            elapsed=self.elapsed,
+            termination=result.termination if result is not None else None,
+            error=self.error,
+        )
+        for channel, data in messages[:-1]:
+            self.publish(channel, data)
+        self.status = status  # before `done`, so a follower stops right after it
+        self.publish(*messages[-1])
+
+    def pending(self) -> list[dict[str, Any]]:
+        """The approvals this run waits for; `id` is the approval id (the tool call's id, as the
+        command line and the store name it) within the conversation `thread_id`."""
+        if self.status != "suspended" or self.result is None:
+            return []
+        return [
+            {
+                "id": a.id,
+                "run_id": self.run_id,
+                "thread_id": self.thread_id,
+                "call_id": a.id,
+                "tool": a.tool,
+                "arguments": redact(a.arguments),  # like every event: no secrets in streams
+                "reason": a.reason,
+                "policy": a.policy,
+                "decided": a.id in self.decisions,
+            }
+            for a in self.result.pending_approvals
+        ]
+
+    def summary(self) -> dict[str, Any]:
+        result = self.result
+        return {
+            "run_id": self.run_id,
+            "thread_id": self.thread_id,
+            "status": self.status,
+            "input": self.question,
+            "answer": result.final_answer if result is not None and self.finished else None,
+            "usage": result.usage.model_dump() if result is not None else None,
+            "termination": result.termination if result is not None else None,
+            "error": self.error,
+            "iterations": self.mapper.iteration,
+            "elapsed": self.elapsed,
+            "pending_approvals": self.pending(),
+            "events": len(self.log),
+        }
+
+
+def run_messages(record: RunRecord) -> list[dict[str, Any]]:
+    """The conversation's messages at the run's end or suspension (its output namespace's, as
+    the model received them), redacted like every event; a run still working is a RunConflict."""
+    result = record.result
+    if result is None or record.status == "running":
+        raise RunConflict(
+            f"run {record.run_id!r} is {record.status}: its messages are read when it finishes or "
+            f"waits for approvals (follow GET /api/runs/{record.run_id}/events meanwhile)"
+        )
+    state = result.state
+    if result.output_namespace is not None:
+        state = getattr(state, result.output_namespace, None)
+    messages = getattr(state, "messages", None)
+    if not isinstance(messages, list):
+        raise RunConflict(f"run {record.run_id!r}: this agent keeps no `messages` in its state")
+    return [redact(m.to_openai()) if hasattr(m, "to_openai") else redact(m) for m in messages]
+
+
+class RunRegistry:
+    """Every run and conversation of one server."""
+
+    def __init__(
+        self,
+        agent_factory: AgentFactory,
+        *,
+        max_ticks: int = 100_000,
+        retention: Retention | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.agent_factory = agent_factory
+        self.max_ticks = max_ticks
+        self.runs: dict[str, RunRecord] = {}
+        self.threads: dict[str, Agent] = {}
+        self.active: dict[str, RunRecord] = {}
+        """The unfinished run of each busy thread."""
+        self.retention = retention if retention is not None else Retention()
+        self.clock = clock
+        self._finished: OrderedDict[str, float] = OrderedDict()
+        """Finished runs still kept (run id -> when it finished), oldest first."""
+        self._latest: dict[str, str] = {}
+        """Each conversation's latest run: evicting that run evicts the idle conversation."""
+        self._evicted: OrderedDict[str, str] = OrderedDict()
+        """Recently evicted run and conversation ids (`thread:<id>`) -> why."""
+        self._closing: set[asyncio.Task[None]] = set()
+        self._watches: dict[int, DecisionWatch] = {}
+        """The stores watched for outside decisions (by `id(store)`), while runs wait on them."""
+
+    def get(self, run_id: str) -> RunRecord:
+        self.evict()
+        try:
+            return self.runs[run_id]
+        except KeyError:
+            why = self._evicted.get(run_id)
+            if why is not None:
+                raise NotFound(f"run {run_id!r} was evicted ({why}; {self.retention.describe()})") from None
+            raise NotFound(f"no run {run_id!r}") from None
+
+    def start(
+        self, question: str, thread_id: str | None = None, *, history: Sequence[Message] = ()
+    ) -> RunRecord:
+        """Start a run as a task; `thread_id` continues that conversation (or names a new one).
+        `history` (messages before the question) starts a new conversation; a conversation the
+        server (or its store) already holds has its own, and `history` is not used."""
+        if thread_id is not None and thread_id in self.active:
+            busy = self.active[thread_id]
+            if busy.status == "suspended" and busy.result is not None:
+                waiting = [
+                    PendingApproval(thread_id=thread_id, approval=a, decision=busy.decisions.get(a.id))
+                    for a in busy.result.pending_approvals
+                ]
+                raise RunConflict(str(ThreadSuspendedError(thread_id, waiting, hint=_API_HINT)))
+            raise RunConflict(
+                f"thread {thread_id!r} is busy with run {busy.run_id!r} ({busy.status}); "
+                "wait for it to finish, or send a follow-up with POST /api/runs/{run_id}/inject"
+            )
+        self.evict()
+        tid = thread_id or secrets.token_hex(8)
+        agent = self.threads.get(tid)
+        fresh = agent is None
+        restored = False
+        if agent is None:
+            agent = self.agent_factory()
+        if thread_id is not None:
+            self._refuse_suspended(agent, thread_id, close=fresh)
+        if fresh:
+            if thread_id is not None:  # a store's thread is continued by `run` itself
+                recorder = agent.recorder
+                restored = recorder is not None and recorder.checkpointer.load(thread_id) is not None
+                self._refuse_lost_conversation(agent, thread_id)
+            self.threads[tid] = agent
+        record = RunRecord(secrets.token_hex(8), tid, agent, question)
+        self.runs[record.run_id] = record
+        self.active[tid] = record
+        self._latest[tid] = record.run_id
+        earlier = list(history) if fresh and not restored else []
+        offered: dict[str, Any] = {"task": question, "messages": [*earlier, human(question)]}
+        data = {key: value for key, value in offered.items() if agent.accepts(key)}
+        if not data:
+            raise RunConflict("this agent reads neither `task` nor `messages`: it cannot take a question")
+        self._launch(record, lambda: agent.run(data, max_ticks=self.max_ticks, thread_id=tid))
+        return record
+
+    def _launch(self, record: RunRecord, start: Callable[[], Awaitable[AgentResult]]) -> None:
+        async def body() -> None:
+            try:
+                await record.drive(start)
+            finally:
+                if record.finished:
+                    self.active.pop(record.thread_id, None)
+                    self._finished[record.run_id] = self.clock()
+                    self.evict()
+                elif record.status == "suspended":
+                    self._watch(record)
+
+        record.task = asyncio.create_task(body(), name=f"run-{record.run_id}")
+
+    def inject(self, run_id: str, content: str) -> RunRecord:
+        """Queue a follow-up for the run's next iteration boundary (`Agent.inject`; its `inject`
+        events reach the stream as queued, applied or dropped)."""
+        record = self.get(run_id)
+        finished = RunConflict(
+            f"run {run_id!r} has finished ({record.status}); continue the conversation with "
+            f'POST /api/runs {{"input": ..., "thread_id": "{record.thread_id}"}}'
+        )
+        if record.finished:
+            raise finished
+        try:
+            record.agent.inject(content)
+        except RuntimeError as exc:  # ended between the check and the call
+            raise finished from exc
+        except ValueError as exc:
+            raise RunConflict(f"run {run_id!r} takes no follow-ups: {exc}") from exc
+        return record
+
+    def cancel(self, run_id: str) -> RunRecord:
+        """Cancel a running run (`RunRecord.cancel`); a finished one, or one waiting for
+        approvals (deny them to end it), is a RunConflict saying so."""
+        record = self.get(run_id)
+        if record.finished:
+            raise RunConflict(f"run {run_id!r} has already finished ({record.status})")
+        if record.status == "suspended":
+            ids = ", ".join(record.waiting()) or "none"
+            raise RunConflict(
+                f"run {run_id!r} is not running: it waits for approvals ({ids}); deny them to end it "
+                '(POST /api/approvals/{id} {"decision": "deny", "reason": ...})'
+            )
+        record.cancel()
+        return record
+
+    def listing(self, status: str | None = None, thread_id: str | None = None) -> list[dict[str, Any]]:
+        """The summaries of the runs kept, oldest first, of `status` and `thread_id` if given."""
+        self.evict()
+        return [
+            record.summary()
+            for record in self.runs.values()
+            if (status is None or record.status == status)
+            and (thread_id is None or record.thread_id == thread_id)
+        ]
+
+    def approvals(self) -> list[dict[str, Any]]:
+        return [item for record in self.runs.values() for item in record.pending()]
+
+    def decide(
+        self,
+        approval_id: str,
+        approved: bool,
+        reason: str,
+        thread_id: str | None = None,
+        *,
+        arguments: dict[str, Any] | None = None,
+    ) -> RunRecord:
+        """Decide an approval over the API. With a store the decision is stored first (one
+        atomic row): if an operator decided first, theirs stands, reaches the run, and this is a
+        RunConflict saying "already decided". Corrected `arguments` that do not match the tool's
+        schema are `InvalidEdit`, and nothing is recorded."""
+        record, call_id = self._locate(approval_id, thread_id)
+        decision = ApprovalDecision(approved=approved, reason=reason, arguments=arguments)
+        try:
+            record.agent.decide(call_id, decision)
+        except InvalidEdit:
+            raise
+        except AlreadyDecided as exc:
+            self._sync(record)  # the first decision (made elsewhere) goes on with the run
+            raise RunConflict(str(exc), decision=verdict(exc.decision), thread_id=record.thread_id) from exc
+        except ApprovalError as exc:
+            raise RunConflict(str(exc)) from exc
+        self._apply(record, call_id, decision, by="api")
+        return record
+
+    def _locate(self, approval_id: str, thread_id: str | None) -> tuple[RunRecord, str]:
+        """The run waiting for `approval_id` (in `thread_id`, if given). The legacy form
+        `<run_id>.<approval id>` is accepted too. A decided one is a RunConflict."""
+        records = [r for r in self.runs.values() if thread_id is None or r.thread_id == thread_id]
+        found = [r for r in records if approval_id in r.waiting()]
+        run_id, dot, call_id = approval_id.partition(".")
+        legacy = self.runs.get(run_id) if dot and not found else None
+        if legacy is not None and legacy in records:
+            records, approval_id = [legacy], call_id
+            found = [legacy] if call_id in legacy.waiting() else []
+        if len(found) > 1:
+            threads = ", ".join(sorted(r.thread_id for r in found))
+            raise RunConflict(
+                f"approval {approval_id!r} is pending in several conversations ({threads}); "
+                'name one: {"decision": ..., "thread_id": ...}'
+            )
+        if found:
+            return found[0], approval_id
+        for record in reversed(records):
+            earlier = record.decided.get(approval_id)
+            if earlier is not None:
+                done = AlreadyDecided(approval_id, earlier, record.thread_id)
+                raise RunConflict(str(done), decision=verdict(earlier), thread_id=record.thread_id)
+        known = ", ".join(f"{item['id']} (thread {item['thread_id']})" for item in self.approvals()) or "none"
+        where = f" in thread {thread_id!r}" if thread_id is not None else ""
+        raise NotFound(f"no pending approval {approval_id!r}{where} (pending: {known})")
+
+    def _apply(self, record: RunRecord, call_id: str, decision: ApprovalDecision, *, by: str) -> None:
+        """Give a suspended run one decision, whoever made it (`by`: "api", or "store" for an
+        operator's decision found in the store); once each pending call is decided, resume it.
+        The agent finds the decision in its state (API) or in its store (`resume()` merges it)."""
+        items = {item["call_id"]: item for item in record.pending()}
+        edited = None if decision.arguments is None else redact(decision.arguments)
+        record.decisions[call_id] = decision
+        record.decided[call_id] = decision
+        record.publish(
+            "approval",
+            {
+                "status": "decided",
+                "approvals": [
+                    {
+                        **items[call_id],
+                        "decided": True,
+                        "decision": "approve" if decision.approved else "deny",
+                        "decision_reason": decision.reason,
+                        "decision_arguments": edited,
+                        "decided_by": by,
+                    }
+                ],
+            },
+        )
+        if set(items) <= set(record.decisions):
+            agent = record.agent
+            record.status = "running"
+            self._launch(record, lambda: agent.resume(max_ticks=self.max_ticks))
+            self._unwatch_idle()
+
+    def _sync(self, record: RunRecord) -> None:
+        """Apply the decisions stored for a suspended run that it has not taken yet."""
+        store = record.store
+        if store is None or record.status != "suspended" or record.result is None:
+            return
+        pending = record.result.pending_approvals
+        try:
+            stored = stored_decisions(store, record.thread_id, pending)
+        except CheckpointError as exc:
+            log.warning("cannot read decisions", thread_id=record.thread_id, error=str(exc))
+            return
+        for approval in pending:
+            decision = stored.get(approval.id)
+            if decision is not None and approval.id in record.waiting():
+                self._apply(record, approval.id, decision, by="store")
+
+    def _watch(self, record: RunRecord) -> None:
+        """A run just suspended: take what its store already holds, and watch the store."""
+        store = record.store
+        if isinstance(store, WatchableCheckpointer):
+            watch = self._watches.get(id(store))
+            if watch is None:
+                watch = self._watches[id(store)] = DecisionWatch(store, lambda tid: self._check(store, tid))
+            watch.start()
+        self._sync(record)
+
+    def _check(self, store: Checkpointer, thread_id: str | None) -> None:
+        """The store changed (for `thread_id`, or any thread): sync the runs waiting on it."""
+        for record in list(self.runs.values()):
+            if record.store is store and (thread_id is None or record.thread_id == thread_id):
+                self._sync(record)
+        self._unwatch_idle()
+
+    def _unwatch_idle(self) -> None:
+        """Stop watching stores no run waits on any more."""
+        waiting = {id(r.store) for r in self.runs.values() if r.status == "suspended"}
+        for key in [key for key in self._watches if key not in waiting]:
+            self._watches.pop(key).stop()
+
+    def _refuse_suspended(self, agent: Agent, thread_id: str, *, close: bool) -> None:
+        """A new run on a thread its store holds suspended (by an earlier server, or a command
+        line run) would discard the approvals it waits for: a RunConflict naming them."""
+        recorder = agent.recorder
+        if recorder is None:
+            return
+        try:
+            refuse_fresh_run(recorder.checkpointer, recorder.checkpointer.load(thread_id), keys=agent.keys)
+        except CheckpointError as exc:
+            if close:
+                self._close_later(agent)
+            raise RunConflict(str(exc)) from exc
+
+    async def aclose(self) -> None:
+        """Cancel unfinished runs and close every agent (tool providers, stores)."""
+        for watch in self._watches.values():
+            await watch.aclose()
+        self._watches.clear()
+        tasks = [r.task for r in self.runs.values() if r.task is not None and not r.task.done()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*self._closing, return_exceptions=True)
+        for agent in self.threads.values():
+            await agent.aclose()
+
+    # ------------------------------------------------------------------ retention
+    def evict(self) -> None:
+        """Drop the finished runs past their time to live or beyond the maximum count, oldest
+        first, and each conversation whose latest run goes with them (unless it is busy)."""
+        retention, finished = self.retention, self._finished
+        deadline = self.clock() - retention.ttl if retention.ttl is not None else None
+        while finished:
+            run_id, ended = next(iter(finished.items()))
+            if retention.max_runs is not None and len(finished) > retention.max_runs:
+                why = f"more than {retention.max_runs} runs finished after it"
+            elif deadline is not None and ended <= deadline:
+                why = f"it finished more than {retention.ttl:g} s ago"
+            else:
+                break
+            del finished[run_id]
+            self._drop(run_id, why)
+
+    def _drop(self, run_id: str, why: str) -> None:
+        record = self.runs.pop(run_id, None)
+        self._remember(run_id, why)
+        if record is None:
+            return
+        tid = record.thread_id
+        if self._latest.get(tid) != run_id or tid in self.active:
+            return
+        del self._latest[tid]
+        agent = self.threads.pop(tid, None)
+        self._remember(f"thread:{tid}", f"its last run {run_id!r} was evicted: {why}")
+        if agent is not None:
+            self._close_later(agent)
+
+    def _close_later(self, agent: Agent) -> None:
+        task = asyncio.get_running_loop().create_task(agent.aclose())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    def _remember(self, key: str, why: str) -> None:
+        evicted = self._evicted
+        evicted[key] = why
+        while len(evicted) > self.retention.remembered:
+            evicted.popitem(last=False)
+
+    def _refuse_lost_conversation(self, agent: Agent, thread_id: str) -> None:
+        """A follow-up to an evicted conversation that no checkpoint store kept is refused: it
+        would silently start over without its history."""
+        why = self._evicted.get(f"thread:{thread_id}")
+        if why is None or agent.recorder is not None:
+            return
+        self._close_later(agent)
+        raise NotFound(
+            f"conversation {thread_id!r} was evicted ({why}; {self.retention.describe()}) and no "
+            "checkpoint store kept it; start a new conversation (omit thread_id), or serve with "
+            "--checkpoint to keep conversations across evictions"
+        )

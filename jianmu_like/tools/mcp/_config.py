@@ -1,0 +1,288 @@
+"""Declaring MCP servers: `MCPServerConfig` and the `mcp_servers:` section of a YAML file.
+
+One entry says how to reach a server (stdio: `command`, `args`, `env`, `cwd`; streamable HTTP:
+`url`, `headers`) and how its tools join an agent (`prefix`, `allow` / `deny` globs, guard
+`effect_tags`, which tools are `idempotent` and may be retried after a crash, timeouts).
+
+`env` and `headers` usually hold secrets, so they never appear in a repr or an error message:
+values are masked in `repr()`, pydantic errors are re-worded without the offending input, and a
+file can reference the environment (`Authorization: "Bearer ${API_TOKEN}"`) instead of
+holding the secret itself.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ..._config import ConfigError
+from ..._redact import REDACTED, redact_text, redact_url
+from ..._validation import describe_validation
+
+_PREFIX_RE = re.compile(r"^[a-zA-Z0-9_-]*$")
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_STDIO_ONLY = ("args", "env", "cwd")
+_DEFAULT_TAGS_KEY = "default"
+
+
+class MCPConfigError(ConfigError):
+    """An `mcp_servers` entry is invalid; each problem names the server and the key."""
+
+
+def _matches(name: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+
+
+class MCPServerConfig(BaseModel):
+    """How to reach one MCP server and how its tools are exposed to an agent.
+
+    Tool-name globs (`allow`, `deny`, `effect_tags`, `idempotent`) match the server's own tool
+    names, before `prefix` is added.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
+
+    name: str = ""
+    """How logs and errors name the server; defaults to the command's or the URL's host name."""
+    transport: Literal["stdio", "http"] | None = None
+    """Inferred: "stdio" with `command`, "http" (streamable HTTP) with `url`."""
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    """Added to the SDK's minimal inherited environment (PATH, HOME, ...), not to all of ours."""
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    prefix: str = ""
+    """Prepended to every tool name (e.g. "github_") so two servers' tools cannot collide."""
+    allow: list[str] | None = None
+    """Only tools matching one of these globs are exposed (None: all)."""
+    deny: list[str] = Field(default_factory=list)
+    """Tools matching one of these globs are never exposed (wins over `allow`)."""
+    effect_tags: dict[str, list[str]] = Field(default_factory=dict)
+    """Tool glob -> guard effect tags (a tool gets those of every matching glob); the key
+    "default" applies to tools no glob matches. A plain list tags every tool."""
+    idempotent: bool | list[str] = False
+    """Tools that may safely run twice: retried once after the server crashed during a call."""
+    parallel_safe: bool = True
+    connect_timeout: float = Field(30.0, gt=0)
+    """Seconds to start the server (or reach it) and complete the MCP handshake."""
+    call_timeout: float = Field(60.0, gt=0)
+    """Seconds one tool call may take before it fails as an observation; a call whose server
+    reports progress gets this long again after each report (an inactivity bound)."""
+    max_call_duration: float = Field(600.0, gt=0)
+    """Seconds a call that keeps reporting progress may take in all."""
+    roots: list[str] = Field(default_factory=list)
+    """Folders (paths or `file://` URIs) the client offers a server that asks for its roots
+    (`roots/list`); relative paths are resolved against the working directory."""
+    sampling: Literal["deny", "allow"] = "deny"
+    """Whether the server may ask the agent's model for completions (`sampling/createMessage`);
+    allowed, their tokens count in the run's usage and budget (see `tools.mcp.sampling`)."""
+    sampling_max_tokens: int = Field(1024, gt=0)
+    """The most tokens one sampling request may ask for (a larger `maxTokens` is capped)."""
+    elicitation: Literal["decline", "ask"] = "decline"
+    """"ask": the server may ask the user for input mid-call (`elicitation/create`); requests
+    wait for `MCPToolProvider.respond` (or a handler) at most `elicitation_timeout` seconds."""
+    elicitation_timeout: float = Field(300.0, gt=0)
+    resources: bool = True
+    """Offer the server's resources to the model through a `read_resource` tool (when the server
+    has any); Python code can always read them (`MCPToolProvider.read_resource`)."""
+    max_output_chars: int | None = Field(None, ge=100)
+    """The most characters of one of this server's results the model reads (None: the agent's
+    limit); longer results are cut by their shape (`tools.truncation`)."""
+
+    @field_validator("env", "headers", mode="before")
+    @classmethod
+    def _scalars_as_text(cls, value: Any) -> Any:
+        """YAML turns `PORT: 8080` into an int; a subprocess environment needs text."""
+        if isinstance(value, Mapping):
+            return {k: v if isinstance(v, str) or v is None else str(v) for k, v in value.items()}
+        return value
+
+    @field_validator("effect_tags", mode="before")
+    @classmethod
+    def _tags_list_means_all(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {"*": [value]}
+        if isinstance(value, list | tuple):
+            return {"*": list(value)}
+        if isinstance(value, Mapping):
+            return {k: [v] if isinstance(v, str) else v for k, v in value.items()}
+        return value
+
+    @field_validator("prefix")
+    @classmethod
+    def _check_prefix(cls, value: str) -> str:
+        if not _PREFIX_RE.match(value):
+            raise ValueError("may only contain letters, digits, '_' and '-'")
+        return value
+
+    @model_validator(mode="after")
+    def _check_transport(self) -> MCPServerConfig:
+        transport = self.transport
+        if transport is None:
+            if self.command and self.url:
+                raise ValueError("give either `command` (stdio) or `url` (http), not both")
+            if not self.command and not self.url:
+                raise ValueError("give `command` (a stdio server) or `url` (a streamable HTTP server)")
+            transport = "stdio" if self.command else "http"
+        if transport == "stdio":
+            if not self.command:
+                raise ValueError("transport 'stdio' needs `command`")
+            if self.url or self.headers:
+                raise ValueError("`url` and `headers` only apply to transport 'http'")
+        else:
+            if not self.url:
+                raise ValueError("transport 'http' needs `url`")
+            if not self.url.startswith(("http://", "https://")):
+                raise ValueError("`url` must start with http:// or https://")
+            given = [key for key in ("command", *_STDIO_ONLY) if getattr(self, key)]
+            if given:
+                raise ValueError(f"{', '.join(given)} only apply to transport 'stdio'")
+        name = self.name or self._default_name(transport)
+        # Frozen model: fill the derived values in place once, during validation.
+        object.__setattr__(self, "transport", transport)
+        object.__setattr__(self, "name", name)
+        return self
+
+    def _default_name(self, transport: str) -> str:
+        if transport == "stdio":
+            return os.path.basename(self.command or "") or "mcp"
+        host = re.sub(r"^https?://([^/@]*@)?", "", self.url or "").split("/")[0]
+        return host or "mcp"
+
+    # -- what the provider asks ------------------------------------------------------------
+
+    def exposes(self, tool: str) -> bool:
+        """Whether the server's tool `tool` is offered to the model (allow, then deny)."""
+        if self.allow is not None and not _matches(tool, self.allow):
+            return False
+        return not _matches(tool, self.deny)
+
+    def effect_tags_for(self, tool: str) -> frozenset[str]:
+        tags: set[str] = set()
+        matched = False
+        for pattern, values in self.effect_tags.items():
+            if pattern != _DEFAULT_TAGS_KEY and fnmatch.fnmatchcase(tool, pattern):
+                tags.update(values)
+                matched = True
+        if not matched:
+            tags.update(self.effect_tags.get(_DEFAULT_TAGS_KEY, ()))
+        return frozenset(tags)
+
+    def is_idempotent(self, tool: str) -> bool:
+        if isinstance(self.idempotent, bool):
+            return self.idempotent
+        return _matches(tool, self.idempotent)
+
+    def root_uris(self) -> list[tuple[str, str | None]]:
+        """`roots` as `(file:// URI, name)` pairs, the way `roots/list` answers."""
+        pairs: list[tuple[str, str | None]] = []
+        for root in self.roots:
+            if "://" in root:
+                pairs.append((root, root.rstrip("/").rsplit("/", 1)[-1] or None))
+            else:
+                path = Path(root).expanduser().resolve()
+                pairs.append((path.as_uri(), path.name or None))
+        return pairs
+
+    def describe(self) -> str:
+        """The server's target for messages: the command line or the URL, secrets masked."""
+        if self.transport == "stdio":
+            target = " ".join([self.command or "", *self.args])
+        else:
+            target = redact_url(self.url or "")  # no user:password@, no ?token=...
+        return redact_text(target)
+
+    def __repr_args__(self) -> Any:
+        for key, value in super().__repr_args__():
+            if key in ("env", "headers") and isinstance(value, dict):
+                yield key, {k: REDACTED for k in value}
+            elif key == "url" and isinstance(value, str):
+                yield key, redact_url(value)
+            elif key in ("args", "command") and value:
+                yield key, _redact_value(value)
+            else:
+                yield key, value
+
+
+def _redact_value(value: Any) -> Any:
+    """Mask key-looking substrings of a string or each string of a list."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, list):
+        return [redact_text(v) if isinstance(v, str) else v for v in value]
+    return value
+
+
+# -- reading the `mcp_servers:` section -----------------------------------------------------
+
+
+def _expand_env(value: str, where: str) -> str:
+    def lookup(match: re.Match[str]) -> str:
+        found = os.environ.get(match.group(1))
+        if found is None:
+            raise MCPConfigError(f"{where}: environment variable {match.group(1)} is not set")
+        return found
+
+    return _ENV_REF.sub(lookup, value)
+
+
+def parse_mcp_servers(data: Any) -> list[MCPServerConfig]:
+    """Validate a `mcp_servers:` section: a list of entries, or a mapping name -> entry.
+
+    `${NAME}` in `env` and `headers` values is replaced by that environment variable. Every
+    problem is reported at once, naming the entry and the key but never a value.
+    """
+    if data is None:
+        return []
+    items: list[tuple[str, Any, str | None]]
+    if isinstance(data, Mapping):
+        items = [(str(name), entry, str(name)) for name, entry in data.items()]
+    elif isinstance(data, list | tuple):
+        items = [(f"#{index}", entry, None) for index, entry in enumerate(data)]
+    else:
+        raise MCPConfigError(f"mcp_servers must be a list or a mapping, got {type(data).__name__}")
+    configs: list[MCPServerConfig] = []
+    problems: list[str] = []
+    for label, entry, key_name in items:
+        if isinstance(entry, MCPServerConfig):
+            configs.append(entry)
+            continue
+        if not isinstance(entry, Mapping):
+            problems.append(f"server {label}: must be a mapping, got {type(entry).__name__}")
+            continue
+        fields = dict(entry)
+        label = f"server {fields.get('name') or key_name or label!s}"
+        if key_name is not None and fields.setdefault("name", key_name) != key_name:
+            problems.append(f"{label}: name: differs from its key {key_name!r}")
+            continue
+        try:
+            for section in ("env", "headers"):
+                if isinstance(fields.get(section), Mapping):
+                    fields[section] = {
+                        k: _expand_env(v, f"{label}: {section}.{k}") if isinstance(v, str) else v
+                        for k, v in fields[section].items()
+                    }
+            configs.append(MCPServerConfig.model_validate(fields))
+        except MCPConfigError as exc:
+            problems.extend(exc.problems)
+        except ValidationError as exc:
+            # never quote an input: env and headers values may be secrets
+            problems.extend(
+                f"{label}: {line}" for line in describe_validation(exc, model=MCPServerConfig, inputs=False)
+            )
+    seen: set[str] = set()
+    for config in configs:
+        if config.name in seen:
+            problems.append(f"server {config.name}: name: used by two servers; give each a unique `name`")
+        seen.add(config.name)
+    if problems:
+        raise MCPConfigError(problems)
+    return configs

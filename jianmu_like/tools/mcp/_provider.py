@@ -1,0 +1,467 @@
+"""`MCPToolProvider`: the tools of one MCP server as `Tool`s, behind the `ToolProvider` protocol.
+
+It connects on `initialize()`, lists the server's tools once (again on `refresh()` or when the
+server announces `tools/list_changed`), and wraps each as a `Tool` whose parameters are the
+server's JSON schema and whose name is `prefix + name`, made safe for OpenAI. Each call goes
+over the one live session; results are rendered to text (`content`).
+
+A server that dies is restarted, once per failing call. When it died *during* a call, that
+call is retried on the new session only if the tool is configured idempotent; otherwise the
+model reads that the server crashed and was restarted, and decides itself whether to call
+again (a non-idempotent call may already have taken effect).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
+
+from ...telemetry import events as ev
+from .._base import Tool
+from .._call_context import ToolCallContext, current_tool_call, tool_event_emitter
+from ._config import MCPServerConfig, parse_mcp_servers
+from ._content import MCPServerCrashedError, MCPServerError, render_mcp_result
+from ._elicitation import Action, ElicitationBox, ElicitationRequest
+from ._prompts import prompt_messages
+from ._resources import ResourceIndex, read_resource_tool, render_read_result
+from ._sampling import answer_sampling
+from ._session import MCPSession, SessionHandlers
+
+if TYPE_CHECKING:
+    from mcp.types import (
+        CallToolResult,
+        CreateMessageRequestParams,
+        CreateMessageResult,
+        ElicitRequestParams,
+        ElicitResult,
+        ErrorData,
+        LoggingMessageNotificationParams,
+        Prompt,
+        ReadResourceResult,
+        Resource,
+        ResourceTemplate,
+    )
+    from mcp.types import Tool as MCPTool
+
+    from ...models._client import ModelClient
+    from ...models._messages import Message
+
+logger = logging.getLogger(__name__)
+
+_UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+LOG_KEEP = 200
+"""Log notifications a provider keeps (`log_records`)."""
+
+_LOG_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
+
+
+def mcp_tool_name(prefix: str, name: str) -> str:
+    """`prefix + name` made to fit OpenAI's `^[a-zA-Z0-9_-]{1,64}$` (other characters -> '_')."""
+    return _UNSAFE.sub("_", prefix + name)[:64] or "_"
+
+
+def _parameters(schema: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The server's input schema, less `$schema`: some OpenAI-compatible servers reject it."""
+    return {k: v for k, v in (schema or {}).items() if k != "$schema"}
+
+
+class MCPToolProvider:
+    """Tools of one MCP server (stdio or streamable HTTP) for a `ToolSet` or `create_react_node`.
+
+    `MCPToolProvider(MCPServerConfig(...))`, `MCPToolProvider({...})` or keyword arguments
+    (`MCPToolProvider(command="uvx", args=["mcp-server-time"], prefix="time_")`). Use it with
+    `async with`, or let `Agent.aclose()` / `ToolSet.aclose()` close it.
+    """
+
+    def __init__(self, config: MCPServerConfig | Mapping[str, Any] | None = None, /, **options: Any) -> None:
+        if config is not None and options:
+            raise TypeError("pass either an MCPServerConfig (or mapping) or keyword options, not both")
+        if config is None:
+            config = MCPServerConfig(**options)
+        elif not isinstance(config, MCPServerConfig):
+            config = MCPServerConfig.model_validate(dict(config))
+        self.config = config
+        self.name = config.name
+        self._session: MCPSession | None = None
+        self._tools: list[Tool] | None = None
+        self._stale = False
+        self._closed = False
+        self._lock: asyncio.Lock | None = None
+        self._lock_loop: asyncio.AbstractEventLoop | None = None
+        self.restarts = 0
+        """How many times a dead server was started again."""
+        self._roots = config.root_uris()
+        self._resources: ResourceIndex | None = None
+        self._in_flight: list[tuple[ToolCallContext | None, Callable[..., None] | None]] = []
+        """The tool calls of this server running now: their context and event emitter (server
+        notifications and requests arrive in the session's reader task, outside the call's)."""
+        self.elicitations = ElicitationBox(config.name, config.elicitation_timeout)
+        """The server's open questions to the user (`elicitation: ask`): `pending()`, `respond()`,
+        or a `handler` answering them in code."""
+        self.sampling_client: ModelClient | None = None
+        """Answers the server's sampling requests when its config allows them; the ReAct preset
+        attaches the agent's own model client (`use_model_client`)."""
+        self.log_records: list[LoggingMessageNotificationParams] = []
+        """The server's most recent log notifications (at most `LOG_KEEP`), oldest first."""
+
+    # -- ToolProvider ----------------------------------------------------------------------
+
+    async def initialize(self) -> None:
+        """Start (or reach) the server and complete the handshake; `MCPConnectError` if not."""
+        self._closed = False
+        await self._live_session()
+
+    async def get_tools(self, *, refresh: bool = False, **kwargs: Any) -> Sequence[Tool]:
+        """The server's tools as `Tool`s: listed once, again after `refresh` or a change notice;
+        plus a `read_resource` tool when the server has resources (and `resources` is on)."""
+        if self._tools is None or refresh or self._stale:
+            self._stale = False
+            listed = await self._with_restart("tools/list", lambda s: s.list_tools(), retry=True)
+            tools = self._wrap(listed)
+            reader = await self._resource_tool(refresh=refresh)
+            if reader is not None and all(t.name != reader.name for t in tools):
+                tools.append(reader)
+            self._tools = tools
+        return list(self._tools)
+
+    # -- resources -------------------------------------------------------------------------
+
+    async def list_resources(self) -> list[Resource]:
+        """The server's resources (`resources/list`, every page); [] when it has none."""
+        if not await self._declares("resources"):
+            return []
+        return list(await self._with_restart("resources/list", lambda s: s.list_resources(), retry=True))
+
+    async def list_resource_templates(self) -> list[ResourceTemplate]:
+        """The server's resource templates (`resources/templates/list`); [] when it has none."""
+        if not await self._declares("resources"):
+            return []
+        return list(
+            await self._with_restart(
+                "resources/templates/list", lambda s: s.list_resource_templates(), retry=True
+            )
+        )
+
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        """Read one resource (`resources/read`): its contents, text or base64 blobs, whole."""
+        result: ReadResourceResult = await self._with_restart(
+            f"resources/read of {uri!r}", lambda s: s.read_resource(uri), retry=True
+        )
+        return result
+
+    async def read_resource_text(self, uri: str) -> str:
+        """A resource as the model reads it: text as is, binary data and documents as
+        artifacts (attached to the running tool call) with a placeholder."""
+        return render_read_result(await self.read_resource(uri), server=self.name, uri=uri)
+
+    async def _resource_tool(self, *, refresh: bool) -> Tool | None:
+        if not self.config.resources or not await self._declares("resources"):
+            return None
+        if self._resources is None or refresh or self._resources.stale:
+            resources = await self.list_resources()
+            templates = await self.list_resource_templates()
+            self._resources = ResourceIndex(resources, templates)
+        if not self._resources.resources and not self._resources.templates:
+            return None
+        return read_resource_tool(self, self._resources)
+
+    def _resources_changed(self) -> None:
+        if self._resources is not None:
+            self._resources.stale = True
+        self._stale = True  # the read_resource tool's description lists them
+
+    # -- prompts ---------------------------------------------------------------------------
+
+    async def list_prompts(self) -> list[Prompt]:
+        """The server's prompt templates (`prompts/list`); [] when it has none."""
+        if not await self._declares("prompts"):
+            return []
+        return list(await self._with_restart("prompts/list", lambda s: s.list_prompts(), retry=True))
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, Any] | None = None) -> list[Message]:
+        """The prompt `name` filled with `arguments` (`prompts/get`), as messages a tree can use
+        (`system_prompt`, a first message); its text content only (images become placeholders)."""
+        args = {key: str(value) for key, value in (arguments or {}).items()}
+        result = await self._with_restart(
+            f"prompt {name!r}", lambda s: s.get_prompt(name, args or None), retry=True
+        )
+        return prompt_messages(result, server=self.name, prompt=name)
+
+    # -- roots -----------------------------------------------------------------------------
+
+    @property
+    def roots(self) -> list[tuple[str, str | None]]:
+        """The `(file:// URI, name)` roots offered to the server when it asks (`roots/list`)."""
+        return list(self._roots)
+
+    async def set_roots(self, roots: Sequence[str]) -> None:
+        """Offer other roots (paths or URIs) and tell a connected server they changed
+        (`notifications/roots/list_changed`): it asks again with `roots/list`."""
+        self._roots = self.config.model_copy(update={"roots": list(roots)}).root_uris()
+        session = self._session
+        if session is not None and session.alive:
+            await session.roots_changed()
+
+    # -- notifications ---------------------------------------------------------------------
+
+    def _on_log(self, params: LoggingMessageNotificationParams) -> None:
+        """A server log notification: kept (`log_records`), logged, and an `mcp.log` event of each
+        tool call of this server running now, if any (servers log while they work on a call)."""
+        self.log_records.append(params)
+        del self.log_records[:-LOG_KEEP]
+        level = _LOG_LEVELS.get(str(params.level), logging.INFO)
+        logger.log(level, "MCP server %r (%s): %s", self.name, params.logger or "-", params.data)
+        for _, emit in list(self._in_flight):
+            if emit is not None:
+                emit(
+                    ev.MCP_LOG,
+                    server=self.name,
+                    level=str(params.level),
+                    logger=params.logger,
+                    data=params.data,
+                )
+
+    def use_model_client(self, client: ModelClient) -> None:
+        """Answer the server's sampling requests with `client` (unless one is set already)."""
+        if self.sampling_client is None:
+            self.sampling_client = client
+
+    async def _on_sampling(self, params: CreateMessageRequestParams) -> CreateMessageResult | ErrorData:
+        """A server's `sampling/createMessage`, counted against the call it arrived during (the
+        newest of this server's calls in flight, if any)."""
+        call, emit = self._in_flight[-1] if self._in_flight else (None, None)
+        return await answer_sampling(
+            params, config=self.config, client=self.sampling_client, call=call, emit=emit
+        )
+
+    def pending_elicitations(self) -> list[ElicitationRequest]:
+        """The server's questions waiting for the user's answer, oldest first."""
+        return self.elicitations.pending()
+
+    def respond(self, request_id: str, action: Action, content: Mapping[str, Any] | None = None) -> None:
+        """Answer a pending elicitation: `accept` with content matching its schema, `decline`,
+        or `cancel`; `ElicitationError` for an unknown id or content the schema refuses."""
+        self.elicitations.respond(request_id, action, content)
+
+    async def _on_elicitation(self, params: ElicitRequestParams) -> ElicitResult:
+        _, emit = self._in_flight[-1] if self._in_flight else (None, None)
+        return await self.elicitations.ask(params, emit)
+
+    def _handlers(self) -> SessionHandlers:
+        return SessionHandlers(
+            tools_changed=self._tools_changed,
+            resources_changed=self._resources_changed,
+            prompts_changed=None,  # prompts are read on demand, never cached
+            log=self._on_log,
+            roots=(lambda: self._roots) if self.config.roots or self._roots else None,
+            sampling=self._on_sampling if self.config.sampling == "allow" else None,
+            elicitation=self._on_elicitation if self.config.elicitation == "ask" else None,
+        )
+
+    async def _declares(self, capability: str) -> bool:
+        """Whether the server declared `capability` ("resources", "prompts", ...) in its handshake."""
+        session = await self._live_session()
+        caps = session.capabilities
+        return caps is not None and getattr(caps, capability, None) is not None
+
+    async def refresh(self) -> Sequence[Tool]:
+        """List the server's tools again (then `await toolset.refresh()` to use them)."""
+        return await self.get_tools(refresh=True)
+
+    async def close(self) -> None:
+        """Disconnect; a stdio server's process (and its children) is gone on return. Idempotent."""
+        self._closed = True
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
+
+    async def __aenter__(self) -> Self:
+        await self.initialize()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    # -- state -----------------------------------------------------------------------------
+
+    @property
+    def pid(self) -> int | None:
+        """PID of the current stdio server process (None for HTTP or before the start)."""
+        return self._session.pid if self._session is not None else None
+
+    @property
+    def connected(self) -> bool:
+        return self._session is not None and self._session.alive
+
+    def _get_lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock_loop is not loop:
+            self._lock, self._lock_loop = asyncio.Lock(), loop
+        return self._lock
+
+    def _tools_changed(self) -> None:
+        self._stale = True
+
+    async def _live_session(self, failed: MCPSession | None = None) -> MCPSession:
+        """The connected session, (re)starting it when there is none or it died.
+
+        With `failed`, replace that session unless another caller already did, so concurrent
+        calls that saw the same crash restart the server once.
+        """
+        async with self._get_lock():
+            if self._closed:
+                raise MCPServerError(self.name, f"MCP server {self.name!r}: the provider is closed")
+            current = self._session
+            if current is not None and current is not failed and current.alive:
+                return current
+            if current is not None:
+                self._session = None
+                if current.other_loop:  # e.g. a second asyncio.run(): that loop cancelled it
+                    logger.info(
+                        "MCP server %r was connected from an event loop now gone; reconnecting", self.name
+                    )
+                else:
+                    logger.warning(
+                        "MCP server %r stopped answering (%r); starting it again", self.name, current
+                    )
+                    self.restarts += 1
+                await current.close()
+            session = MCPSession(self.config, handlers=self._handlers())
+            await session.open()
+            if self._closed:  # close() ran while we were connecting
+                await session.close()
+                raise MCPServerError(self.name, f"MCP server {self.name!r}: the provider is closed")
+            self._session = session
+            return session
+
+    async def _with_restart(
+        self, what: str, request: Callable[[MCPSession], Awaitable[Any]], *, retry: bool
+    ) -> Any:
+        session = await self._live_session()
+        try:
+            return await request(session)
+        except MCPServerCrashedError as crash:
+            if self._closed:
+                raise
+            retry = retry or not crash.sent
+            try:
+                session = await self._live_session(failed=session)
+            except MCPServerError as exc:
+                raise MCPServerCrashedError(self.name, f"{crash}; restarting it failed: {exc}") from exc
+            if not retry:
+                raise MCPServerCrashedError(
+                    self.name,
+                    f"{crash}. The server was restarted, but {what} was not retried because it is not "
+                    "marked idempotent: it may or may not have taken effect",
+                ) from crash
+            try:
+                return await request(session)
+            except MCPServerCrashedError as again:
+                raise MCPServerCrashedError(
+                    self.name, f"{again}, again, when {what} was retried after a restart"
+                ) from again
+
+    # -- tools -----------------------------------------------------------------------------
+
+    async def call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> str:
+        """Call the server's tool `tool` (its own name) and return the observation text.
+
+        The call carries a progress token: the server's progress reports become `tool.progress`
+        events of the running call and keep the call alive (`call_timeout` is then a bound on
+        silence, `max_call_duration` on the whole call)."""
+
+        emit = tool_event_emitter()  # progress arrives in the session's reader task
+        flight = (current_tool_call(), emit)
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            if emit is not None:
+                emit(ev.TOOL_PROGRESS, server=self.name, progress=done, total=total, message=message)
+
+        self._in_flight.append(flight)
+        try:
+            result: CallToolResult = await self._with_restart(
+                f"the call to {tool!r}",
+                lambda s: s.call_tool(tool, dict(arguments or {}), report=progress),
+                retry=self.config.is_idempotent(tool),
+            )
+        finally:
+            self._in_flight.remove(flight)
+        return render_mcp_result(result, server=self.name, tool=tool)
+
+    def _wrap(self, listed: Sequence[MCPTool]) -> list[Tool]:
+        config = self.config
+        # The executor's timeout is only a backstop around ours: a call, a restart and a retry.
+        backstop = 2 * config.max_call_duration + config.connect_timeout + 15.0
+        tools: dict[str, Tool] = {}
+        origin: dict[str, str] = {}
+        for spec in listed:
+            if not config.exposes(spec.name):
+                continue
+            execution = getattr(spec, "execution", None)
+            if getattr(execution, "task_support", None) == "required":
+                # Offered, it would fail every call ("requires task augmentation"): say so once.
+                logger.warning(
+                    "MCP server %r: tool %r requires task-augmented execution (MCP tasks), which "
+                    "this client does not run yet; it is not offered to the model",
+                    *(self.name, spec.name),
+                )
+                continue
+            name = mcp_tool_name(config.prefix, spec.name)
+            if name in tools:
+                logger.warning(
+                    "MCP server %r: tools %r and %r both become %r; keeping the first",
+                    *(self.name, origin[name], spec.name, name),
+                )
+                continue
+            origin[name] = spec.name
+            try:
+                tools[name] = Tool(
+                    name=name,
+                    description=spec.description or spec.title or "",
+                    parameters=_parameters(spec.input_schema),
+                    fn=self._caller(spec.name),
+                    parallel_safe=config.parallel_safe,
+                    effect_tags=config.effect_tags_for(spec.name),
+                    idempotent=config.is_idempotent(spec.name),
+                    timeout=backstop,
+                    max_output_chars=config.max_output_chars,
+                )
+            except ValueError as exc:
+                logger.warning("MCP server %r: skipping tool %r: %s", self.name, spec.name, exc)
+        return list(tools.values())
+
+    def _caller(self, tool: str) -> Callable[..., Awaitable[str]]:
+        async def call(**arguments: Any) -> str:
+            return await self.call(tool, arguments)
+
+        call.__name__ = mcp_tool_name("", tool)
+        return call
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "connected" if self.connected else "not connected"
+        return (
+            f"MCPToolProvider(name={self.name!r}, transport={self.config.transport!r}, "
+            f"target={self.config.describe()!r}, {state})"
+        )
+
+
+def mcp_servers_from_config(data: Any) -> list[MCPToolProvider]:
+    """Providers for a `mcp_servers:` section (not connected: a ToolSet initialises them)."""
+    return [MCPToolProvider(config) for config in parse_mcp_servers(data)]

@@ -1,0 +1,484 @@
+"""One live connection to one MCP server, owned by one asyncio task.
+
+The SDK's transports and `ClientSession` are anyio context managers whose cancel scopes must
+be entered and exited by the same task ("Attempted to exit cancel scope in a different task"
+otherwise). An agent opens tools in one task and closes them in another (`Agent.aclose`, a
+test fixture, the CLI), so an *owner task* enters the contexts, completes the handshake,
+signals ready and parks until asked to stop; any task may send requests meanwhile, since
+requests only use the session's memory streams. `close()` sets the stop event and waits, so
+the contexts unwind in their own task, then makes sure no process of a stdio server is left
+(see `process`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import warnings
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack, suppress
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ..._redact import redact_text
+from ._config import MCPServerConfig
+from ._content import (
+    MCPConnectError,
+    MCPServerCrashedError,
+    MCPServerError,
+    MCPTimeoutError,
+    MCPToolError,
+)
+from ._process import StdioProcess
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
+    from mcp.client.session import ClientRequestContext
+    from mcp.types import (
+        CallToolResult,
+        CreateMessageRequestParams,
+        CreateMessageResult,
+        ElicitRequestParams,
+        ElicitResult,
+        ErrorData,
+        GetPromptResult,
+        Implementation,
+        ListRootsResult,
+        LoggingMessageNotificationParams,
+        Prompt,
+        ReadResourceResult,
+        Resource,
+        ResourceTemplate,
+        ServerCapabilities,
+    )
+    from mcp.types import Tool as MCPTool
+
+Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+"""`(progress, total, message)`: one `notifications/progress` of a call in flight."""
+
+
+@dataclass
+class SessionHandlers:
+    """What the session tells its owner about the server, between and during requests.
+
+    Every field is optional; a server notification nobody handles is dropped. `roots` is asked
+    whenever the server sends `roots/list`; with it set, the client declares the roots
+    capability in its handshake (servers only ask clients that declare it)."""
+
+    tools_changed: Callable[[], None] | None = None
+    resources_changed: Callable[[], None] | None = None
+    """`resources/list_changed` or `resources/updated`: what `read_resource` offers is stale."""
+    prompts_changed: Callable[[], None] | None = None
+    log: Callable[[LoggingMessageNotificationParams], None] | None = None
+    roots: Callable[[], list[tuple[str, str | None]]] | None = None
+    """`(uri, name)` pairs sent to a server asking for the client's roots."""
+    sampling: Callable[[CreateMessageRequestParams], Awaitable[CreateMessageResult | ErrorData]] | None = None
+    """Answers `sampling/createMessage`; with it set, the client declares sampling."""
+    elicitation: Callable[[ElicitRequestParams], Awaitable[ElicitResult]] | None = None
+    """Answers `elicitation/create`; with it set, the client declares elicitation."""
+
+
+logger = logging.getLogger(__name__)
+
+CLOSE_TIMEOUT = 10.0
+"""Seconds `close()` waits for the owner task; the SDK's own stdio shutdown is bounded near
+6.5 s (flush, stdin-close grace, SIGTERM, SIGKILL), so this only trips on a wedged transport."""
+
+_T = TypeVar("_T")
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first real error inside (nested) exception groups."""
+    while isinstance(exc, BaseExceptionGroup):
+        inner = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
+        exc = (inner or list(exc.exceptions))[0]
+    return exc
+
+
+def _connection_closed(exc: BaseException) -> bool:
+    import anyio
+    from mcp import MCPError
+    from mcp.types import CONNECTION_CLOSED
+
+    if isinstance(exc, MCPError):
+        return exc.code == CONNECTION_CLOSED
+    return isinstance(exc, anyio.ClosedResourceError | anyio.BrokenResourceError | ConnectionError)
+
+
+class MCPSession:
+    """A single-use connection: `open()` once, send requests from any task, `close()` once."""
+
+    def __init__(
+        self,
+        config: MCPServerConfig,
+        *,
+        on_tools_changed: Callable[[], None] | None = None,
+        handlers: SessionHandlers | None = None,
+    ) -> None:
+        self.config = config
+        self.handlers = handlers or SessionHandlers()
+        if on_tools_changed is not None:
+            self.handlers.tools_changed = on_tools_changed
+        self.server_info: Implementation | None = None
+        self.failure: BaseException | None = None
+        """Why the owner task ended on its own, if it did."""
+        self._process = StdioProcess(config.name)
+        self._session: ClientSession | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._stop: asyncio.Event | None = None
+        self._lost = False
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def pid(self) -> int | None:
+        """PID of the stdio server process (also its process-group id), once started."""
+        return self._process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._process.returncode
+
+    @property
+    def other_loop(self) -> bool:
+        """Opened from an event loop other than the running one (usable from neither)."""
+        task = self._task
+        try:
+            return task is not None and task.get_loop() is not asyncio.get_running_loop()
+        except RuntimeError:
+            return True
+
+    @property
+    def alive(self) -> bool:
+        """Usable from the running event loop: handshake done, nothing seen dying since."""
+        task = self._task
+        if task is None or task.done() or self._session is None or self._lost:
+            return False
+        return self.returncode is None and not self.other_loop
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Start the owner task and wait for the handshake, at most `connect_timeout` seconds."""
+        if self._task is not None:
+            raise RuntimeError("an MCPSession is opened once; make a new one to reconnect")
+        config = self.config
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._stop = asyncio.Event()
+        self._task = asyncio.create_task(self._own(ready, self._stop), name=f"mcp-session:{config.name}")
+        try:
+            async with asyncio.timeout(config.connect_timeout):
+                await asyncio.shield(ready)
+        except TimeoutError:
+            message = (
+                f"MCP server {config.name!r} ({config.describe()}) did not complete the MCP handshake "
+                f"(initialize) within connect_timeout={config.connect_timeout:g} s{self._stderr_note()}"
+            )
+            await asyncio.shield(self.close())
+            raise MCPConnectError(config.name, message) from None
+        except asyncio.CancelledError:
+            await asyncio.shield(self.close())
+            raise
+        except Exception as exc:
+            if self.config.transport == "stdio":
+                await self._process.settle()  # its exit status, and all it wrote to stderr
+            message = self._start_failure(exc) + self._stderr_note()
+            await asyncio.shield(self.close())
+            raise MCPConnectError(config.name, message) from exc
+        finally:
+            if ready.done() and not ready.cancelled():
+                ready.exception()  # retrieved: no "exception never retrieved" warning
+            ready.cancel()
+
+    def _start_failure(self, exc: BaseException) -> str:
+        config, leaf = self.config, _leaf(exc)
+        where = f"MCP server {config.name!r} ({config.describe()})"
+        if _connection_closed(leaf):
+            status = self.returncode
+            exited = f" (exit status {status})" if status is not None else ""
+            return f"{where} closed the connection before completing the MCP handshake{exited}"
+        code = getattr(leaf, "code", None)
+        if isinstance(code, int):  # an MCPError: it answered, but not with a handshake
+            return f"{where} refused the MCP handshake: {leaf} (error {code})"
+        verb = "could not be started" if config.transport == "stdio" else "could not be reached"
+        return f"{where} {verb}: {type(leaf).__name__}: {leaf}"
+
+    def _stderr_note(self) -> str:
+        if self._process.pid is None:
+            return ""  # never started: nothing could be written
+        tail = self._process.stderr_tail()
+        return f"; its stderr ends with:\n{tail}" if tail else "; it wrote nothing to stderr"
+
+    async def _own(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
+        from mcp import ClientSession
+        from mcp.types import Implementation
+
+        try:
+            async with AsyncExitStack() as stack:
+                if self.config.transport == "stdio":
+                    read, write = await self._process.open(self.config, stack)
+                else:
+                    read, write = await self._open_http(stack)
+                session = ClientSession(
+                    read,
+                    write,
+                    message_handler=self._on_message,
+                    logging_callback=self._on_log,
+                    list_roots_callback=self._list_roots if self.handlers.roots is not None else None,
+                    sampling_callback=self._sample if self.handlers.sampling is not None else None,
+                    elicitation_callback=self._elicit if self.handlers.elicitation is not None else None,
+                    client_info=Implementation(name="jianmu_like", version="0.1.0"),
+                )
+                await stack.enter_async_context(session)
+                result = await session.initialize()
+                self.server_info = result.server_info
+                self._session = session
+                if not ready.done():
+                    ready.set_result(None)
+                await stop.wait()
+        except Exception as exc:
+            self.failure = exc
+            if not ready.done():
+                ready.set_exception(exc)
+            elif not stop.is_set():
+                logger.warning(
+                    "MCP server %r: connection ended: %s", self.name, redact_text(repr(_leaf(exc)))
+                )
+        finally:
+            self._session = None
+
+    async def _open_http(self, stack: AsyncExitStack) -> Any:
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        config = self.config
+        # Reads stay open long enough for the slowest call and the server's SSE stream.
+        timeout = httpx2.Timeout(config.connect_timeout, read=max(config.call_timeout, 300.0))
+        client = await stack.enter_async_context(
+            httpx2.AsyncClient(headers=dict(config.headers), timeout=timeout)
+        )
+        return await stack.enter_async_context(streamable_http_client(config.url or "", http_client=client))
+
+    async def _on_message(self, message: Any) -> None:
+        method = getattr(message, "method", None)
+        handlers = self.handlers
+        handler = (
+            {
+                "notifications/tools/list_changed": handlers.tools_changed,
+                "notifications/resources/list_changed": handlers.resources_changed,
+                "notifications/resources/updated": handlers.resources_changed,
+                "notifications/prompts/list_changed": handlers.prompts_changed,
+            }.get(method)
+            if isinstance(method, str)
+            else None
+        )
+        if handler is not None:
+            handler()
+
+    async def _on_log(self, params: LoggingMessageNotificationParams) -> None:
+        if self.handlers.log is not None:
+            self.handlers.log(params)
+
+    async def _list_roots(self, context: ClientRequestContext) -> ListRootsResult:
+        from mcp.types import ListRootsResult, Root
+
+        roots = self.handlers.roots() if self.handlers.roots is not None else []
+        return ListRootsResult(roots=[Root(uri=uri, name=name) for uri, name in roots])
+
+    async def _sample(
+        self, context: ClientRequestContext, params: CreateMessageRequestParams
+    ) -> CreateMessageResult | ErrorData:
+        assert self.handlers.sampling is not None  # the callback is only registered with it
+        return await self.handlers.sampling(params)
+
+    async def _elicit(self, context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+        assert self.handlers.elicitation is not None  # the callback is only registered with it
+        return await self.handlers.elicitation(params)
+
+    @property
+    def capabilities(self) -> ServerCapabilities | None:
+        """What the server declared in its handshake (None before it)."""
+        session = self._session
+        return session.server_capabilities if session is not None else None
+
+    async def close(self) -> None:
+        """Stop the owner task (idempotent) and make sure no server process is left."""
+        task, stop = self._task, self._stop
+        if task is None or stop is None:
+            return
+        if task.get_loop() is asyncio.get_running_loop():
+            stop.set()
+            if self._session is None:
+                task.cancel()  # still connecting: it is not waiting for `stop`
+            if not task.done():
+                await asyncio.wait({task}, timeout=CLOSE_TIMEOUT)
+            if not task.done():
+                logger.warning("MCP server %r: closing timed out; cancelling its connection", self.name)
+                task.cancel()
+                await asyncio.wait({task}, timeout=CLOSE_TIMEOUT)
+            if task.done() and not task.cancelled():
+                task.exception()
+        await self._process.kill_leftovers()
+        self._process.release()
+
+    # -- requests --------------------------------------------------------------------------
+
+    async def _paginate(self, what: str, method: str, field: str) -> list[Any]:
+        """Every item of a paginated list request (at most 100 pages), within `connect_timeout`."""
+        from mcp.types import PaginatedRequestParams
+
+        items: list[Any] = []
+        cursor: str | None = None
+        for _ in range(100):
+            params = PaginatedRequestParams(cursor=cursor) if cursor else None
+
+            async def send(session: ClientSession, params: Any = params) -> Any:
+                return await getattr(session, method)(params=params)
+
+            page = await self._request(what, self.config.connect_timeout, send)
+            items.extend(getattr(page, field))
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return items
+
+    async def list_tools(self) -> list[MCPTool]:
+        """Every tool the server offers (following pagination), within `connect_timeout`."""
+        return await self._paginate("tools/list", "list_tools", "tools")
+
+    async def list_resources(self) -> list[Resource]:
+        return await self._paginate("resources/list", "list_resources", "resources")
+
+    async def list_resource_templates(self) -> list[ResourceTemplate]:
+        return await self._paginate(
+            "resources/templates/list", "list_resource_templates", "resource_templates"
+        )
+
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        return await self._request(
+            f"resources/read of {uri!r}", self.config.call_timeout, lambda s: s.read_resource(uri)
+        )
+
+    async def list_prompts(self) -> list[Prompt]:
+        return await self._paginate("prompts/list", "list_prompts", "prompts")
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> GetPromptResult:
+        return await self._request(
+            f"prompt {name!r}", self.config.connect_timeout, lambda s: s.get_prompt(name, arguments)
+        )
+
+    async def roots_changed(self) -> None:
+        """Tell the server the client's roots changed (`notifications/roots/list_changed`)."""
+        session = self._session
+        if session is not None and self.alive:
+            # Roots are deprecated from protocol 2026-07-28 (SEP-2577), but servers of earlier
+            # revisions (server-everything, the filesystem server) still ask for them.
+            from mcp.shared.exceptions import MCPDeprecationWarning
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await session.send_roots_list_changed()
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], *, report: Progress | None = None
+    ) -> CallToolResult:
+        """Call the server's tool `name` (its own name, without prefix).
+
+        Without progress the call has `call_timeout` seconds. A server that reports progress
+        proves it is working: each notification gives the call another `call_timeout` seconds,
+        up to `max_call_duration` in all. Abandoning the call (timeout, a halted run) sends the
+        server `notifications/cancelled` (the SDK does, for a request its caller cancels).
+        """
+        config = self.config
+        if report is None:
+            return await self._request(
+                f"tool {name!r}", config.call_timeout, lambda s: s.call_tool(name, arguments), tool=name
+            )
+        loop = asyncio.get_running_loop()
+        limit = loop.time() + config.max_call_duration
+        scope: asyncio.Timeout | None = None
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            if scope is not None and not scope.expired():
+                scope.reschedule(min(limit, loop.time() + config.call_timeout))
+            await report(progress, total, message)
+
+        async def send(session: ClientSession) -> CallToolResult:
+            nonlocal scope
+            try:
+                async with asyncio.timeout(config.call_timeout) as scope:
+                    return await session.call_tool(name, arguments, progress_callback=on_progress)
+            except TimeoutError:
+                if loop.time() >= limit:
+                    limit_s = config.max_call_duration
+                    why = f"did not finish tool {name!r} within max_call_duration={limit_s:g} s"
+                else:
+                    why = (
+                        f"did not answer tool {name!r} or report its progress for "
+                        f"call_timeout={config.call_timeout:g} s"
+                    )
+                raise MCPTimeoutError(self.name, f"MCP server {self.name!r} {why}") from None
+
+        # The outer bound is only a backstop: `send` ends the call first, saying why.
+        return await self._request(f"tool {name!r}", config.max_call_duration + 5.0, send, tool=name)
+
+    async def _request(
+        self,
+        what: str,
+        timeout: float,
+        send: Callable[[ClientSession], Awaitable[_T]],
+        *,
+        tool: str | None = None,
+    ) -> _T:
+        """Send with a timeout; failures become `MCPServerError`s naming the server and why."""
+        from mcp import MCPError
+        from mcp.types import REQUEST_TIMEOUT
+
+        session = self._session
+        if session is None or not self.alive:
+            message = f"MCP server {self.name!r} is not connected{self._exit_note()}"
+            raise MCPServerCrashedError(self.name, message, sent=False)
+        try:
+            async with asyncio.timeout(timeout):
+                return await send(session)
+        except TimeoutError:
+            pass
+        except Exception as exc:
+            if _connection_closed(_leaf(exc)):
+                self._lost = True
+                await self._process.settle()
+                raise MCPServerCrashedError(
+                    self.name,
+                    f"MCP server {self.name!r} closed the connection during {what}{self._exit_note()}",
+                ) from exc
+            if not isinstance(exc, MCPError):
+                raise
+            if exc.code != REQUEST_TIMEOUT:
+                message = f"MCP server {self.name!r} rejected {what}: {exc.message} (error {exc.code})"
+                if tool is not None:
+                    raise MCPToolError(self.name, tool, message) from exc
+                raise MCPServerError(self.name, message) from exc
+        raise MCPTimeoutError(
+            self.name, f"MCP server {self.name!r} did not answer {what} within {timeout:g} s"
+        )
+
+    def _exit_note(self) -> str:
+        status = self.returncode
+        if status is None:
+            return ""
+        if status < 0:
+            with suppress(ValueError):
+                return f" (the server process was killed by {signal.Signals(-status).name})"
+        return f" (the server process exited with status {status})"
+
+    def __repr__(self) -> str:
+        if self._task is None:
+            state = "new"
+        elif self._stop is not None and self._stop.is_set():
+            state = "closed"
+        else:
+            state = "alive" if self.alive else f"dead{self._exit_note()}"
+        return f"MCPSession(name={self.name!r}, transport={self.config.transport!r}, pid={self.pid}, {state})"
