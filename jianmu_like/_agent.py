@@ -19,6 +19,7 @@ from ._run.facade import RunFacade
 from ._run.result import AgentResult as AgentResult  # public here (the export tables say so)
 from ._run.trees import OwnedTree
 from .bt._runner import ReactiveRunner
+from .checkpoint._contract import Durability
 from .checkpoint._store import Checkpointer
 from .telemetry._hub import TelemetryHub
 
@@ -54,13 +55,15 @@ class Agent(RunFacade):
         checkpointer: Checkpointer | str | Path | None = None,
         inputs: Iterable[str] = (),
         source: str | None = None,
+        durability: Durability | None = None,
     ) -> None:
         """`checkpointer` is a store, or where one lives (a SQLite path or a `postgresql://`
-        URL: opened here, closed by `aclose()`). `source` names the agent file the tree was
-        built from (`load_agent` sets it); checkpoints record it. `state_schema` and `keys`
-        default to what the preset that built the tree says (`results.ResultReader`: a
-        `create_react_node` root runs on `ReActState` with its config's keys); a tree no preset
-        built needs `state_schema`."""
+        URL: opened here, closed by `aclose()`); `durability` says when its checkpoints are
+        written (default: the configuration's `checkpoints.durability`; `run()` can override
+        it). `source` names the agent file the tree was built from (`load_agent` sets it);
+        checkpoints record it. `state_schema` and `keys` default to what the preset that built
+        the tree says (`results.ResultReader`: a `create_react_node` root runs on `ReActState`
+        with its config's keys); a tree no preset built needs `state_schema`."""
         read = read_tree(root, state_schema, keys)  # a given schema completed from the preset's
         self.root = root
         self._tree = OwnedTree(root)
@@ -74,6 +77,7 @@ class Agent(RunFacade):
             output_namespace=output_namespace,
             inputs=inputs,
             source=source,
+            durability=durability,
         )
         if checkpointer is not None:
             self._core.open_store(checkpointer)

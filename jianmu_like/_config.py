@@ -312,6 +312,11 @@ class CheckpointsConfig(_Section):
     keep: int | Literal["all"] = "all"
     """Versions kept per thread: "all", or the newest N (older ones are deleted as new ones are
     saved; `history`, `state_at` and `from_checkpoint` reach only the kept ones)."""
+    durability: Literal["sync", "async", "exit"] = "sync"
+    """When a run's checkpoints are written (`Agent(durability=)` and `run(durability=)` override
+    it): "sync" before the run goes on, "async" in the background while it goes on, "exit" only
+    when it ends or suspends. The tool-call journal is written before the run goes on in every
+    mode (docs/guides/threads.md, "Durability modes")."""
 
     @field_validator("keep")
     @classmethod

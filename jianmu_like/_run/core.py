@@ -28,7 +28,7 @@ from .._keys import StateKeys
 from .._results import ResultReader, reading
 from .._review import refuse_fresh_run
 from ..bt._runner import ReactiveRunner
-from ..checkpoint._contract import ClosableCheckpointer
+from ..checkpoint._contract import ClosableCheckpointer, Durability
 from ..checkpoint._history import CheckpointInfo
 from ..checkpoint._recorder import RunRecorder
 from ..checkpoint._store import Checkpoint, Checkpointer, CheckpointError
@@ -98,6 +98,7 @@ class RunCore:
         thread_id: str | None = None,
         source: str | None = None,
         conversation: bool = False,
+        durability: Durability | None = None,
     ) -> None:
         """`conversation`: the core of a `Conversation`, bound to its current thread (`run()`
         without a `thread_id` continues it, not the default thread) and without a checkpointer
@@ -114,6 +115,7 @@ class RunCore:
         self.telemetry = telemetry
         self.source = source
         self.conversation = conversation
+        self.durability = durability
         self.interrupts = Interrupts(telemetry, namespace=namespace, node=trees.tree.name)
         self.approvals = Approvals(sm, keys)
         self.recorder: RunRecorder | None = None
@@ -186,6 +188,7 @@ class RunCore:
         checkpointer: Checkpointer | None,
         from_checkpoint: int | None,
         deps: Any,
+        durability: Durability | None = None,
     ) -> AgentResult:
         sm = self.state_manager
         routed = self.route(input_data) if input_data else {}  # bad input changes nothing
@@ -227,6 +230,7 @@ class RunCore:
             for namespace, values in routed.items():
                 sm.update(values, namespace)
             if recorder is not None:
+                recorder.durability = self.durability_of(durability)
                 # checked again on what the claim rests on
                 recorder.start(tid, refuse=refuse, parent=base.seq if base is not None else None)
             try:
@@ -245,6 +249,7 @@ class RunCore:
         checkpointer: Checkpointer | None,
         max_ticks: int,
         deps: Any,
+        durability: Durability | None = None,
     ) -> AgentResult:
         if self.conversation and (checkpointer is not None or thread_id is not None):
             raise ConversationError(
@@ -267,6 +272,7 @@ class RunCore:
                     f"(tree status {root.status.name}); start a new one with run()"
                 )
             if recorder is not None and recorder.thread_id is not None:
+                recorder.durability = self.durability_of(durability)
                 recorder.claim()
             try:
                 for approval_id, decision in (decisions or {}).items():
@@ -278,6 +284,11 @@ class RunCore:
                     recorder.release()
         finally:
             self.trees.release()
+
+    def durability_of(self, given: Durability | None) -> Durability:
+        """A run's durability: the run's, else the agent's, else the configuration's
+        (`checkpoints.durability`)."""
+        return given or self.durability or get_config().checkpoints.durability
 
     def inject(self, content: str, namespace: str | None, timeout: float) -> None:
         self.interrupts.inject(content, namespace, timeout, self.in_progress)

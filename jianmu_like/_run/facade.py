@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from .._keys import StateKeys
 from ..bt._runner import ReactiveRunner
+from ..checkpoint._contract import Durability
 from ..checkpoint._history import CheckpointInfo
 from ..checkpoint._recorder import RunRecorder
 from ..checkpoint._store import Checkpointer
@@ -137,6 +138,7 @@ class RunFacade:
         checkpointer: Checkpointer | None = None,
         from_checkpoint: int | None = None,
         deps: Any = None,
+        durability: Durability | None = None,
     ) -> AgentResult:
         """Start a fresh run on the conversation `thread_id`: its state (persistent keys kept,
         run-scoped ones reset), `input_data` merged through the reducers; tick the tree until
@@ -155,6 +157,11 @@ class RunFacade:
         annotated `RunContext[T]` receives it as `.deps`, and so does `current_run().deps`. It
         is never saved in a checkpoint: `resume()` takes `deps=` again.
 
+        `durability` ("sync", "async" or "exit") says when this run's checkpoints are written
+        (default: the agent's, else the configuration's `checkpoints.durability`; see the
+        threads guide for what each gives up). Tool-call journal entries are always written
+        before the run goes on.
+
         `input_data` keys go to the agent's namespace, `"<namespace>.<key>"` to that namespace;
         a key no node of the tree reads raises InputError before anything runs.
         """
@@ -165,6 +172,7 @@ class RunFacade:
             checkpointer=checkpointer,
             from_checkpoint=from_checkpoint,
             deps=deps,
+            durability=durability,
         )
 
     def run_sync(self, input_data: Mapping[str, Any] | None = None, **kwargs: Any) -> AgentResult:
@@ -183,6 +191,7 @@ class RunFacade:
         checkpointer: Checkpointer | None = None,
         max_ticks: int = 100_000,
         deps: Any = None,
+        durability: Durability | None = None,
     ) -> AgentResult:
         """Continue a suspended run exactly where it stopped (`deps` as for `run()`: never
         saved, so given again here).
@@ -197,7 +206,12 @@ class RunFacade:
         processes stored for it; a decision here that contradicts a stored one is an ApprovalError.
         """
         return await self._core.resume(
-            decisions, thread_id=thread_id, checkpointer=checkpointer, max_ticks=max_ticks, deps=deps
+            decisions,
+            thread_id=thread_id,
+            checkpointer=checkpointer,
+            max_ticks=max_ticks,
+            deps=deps,
+            durability=durability,
         )
 
     async def stream(

@@ -15,6 +15,7 @@ import py_trees
 
 from .._keys import StateKeys
 from ..bt._runner import ReactiveRunner
+from ..checkpoint._contract import Durability
 from ..checkpoint._store import Checkpointer
 from ..nodes._interrupts import InterruptBox
 from ..state._manager import StateManager
@@ -66,6 +67,7 @@ class AgentLike(Protocol):
         checkpointer: Checkpointer | None = None,
         from_checkpoint: int | None = None,
         deps: Any = None,
+        durability: Durability | None = None,
     ) -> AgentResult: ...
 
     async def resume(
@@ -76,6 +78,7 @@ class AgentLike(Protocol):
         checkpointer: Checkpointer | None = None,
         max_ticks: int = 100_000,
         deps: Any = None,
+        durability: Durability | None = None,
     ) -> AgentResult: ...
 
     def inject(self, content: str, *, namespace: str | None = None, timeout: float = 30.0) -> None: ...

@@ -10,7 +10,9 @@ _EXPORTS = {
         "Checkpoint",
         "CheckpointError",
         "Checkpointer",
+        "Commit",
         "DecisionConflictError",
+        "Durability",
         "ThreadConflictError",
     ),
     "._history": ("CheckpointInfo", "CheckpointSummary"),
@@ -33,7 +35,9 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from ._contract import Checkpoint as Checkpoint
     from ._contract import Checkpointer as Checkpointer
     from ._contract import CheckpointError as CheckpointError
+    from ._contract import Commit as Commit
     from ._contract import DecisionConflictError as DecisionConflictError
+    from ._contract import Durability as Durability
     from ._contract import ThreadConflictError as ThreadConflictError
     from ._history import CheckpointInfo as CheckpointInfo
     from ._history import CheckpointSummary as CheckpointSummary

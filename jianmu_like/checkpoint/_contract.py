@@ -14,8 +14,9 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
@@ -29,6 +30,8 @@ from ._owner import Owner, owner_alive
 FORMAT = "jianmu_like.checkpoint/3"
 """The checkpoint record's format (also the SQLite store's format marker)."""
 CheckpointStatus = Literal["running", "suspended", "success", "failure"]
+Durability = Literal["sync", "async", "exit"]
+"""When a run's checkpoints are written (see checkpoint.recorder; the journal is always synchronous)."""
 
 
 class CheckpointError(RuntimeError, JianmuError):
@@ -99,6 +102,28 @@ def schema_fingerprint(schema: type[BaseModel]) -> str:
     return hashlib.sha256(shape.encode()).hexdigest()[:16]
 
 
+@dataclass(frozen=True)
+class Commit:
+    """One transaction of a run's writes to its thread: what a recorder makes durable together
+    (a batch's started calls with the state saved before it; a batch's last outcome with the
+    state saved after it; a claim with the forgetting of the thread's old journal), so a run
+    commits at most twice per iteration. Applied in this order, all or nothing."""
+
+    thread_id: str
+    forget: bool = False
+    """Drop the thread's journal and decisions first (a fresh run starts a new story)."""
+    checkpoint: Checkpoint | None = None
+    """A version to add (as `save` does, with `expected_seq` and `holder`)."""
+    expected_seq: int | None = None
+    holder: str | None = None
+    started: Sequence[JournalEntry] = ()
+    """Calls about to run (upserted): only while `owner` holds the thread (checked after the
+    checkpoint of this commit, if any, is added), else ThreadConflictError and nothing is written."""
+    owner: str | None = None
+    finished: Sequence[JournalEntry] = ()
+    """Outcomes (each replaces its call's started row; `finish_entry` made them from it)."""
+
+
 @runtime_checkable
 class Checkpointer(Protocol):
     """Stores every version of each thread's checkpoint, the thread's tool journal and decisions."""
@@ -132,6 +157,10 @@ class Checkpointer(Protocol):
 
     def release(self, thread_id: str, owner: str) -> None:
         """Clear the thread's owner if it is still `owner`."""
+        ...
+
+    def commit(self, work: Commit) -> None:
+        """Apply `work` in one transaction (see Commit); the errors of `save` and `journal_start`."""
         ...
 
     def journal(self, thread_id: str) -> dict[str, JournalEntry]: ...
@@ -177,6 +206,13 @@ def check_claim(
             f"saved by another process since this one loaded it (stored seq {seq}, expected "
             f"{expected_seq}); reload the thread (resume(thread_id=...)) to continue it",
         )
+
+
+def check_owner(thread_id: str, owner: str | None, holder: str | None) -> None:
+    """Raise ThreadConflictError unless the thread's owner (after the commit's save) is `owner`:
+    a call must not start once another process has taken the thread over."""
+    if owner is not None and holder != owner:
+        raise ThreadConflictError(thread_id, "no longer owned by this process; not running the call")
 
 
 def summary_of(checkpoint: Checkpoint) -> CheckpointSummary:

@@ -6,10 +6,12 @@ Selected by URL (`postgresql://...`, see checkpoint.target). The tables (`jianmu
 versions are rows of `jianmu_schema_version`, and each pending migration runs in one transaction
 under an advisory lock, so processes starting together migrate once and never see half a schema.
 
-Every write is one transaction that first takes a per-thread advisory lock: writers to different
-threads proceed in parallel, writers to one thread queue, and a conditional save re-reads the
-stored seq and owner inside its transaction (optimistic check, `ThreadConflictError` naming the
-thread). Checkpoints are stored as JSON text (not jsonb, which refuses `\\u0000` in a tool's output).
+A run's writes (`commit`) are one statement each, one round trip: the claim (the stored seq and
+owner) is checked inside the statement that writes. Only when that check fails does the store
+take the slow path: one transaction that first takes a per-thread advisory lock (writers to one
+thread queue), re-reads the stored seq and owner and names the conflict (`ThreadConflictError`),
+or goes on when the owner it found is a process that is gone. Checkpoints are stored as JSON text
+(not jsonb, which refuses `\\u0000` in a tool's output).
 
 The contract is synchronous (the recorder saves between ticks, from the event loop), so this uses
 psycopg's sync `ConnectionPool`: each call is one short transaction on a pooled connection. An
@@ -31,7 +33,7 @@ import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from .._redact import redact_text, redact_url
-from ._contract import CheckpointError, DecisionChanges, keep_from_config
+from ._contract import CheckpointError, Commit, DecisionChanges, keep_from_config
 from ._sql import SqlCheckpointStore
 
 _LOCK_CLASS = 0x4A4D  # "JM": the advisory-lock namespace of this library
@@ -186,6 +188,29 @@ class PostgresCheckpointer(SqlCheckpointStore):
 
     def _sql(self, sql: str) -> str:
         return sql.replace("?", "%s")
+
+    def commit(self, work: Commit) -> None:
+        """One statement, one round trip: the work's writes as the parts of one CTE, each write
+        that needs the claim carrying it in its own WHERE (PostgreSQL runs a statement as one
+        transaction, so the check and the writes are atomic). When a guarded write matched
+        nothing (another process saved or owns the thread, or its claim is stale: whether its
+        process lives is asked here, not in SQL), the locked transaction of the SQL store decides
+        and names the conflict; so does a unique violation (two savers of one version at once)."""
+        if self.readonly:
+            raise CheckpointError(f"{self.label}: opened read-only; cannot save checkpoint")
+        parts = self._parts(work, guarded=True)
+        body = ", ".join(f"p{i} AS ({part.sql} RETURNING 1)" for i, part in enumerate(parts))
+        counts = ", ".join(f"(SELECT count(*) FROM p{i})" for i in range(len(parts)))
+        params = tuple(p for part in parts for p in part.params)
+        try:
+            with self._pool.connection() as conn:
+                row = conn.execute(self._sql(f"WITH {body} SELECT {counts}"), params).fetchone()
+        except psycopg.errors.UniqueViolation:
+            row = None
+        except psycopg.Error as exc:
+            raise CheckpointError(f"{self.label}: cannot save checkpoint ({exc})") from exc
+        if row is None or any(part.role and not row[i] for i, part in enumerate(parts)):
+            super().commit(work)
 
     def _read(self, sql: str, params: tuple[Any, ...], what: str) -> list[tuple[Any, ...]]:
         try:

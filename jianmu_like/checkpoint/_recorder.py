@@ -15,7 +15,8 @@ it is known.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import py_trees
@@ -24,11 +25,16 @@ from pydantic import BaseModel
 
 from .._keys import StateKeys
 from ..bt._progress import TreeMismatchError, capture_progress, restore_progress, tree_fingerprint
-from ..state._journal import JournalEntry
+from ..state._journal import JournalEntry, finish_entry
 from ..state._manager import StateError, StateManager
+from ._contract import Commit, Durability
 from ._history import summarize
 from ._owner import new_owner
 from ._store import Checkpoint, Checkpointer, CheckpointError, CheckpointStatus, schema_fingerprint
+
+_DEFERRED_TICKS = 2
+"""How many ticks a due save may wait for the run's next write: the tick that starts a model
+call and the one that reads its reply and starts the batch (whose write takes the save along)."""
 
 
 class RecorderJournal:
@@ -42,22 +48,13 @@ class RecorderJournal:
         return self.recorder.thread_id
 
     def entries(self) -> Mapping[str, JournalEntry]:
-        rec = self.recorder
-        return {} if rec.thread_id is None else rec.checkpointer.journal(rec.thread_id)
+        return self.recorder.journal_entries()
 
-    def started(self, key: str, tool_call_id: str, tool: str) -> None:
-        rec = self.recorder
-        if rec.thread_id is None:
-            return
-        entry = JournalEntry(
-            key=key, tool_call_id=tool_call_id, tool=tool, status="started", started_at=time.time()
-        )
-        rec.checkpointer.journal_start(rec.thread_id, entry, owner=rec.owner)
+    def started(self, calls: Sequence[tuple[str, str, str]], *, serial: bool) -> None:
+        self.recorder.start_batch(calls, serial=serial)
 
     def finished(self, key: str, outcome: dict[str, Any]) -> None:
-        rec = self.recorder
-        if rec.thread_id is not None:
-            rec.checkpointer.journal_finish(rec.thread_id, key, outcome)
+        self.recorder.finish_call(key, outcome)
 
 
 class RunRecorder:
@@ -91,6 +88,22 @@ class RunRecorder:
         self._tree_fp = tree_fingerprint(root)
         self.owner: str | None = None
         """This process's claim on the thread while a run or resume drives it."""
+        self._entries: dict[str, JournalEntry] | None = None
+        """The thread's journal as this run knows it (None: not read yet): read once, then kept
+        up to date by this run's own writes (nobody else writes while it owns the thread)."""
+        self._open: set[str] = set()
+        """Keys of the current batch's calls that have no outcome yet."""
+        self._outcomes: list[JournalEntry] = []
+        """A batch's last outcome, written with the checkpoint saved after its tick."""
+        self._pending = 0
+        """Ticks a due save has waited for the next write of the run (0: none is due)."""
+        self.durability: Durability = "sync"
+        """When saves are written: "sync" (before the run goes on), "async" (in the background,
+        in order; the next write waits for them), "exit" (at the end or suspension only)."""
+        self._saver: ThreadPoolExecutor | None = None
+        self._saving: list[Future[None]] = []
+        self._read_outcomes = False
+        """An outcome was written since the last save ("async": the next save goes at once)."""
         state_manager.journal = RecorderJournal(self)
 
     @property
@@ -116,39 +129,175 @@ class RunRecorder:
         self.thread_id = thread_id
         self._seq = previous.seq if previous is not None else 0
         self._parent = parent if parent is not None else (previous.seq if previous is not None else None)
-        self.claim()
-        self.checkpointer.forget(thread_id)
+        self._reset()
+        self.claim(forget=True)
+        self._entries = {}
         self._saved_version = -1  # the first tick's progress is always saved
 
-    def claim(self) -> None:
+    def claim(self, *, forget: bool = False) -> None:
         """Take the thread for this process; ThreadConflictError if another live process runs
-        it or saved it since this recorder last loaded or saved it."""
+        it or saved it since this recorder last loaded or saved it. `forget`: drop the thread's
+        old journal and decisions in the same transaction (a fresh run)."""
         self.owner = new_owner().encode()
         try:
-            self.save("running")
+            self._write(self._checkpoint("running"), forget=forget)
         except BaseException:
             self.owner = None
             raise
 
     def release(self) -> None:
-        """Give the thread up (any exit of a run); a no-op when the last save already did."""
+        """Give the thread up (any exit of a run); a no-op when the last save already did. An
+        outcome still waiting for its save is written first."""
+        self.drain()
+        if self.thread_id is not None and (self._outcomes or self._pending):
+            self._write(None)
         if self.owner is not None and self.thread_id is not None:
             owner, self.owner = self.owner, None
             self.checkpointer.release(self.thread_id, owner)
 
     def on_tick(self) -> None:
-        """Save if the state changed since the last save."""
-        if self.state_manager.version != self._saved_version:
-            self.save("running")
+        """Save if the state changed since the last save: at once when a batch's last outcome
+        waits for it; otherwise the save waits for the run's next write (the batch a model's
+        reply starts takes it along, with the state as it is then), for two ticks at most."""
+        if self.state_manager.version == self._saved_version or self.thread_id is None:
+            return
+        if self.durability == "exit" and self._saved_version != -1:
+            return  # "exit" saves the run's first tick only (joined as below): it can be resumed
+        self._pending += 1
+        if self.durability == "async" and self._read_outcomes:
+            self._save_later()
+        elif self._outcomes or self._pending > _DEFERRED_TICKS:
+            self._write(self._checkpoint("running"))
 
     def save(self, status: CheckpointStatus) -> None:
-        """Save (conditionally on the seq last seen); any status but "running" releases the claim."""
+        """Save now (conditionally on the seq last seen), with whatever waits for a save; any
+        status but "running" releases the claim."""
+        if self.thread_id is not None:
+            self._write(self._checkpoint(status))
+
+    # ------------------------------------------------------------------ journal
+    def journal_entries(self) -> Mapping[str, JournalEntry]:
+        """The thread's journal (read from the store once per run, then from memory)."""
+        if self.thread_id is None:
+            return {}
+        if self._entries is None:
+            self._entries = dict(self.checkpointer.journal(self.thread_id))
+        return self._entries
+
+    def start_batch(self, calls: Sequence[tuple[str, str, str]], *, serial: bool) -> None:
+        """Record a batch's calls as started, in one transaction with a save waiting for it (a
+        serial batch chains each call to the one before: see `never_began`)."""
+        if self.thread_id is None or not calls:
+            return
+        now = time.time()
+        entries = [
+            JournalEntry(
+                key=key,
+                tool_call_id=call_id,
+                tool=tool,
+                status="started",
+                started_at=now,
+                after=calls[i - 1][0] if serial and i else None,
+            )
+            for i, (key, call_id, tool) in enumerate(calls)
+        ]
+        self._write(None, started=entries)
+        known = self.journal_entries()
+        assert isinstance(known, dict)
+        known.update((entry.key, entry) for entry in entries)
+        self._open = {entry.key for entry in entries}
+
+    def finish_call(self, key: str, outcome: dict[str, Any]) -> None:
+        """Record a call's outcome: at once, except the last of the open batch, which waits
+        for the save after this tick (`on_tick`; no await comes between)."""
         if self.thread_id is None:
             return
+        known = self.journal_entries()
+        entry = known.get(key)
+        done = finish_entry(entry, outcome) if entry is not None else None
+        if done is None:
+            return
+        assert isinstance(known, dict)
+        known[key] = done
+        last = key in self._open and len(self._open) == 1 and self.durability == "sync"
+        self._open.discard(key)
+        self._outcomes.append(done)
+        if not last:  # "async", "exit": no save follows at once to take it along
+            self._write(None)
+            self._read_outcomes = True
+
+    def _reset(self) -> None:
+        self._entries, self._open, self._outcomes, self._pending = None, set(), [], 0
+        self._saving, self._read_outcomes = [], False
+
+    def _write(
+        self,
+        checkpoint: Checkpoint | None,
+        *,
+        started: Sequence[JournalEntry] = (),
+        forget: bool = False,
+    ) -> None:
+        """One transaction: `checkpoint` (or the save waiting for a write), the started calls
+        and the outcomes waiting for a save."""
+        assert self.thread_id is not None
+        self.drain()
+        version = self.state_manager.version
+        if checkpoint is None and self._pending:
+            checkpoint = self._checkpoint("running")
+        work = self._work(checkpoint, started=started, forget=forget)
+        if checkpoint is not None or started or forget or work.finished:
+            self.checkpointer.commit(work)
+        self._saved(checkpoint, version)
+
+    def _save_later(self) -> None:
+        """ "async": hand the save to the recorder's one writer thread (saves land in order; the
+        run's next write waits for them, and raises what they raised)."""
+        checkpoint, version = self._checkpoint("running"), self.state_manager.version
+        work = self._work(checkpoint)
+        if self._saver is None:
+            self._saver = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jianmu-save")
+        self._saving.append(self._saver.submit(self.checkpointer.commit, work))
+        self._saved(checkpoint, version)
+        self._read_outcomes = False
+
+    def drain(self) -> None:
+        """Wait for the saves written in the background (their errors raise here)."""
+        while self._saving:
+            self._saving.pop(0).result()
+
+    def _work(
+        self, checkpoint: Checkpoint | None, *, started: Sequence[JournalEntry] = (), forget: bool = False
+    ) -> Commit:
+        assert self.thread_id is not None
+        work = Commit(
+            self.thread_id,
+            forget=forget,
+            checkpoint=checkpoint,
+            expected_seq=self._seq if checkpoint is not None else None,
+            holder=self.owner,
+            started=started,
+            owner=self.owner,
+            finished=tuple(self._outcomes),
+        )
+        self._outcomes, self._pending = [], 0  # written now, or lost with the run's claim
+        return work
+
+    def _saved(self, checkpoint: Checkpoint | None, version: int) -> None:
+        if checkpoint is not None:
+            self._seq = checkpoint.seq
+            self._parent = self._seq
+            self._saved_version = version
+            if checkpoint.owner is None:
+                self.owner = None
+
+    def _checkpoint(self, status: CheckpointStatus) -> Checkpoint:
+        """The state and tree progress now, as the next version of the thread (its summary is
+        what a history listing shows)."""
+        assert self.thread_id is not None
         sm = self.state_manager
         owner = self.owner if status == "running" else None
         state, tree = sm.snapshot(), capture_progress(self.root)
-        checkpoint = Checkpoint(
+        return Checkpoint(
             thread_id=self.thread_id,
             seq=self._seq + 1,
             parent_seq=self._parent,
@@ -162,12 +311,6 @@ class RunRecorder:
             summary=summarize(state, tree, self.keys),
             source=self.source,
         )
-        self.checkpointer.save(checkpoint, expected_seq=self._seq, holder=self.owner)
-        self._seq += 1
-        self._parent = self._seq
-        self._saved_version = sm.version
-        if owner is None:
-            self.owner = None
 
     def load(self, thread_id: str) -> Checkpoint:
         """Restore `thread_id` into the state manager and the (halted) tree.
@@ -198,6 +341,7 @@ class RunRecorder:
         except TreeMismatchError as exc:
             raise CheckpointError(f"checkpoint of thread {thread_id!r}: {exc}") from exc
         self.thread_id = thread_id
+        self._reset()
         self._seq = self._parent = checkpoint.seq
         self._saved_version = sm.version
         self.source = self.source or checkpoint.source

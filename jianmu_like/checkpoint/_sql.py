@@ -12,24 +12,37 @@ store supplies those as `_write`, `_read` and `_sql` (placeholder style); the st
 from __future__ import annotations
 
 import json
-import time
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, cast
 
 from pydantic import ValidationError
 
-from ..state._journal import JournalEntry
+from ..state._journal import JournalEntry, finish_entry
 from ._contract import (
     Checkpoint,
     CheckpointError,
+    Commit,
     StoredDecision,
-    ThreadConflictError,
     check_claim,
     check_new_version,
+    check_owner,
     summary_of,
 )
 from ._history import CheckpointInfo, info_of
+
+_HEAD_SEQ = "SELECT seq FROM jianmu_checkpoints WHERE thread_id=? ORDER BY seq DESC LIMIT 1"
+_HEAD_OWNER = "SELECT owner FROM jianmu_checkpoints WHERE thread_id=? ORDER BY seq DESC LIMIT 1"
+
+
+@dataclass(frozen=True)
+class Part:
+    """One statement of a commit (`role` names the guarded writes whose row count matters)."""
+
+    sql: str
+    params: tuple[Any, ...]
+    role: str = ""
 
 
 class SqlCheckpointStore(ABC):
@@ -88,36 +101,109 @@ class SqlCheckpointStore(ABC):
     def save(
         self, checkpoint: Checkpoint, *, expected_seq: int | None = None, holder: str | None = None
     ) -> None:
-        tid = checkpoint.thread_id
-        summary = summary_of(checkpoint).model_dump_json()
-        with self._write(tid, "save checkpoint") as conn:
-            stored = self._head(conn, tid)
-            if expected_seq is not None:
-                check_claim(tid, stored, checkpoint, expected_seq, holder)
-            else:
-                check_new_version(tid, stored, checkpoint)
-            self._exec(
-                conn,
-                "INSERT INTO jianmu_checkpoints "
-                "(thread_id, seq, parent_seq, status, saved_at, data, owner, summary) "
-                "VALUES (?,?,?,?,?,?,?,?)",
-                (
-                    tid,
-                    checkpoint.seq,
-                    checkpoint.parent_seq,
-                    checkpoint.status,
-                    checkpoint.saved_at,
-                    checkpoint.model_dump_json(),
-                    checkpoint.owner,
-                    summary,
-                ),
+        self.commit(
+            Commit(checkpoint.thread_id, checkpoint=checkpoint, expected_seq=expected_seq, holder=holder)
+        )
+
+    def commit(self, work: Commit) -> None:
+        """One write transaction: the head read and checked here, then the work's statements."""
+        tid, checkpoint = work.thread_id, work.checkpoint
+        what = "save checkpoint" if checkpoint is not None else "journal tool calls"
+        with self._write(tid, what) as conn:
+            owner: str | None = None
+            if checkpoint is not None or (work.started and work.owner is not None):
+                stored = self._head(conn, tid)
+                owner = stored[1] if stored is not None else None
+                if checkpoint is not None:
+                    if work.expected_seq is not None:
+                        check_claim(tid, stored, checkpoint, work.expected_seq, work.holder)
+                    else:
+                        check_new_version(tid, stored, checkpoint)
+                    owner = checkpoint.owner
+            if work.started:
+                check_owner(tid, work.owner, owner)
+            for part in self._parts(work, guarded=False):
+                self._exec(conn, part.sql, part.params)
+
+    def _parts(self, work: Commit, *, guarded: bool) -> list[Part]:
+        """The statements of `work`, in order. `guarded`: each write that needs the thread's
+        claim carries it in its own WHERE (the head's seq and owner, read in the statement), so
+        the work can run as one statement without a prior read (PostgreSQL's one round trip);
+        a guarded write that matched no row means the claim did not hold."""
+        tid, checkpoint = work.thread_id, work.checkpoint
+        guard, guard_params = "1=1", cast(tuple[Any, ...], ())
+        if guarded and checkpoint is not None:
+            guard, guard_params = self._claim(work)
+        parts: list[Part] = []
+        if work.forget:
+            parts += [
+                Part(f"DELETE FROM {table} WHERE thread_id=? AND {guard}", (tid, *guard_params))
+                for table in ("jianmu_journal", "jianmu_decisions")
+            ]
+        if checkpoint is not None:
+            parts.append(
+                Part(
+                    "INSERT INTO jianmu_checkpoints "
+                    "(thread_id, seq, parent_seq, status, saved_at, data, owner, summary) "
+                    "SELECT CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS TEXT), "
+                    "CAST(? AS DOUBLE PRECISION), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT) "
+                    f"WHERE {guard}",
+                    (
+                        tid,
+                        checkpoint.seq,
+                        checkpoint.parent_seq,
+                        checkpoint.status,
+                        checkpoint.saved_at,
+                        checkpoint.model_dump_json(),
+                        checkpoint.owner,
+                        summary_of(checkpoint).model_dump_json(),
+                        *guard_params,
+                    ),
+                    "checkpoint",
+                )
             )
             if self.keep is not None:
-                self._exec(
-                    conn,
-                    "DELETE FROM jianmu_checkpoints WHERE thread_id=? AND seq<=?",
-                    (tid, checkpoint.seq - self.keep),
+                parts.append(
+                    Part(
+                        f"DELETE FROM jianmu_checkpoints WHERE thread_id=? AND seq<=? AND {guard}",
+                        (tid, checkpoint.seq - self.keep, *guard_params),
+                    )
                 )
+        if work.started:
+            where, where_params = guard, guard_params
+            if guarded and checkpoint is None and work.owner is not None:
+                where, where_params = f"({_HEAD_OWNER})=?", (tid, work.owner)
+            rows = ",".join("(?,?,?)" for _ in work.started)
+            values = tuple(v for e in work.started for v in (tid, e.key, e.model_dump_json()))
+            parts.append(
+                Part(
+                    "INSERT INTO jianmu_journal (thread_id, call_key, data) SELECT column1, column2, "
+                    f"column3 FROM (VALUES {rows}) AS v WHERE {where} "
+                    "ON CONFLICT (thread_id, call_key) DO UPDATE SET data=excluded.data",
+                    (*values, *where_params),
+                    "started",
+                )
+            )
+        parts += [
+            Part(
+                f"UPDATE jianmu_journal SET data=? WHERE thread_id=? AND call_key=? AND {guard}",
+                (entry.model_dump_json(), tid, entry.key, *guard_params),
+            )
+            for entry in work.finished
+        ]
+        return parts
+
+    def _claim(self, work: Commit) -> tuple[str, tuple[Any, ...]]:
+        """The claim of a conditional save as a WHERE clause: the head is the expected version and
+        unowned or owned by the saver (a live-process check of another owner needs the slow path)."""
+        assert work.checkpoint is not None
+        tid = work.thread_id
+        if work.expected_seq is None:  # an unconditional save: only a newer version
+            return f"coalesce(({_HEAD_SEQ}), 0)<?", (tid, work.checkpoint.seq)
+        return (
+            f"coalesce(({_HEAD_SEQ}), 0)=? AND coalesce(({_HEAD_OWNER}), '') IN ('', ?, ?)",
+            (tid, work.expected_seq, tid, work.holder or "", work.checkpoint.owner or ""),
+        )
 
     def load(self, thread_id: str, seq: int | None = None) -> Checkpoint | None:
         owner = self._col("owner")
@@ -200,38 +286,14 @@ class SqlCheckpointStore(ABC):
         return {entry.key: entry for entry in entries}
 
     def journal_start(self, thread_id: str, entry: JournalEntry, *, owner: str | None = None) -> None:
-        with self._write(thread_id, "journal a tool call") as conn:
-            if owner is not None:
-                head = self._head(conn, thread_id)
-                if head is None or head[1] != owner:
-                    raise ThreadConflictError(
-                        thread_id, "no longer owned by this process; not running the call"
-                    )
-            self._exec(
-                conn,
-                "INSERT INTO jianmu_journal (thread_id, call_key, data) VALUES (?,?,?) "
-                "ON CONFLICT (thread_id, call_key) DO UPDATE SET data=excluded.data",
-                (thread_id, entry.key, entry.model_dump_json()),
-            )
+        self.commit(Commit(thread_id, started=(entry,), owner=owner))
 
     def journal_finish(self, thread_id: str, key: str, outcome: dict[str, Any]) -> None:
-        with self._write(thread_id, "journal a tool outcome") as conn:
-            row = self._exec(
-                conn, "SELECT data FROM jianmu_journal WHERE thread_id=? AND call_key=?", (thread_id, key)
-            ).fetchone()
-            if row is None:
-                return
-            entry = JournalEntry.model_validate_json(row[0])
-            if entry.status != "started":
-                return
-            done = entry.model_copy(
-                update={"status": "finished", "outcome": outcome, "finished_at": time.time()}
-            )
-            self._exec(
-                conn,
-                "UPDATE jianmu_journal SET data=? WHERE thread_id=? AND call_key=?",
-                (done.model_dump_json(), thread_id, key),
-            )
+        sql = "SELECT data FROM jianmu_journal WHERE thread_id=? AND call_key=?"
+        rows = self._select(sql, (thread_id, key), "read journal")
+        done = finish_entry(JournalEntry.model_validate_json(rows[0][0]), outcome) if rows else None
+        if done is not None:
+            self.commit(Commit(thread_id, finished=(done,)))
 
     # ------------------------------------------------------------------ decisions
     def record_decision(
@@ -268,6 +330,4 @@ class SqlCheckpointStore(ABC):
         return {r[0]: StoredDecision(approval_id=r[0], digest=r[1], decision=json.loads(r[2])) for r in rows}
 
     def forget(self, thread_id: str) -> None:
-        with self._write(thread_id, "clear journal") as conn:
-            self._exec(conn, "DELETE FROM jianmu_journal WHERE thread_id=?", (thread_id,))
-            self._exec(conn, "DELETE FROM jianmu_decisions WHERE thread_id=?", (thread_id,))
+        self.commit(Commit(thread_id, forget=True))

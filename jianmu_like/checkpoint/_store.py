@@ -21,25 +21,26 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..state._journal import JournalEntry
+from ..state._journal import JournalEntry, finish_entry
 from ._contract import (
     FORMAT,
     Checkpoint,
     Checkpointer,
     CheckpointError,
     CheckpointStatus,
+    Commit,
     DecisionChanges,
     DecisionConflictError,
     StoredDecision,
     ThreadConflictError,
     check_claim,
     check_new_version,
+    check_owner,
     info_from,
     keep_from_config,
     schema_fingerprint,
@@ -84,20 +85,40 @@ class MemoryCheckpointer:
     def save(
         self, checkpoint: Checkpoint, *, expected_seq: int | None = None, holder: str | None = None
     ) -> None:
-        tid = checkpoint.thread_id
-        info = info_from(checkpoint)
-        raw = checkpoint.model_dump_json()
+        self.commit(
+            Commit(checkpoint.thread_id, checkpoint=checkpoint, expected_seq=expected_seq, holder=holder)
+        )
+
+    def commit(self, work: Commit) -> None:
+        tid, checkpoint = work.thread_id, work.checkpoint
+        raw = checkpoint.model_dump_json() if checkpoint is not None else ""
+        info = info_from(checkpoint) if checkpoint is not None else None
         with self._lock:
-            if expected_seq is not None:
-                check_claim(tid, self._meta.get(tid), checkpoint, expected_seq, holder)
-            else:
-                check_new_version(tid, self._meta.get(tid), checkpoint)
-            versions = self._versions.setdefault(tid, {})
-            versions[checkpoint.seq] = (raw, info)
-            self._meta[tid] = (checkpoint.seq, checkpoint.owner)
-            if self.keep is not None:
-                for seq in [seq for seq in versions if seq <= checkpoint.seq - self.keep]:
-                    del versions[seq]
+            holder = self._meta.get(tid, (0, None))[1]
+            if checkpoint is not None:
+                if work.expected_seq is not None:
+                    check_claim(tid, self._meta.get(tid), checkpoint, work.expected_seq, work.holder)
+                else:
+                    check_new_version(tid, self._meta.get(tid), checkpoint)
+                holder = checkpoint.owner
+            if work.started:
+                check_owner(tid, work.owner, holder)
+            if work.forget:
+                self._journal.pop(tid, None)
+                self._decisions.pop(tid, None)
+            if checkpoint is not None and info is not None:
+                versions = self._versions.setdefault(tid, {})
+                versions[checkpoint.seq] = (raw, info)
+                self._meta[tid] = (checkpoint.seq, checkpoint.owner)
+                if self.keep is not None:
+                    for seq in [seq for seq in versions if seq <= checkpoint.seq - self.keep]:
+                        del versions[seq]
+            rows = self._journal.setdefault(tid, {}) if work.started or work.finished else {}
+            for entry in work.started:
+                rows[entry.key] = entry.model_dump_json()
+            for entry in work.finished:
+                if entry.key in rows:
+                    rows[entry.key] = entry.model_dump_json()
 
     def load(self, thread_id: str, seq: int | None = None) -> Checkpoint | None:
         with self._lock:
@@ -144,27 +165,14 @@ class MemoryCheckpointer:
         return {key: JournalEntry.model_validate_json(raw) for key, raw in rows.items()}
 
     def journal_start(self, thread_id: str, entry: JournalEntry, *, owner: str | None = None) -> None:
-        with self._lock:
-            if owner is not None:
-                holder = self._meta.get(thread_id, (0, None))[1]
-                if holder != owner:
-                    raise ThreadConflictError(
-                        thread_id, "no longer owned by this process; not running the call"
-                    )
-            self._journal.setdefault(thread_id, {})[entry.key] = entry.model_dump_json()
+        self.commit(Commit(thread_id, started=(entry,), owner=owner))
 
     def journal_finish(self, thread_id: str, key: str, outcome: dict[str, Any]) -> None:
         with self._lock:
-            rows = self._journal.setdefault(thread_id, {})
-            raw = rows.get(key)
-            if raw is None:
-                return
-            entry = JournalEntry.model_validate_json(raw)
-            if entry.status == "started":
-                done = entry.model_copy(
-                    update={"status": "finished", "outcome": outcome, "finished_at": time.time()}
-                )
-                rows[key] = done.model_dump_json()
+            raw = self._journal.get(thread_id, {}).get(key)
+        done = finish_entry(JournalEntry.model_validate_json(raw), outcome) if raw is not None else None
+        if done is not None:
+            self.commit(Commit(thread_id, finished=(done,)))
 
     def record_decision(
         self, thread_id: str, approval_id: str, digest: str, decision: dict[str, Any]
@@ -183,9 +191,7 @@ class MemoryCheckpointer:
             return {k: v.model_copy(deep=True) for k, v in self._decisions.get(thread_id, {}).items()}
 
     def forget(self, thread_id: str) -> None:
-        with self._lock:
-            self._journal.pop(thread_id, None)
-            self._decisions.pop(thread_id, None)
+        self.commit(Commit(thread_id, forget=True))
 
 
 _CHECKPOINTS = """CREATE TABLE jianmu_checkpoints (

@@ -11,8 +11,9 @@ run suspends — while the other calls of the batch run. A recorded decision (an
 batch continue: guards are evaluated again, approved calls run, denied ones get an observation.
 A suspension never runs a finished call twice: the outcomes of the batch's finished calls are in
 the state before it suspends (with a journal, each as soon as it is known). With a checkpointer
-(`state_manager.journal`), each call is also journaled as started before it runs and as finished
-with its outcome right after, inside the batch: after a crash, finished calls are replayed from
+(`state_manager.journal`), the batch's calls are journaled as started (one write) before the first
+runs, and each as finished with its outcome right after, inside the batch (the last one with the
+checkpoint saved after the tick: see checkpoint.recorder): after a crash, finished calls are replayed from
 the journal, never run again; a call that started but has no outcome runs again only if its tool
 is `idempotent`, otherwise the model is told its outcome is unknown.
 """
@@ -36,7 +37,7 @@ from ..guard._enforcer import GuardContext, GuardEnforcer
 from ..models._construct import construct
 from ..models._messages import Message, ToolCall
 from ..models._types import Usage
-from ..state._journal import ToolJournal
+from ..state._journal import ToolJournal, never_began
 from ..telemetry import events as ev
 from ..telemetry.logging import get_logger
 from ..tools._artifact import Artifact
@@ -142,6 +143,14 @@ class ToolExecutor(AsyncBehaviour):
             sm.update({keys.tool_results: refused}, ns)
         finished: dict[str, ToolOutcome] = {}
         self._finished = finished
+        if journal is not None and to_run:  # one write, durable before the first call can take effect
+            # Out of the tick first (this may run eagerly inside it): the write takes along the
+            # save due after the tick, and the tree is only whole between ticks.
+            await asyncio.sleep(0)
+            serial = len(to_run) > 1 and not self._parallel([tool for _, tool in to_run])
+            journal.started(
+                [(self._journal_key(call), call.id, call.name) for call, _ in to_run], serial=serial
+            )
         await self._execute(to_run, journal)
         if waiting:
             if finished:  # the state must hold them while the run is suspended
@@ -314,7 +323,7 @@ class ToolExecutor(AsyncBehaviour):
         self, actions: Sequence[ToolCall], done: dict[str, ToolOutcome], journal: ToolJournal
     ) -> dict[str, ToolOutcome]:
         """Outcomes the journal already holds for calls of this batch (a crash came between)."""
-        entries = journal.entries()
+        entries = dict(journal.entries())  # as found: the replay below adds outcomes to the journal
         if not entries:
             return {}
         replayed: dict[str, ToolOutcome] = {}
@@ -326,8 +335,8 @@ class ToolExecutor(AsyncBehaviour):
                 replayed[call.id] = ToolOutcome.model_validate(entry.outcome)
                 continue
             tool = self.tools.get(call.name)
-            if tool is not None and tool.idempotent:
-                continue  # safe to run again
+            if (tool is not None and tool.idempotent) or never_began(entry, entries):
+                continue  # safe to run (again)
             outcome = self.calls.fail(call, OUTCOME_UNKNOWN)
             journal.finished(entry.key, outcome.model_dump(mode="json"))
             replayed[call.id] = outcome
@@ -349,8 +358,6 @@ class ToolExecutor(AsyncBehaviour):
 
     async def _run_and_record(self, call: ToolCall, tool: Tool, journal: ToolJournal | None) -> None:
         key = self._journal_key(call) if journal is not None else ""
-        if journal is not None:
-            journal.started(key, call.id, call.name)  # durable before the call can take effect
         context = construct(
             ToolCallContext,
             {

@@ -8,7 +8,8 @@ and nothing is recorded.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
@@ -27,6 +28,24 @@ class JournalEntry(BaseModel):
     outcome: dict[str, Any] | None = None
     started_at: float = 0.0
     finished_at: float | None = None
+    after: str | None = None
+    """The call of the same batch that runs before this one (a serial batch, journaled as
+    started in one write): while that one has no outcome, this one has not begun."""
+
+
+def never_began(entry: JournalEntry, entries: Mapping[str, JournalEntry]) -> bool:
+    """Whether a started call certainly did not run: it waits in a serial batch behind a call
+    that never finished (each outcome of a serial batch is durable before the next call starts)."""
+    before = entries.get(entry.after) if entry.after is not None else None
+    return before is not None and before.status != "finished"
+
+
+def finish_entry(entry: JournalEntry, outcome: dict[str, Any]) -> JournalEntry | None:
+    """`entry` finished with `outcome`; None when it is finished already (an outcome, once
+    recorded, is never replaced: a replay marking a call unknown cannot overwrite a real one)."""
+    if entry.status != "started":
+        return None
+    return entry.model_copy(update={"status": "finished", "outcome": outcome, "finished_at": time.time()})
 
 
 class ToolJournal(Protocol):
@@ -41,10 +60,15 @@ class ToolJournal(Protocol):
         """Every recorded call of the thread, by key."""
         ...
 
-    def started(self, key: str, tool_call_id: str, tool: str) -> None:
-        """Record that a call is about to run (raises if this process no longer owns the thread)."""
+    def started(self, calls: Sequence[tuple[str, str, str]], *, serial: bool) -> None:
+        """Record that a batch's calls, (key, tool_call id, tool) each, are about to run, in one
+        write before the first of them runs (raises if this process no longer owns the thread);
+        `serial`: they run one after another, in this order. The batch is open until each of
+        them has `finished`."""
         ...
 
     def finished(self, key: str, outcome: dict[str, Any]) -> None:
-        """Record a call's outcome."""
+        """Record a call's outcome: durable at once, except the last outcome of an open batch,
+        which is written with the checkpoint saved after the tick (one write; before the next
+        observation depends on it)."""
         ...

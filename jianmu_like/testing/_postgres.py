@@ -36,6 +36,8 @@ subprocess.run(sys.argv[1:-1], capture_output=True, timeout=120, check=False)
 shutil.rmtree(sys.argv[-1], ignore_errors=True)
 """
 """Holds a pipe from the owner; when it reads EOF, stops the cluster and removes its folder."""
+_FAST = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
+"""A throwaway cluster's default settings: nothing it holds must survive a power cut."""
 
 
 def find_pg_bin() -> Path | None:
@@ -100,7 +102,10 @@ class TemporaryPostgres:
     """A PostgreSQL cluster for the lifetime of a `with` block; `new_database()` gives each test
     its own database (a URL for it)."""
 
-    def __init__(self, bin_dir: Path | None = None) -> None:
+    def __init__(self, bin_dir: Path | None = None, *, settings: dict[str, str] | None = None) -> None:
+        """`settings`: server settings (`-c name=value`) over the defaults, which trade
+        durability for speed (fsync, synchronous_commit and full_page_writes off): a benchmark
+        of durable writes passes `{"fsync": "on", ...}` to measure what a real server does."""
         found = bin_dir or find_pg_bin()
         if found is None:
             raise RuntimeError(postgres_problem() or "no PostgreSQL binaries")
@@ -109,6 +114,7 @@ class TemporaryPostgres:
         self.folder: Path | None = None
         self._names = itertools.count(1)
         self._watchdog: subprocess.Popen[bytes] | None = None
+        self.settings = {**_FAST, **(settings or {})}
 
     def _cmd(self, *args: str) -> None:
         assert self.folder is not None
@@ -140,9 +146,8 @@ class TemporaryPostgres:
         )  # fmt: skip
         for attempt in range(3):
             self.port = _free_port()
-            options = (
-                f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 "
-                "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+            options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 " + " ".join(
+                f"-c {name}={value}" for name, value in self.settings.items()
             )
             try:
                 self._cmd(

@@ -3,25 +3,57 @@
 Run as a script: `python journal_agent.py BASE_URL DB THREAD MODE run|resume` (MODE: serial or
 parallel) prints the result as one JSON line. Every tool writes a line to `DB.log` when it
 starts; `slow` then waits while the file `DB.block` exists (the test kills the process there).
-With `--idempotent`, `slow` is marked idempotent.
+With `--idempotent`, `slow` is marked idempotent; with `--durability MODE` the agent runs with
+that durability; with `--kill-at WHERE` the process SIGKILLs itself at a batch boundary of the
+store's writes (see `KillingStore`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from jianmu_like import Agent, ModelClient, ReActConfig, create_react_node, human, tool
+from jianmu_like.checkpoint._contract import Commit, Durability
 from jianmu_like.checkpoint._store import SQLiteCheckpointer
 from jianmu_like.testing import fast_resilience
 from jianmu_like.tools._call_context import current_tool_call
 
 
-def build_agent(base_url: str, db: Path, mode: str, *, idempotent: bool = False) -> Agent:
+class KillingStore(SQLiteCheckpointer):
+    """The SQLite store, but the process kills itself at one boundary of a run's writes:
+    `after-start` right after the commit of a batch's started rows (before any call runs),
+    `before-last` right before the commit joining the batch's last outcome with the save, and
+    `after-last` right after it."""
+
+    def __init__(self, path: Path, kill_at: str) -> None:
+        super().__init__(path)
+        self.kill_at = kill_at
+
+    def commit(self, work: Commit) -> None:
+        joined = bool(work.finished) and work.checkpoint is not None
+        if self.kill_at == "before-last" and joined:
+            os.kill(os.getpid(), signal.SIGKILL)
+        super().commit(work)
+        if (self.kill_at == "after-start" and work.started) or (self.kill_at == "after-last" and joined):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def build_agent(
+    base_url: str,
+    db: Path,
+    mode: str,
+    *,
+    idempotent: bool = False,
+    kill_at: str | None = None,
+    durability: Durability | None = None,
+) -> Agent:
     log, block = db.with_suffix(".log"), db.with_suffix(".block")
 
     def write(line: str) -> None:
@@ -50,7 +82,8 @@ def build_agent(base_url: str, db: Path, mode: str, *, idempotent: bool = False)
         tools=[append, slow],
         config=ReActConfig(execution_mode="serial" if mode == "serial" else "parallel"),
     )
-    return Agent(root, checkpointer=SQLiteCheckpointer(db))
+    store = KillingStore(db, kill_at) if kill_at else SQLiteCheckpointer(db)
+    return Agent(root, checkpointer=store, durability=durability)
 
 
 def summary(result: Any) -> dict[str, Any]:
@@ -63,7 +96,11 @@ def summary(result: Any) -> dict[str, Any]:
 
 async def main(argv: list[str]) -> None:
     base_url, db, thread, mode, action = argv[:5]
-    agent = build_agent(base_url, Path(db), mode, idempotent="--idempotent" in argv)
+    kill_at = argv[argv.index("--kill-at") + 1] if "--kill-at" in argv else None
+    durability = cast(Durability, argv[argv.index("--durability") + 1]) if "--durability" in argv else None
+    agent = build_agent(
+        base_url, Path(db), mode, idempotent="--idempotent" in argv, kill_at=kill_at, durability=durability
+    )
     if action == "run":
         result = await agent.run({"messages": [human("do the batch")]}, thread_id=thread)
     else:

@@ -63,21 +63,37 @@ def lines(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
-@pytest.mark.parametrize(("mode", "idempotent"), [("serial", False), ("parallel", False), ("parallel", True)])
+@pytest.mark.parametrize(
+    ("mode", "idempotent", "durability"),
+    [
+        ("serial", False, "sync"),
+        ("parallel", False, "sync"),
+        ("parallel", True, "sync"),
+        # saves in the background: the journal is still written before the run goes on
+        ("serial", False, "async"),
+        ("parallel", False, "async"),
+    ],
+)
 def test_sigkill_mid_batch_never_runs_a_finished_call_again(
-    tmp_path: Path, mode: str, idempotent: bool
+    tmp_path: Path, mode: str, idempotent: bool, durability: str
 ) -> None:
     db = tmp_path / "runs.db"
     log, block = db.with_suffix(".log"), db.with_suffix(".block")
     block.touch()
     flags = ["--idempotent"] if idempotent else []
+    flags += ["--durability", durability]
     batch = calls(call("append", item="a"), call("slow"), call("append", item="b"))
     with ScriptedOpenAIServer([batch, reply("all done")]) as srv:
         child = spawn(HERE / "journal_agent.py", srv.base_url, db, "th", mode, "run", *flags)
-        # Serial: `append a` finished, `slow` running. Parallel: both appends finished, `slow` running.
-        expected = [("append", "finished")] * (1 if mode == "serial" else 2) + [("slow", "started")]
+        # The batch's three calls are journaled as started in one write before the first runs.
+        # Serial: `append a` finished, `slow` running, `append b` waiting behind it (started, but
+        # chained after `slow`: it never began). Parallel: both appends finished, `slow` running.
+        if mode == "serial":
+            expected = [("append", "finished"), ("append", "started"), ("slow", "started")]
+        else:
+            expected = [("append", "finished")] * 2 + [("slow", "started")]
 
-        # ... and `slow` itself has begun (its journal row is written just before it is called).
+        # ... and `slow` itself has begun.
         def reached_slow() -> bool:
             return journal_of(db, "th") == expected and any(x.startswith("slow started") for x in lines(log))
 
@@ -105,6 +121,73 @@ def test_sigkill_mid_batch_never_runs_a_finished_call_again(
     else:
         assert len(slow_runs) == 1  # at most once
         assert "outcome unknown" in observations[1] and "may or may not have taken effect" in observations[1]
+
+
+@pytest.mark.parametrize(
+    ("mode", "kill_at", "effects", "observations"),
+    [
+        # Killed after the batch's started rows, before any call ran: the model is not asked
+        # again (the save of its reply went with them); serially, `a` may have run (unknown) and
+        # `b`, chained behind it, certainly did not: it runs now. In parallel both may have run.
+        ("serial", "after-start", ["append b"], ["unknown", "appended b"]),
+        ("parallel", "after-start", [], ["unknown", "unknown"]),
+        # Killed before the commit joining `b`'s outcome with the save: `a`'s outcome was durable
+        # at once; `b` ran, but its outcome was lost: never run again, reported unknown.
+        ("serial", "before-last", ["append a", "append b"], ["appended a", "unknown"]),
+        # Killed right after it: both outcomes are in the checkpoint and the journal.
+        ("serial", "after-last", ["append a", "append b"], ["appended a", "appended b"]),
+    ],
+)
+def test_sigkill_at_each_batch_boundary(
+    tmp_path: Path, mode: str, kill_at: str, effects: list[str], observations: list[str]
+) -> None:
+    db = tmp_path / "runs.db"
+    log = db.with_suffix(".log")
+    batch = calls(call("append", item="a"), call("append", item="b"))
+    with ScriptedOpenAIServer([batch, reply("all done")]) as srv:
+        child = spawn(HERE / "journal_agent.py", srv.base_url, db, "th", mode, "run", "--kill-at", kill_at)
+        child.communicate(timeout=PATIENCE)
+        assert child.returncode == -signal.SIGKILL
+        resumed = spawn(HERE / "journal_agent.py", srv.base_url, db, "th", mode, "resume")
+        out, err = resumed.communicate(timeout=PATIENCE)
+        assert resumed.returncode == 0, err
+        n_requests = len(srv.requests)
+    result = json.loads(out)
+    assert result["status"] == "success" and result["final_answer"] == "all done"
+    assert n_requests == 2  # the model is never asked again: its reply was saved with the batch
+    assert sorted(lines(log)) == effects  # nothing ran twice
+    seen = [m["content"] for m in result["messages"] if m["role"] == "tool"]
+    assert ["unknown" if "outcome unknown" in text else text for text in seen] == observations
+
+
+def test_sigkill_under_exit_durability_loses_the_run_but_no_finished_call(tmp_path: Path) -> None:
+    """ "exit" saves the run's first tick and its end only: killed in the second batch, the thread
+    resumes after the first model reply, so the second is asked for again; the journal still
+    holds the finished calls, which the repeated batches replay instead of running them again."""
+    db = tmp_path / "runs.db"
+    log, block = db.with_suffix(".log"), db.with_suffix(".block")
+    block.touch()
+    first, second = calls(call("append", item="a")), calls(call("append", item="x"), call("slow"))
+    with ScriptedOpenAIServer([first, second, second, reply("all done")]) as srv:
+        child = spawn(
+            HERE / "journal_agent.py", srv.base_url, db, "th", "serial", "run", "--durability", "exit"
+        )
+        wait_for(lambda: any(x.startswith("slow started") for x in lines(log)), "`slow` to start", child)
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=PATIENCE)
+        block.unlink()
+        resumed = spawn(HERE / "journal_agent.py", srv.base_url, db, "th", "serial", "resume")
+        out, err = resumed.communicate(timeout=PATIENCE)
+        assert resumed.returncode == 0, err
+        n_requests = len(srv.requests)
+    result = json.loads(out)
+    assert result["status"] == "success" and result["final_answer"] == "all done"
+    assert n_requests == 4  # what "exit" gives up: the second reply was not saved, asked again
+    effects = lines(log)
+    assert effects.count("append a") == 1  # replayed from the journal
+    assert effects.count("append x") == 2  # the lost reply's call, asked for again
+    observations = [m["content"] for m in result["messages"] if m["role"] == "tool"]
+    assert observations[:2] == ["appended a", "appended x"]
 
 
 async def test_two_processes_resuming_one_thread_run_the_approved_call_once(
