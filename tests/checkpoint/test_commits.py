@@ -102,9 +102,9 @@ def test_durability_from_the_configuration(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setenv("JIANMU__CHECKPOINTS__DURABILITY", "async")
     get_config(reload=True)
     try:
-        assert Agent(agent(None).root)._durability(None) == "async"
-        assert Agent(agent(None).root, durability="exit")._durability(None) == "exit"
-        assert Agent(agent(None).root, durability="exit")._durability("sync") == "sync"
+        assert Agent(agent(None).root)._core.durability_of(None) == "async"
+        assert Agent(agent(None).root, durability="exit")._core.durability_of(None) == "exit"
+        assert Agent(agent(None).root, durability="exit")._core.durability_of("sync") == "sync"
     finally:
         monkeypatch.delenv("JIANMU__CHECKPOINTS__DURABILITY")
         get_config(reload=True)
