@@ -96,6 +96,7 @@ class RunRecorder:
         self._outcomes: list[JournalEntry] = []
         """A batch's last outcome, written with the checkpoint saved after its tick."""
         self._pending = 0
+        self._last_tick: Checkpoint | None = None
         """Ticks a due save has waited for the next write of the run (0: none is due)."""
         self.durability: Durability = "sync"
         """When saves are written: "sync" (before the run goes on), "async" (in the background,
@@ -150,7 +151,10 @@ class RunRecorder:
         outcome still waiting for its save is written first."""
         self.drain()
         if self.thread_id is not None and (self._outcomes or self._pending):
-            self._write(None)
+            # The progress of the last tick, not the tree as it is now: a run cancelled while
+            # its model call was in flight has halted its nodes since, and a resume continues
+            # at the node that was running.
+            self._write(self._last_tick if self._pending else None)
         if self.owner is not None and self.thread_id is not None:
             owner, self.owner = self.owner, None
             self.checkpointer.release(self.thread_id, owner)
@@ -168,6 +172,8 @@ class RunRecorder:
             self._save_later()
         elif self._outcomes or self._pending > _DEFERRED_TICKS:
             self._write(self._checkpoint("running"))
+        else:  # what a run that ends before its next write (Ctrl-C, a crash) leaves to resume
+            self._last_tick = self._checkpoint("running")
 
     def save(self, status: CheckpointStatus) -> None:
         """Save now (conditionally on the seq last seen), with whatever waits for a save; any
@@ -228,6 +234,7 @@ class RunRecorder:
 
     def _reset(self) -> None:
         self._entries, self._open, self._outcomes, self._pending = None, set(), [], 0
+        self._last_tick = None
         self._saving, self._read_outcomes = [], False
 
     def _write(
