@@ -211,7 +211,7 @@ class RunCore:
                 def refuse(previous: Checkpoint | None) -> None:
                     refuse_fresh_run(store, previous, keys=keys)
 
-                newest = store.load(tid)
+                newest = await recorder.newest(tid)
                 refuse(newest)
                 base, state = threads.stored_base(recorder, tid, newest, from_checkpoint)
             elif from_checkpoint is not None:
@@ -232,12 +232,12 @@ class RunCore:
             if recorder is not None:
                 recorder.durability = self.durability_of(durability)
                 # checked again on what the claim rests on
-                recorder.start(tid, refuse=refuse, parent=base.seq if base is not None else None)
+                await recorder.start(tid, refuse=refuse, parent=base.seq if base is not None else None)
             try:
                 return await self._drive(root, runner, max_ticks, event=ev.RUN_STARTED, deps=deps)
             finally:
                 if recorder is not None:
-                    recorder.release()
+                    await recorder.release()
         finally:
             self.trees.release()
 
@@ -265,7 +265,7 @@ class RunCore:
                 # Always reload: another process may have written since.
                 if recorder is None:
                     raise CheckpointError("resume(thread_id=...) needs a checkpointer")
-                recorder.load(thread_id)
+                await recorder.load(thread_id)
             if root.status != Status.RUNNING:
                 raise RuntimeError(
                     "nothing to resume: the last run is not suspended "
@@ -273,7 +273,7 @@ class RunCore:
                 )
             if recorder is not None and recorder.thread_id is not None:
                 recorder.durability = self.durability_of(durability)
-                recorder.claim()
+                await recorder.claim()
             try:
                 for approval_id, decision in (decisions or {}).items():
                     self.decide(approval_id, decision)
@@ -281,7 +281,7 @@ class RunCore:
                 return await self._drive(root, runner, max_ticks, event=ev.RUN_RESUMED, deps=deps)
             finally:
                 if recorder is not None:
-                    recorder.release()
+                    await recorder.release()
         finally:
             self.trees.release()
 
@@ -344,7 +344,7 @@ class RunCore:
             run_id=run_id,
         )
         if self.recorder is not None:
-            self.recorder.save(result.status)
+            await self.recorder.save(result.status)
         if result.status != "suspended":
             interrupts.drop()
         if hub.active:

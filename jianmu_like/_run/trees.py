@@ -13,7 +13,6 @@ reported whatever the tree had become).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Protocol
 
 import py_trees
@@ -21,7 +20,7 @@ from py_trees.common import Status
 
 from ..bt._node import walk
 from ..bt._progress import capture_progress, restore_progress
-from ..bt._runner import ReactiveRunner
+from ..bt._runner import ReactiveRunner, TickHook
 from ..nodes._interrupts import InterruptGate
 from ..state._manager import StateManager
 from ..telemetry._hub import TelemetryHub
@@ -55,7 +54,7 @@ class TreeSource(Protocol):
     def suspended(self) -> bool:
         """The last run is waiting (for approvals); a resume continues it."""
 
-    on_tick: Callable[[], None] | None
+    on_tick: TickHook | None
     """Called after every tick of every run (the checkpoint recorder's hook)."""
 
     def attach(self, state_manager: StateManager, telemetry: TelemetryHub, interrupts: Interrupts) -> None:
@@ -90,7 +89,7 @@ class OwnedTree(_OneRun):
     def __init__(self, root: py_trees.behaviour.Behaviour) -> None:
         self.root = root
         self._runner: ReactiveRunner | None = None
-        self._on_tick: Callable[[], None] | None = None
+        self._on_tick: TickHook | None = None
 
     @property
     def tree(self) -> py_trees.behaviour.Behaviour:
@@ -102,11 +101,11 @@ class OwnedTree(_OneRun):
         return self._runner
 
     @property
-    def on_tick(self) -> Callable[[], None] | None:
+    def on_tick(self) -> TickHook | None:
         return self._on_tick
 
     @on_tick.setter
-    def on_tick(self, hook: Callable[[], None] | None) -> None:
+    def on_tick(self, hook: TickHook | None) -> None:
         self._on_tick = hook
         if self._runner is not None:
             self._runner.on_tick = hook
@@ -170,7 +169,7 @@ class PooledTree(_OneRun):
 
     def __init__(self, pool: TreePool) -> None:
         self.pool = pool
-        self.on_tick: Callable[[], None] | None = None
+        self.on_tick: TickHook | None = None
         self._root: py_trees.behaviour.Behaviour | None = None
         self._runner: ReactiveRunner | None = None
         self._progress: dict[str, dict[str, Any]] | None = None

@@ -10,7 +10,7 @@ the run as a failure carrying the `NodeFault` (see `bt.fault`); the tree is halt
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Literal
 
 import py_trees
@@ -33,6 +33,10 @@ how it ended or paused. Wire formats with other words (DBOS's workflow statuses)
 EndStatus = Literal["success", "failure", "suspended"]
 """A `RunStatus` once the run returned."""
 
+TickHook = Callable[[], Awaitable[None] | None]
+"""Called after every tick; an awaitable it returns is awaited before the next (None: nothing
+to wait for, the usual answer, which costs no await)."""
+
 
 class RunOutcome(BaseModel):
     """How a `ReactiveRunner.run()` ended."""
@@ -54,13 +58,14 @@ class ReactiveRunner:
         state_manager: StateManager,
         *,
         telemetry: TelemetryHub | None = None,
-        on_tick: Callable[[], None] | None = None,
+        on_tick: TickHook | None = None,
     ) -> None:
         self.root = root
         self.state_manager = state_manager
         self.telemetry = telemetry
         self.on_tick = on_tick
-        """Called after every tick (the Agent checkpoints there)."""
+        """Called after every tick (the Agent checkpoints there); what it returns, if not None,
+        is awaited before the run goes on (an async store's write)."""
         self.total_ticks = 0
         self._running = False
         self._halted = False
@@ -109,7 +114,9 @@ class ReactiveRunner:
                     root.stop(Status.INVALID)  # whatever the root's status: cancel every task
                     return self._outcome("failure", ticks, failed.fault)
                 if self.on_tick is not None:
-                    self.on_tick()
+                    writing = self.on_tick()
+                    if writing is not None:
+                        await writing
                 status = root.status
                 if status == Status.SUCCESS:
                     return self._outcome("success", ticks)

@@ -260,6 +260,35 @@ class ClosableCheckpointer(Checkpointer, Protocol):
     def close(self) -> None: ...
 
 
+@runtime_checkable
+class AsyncCheckpointer(Checkpointer, Protocol):
+    """A store whose run-path calls have async forms (PostgreSQL): a run prefers them, so no
+    database round trip on its path blocks the event loop and the commits of concurrent runs of
+    one process overlap (and group in the database's WAL flush). Readers (the command line, the
+    server's listings) keep the synchronous contract. A store's async connections belong to the
+    event loop that opened them: each loop gets its own, opened on first use."""
+
+    async def acommit(self, work: Commit) -> None:
+        """`commit`, awaited."""
+        ...
+
+    async def aload(self, thread_id: str) -> Checkpoint | None:
+        """`load(thread_id)` (the newest version), awaited."""
+        ...
+
+    async def ajournal(self, thread_id: str) -> dict[str, JournalEntry]:
+        """`journal`, awaited."""
+        ...
+
+    async def arelease(self, thread_id: str, owner: str) -> None:
+        """`release`, awaited."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close the connections of the running loop now (and `close` the rest)."""
+        ...
+
+
 DecisionChanges = AsyncIterator[str | None]
 """What a watched store reports, as it happens: the thread whose decisions changed, or None when
 any thread may have (look at them all)."""

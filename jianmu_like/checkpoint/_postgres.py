@@ -13,9 +13,13 @@ thread queue), re-reads the stored seq and owner and names the conflict (`Thread
 or goes on when the owner it found is a process that is gone. Checkpoints are stored as JSON text
 (not jsonb, which refuses `\\u0000` in a tool's output).
 
-The contract is synchronous (the recorder saves between ticks, from the event loop), so this uses
-psycopg's sync `ConnectionPool`: each call is one short transaction on a pooled connection. An
-async variant can come with an async contract.
+Two ways in. The synchronous contract (the command line, the server's listings, approvals) runs
+on psycopg's sync `ConnectionPool`: each call one short transaction on a pooled connection. A
+run's own calls (`acommit`, `aload`, `ajournal`, `arelease`: the AsyncCheckpointer contract) are
+awaited on async connections of the running event loop (checkpoint.aconnections), so a database
+round trip never blocks the loop, and the commits of the concurrent runs of one process are in
+flight together: PostgreSQL flushes their WAL with one fsync. `pool_size` bounds each: the sync
+pool, and the async connections of each loop.
 
 Storing a decision also sends `NOTIFY jianmu_decisions, '<thread id>'` in the same transaction
 (PostgreSQL delivers it at commit, never for a rolled-back one), and `watch_decisions()` listens
@@ -25,6 +29,7 @@ operator decided from another process.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
@@ -33,8 +38,10 @@ import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from .._redact import redact_text, redact_url
-from ._contract import CheckpointError, Commit, DecisionChanges, keep_from_config
-from ._sql import SqlCheckpointStore
+from ..state._journal import JournalEntry
+from ._aconnections import LoopConnections
+from ._contract import Checkpoint, CheckpointError, Commit, DecisionChanges, keep_from_config
+from ._sql import JOURNAL, RELEASE, Part, SqlCheckpointStore, journal_of
 
 _LOCK_CLASS = 0x4A4D  # "JM": the advisory-lock namespace of this library
 _MIGRATION_LOCK = (_LOCK_CLASS + 1, 0)
@@ -90,6 +97,12 @@ class PostgresCheckpointer(SqlCheckpointStore):
         self.readonly = readonly
         self._url = url  # only to connect (the pool, a listener); messages show `label`
         self._connect_timeout = connect_timeout
+        self._pool_size = max(1, pool_size)
+        self._by_loop: dict[asyncio.AbstractEventLoop, LoopConnections] = {}
+        """The async connections of each event loop that used this store (see acommit)."""
+        self._last_loop: asyncio.AbstractEventLoop | None = None
+        self._last_conns: LoopConnections | None = None
+        self._closed = False
         with self._connect(url, connect_timeout) as conn:
             if readonly:
                 self._check_readable(conn)
@@ -196,21 +209,96 @@ class PostgresCheckpointer(SqlCheckpointStore):
         nothing (another process saved or owns the thread, or its claim is stale: whether its
         process lives is asked here, not in SQL), the locked transaction of the SQL store decides
         and names the conflict; so does a unique violation (two savers of one version at once)."""
-        if self.readonly:
-            raise CheckpointError(f"{self.label}: opened read-only; cannot save checkpoint")
-        parts = self._parts(work, guarded=True)
-        body = ", ".join(f"p{i} AS ({part.sql} RETURNING 1)" for i, part in enumerate(parts))
-        counts = ", ".join(f"(SELECT count(*) FROM p{i})" for i in range(len(parts)))
-        params = tuple(p for part in parts for p in part.params)
+        sql, params, parts = self._statement(work)
         try:
             with self._pool.connection() as conn:
-                row = conn.execute(self._sql(f"WITH {body} SELECT {counts}"), params).fetchone()
+                row = conn.execute(sql, params).fetchone()
         except psycopg.errors.UniqueViolation:
             row = None
         except psycopg.Error as exc:
             raise CheckpointError(f"{self.label}: cannot save checkpoint ({exc})") from exc
         if row is None or any(part.role and not row[i] for i, part in enumerate(parts)):
             super().commit(work)
+
+    def _statement(self, work: Commit) -> tuple[str, tuple[Any, ...], list[Part]]:
+        """`work` as one CTE statement (see `commit`), its parameters and its parts."""
+        if self.readonly:
+            raise CheckpointError(f"{self.label}: opened read-only; cannot save checkpoint")
+        parts = self._parts(work, guarded=True)
+        body = ", ".join(f"p{i} AS ({part.sql} RETURNING 1)" for i, part in enumerate(parts))
+        counts = ", ".join(f"(SELECT count(*) FROM p{i})" for i in range(len(parts)))
+        params = tuple(p for part in parts for p in part.params)
+        return self._sql(f"WITH {body} SELECT {counts}"), params, parts
+
+    # ------------------------------------------------------------------ async (the run path)
+    async def acommit(self, work: Commit) -> None:
+        """`commit` on the running loop's connections: the one statement awaited, and the rare
+        conflict's locked transaction (which names it) in a thread."""
+        sql, params, parts = self._statement(work)
+        try:
+            rows = await self._aquery(sql, params, "save checkpoint")
+        except psycopg.errors.UniqueViolation:
+            rows = []
+        if not rows or any(part.role and not rows[0][i] for i, part in enumerate(parts)):
+            await asyncio.to_thread(super().commit, work)
+
+    async def aload(self, thread_id: str) -> Checkpoint | None:
+        sql, params = self._load_query(thread_id, None)
+        return self._loaded(thread_id, await self._aquery(self._sql(sql), params, "read checkpoint"))
+
+    async def ajournal(self, thread_id: str) -> dict[str, JournalEntry]:
+        return journal_of(await self._aquery(self._sql(JOURNAL), (thread_id,), "read journal"))
+
+    async def arelease(self, thread_id: str, owner: str) -> None:
+        """One UPDATE (a statement is atomic; no lock needed to clear one's own claim)."""
+        if self.readonly:
+            raise CheckpointError(f"{self.label}: opened read-only; cannot release thread")
+        await self._aquery(self._sql(RELEASE), (thread_id, owner), "release thread", rows=False)
+
+    async def _aquery(
+        self, sql: str, params: tuple[Any, ...], what: str, *, rows: bool = True
+    ) -> list[tuple[Any, ...]]:
+        """One statement on a connection of the running loop (errors name the store and `what`;
+        a unique violation is the caller's)."""
+        conns = self._loop_connections()
+        conn = await conns.acquire()
+        try:
+            cursor = await conn.execute(sql, params)
+            return await cursor.fetchall() if rows else []
+        except psycopg.errors.UniqueViolation:
+            raise
+        except psycopg.Error as exc:
+            raise CheckpointError(f"{self.label}: cannot {what} ({exc})") from exc
+        finally:
+            conns.release(conn)
+
+    def _loop_connections(self) -> LoopConnections:
+        """The running loop's connections (opened on first use; those of closed loops closed)."""
+        loop = asyncio.get_running_loop()
+        if loop is self._last_loop and self._last_conns is not None:
+            return self._last_conns
+        conns = self._by_loop.get(loop)
+        if conns is None:
+            if self._closed:
+                raise CheckpointError(f"{self.label}: the store is closed")
+            for gone in [other for other in self._by_loop if other.is_closed()]:
+                self._by_loop.pop(gone).close()
+            conns = self._by_loop[loop] = LoopConnections(self._aconnect, self._pool_size)
+        self._last_loop, self._last_conns = loop, conns
+        return conns
+
+    async def _aconnect(self) -> psycopg.AsyncConnection[Any]:
+        try:
+            conn = await psycopg.AsyncConnection.connect(
+                self._url, autocommit=True, connect_timeout=max(1, round(self._connect_timeout))
+            )
+        except psycopg.Error as exc:
+            raise CheckpointError(
+                f"{self.label}: cannot connect to PostgreSQL ({redact_text(str(exc).strip())})"
+            ) from exc
+        if self.readonly:
+            await conn.execute("SET default_transaction_read_only = on")
+        return conn
 
     def _read(self, sql: str, params: tuple[Any, ...], what: str) -> list[tuple[Any, ...]]:
         try:
@@ -253,4 +341,17 @@ class PostgresCheckpointer(SqlCheckpointStore):
             await conn.close()
 
     def close(self) -> None:
+        """Close the connections (the async ones of every loop too: no loop is needed)."""
+        self._closed = True
+        self._last_loop = self._last_conns = None
+        for conns in self._by_loop.values():
+            conns.close()
+        self._by_loop.clear()
         self._pool.close()
+
+    async def aclose(self) -> None:
+        """`close`, saying goodbye properly on the running loop's connections."""
+        conns = self._by_loop.pop(asyncio.get_running_loop(), None)
+        if conns is not None:
+            await conns.aclose()
+        self.close()

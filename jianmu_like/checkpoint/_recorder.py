@@ -14,9 +14,11 @@ it is known.
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import time
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import py_trees
@@ -27,7 +29,7 @@ from .._keys import StateKeys
 from ..bt._progress import TreeMismatchError, capture_progress, restore_progress, tree_fingerprint
 from ..state._journal import JournalEntry, finish_entry
 from ..state._manager import StateError, StateManager
-from ._contract import Commit, Durability
+from ._contract import AsyncCheckpointer, Commit, Durability
 from ._history import summarize
 from ._owner import new_owner
 from ._store import Checkpoint, Checkpointer, CheckpointError, CheckpointStatus, schema_fingerprint
@@ -50,11 +52,11 @@ class RecorderJournal:
     def entries(self) -> Mapping[str, JournalEntry]:
         return self.recorder.journal_entries()
 
-    def started(self, calls: Sequence[tuple[str, str, str]], *, serial: bool) -> None:
-        self.recorder.start_batch(calls, serial=serial)
+    def started(self, calls: Sequence[tuple[str, str, str]], *, serial: bool) -> Coroutine[Any, Any, None]:
+        return self.recorder.start_batch(calls, serial=serial)
 
-    def finished(self, key: str, outcome: dict[str, Any]) -> None:
-        self.recorder.finish_call(key, outcome)
+    def finished(self, key: str, outcome: dict[str, Any]) -> Coroutine[Any, Any, None]:
+        return self.recorder.finish_call(key, outcome)
 
 
 class RunRecorder:
@@ -77,6 +79,8 @@ class RunRecorder:
         this agent does not know it)."""
         self.state_manager = state_manager
         self.checkpointer = checkpointer
+        self._async = isinstance(checkpointer, AsyncCheckpointer)
+        """The store has async forms of a run's calls (PostgreSQL): the run awaits those."""
         self.thread_id: str | None = None
         self._seq = 0
         """The newest version of the thread this recorder loaded or saved (a save expects it)."""
@@ -102,7 +106,18 @@ class RunRecorder:
         """When saves are written: "sync" (before the run goes on), "async" (in the background,
         in order; the next write waits for them), "exit" (at the end or suspension only)."""
         self._saver: ThreadPoolExecutor | None = None
-        self._saving: list[Future[None]] = []
+        """The thread a synchronous store's background saves ("async") run in."""
+        self._tickets = 0
+        """Writes of the run so far, each with a ticket: they are applied in ticket order."""
+        self._serving = 0
+        """The ticket whose write is applied now (or next)."""
+        self._turns: dict[int, asyncio.Future[None]] = {}
+        """Writes waiting for their turn, by ticket."""
+        self._skipped: set[int] = set()
+        self._saving: set[asyncio.Task[None]] = set()
+        self._failed: CheckpointError | None = None
+        """Why a write of this run failed: the run's later writes raise it (nothing after a
+        lost write may be written as if it had landed)."""
         self._read_outcomes = False
         """An outcome was written since the last save ("async": the next save goes at once)."""
         state_manager.journal = RecorderJournal(self)
@@ -112,7 +127,7 @@ class RunRecorder:
         """The newest version of the current thread this recorder loaded or saved (0: none)."""
         return self._seq
 
-    def start(
+    async def start(
         self,
         thread_id: str,
         *,
@@ -124,73 +139,91 @@ class RunRecorder:
 
         `refuse(previous)` may raise to keep the thread as it is (a thread suspended waiting for
         approvals); the claim is conditional on the very checkpoint it looked at."""
-        previous = self.checkpointer.load(thread_id)
+        previous = await self.newest(thread_id)
         if refuse is not None:
             refuse(previous)
         self.thread_id = thread_id
         self._seq = previous.seq if previous is not None else 0
         self._parent = parent if parent is not None else (previous.seq if previous is not None else None)
         self._reset()
-        self.claim(forget=True)
+        await self.claim(forget=True)
         self._entries = {}
         self._saved_version = -1  # the first tick's progress is always saved
 
-    def claim(self, *, forget: bool = False) -> None:
+    async def newest(self, thread_id: str) -> Checkpoint | None:
+        """The thread's newest version (awaited on an async store)."""
+        store = self.checkpointer
+        if self._async:
+            assert isinstance(store, AsyncCheckpointer)
+            return await store.aload(thread_id)
+        return store.load(thread_id)
+
+    async def claim(self, *, forget: bool = False) -> None:
         """Take the thread for this process; ThreadConflictError if another live process runs
         it or saved it since this recorder last loaded or saved it. `forget`: drop the thread's
         old journal and decisions in the same transaction (a fresh run)."""
         self.owner = new_owner().encode()
+        kept = self._seq, self._parent, self._saved_version
         try:
-            self._write(self._checkpoint("running"), forget=forget)
+            await self._write(self._checkpoint("running"), forget=forget)
         except BaseException:
             self.owner = None
+            self._seq, self._parent, self._saved_version = kept
             raise
 
-    def release(self) -> None:
+    async def release(self) -> None:
         """Give the thread up (any exit of a run); a no-op when the last save already did. An
         outcome still waiting for its save is written first."""
-        self.drain()
+        await self.drain()
         if self.thread_id is not None and (self._outcomes or self._pending):
             # The progress of the last tick, not the tree as it is now: a run cancelled while
             # its model call was in flight has halted its nodes since, and a resume continues
             # at the node that was running.
-            self._write(self._last_tick if self._pending else None)
+            await self._write(self._last_tick if self._pending else None)
         if self.owner is not None and self.thread_id is not None:
             owner, self.owner = self.owner, None
-            self.checkpointer.release(self.thread_id, owner)
+            store = self.checkpointer
+            if self._async:
+                assert isinstance(store, AsyncCheckpointer)
+                await store.arelease(self.thread_id, owner)
+            else:
+                store.release(self.thread_id, owner)
 
-    def on_tick(self) -> None:
+    def on_tick(self) -> Coroutine[Any, Any, None] | None:
         """Save if the state changed since the last save: at once when a batch's last outcome
         waits for it; otherwise the save waits for the run's next write (the batch a model's
-        reply starts takes it along, with the state as it is then), for two ticks at most."""
+        reply starts takes it along, with the state as it is then), for two ticks at most.
+        Returns the write for the runner to await (None: nothing to write now)."""
         if self.state_manager.version == self._saved_version or self.thread_id is None:
-            return
+            return None
         if self.durability == "exit" and self._saved_version != -1:
-            return  # "exit" saves the run's first tick only (joined as below): it can be resumed
+            return None  # "exit" saves the run's first tick only (joined as below): it can be resumed
         self._pending += 1
         if self.durability == "async" and self._read_outcomes:
             self._save_later()
         elif self._outcomes or self._pending > _DEFERRED_TICKS:
-            self._write(self._checkpoint("running"))
+            return self._write(self._checkpoint("running"))
         else:  # what a run that ends before its next write (Ctrl-C, a crash) leaves to resume
             self._last_tick = self._checkpoint("running")
+        return None
 
-    def save(self, status: CheckpointStatus) -> None:
+    async def save(self, status: CheckpointStatus) -> None:
         """Save now (conditionally on the seq last seen), with whatever waits for a save; any
         status but "running" releases the claim."""
         if self.thread_id is not None:
-            self._write(self._checkpoint(status))
+            await self._write(self._checkpoint(status))
 
     # ------------------------------------------------------------------ journal
     def journal_entries(self) -> Mapping[str, JournalEntry]:
-        """The thread's journal (read from the store once per run, then from memory)."""
+        """The thread's journal (read from the store once per run, then from memory; a resume
+        on an async store reads it as it loads)."""
         if self.thread_id is None:
             return {}
         if self._entries is None:
             self._entries = dict(self.checkpointer.journal(self.thread_id))
         return self._entries
 
-    def start_batch(self, calls: Sequence[tuple[str, str, str]], *, serial: bool) -> None:
+    async def start_batch(self, calls: Sequence[tuple[str, str, str]], *, serial: bool) -> None:
         """Record a batch's calls as started, in one transaction with a save waiting for it (a
         serial batch chains each call to the one before: see `never_began`)."""
         if self.thread_id is None or not calls:
@@ -207,15 +240,17 @@ class RunRecorder:
             )
             for i, (key, call_id, tool) in enumerate(calls)
         ]
-        self._write(None, started=entries)
+        await self._write(None, started=entries)
         known = self.journal_entries()
         assert isinstance(known, dict)
         known.update((entry.key, entry) for entry in entries)
         self._open = {entry.key for entry in entries}
 
-    def finish_call(self, key: str, outcome: dict[str, Any]) -> None:
-        """Record a call's outcome: at once, except the last of the open batch, which waits
-        for the save after this tick (`on_tick`; no await comes between)."""
+    async def finish_call(self, key: str, outcome: dict[str, Any]) -> None:
+        """Record a call's outcome: durable before this returns, except the last of the open
+        batch, which waits for the save after this tick (`on_tick`; no await comes between).
+        Outcomes that finish while another write is in flight are written together, in the one
+        commit that follows it (a group commit: see `_flush`)."""
         if self.thread_id is None:
             return
         known = self.journal_entries()
@@ -229,13 +264,15 @@ class RunRecorder:
         self._open.discard(key)
         self._outcomes.append(done)
         if not last:  # "async", "exit": no save follows at once to take it along
-            self._write(None)
             self._read_outcomes = True
+            await self._flush()
 
     def _reset(self) -> None:
         self._entries, self._open, self._outcomes, self._pending = None, set(), [], 0
         self._last_tick = None
-        self._saving, self._read_outcomes = [], False
+        self._read_outcomes, self._failed = False, None
+        self._tickets = self._serving = 0
+        self._turns, self._skipped, self._saving = {}, set(), set()
 
     def _write(
         self,
@@ -243,34 +280,118 @@ class RunRecorder:
         *,
         started: Sequence[JournalEntry] = (),
         forget: bool = False,
-    ) -> None:
+    ) -> Coroutine[Any, Any, None]:
         """One transaction: `checkpoint` (or the save waiting for a write), the started calls
-        and the outcomes waiting for a save."""
+        and the outcomes waiting for a save. Its place in the run's order of writes is taken
+        now; the returned coroutine waits for the writes before it, then applies it."""
         assert self.thread_id is not None
-        self.drain()
         version = self.state_manager.version
         if checkpoint is None and self._pending:
             checkpoint = self._checkpoint("running")
         work = self._work(checkpoint, started=started, forget=forget)
-        if checkpoint is not None or started or forget or work.finished:
-            self.checkpointer.commit(work)
         self._saved(checkpoint, version)
+        return self._in_turn(self._ticket(), work)
 
     def _save_later(self) -> None:
-        """ "async": hand the save to the recorder's one writer thread (saves land in order; the
-        run's next write waits for them, and raises what they raised)."""
+        """ "async": the save goes in the background, in its place among the run's writes (the
+        run's next write waits for it, and raises what it raised)."""
         checkpoint, version = self._checkpoint("running"), self.state_manager.version
         work = self._work(checkpoint)
-        if self._saver is None:
-            self._saver = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jianmu-save")
-        self._saving.append(self._saver.submit(self.checkpointer.commit, work))
         self._saved(checkpoint, version)
+        task = asyncio.ensure_future(self._in_turn(self._ticket(), work, background=True))
+        self._saving.add(task)
+        task.add_done_callback(self._saving.discard)
         self._read_outcomes = False
 
-    def drain(self) -> None:
-        """Wait for the saves written in the background (their errors raise here)."""
-        while self._saving:
-            self._saving.pop(0).result()
+    async def _flush(self) -> None:
+        """Make the outcomes recorded so far durable: the first caller whose turn comes writes
+        every outcome waiting by then (one commit for all that finished while the write before
+        was in flight); the others find theirs written and return."""
+        await self._in_turn(self._ticket(), None)
+
+    async def drain(self) -> None:
+        """Wait for every write taken so far (a background save's error raises here)."""
+        await self._in_turn(self._ticket(), None, flush=False)
+
+    def _ticket(self) -> int:
+        ticket = self._tickets
+        self._tickets += 1
+        return ticket
+
+    async def _in_turn(
+        self, ticket: int, work: Commit | None, *, background: bool = False, flush: bool = True
+    ) -> None:
+        """Wait for the writes before `ticket`, then apply `work` with every outcome waiting
+        now (`work` None: only those, if any and `flush`), then let the next write go."""
+        if ticket != self._serving:
+            turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._turns[ticket] = turn
+            try:
+                await turn
+            except asyncio.CancelledError:
+                if self._turns.pop(ticket, None) is turn and not turn.done():
+                    self._skipped.add(ticket)  # gone before its turn: the next one goes in its place
+                else:
+                    self._next()
+                if work is not None and work.checkpoint is not None:
+                    self._fail(None, "a save was cancelled before it was written")
+                raise
+        try:
+            if self._failed is not None:
+                raise self._failed
+            if work is None and flush and self._outcomes:
+                work = Commit(self.thread_id or "", finished=tuple(self._outcomes))
+                self._outcomes = []
+            elif work is not None and self._outcomes:
+                work = dataclasses.replace(work, finished=(*work.finished, *self._outcomes))
+                self._outcomes = []
+            if work is not None and (
+                work.checkpoint is not None or work.started or work.forget or work.finished
+            ):
+                await self._apply(work, background)
+        except BaseException as exc:
+            if work is not None and (work.checkpoint is not None or work.forget):
+                self._fail(exc, "a save failed")  # the versions after it would rest on a guess
+            elif work is not None:  # its outcomes go again with the next write (an idempotent UPDATE)
+                self._outcomes[:0] = work.finished
+            if not background:
+                raise
+        finally:
+            self._next()
+
+    def _next(self) -> None:
+        """The current write is done: the next one (skipping cancelled ones) may go."""
+        self._serving += 1
+        while self._serving in self._skipped:
+            self._skipped.discard(self._serving)
+            self._serving += 1
+        turn = self._turns.pop(self._serving, None)
+        if turn is not None and not turn.done():
+            turn.set_result(None)
+
+    def _fail(self, exc: BaseException | None, what: str) -> None:
+        if self._failed is None:
+            detail = f"{what} ({exc})" if exc is not None and str(exc) else what
+            failed = (
+                exc
+                if isinstance(exc, CheckpointError)
+                else CheckpointError(
+                    f"thread {self.thread_id!r}: {detail}; the run's later writes are refused"
+                )
+            )
+            self._failed = failed
+
+    async def _apply(self, work: Commit, background: bool) -> None:
+        store = self.checkpointer
+        if self._async:
+            assert isinstance(store, AsyncCheckpointer)
+            await store.acommit(work)
+        elif background:  # a synchronous store's background save: in the recorder's thread
+            if self._saver is None:
+                self._saver = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jianmu-save")
+            await asyncio.get_running_loop().run_in_executor(self._saver, store.commit, work)
+        else:
+            store.commit(work)
 
     def _work(
         self, checkpoint: Checkpoint | None, *, started: Sequence[JournalEntry] = (), forget: bool = False
@@ -284,9 +405,8 @@ class RunRecorder:
             holder=self.owner,
             started=started,
             owner=self.owner,
-            finished=tuple(self._outcomes),
         )
-        self._outcomes, self._pending = [], 0  # written now, or lost with the run's claim
+        self._pending = 0  # the outcomes waiting go along when its turn comes (`_in_turn`)
         return work
 
     def _saved(self, checkpoint: Checkpoint | None, version: int) -> None:
@@ -319,14 +439,14 @@ class RunRecorder:
             source=self.source,
         )
 
-    def load(self, thread_id: str) -> Checkpoint:
+    async def load(self, thread_id: str) -> Checkpoint:
         """Restore `thread_id` into the state manager and the (halted) tree.
 
         Everything is checked before anything changes: an unknown thread, another schema, another
         tree or a state that does not validate raise CheckpointError and leave the agent as it was.
         Loading does not claim the thread: `claim()` does.
         """
-        checkpoint = self.fetch(thread_id)
+        checkpoint = await self.newest(thread_id)
         if checkpoint is None:
             known = ", ".join(self.checkpointer.threads()) or "none"
             raise CheckpointError(f"no checkpoint for thread {thread_id!r} (threads: {known})")
@@ -337,6 +457,10 @@ class RunRecorder:
             )
         sm = self.state_manager
         state = self.state_of(checkpoint)
+        entries: dict[str, JournalEntry] | None = None
+        if self._async:  # the journal now, while awaiting is free (a tool call reads it)
+            assert isinstance(self.checkpointer, AsyncCheckpointer)
+            entries = await self.checkpointer.ajournal(thread_id)
         if self.root.status == Status.RUNNING:
             self.root.stop(Status.INVALID)
         for node in self.root.iterate():
@@ -349,6 +473,7 @@ class RunRecorder:
             raise CheckpointError(f"checkpoint of thread {thread_id!r}: {exc}") from exc
         self.thread_id = thread_id
         self._reset()
+        self._entries = entries
         self._seq = self._parent = checkpoint.seq
         self._saved_version = sm.version
         self.source = self.source or checkpoint.source

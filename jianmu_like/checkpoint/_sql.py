@@ -34,6 +34,16 @@ from ._history import CheckpointInfo, info_of
 
 _HEAD_SEQ = "SELECT seq FROM jianmu_checkpoints WHERE thread_id=? ORDER BY seq DESC LIMIT 1"
 _HEAD_OWNER = "SELECT owner FROM jianmu_checkpoints WHERE thread_id=? ORDER BY seq DESC LIMIT 1"
+JOURNAL = "SELECT data FROM jianmu_journal WHERE thread_id=?"
+"""A thread's journal rows (`journal_of` reads them)."""
+RELEASE = "UPDATE jianmu_checkpoints SET owner=NULL WHERE thread_id=? AND owner=?"
+"""Clear a claim (the owner column; a version's content never changes)."""
+
+
+def journal_of(rows: list[Any]) -> dict[str, JournalEntry]:
+    """The journal entries of `JOURNAL`'s rows, by key."""
+    entries = (JournalEntry.model_validate_json(row[0]) for row in rows)
+    return {entry.key: entry for entry in entries}
 
 
 @dataclass(frozen=True)
@@ -206,20 +216,24 @@ class SqlCheckpointStore(ABC):
         )
 
     def load(self, thread_id: str, seq: int | None = None) -> Checkpoint | None:
+        return self._loaded(thread_id, self._select(*self._load_query(thread_id, seq), "read checkpoint"))
+
+    def _load_query(self, thread_id: str, seq: int | None) -> tuple[str, tuple[Any, ...]]:
+        """The query of `load` (`?` placeholders): (data, owner of the head) of the version."""
         owner = self._col("owner")
         if seq is None:
-            rows = self._select(
+            return (
                 f"SELECT data, {owner} FROM jianmu_checkpoints WHERE thread_id=? ORDER BY seq DESC LIMIT 1",
                 (thread_id,),
-                "read checkpoint",
             )
-        else:
-            rows = self._select(
-                f"SELECT data, CASE WHEN seq=(SELECT max(seq) FROM jianmu_checkpoints WHERE thread_id=?) "
-                f"THEN {owner} END FROM jianmu_checkpoints WHERE thread_id=? AND seq=?",
-                (thread_id, thread_id, seq),
-                "read checkpoint",
-            )
+        return (
+            f"SELECT data, CASE WHEN seq=(SELECT max(seq) FROM jianmu_checkpoints WHERE thread_id=?) "
+            f"THEN {owner} END FROM jianmu_checkpoints WHERE thread_id=? AND seq=?",
+            (thread_id, thread_id, seq),
+        )
+
+    def _loaded(self, thread_id: str, rows: list[Any]) -> Checkpoint | None:
+        """The checkpoint `_load_query` found (CheckpointError naming the store when corrupt)."""
         if not rows:
             return None
         try:
@@ -271,19 +285,13 @@ class SqlCheckpointStore(ABC):
     def release(self, thread_id: str, owner: str) -> None:
         """Clear the claim (the owner column; a version's content never changes)."""
         with self._write(thread_id, "release thread") as conn:
-            self._exec(
-                conn,
-                "UPDATE jianmu_checkpoints SET owner=NULL WHERE thread_id=? AND owner=?",
-                (thread_id, owner),
-            )
+            self._exec(conn, RELEASE, (thread_id, owner))
 
     # ------------------------------------------------------------------ journal
     def journal(self, thread_id: str) -> dict[str, JournalEntry]:
         if not self._has_journal():
             return {}
-        rows = self._select("SELECT data FROM jianmu_journal WHERE thread_id=?", (thread_id,), "read journal")
-        entries = (JournalEntry.model_validate_json(row[0]) for row in rows)
-        return {entry.key: entry for entry in entries}
+        return journal_of(self._select(JOURNAL, (thread_id,), "read journal"))
 
     def journal_start(self, thread_id: str, entry: JournalEntry, *, owner: str | None = None) -> None:
         self.commit(Commit(thread_id, started=(entry,), owner=owner))

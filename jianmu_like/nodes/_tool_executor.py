@@ -134,7 +134,7 @@ class ToolExecutor(AsyncBehaviour):
         journal = sm.journal if sm.journal is not None and sm.journal.thread_id is not None else None
         self._batch = len(sm.get(keys.messages, ns) or ()) if journal is not None else 0
         if journal is not None:
-            replayed = self._replay(actions, done, journal)
+            replayed = await self._replay(actions, done, journal)
             if replayed:
                 sm.update({keys.tool_results: replayed}, ns)
                 done = sm.get(keys.tool_results, ns)
@@ -148,7 +148,7 @@ class ToolExecutor(AsyncBehaviour):
             # save due after the tick, and the tree is only whole between ticks.
             await asyncio.sleep(0)
             serial = len(to_run) > 1 and not self._parallel([tool for _, tool in to_run])
-            journal.started(
+            await journal.started(
                 [(self._journal_key(call), call.id, call.name) for call, _ in to_run], serial=serial
             )
         await self._execute(to_run, journal)
@@ -319,7 +319,7 @@ class ToolExecutor(AsyncBehaviour):
         raw = json.dumps([self.namespace, self._batch, call.id, call.name, call.arguments], default=str)
         return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
-    def _replay(
+    async def _replay(
         self, actions: Sequence[ToolCall], done: dict[str, ToolOutcome], journal: ToolJournal
     ) -> dict[str, ToolOutcome]:
         """Outcomes the journal already holds for calls of this batch (a crash came between)."""
@@ -338,7 +338,7 @@ class ToolExecutor(AsyncBehaviour):
             if (tool is not None and tool.idempotent) or never_began(entry, entries):
                 continue  # safe to run (again)
             outcome = self.calls.fail(call, OUTCOME_UNKNOWN)
-            journal.finished(entry.key, outcome.model_dump(mode="json"))
+            await journal.finished(entry.key, outcome.model_dump(mode="json"))
             replayed[call.id] = outcome
         return replayed
 
@@ -386,7 +386,7 @@ class ToolExecutor(AsyncBehaviour):
         if context.usage is not None:  # spent even when the call failed afterwards
             outcome = outcome.model_copy(update={"usage": context.usage})
         if journal is not None:
-            journal.finished(key, outcome.model_dump(mode="json"))
+            await journal.finished(key, outcome.model_dump(mode="json"))
             self.state_manager.update({self.keys.tool_results: {call.id: outcome}}, self.namespace)
         else:
             # Without a journal nothing can restore this batch: the outcome waits in the batch's

@@ -13,12 +13,12 @@ that `GET /api/agent` gives each node, so a page can match them to the structure
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import py_trees
 
-from ..bt._runner import ReactiveRunner
+from ..bt._runner import ReactiveRunner, TickHook
 
 NodeChange = dict[str, str]
 """`{"id", "name", "status"}` of one node whose status changed."""
@@ -45,8 +45,8 @@ class NodeWatcher:
         self.publish = publish
         self._seen: dict[str, str] = {}
         self._runner: ReactiveRunner | None = None
-        self._hook: Callable[[], None] | None = None
-        self._previous: Callable[[], None] | None = None
+        self._hook: TickHook | None = None
+        self._previous: TickHook | None = None
 
     def attach(self, runner: ReactiveRunner) -> None:
         """Look after every tick of `runner` (chained after its existing hook), and now."""
@@ -55,10 +55,10 @@ class NodeWatcher:
         self.detach()
         previous = runner.on_tick
 
-        def on_tick() -> None:
-            if previous is not None:
-                previous()
+        def on_tick() -> Awaitable[None] | None:
+            writing = previous() if previous is not None else None  # the save, for the runner to await
             self.look()
+            return writing
 
         self._runner, self._hook, self._previous = runner, on_tick, previous
         runner.on_tick = on_tick

@@ -60,15 +60,16 @@ class ToolJournal(Protocol):
         """Every recorded call of the thread, by key."""
         ...
 
-    def started(self, calls: Sequence[tuple[str, str, str]], *, serial: bool) -> None:
+    async def started(self, calls: Sequence[tuple[str, str, str]], *, serial: bool) -> None:
         """Record that a batch's calls, (key, tool_call id, tool) each, are about to run, in one
         write before the first of them runs (raises if this process no longer owns the thread);
         `serial`: they run one after another, in this order. The batch is open until each of
         them has `finished`."""
         ...
 
-    def finished(self, key: str, outcome: dict[str, Any]) -> None:
-        """Record a call's outcome: durable at once, except the last outcome of an open batch,
-        which is written with the checkpoint saved after the tick (one write; before the next
-        observation depends on it)."""
+    async def finished(self, key: str, outcome: dict[str, Any]) -> None:
+        """Record a call's outcome: durable when this returns, except the last outcome of an
+        open batch, which is written with the checkpoint saved after the tick (one write; before
+        the next observation depends on it). Awaited: the store may be async, and outcomes that
+        finish while a write is in flight go together in the next one."""
         ...
