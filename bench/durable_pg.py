@@ -41,7 +41,7 @@ import overhead
 from durable import postgres_cpu
 
 from jianmu_like import Agent, ReActConfig, create_react_node, human
-from jianmu_like.checkpoint import open_checkpointer
+from jianmu_like.checkpoint import PostgresCheckpointer
 from jianmu_like.testing._postgres import TemporaryPostgres
 
 LATENCY = 0.010
@@ -52,6 +52,17 @@ DURABLE = {
     "shared_preload_libraries": "pg_stat_statements",
     "max_connections": "200",
 }
+POOL_SIZE = 20
+"""Connections of the jianmu store (each pool; LangGraph's pool gets the same)."""
+
+
+class SyncPostgres(PostgresCheckpointer):
+    """The store without its async forms: a run then calls the synchronous contract from the
+    event loop (how every run used it before the async store)."""
+
+    acommit = aload = ajournal = arelease = aclose = None  # type: ignore[assignment]
+
+
 RunOne = Callable[[str], Awaitable[None]]
 """Runs one whole run on the thread named by its argument (and checks its answer)."""
 
@@ -60,8 +71,11 @@ RunOne = Callable[[str], Awaitable[None]]
 class JianmuShape:
     """One agent per concurrent slot (runs of a slot go one after another, on new threads)."""
 
-    def __init__(self, url: str | None, iterations: int, latency: float, **run_options: Any) -> None:
-        self.store = open_checkpointer(url, keep=None) if url else None
+    def __init__(
+        self, url: str | None, iterations: int, latency: float, *, store: type | None = None, **run_options: Any
+    ) -> None:
+        kind = store or PostgresCheckpointer
+        self.store = kind(url, keep=None, pool_size=POOL_SIZE) if url else None
         self.iterations = iterations
         self.client = overhead.shared_client(iterations, latency)
         self.run_options = run_options
@@ -212,16 +226,18 @@ def shapes(only: set[str]) -> dict[str, Factory]:
     if "jianmu" in only:
         found["jianmu, no checkpointer"] = lambda url, it, lat: JianmuShape(None, it, lat)
         found["jianmu + PostgreSQL"] = lambda url, it, lat: JianmuShape(url, it, lat)
-        for mode in ("async", "exit"):
+        found["jianmu + PostgreSQL, sync store"] = lambda url, it, lat: JianmuShape(url, it, lat, store=SyncPostgres)
+        for mode in ("async",):
             if durability_modes():
                 found[f"jianmu + PostgreSQL ({mode})"] = lambda url, it, lat, m=mode: JianmuShape(
                     url, it, lat, durability=m
                 )
     if "langgraph" in only:
         for mode in ("async", "sync"):
-            found[f"LangGraph + AsyncPostgresSaver ({mode})"] = lambda url, it, lat, m=mode: LangGraphShape(
-                str(url), it, lat, m, pool_size=20
-            )
+            if mode in only or "sync" not in only:
+                found[f"LangGraph + AsyncPostgresSaver ({mode})"] = lambda url, it, lat, m=mode: LangGraphShape(
+                    str(url), it, lat, m, pool_size=POOL_SIZE
+                )
     return found
 
 
@@ -276,18 +292,21 @@ def table(rows: dict[str, list[dict[str, float]]], baseline: str | None) -> None
     def med(name: str, key: str) -> float:
         return statistics.median(r[key] for r in rows[name])
 
+    def ratio(name: str, other: str | None) -> str:
+        if other not in rows or name == other:
+            return ""
+        pairs = zip(rows[name], rows[other], strict=True)
+        return f"{statistics.median(a['runs_per_s'] / b['runs_per_s'] for a, b in pairs):.2f}x"
+
     print(
-        "| shape | runs/s | x LangGraph (async) | CPU ms/run | PG CPU ms/run | write xacts/run "
-        "| commits/run | statements/run |"
+        "| shape | runs/s | x LangGraph (async) | x no checkpointer | CPU ms/run | PG CPU ms/run "
+        "| write xacts/run | commits/run | statements/run |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name in rows:
-        ratio = ""
-        if baseline in rows and name != baseline:
-            pairs = zip(rows[name], rows[baseline], strict=True)
-            ratio = f"{statistics.median(a['runs_per_s'] / b['runs_per_s'] for a, b in pairs):.2f}x"
         print(
-            f"| {name} | {med(name, 'runs_per_s'):.1f} | {ratio} | {med(name, 'cpu_ms'):.2f} | "
+            f"| {name} | {med(name, 'runs_per_s'):.1f} | {ratio(name, baseline)} | "
+            f"{ratio(name, 'jianmu, no checkpointer')} | {med(name, 'cpu_ms'):.2f} | "
             f"{med(name, 'pg_cpu_ms'):.2f} | {med(name, 'xids'):.1f} | {med(name, 'commits'):.1f} | "
             f"{med(name, 'statements'):.1f} |"
         )
@@ -336,7 +355,9 @@ def main() -> None:
     parser.add_argument("--seq-k", type=int, default=20)
     parser.add_argument("--seq-runs", type=int, default=30)
     parser.add_argument("--only", default="jianmu,langgraph")
+    parser.add_argument("--pool-size", type=int, default=POOL_SIZE, help="connections of each store's pool")
     args = parser.parse_args()
+    globals()["POOL_SIZE"] = args.pool_size
     print(f"# load average at start: {os.getloadavg()}, cpus: {os.cpu_count()}", flush=True)
     with TemporaryPostgres(settings=DURABLE) as cluster:
         postmaster = None

@@ -174,12 +174,18 @@ class RunRecorder:
     async def release(self) -> None:
         """Give the thread up (any exit of a run); a no-op when the last save already did. An
         outcome still waiting for its save is written first."""
-        await self.drain()
-        if self.thread_id is not None and (self._outcomes or self._pending):
-            # The progress of the last tick, not the tree as it is now: a run cancelled while
-            # its model call was in flight has halted its nodes since, and a resume continues
-            # at the node that was running.
-            await self._write(self._last_tick if self._pending else None)
+        try:
+            await self.drain()
+            if self.thread_id is not None and (self._outcomes or self._pending):
+                # The progress of the last tick, not the tree as it is now: a run cancelled while
+                # its model call was in flight has halted its nodes since, and a resume continues
+                # at the node that was running.
+                await self._write(self._last_tick if self._pending else None)
+        finally:
+            await self._unclaim()
+
+    async def _unclaim(self) -> None:
+        """Clear this process's claim (only its own: another owner is left as it is)."""
         if self.owner is not None and self.thread_id is not None:
             owner, self.owner = self.owner, None
             store = self.checkpointer
