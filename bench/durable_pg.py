@@ -72,7 +72,13 @@ class JianmuShape:
     """One agent per concurrent slot (runs of a slot go one after another, on new threads)."""
 
     def __init__(
-        self, url: str | None, iterations: int, latency: float, *, store: type | None = None, **run_options: Any
+        self,
+        url: str | None,
+        iterations: int,
+        latency: float,
+        *,
+        store: type | None = None,
+        **run_options: Any,
     ) -> None:
         kind = store or PostgresCheckpointer
         self.store = kind(url, keep=None, pool_size=POOL_SIZE) if url else None
@@ -226,18 +232,20 @@ def shapes(only: set[str]) -> dict[str, Factory]:
     if "jianmu" in only:
         found["jianmu, no checkpointer"] = lambda url, it, lat: JianmuShape(None, it, lat)
         found["jianmu + PostgreSQL"] = lambda url, it, lat: JianmuShape(url, it, lat)
-        found["jianmu + PostgreSQL, sync store"] = lambda url, it, lat: JianmuShape(url, it, lat, store=SyncPostgres)
+        found["jianmu + PostgreSQL, sync store"] = lambda url, it, lat: JianmuShape(
+            url, it, lat, store=SyncPostgres
+        )
         for mode in ("async",):
             if durability_modes():
                 found[f"jianmu + PostgreSQL ({mode})"] = lambda url, it, lat, m=mode: JianmuShape(
                     url, it, lat, durability=m
                 )
     if "langgraph" in only:
-        for mode in ("async", "sync"):
-            if mode in only or "sync" not in only:
-                found[f"LangGraph + AsyncPostgresSaver ({mode})"] = lambda url, it, lat, m=mode: LangGraphShape(
-                    str(url), it, lat, m, pool_size=POOL_SIZE
-                )
+        # `--only langgraph,async`: its async saver only (both without a mode named)
+        for mode in [m for m in ("async", "sync") if m in only] or ["async", "sync"]:
+            found[f"LangGraph + AsyncPostgresSaver ({mode})"] = lambda url, it, lat, m=mode: LangGraphShape(
+                str(url), it, lat, m, pool_size=POOL_SIZE
+            )
     return found
 
 

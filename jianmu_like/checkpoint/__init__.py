@@ -7,6 +7,7 @@ from ..exports import lazy_exports
 
 _EXPORTS = {
     "._contract": (
+        "AsyncCheckpointer",
         "Checkpoint",
         "CheckpointError",
         "Checkpointer",
@@ -32,6 +33,7 @@ _EXPORTS = {
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py checks they match
+    from ._contract import AsyncCheckpointer as AsyncCheckpointer
     from ._contract import Checkpoint as Checkpoint
     from ._contract import Checkpointer as Checkpointer
     from ._contract import CheckpointError as CheckpointError

@@ -32,8 +32,9 @@ LIMIT = 120.0
 
 def version(thread: str, seq: int) -> Checkpoint:
     return Checkpoint(
-        thread_id=thread, seq=seq, schema_name="S", schema_fingerprint="s", tree_fingerprint="t", state={"n": seq}
-    )
+        thread_id=thread, seq=seq, schema_name="S", schema_fingerprint="s", tree_fingerprint="t",
+        state={"n": seq},
+    )  # fmt: skip
 
 
 def adder(store: Any, rounds: int = 2, runs: int = 1) -> Agent:
@@ -85,7 +86,8 @@ async def test_a_commit_waiting_on_a_lock_leaves_the_loop_running(postgres_url: 
 
         async def look() -> None:
             cursor = await watcher.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE wait_event_type = 'Lock' AND datname = current_database()"
             )
             row = await cursor.fetchone()
             waiting.append(row is not None and row[0] > 0)
@@ -146,7 +148,9 @@ def test_one_agent_and_store_across_event_loops(postgres_url: str) -> None:
     assert gone is None
 
 
-async def test_a_lost_connection_names_the_store_not_its_password(postgres_cluster: TemporaryPostgres) -> None:
+async def test_a_lost_connection_names_the_store_not_its_password(
+    postgres_cluster: TemporaryPostgres,
+) -> None:
     url = postgres_cluster.new_database()
     secret = url.replace("@", ":s3cret-pw@", 1)
     store = PostgresCheckpointer(secret)
@@ -247,7 +251,8 @@ async def test_an_async_save_that_fails_fails_the_runs_next_write(postgres_url: 
         """Another process saves the thread while this run holds it."""
         head = await rival.aload("t")
         assert head is not None
-        await rival.acommit(Commit("t", checkpoint=head.model_copy(update={"seq": head.seq + 1, "owner": None})))
+        newer = head.model_copy(update={"seq": head.seq + 1, "owner": None})
+        await rival.acommit(Commit("t", checkpoint=newer))
         return "meddled"
 
     root = create_react_node(
