@@ -79,8 +79,9 @@ class RunRecorder:
         this agent does not know it)."""
         self.state_manager = state_manager
         self.checkpointer = checkpointer
-        self._async = isinstance(checkpointer, AsyncCheckpointer)
-        """The store has async forms of a run's calls (PostgreSQL): the run awaits those."""
+        self._async = checkpointer if isinstance(checkpointer, AsyncCheckpointer) else None
+        """The store, when it has async forms of a run's calls (PostgreSQL): the run awaits those
+        (looked up once: a runtime protocol check costs tens of microseconds)."""
         self.thread_id: str | None = None
         self._seq = 0
         """The newest version of the thread this recorder loaded or saved (a save expects it)."""
@@ -152,11 +153,9 @@ class RunRecorder:
 
     async def newest(self, thread_id: str) -> Checkpoint | None:
         """The thread's newest version (awaited on an async store)."""
-        store = self.checkpointer
-        if self._async:
-            assert isinstance(store, AsyncCheckpointer)
-            return await store.aload(thread_id)
-        return store.load(thread_id)
+        if self._async is not None:
+            return await self._async.aload(thread_id)
+        return self.checkpointer.load(thread_id)
 
     async def claim(self, *, forget: bool = False) -> None:
         """Take the thread for this process; ThreadConflictError if another live process runs
@@ -188,12 +187,10 @@ class RunRecorder:
         """Clear this process's claim (only its own: another owner is left as it is)."""
         if self.owner is not None and self.thread_id is not None:
             owner, self.owner = self.owner, None
-            store = self.checkpointer
-            if self._async:
-                assert isinstance(store, AsyncCheckpointer)
-                await store.arelease(self.thread_id, owner)
+            if self._async is not None:
+                await self._async.arelease(self.thread_id, owner)
             else:
-                store.release(self.thread_id, owner)
+                self.checkpointer.release(self.thread_id, owner)
 
     def on_tick(self) -> Coroutine[Any, Any, None] | None:
         """Save if the state changed since the last save: at once when a batch's last outcome
@@ -389,9 +386,8 @@ class RunRecorder:
 
     async def _apply(self, work: Commit, background: bool) -> None:
         store = self.checkpointer
-        if self._async:
-            assert isinstance(store, AsyncCheckpointer)
-            await store.acommit(work)
+        if self._async is not None:
+            await self._async.acommit(work)
         elif background:  # a synchronous store's background save: in the recorder's thread
             if self._saver is None:
                 self._saver = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jianmu-save")
@@ -464,9 +460,8 @@ class RunRecorder:
         sm = self.state_manager
         state = self.state_of(checkpoint)
         entries: dict[str, JournalEntry] | None = None
-        if self._async:  # the journal now, while awaiting is free (a tool call reads it)
-            assert isinstance(self.checkpointer, AsyncCheckpointer)
-            entries = await self.checkpointer.ajournal(thread_id)
+        if self._async is not None:  # the journal now, while awaiting is free (a tool call reads it)
+            entries = await self._async.ajournal(thread_id)
         if self.root.status == Status.RUNNING:
             self.root.stop(Status.INVALID)
         for node in self.root.iterate():
