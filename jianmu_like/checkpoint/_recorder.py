@@ -253,7 +253,9 @@ class RunRecorder:
         """Record a call's outcome: durable before this returns, except the last of the open
         batch, which waits for the save after this tick (`on_tick`; no await comes between).
         Outcomes that finish while another write is in flight are written together, in the one
-        commit that follows it (a group commit: see `_flush`)."""
+        commit that follows it (a group commit: see `_flush`); when the whole batch finishes
+        within one pass of the loop, all its outcomes go with that save (two commits per
+        iteration whatever the batch size)."""
         if self.thread_id is None:
             return
         known = self.journal_entries()
@@ -268,6 +270,10 @@ class RunRecorder:
         self._outcomes.append(done)
         if not last:  # "async", "exit": no save follows at once to take it along
             self._read_outcomes = True
+            if self.durability == "sync":
+                await asyncio.sleep(0)  # one pass of the loop: the batch's other calls may finish
+                if not self._open:  # the batch is done: the save right after this tick takes them all
+                    return
             await self._flush()
 
     def _reset(self) -> None:

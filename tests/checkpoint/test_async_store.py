@@ -182,20 +182,21 @@ async def test_a_closed_store_refuses_new_async_work(postgres_url: str) -> None:
 
 
 class GatedStore(PostgresCheckpointer):
-    """The real store; its first outcome-only commit waits at a gate the test opens."""
+    """The real store, noting each commit's outcomes; its first outcome-only commit waits at a
+    gate the test opens."""
 
     def __init__(self, url: str) -> None:
         super().__init__(url, keep=None)
         self.gate = asyncio.Event()
         self.at_gate = False
-        self.outcome_commits: list[int] = []
+        self.commits: list[tuple[str, int]] = []
 
     async def acommit(self, work: Commit) -> None:
-        if work.finished and work.checkpoint is None and not work.started:
-            self.outcome_commits.append(len(work.finished))
-            if len(self.outcome_commits) == 1:
-                self.at_gate = True
-                await self.gate.wait()
+        kind = "save" if work.checkpoint is not None else "started" if work.started else "outcomes"
+        self.commits.append((kind, len(work.finished)))
+        if kind == "outcomes" and not self.at_gate:
+            self.at_gate = True
+            await self.gate.wait()
         await super().acommit(work)
 
 
@@ -231,8 +232,10 @@ async def test_outcomes_finishing_during_a_commit_go_in_the_next_one(postgres_ur
         store.gate.set()
         result = await asyncio.wait_for(running, LIMIT)
         assert result.status == "success" and result.final_answer == "done"
-        # a's outcome alone; b, c and d (the batch's last) together in the one commit after it
-        assert store.outcome_commits == [1, 3]
+        # a's outcome alone; b, c and d (the batch's last), finished while it was in flight,
+        # together in the one commit after it: the save after the batch
+        batch = store.commits[store.commits.index(("outcomes", 1)) :]
+        assert batch[:2] == [("outcomes", 1), ("save", 3)]
         journal = store.journal("t")
         assert sorted(e.status for e in journal.values()) == ["finished"] * 4
     finally:
@@ -271,3 +274,35 @@ async def test_an_async_save_that_fails_fails_the_runs_next_write(postgres_url: 
     finally:
         await store.aclose()
         await rival.aclose()
+
+
+@pytest.mark.parametrize("calls_in_batch", [1, 2, 5])
+async def test_a_batch_that_finishes_together_commits_twice(postgres_url: str, calls_in_batch: int) -> None:
+    """Started rows with the reply's save, every outcome with the save after the batch: two
+    commits for the tool iteration whatever its size, when its calls finish in one pass."""
+    store = GatedStore(postgres_url)
+    store.at_gate = True  # no gate
+
+    @tool(parallel_safe=True)
+    async def echo(i: int) -> int:
+        """Return at once."""
+        return i
+
+    root = create_react_node(
+        "Together",
+        model_client=scripted_client(
+            [calls(*(call("echo", i=i) for i in range(calls_in_batch))), "done"], record=False
+        ),
+        tools=[echo],
+        config=ReActConfig(max_iterations=3),
+    )
+    try:
+        result = await Agent(root, checkpointer=store, log_events=False).run(
+            {"messages": [human("go")]}, thread_id="t"
+        )
+        assert result.status == "success"
+        # the claim; started with the reply's save; the outcomes with the save after; the end
+        assert store.commits == [("save", 0), ("save", 0), ("save", calls_in_batch), ("save", 0)]
+        assert [e.status for e in store.journal("t").values()] == ["finished"] * calls_in_batch
+    finally:
+        await store.aclose()
