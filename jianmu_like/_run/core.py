@@ -28,7 +28,7 @@ from .._keys import StateKeys
 from .._results import ResultReader, reading
 from .._review import refuse_fresh_run
 from ..bt._runner import ReactiveRunner
-from ..checkpoint._contract import ClosableCheckpointer, Durability
+from ..checkpoint._contract import AsyncCheckpointer, ClosableCheckpointer, Durability
 from ..checkpoint._history import CheckpointInfo
 from ..checkpoint._recorder import RunRecorder
 from ..checkpoint._store import Checkpoint, Checkpointer, CheckpointError
@@ -399,9 +399,11 @@ class RunCore:
 
     async def aclose(self) -> None:
         await self.trees.aclose()
-        if self._opened_store is not None:
-            self._opened_store.close()
-            self._opened_store = None
+        store, self._opened_store = self._opened_store, None
+        if isinstance(store, AsyncCheckpointer):
+            await store.aclose()  # its connections of this loop say goodbye on it
+        elif store is not None:
+            store.close()
 
 
 def claimed_before_first_save(checkpoint: Checkpoint, root: py_trees.behaviour.Behaviour) -> bool:
