@@ -5,7 +5,8 @@ parallel) prints the result as one JSON line. Every tool writes a line to `DB.lo
 starts; `slow` then waits while the file `DB.block` exists (the test kills the process there).
 With `--idempotent`, `slow` is marked idempotent; with `--durability MODE` the agent runs with
 that durability; with `--kill-at WHERE` the process SIGKILLs itself at a batch boundary of the
-store's writes (see `KillingStore`).
+store's writes (see `KillingStore`); with `--store URL` the checkpoints go to that PostgreSQL
+database (the async store: its `acommit` is where it kills itself) instead of DB.
 """
 
 from __future__ import annotations
@@ -20,29 +21,56 @@ from pathlib import Path
 from typing import Any, cast
 
 from jianmu_like import Agent, ModelClient, ReActConfig, create_react_node, human, tool
-from jianmu_like.checkpoint._contract import Commit, Durability
+from jianmu_like.checkpoint._contract import Checkpointer, Commit, Durability
+from jianmu_like.checkpoint._postgres import PostgresCheckpointer
 from jianmu_like.checkpoint._store import SQLiteCheckpointer
 from jianmu_like.testing import fast_resilience
 from jianmu_like.tools._call_context import current_tool_call
 
 
+def kill_if(kill_at: str, work: Commit, *, committed: bool) -> None:
+    """SIGKILL this process at `kill_at`: `after-start` right after the commit of a batch's
+    started rows (before any call runs), `before-last` right before the commit joining the
+    batch's last outcome with the save, and `after-last` right after it."""
+    joined = bool(work.finished) and work.checkpoint is not None
+    if committed:
+        due = (kill_at == "after-start" and bool(work.started)) or (kill_at == "after-last" and joined)
+    else:
+        due = kill_at == "before-last" and joined
+    if due:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 class KillingStore(SQLiteCheckpointer):
-    """The SQLite store, but the process kills itself at one boundary of a run's writes:
-    `after-start` right after the commit of a batch's started rows (before any call runs),
-    `before-last` right before the commit joining the batch's last outcome with the save, and
-    `after-last` right after it."""
+    """The SQLite store, but the process kills itself at one boundary of a run's writes."""
 
     def __init__(self, path: Path, kill_at: str) -> None:
         super().__init__(path)
         self.kill_at = kill_at
 
     def commit(self, work: Commit) -> None:
-        joined = bool(work.finished) and work.checkpoint is not None
-        if self.kill_at == "before-last" and joined:
-            os.kill(os.getpid(), signal.SIGKILL)
+        kill_if(self.kill_at, work, committed=False)
         super().commit(work)
-        if (self.kill_at == "after-start" and work.started) or (self.kill_at == "after-last" and joined):
-            os.kill(os.getpid(), signal.SIGKILL)
+        kill_if(self.kill_at, work, committed=True)
+
+
+class KillingPostgres(PostgresCheckpointer):
+    """The async PostgreSQL store, killing the process at one boundary of a run's writes."""
+
+    def __init__(self, url: str, kill_at: str) -> None:
+        super().__init__(url)
+        self.kill_at = kill_at
+
+    async def acommit(self, work: Commit) -> None:
+        kill_if(self.kill_at, work, committed=False)
+        await super().acommit(work)
+        kill_if(self.kill_at, work, committed=True)
+
+
+def open_store(db: Path, url: str | None, kill_at: str | None) -> Checkpointer:
+    if url is not None:
+        return KillingPostgres(url, kill_at) if kill_at else PostgresCheckpointer(url)
+    return KillingStore(db, kill_at) if kill_at else SQLiteCheckpointer(db)
 
 
 def build_agent(
@@ -53,6 +81,7 @@ def build_agent(
     idempotent: bool = False,
     kill_at: str | None = None,
     durability: Durability | None = None,
+    url: str | None = None,
 ) -> Agent:
     log, block = db.with_suffix(".log"), db.with_suffix(".block")
 
@@ -82,8 +111,7 @@ def build_agent(
         tools=[append, slow],
         config=ReActConfig(execution_mode="serial" if mode == "serial" else "parallel"),
     )
-    store = KillingStore(db, kill_at) if kill_at else SQLiteCheckpointer(db)
-    return Agent(root, checkpointer=store, durability=durability)
+    return Agent(root, checkpointer=open_store(db, url, kill_at), durability=durability)
 
 
 def summary(result: Any) -> dict[str, Any]:
@@ -98,8 +126,15 @@ async def main(argv: list[str]) -> None:
     base_url, db, thread, mode, action = argv[:5]
     kill_at = argv[argv.index("--kill-at") + 1] if "--kill-at" in argv else None
     durability = cast(Durability, argv[argv.index("--durability") + 1]) if "--durability" in argv else None
+    url = argv[argv.index("--store") + 1] if "--store" in argv else None
     agent = build_agent(
-        base_url, Path(db), mode, idempotent="--idempotent" in argv, kill_at=kill_at, durability=durability
+        base_url,
+        Path(db),
+        mode,
+        idempotent="--idempotent" in argv,
+        kill_at=kill_at,
+        durability=durability,
+        url=url,
     )
     if action == "run":
         result = await agent.run({"messages": [human("do the batch")]}, thread_id=thread)

@@ -22,7 +22,7 @@ import pytest
 
 from jianmu_like import human
 from jianmu_like._review import list_pending, record_decision
-from jianmu_like.checkpoint import open_checkpointer
+from jianmu_like.checkpoint import is_database_url, open_checkpointer
 from jianmu_like.checkpoint._store import CheckpointError, SQLiteCheckpointer, ThreadConflictError
 from jianmu_like.cli._main import main
 from jianmu_like.guard._approvals import ApprovalError
@@ -50,16 +50,22 @@ def wait_for(condition: Callable[[], bool], what: str, child: subprocess.Popen[s
     wait_until(condition, what, abort=child_exited, interval=0.02)
 
 
-def journal_of(db: Path, thread: str) -> list[tuple[str, str]]:
+def journal_of(target: str | Path, thread: str) -> list[tuple[str, str]]:
     """(tool, status) of every journaled call, or [] while the store does not exist yet."""
     try:
-        store = SQLiteCheckpointer(db, readonly=True)
+        store = open_checkpointer(target, readonly=True)
     except CheckpointError:
         return []
     try:
         return sorted((e.tool, e.status) for e in store.journal(thread).values())
     finally:
         store.close()
+
+
+def store_flags(target: str) -> list[str]:
+    """journal_agent.py's flags for `target`: a PostgreSQL URL goes to the async store (a SQLite
+    target is the agent's own DB argument)."""
+    return ["--store", target] if is_database_url(target) else []
 
 
 def lines(path: Path) -> list[str]:
@@ -78,13 +84,13 @@ def lines(path: Path) -> list[str]:
     ],
 )
 def test_sigkill_mid_batch_never_runs_a_finished_call_again(
-    tmp_path: Path, mode: str, idempotent: bool, durability: str
+    tmp_path: Path, mode: str, idempotent: bool, durability: str, store_target: str
 ) -> None:
     db = tmp_path / "runs.db"
     log, block = db.with_suffix(".log"), db.with_suffix(".block")
     block.touch()
     flags = ["--idempotent"] if idempotent else []
-    flags += ["--durability", durability]
+    flags += ["--durability", durability, *store_flags(store_target)]
     batch = calls(call("append", item="a"), call("slow"), call("append", item="b"))
     with ScriptedOpenAIServer([batch, reply("all done")]) as srv:
         child = spawn(HERE / "journal_agent.py", srv.base_url, db, "th", mode, "run", *flags)
@@ -98,7 +104,8 @@ def test_sigkill_mid_batch_never_runs_a_finished_call_again(
 
         # ... and `slow` itself has begun.
         def reached_slow() -> bool:
-            return journal_of(db, "th") == expected and any(x.startswith("slow started") for x in lines(log))
+            journal = journal_of(store_target, "th")
+            return journal == expected and any(x.startswith("slow started") for x in lines(log))
 
         wait_for(reached_slow, "the batch to reach `slow`", child)
         child.send_signal(signal.SIGKILL)
@@ -142,16 +149,19 @@ def test_sigkill_mid_batch_never_runs_a_finished_call_again(
     ],
 )
 def test_sigkill_at_each_batch_boundary(
-    tmp_path: Path, mode: str, kill_at: str, effects: list[str], observations: list[str]
+    tmp_path: Path, mode: str, kill_at: str, effects: list[str], observations: list[str], store_target: str
 ) -> None:
     db = tmp_path / "runs.db"
     log = db.with_suffix(".log")
     batch = calls(call("append", item="a"), call("append", item="b"))
+    store = store_flags(store_target)
     with ScriptedOpenAIServer([batch, reply("all done")]) as srv:
-        child = spawn(HERE / "journal_agent.py", srv.base_url, db, "th", mode, "run", "--kill-at", kill_at)
+        child = spawn(
+            HERE / "journal_agent.py", srv.base_url, db, "th", mode, "run", "--kill-at", kill_at, *store
+        )
         child.communicate(timeout=PATIENCE)
         assert child.returncode == -signal.SIGKILL
-        resumed = spawn(HERE / "journal_agent.py", srv.base_url, db, "th", mode, "resume")
+        resumed = spawn(HERE / "journal_agent.py", srv.base_url, db, "th", mode, "resume", *store)
         out, err = resumed.communicate(timeout=PATIENCE)
         assert resumed.returncode == 0, err
         n_requests = len(srv.requests)
