@@ -1,5 +1,6 @@
 """Exactly-once tool calls and decisions that stick, with real processes on one SQLite file
-(and, for two resumers and concurrent operators, on one PostgreSQL database).
+(and, for the SIGKILL tests of a batch, two resumers and concurrent operators, on one
+PostgreSQL database: the async store).
 
 A batch killed mid-way is resumed without running a finished call again; two processes never
 both drive one thread; concurrent operators never lose a decision; read-only commands never write.
