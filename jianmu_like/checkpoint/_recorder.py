@@ -117,6 +117,8 @@ class RunRecorder:
         self._skipped: set[int] = set()
         self._saving: set[asyncio.Task[None]] = set()
         self._failed: CheckpointError | None = None
+        self._cancelled = False
+        """`_failed` because a save was cancelled (Ctrl-C, a task cancelled mid-write)."""
         """Why a write of this run failed: the run's later writes raise it (nothing after a
         lost write may be written as if it had landed)."""
         self._read_outcomes = False
@@ -180,6 +182,9 @@ class RunRecorder:
                 # its model call was in flight has halted its nodes since, and a resume continues
                 # at the node that was running.
                 await self._write(self._last_tick if self._pending else None)
+        except CheckpointError:
+            if not self._cancelled:  # a run cancelled mid-save ends as cancelled, not with this
+                raise
         finally:
             await self._unclaim()
 
@@ -279,7 +284,7 @@ class RunRecorder:
     def _reset(self) -> None:
         self._entries, self._open, self._outcomes, self._pending = None, set(), [], 0
         self._last_tick = None
-        self._read_outcomes, self._failed = False, None
+        self._read_outcomes, self._failed, self._cancelled = False, None, False
         self._tickets = self._serving = 0
         self._turns, self._skipped, self._saving = {}, set(), set()
 
@@ -380,6 +385,7 @@ class RunRecorder:
 
     def _fail(self, exc: BaseException | None, what: str) -> None:
         if self._failed is None:
+            self._cancelled = exc is None or isinstance(exc, asyncio.CancelledError)
             detail = f"{what} ({exc})" if exc is not None and str(exc) else what
             failed = (
                 exc

@@ -306,3 +306,38 @@ async def test_a_batch_that_finishes_together_commits_twice(postgres_url: str, c
         assert [e.status for e in store.journal("t").values()] == ["finished"] * calls_in_batch
     finally:
         await store.aclose()
+
+
+class SaveGatedStore(PostgresCheckpointer):
+    """The real store; the commit of a batch's started rows waits at a gate that never opens."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url, keep=None)
+        self.at_gate = False
+
+    async def acommit(self, work: Commit) -> None:
+        if work.started:
+            self.at_gate = True
+            await asyncio.Event().wait()  # until cancelled
+        await super().acommit(work)
+
+
+async def test_a_run_cancelled_while_its_save_waits_ends_cancelled_and_frees_the_thread(
+    postgres_url: str,
+) -> None:
+    store = SaveGatedStore(postgres_url)
+    try:
+        running = asyncio.ensure_future(adder(store).run({"messages": [human("add")]}, thread_id="t"))
+        await until(lambda: store.at_gate, "the batch's commit to wait")
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running  # not a CheckpointError about the save it cut short
+        head = store.load("t")
+        assert head is not None and head.seq == 1 and head.owner is None  # the claim, released
+    finally:
+        await store.aclose()
+    again = PostgresCheckpointer(postgres_url, keep=None)
+    try:
+        assert (await adder(again).run({"messages": [human("add")]}, thread_id="t")).status == "success"
+    finally:
+        await again.aclose()
