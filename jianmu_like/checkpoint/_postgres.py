@@ -100,8 +100,9 @@ class PostgresCheckpointer(SqlCheckpointStore):
         self._pool_size = max(1, pool_size)
         self._by_loop: dict[asyncio.AbstractEventLoop, LoopConnections] = {}
         """The async connections of each event loop that used this store (see acommit)."""
-        self._last_loop: asyncio.AbstractEventLoop | None = None
-        self._last_conns: LoopConnections | None = None
+        self._last: tuple[asyncio.AbstractEventLoop, LoopConnections] | None = None
+        """The loop last asked for and its connections (one attribute: threads running loops
+        of their own never see one's loop with the other's connections)."""
         self._closed = False
         with self._connect(url, connect_timeout) as conn:
             if readonly:
@@ -275,8 +276,9 @@ class PostgresCheckpointer(SqlCheckpointStore):
     def _loop_connections(self) -> LoopConnections:
         """The running loop's connections (opened on first use; those of closed loops closed)."""
         loop = asyncio.get_running_loop()
-        if loop is self._last_loop and self._last_conns is not None:
-            return self._last_conns
+        last = self._last
+        if last is not None and last[0] is loop:
+            return last[1]
         conns = self._by_loop.get(loop)
         if conns is None:
             if self._closed:
@@ -284,7 +286,7 @@ class PostgresCheckpointer(SqlCheckpointStore):
             for gone in [other for other in self._by_loop if other.is_closed()]:
                 self._by_loop.pop(gone).close()
             conns = self._by_loop[loop] = LoopConnections(self._aconnect, self._pool_size)
-        self._last_loop, self._last_conns = loop, conns
+        self._last = (loop, conns)
         return conns
 
     async def _aconnect(self) -> psycopg.AsyncConnection[Any]:
@@ -292,12 +294,12 @@ class PostgresCheckpointer(SqlCheckpointStore):
             conn = await psycopg.AsyncConnection.connect(
                 self._url, autocommit=True, connect_timeout=max(1, round(self._connect_timeout))
             )
+            if self.readonly:
+                await conn.execute("SET default_transaction_read_only = on")
         except psycopg.Error as exc:
             raise CheckpointError(
                 f"{self.label}: cannot connect to PostgreSQL ({redact_text(str(exc).strip())})"
             ) from exc
-        if self.readonly:
-            await conn.execute("SET default_transaction_read_only = on")
         return conn
 
     def _read(self, sql: str, params: tuple[Any, ...], what: str) -> list[tuple[Any, ...]]:
@@ -343,7 +345,7 @@ class PostgresCheckpointer(SqlCheckpointStore):
     def close(self) -> None:
         """Close the connections (the async ones of every loop too: no loop is needed)."""
         self._closed = True
-        self._last_loop = self._last_conns = None
+        self._last = None
         for conns in self._by_loop.values():
             conns.close()
         self._by_loop.clear()

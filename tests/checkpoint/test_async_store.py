@@ -341,3 +341,32 @@ async def test_a_run_cancelled_while_its_save_waits_ends_cancelled_and_frees_the
         assert (await adder(again).run({"messages": [human("add")]}, thread_id="t")).status == "success"
     finally:
         await again.aclose()
+
+
+async def test_callers_beyond_the_limit_wait_in_line_and_a_cancelled_one_loses_nothing(
+    postgres_url: str,
+) -> None:
+    store = PostgresCheckpointer(postgres_url, pool_size=1)
+    try:
+        conns = store._loop_connections()
+        held = await conns.acquire()
+        cancelled = asyncio.ensure_future(conns.acquire())
+        waiting = asyncio.ensure_future(conns.acquire())
+        await until(lambda: len(conns._waiters) == 2, "two callers in line")
+        cancelled.cancel()
+        conns.release(held)  # handed to the first caller still waiting
+        handed = await asyncio.wait_for(waiting, LIMIT)
+        assert handed is held and conns.count == 1
+        # handed over, then cancelled before it could resume: passed on to the next in line
+        late = asyncio.ensure_future(conns.acquire())
+        after = asyncio.ensure_future(conns.acquire())
+        await until(lambda: len(conns._waiters) == 2, "two callers in line again")
+        conns.release(handed)
+        late.cancel()
+        assert await asyncio.wait_for(after, LIMIT) is held and conns.count == 1
+        conns.release(held)
+        assert conns.idle == [held]
+        assert await store.aload("t") is None  # and it still answers
+    finally:
+        await store.aclose()
+    assert held.closed
