@@ -33,6 +33,7 @@ from ._contract import AsyncCheckpointer, Commit, Durability
 from ._history import summarize
 from ._owner import new_owner
 from ._store import Checkpoint, Checkpointer, CheckpointError, CheckpointStatus, schema_fingerprint
+from ._turns import Turns
 
 _DEFERRED_TICKS = 2
 """How many ticks a due save may wait for the run's next write: the tick that starts a model
@@ -108,13 +109,8 @@ class RunRecorder:
         in order; the next write waits for them), "exit" (at the end or suspension only)."""
         self._saver: ThreadPoolExecutor | None = None
         """The thread a synchronous store's background saves ("async") run in."""
-        self._tickets = 0
-        """Writes of the run so far, each with a ticket: they are applied in ticket order."""
-        self._serving = 0
-        """The ticket whose write is applied now (or next)."""
-        self._turns: dict[int, asyncio.Future[None]] = {}
-        """Writes waiting for their turn, by ticket."""
-        self._skipped: set[int] = set()
+        self._turns = Turns()
+        """The run's writes land in the order it made them (see checkpoint.turns)."""
         self._saving: set[asyncio.Task[None]] = set()
         self._failed: CheckpointError | None = None
         self._cancelled = False
@@ -285,8 +281,7 @@ class RunRecorder:
         self._entries, self._open, self._outcomes, self._pending = None, set(), [], 0
         self._last_tick = None
         self._read_outcomes, self._failed, self._cancelled = False, None, False
-        self._tickets = self._serving = 0
-        self._turns, self._skipped, self._saving = {}, set(), set()
+        self._turns, self._saving = Turns(), set()
 
     def _write(
         self,
@@ -304,7 +299,7 @@ class RunRecorder:
             checkpoint = self._checkpoint("running")
         work = self._work(checkpoint, started=started, forget=forget)
         self._saved(checkpoint, version)
-        return self._in_turn(self._ticket(), work)
+        return self._in_turn(self._turns.take(), work)
 
     def _save_later(self) -> None:
         """ "async": the save goes in the background, in its place among the run's writes (the
@@ -312,7 +307,7 @@ class RunRecorder:
         checkpoint, version = self._checkpoint("running"), self.state_manager.version
         work = self._work(checkpoint)
         self._saved(checkpoint, version)
-        task = asyncio.ensure_future(self._in_turn(self._ticket(), work, background=True))
+        task = asyncio.ensure_future(self._in_turn(self._turns.take(), work, background=True))
         self._saving.add(task)
         task.add_done_callback(self._saving.discard)
         self._read_outcomes = False
@@ -321,35 +316,23 @@ class RunRecorder:
         """Make the outcomes recorded so far durable: the first caller whose turn comes writes
         every outcome waiting by then (one commit for all that finished while the write before
         was in flight); the others find theirs written and return."""
-        await self._in_turn(self._ticket(), None)
+        await self._in_turn(self._turns.take(), None)
 
     async def drain(self) -> None:
         """Wait for every write taken so far (a background save's error raises here)."""
-        await self._in_turn(self._ticket(), None, flush=False)
-
-    def _ticket(self) -> int:
-        ticket = self._tickets
-        self._tickets += 1
-        return ticket
+        await self._in_turn(self._turns.take(), None, flush=False)
 
     async def _in_turn(
         self, ticket: int, work: Commit | None, *, background: bool = False, flush: bool = True
     ) -> None:
         """Wait for the writes before `ticket`, then apply `work` with every outcome waiting
         now (`work` None: only those, if any and `flush`), then let the next write go."""
-        if ticket != self._serving:
-            turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._turns[ticket] = turn
-            try:
-                await turn
-            except asyncio.CancelledError:
-                if self._turns.pop(ticket, None) is turn and not turn.done():
-                    self._skipped.add(ticket)  # gone before its turn: the next one goes in its place
-                else:
-                    self._next()
-                if work is not None and work.checkpoint is not None:
-                    self._fail(None, "a save was cancelled before it was written")
-                raise
+        try:
+            await self._turns.wait(ticket)
+        except asyncio.CancelledError:
+            if work is not None and work.checkpoint is not None:
+                self._fail(None, "a save was cancelled before it was written")
+            raise
         try:
             if self._failed is not None:
                 raise self._failed
@@ -371,17 +354,7 @@ class RunRecorder:
             if not background:
                 raise
         finally:
-            self._next()
-
-    def _next(self) -> None:
-        """The current write is done: the next one (skipping cancelled ones) may go."""
-        self._serving += 1
-        while self._serving in self._skipped:
-            self._skipped.discard(self._serving)
-            self._serving += 1
-        turn = self._turns.pop(self._serving, None)
-        if turn is not None and not turn.done():
-            turn.set_result(None)
+            self._turns.done()
 
     def _fail(self, exc: BaseException | None, what: str) -> None:
         if self._failed is None:
