@@ -27,7 +27,7 @@ from .._keys import StateKeys
 from ..bt._progress import TreeMismatchError, capture_progress, restore_progress, tree_fingerprint
 from ..state._journal import JournalEntry, finish_entry
 from ..state._manager import StateError, StateManager
-from ._contract import Commit, Durability
+from ._contract import Commit, Durability, FollowUp
 from ._history import summarize
 from ._owner import new_owner
 from ._store import Checkpoint, Checkpointer, CheckpointError, CheckpointStatus, schema_fingerprint
@@ -105,6 +105,8 @@ class RunRecorder:
         self._saving: list[Future[None]] = []
         self._read_outcomes = False
         """An outcome was written since the last save ("async": the next save goes at once)."""
+        self.followups: Callable[[], list[FollowUp]] = list
+        """The follow-ups waiting to be let in, saved with every checkpoint (the run core's box)."""
         state_manager.journal = RecorderJournal(self)
 
     @property
@@ -317,6 +319,7 @@ class RunRecorder:
             tree=tree,
             summary=summarize(state, tree, self.keys),
             source=self.source,
+            followups=self.followups(),
         )
 
     def load(self, thread_id: str) -> Checkpoint:
