@@ -29,12 +29,15 @@ from jianmu_like.telemetry.events import Event
 from jianmu_like.testing import ScriptedOpenAIServer, call, reply
 from jianmu_like.testing._postgres import TemporaryPostgres
 from jianmu_like.testing._script import DEFAULT_USAGE, ScriptItem
-from tests.seams.seam_kit import HERE, TOOLS_MODULE
+from tests.seams.seam_kit import HERE
 
 QUESTION = "Late follow-up: how many people live in Paris?"
 FOLLOW_UP = "Also: in French, please."
 THREAD = "late"
 INTERRUPT = f"[USER INTERRUPT] {FOLLOW_UP}"
+TOOLS_MODULE = "late_followup_tools"
+"""The matrix's tools under a name of their own: a module name is bound to the one folder it was
+first imported from (the matrix's agent files import `matrix_tools` from theirs)."""
 
 
 def _respond(body: dict[str, Any]) -> ScriptItem:
