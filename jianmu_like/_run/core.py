@@ -28,7 +28,7 @@ from .._keys import StateKeys
 from .._results import ResultReader, reading
 from .._review import refuse_fresh_run
 from ..bt._runner import ReactiveRunner
-from ..checkpoint._contract import AsyncCheckpointer, ClosableCheckpointer, Durability
+from ..checkpoint._contract import AsyncCheckpointer, ClosableCheckpointer, Durability, ThreadConflictError
 from ..checkpoint._history import CheckpointInfo
 from ..checkpoint._recorder import RunRecorder
 from ..checkpoint._store import Checkpoint, Checkpointer, CheckpointError
@@ -143,6 +143,7 @@ class RunCore:
                 self.trees.tree, self.state_manager, checkpointer, source=self.source, keys=self.keys
             )
             self.trees.on_tick = self.recorder.on_tick
+            self.recorder.followups = self.interrupts.saved
 
     @property
     def thread_id(self) -> str | None:
@@ -262,16 +263,20 @@ class RunCore:
         try:
             recorder = self.recorder
             never_ticked = False
+            loaded: Checkpoint | None = None
             if thread_id is not None:
                 # Always reload: another process may have written since.
                 if recorder is None:
                     raise CheckpointError("resume(thread_id=...) needs a checkpointer")
-                never_ticked = claimed_before_first_save(await recorder.load(thread_id), root)
+                loaded = await recorder.load(thread_id)
+                never_ticked = claimed_before_first_save(loaded, root)
             if root.status != Status.RUNNING and not never_ticked:
                 raise RuntimeError(
                     "nothing to resume: the last run is not suspended "
                     f"(tree status {root.status.name}); start a new one with run()"
                 )
+            if loaded is not None:
+                self.interrupts.restore(loaded.followups)
             if recorder is not None and recorder.thread_id is not None:
                 recorder.durability = self.durability_of(durability)
                 await recorder.claim()
@@ -292,7 +297,23 @@ class RunCore:
         return given or self.durability or get_config().checkpoints.durability
 
     def inject(self, content: str, namespace: str | None, timeout: float) -> None:
-        self.interrupts.inject(content, namespace, timeout, self.in_progress)
+        self.interrupts.inject(content, namespace, timeout, self.in_progress, self._keep_followups)
+
+    def _keep_followups(self) -> None:
+        """Save a suspended run's follow-ups (a new version of its thread, conditional on the one
+        it suspended in): another process resuming the thread delivers them. A thread saved
+        since by someone else (resumed elsewhere) is a ThreadConflictError, nothing queued."""
+        recorder = self.recorder
+        if recorder is None or recorder.thread_id is None:
+            return  # in memory only: the follow-up lives as long as the suspended run does
+        tid = recorder.thread_id
+        try:
+            recorder.save_idle("suspended")
+        except ThreadConflictError as exc:
+            detail = str(exc).removeprefix(f"thread {tid!r}: ")
+            raise ThreadConflictError(tid, f"the follow-up was not queued: {detail}") from exc
+        except CheckpointError as exc:
+            raise CheckpointError(f"inject(): the follow-up was not queued: {exc}") from exc
 
     def decide(self, approval_id: str, decision: Any) -> None:
         self.approvals.decide(approval_id, decision, recorder=self.recorder, thread_id=self.thread_id)

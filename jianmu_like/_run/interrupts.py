@@ -1,11 +1,15 @@
 """Follow-ups sent into a run in progress (`inject`), from the run's task or any thread.
 
 A follow-up waits in the run core's `InterruptBox` until a ReAct loop's interrupt point (its
-done check) takes it at the next iteration boundary. Only a run in progress (running, or
-suspended for an approval) takes one: a follow-up queued for some later run would silently join
-an unrelated question. From another thread the follow-up is handed to the run's event loop
-within a bounded wait, and withdrawn when the loop never takes it, so it is never queued behind
-the caller's back.
+done check) takes it at the next iteration boundary. The waiting follow-ups are part of every
+checkpoint (`Checkpoint.followups`), and one sent to a suspended run that a store records is saved
+at once (`keep`) before it counts as queued: a resume by another process delivers it, and the
+save after the tick that lets it in holds it in the state only (exactly once).
+
+Only a run in progress (running, or suspended for an approval) takes one: a follow-up queued
+for some later run would silently join an unrelated question. From another thread the follow-up
+is handed to the run's event loop within a bounded wait, and withdrawn when the loop never takes
+it, so it is never queued behind the caller's back.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from collections.abc import Callable, Iterable
 import py_trees
 
 from ..bt._node import walk
+from ..checkpoint._contract import FollowUp
 from ..nodes._interrupts import InterruptBox, InterruptGate
 from ..telemetry import events as ev
 from ..telemetry._hub import TelemetryHub
@@ -65,10 +70,17 @@ class Interrupts:
             self._points.add(node.namespace)
 
     def inject(
-        self, content: str, namespace: str | None, timeout: float, in_progress: Callable[[], bool]
+        self,
+        content: str,
+        namespace: str | None,
+        timeout: float,
+        in_progress: Callable[[], bool],
+        keep: Callable[[], None],
     ) -> None:
         """Queue a follow-up (see `Agent.inject`) if `in_progress()` (a run is under way or
-        suspended) when the run's loop takes it."""
+        suspended) when the run's loop takes it; `keep()` makes the queue durable (a no-op
+        while the run is being driven: its next save carries it), and the follow-up is
+        withdrawn when it raises."""
         if not isinstance(content, str) or not content.strip():
             raise ValueError("inject() needs a non-empty message")
         loop = self.loop
@@ -77,14 +89,14 @@ class Interrupts:
         except RuntimeError:
             current = None
         if loop is None or current is loop:
-            self._queue(content, namespace, in_progress)
+            self._queue(content, namespace, in_progress, keep)
             return
         if not loop.is_running():
             if self.running:  # its loop stopped under the run: nothing will ever take it
                 raise RuntimeError(_LOOP_GONE)
-            self._queue(content, namespace, in_progress)  # suspended: the next resume takes it
+            self._queue(content, namespace, in_progress, keep)  # suspended: the next resume takes it
             return
-        self._hand_to_loop(loop, content, namespace, timeout, in_progress)
+        self._hand_to_loop(loop, content, namespace, timeout, in_progress, keep)
 
     def _hand_to_loop(
         self,
@@ -93,6 +105,7 @@ class Interrupts:
         namespace: str | None,
         timeout: float,
         in_progress: Callable[[], bool],
+        keep: Callable[[], None],
     ) -> None:
         """Queue a follow-up on the run's loop from another thread, within a bounded wait:
         a hand-over the loop never takes (it stopped, or stayed busy) is withdrawn, so it
@@ -103,7 +116,7 @@ class Interrupts:
             if not queued.set_running_or_notify_cancel():
                 return  # the caller gave up waiting
             try:
-                self._queue(content, namespace, in_progress)
+                self._queue(content, namespace, in_progress, keep)
             except BaseException as exc:
                 queued.set_exception(exc)
             else:
@@ -129,13 +142,21 @@ class Interrupts:
                 )
         queued.result()
 
-    def _queue(self, content: str, namespace: str | None, in_progress: Callable[[], bool]) -> None:
+    def _queue(
+        self, content: str, namespace: str | None, in_progress: Callable[[], bool], keep: Callable[[], None]
+    ) -> None:
         if not in_progress():
             raise RuntimeError(
                 "no run in progress to inject into: start one with run() and send this message as its input"
             )
         target = self._target(namespace)
         self.box.put(target, content)
+        if not self.running:
+            try:
+                keep()
+            except BaseException:
+                self.box.withdraw(target, content)
+                raise
         if self._telemetry.active:
             self._telemetry.emit(
                 ev.INJECT, node=self._node, namespace=target, status="queued", content=content
@@ -154,6 +175,15 @@ class Interrupts:
             f"no ReAct loop of this tree takes follow-ups in namespace {namespace!r} "
             f"(loops with interrupt points: {known}); pass namespace=..."
         )
+
+    def saved(self) -> list[FollowUp]:
+        """The waiting follow-ups, as a checkpoint keeps them."""
+        return [FollowUp(namespace=ns, content=content) for ns, content in self.box.waiting()]
+
+    def restore(self, followups: Iterable[FollowUp]) -> None:
+        """Wait with the follow-ups a loaded checkpoint saved (and no others: the store is what
+        the thread holds)."""
+        self.box.replace((f.namespace, f.content) for f in followups)
 
     def drop(self) -> None:
         """Report follow-ups no loop took (the run ended first) as dropped."""

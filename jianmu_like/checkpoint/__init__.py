@@ -14,6 +14,7 @@ _EXPORTS = {
         "Commit",
         "DecisionConflictError",
         "Durability",
+        "FollowUp",
         "ThreadConflictError",
     ),
     "._history": ("CheckpointInfo", "CheckpointSummary"),
@@ -40,6 +41,7 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from ._contract import Commit as Commit
     from ._contract import DecisionConflictError as DecisionConflictError
     from ._contract import Durability as Durability
+    from ._contract import FollowUp as FollowUp
     from ._contract import ThreadConflictError as ThreadConflictError
     from ._history import CheckpointInfo as CheckpointInfo
     from ._history import CheckpointSummary as CheckpointSummary

@@ -50,6 +50,14 @@ class DecisionConflictError(CheckpointError):
     """A different decision was already stored for an approval."""
 
 
+class FollowUp(BaseModel):
+    """A follow-up sent to a run (`Agent.inject`) that no ReAct loop has taken yet."""
+
+    namespace: str | None = None
+    """The loop that takes it (its namespace)."""
+    content: str
+
+
 class Checkpoint(BaseModel):
     """Everything needed to continue a run."""
 
@@ -74,6 +82,10 @@ class Checkpoint(BaseModel):
     source: str | None = None
     """The agent file the thread's tree was built from (`load_agent`), when known: what a
     `jianmu-like resume` of the thread must be given, so the command line can say so."""
+    followups: list[FollowUp] = Field(default_factory=list)
+    """Follow-ups waiting for the run's next iteration boundary, saved with the state they will
+    join: whichever process resumes the thread delivers them, and the save after the tick that
+    lets them in has them in its state and no longer here (delivered exactly once)."""
 
 
 class StoredDecision(BaseModel):

@@ -29,7 +29,7 @@ from .._keys import StateKeys
 from ..bt._progress import TreeMismatchError, capture_progress, restore_progress, tree_fingerprint
 from ..state._journal import JournalEntry, finish_entry
 from ..state._manager import StateError, StateManager
-from ._contract import AsyncCheckpointer, Commit, Durability
+from ._contract import AsyncCheckpointer, Commit, Durability, FollowUp
 from ._history import summarize
 from ._owner import new_owner
 from ._store import Checkpoint, Checkpointer, CheckpointError, CheckpointStatus, schema_fingerprint
@@ -119,6 +119,8 @@ class RunRecorder:
         lost write may be written as if it had landed)."""
         self._read_outcomes = False
         """An outcome was written since the last save ("async": the next save goes at once)."""
+        self.followups: Callable[[], list[FollowUp]] = list
+        """The follow-ups waiting to be let in, saved with every checkpoint (the run core's box)."""
         state_manager.journal = RecorderJournal(self)
 
     @property
@@ -216,6 +218,20 @@ class RunRecorder:
         status but "running" releases the claim."""
         if self.thread_id is not None:
             await self._write(self._checkpoint(status))
+
+    def save_idle(self, status: CheckpointStatus) -> None:
+        """Save now, synchronously, while no run drives the thread (a suspended run's follow-ups,
+        sent from outside the run's loop): no write of the run is in flight, so this goes
+        straight to the store's own transaction, conditional on the seq last seen like every
+        save."""
+        if self.thread_id is None:
+            return
+        if self._failed is not None:
+            raise self._failed
+        checkpoint, version = self._checkpoint(status), self.state_manager.version
+        self.checkpointer.commit(dataclasses.replace(self._work(checkpoint), finished=tuple(self._outcomes)))
+        self._outcomes = []
+        self._saved(checkpoint, version)
 
     # ------------------------------------------------------------------ journal
     def journal_entries(self) -> Mapping[str, JournalEntry]:
@@ -424,6 +440,7 @@ class RunRecorder:
             tree=tree,
             summary=summarize(state, tree, self.keys),
             source=self.source,
+            followups=self.followups(),
         )
 
     async def load(self, thread_id: str) -> Checkpoint:

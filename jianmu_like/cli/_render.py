@@ -4,6 +4,12 @@
 can be tested with a console writing into a string. With `live=True` it also serves as the
 renderable of a `rich.live.Live`: the tree with every node's status, plus the answer being
 streamed (printed above the live area once the reply is complete).
+
+The model's reasoning (a reasoning server's `reasoning_content`) is part of the transcript in
+both views, as the console shows it: dimmed, after a `thinking:` label (what tells it apart
+where there are no colours: a pipe, `NO_COLOR`), streamed as it arrives or whole when the reply
+was not streamed. Programs read `--json`, whose events carry it too (`reasoning.delta`,
+`reply.completed.reasoning`).
 """
 
 from __future__ import annotations
@@ -126,22 +132,41 @@ class EventRenderer:
         self._segment: str | None = None  # namespace of the text being streamed, if any
         self._streaming = False
         self._buffer = ""
+        self._thinking: str | None = None
+        """The reasoning being streamed (None: none is), and `_thinker` its namespace."""
+        self._thinker: str | None = None
+        self._reasoned = False
+        """Reasoning was streamed for the current reply (its `reply.completed` repeats it whole)."""
 
     # ------------------------------------------------------------------ events
     def handle(self, event: Event) -> None:
         """Render one event."""
         data, kind = event.data, event.type
+        if kind == ev.REASONING_DELTA:
+            self._think(event.namespace, str(data.get("delta", "")))
+            return
+        if kind == ev.REPLY_STARTED:
+            self._reasoned = False
+            return
         if kind == ev.TEXT_DELTA:
+            self._end_thought()
             self._delta(event.namespace, str(data.get("delta", "")))
             return
         if kind == ev.TEXT_RESET:
+            self._end_thought(void=bool(data.get("reasoning_discarded")))
             self._void_segment(event.namespace)
             return
         if kind == ev.REPLY_COMPLETED:
+            self._end_thought()
             self._end_segment()
+            reasoning = data.get("reasoning")
+            if reasoning and not self._reasoned:  # not streamed: the whole reasoning, once
+                self.console.print(self._prefixed(event.namespace, _thought(str(reasoning).strip())))
+            self._reasoned = False
             return
         line = self._line(kind, data)
         if line is not None:
+            self._end_thought()
             self._end_segment()
             self.console.print(self._prefixed(event.namespace, line))
 
@@ -203,6 +228,39 @@ class EventRenderer:
             self.console.print(Text(delta), end="")
             self.console.file.flush()
 
+    def _think(self, namespace: str | None, delta: str) -> None:
+        """A piece of the model's reasoning: dimmed, after a `thinking:` label (see the module)."""
+        if not delta:
+            return
+        self._end_segment()
+        if self._thinking is not None and self._thinker != namespace:
+            self._end_thought()
+        self._reasoned = True
+        if self._thinking is None:
+            self._thinking, self._thinker = "", namespace
+            if not self.live:
+                self.console.print(self._prefixed(namespace, _thought("")), end="")
+        self._thinking += delta
+        if not self.live:
+            self.console.print(Text(delta, style="dim"), end="")
+            self.console.file.flush()
+
+    def _end_thought(self, *, void: bool = False) -> None:
+        """Finish the reasoning being streamed: end its line, or print it above the live view;
+        `void` (the attempt was cut off): the live view drops it, printed text is marked."""
+        thought, self._thinking = self._thinking, None
+        if thought is None:
+            return
+        if self.live:
+            if thought.strip() and not void:
+                self.console.print(self._prefixed(self._thinker, _thought(thought.strip())))
+            return
+        if not thought.endswith("\n"):
+            self.console.print()
+        if void:
+            note = Text("↺ cut off mid-stream: the reasoning above is discarded", style="yellow")
+            self.console.print(self._prefixed(self._thinker, note))
+
     def _void_segment(self, namespace: str | None) -> None:
         """A model call's attempt failed mid-stream: its text is void (a retry streams anew).
         The live view drops it; printed text cannot be taken back, so it is marked as cut off."""
@@ -237,6 +295,8 @@ class EventRenderer:
         parts: list[RenderableType] = []
         if self.root is not None:
             parts.append(tree_view(self.root, statuses=True))
+        if self._thinking:
+            parts.append(self._prefixed(self._thinker, _thought(self._thinking)))
         if self._streaming and self._buffer:
             parts.append(self._prefixed(self._segment, Text(self._buffer)))
         return Group(*parts)
@@ -244,11 +304,19 @@ class EventRenderer:
     # ------------------------------------------------------------------ end of run
     def finish(self, result: AgentResult, usage: Usage) -> None:
         """The answer (unless already streamed) and one summary line."""
+        self._end_thought()
         self._end_segment()
         answer = (result.final_answer or "").strip()
         if result.status == "success" and answer and answer not in self.shown:
             self.console.print(Text(answer, style="bold"))
         self.console.print(summary_line(result, usage))
+
+
+def _thought(reasoning: str) -> Text:
+    """The model's reasoning as the transcript shows it: a `thinking:` label, dimmed text."""
+    text = Text("thinking: ", style="dim italic")
+    text.append(reasoning, style="dim")
+    return text
 
 
 def summary_line(result: AgentResult, usage: Usage) -> Text:

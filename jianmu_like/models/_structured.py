@@ -169,6 +169,9 @@ class StructuredResult(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     failures: dict[str, str] = Field(default_factory=dict)
     """Why each level tried before the successful one failed."""
+    reasoning: str | None = None
+    """The model's reasoning on the reply the value was read from (`Message.reasoning_content`),
+    for people (a node's `reply.completed`); None for the default."""
 
 
 async def structured_llm_call(
@@ -212,7 +215,13 @@ async def structured_llm_call(
             state.failures[level] = "the reply is nested too deeply to validate"
             continue
         return StructuredResult(
-            value=value, raw=raw, level=level, calls=state.calls, usage=state.usage, failures=state.failures
+            value=value,
+            raw=raw,
+            level=level,
+            calls=state.calls,
+            usage=state.usage,
+            failures=state.failures,
+            reasoning=state.reasoning,
         )
     if default_value is NO_DEFAULT:
         raise StructuredOutputError(state.failures, calls=state.calls, usage=state.usage)
@@ -246,12 +255,15 @@ class _Call:
         self.usage = Usage()
         self.failures: dict[str, str] = {}
         self.regex_fallback: TextReading | None = None
+        self.reasoning: str | None = None
+        """The reasoning of the last reply (the one a successful level reads)."""
 
     async def _ask(self, messages: list[Message], **fields: Any) -> Message:
         self.calls += 1
         request = ModelRequest(messages=messages, **self.params, **fields)
         response = await self.client.complete(request, on_event=self.on_event)
         self.usage = self.usage + response.usage
+        self.reasoning = response.message.reasoning_content
         return response.message
 
     async def native(self) -> tuple[dict[str, Any], Any]:

@@ -11,7 +11,7 @@ answer stands and the follow-ups are reported as dropped at the end of the run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import py_trees
 from py_trees.common import Status
@@ -44,6 +44,24 @@ class InterruptBox:
     def contents(self) -> list[str]:
         """Every waiting follow-up, in order of namespace then arrival."""
         return [content for queue in self._queues.values() for content in queue]
+
+    def waiting(self) -> list[tuple[str | None, str]]:
+        """Every waiting follow-up (namespace, content), left in the box."""
+        return [(ns, content) for ns, queue in self._queues.items() for content in queue]
+
+    def withdraw(self, namespace: str | None, content: str) -> None:
+        """Take back the newest follow-up `put` for `namespace` (it could not be kept)."""
+        queue = self._queues.get(namespace)
+        if queue and queue[-1] == content:
+            queue.pop()
+            if not queue:
+                del self._queues[namespace]
+
+    def replace(self, waiting: Iterable[tuple[str | None, str]]) -> None:
+        """Hold exactly these follow-ups (the ones a restored checkpoint saved)."""
+        self._queues = {}
+        for namespace, content in waiting:
+            self.put(namespace, content)
 
     def drain(self) -> list[tuple[str | None, str]]:
         """Take every waiting follow-up (namespace, content)."""

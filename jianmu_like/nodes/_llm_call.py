@@ -25,7 +25,7 @@ from ..state._contract import StateContract, declare
 from ..telemetry import events as ev
 from ._llm import configured_client, fail_with_model_error
 from ._message import placeholder_keys, render
-from ._one_call import request_for, spent, structured_call
+from ._one_call import reply_completed, request_for, spent, structured_call
 from ._settings import ModelCallConfig
 
 
@@ -93,7 +93,8 @@ class LLMCallNode(AsyncBehaviour):
                 answer = json.dumps(result.raw, ensure_ascii=False)
                 updates[self.output_key] = result.value
                 updates[keys.final_answer] = answer
-                reply, usage = ai(answer), result.usage
+                reply = ai(answer).model_copy(update={"reasoning_content": result.reasoning})
+                usage = result.usage
         except (ModelError, StructuredOutputError) as exc:
             known = isinstance(exc, (ModelCallFailed, StructuredOutputError))
             reason = str(exc) if known else f"model call failed: {exc}"
@@ -104,15 +105,7 @@ class LLMCallNode(AsyncBehaviour):
         updates[keys.messages] = [*asked, reply]
         updates[keys.usage] = usage
         sm.update(updates, ns)
-        self.emit(
-            ev.REPLY_COMPLETED,
-            round=1,
-            tool_calls=[],
-            final=True,
-            content=answer,
-            usage=usage.model_dump(),
-            reasoning=reply.reasoning_content,
-        )
+        reply_completed(self.emit, answer, usage, reply.reasoning_content)
         return Status.SUCCESS
 
     def _request(self, prompt: list[Message]) -> ModelRequest:

@@ -9,7 +9,7 @@ such call at once.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
@@ -18,6 +18,7 @@ from ..models._client import ModelClient
 from ..models._messages import Message
 from ..models._structured import StructuredOutputError, StructuredResult, structured_llm_call
 from ..models._types import ModelRequest, Usage
+from ..telemetry import events as ev
 from ._settings import ModelCallConfig
 
 
@@ -63,3 +64,18 @@ def spent(exc: BaseException) -> Usage | None:
     if isinstance(exc, StructuredOutputError) and exc.calls:
         return exc.usage
     return None
+
+
+def reply_completed(emit: Callable[..., None], content: str, usage: Usage, reasoning: str | None) -> None:
+    """The `reply.completed` of a node that asks once and answers (a single-call LLM node, a
+    `PromptCall`, the supervisor's answer): final, no tool calls, and the model's reasoning on
+    it as the ReAct loop's LLM node puts it, for people (never sent back to the model)."""
+    emit(
+        ev.REPLY_COMPLETED,
+        round=1,
+        tool_calls=[],
+        final=True,
+        content=content,
+        usage=usage.model_dump(),
+        reasoning=reasoning,
+    )

@@ -25,7 +25,7 @@ from ..models._messages import Message
 from ..models._structured import StructuredOutputError
 from ..telemetry import events as ev
 from ._llm import configured_client, fail_with_model_error
-from ._one_call import request_for, spent, structured_call
+from ._one_call import reply_completed, request_for, spent, structured_call
 from ._settings import LLMNodeConfig
 
 
@@ -71,12 +71,13 @@ class PromptCall(AsyncBehaviour):
                 request = request_for(config, messages)
                 response = await self.model_client.complete(request, on_event=on_event)
                 value: Any = response.message.content or ""
-                text, usage = value, response.usage
+                text, usage, reasoning = value, response.usage, response.message.reasoning_content
             else:
                 result = await structured_call(
                     self.model_client, messages, self.schema, config, parse_fn=self.parse, on_event=on_event
                 )
                 value, text, usage = result.value, json.dumps(result.raw, ensure_ascii=False), result.usage
+                reasoning = result.reasoning
         except (ModelError, StructuredOutputError) as exc:
             known = isinstance(exc, (ModelCallFailed, StructuredOutputError))
             reason = f"{self.name}: " + (str(exc) if known else f"model call failed: {exc}")
@@ -87,9 +88,7 @@ class PromptCall(AsyncBehaviour):
         updates = self.accept(value, text)
         updates[keys.usage] = usage
         self.state_manager.update(updates, self.namespace)
-        self.emit(
-            ev.REPLY_COMPLETED, round=1, tool_calls=[], final=True, content=text, usage=usage.model_dump()
-        )
+        reply_completed(self.emit, text, usage, reasoning)
         return Status.SUCCESS
 
     def _on_model_event(self, event_type: str, data: dict[str, Any]) -> None:

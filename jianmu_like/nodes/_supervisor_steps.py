@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from py_trees.common import Status
 from pydantic import BaseModel, Field
@@ -27,7 +27,7 @@ from ..state._manager import StateManager
 from ..telemetry import events as ev
 from ._context import with_date
 from ._llm import configured_client, fail_with_model_error
-from ._one_call import request_for, spent, structured_call
+from ._one_call import reply_completed, request_for, spent, structured_call
 from ._settings import ModelCallConfig
 
 SUB_QUESTIONS = "sub_questions"
@@ -98,6 +98,14 @@ def results_text(sm: StateManager, config: ModelCallConfig, items: Sequence[dict
     return "\n\n".join(blocks)
 
 
+class Asked(NamedTuple):
+    """What one supervisor call got: the value, its cost, and the model's reasoning on it."""
+
+    value: Any
+    usage: Usage
+    reasoning: str | None
+
+
 class SupervisorCall(AsyncBehaviour):
     """Base of the supervisor's steps: a model client, a config, the supervisor namespace and
     the supervisor's system prompt."""
@@ -125,9 +133,7 @@ class SupervisorCall(AsyncBehaviour):
         history = self.state_manager.get(self.keys.messages, self.namespace)
         return [system(with_date(self.system_prompt)), *history, human(instruction)]
 
-    async def structured(
-        self, prompt: list[Message], schema: type[BaseModel], reading: TextReading
-    ) -> tuple[Any, Usage]:
+    async def structured(self, prompt: list[Message], schema: type[BaseModel], reading: TextReading) -> Asked:
         """A structured value; a reply in prose is read by `reading` (a model that answers the
         supervisor in plain text still answers: both schemas have a plain-text meaning)."""
         result = await structured_call(
@@ -138,12 +144,12 @@ class SupervisorCall(AsyncBehaviour):
             on_event=self._on_model_event,
             regex_fallback=reading,
         )
-        return result.value, result.usage
+        return Asked(result.value, result.usage, result.reasoning)
 
-    async def text(self, prompt: list[Message]) -> tuple[str, Usage]:
+    async def text(self, prompt: list[Message]) -> Asked:
         request = request_for(self.config, prompt)
         response = await self.model_client.complete(request, on_event=self._on_model_event)
-        return response.message.content or "", response.usage
+        return Asked(response.message.content or "", response.usage, response.message.reasoning_content)
 
     def fail(self, exc: Exception) -> Status:
         reason = f"{self.name}: {exc}"
@@ -153,7 +159,7 @@ class SupervisorCall(AsyncBehaviour):
             updates[self.keys.usage] = cost
         return fail_with_model_error(self, exc, reason, updates)
 
-    def answer(self, text: str, usage: Usage) -> None:
+    def answer(self, text: str, usage: Usage, reasoning: str | None) -> None:
         """Write the supervisor's final answer (and the run's termination)."""
         keys = self.keys
         sm = self.state_manager
@@ -164,15 +170,13 @@ class SupervisorCall(AsyncBehaviour):
             {
                 keys.final_answer: text,
                 keys.done: True,
-                keys.messages: [ai(text)],
+                keys.messages: [ai(text).model_copy(update={"reasoning_content": reasoning})],
                 keys.usage: usage,
                 keys.termination: termination,
             },
             self.namespace,
         )
-        self.emit(
-            ev.REPLY_COMPLETED, round=1, tool_calls=[], final=True, content=text, usage=usage.model_dump()
-        )
+        reply_completed(self.emit, text, usage, reasoning)
 
     def _on_model_event(self, event_type: str, data: dict[str, Any]) -> None:
         self.emit(event_type, **data)
@@ -222,7 +226,7 @@ class SplitStep(SupervisorCall):
             "each answerable on its own by a research assistant with tools."
         )
         try:
-            plan, usage = await self.structured(self.prompt(instruction), SupervisorPlan, plan_from_text)
+            plan, usage, _ = await self.structured(self.prompt(instruction), SupervisorPlan, plan_from_text)
         except (ModelError, StructuredOutputError) as exc:
             return self.fail(exc)
         questions = [q.strip() for q in plan.sub_questions if q.strip()][: self.max_agents]
@@ -261,7 +265,7 @@ class GatherStep(SupervisorCall):
         else:
             instruction += "Write the final answer to the task in `answer`."
         try:
-            decision, usage = await self.structured(
+            decision, usage, reasoning = await self.structured(
                 self.prompt(instruction), SupervisorDecision, decision_from_text
             )
         except (ModelError, StructuredOutputError) as exc:
@@ -271,7 +275,7 @@ class GatherStep(SupervisorCall):
             sm.update({FOLLOW_UPS: follow_ups, self.keys.usage: usage}, ns)
             self.emit(ev.SUPERVISOR_FOLLOW_UPS, follow_ups=follow_ups)
             return Status.SUCCESS
-        self.answer(decision.answer, usage)
+        self.answer(decision.answer, usage, reasoning)
         return Status.SUCCESS
 
 
@@ -325,8 +329,8 @@ class AnswerStep(SupervisorCall):
             + "\n\nWrite the final answer to the task."
         )
         try:
-            text, usage = await self.text(self.prompt(instruction))
+            text, usage, reasoning = await self.text(self.prompt(instruction))
         except ModelError as exc:
             return self.fail(exc)
-        self.answer(text, usage)
+        self.answer(text, usage, reasoning)
         return Status.SUCCESS

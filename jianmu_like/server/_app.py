@@ -25,12 +25,20 @@ from .._config import get_config
 from .._redact import redact
 from .._run.protocol import AgentLike
 from ..checkpoint._contract import Checkpointer
-from ..checkpoint._threads import ThreadView, UnknownThreadError, thread_history, thread_view, version_view
+from ..checkpoint._threads import (
+    ThreadView,
+    UnknownThreadError,
+    VersionView,
+    thread_history,
+    thread_view,
+    version_view,
+)
 from ..guard._approvals import InvalidEdit
 from ._artifacts import artifact_response
 from ._console import console_routes
 from ._elicitations import elicitation_routes
 from ._errors import error_response, http_error, internal_error
+from ._markdown import shown_messages
 from ._nodes import node_entries, tree_json
 from ._openai_compat import ChatCompletionRequest, OpenAIErrorShape, openai_routes
 from ._openapi import openapi_document
@@ -225,10 +233,13 @@ def create_app(
         return ThreadList(threads=heads)
 
     async def get_thread(request: Request, _body: None) -> ThreadView:
-        store, tid = thread_store(), request.path_params["thread_id"]
-        return await asyncio.to_thread(
-            thread_view, store, tid, label="the checkpoint store", keys=sample().keys
-        )
+        store, tid, keys = thread_store(), request.path_params["thread_id"], sample().keys
+
+        def read() -> ThreadView:
+            view = thread_view(store, tid, label="the checkpoint store", keys=keys)
+            return view.model_copy(update={"messages": shown_messages(view.messages)})
+
+        return await asyncio.to_thread(read)
 
     async def get_thread_history(request: Request, _body: None) -> ThreadHistory:
         store, tid = thread_store(), request.path_params["thread_id"]
@@ -243,13 +254,16 @@ def create_app(
                 [{"field": "seq", "message": "not a version number"}],
             )
         agent = sample()
-        view = await asyncio.to_thread(
-            version_view, store, tid, int(raw), label="the checkpoint store", keys=agent.keys
-        )
+
+        def read() -> tuple[VersionView, list[dict[str, Any]]]:
+            view = version_view(store, tid, int(raw), label="the checkpoint store", keys=agent.keys)
+            return view, shown_messages(view.messages)
+
+        view, messages = await asyncio.to_thread(read)
         ids = {path: node_id for node_id, path, _node in node_entries(agent.tree)}
         return CheckpointState(
             version=view.version,
-            messages=redact(view.messages),  # like every answer of the server: no secrets
+            messages=messages,
             nodes=[
                 NodeState(id=ids.get(path), path=path, status=status) for path, status in view.tree.items()
             ],

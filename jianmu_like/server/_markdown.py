@@ -12,10 +12,14 @@ event handler) is a second wall behind the sanitiser, not the first.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cache
+from typing import Any
 
 import nh3
 from markdown_it import MarkdownIt
+
+from .._redact import redact
 
 ALLOWED_TAGS = frozenset(
     {
@@ -55,3 +59,18 @@ def answer_html(answer: str | None) -> str | None:
     if answer is None or len(answer) > MAX_RENDERED_CHARS:
         return None
     return render_markdown(answer)
+
+
+def shown_messages(messages: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Saved messages as the server answers them (a thread, a saved version): redacted like every
+    answer, and each assistant message with text gets `html`, its markdown as `answer_html`
+    renders a run's final answer (None when too long), so a reopened conversation's answers look
+    as they did when they streamed."""
+    shown: list[dict[str, Any]] = []
+    for message in messages:
+        item = redact(message)
+        content = item.get("content")
+        if item.get("role") == "assistant" and isinstance(content, str) and content:
+            item["html"] = answer_html(content)
+        shown.append(item)
+    return shown

@@ -14,9 +14,11 @@ later one adds only its last user message (front-ends resend the whole history e
 A run that needs a human approval cannot answer: the response is an error (409 `approval_required`,
 or an error chunk in a stream) telling where to approve and how to read the answer afterwards.
 
-Streaming sends the role at once and the final answer when the agent knows it is final: a
-reply's text may turn out to be a thought before a tool call, which a chat-completions stream
-cannot withdraw. Usage comes in the last chunk (per the spec's empty-choices chunk when
+Streaming sends the role at once, the model's reasoning as it arrives (`delta.reasoning_content`,
+as llama.cpp and DeepSeek do; the whole reply carries it on `message.reasoning_content`: see
+`server.chat_reasoning`), and the final answer when the agent knows it is final: a reply's text
+may turn out to be a thought before a tool call, which a chat-completions stream cannot withdraw.
+Usage comes in the last chunk (per the spec's empty-choices chunk when
 `stream_options.include_usage` is set).
 """
 
@@ -37,6 +39,7 @@ from starlette.types import Message as ASGIMessage
 
 from ..errors import JianmuError
 from ..models._messages import Message, ai, human, system
+from ._chat_reasoning import ChatReasoning
 from ._routes import ApiRoute
 from ._runs import NotFound, RunConflict, RunRecord, RunRegistry
 from ._schemas import ChatCompletion, ModelCard, ModelList
@@ -178,15 +181,22 @@ def _approval_error(record: RunRecord, base_url: str) -> OpenAIError:
     )
 
 
-async def outcome(record: RunRecord) -> tuple[str, dict[str, Any]]:
-    """Follow a run until it answers, suspends or fails: ("answer", done payload) with the
-    answer, ("approval", {}) or ("failure", done payload)."""
+async def progress(
+    record: RunRecord, reasoning: ChatReasoning
+) -> AsyncIterator[tuple[Literal["reasoning", "answer", "approval", "failure"], Any]]:
+    """Follow a run until it answers, suspends or fails: ("reasoning", text) for each piece of
+    the model's reasoning as it arrives (`reasoning` keeps the whole), then one of ("answer",
+    done payload), ("approval", {}) or ("failure", done payload)."""
     async for message in record.follow(0):
+        if piece := reasoning.take(message.event, message.data):
+            yield "reasoning", piece
         if message.event == "approval" and message.data.get("status") == "pending":
-            return "approval", {}
+            yield "approval", {}
+            return
         if message.event == "done":
-            return ("answer" if message.data.get("status") == "success" else "failure"), message.data
-    return "failure", {"error": record.error or "the run ended without an answer"}
+            yield ("answer" if message.data.get("status") == "success" else "failure"), message.data
+            return
+    yield "failure", {"error": record.error or "the run ended without an answer"}
 
 
 def _failure(done: dict[str, Any]) -> OpenAIError:
@@ -239,11 +249,15 @@ def openai_routes(
         if body.stream:
             include_usage = body.stream_options is not None and body.stream_options.include_usage
             return _stream(record, ident, name, base, include_usage, extra)
-        kind, done = await outcome(record)
-        if kind == "approval":
-            raise _approval_error(record, base)
-        if kind == "failure":
-            raise _failure(done)
+        reasoning = ChatReasoning()
+        async for kind, done in progress(record, reasoning):
+            if kind == "approval":
+                raise _approval_error(record, base)
+            if kind == "failure":
+                raise _failure(done)
+        message = {"role": "assistant", "content": done.get("answer") or ""}
+        if reasoning.whole is not None:
+            message["reasoning_content"] = reasoning.whole
         completion = ChatCompletion(
             id=ident,
             object="chat.completion",
@@ -252,7 +266,7 @@ def openai_routes(
             choices=[
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": done.get("answer") or ""},
+                    "message": message,
                     "finish_reason": "stop",
                 }
             ],
@@ -280,11 +294,13 @@ def openai_routes(
 
         async def events() -> AsyncIterator[ServerSentEvent]:
             yield chunk([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
-            kind, done = await outcome(record)
-            if kind != "answer":
-                error = _approval_error(record, base) if kind == "approval" else _failure(done)
-                yield ServerSentEvent(data=json.dumps(error.body(), ensure_ascii=False))
-                return
+            async for kind, done in progress(record, ChatReasoning()):
+                if kind == "reasoning":
+                    yield chunk([{"index": 0, "delta": {"reasoning_content": done}, "finish_reason": None}])
+                elif kind != "answer":
+                    error = _approval_error(record, base) if kind == "approval" else _failure(done)
+                    yield ServerSentEvent(data=json.dumps(error.body(), ensure_ascii=False))
+                    return
             answer = str(done.get("answer") or "")
             if answer:
                 yield chunk([{"index": 0, "delta": {"content": answer}, "finish_reason": None}])

@@ -431,6 +431,8 @@ class RunRegistry:
             raise finished
         try:
             record.agent.inject(content)
+        except CheckpointError as exc:  # the store refused to keep it (resumed elsewhere since)
+            raise RunConflict(f"run {run_id!r}: {exc}") from exc
         except RuntimeError as exc:  # ended between the check and the call
             raise finished from exc
         except ValueError as exc:

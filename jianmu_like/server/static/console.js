@@ -632,22 +632,45 @@
     }
   }
 
-  // Messages (OpenAI shape) as list items: role, then the text or the tool calls.
+  // A tool call as people read it: its name, then its arguments as indented JSON, in either
+  // shape the API sends (as saved: {name, arguments}; OpenAI's: {function: {name, arguments}},
+  // the arguments a JSON string, shown as sent when it is not JSON).
+  function toolCallText(call) {
+    const fn = call.function || call;
+    let args = fn.arguments ?? {};
+    if (typeof args === "string") {
+      try {
+        args = JSON.parse(args);
+      } catch {
+        // not JSON: the text the model sent
+      }
+    }
+    return `${fn.name}(${pretty(args)})`;
+  }
+
+  // Messages as list items: role, the text (markdown rendered by the server when it sent
+  // `html`), then each tool call.
   function messageItems(messages) {
     return messages.map((message) => {
       const item = el("li", "message");
       item.dataset.role = message.role;
+      const body = el("div", "content");
       const content = message.content;
-      const text = typeof content === "string" && content ? content : pretty(message.tool_calls || content);
-      item.append(el("span", "role", message.role), el("span", null, text));
+      if (typeof message.html === "string") showHtml(body, message.html);
+      else body.textContent = typeof content === "string" ? content : pretty(content);
+      const calls = (message.tool_calls || []).map((call) => el("pre", "tool-call", toolCallText(call)));
+      item.append(el("span", "role", message.role), body, ...calls);
       return item;
     });
   }
 
+  // A past question and its answer (the assistant message: its `html` rendered by the server,
+  // as the answer showed when it streamed; its text when there is none, e.g. over the limit).
   function pastRun(question, answer) {
     const article = el("article", "run past");
     const answerBox = el("div", "answer");
-    answerBox.textContent = answer || "";
+    if (answer && typeof answer.html === "string") showHtml(answerBox, answer.html);
+    else answerBox.textContent = (answer && answer.content) || "";
     article.append(el("p", "question", question), el("div", "steps"), answerBox);
     return article;
   }
@@ -670,14 +693,14 @@
       const transcript = $("transcript");
       transcript.replaceChildren();
       let question = null;
-      let answer = "";
+      let answer = null;
       for (const message of view.messages) {
         if (message.role === "user") {
           if (question !== null) transcript.append(pastRun(question, answer));
           question = typeof message.content === "string" ? message.content : pretty(message.content);
-          answer = "";
+          answer = null;
         } else if (message.role === "assistant" && typeof message.content === "string" && message.content) {
-          answer = message.content;
+          answer = message;
         }
       }
       if (question !== null) transcript.append(pastRun(question, answer));
