@@ -75,7 +75,6 @@ class AgentLLMNode(AsyncBehaviour):
         self._client = configured_client(model_client, self.config)
         self.selection_key = selection_key
         self._view = ToolView()
-        self._persona: str | None = getattr(self.context_builder, "persona", None)
 
     def on_clone(self) -> None:
         """A request transform with per-conversation memory (`for_node`) gets a fresh copy."""
@@ -119,7 +118,9 @@ class AgentLLMNode(AsyncBehaviour):
                 "timeout": config.timeout,
                 "stream": config.stream,
                 "extra_params": self._extra_params,
-                "persona": self._persona,
+                # Read per call: a persona may be set once the tools are ready (an MCP prompt),
+                # after this node (or the template it was cloned from) was built.
+                "persona": getattr(self.context_builder, "persona", None),
             },
         )
         if self.request_transform is not None:

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         ElicitRequestParams,
         ElicitResult,
         ErrorData,
+        GetPromptResult,
         LoggingMessageNotificationParams,
         Prompt,
         ReadResourceResult,
@@ -199,11 +200,15 @@ class MCPToolProvider:
     async def get_prompt(self, name: str, arguments: Mapping[str, Any] | None = None) -> list[Message]:
         """The prompt `name` filled with `arguments` (`prompts/get`), as messages a tree can use
         (`system_prompt`, a first message); its text content only (images become placeholders)."""
+        return prompt_messages(await self.read_prompt(name, arguments), server=self.name, prompt=name)
+
+    async def read_prompt(self, name: str, arguments: Mapping[str, Any] | None = None) -> GetPromptResult:
+        """The prompt `name` as the server sends it (`prompts/get`): messages with content blocks."""
         args = {key: str(value) for key, value in (arguments or {}).items()}
-        result = await self._with_restart(
+        result: GetPromptResult = await self._with_restart(
             f"prompt {name!r}", lambda s: s.get_prompt(name, args or None), retry=True
         )
-        return prompt_messages(result, server=self.name, prompt=name)
+        return result
 
     # -- roots -----------------------------------------------------------------------------
 
