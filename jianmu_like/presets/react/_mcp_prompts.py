@@ -46,11 +46,11 @@ class MCPPromptReader:
     ) -> None:
         self.builder = builder
         self.persona_of = persona_of
-        self.wanted: list[tuple[PromptUse, MCPPrompt, MCPToolProvider]] = [
-            (use, prompt, _provider(toolset, prompt, use))
-            for use, prompt in (("system_prompt", system_prompt), ("first_messages", first_messages))
-            if prompt is not None
-        ]
+        uses: tuple[tuple[PromptUse, MCPPrompt | None], ...] = (
+            ("system_prompt", system_prompt),
+            ("first_messages", first_messages),
+        )
+        self.wanted = [(use, prompt, _provider(toolset, prompt, use)) for use, prompt in uses if prompt]
         self.done = False
 
     async def __call__(self) -> None:
@@ -59,7 +59,9 @@ class MCPPromptReader:
         for use, prompt, provider in self.wanted:
             messages = await read_agent_prompt(provider, prompt, use)
             if use == "system_prompt":
-                self.builder.set_system_prompt(self.persona_of("\n\n".join(m.content or "" for m in messages)))
+                self.builder.set_system_prompt(
+                    self.persona_of("\n\n".join(m.content or "" for m in messages))
+                )
             else:
                 self.builder.opening = tuple(messages)
         self.done = True

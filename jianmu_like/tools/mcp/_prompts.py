@@ -61,7 +61,9 @@ class MCPPromptError(ToolProviderError):
     def __init__(self, prompt: MCPPrompt, use: PromptUse, problem: str) -> None:
         self.prompt = prompt
         self.use = use
-        super().__init__(prompt.server, f"reading the agent's {use.replace('_', ' ')} from {prompt.describe()}", problem)
+        super().__init__(
+            prompt.server, f"reading the agent's {use.replace('_', ' ')} from {prompt.describe()}", problem
+        )
 
 
 def _text_of(content: Any) -> str | None:
@@ -104,8 +106,8 @@ def prompt_messages(result: GetPromptResult, *, server: str, prompt: str) -> lis
     """`result`'s messages as `human` / `ai` messages (MCP has no system role)."""
     messages: list[Message] = []
     for message in result.messages:
-        parts = [_text_of(block) for block in _blocks(message)]
-        text = "\n".join(p if p is not None else _placeholder(b) for p, b in zip(parts, _blocks(message)))
+        texts = ((_text_of(block), block) for block in _blocks(message))
+        text = "\n".join(t if t is not None else _placeholder(block) for t, block in texts)
         messages.append(ai(text) if message.role == "assistant" else human(text))
     if not messages:
         raise MCPToolError(
@@ -122,7 +124,10 @@ def check_arguments(prompt: MCPPrompt, listed: Sequence[Prompt], use: PromptUse)
         names = [p.name for p in listed]
         known = f"its prompts: {', '.join(names)}" if names else "it has no prompts"
         raise MCPPromptError(
-            prompt, use, f"server {prompt.server!r} has no prompt {prompt.name!r}{did_you_mean(prompt.name, names)}; {known}"
+            prompt,
+            use,
+            f"server {prompt.server!r} has no prompt {prompt.name!r}"
+            f"{did_you_mean(prompt.name, names)}; {known}",
         )
     declared = {argument.name: bool(argument.required) for argument in found.arguments or ()}
     signature = ", ".join(f"{n} (required)" if r else n for n, r in declared.items()) or "none"
@@ -139,7 +144,8 @@ def check_arguments(prompt: MCPPrompt, listed: Sequence[Prompt], use: PromptUse)
             raise MCPPromptError(
                 prompt,
                 use,
-                f"unknown argument {name!r}{did_you_mean(name, declared)} (the prompt's arguments: {signature})",
+                f"unknown argument {name!r}{did_you_mean(name, declared)} "
+                f"(the prompt's arguments: {signature})",
             )
 
 
@@ -163,7 +169,8 @@ def usable_messages(result: GetPromptResult, prompt: MCPPrompt, use: PromptUse) 
                 raise MCPPromptError(
                     prompt,
                     use,
-                    f"message {index} holds {_what(block)}; the agent's {use.replace('_', ' ')} can only be text",
+                    f"message {index} holds {_what(block)}; "
+                    f"the agent's {use.replace('_', ' ')} can only be text",
                 )
             texts.append(text)
         content = "\n".join(texts)
