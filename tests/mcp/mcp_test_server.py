@@ -5,7 +5,7 @@
 
 Its tools cover what a client must handle: plain and structured results, images and embedded
 resources, `isError`, slow calls (timeouts), a process that dies mid-call (restart / retry),
-and a tool list that changes.
+a tool list that changes, and prompts that only some places can take (a conversation, an image).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Annotated
 
 from mcp.server.mcpserver import Context, Image, MCPServer
+from mcp.server.mcpserver.prompts.base import AssistantMessage, Message, UserMessage
 from mcp.types import CallToolResult, EmbeddedResource, TextContent, TextResourceContents
 from pydantic import BaseModel
 
@@ -150,6 +151,22 @@ async def steps(count: int, pause: float, ctx: Context) -> str:
         await asyncio.sleep(pause)
         await ctx.report_progress(step, count, f"step {step}")
     return f"done after {count} steps"
+
+
+@server.prompt()
+def dialogue(topic: str) -> list[Message]:
+    """A user's question about `topic` and an assistant's first answer (a conversation: fine as
+    first messages, not as a system prompt)."""
+    return [UserMessage(f"Tell me about {topic}."), AssistantMessage(f"{topic} is worth a look.")]
+
+
+@server.prompt()
+def with_image() -> list[Message]:
+    """Text and a small PNG (text-only places must refuse it, not read a placeholder)."""
+    return [
+        UserMessage("Describe this picture:"),
+        UserMessage(Image(data=b"\x89PNG\r\n\x1a\n" + bytes(24), format="png")),
+    ]
 
 
 def serve_http() -> None:
