@@ -58,6 +58,10 @@ _EXPORTS = {
         "ElicitationRequest",
         "UnknownElicitation",
     ),
+    ".mcp._prompts": (
+        "MCPPrompt",
+        "MCPPromptError",
+    ),
     ".mcp._provider": (
         "MCPToolProvider",
         "mcp_servers_from_config",
@@ -107,6 +111,8 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .mcp._config import MCPServerConfig as MCPServerConfig
     from .mcp._config import parse_mcp_servers as parse_mcp_servers
     from .mcp._content import MCPConnectError as MCPConnectError
+    from .mcp._prompts import MCPPrompt as MCPPrompt
+    from .mcp._prompts import MCPPromptError as MCPPromptError
     from .mcp._content import MCPServerCrashedError as MCPServerCrashedError
     from .mcp._content import MCPServerError as MCPServerError
     from .mcp._content import MCPTimeoutError as MCPTimeoutError
