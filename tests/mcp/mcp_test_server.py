@@ -19,6 +19,7 @@ from typing import Annotated
 
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.prompts.base import AssistantMessage, Message, UserMessage
+from mcp.server.mcpserver.resources import TextResource
 from mcp.types import CallToolResult, EmbeddedResource, TextContent, TextResourceContents
 from pydantic import BaseModel
 
@@ -121,6 +122,15 @@ def crash_once(marker: str) -> str:
 def header(name: str, ctx: Context) -> str:
     """The value of an HTTP request header (streamable HTTP only)."""
     return (ctx.headers or {}).get(name.lower(), "(absent)")
+
+
+@server.tool()
+async def add_note(title: str, text: str, ctx: Context) -> str:
+    """Add a text resource `note://<title>` and tell the client the resource list changed (the
+    server starts with none, so other tests see no `read_resource` tool)."""
+    server.add_resource(TextResource(uri=f"note://{title}", name=title, text=text, mime_type="text/plain"))
+    await ctx.session.send_resource_list_changed()
+    return f"note://{title}"
 
 
 @server.tool()
