@@ -179,6 +179,15 @@ def with_image() -> list[Message]:
     ]
 
 
+@server.tool()
+async def chatty(count: int, ctx: Context) -> str:
+    """Log a line and report progress `count` times, then answer."""
+    for step in range(1, count + 1):
+        await ctx.info(f"working on step {step}")
+        await ctx.report_progress(step, count, f"step {step}")
+    return f"chatted {count} times"
+
+
 def serve_http() -> None:
     """Bind 127.0.0.1 only, on a port the OS picks, and say which (no race for a free port)."""
     import uvicorn
