@@ -4,6 +4,9 @@ over real HTTP from the project's SDK test server over stdio."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import httpx
 
 from jianmu_like import Agent, ReActConfig, create_react_node
@@ -13,10 +16,14 @@ from jianmu_like.tools import MCPToolProvider
 from tests.mcp.mcp_helpers import server_config
 from tests.server.sse_live import live_server, read_events
 
+ANSWER = "It chatted twice, as asked."
 
-def test_progress_and_server_logs_are_notes_of_the_running_call() -> None:
-    script = [call("chatty", count=2), reply("It chatted twice, as asked.")]
-    with ScriptedOpenAIServer(script) as srv:
+
+@contextmanager
+def served_chatty() -> Iterator[tuple[httpx.Client, str]]:
+    """An agent whose model calls the test server's `chatty` tool (two progress reports, two log
+    lines), then answers; served over HTTP."""
+    with ScriptedOpenAIServer([call("chatty", count=2), reply(ANSWER)]) as srv:
 
         def factory() -> Agent:
             provider = MCPToolProvider(server_config(call_timeout=PATIENCE))
@@ -26,8 +33,13 @@ def test_progress_and_server_logs_are_notes_of_the_running_call() -> None:
             )
 
         with live_server(create_app(factory)) as url, httpx.Client(base_url=url, timeout=PATIENCE) as http:
-            run_id = http.post("/api/runs", json={"input": "chat twice"}).json()["run_id"]
-            events = read_events(http, run_id)
+            yield http, url
+
+
+def test_progress_and_server_logs_are_notes_of_the_running_call() -> None:
+    with served_chatty() as (http, _url):
+        run_id = http.post("/api/runs", json={"input": "chat twice"}).json()["run_id"]
+        events = read_events(http, run_id)
     steps = [d for _, channel, d in events if channel == "step" and d.get("type") == "iteration"]
     [started] = [d for d in steps if d["status"] == "start"]
     notes = [d for d in steps if d["status"] in ("progress", "log")]
@@ -40,4 +52,4 @@ def test_progress_and_server_logs_are_notes_of_the_running_call() -> None:
     # Each note comes between the call's start and its end.
     order = [d["status"] for d in steps]
     assert order[0] == "start" and order[-1] == "done" and len(order) == 2 + len(notes)
-    assert events[-1][1] == "done" and events[-1][2]["answer"] == "It chatted twice, as asked."
+    assert events[-1][1] == "done" and events[-1][2]["answer"] == ANSWER
