@@ -176,9 +176,9 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .tools.mcp._config import MCPConfigError as MCPConfigError
     from .tools.mcp._content import MCPConnectError as MCPConnectError
     from .tools.mcp._content import MCPServerCrashedError as MCPServerCrashedError
-    from .tools.mcp._prompts import MCPPromptError as MCPPromptError
     from .tools.mcp._content import MCPServerError as MCPServerError
     from .tools.mcp._content import MCPTimeoutError as MCPTimeoutError
     from .tools.mcp._content import MCPToolError as MCPToolError
     from .tools.mcp._elicitation import ElicitationError as ElicitationError
     from .tools.mcp._elicitation import UnknownElicitation as UnknownElicitation
+    from .tools.mcp._prompts import MCPPromptError as MCPPromptError

@@ -111,8 +111,6 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .mcp._config import MCPServerConfig as MCPServerConfig
     from .mcp._config import parse_mcp_servers as parse_mcp_servers
     from .mcp._content import MCPConnectError as MCPConnectError
-    from .mcp._prompts import MCPPrompt as MCPPrompt
-    from .mcp._prompts import MCPPromptError as MCPPromptError
     from .mcp._content import MCPServerCrashedError as MCPServerCrashedError
     from .mcp._content import MCPServerError as MCPServerError
     from .mcp._content import MCPTimeoutError as MCPTimeoutError
@@ -122,6 +120,8 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .mcp._elicitation import ElicitationError as ElicitationError
     from .mcp._elicitation import ElicitationRequest as ElicitationRequest
     from .mcp._elicitation import UnknownElicitation as UnknownElicitation
+    from .mcp._prompts import MCPPrompt as MCPPrompt
+    from .mcp._prompts import MCPPromptError as MCPPromptError
     from .mcp._provider import MCPToolProvider as MCPToolProvider
     from .mcp._provider import mcp_servers_from_config as mcp_servers_from_config
     from .mcp._provider import mcp_tool_name as mcp_tool_name

@@ -20,7 +20,15 @@ from typing import Annotated
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.prompts.base import AssistantMessage, Message, UserMessage
 from mcp.server.mcpserver.resources import TextResource
-from mcp.types import CallToolResult, EmbeddedResource, TextContent, TextResourceContents
+from mcp.types import (
+    CallToolResult,
+    EmbeddedResource,
+    ModelHint,
+    ModelPreferences,
+    SamplingMessage,
+    TextContent,
+    TextResourceContents,
+)
 from pydantic import BaseModel
 
 server = MCPServer("jianmu-test", instructions="Tools for jianmu_like's MCP tests.", log_level="WARNING")
@@ -186,6 +194,18 @@ async def chatty(count: int, ctx: Context) -> str:
         await ctx.info(f"working on step {step}")
         await ctx.report_progress(step, count, f"step {step}")
     return f"chatted {count} times"
+
+
+@server.tool()
+async def ask_model(hint: str, ctx: Context) -> str:
+    """Ask the client's model for a word (sampling), preferring a model named like `hint`."""
+    preferences = ModelPreferences(hints=[ModelHint(name=hint)]) if hint else None
+    message = SamplingMessage(role="user", content=TextContent(type="text", text="One word, please."))
+    result = await ctx.session.create_message(
+        [message], max_tokens=10, model_preferences=preferences, related_request_id=ctx.request_id
+    )
+    text = result.content.text if isinstance(result.content, TextContent) else "?"
+    return f"{result.model} said {text}"
 
 
 def serve_http() -> None:

@@ -362,3 +362,26 @@ async def test_a_handler_answers_in_code_and_events_tell_the_run() -> None:
     assert "User declined to provide the requested information" in observation
     kinds = [(e.type, e.data.get("action")) for e in events if e.type.startswith("elicitation.")]
     assert kinds == [(ev.ELICITATION_REQUESTED, None), (ev.ELICITATION_RESOLVED, "decline")]
+
+
+async def test_model_hints_choose_among_the_allowed_sampling_models() -> None:
+    """The request's model hints pick an allowed model by name (the spec's substring rule); no
+    match, or no hint, falls back to the first allowed; without a list the agent's model answers.
+    The project's SDK server sends the hints (server-everything sends none)."""
+    with ScriptedOpenAIServer(lambda request: reply("hello")) as srv:
+        for models, hint, expected in [
+            (["small-model", "big-Claude-model"], "claude", "big-Claude-model"),
+            (["small-model", "big-Claude-model"], "gemini", "small-model"),
+            (["small-model", "big-Claude-model"], "", "small-model"),
+            ([], "claude", srv.client().model),
+        ]:
+            async with MCPToolProvider(server_config(sampling="allow", sampling_models=models)) as provider:
+                provider.use_model_client(srv.client())
+                tools = {tool.name: tool for tool in await provider.get_tools()}
+                assert await tools["ask_model"].invoke({"hint": hint}) == f"{expected} said hello", models
+        assert [request["model"] for request in srv.requests] == [
+            "big-Claude-model",
+            "small-model",
+            "small-model",
+            srv.client().model,
+        ]

@@ -88,6 +88,10 @@ class MCPServerConfig(BaseModel):
     `tools.mcp._sampling`; a `sampling_policy` on the provider may decide instead of allow/ask)."""
     sampling_max_tokens: int = Field(1024, gt=0)
     """The most tokens one sampling request may ask for (a larger `maxTokens` is capped)."""
+    sampling_models: list[str] = Field(default_factory=list)
+    """Models (on the answering client's server) that may answer the server's sampling requests:
+    the request's model hints choose among them (the first hint that is part of a model's name),
+    else the first answers. Empty: the client's own model (the agent's)."""
     elicitation: Literal["decline", "ask"] = "decline"
     """"ask": the server may ask the user for input mid-call (`elicitation/create`); requests
     wait for `MCPToolProvider.respond` (or a handler) at most `elicitation_timeout` seconds."""
