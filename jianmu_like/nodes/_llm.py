@@ -95,6 +95,8 @@ class AgentLLMNode(AsyncBehaviour):
         tools = self.tools
         schemas: list[dict[str, Any]] | None = None
         if tools is not None:
+            if tools.stale:  # a server changed its tools or resources since the last iteration
+                await tools.refresh()
             if not tools.ready:
                 await tools.ensure_ready()
             if self.selection_key is not None:

@@ -321,6 +321,12 @@ class MCPToolProvider:
         return self._session.pid if self._session is not None else None
 
     @property
+    def stale(self) -> bool:
+        """The server changed its tools or resources since they were listed (`list_changed`,
+        `resources/updated`): the next `get_tools` lists them again (see `ToolSet.stale`)."""
+        return self._stale
+
+    @property
     def connected(self) -> bool:
         return self._session is not None and self._session.alive
 
