@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel
@@ -68,21 +69,27 @@ def validate_command(args: argparse.Namespace, console: Console, errors: Console
     return EXIT_USAGE if failed else EXIT_OK
 
 
-def mcp_targets(spec: BaseModel) -> list[MCPServerConfig]:
-    """Every MCP server an agent file declares, its sub-agents' included (in file order)."""
-    found: list[MCPServerConfig] = []
+def _models_in(spec: BaseModel) -> Iterator[BaseModel]:
+    """`spec` and every model inside it (its agents, tree nodes and sections), in file order."""
     pending: list[Any] = [spec]
     while pending:
         value = pending.pop(0)
         if isinstance(value, BaseModel):
-            servers = getattr(value, "mcp_servers", None)
-            if servers:
-                found.extend(parse_mcp_servers(servers))
-            pending.extend(getattr(value, name) for name in type(value).model_fields if name != "mcp_servers")
+            yield value
+            pending.extend(getattr(value, name) for name in type(value).model_fields)
         elif isinstance(value, list | tuple):
             pending.extend(value)
         elif isinstance(value, dict):
             pending.extend(value.values())
+
+
+def mcp_targets(spec: BaseModel) -> list[MCPServerConfig]:
+    """Every MCP server an agent file declares, its sub-agents' included (in file order)."""
+    found: list[MCPServerConfig] = []
+    for model in _models_in(spec):
+        servers = getattr(model, "mcp_servers", None)
+        if servers:
+            found.extend(parse_mcp_servers(servers))
     return found
 
 
@@ -90,19 +97,11 @@ def mcp_prompt_uses(spec: BaseModel) -> list[tuple[str, str, MCPPrompt]]:
     """(agent name, `system_prompt` | `first_messages`, prompt) for each MCP prompt a file's
     agents read, in file order (a tree node inheriting the file's is the file's own line)."""
     found: list[tuple[str, str, MCPPrompt]] = []
-    pending: list[Any] = [spec]
-    while pending:
-        value = pending.pop(0)
-        if isinstance(value, BaseModel):
-            for key in ("system_prompt", "first_messages"):
-                used = getattr(value, key, None)
-                if isinstance(used, MCPPromptSpec):
-                    found.append((str(getattr(value, "name", "?")), key, used.mcp_prompt))
-            pending.extend(getattr(value, name) for name in type(value).model_fields)
-        elif isinstance(value, list | tuple):
-            pending.extend(value)
-        elif isinstance(value, dict):
-            pending.extend(value.values())
+    for model in _models_in(spec):
+        for key in ("system_prompt", "first_messages"):
+            used = getattr(model, key, None)
+            if isinstance(used, MCPPromptSpec):
+                found.append((str(getattr(model, "name", "?")), key, used.mcp_prompt))
     return found
 
 
