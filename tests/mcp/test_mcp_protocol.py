@@ -120,6 +120,27 @@ async def test_reading_an_unknown_resource_is_an_observation(everything: MCPTool
         await tools["read_resource"].invoke({"uri": "demo://no/such/thing"})
 
 
+async def test_a_subscribed_resource_that_changes_is_named_until_read_again() -> None:
+    """`resources/subscribe` (an entry's `subscribe:`): server-everything's simulated updates
+    (`toggle-subscriber-updates` sends one at once) reach `updated_resources` and the
+    `read_resource` description; reading the resource clears it."""
+    async with everything_server(subscribe=[STATIC_DOC]) as provider:
+        assert provider.subscriptions == [STATIC_DOC]
+        tools = {tool.name: tool for tool in await provider.get_tools()}
+        assert "Changed since last read" not in tools["read_resource"].description
+        await tools["toggle-subscriber-updates"].invoke({})
+        await wait_until_async(lambda: STATIC_DOC in provider.updated_resources, "the resource update")
+        await tools["toggle-subscriber-updates"].invoke({})  # off: no update arrives after this one
+        tools = {tool.name: tool for tool in await provider.get_tools()}
+        assert f"Changed since last read (read again for the current content): {STATIC_DOC}" in (
+            tools["read_resource"].description
+        )
+        await tools["read_resource"].invoke({"uri": STATIC_DOC})
+        assert STATIC_DOC not in provider.updated_resources
+        await provider.unsubscribe_resource(STATIC_DOC)
+        assert provider.subscriptions == []
+
+
 # -- prompts -----------------------------------------------------------------------------------
 
 

@@ -17,6 +17,7 @@ from jianmu_like.models._messages import ToolCall
 from jianmu_like.nodes._tool_calls import ToolCallRunner
 from jianmu_like.testing import PATIENCE, wait_until_async
 from jianmu_like.tools import (
+    MCPServerError,
     MCPTimeoutError,
     MCPToolError,
     MCPToolProvider,
@@ -167,3 +168,13 @@ async def test_a_resource_list_change_reaches_the_read_resource_tool() -> None:
         tools = {tool.name: tool for tool in await provider.get_tools()}
         assert "note://first" in tools["read_resource"].description
         assert await tools["read_resource"].invoke({"uri": "note://first"}) == "hello notes"
+
+
+async def test_a_server_without_subscriptions_says_so_and_still_works(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with MCPToolProvider(server_config(subscribe=["note://x"])) as provider:
+        assert "does not offer resource subscriptions; not subscribed to note://x" in caplog.text
+        with pytest.raises(MCPServerError, match="'test' does not offer resource subscriptions"):
+            await provider.subscribe_resource("note://y")
+        assert await invoke(provider, "echo", text="still here") == "still here"

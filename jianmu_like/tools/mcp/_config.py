@@ -99,6 +99,10 @@ class MCPServerConfig(BaseModel):
     resources: bool = True
     """Offer the server's resources to the model through a `read_resource` tool (when the server
     has any); Python code can always read them (`MCPToolProvider.read_resource`)."""
+    subscribe: list[str] = Field(default_factory=list)
+    """Resource URIs to subscribe to once connected (`resources/subscribe`, servers that offer
+    it): when one changes, the `read_resource` tool's description says so at the agent's next
+    model call, until the model reads it again."""
     max_output_chars: int | None = Field(None, ge=100)
     """The most characters of one of this server's results the model reads (None: the agent's
     limit); longer results are cut by their shape (`tools.truncation`)."""

@@ -108,6 +108,10 @@ class MCPToolProvider:
         """How many times a dead server was started again."""
         self._roots = config.root_uris()
         self._resources: ResourceIndex | None = None
+        self._subscriptions: list[str] = list(dict.fromkeys(config.subscribe))
+        """Resource URIs subscribed to (again on every new session, after a restart too)."""
+        self.updated_resources: set[str] = set()
+        """Subscribed resources the server said changed, not read since (`read_resource`)."""
         self._in_flight: list[tuple[ToolCallContext | None, Callable[..., None] | None]] = []
         """The tool calls of this server running now: their context and event emitter (server
         notifications and requests arrive in the session's reader task, outside the call's)."""
@@ -166,7 +170,39 @@ class MCPToolProvider:
         result: ReadResourceResult = await self._with_restart(
             f"resources/read of {uri!r}", lambda s: s.read_resource(uri), retry=True
         )
+        if uri in self.updated_resources:  # read since its update: the description stops naming it
+            self.updated_resources.discard(uri)
+            self._resources_changed()
         return result
+
+    async def subscribe_resource(self, uri: str) -> None:
+        """Subscribe to `uri` (`resources/subscribe`): when the server says it changed, it is in
+        `updated_resources` and the `read_resource` tool's description names it until it is read.
+        Kept across restarts; `MCPServerError` if the server offers no subscriptions."""
+        session = await self._live_session()
+        if not _subscribable(session):
+            raise MCPServerError(self.name, f"MCP server {self.name!r} does not offer resource subscriptions")
+        await self._with_restart(f"resources/subscribe of {uri!r}", lambda s: s.subscribe(uri), retry=True)
+        if uri not in self._subscriptions:
+            self._subscriptions.append(uri)
+
+    async def unsubscribe_resource(self, uri: str) -> None:
+        """Stop the subscription to `uri` (`resources/unsubscribe`)."""
+        if uri in self._subscriptions:
+            self._subscriptions.remove(uri)
+            await self._with_restart(
+                f"resources/unsubscribe of {uri!r}", lambda s: s.subscribe(uri, on=False), retry=True
+            )
+        self.updated_resources.discard(uri)
+
+    @property
+    def subscriptions(self) -> list[str]:
+        """The resource URIs subscribed to, in order."""
+        return list(self._subscriptions)
+
+    def _resource_updated(self, uri: str) -> None:
+        self.updated_resources.add(uri)
+        self._resources_changed()
 
     async def read_resource_text(self, uri: str) -> str:
         """A resource as the model reads it: text as is, binary data and documents as
@@ -182,7 +218,7 @@ class MCPToolProvider:
             self._resources = ResourceIndex(resources, templates)
         if not self._resources.resources and not self._resources.templates:
             return None
-        return read_resource_tool(self, self._resources)
+        return read_resource_tool(self, self._resources, sorted(self.updated_resources))
 
     def _resources_changed(self) -> None:
         if self._resources is not None:
@@ -280,6 +316,7 @@ class MCPToolProvider:
         return SessionHandlers(
             tools_changed=self._tools_changed,
             resources_changed=self._resources_changed,
+            resource_updated=self._resource_updated,
             prompts_changed=None,  # prompts are read on demand, never cached
             log=self._on_log,
             roots=(lambda: self._roots) if self.config.roots or self._roots else None,
@@ -369,7 +406,25 @@ class MCPToolProvider:
                 await session.close()
                 raise MCPServerError(self.name, f"MCP server {self.name!r}: the provider is closed")
             self._session = session
+            await self._resubscribe(session)
             return session
+
+    async def _resubscribe(self, session: MCPSession) -> None:
+        """The subscriptions on a new session (the first, or after a restart): a server that
+        offers none, or refuses one, is logged, not fatal (its tools still work)."""
+        if not self._subscriptions:
+            return
+        if not _subscribable(session):
+            logger.warning(
+                "MCP server %r does not offer resource subscriptions; not subscribed to %s",
+                *(self.name, ", ".join(self._subscriptions)),
+            )
+            return
+        for uri in self._subscriptions:
+            try:
+                await session.subscribe(uri)
+            except MCPServerError as exc:
+                logger.warning("MCP server %r: subscribing to %r failed: %s", self.name, uri, exc)
 
     async def _with_restart(
         self, what: str, request: Callable[[MCPSession], Awaitable[Any]], *, retry: bool
@@ -480,6 +535,12 @@ class MCPToolProvider:
             f"MCPToolProvider(name={self.name!r}, transport={self.config.transport!r}, "
             f"target={self.config.describe()!r}, {state})"
         )
+
+
+def _subscribable(session: MCPSession) -> bool:
+    """Whether the server declared `resources.subscribe` in its handshake."""
+    resources = getattr(session.capabilities, "resources", None)
+    return bool(getattr(resources, "subscribe", False))
 
 
 def mcp_servers_from_config(data: Any) -> list[MCPToolProvider]:
