@@ -213,6 +213,20 @@ async def test_progress_keeps_a_long_call_alive_and_becomes_events() -> None:
     assert all(p["tool"] == "steps" and p["server"] == "test" for p in progress)
 
 
+@pytest.mark.skipif(NODE is None or not ENTRY.exists(), reason="server-everything is not available")
+async def test_server_everythings_long_running_operation_reports_progress() -> None:
+    tool = "trigger-long-running-operation"
+    script = [call(tool, duration=1, steps=4), reply("the operation finished")]
+    async with everything_server(allow=[tool], call_timeout=PATIENCE, max_call_duration=PATIENCE) as provider:
+        with ScriptedOpenAIServer(script) as srv:
+            agent, events = _agent_run(srv, provider)
+            result = await agent.run({"messages": [human("run the long operation")]})
+    assert result.final_answer == "the operation finished"
+    progress = [e.data for e in events if e.type == ev.TOOL_PROGRESS]
+    assert [(p["progress"], p["total"]) for p in progress] == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    assert all(p["tool"] == tool and p["server"] == "ev" for p in progress)
+
+
 async def test_progress_extends_the_silence_bound_not_the_whole_call() -> None:
     # Each gap (0.3 s) is shorter than call_timeout (1 s) but the call (2.4 s) is longer: it
     # succeeds. Under load a gap can stretch; the assertion is on the outcome, not on timing.
