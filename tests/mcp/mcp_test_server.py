@@ -208,6 +208,23 @@ async def ask_model(hint: str, ctx: Context) -> str:
     return f"{result.model} said {text}"
 
 
+PERSONA = ["You answer in full sentences."]
+
+
+@server.prompt()
+def persona() -> str:
+    """The current persona (`reword` changes it)."""
+    return PERSONA[0]
+
+
+@server.tool()
+async def reword(text: str, ctx: Context) -> str:
+    """Change the `persona` prompt and tell the client the prompts changed."""
+    PERSONA[0] = text
+    await ctx.session.send_prompt_list_changed()
+    return "reworded"
+
+
 def serve_http() -> None:
     """Bind 127.0.0.1 only, on a port the OS picks, and say which (no race for a free port)."""
     import uvicorn

@@ -27,7 +27,7 @@ from jianmu_like.agentfile._loader import AgentFileError, load_agent, validate_a
 from jianmu_like.bt._clone import clone_tree
 from jianmu_like.nodes._context import ContextBuilder
 from jianmu_like.presets.react._config import ReActConfig
-from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, reply
+from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply
 from jianmu_like.tools import MCPToolProvider
 from jianmu_like.tools.mcp._prompts import MCPPrompt
 from tests.mcp.mcp_helpers import HTTPServer, server_config
@@ -224,6 +224,25 @@ async def test_a_conversation_opens_the_agent_but_is_no_system_prompt(
                 result = await Agent(react(srv, provider, **{key: bad})).run({"messages": [human("hi")]})
                 assert result.termination is not None and words in result.termination["error"], key
             assert srv.requests == []
+
+
+@in_module_loop
+async def test_a_prompt_the_server_changes_is_read_again_before_the_next_model_call() -> None:
+    """`prompts/list_changed` mid-run: the next model call has the new system prompt."""
+
+    def model(request: dict[str, Any]) -> Any:
+        if not any(m["role"] == "tool" for m in request["messages"]):
+            return call("reword", text="You answer in one word.")
+        return reply("Reworded, as asked.")
+
+    async with MCPToolProvider(server_config()) as provider:
+        with ScriptedOpenAIServer(model) as srv:
+            root = react(srv, provider, system_prompt_from=prompt("persona", "test"))
+            result = await Agent(root).run({"messages": [human("Reword yourself.")]})
+            systems = [request["messages"][0]["content"] for request in srv.requests]
+    assert result.status == "success", result.termination
+    assert systems[0].startswith("You answer in full sentences.\n\n")
+    assert systems[1].startswith("You answer in one word.\n\n")
 
 
 # -- agent files ------------------------------------------------------------------------------

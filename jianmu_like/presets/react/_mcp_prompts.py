@@ -5,6 +5,8 @@ clones are built before that. So the prompt is read by a check of the agent's `T
 (`add_check`): it runs in `ensure_ready`, once the servers listed their tools and before the
 first model request, and sets the text on the context builder every clone shares. The persona
 rule (`persona_of`, e.g. the output schema's instruction) is applied to it as to a written one.
+A server's `prompts/list_changed` makes the check run again before the next model call, and the
+prompt is read again.
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ def _provider(toolset: ToolSet, prompt: MCPPrompt, use: PromptUse) -> MCPToolPro
 
 
 class MCPPromptReader:
-    """The ToolSet check that reads the prompts once (a failure is retried by the next run, as a
-    server that could not start is)."""
+    """The ToolSet check that reads the prompts: once, and again after the server said its
+    prompts changed (a failure is retried by the next run, as a server that could not start is)."""
 
     def __init__(
         self,
@@ -51,12 +53,14 @@ class MCPPromptReader:
             ("first_messages", first_messages),
         )
         self.wanted = [(use, prompt, _provider(toolset, prompt, use)) for use, prompt in uses if prompt]
-        self.done = False
+        self.read_at: dict[PromptUse, int] = {}
+        """The server's `prompts_version` each prompt was read at (read again when it moved on)."""
 
     async def __call__(self) -> None:
-        if self.done:
-            return
         for use, prompt, provider in self.wanted:
+            version = provider.prompts_version
+            if self.read_at.get(use) == version:
+                continue
             messages = await read_agent_prompt(provider, prompt, use)
             if use == "system_prompt":
                 self.builder.set_system_prompt(
@@ -64,4 +68,4 @@ class MCPPromptReader:
                 )
             else:
                 self.builder.opening = tuple(messages)
-        self.done = True
+            self.read_at[use] = version

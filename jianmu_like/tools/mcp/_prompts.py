@@ -35,7 +35,8 @@ class MCPPrompt(BaseModel):
     """A prompt of one of the agent's MCP servers (`prompts/get` of `name` with `arguments`).
 
     It is read once the agent's servers are ready (before the first model call), since servers
-    start lazily, and kept for the agent's life: a prompt is configuration, not per-run data.
+    start lazily, and kept until the server says its prompts changed (`prompts/list_changed`):
+    then again before the agent's next model call.
     Arguments are strings on the wire (MCP's rule); numbers are written as text.
     """
 

@@ -111,6 +111,8 @@ class MCPToolProvider:
         self._subscriptions: list[str] = list(dict.fromkeys(config.subscribe))
         """Resource URIs subscribed to (again on every new session, after a restart too)."""
         self.updated_resources: set[str] = set()
+        self.prompts_version = 0
+        """Counts the server's `prompts/list_changed`: what was read at an older one may be stale."""
         """Subscribed resources the server said changed, not read since (`read_resource`)."""
         self._in_flight: list[tuple[ToolCallContext | None, Callable[..., None] | None]] = []
         """The tool calls of this server running now: their context and event emitter (server
@@ -227,6 +229,12 @@ class MCPToolProvider:
 
     # -- prompts ---------------------------------------------------------------------------
 
+    def _prompts_changed(self) -> None:
+        """`prompts/list_changed`: an agent's prompt read from this server is read again before
+        its next model call (`prompts_version`, and the tools re-listed so its check runs)."""
+        self.prompts_version += 1
+        self._stale = True
+
     async def list_prompts(self) -> list[Prompt]:
         """The server's prompt templates (`prompts/list`); [] when it has none."""
         if not await self._declares("prompts"):
@@ -317,7 +325,7 @@ class MCPToolProvider:
             tools_changed=self._tools_changed,
             resources_changed=self._resources_changed,
             resource_updated=self._resource_updated,
-            prompts_changed=None,  # prompts are read on demand, never cached
+            prompts_changed=self._prompts_changed,
             log=self._on_log,
             roots=(lambda: self._roots) if self.config.roots or self._roots else None,
             sampling=self._on_sampling if self.config.sampling != "deny" else None,
