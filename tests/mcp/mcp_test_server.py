@@ -151,9 +151,12 @@ async def grow(ctx: Context) -> str:
 
 
 @server.tool()
-async def hang(marker: str) -> str:
+async def hang(marker: str, started: str = "") -> str:
     """Wait for an hour without reporting progress; write "cancelled" to `marker` when the
-    client cancels the call (`notifications/cancelled` interrupts this handler)."""
+    client cancels the call (`notifications/cancelled` interrupts this handler). With `started`,
+    first write that file: the call is running (a cancel before it would find nothing to stop)."""
+    if started:
+        Path(started).write_text("started")
     try:
         await asyncio.sleep(3600)
     except asyncio.CancelledError:

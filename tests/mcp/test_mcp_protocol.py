@@ -252,6 +252,23 @@ async def test_a_silent_call_times_out_and_is_cancelled_on_the_server(tmp_path: 
     assert marker.read_text() == "cancelled"
 
 
+async def test_a_halted_run_cancels_its_call_on_the_server(tmp_path: Path) -> None:
+    """The run is cancelled (a halt, `Agent.aclose`, a server's Stop) while the server works on
+    a call: the server is told (`notifications/cancelled`), not left working for nobody."""
+    marker, started = tmp_path / "cancelled", tmp_path / "started"
+    config = server_config(call_timeout=PATIENCE, allow=["hang"])
+    async with MCPToolProvider(config) as provider:
+        with ScriptedOpenAIServer([call("hang", marker=str(marker), started=str(started))]) as srv:
+            agent, _ = _agent_run(srv, provider)
+            run = asyncio.create_task(agent.run({"messages": [human("wait forever")]}))
+            await wait_until_async(started.exists, "the server to start the call")
+            run.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await run
+        await wait_until_async(marker.exists, "the server to see the call cancelled")
+        assert marker.read_text() == "cancelled"
+
+
 async def test_without_a_tool_call_context_progress_is_harmless() -> None:
     async with MCPToolProvider(server_config()) as provider:
         assert await provider.call("steps", {"count": 2, "pause": 0.01}) == "done after 2 steps"
