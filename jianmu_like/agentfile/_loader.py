@@ -206,10 +206,9 @@ class _Builder:
         the MCP servers of the agent using it (a tree node inherits the file's), and only a
         `react` agent takes one. The prompt's name and arguments are checked when the server
         runs (validation starts no server)."""
+        agents: list[tuple[Loc, str, ReActSpec]] = [((), spec.kind, spec)]
         if spec.kind == "tree" and spec.tree is not None:
-            agents = [(loc, kind, body) for loc, kind, body in _agent_nodes(spec.tree, ("tree",))]
-        else:
-            agents = [((), spec.kind, spec)]
+            agents = _agent_nodes(spec.tree, ("tree",))
         for loc, kind, body in agents:
             for key in ("system_prompt", "first_messages"):
                 source, at = (body, loc) if key in body.model_fields_set else (spec, ())
