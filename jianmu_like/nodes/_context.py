@@ -69,17 +69,15 @@ class ContextBuilder:
         self._dated = DATE in (system_prompt or "")
         """The prompt names `{date}`: the message is rebuilt when the day changes."""
         self._day = ""
-
-    @property
-    def persona(self) -> str:
-        """The persona alone (no protocol, no tool listing; `{date}` filled in), sent as data
-        with each request."""
-        return with_date(self._persona) if self._dated else self._persona
+        self.persona = with_date(self._persona)
+        """The persona alone (no protocol, no tool listing; `{date}` filled in as of the last
+        `build`), sent as data with each request. A plain attribute, read once per model call."""
 
     def system_message(self, tools: ToolSet | None) -> Message:
         version = tools.version if tools is not None else 0
         if self._dated and (today := datetime.date.today().isoformat()) != self._day:
             self._day, self._cached = today, None
+            self.persona = with_date(self._persona)
         cached = self._cached
         if cached is not None and cached[0] is tools and cached[1] == version:
             return cached[2]

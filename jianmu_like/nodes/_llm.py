@@ -75,6 +75,8 @@ class AgentLLMNode(AsyncBehaviour):
         self._client = configured_client(model_client, self.config)
         self.selection_key = selection_key
         self._view = ToolView()
+        self._providers = tools is not None and bool(tools.providers)
+        """Whether the tools can change while the agent runs (providers; else no check per call)."""
 
     def on_clone(self) -> None:
         """A request transform with per-conversation memory (`for_node`) gets a fresh copy."""
@@ -95,7 +97,7 @@ class AgentLLMNode(AsyncBehaviour):
         tools = self.tools
         schemas: list[dict[str, Any]] | None = None
         if tools is not None:
-            if tools.stale:  # a server changed its tools or resources since the last iteration
+            if self._providers and tools.stale:  # a server changed its tools since the last iteration
                 await tools.refresh()
             if not tools.ready:
                 await tools.ensure_ready()
