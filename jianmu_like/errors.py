@@ -53,6 +53,7 @@ The hierarchy (tests/test_errors.py checks this drawing against the classes):
         ToolArgumentsError
         ToolExitError
         ToolProviderError
+          MCPPromptError
         UnknownToolError
       TreeMismatchError (ValueError)
       UnknownAgentError (RuntimeError)
@@ -112,6 +113,7 @@ _EXPORTS = {
     ),
     ".tools.mcp._config": ("MCPConfigError",),
     ".tools.mcp._elicitation": ("ElicitationError", "UnknownElicitation"),
+    ".tools.mcp._prompts": ("MCPPromptError",),
     ".tools.mcp._content": (
         "MCPConnectError",
         "MCPServerCrashedError",
@@ -179,3 +181,4 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .tools.mcp._content import MCPToolError as MCPToolError
     from .tools.mcp._elicitation import ElicitationError as ElicitationError
     from .tools.mcp._elicitation import UnknownElicitation as UnknownElicitation
+    from .tools.mcp._prompts import MCPPromptError as MCPPromptError

@@ -47,11 +47,12 @@ from ..state._contract import StateContract, declare
 from ..tools._base import Tool
 from ..tools._provider import ToolProvider
 from ..tools.builtin import builtin_tools
+from ..tools.mcp._config import parse_mcp_servers
 from . import _wiring as wiring
 from ._kinds import AGENT_KINDS, FILE_KINDS, AgentKind
 from ._modules import ModulePolicy
 from ._shipped import SHIPPED_DIR
-from ._spec import AgentFileSpec, ModelSpec, PresetRefSpec, ReActSpec, TreeNodeSpec
+from ._spec import AgentFileSpec, MCPPromptSpec, ModelSpec, PresetRefSpec, ReActSpec, TreeNodeSpec
 
 ClientFactory = Callable[[ModelSpec | None], ModelClient]
 
@@ -197,7 +198,41 @@ class _Builder:
         if spec.tree is not None:
             self._check_node(file, spec.tree, ("tree",))
         self._check_guard_tools(file, spec)
+        self._check_mcp_prompts(file, spec)
         return spec
+
+    def _check_mcp_prompts(self, file: Path, spec: AgentFileSpec) -> None:
+        """Each MCP prompt (`system_prompt` / `first_messages: {mcp_prompt: ...}`) names one of
+        the MCP servers of the agent using it (a tree node inherits the file's), and only a
+        `react` agent takes one. The prompt's name and arguments are checked when the server
+        runs (validation starts no server)."""
+        agents: list[tuple[Loc, str, ReActSpec]] = [((), spec.kind, spec)]
+        if spec.kind == "tree" and spec.tree is not None:
+            agents = _agent_nodes(spec.tree, ("tree",))
+        for loc, kind, body in agents:
+            for key in ("system_prompt", "first_messages"):
+                source, at = (body, loc) if key in body.model_fields_set else (spec, ())
+                value = getattr(source, key)
+                if not isinstance(value, MCPPromptSpec):
+                    continue
+                where = self._where(file, (*at, key))
+                heir = f" (inherited by the {kind} node {body.name!r})" if source is not body else ""
+                if kind != "react":
+                    self.problems.append(
+                        f"{where}: {key}: an MCP prompt is only for react agents, not {kind}{heir}"
+                    )
+                    continue
+                try:
+                    names = [server.name for server in parse_mcp_servers(body.mcp_servers)]
+                except ValueError:
+                    continue  # reported by `_check_react`
+                server = value.mcp_prompt.server
+                if server not in names:
+                    where = self._where(file, (*at, key, "mcp_prompt", "server"))
+                    self.problems.append(
+                        f"{where}: {key}.mcp_prompt.server: the agent has no MCP server {server!r}"
+                        f"{did_you_mean(server, names)}{heir} (its MCP servers: {', '.join(names) or 'none'})"
+                    )
 
     def _check_guard_tools(self, file: Path, spec: AgentFileSpec) -> None:
         """Every tool a guard rule names must be a tool of an agent it guards (fail closed: a
@@ -457,7 +492,7 @@ class _Builder:
         if defaults is not None:  # file-level settings fill what the node leaves unset
             inherited = {
                 key: getattr(defaults, key)
-                for key in ("model", "llm", "limits", "guard", "system_prompt", "context")
+                for key in ("model", "llm", "limits", "guard", "system_prompt", "first_messages", "context")
                 if key not in spec.model_fields_set and key in defaults.model_fields_set
             }
             spec = spec.model_copy(update=inherited)
@@ -470,7 +505,7 @@ class _Builder:
         )
         values: dict[str, Any] = {
             "model": model.name,
-            "system_prompt": spec.system_prompt,
+            **_prompt_values(spec),
             "tool_choice": spec.tool_choice,
             "execution_mode": spec.execution_mode,
             "breakpoint_every": spec.breakpoint_every,
@@ -505,6 +540,16 @@ class _Builder:
                 else None
             ),
         }
+
+
+def _prompt_values(spec: ReActSpec) -> dict[str, Any]:
+    """`ReActConfig`'s prompt fields from the spec: a written system prompt, or MCP prompts."""
+    prompt, first = spec.system_prompt, spec.first_messages
+    return {
+        "system_prompt": prompt if isinstance(prompt, str) else None,
+        "system_prompt_from": prompt.mcp_prompt if isinstance(prompt, MCPPromptSpec) else None,
+        "first_messages_from": first.mcp_prompt if first is not None else None,
+    }
 
 
 def _context(context: bool | ContextConfig | None, window: int | None) -> bool | ContextConfig | None:

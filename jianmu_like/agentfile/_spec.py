@@ -11,9 +11,17 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+    model_validator,
+)
 
 from .._config import AnswerCheckConfig, ContextConfig, ToolProtocol, ToolSelectionConfig
+from ..tools.mcp._prompts import MCPPrompt
 
 AgentKindName = Literal["react", "supervisor", "plan_execute", "research"]
 """The kinds of one agent (an agent file's `kind:`, or a tree node's key); see `kinds.AGENT_KINDS`."""
@@ -64,6 +72,13 @@ class LLMSpec(_Strict):
     stream: bool | None = None
 
 
+class MCPPromptSpec(_Strict):
+    """`{mcp_prompt: {server, name, arguments}}`: text read from a prompt of one of the agent's
+    MCP servers (`prompts/get`) when the servers are ready, before the first model call."""
+
+    mcp_prompt: MCPPrompt
+
+
 class ReActSpec(_Strict):
     """One ReAct agent (the body of `kind: react`, or a `react:` node of a tree)."""
 
@@ -71,7 +86,11 @@ class ReActSpec(_Strict):
     namespace: str | None = None
     description: str | None = None
     model: str | ModelSpec | None = None
-    system_prompt: str | None = None
+    system_prompt: str | MCPPromptSpec | None = None
+    """The agent's persona: text, or `{mcp_prompt: {server, name, arguments}}` from one of its
+    MCP servers."""
+    first_messages: MCPPromptSpec | None = None
+    """Messages every conversation opens with, before the task: `{mcp_prompt: {...}}`."""
     tools: list[str] = Field(default_factory=list)
     """Built-in tool names (`calculator`, `think`) or `package.module:attribute` references to
     allowed modules (under the file's directory, `agents.allowed_modules`, `--allow-module`)."""
@@ -102,6 +121,17 @@ class ReActSpec(_Strict):
     (`window` overrides the model's `context_window` for this agent)."""
     tool_selection: bool | ToolSelectionConfig | None = None
     """Tool selection above a number of tools: `false` turns it off; or `{threshold, max_tools}`."""
+
+    @field_validator("system_prompt", mode="wrap")
+    @classmethod
+    def _one_form(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        """A mapping is the MCP form, validated as that alone: its errors name its own keys
+        (`system_prompt.mcp_prompt.sever: unknown key (did you mean 'server'?)`), not the text
+        form's "should be a valid string" beside them."""
+        if isinstance(value, dict):
+            return MCPPromptSpec.model_validate(value)
+        return handler(value)
+
     input: str | None = None
     """In a tree: a message template written to this agent's namespace before it starts, e.g.
     "Research: {plan.final_answer}" (`{task}` is the run's question)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel
@@ -17,12 +18,14 @@ from rich.table import Table
 from rich.text import Text
 
 from .._config import explain_config
-from .._redact import redact
+from .._redact import redact, redact_text
 from ..agentfile._loader import AgentFileError, load_agent, validate_agent_file
 from ..agentfile._shipped import NoSuchAgentFile, agent_file_path
+from ..agentfile._spec import MCPPromptSpec
 from ..models._client import ModelClient
 from ..testing._scripted import ScriptedProvider
 from ..tools.mcp._config import MCPServerConfig, parse_mcp_servers
+from ..tools.mcp._prompts import MCPPrompt
 from ._common import EXIT_OK, EXIT_USAGE, print_problems
 from ._render import dot_text, tree_view
 
@@ -66,30 +69,54 @@ def validate_command(args: argparse.Namespace, console: Console, errors: Console
     return EXIT_USAGE if failed else EXIT_OK
 
 
-def mcp_targets(spec: BaseModel) -> list[MCPServerConfig]:
-    """Every MCP server an agent file declares, its sub-agents' included (in file order)."""
-    found: list[MCPServerConfig] = []
+def _models_in(spec: BaseModel) -> Iterator[BaseModel]:
+    """`spec` and every model inside it (its agents, tree nodes and sections), in file order."""
     pending: list[Any] = [spec]
     while pending:
         value = pending.pop(0)
         if isinstance(value, BaseModel):
-            servers = getattr(value, "mcp_servers", None)
-            if servers:
-                found.extend(parse_mcp_servers(servers))
-            pending.extend(getattr(value, name) for name in type(value).model_fields if name != "mcp_servers")
+            yield value
+            pending.extend(getattr(value, name) for name in type(value).model_fields)
         elif isinstance(value, list | tuple):
             pending.extend(value)
         elif isinstance(value, dict):
             pending.extend(value.values())
+
+
+def mcp_targets(spec: BaseModel) -> list[MCPServerConfig]:
+    """Every MCP server an agent file declares, its sub-agents' included (in file order)."""
+    found: list[MCPServerConfig] = []
+    for model in _models_in(spec):
+        servers = getattr(model, "mcp_servers", None)
+        if servers:
+            found.extend(parse_mcp_servers(servers))
+    return found
+
+
+def mcp_prompt_uses(spec: BaseModel) -> list[tuple[str, str, MCPPrompt]]:
+    """(agent name, `system_prompt` | `first_messages`, prompt) for each MCP prompt a file's
+    agents read, in file order (a tree node inheriting the file's is the file's own line)."""
+    found: list[tuple[str, str, MCPPrompt]] = []
+    for model in _models_in(spec):
+        for key in ("system_prompt", "first_messages"):
+            used = getattr(model, key, None)
+            if isinstance(used, MCPPromptSpec):
+                found.append((str(getattr(model, "name", "?")), key, used.mcp_prompt))
     return found
 
 
 def print_mcp_targets(console: Console, spec: BaseModel) -> None:
-    """`  mcp server NAME: starts CMD ARGS` / `reaches URL` for each declared server (secrets masked)."""
+    """`  mcp server NAME: starts CMD ARGS` / `reaches URL` for each declared server (secrets
+    masked), then `  AGENT system_prompt: from prompt 'P' of MCP server 'S'` for each MCP prompt
+    an agent reads (when the server runs, so a file that is `ok` may still name a wrong prompt)."""
     for server in mcp_targets(spec):
         verb = "starts" if server.transport == "stdio" else "reaches"
         line = Text(f"  mcp server {server.name}: {verb} ", style="dim")
         line.append(server.describe(), style="bold")
+        console.print(line, highlight=False)
+    for agent, key, prompt in mcp_prompt_uses(spec):
+        line = Text(f"  {agent} {key}: from ", style="dim")
+        line.append(redact_text(prompt.describe()), style="bold")
         console.print(line, highlight=False)
 
 

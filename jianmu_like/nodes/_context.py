@@ -43,15 +43,25 @@ class ContextBuilderProtocol(Protocol):
 
 
 class ContextBuilder:
-    """The default ReAct context: one system message (persona + protocol + tools), then history.
+    """The default ReAct context: one system message (persona + protocol + tools), the opening
+    messages (if any), then history.
 
     The system message is built once per tool set and reused, so prompt assembly costs one list
     copy per call however long the conversation grows.
     """
 
     def __init__(self, system_prompt: str | None = None, *, include_tool_descriptions: bool = True) -> None:
-        self.system_prompt = system_prompt
         self.include_tool_descriptions = include_tool_descriptions
+        self.opening: tuple[Message, ...] = ()
+        """Messages every prompt opens with, after the system message and before the history
+        (an agent's `first_messages`, e.g. from an MCP prompt); never part of the history."""
+        self.set_system_prompt(system_prompt)
+
+    def set_system_prompt(self, system_prompt: str | None) -> None:
+        """Use `system_prompt` (None: the default persona) from the next prompt on: for a persona
+        known only after construction (an MCP prompt, read once the agent's servers are ready).
+        Shared by every clone of the tree, so one resolution serves them all."""
+        self.system_prompt = system_prompt
         self._persona = system_prompt or DEFAULT_PERSONA
         self._cached: tuple[ToolSet | None, int, Message] | None = None
         """(tool set, its version, the message): the set itself, not its id, which a new set
@@ -59,17 +69,15 @@ class ContextBuilder:
         self._dated = DATE in (system_prompt or "")
         """The prompt names `{date}`: the message is rebuilt when the day changes."""
         self._day = ""
-
-    @property
-    def persona(self) -> str:
-        """The persona alone (no protocol, no tool listing; `{date}` filled in), sent as data
-        with each request."""
-        return with_date(self._persona) if self._dated else self._persona
+        self.persona = with_date(self._persona)
+        """The persona alone (no protocol, no tool listing; `{date}` filled in as of the last
+        `build`), sent as data with each request. A plain attribute, read once per model call."""
 
     def system_message(self, tools: ToolSet | None) -> Message:
         version = tools.version if tools is not None else 0
         if self._dated and (today := datetime.date.today().isoformat()) != self._day:
             self._day, self._cached = today, None
+            self.persona = with_date(self._persona)
         cached = self._cached
         if cached is not None and cached[0] is tools and cached[1] == version:
             return cached[2]
@@ -82,5 +90,7 @@ class ContextBuilder:
 
     def build(self, history: Sequence[Message], tools: ToolSet | None) -> list[Message]:
         prompt = [self.system_message(tools)]
+        if self.opening:
+            prompt.extend(self.opening)
         prompt.extend(history)
         return prompt

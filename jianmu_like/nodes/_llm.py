@@ -75,7 +75,8 @@ class AgentLLMNode(AsyncBehaviour):
         self._client = configured_client(model_client, self.config)
         self.selection_key = selection_key
         self._view = ToolView()
-        self._persona: str | None = getattr(self.context_builder, "persona", None)
+        self._providers = tools is not None and bool(tools.providers)
+        """Whether the tools can change while the agent runs (providers; else no check per call)."""
 
     def on_clone(self) -> None:
         """A request transform with per-conversation memory (`for_node`) gets a fresh copy."""
@@ -96,6 +97,8 @@ class AgentLLMNode(AsyncBehaviour):
         tools = self.tools
         schemas: list[dict[str, Any]] | None = None
         if tools is not None:
+            if self._providers and tools.stale:  # a server changed its tools since the last iteration
+                await tools.refresh()
             if not tools.ready:
                 await tools.ensure_ready()
             if self.selection_key is not None:
@@ -119,7 +122,9 @@ class AgentLLMNode(AsyncBehaviour):
                 "timeout": config.timeout,
                 "stream": config.stream,
                 "extra_params": self._extra_params,
-                "persona": self._persona,
+                # Read per call: a persona may be set once the tools are ready (an MCP prompt),
+                # after this node (or the template it was cloned from) was built.
+                "persona": getattr(self.context_builder, "persona", None),
             },
         )
         if self.request_transform is not None:

@@ -1,7 +1,8 @@
 """The SSE channels of a run, mapped from the framework's telemetry events.
 
 Browsers render a run from a handful of channels (`step`, `answer`, `reasoning`, `compact`,
-`phase`, `inject`, `approval`, `artifact`, `done`), not from the framework's finer telemetry;
+`phase`, `inject`, `approval`, `artifact`, `done`), not from the framework's finer telemetry
+(a tool's progress reports and an MCP server's log lines are `step` notes on its call);
 this module is the one place that translates. It is stateful per run: it numbers iterations,
 and makes sure the `answer` channel carries the run's final answer (`result.final_answer`,
 also `done.answer`).
@@ -106,6 +107,10 @@ class ChannelMapper:
                     ),
                 )
             ]
+        if kind == ev.TOOL_PROGRESS:  # a long tool call reporting (MCP progress): its card
+            return [("step", self._tool_note("progress", data, ("progress", "total", "message")))]
+        if kind == ev.MCP_LOG:  # an MCP server's log line while it works on a call
+            return [("step", self._tool_note("log", data, ("server", "level", "logger", "data")))]
         if kind == ev.INJECT:
             inject = {"type": "inject", "status": data.get("status"), "content": data.get("content")}
             if data.get("status") == "applied":
@@ -162,6 +167,14 @@ class ChannelMapper:
     # ------------------------------------------------------------------ helpers
     def _step(self, type_: str, status: str, **fields: Any) -> dict[str, Any]:
         return {"type": type_, "status": status, "iteration": self.iteration, **fields}
+
+    def _tool_note(self, status: str, data: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
+        """`step` `iteration` `progress` / `log` (extensions of FIM One's table): a note on the
+        running call's card, named by its `call_id` and `tool_name`."""
+        note = {key: data.get(key) for key in fields}
+        return self._step(
+            "iteration", status, tool_name=data.get("tool"), call_id=data.get("call_id"), **note
+        )
 
     def _reasoning(self, status: str, content: str) -> dict[str, Any]:
         return {"status": status, "iteration": self.iteration, "content": content}

@@ -58,6 +58,10 @@ _EXPORTS = {
         "ElicitationRequest",
         "UnknownElicitation",
     ),
+    ".mcp._prompts": (
+        "MCPPrompt",
+        "MCPPromptError",
+    ),
     ".mcp._provider": (
         "MCPToolProvider",
         "mcp_servers_from_config",
@@ -116,6 +120,8 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .mcp._elicitation import ElicitationError as ElicitationError
     from .mcp._elicitation import ElicitationRequest as ElicitationRequest
     from .mcp._elicitation import UnknownElicitation as UnknownElicitation
+    from .mcp._prompts import MCPPrompt as MCPPrompt
+    from .mcp._prompts import MCPPromptError as MCPPromptError
     from .mcp._provider import MCPToolProvider as MCPToolProvider
     from .mcp._provider import mcp_servers_from_config as mcp_servers_from_config
     from .mcp._provider import mcp_tool_name as mcp_tool_name

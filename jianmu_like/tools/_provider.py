@@ -22,7 +22,11 @@ logger = logging.getLogger(__name__)
 
 @runtime_checkable
 class ToolProvider(Protocol):
-    """Something that can list tools after async initialisation and must be closed after."""
+    """Something that can list tools after async initialisation and must be closed after.
+
+    A provider whose tools can change while an agent runs (an MCP server's `list_changed`) may
+    also have a `stale` attribute (bool): while it is true, the agent lists the tools again
+    before its next model call (`ToolSet.stale`, `refresh`)."""
 
     async def initialize(self) -> None:
         """Connect / load; called once before the first `get_tools`."""
@@ -87,6 +91,11 @@ class ProviderPool:
     @property
     def ready(self) -> bool:
         return self._listed is not None
+
+    @property
+    def stale(self) -> bool:
+        """Listed, and a provider says its tools changed since (its `stale` attribute)."""
+        return self._listed is not None and any(getattr(p, "stale", False) for p in self.providers)
 
     @property
     def listed(self) -> tuple[tuple[Tool, ...], ...]:

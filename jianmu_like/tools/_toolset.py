@@ -96,6 +96,14 @@ class ToolSet:
         """True when the set may be used: listed, and its checks passed on the current tools."""
         return self.listed and (not self._checks or self._checked_version == self.version)
 
+    @property
+    def stale(self) -> bool:
+        """A provider's tools changed since they were listed (an MCP server's `tools/list_changed`
+        or `resources/list_changed`): `await refresh()` lists them again. The ReAct loop does so
+        before each model call, so the model sees the change at its next iteration."""
+        pool = self._pool
+        return pool is not None and pool.stale
+
     def add_check(self, check: ReadyCheck) -> None:
         """Run `check` in `ensure_ready` once the tools are listed (again after a refresh);
         until it passes the set is not `ready`."""

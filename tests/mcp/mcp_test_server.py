@@ -5,7 +5,7 @@
 
 Its tools cover what a client must handle: plain and structured results, images and embedded
 resources, `isError`, slow calls (timeouts), a process that dies mid-call (restart / retry),
-and a tool list that changes.
+a tool list that changes, and prompts that only some places can take (a conversation, an image).
 """
 
 from __future__ import annotations
@@ -18,7 +18,17 @@ from pathlib import Path
 from typing import Annotated
 
 from mcp.server.mcpserver import Context, Image, MCPServer
-from mcp.types import CallToolResult, EmbeddedResource, TextContent, TextResourceContents
+from mcp.server.mcpserver.prompts.base import AssistantMessage, Message, UserMessage
+from mcp.server.mcpserver.resources import TextResource
+from mcp.types import (
+    CallToolResult,
+    EmbeddedResource,
+    ModelHint,
+    ModelPreferences,
+    SamplingMessage,
+    TextContent,
+    TextResourceContents,
+)
 from pydantic import BaseModel
 
 server = MCPServer("jianmu-test", instructions="Tools for jianmu_like's MCP tests.", log_level="WARNING")
@@ -123,6 +133,15 @@ def header(name: str, ctx: Context) -> str:
 
 
 @server.tool()
+async def add_note(title: str, text: str, ctx: Context) -> str:
+    """Add a text resource `note://<title>` and tell the client the resource list changed (the
+    server starts with none, so other tests see no `read_resource` tool)."""
+    server.add_resource(TextResource(uri=f"note://{title}", name=title, text=text, mime_type="text/plain"))
+    await ctx.session.send_resource_list_changed()
+    return f"note://{title}"
+
+
+@server.tool()
 async def grow(ctx: Context) -> str:
     """Add a tool named `grown` and tell the client the tool list changed."""
     if "grown" not in {t.name for t in await server.list_tools()}:
@@ -132,9 +151,12 @@ async def grow(ctx: Context) -> str:
 
 
 @server.tool()
-async def hang(marker: str) -> str:
+async def hang(marker: str, started: str = "") -> str:
     """Wait for an hour without reporting progress; write "cancelled" to `marker` when the
-    client cancels the call (`notifications/cancelled` interrupts this handler)."""
+    client cancels the call (`notifications/cancelled` interrupts this handler). With `started`,
+    first write that file: the call is running (a cancel before it would find nothing to stop)."""
+    if started:
+        Path(started).write_text("started")
     try:
         await asyncio.sleep(3600)
     except asyncio.CancelledError:
@@ -150,6 +172,60 @@ async def steps(count: int, pause: float, ctx: Context) -> str:
         await asyncio.sleep(pause)
         await ctx.report_progress(step, count, f"step {step}")
     return f"done after {count} steps"
+
+
+@server.prompt()
+def dialogue(topic: str) -> list[Message]:
+    """A user's question about `topic` and an assistant's first answer (a conversation: fine as
+    first messages, not as a system prompt)."""
+    return [UserMessage(f"Tell me about {topic}."), AssistantMessage(f"{topic} is worth a look.")]
+
+
+@server.prompt()
+def with_image() -> list[Message]:
+    """Text and a small PNG (text-only places must refuse it, not read a placeholder)."""
+    return [
+        UserMessage("Describe this picture:"),
+        UserMessage(Image(data=b"\x89PNG\r\n\x1a\n" + bytes(24), format="png")),
+    ]
+
+
+@server.tool()
+async def chatty(count: int, ctx: Context) -> str:
+    """Log a line and report progress `count` times, then answer."""
+    for step in range(1, count + 1):
+        await ctx.info(f"working on step {step}")
+        await ctx.report_progress(step, count, f"step {step}")
+    return f"chatted {count} times"
+
+
+@server.tool()
+async def ask_model(hint: str, ctx: Context) -> str:
+    """Ask the client's model for a word (sampling), preferring a model named like `hint`."""
+    preferences = ModelPreferences(hints=[ModelHint(name=hint)]) if hint else None
+    message = SamplingMessage(role="user", content=TextContent(type="text", text="One word, please."))
+    result = await ctx.session.create_message(
+        [message], max_tokens=10, model_preferences=preferences, related_request_id=ctx.request_id
+    )
+    text = result.content.text if isinstance(result.content, TextContent) else "?"
+    return f"{result.model} said {text}"
+
+
+PERSONA = ["You answer in full sentences."]
+
+
+@server.prompt()
+def persona() -> str:
+    """The current persona (`reword` changes it)."""
+    return PERSONA[0]
+
+
+@server.tool()
+async def reword(text: str, ctx: Context) -> str:
+    """Change the `persona` prompt and tell the client the prompts changed."""
+    PERSONA[0] = text
+    await ctx.session.send_prompt_list_changed()
+    return "reworded"
 
 
 def serve_http() -> None:

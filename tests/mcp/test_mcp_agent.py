@@ -14,7 +14,7 @@ import yaml
 
 from jianmu_like import Agent, ReActConfig, create_react_node, human
 from jianmu_like.agentfile._loader import load_agent
-from jianmu_like.testing import ScriptedOpenAIServer, call, reply, wait_until_async
+from jianmu_like.testing import ScriptedOpenAIServer, call, calls, reply, wait_until_async
 from jianmu_like.tools import MCPToolProvider, calculator, mcp_servers_from_config
 from tests.mcp.mcp_helpers import child_pids, process_gone, server_config
 
@@ -194,3 +194,29 @@ async def test_a_result_that_breaks_its_output_schema_is_an_observation_not_a_cr
     assert "Invalid structured content returned by tool loose_city: '2100000' is not of type 'integer'" in (
         observation
     )
+
+
+async def test_tools_and_resources_a_server_adds_mid_run_reach_the_next_iteration() -> None:
+    """`tools/list_changed` and `resources/list_changed` during a run: the tools are listed again
+    before the next model call, so the model can call the new tool and read the new resource."""
+    offered: list[set[str]] = []
+
+    def model(request: dict[str, Any]) -> Any:
+        offered.append({tool["function"]["name"] for tool in request.get("tools") or ()})
+        observations = [m["content"] for m in request["messages"] if m["role"] == "tool"]
+        if not observations:
+            return calls(call("grow"), call("add_note", title="plan", text="step one"))
+        if len(observations) == 2:
+            return calls(call("grown"), call("read_resource", uri="note://plan"))
+        return reply(" | ".join(observations))
+
+    with ScriptedOpenAIServer(model) as srv:
+        provider = MCPToolProvider(server_config())
+        config = ReActConfig(tool_selection=False)
+        root = create_react_node(model_client=srv.client(), tool_providers=[provider], config=config)
+        async with Agent(root) as agent:
+            result = await agent.run({"messages": [human("Grow, then use what grew.")]})
+    assert result.status == "success", result.termination
+    assert result.final_answer == "grown | note://plan | I am new | step one"
+    assert "grown" not in offered[0] and "read_resource" not in offered[0]
+    assert {"grown", "read_resource"} <= offered[1]

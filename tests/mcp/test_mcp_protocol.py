@@ -120,6 +120,27 @@ async def test_reading_an_unknown_resource_is_an_observation(everything: MCPTool
         await tools["read_resource"].invoke({"uri": "demo://no/such/thing"})
 
 
+async def test_a_subscribed_resource_that_changes_is_named_until_read_again() -> None:
+    """`resources/subscribe` (an entry's `subscribe:`): server-everything's simulated updates
+    (`toggle-subscriber-updates` sends one at once) reach `updated_resources` and the
+    `read_resource` description; reading the resource clears it."""
+    async with everything_server(subscribe=[STATIC_DOC]) as provider:
+        assert provider.subscriptions == [STATIC_DOC]
+        tools = {tool.name: tool for tool in await provider.get_tools()}
+        assert "Changed since last read" not in tools["read_resource"].description
+        await tools["toggle-subscriber-updates"].invoke({})
+        await wait_until_async(lambda: STATIC_DOC in provider.updated_resources, "the resource update")
+        await tools["toggle-subscriber-updates"].invoke({})  # off: no update arrives after this one
+        tools = {tool.name: tool for tool in await provider.get_tools()}
+        assert f"Changed since last read (read again for the current content): {STATIC_DOC}" in (
+            tools["read_resource"].description
+        )
+        await tools["read_resource"].invoke({"uri": STATIC_DOC})
+        assert STATIC_DOC not in provider.updated_resources
+        await provider.unsubscribe_resource(STATIC_DOC)
+        assert provider.subscriptions == []
+
+
 # -- prompts -----------------------------------------------------------------------------------
 
 
@@ -192,6 +213,20 @@ async def test_progress_keeps_a_long_call_alive_and_becomes_events() -> None:
     assert all(p["tool"] == "steps" and p["server"] == "test" for p in progress)
 
 
+@pytest.mark.skipif(NODE is None or not ENTRY.exists(), reason="server-everything is not available")
+async def test_server_everythings_long_running_operation_reports_progress() -> None:
+    tool = "trigger-long-running-operation"
+    script = [call(tool, duration=1, steps=4), reply("the operation finished")]
+    async with everything_server(allow=[tool], call_timeout=PATIENCE, max_call_duration=PATIENCE) as provider:
+        with ScriptedOpenAIServer(script) as srv:
+            agent, events = _agent_run(srv, provider)
+            result = await agent.run({"messages": [human("run the long operation")]})
+    assert result.final_answer == "the operation finished"
+    progress = [e.data for e in events if e.type == ev.TOOL_PROGRESS]
+    assert [(p["progress"], p["total"]) for p in progress] == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    assert all(p["tool"] == tool and p["server"] == "ev" for p in progress)
+
+
 async def test_progress_extends_the_silence_bound_not_the_whole_call() -> None:
     # Each gap (0.3 s) is shorter than call_timeout (1 s) but the call (2.4 s) is longer: it
     # succeeds. Under load a gap can stretch; the assertion is on the outcome, not on timing.
@@ -215,6 +250,23 @@ async def test_a_silent_call_times_out_and_is_cancelled_on_the_server(tmp_path: 
         wait_until(lambda: marker.exists(), "the server to see the call cancelled")
     assert result.final_answer == "gave up"
     assert marker.read_text() == "cancelled"
+
+
+async def test_a_halted_run_cancels_its_call_on_the_server(tmp_path: Path) -> None:
+    """The run is cancelled (a halt, `Agent.aclose`, a server's Stop) while the server works on
+    a call: the server is told (`notifications/cancelled`), not left working for nobody."""
+    marker, started = tmp_path / "cancelled", tmp_path / "started"
+    config = server_config(call_timeout=PATIENCE, allow=["hang"])
+    async with MCPToolProvider(config) as provider:
+        with ScriptedOpenAIServer([call("hang", marker=str(marker), started=str(started))]) as srv:
+            agent, _ = _agent_run(srv, provider)
+            run = asyncio.create_task(agent.run({"messages": [human("wait forever")]}))
+            await wait_until_async(started.exists, "the server to start the call")
+            run.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await run
+        await wait_until_async(marker.exists, "the server to see the call cancelled")
+        assert marker.read_text() == "cancelled"
 
 
 async def test_without_a_tool_call_context_progress_is_harmless() -> None:
@@ -362,3 +414,26 @@ async def test_a_handler_answers_in_code_and_events_tell_the_run() -> None:
     assert "User declined to provide the requested information" in observation
     kinds = [(e.type, e.data.get("action")) for e in events if e.type.startswith("elicitation.")]
     assert kinds == [(ev.ELICITATION_REQUESTED, None), (ev.ELICITATION_RESOLVED, "decline")]
+
+
+async def test_model_hints_choose_among_the_allowed_sampling_models() -> None:
+    """The request's model hints pick an allowed model by name (the spec's substring rule); no
+    match, or no hint, falls back to the first allowed; without a list the agent's model answers.
+    The project's SDK server sends the hints (server-everything sends none)."""
+    with ScriptedOpenAIServer(lambda request: reply("hello")) as srv:
+        for models, hint, expected in [
+            (["small-model", "big-Claude-model"], "claude", "big-Claude-model"),
+            (["small-model", "big-Claude-model"], "gemini", "small-model"),
+            (["small-model", "big-Claude-model"], "", "small-model"),
+            ([], "claude", srv.client().model),
+        ]:
+            async with MCPToolProvider(server_config(sampling="allow", sampling_models=models)) as provider:
+                provider.use_model_client(srv.client())
+                tools = {tool.name: tool for tool in await provider.get_tools()}
+                assert await tools["ask_model"].invoke({"hint": hint}) == f"{expected} said hello", models
+        assert [request["model"] for request in srv.requests] == [
+            "big-Claude-model",
+            "small-model",
+            "small-model",
+            srv.client().model,
+        ]

@@ -15,8 +15,9 @@ import pytest_asyncio
 
 from jianmu_like.models._messages import ToolCall
 from jianmu_like.nodes._tool_calls import ToolCallRunner
-from jianmu_like.testing import PATIENCE
+from jianmu_like.testing import PATIENCE, wait_until_async
 from jianmu_like.tools import (
+    MCPServerError,
     MCPTimeoutError,
     MCPToolError,
     MCPToolProvider,
@@ -100,8 +101,10 @@ async def test_is_error_and_bad_arguments_become_errors(plain: MCPToolProvider) 
     with pytest.raises(MCPToolError, match="cannot do that: no such file") as caught:
         await invoke(plain, "fail", reason="no such file")
     assert caught.value.tool == "fail" and caught.value.server == "test"
-    with pytest.raises(ToolArgumentsError, match="b: required argument is missing"):
+    with pytest.raises(ToolArgumentsError) as bad:
         await invoke(plain, "add", a=1)  # caught before the call, from the server's schema
+    # One prefix, not "invalid arguments for tool 'add': invalid arguments for tool 'add': ...".
+    assert str(bad.value) == "invalid arguments for tool 'add': b: required argument is missing"
 
 
 async def test_per_call_timeout(impatient: MCPToolProvider) -> None:
@@ -153,3 +156,25 @@ async def test_processes_are_real_and_separate(plain: MCPToolProvider, filtered:
     assert int(await invoke(plain, "pid")) == plain.pid
     assert plain.pid != filtered.pid
     assert Path(f"/proc/{plain.pid}").exists()
+
+
+async def test_a_resource_list_change_reaches_the_read_resource_tool() -> None:
+    """`notifications/resources/list_changed`: the next listing offers the new resource (the
+    `read_resource` tool appears, its description naming the URI) and the model can read it."""
+    async with MCPToolProvider(server_config()) as provider:
+        assert "read_resource" not in {tool.name for tool in await provider.get_tools()}
+        assert await invoke(provider, "add_note", title="first", text="hello notes") == "note://first"
+        await wait_until_async(lambda: provider._stale, "the resource list change was received")
+        tools = {tool.name: tool for tool in await provider.get_tools()}
+        assert "note://first" in tools["read_resource"].description
+        assert await tools["read_resource"].invoke({"uri": "note://first"}) == "hello notes"
+
+
+async def test_a_server_without_subscriptions_says_so_and_still_works(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with MCPToolProvider(server_config(subscribe=["note://x"])) as provider:
+        assert "does not offer resource subscriptions; not subscribed to note://x" in caplog.text
+        with pytest.raises(MCPServerError, match="'test' does not offer resource subscriptions"):
+            await provider.subscribe_resource("note://y")
+        assert await invoke(provider, "echo", text="still here") == "still here"

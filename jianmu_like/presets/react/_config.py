@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
 from ..._config import AnswerCheckConfig, ContextConfig, JianmuConfig, ToolSelectionConfig, get_config
 from ...nodes._settings import LLMNodeConfig
 from ...nodes._tool_executor import ExecutionMode
+from ...tools.mcp._prompts import MCPPrompt
 
 
 class ReActConfig(LLMNodeConfig):
@@ -57,6 +58,20 @@ class ReActConfig(LLMNodeConfig):
     )
     """Above `threshold` tools, one structured call picks at most `max_tools` of them for the
     run (`<name>.SelectTools`); `ToolSelectionConfig(enabled=False)` or `False` turns it off."""
+
+    system_prompt_from: MCPPrompt | None = None
+    """The system prompt read from a prompt of one of the agent's MCP servers (`prompts/get`),
+    in place of `system_prompt`: read once the servers are ready, before the first model call
+    (YAML `system_prompt: {mcp_prompt: {server, name, arguments}}`)."""
+    first_messages_from: MCPPrompt | None = None
+    """Messages from an MCP prompt that every conversation of the agent opens with, after the
+    system prompt and before the task (YAML `first_messages: {mcp_prompt: {...}}`)."""
+
+    @model_validator(mode="after")
+    def _one_system_prompt(self) -> ReActConfig:
+        if self.system_prompt is not None and self.system_prompt_from is not None:
+            raise ValueError("give system_prompt or system_prompt_from (an MCP prompt), not both")
+        return self
 
     @field_validator("context", "answer_check", "tool_selection", mode="before")
     @classmethod

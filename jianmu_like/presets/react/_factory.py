@@ -51,6 +51,7 @@ from ...tools._provider import ToolProvider
 from ...tools._toolset import ToolSet
 from ...tools.mcp._provider import MCPToolProvider
 from ._config import ReActConfig
+from ._mcp_prompts import MCPPromptReader
 from ._state import react_reader
 
 
@@ -84,12 +85,34 @@ def create_react_node(
     config = config or ReActConfig()
     keys = config.keys
     schema = OutputSchema(output_type) if output_type is not None else None
-    if schema is not None and context_builder is None:
-        persona = f"{config.system_prompt or DEFAULT_PERSONA}\n\nFinal answer: {schema.instruction()}"
-        context_builder = ContextBuilder(persona, include_tool_descriptions=config.include_tool_descriptions)
+
+    def persona_of(system_prompt: str | None) -> str | None:
+        """The agent's system prompt from its written (or MCP) one: the output schema's
+        instruction after it, when the answer is structured."""
+        if schema is None:
+            return system_prompt
+        return f"{system_prompt or DEFAULT_PERSONA}\n\nFinal answer: {schema.instruction()}"
+
+    from_mcp = config.system_prompt_from is not None or config.first_messages_from is not None
+    if from_mcp and context_builder is not None and not isinstance(context_builder, ContextBuilder):
+        raise ValueError("an MCP system prompt or first messages need the default ContextBuilder")
+    if context_builder is None and (schema is not None or from_mcp):
+        context_builder = ContextBuilder(
+            persona_of(config.system_prompt), include_tool_descriptions=config.include_tool_descriptions
+        )
     toolset = ToolSet.from_providers(tool_providers or (), context=tool_provider_context).with_tools(
         tools or ()
     )
+    if from_mcp:  # read when the servers are ready, before the first model call
+        assert isinstance(context_builder, ContextBuilder)
+        reader = MCPPromptReader(
+            toolset,
+            context_builder,
+            persona_of,
+            system_prompt=config.system_prompt_from,
+            first_messages=config.first_messages_from,
+        )
+        toolset.add_check(reader)
     if config.breakpoint_every is not None:  # a human look every N rounds: an approval
         pause = Breakpoint(config.breakpoint_every)
         constraints = constraints.with_policies(pause) if constraints else GuardEnforcer([pause])

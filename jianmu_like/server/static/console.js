@@ -287,6 +287,28 @@
     }
   }
 
+  // A running call's progress reports (one line, replaced) and its MCP server's log lines.
+  function toolNote(card, data) {
+    if (data.status === "progress") {
+      let line = card.querySelector(".progress");
+      if (!line) {
+        line = el("div", "progress");
+        card.querySelector(".head").after(line);
+      }
+      const total = typeof data.total === "number" ? ` / ${data.total}` : "";
+      line.textContent = `progress ${data.progress}${total}` + (data.message ? `: ${data.message}` : "");
+      return;
+    }
+    let log = card.querySelector(".server-log");
+    if (!log) {
+      card.append(el("div", "label", "server log"));
+      log = el("pre", "server-log");
+      card.append(log);
+    }
+    const text = typeof data.data === "string" ? data.data : JSON.stringify(data.data);
+    log.textContent += `${data.level}${data.logger ? " " + data.logger : ""}: ${text}\n`;
+  }
+
   function onStep(view, data) {
     if (data.type === "thinking" && data.status === "start") {
       view.thinking = el("p", "note thinking spinning", `iteration ${data.iteration}: thinking…`);
@@ -317,6 +339,8 @@
       toolCard(view, data);
     } else if (data.type === "iteration" && data.status === "done") {
       finishToolCard(view, data);
+    } else if (data.type === "iteration" && (data.status === "progress" || data.status === "log")) {
+      toolNote(toolCard(view, data), data);
     }
   }
 

@@ -88,6 +88,10 @@ class MCPServerConfig(BaseModel):
     `tools.mcp._sampling`; a `sampling_policy` on the provider may decide instead of allow/ask)."""
     sampling_max_tokens: int = Field(1024, gt=0)
     """The most tokens one sampling request may ask for (a larger `maxTokens` is capped)."""
+    sampling_models: list[str] = Field(default_factory=list)
+    """Models (on the answering client's server) that may answer the server's sampling requests:
+    the request's model hints choose among them (the first hint that is part of a model's name),
+    else the first answers. Empty: the client's own model (the agent's)."""
     elicitation: Literal["decline", "ask"] = "decline"
     """"ask": the server may ask the user for input mid-call (`elicitation/create`); requests
     wait for `MCPToolProvider.respond` (or a handler) at most `elicitation_timeout` seconds."""
@@ -95,6 +99,10 @@ class MCPServerConfig(BaseModel):
     resources: bool = True
     """Offer the server's resources to the model through a `read_resource` tool (when the server
     has any); Python code can always read them (`MCPToolProvider.read_resource`)."""
+    subscribe: list[str] = Field(default_factory=list)
+    """Resource URIs to subscribe to once connected (`resources/subscribe`, servers that offer
+    it): when one changes, the `read_resource` tool's description says so at the agent's next
+    model call, until the model reads it again."""
     max_output_chars: int | None = Field(None, ge=100)
     """The most characters of one of this server's results the model reads (None: the agent's
     limit); longer results are cut by their shape (`tools.truncation`)."""

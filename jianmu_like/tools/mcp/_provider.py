@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         ElicitRequestParams,
         ElicitResult,
         ErrorData,
+        GetPromptResult,
         LoggingMessageNotificationParams,
         Prompt,
         ReadResourceResult,
@@ -107,6 +108,12 @@ class MCPToolProvider:
         """How many times a dead server was started again."""
         self._roots = config.root_uris()
         self._resources: ResourceIndex | None = None
+        self._subscriptions: list[str] = list(dict.fromkeys(config.subscribe))
+        """Resource URIs subscribed to (again on every new session, after a restart too)."""
+        self.updated_resources: set[str] = set()
+        self.prompts_version = 0
+        """Counts the server's `prompts/list_changed`: what was read at an older one may be stale."""
+        """Subscribed resources the server said changed, not read since (`read_resource`)."""
         self._in_flight: list[tuple[ToolCallContext | None, Callable[..., None] | None]] = []
         """The tool calls of this server running now: their context and event emitter (server
         notifications and requests arrive in the session's reader task, outside the call's)."""
@@ -165,7 +172,39 @@ class MCPToolProvider:
         result: ReadResourceResult = await self._with_restart(
             f"resources/read of {uri!r}", lambda s: s.read_resource(uri), retry=True
         )
+        if uri in self.updated_resources:  # read since its update: the description stops naming it
+            self.updated_resources.discard(uri)
+            self._resources_changed()
         return result
+
+    async def subscribe_resource(self, uri: str) -> None:
+        """Subscribe to `uri` (`resources/subscribe`): when the server says it changed, it is in
+        `updated_resources` and the `read_resource` tool's description names it until it is read.
+        Kept across restarts; `MCPServerError` if the server offers no subscriptions."""
+        session = await self._live_session()
+        if not _subscribable(session):
+            raise MCPServerError(self.name, f"MCP server {self.name!r} does not offer resource subscriptions")
+        await self._with_restart(f"resources/subscribe of {uri!r}", lambda s: s.subscribe(uri), retry=True)
+        if uri not in self._subscriptions:
+            self._subscriptions.append(uri)
+
+    async def unsubscribe_resource(self, uri: str) -> None:
+        """Stop the subscription to `uri` (`resources/unsubscribe`)."""
+        if uri in self._subscriptions:
+            self._subscriptions.remove(uri)
+            await self._with_restart(
+                f"resources/unsubscribe of {uri!r}", lambda s: s.subscribe(uri, on=False), retry=True
+            )
+        self.updated_resources.discard(uri)
+
+    @property
+    def subscriptions(self) -> list[str]:
+        """The resource URIs subscribed to, in order."""
+        return list(self._subscriptions)
+
+    def _resource_updated(self, uri: str) -> None:
+        self.updated_resources.add(uri)
+        self._resources_changed()
 
     async def read_resource_text(self, uri: str) -> str:
         """A resource as the model reads it: text as is, binary data and documents as
@@ -181,7 +220,7 @@ class MCPToolProvider:
             self._resources = ResourceIndex(resources, templates)
         if not self._resources.resources and not self._resources.templates:
             return None
-        return read_resource_tool(self, self._resources)
+        return read_resource_tool(self, self._resources, sorted(self.updated_resources))
 
     def _resources_changed(self) -> None:
         if self._resources is not None:
@@ -189,6 +228,12 @@ class MCPToolProvider:
         self._stale = True  # the read_resource tool's description lists them
 
     # -- prompts ---------------------------------------------------------------------------
+
+    def _prompts_changed(self) -> None:
+        """`prompts/list_changed`: an agent's prompt read from this server is read again before
+        its next model call (`prompts_version`, and the tools re-listed so its check runs)."""
+        self.prompts_version += 1
+        self._stale = True
 
     async def list_prompts(self) -> list[Prompt]:
         """The server's prompt templates (`prompts/list`); [] when it has none."""
@@ -199,11 +244,15 @@ class MCPToolProvider:
     async def get_prompt(self, name: str, arguments: Mapping[str, Any] | None = None) -> list[Message]:
         """The prompt `name` filled with `arguments` (`prompts/get`), as messages a tree can use
         (`system_prompt`, a first message); its text content only (images become placeholders)."""
+        return prompt_messages(await self.read_prompt(name, arguments), server=self.name, prompt=name)
+
+    async def read_prompt(self, name: str, arguments: Mapping[str, Any] | None = None) -> GetPromptResult:
+        """The prompt `name` as the server sends it (`prompts/get`): messages with content blocks."""
         args = {key: str(value) for key, value in (arguments or {}).items()}
-        result = await self._with_restart(
+        result: GetPromptResult = await self._with_restart(
             f"prompt {name!r}", lambda s: s.get_prompt(name, args or None), retry=True
         )
-        return prompt_messages(result, server=self.name, prompt=name)
+        return result
 
     # -- roots -----------------------------------------------------------------------------
 
@@ -275,7 +324,8 @@ class MCPToolProvider:
         return SessionHandlers(
             tools_changed=self._tools_changed,
             resources_changed=self._resources_changed,
-            prompts_changed=None,  # prompts are read on demand, never cached
+            resource_updated=self._resource_updated,
+            prompts_changed=self._prompts_changed,
             log=self._on_log,
             roots=(lambda: self._roots) if self.config.roots or self._roots else None,
             sampling=self._on_sampling if self.config.sampling != "deny" else None,
@@ -314,6 +364,12 @@ class MCPToolProvider:
     def pid(self) -> int | None:
         """PID of the current stdio server process (None for HTTP or before the start)."""
         return self._session.pid if self._session is not None else None
+
+    @property
+    def stale(self) -> bool:
+        """The server changed its tools or resources since they were listed (`list_changed`,
+        `resources/updated`): the next `get_tools` lists them again (see `ToolSet.stale`)."""
+        return self._stale
 
     @property
     def connected(self) -> bool:
@@ -358,7 +414,25 @@ class MCPToolProvider:
                 await session.close()
                 raise MCPServerError(self.name, f"MCP server {self.name!r}: the provider is closed")
             self._session = session
+            await self._resubscribe(session)
             return session
+
+    async def _resubscribe(self, session: MCPSession) -> None:
+        """The subscriptions on a new session (the first, or after a restart): a server that
+        offers none, or refuses one, is logged, not fatal (its tools still work)."""
+        if not self._subscriptions:
+            return
+        if not _subscribable(session):
+            logger.warning(
+                "MCP server %r does not offer resource subscriptions; not subscribed to %s",
+                *(self.name, ", ".join(self._subscriptions)),
+            )
+            return
+        for uri in self._subscriptions:
+            try:
+                await session.subscribe(uri)
+            except MCPServerError as exc:
+                logger.warning("MCP server %r: subscribing to %r failed: %s", self.name, uri, exc)
 
     async def _with_restart(
         self, what: str, request: Callable[[MCPSession], Awaitable[Any]], *, retry: bool
@@ -469,6 +543,12 @@ class MCPToolProvider:
             f"MCPToolProvider(name={self.name!r}, transport={self.config.transport!r}, "
             f"target={self.config.describe()!r}, {state})"
         )
+
+
+def _subscribable(session: MCPSession) -> bool:
+    """Whether the server declared `resources.subscribe` in its handshake."""
+    resources = getattr(session.capabilities, "resources", None)
+    return bool(getattr(resources, "subscribe", False))
 
 
 def mcp_servers_from_config(data: Any) -> list[MCPToolProvider]:

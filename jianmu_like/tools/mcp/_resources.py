@@ -9,7 +9,9 @@ audio, PDFs) and documents (HTML, markdown) become artifacts, whole for the user
 placeholder for the model (see `content`).
 
 The index of resources goes stale when the server says so (`resources/list_changed`,
-`resources/updated`); the provider then lists them again before the next iteration uses the tool.
+`resources/updated`); the provider then lists them again before the agent's next model call. A
+subscribed resource that changed (`resources/updated`) is named in the description until it is
+read again, so the model knows what it read before is out of date.
 """
 
 from __future__ import annotations
@@ -37,12 +39,17 @@ class ResourceIndex:
         self.templates = list(templates)
         self.stale = False
 
-    def describe(self) -> str:
-        """The tool description: what the tool does and which URIs exist."""
+    def describe(self, updated: Sequence[str] = ()) -> str:
+        """The tool description: what the tool does, which URIs exist, and which subscribed ones
+        changed since they were last read (`updated`)."""
         lines = [
             "Read a resource of this MCP server by its URI (a URI listed below, one that matches "
             "a template below, or one named by a resource link in a tool result)."
         ]
+        if updated:
+            lines.append(
+                "Changed since last read (read again for the current content): " + ", ".join(updated)
+            )
         if self.resources:
             lines.append("Resources:")
             for resource in self.resources[:LISTED_URIS]:
@@ -62,7 +69,7 @@ class ResourceIndex:
         return "\n".join(lines)
 
 
-def read_resource_tool(provider: MCPToolProvider, index: ResourceIndex) -> Tool:
+def read_resource_tool(provider: MCPToolProvider, index: ResourceIndex, updated: Sequence[str] = ()) -> Tool:
     """The `<prefix>read_resource` tool of `provider` (not retried after a crash mid-call:
     reading is harmless, but the provider's own restart already retries reads)."""
     from ._provider import mcp_tool_name
@@ -74,7 +81,7 @@ def read_resource_tool(provider: MCPToolProvider, index: ResourceIndex) -> Tool:
     read_resource.__name__ = name
     return Tool(
         name=name,
-        description=index.describe(),
+        description=index.describe(updated),
         parameters={
             "type": "object",
             "properties": {"uri": {"type": "string", "description": "The resource's URI"}},

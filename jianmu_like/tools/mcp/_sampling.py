@@ -17,8 +17,12 @@ under rules the server cannot change:
 - **Counted.** The tokens count in the run's usage and its token budget (through the tool call
   that was running when the server asked: `tools.call_context.add_call_usage`), and each request
   is an `mcp.sampling` event (server, model, max_tokens, usage, or why it was refused).
-- **Model preferences are hints.** The agent's client decides the model; the server's hints are
-  recorded in the event, not obeyed.
+- **Model preferences are hints, among the models allowed.** With `sampling_models` configured,
+  the first of the request's model hints that is part of an allowed model's name picks it (the
+  spec's substring rule), else the first allowed model answers; without, the agent's model
+  does. A server never names a model the configuration did not allow. The hints and the model
+  that answered are in the event; the numeric priorities (cost, speed, intelligence) are not
+  weighed, since the client knows nothing of the models' prices or speeds.
 
 Only text is exchanged: image or audio content in a request is refused, since the framework's
 messages carry text.
@@ -87,6 +91,16 @@ async def _decide(policy: SamplingPolicy, request: SamplingRequest) -> SamplingD
     )
 
 
+def sampling_model(allowed: list[str], hints: list[str]) -> str | None:
+    """The allowed model the hints pick (the first hint contained in an allowed name, compared
+    without case), else the first allowed one; None (the client's model) when none is configured."""
+    for hint in hints:
+        for model in allowed:
+            if hint and hint.lower() in model.lower():
+                return model
+    return allowed[0] if allowed else None
+
+
 def _refuse(message: str) -> ErrorData:
     from mcp.types import INVALID_REQUEST, ErrorData
 
@@ -110,7 +124,8 @@ async def answer_sampling(
     from ...models._messages import Message, ai, human, system
     from ...models._types import ModelRequest
 
-    hints = [hint.name for hint in (params.model_preferences.hints or [])] if params.model_preferences else []
+    preferences = params.model_preferences
+    hints = [hint.name for hint in (preferences.hints or []) if hint.name] if preferences else []
     requested = params.max_tokens
 
     def report(**data: Any) -> None:
@@ -156,6 +171,7 @@ async def answer_sampling(
     max_tokens = min(requested, config.sampling_max_tokens)
     request = ModelRequest(
         messages=messages,
+        model=sampling_model(config.sampling_models, hints),
         max_tokens=max_tokens,
         temperature=params.temperature,
         extra_params={"stop": list(params.stop_sequences)} if params.stop_sequences else {},

@@ -68,7 +68,10 @@ class SessionHandlers:
 
     tools_changed: Callable[[], None] | None = None
     resources_changed: Callable[[], None] | None = None
-    """`resources/list_changed` or `resources/updated`: what `read_resource` offers is stale."""
+    """`resources/list_changed` (or `resources/updated` when `resource_updated` is unset): what
+    `read_resource` offers is stale."""
+    resource_updated: Callable[[str], None] | None = None
+    """`resources/updated` of a subscribed resource, with its URI."""
     prompts_changed: Callable[[], None] | None = None
     log: Callable[[LoggingMessageNotificationParams], None] | None = None
     roots: Callable[[], list[tuple[str, str | None]]] | None = None
@@ -297,7 +300,9 @@ class MCPSession:
             if isinstance(method, str)
             else None
         )
-        if handler is not None:
+        if method == "notifications/resources/updated" and handlers.resource_updated is not None:
+            handlers.resource_updated(str(getattr(getattr(message, "params", None), "uri", "")))
+        elif handler is not None:
             handler()
 
     async def _on_log(self, params: LoggingMessageNotificationParams) -> None:
@@ -401,6 +406,20 @@ class MCPSession:
         return await self._request(
             f"resources/read of {uri!r}", self.config.call_timeout, lambda s: s.read_resource(uri)
         )
+
+    async def subscribe(self, uri: str, *, on: bool = True) -> None:
+        """`resources/subscribe` (or `unsubscribe`) of `uri`: the server then sends
+        `resources/updated` when it changes. Removed from protocol 2026-07-28 (the SDK warns), but
+        servers of earlier revisions (server-everything) still offer it."""
+        from mcp.shared.exceptions import MCPDeprecationWarning
+
+        async def send(session: ClientSession) -> Any:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                return await (session.subscribe_resource(uri) if on else session.unsubscribe_resource(uri))
+
+        what = f"resources/{'subscribe' if on else 'unsubscribe'} of {uri!r}"
+        await self._request(what, self.config.connect_timeout, send)
 
     async def list_prompts(self) -> list[Prompt]:
         return await self._paginate("prompts/list", "list_prompts", "prompts")
