@@ -33,6 +33,7 @@ from ._content import (
 from ._process import StdioProcess
 from ._tasks import (
     MCPTasksUnavailableError,
+    Progress,
     StatusReport,
     TaskCall,
     TaskCancelledByServer,
@@ -66,9 +67,6 @@ if TYPE_CHECKING:
         ServerCapabilities,
     )
     from mcp.types import Tool as MCPTool
-
-Progress = Callable[[float, float | None, str | None], Awaitable[None]]
-"""`(progress, total, message)`: one `notifications/progress` of a call in flight."""
 
 
 @dataclass
@@ -278,7 +276,9 @@ class MCPSession:
                 dispatcher: JSONRPCDispatcher[Any] = JSONRPCDispatcher(read, write)
                 self._dispatcher = dispatcher
                 status = NotificationBinding(
-                    method=STATUS_METHOD, params_type=TaskStatusNotificationParams, handler=self.tasks.on_status
+                    method=STATUS_METHOD,
+                    params_type=TaskStatusNotificationParams,
+                    handler=self.tasks.on_status,
                 )
                 session = ClientSession(
                     dispatcher=dispatcher,

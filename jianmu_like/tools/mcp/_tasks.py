@@ -32,7 +32,7 @@ import inspect
 import itertools
 import logging
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -46,6 +46,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 _R = TypeVar("_R")
+
+Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+"""`(progress, total, message)`: one `notifications/progress` of a call in flight."""
 
 TaskMode = Literal["auto", "always", "never"]
 """When a tool runs as a task: "auto" when it requires it, "always" when it allows it (taskSupport
@@ -100,7 +103,11 @@ def _missing_sdk_features() -> list[str]:
         for name in ("dispatcher", "notification_bindings")
         if name not in parameters
     ]
-    missing += [f"ClientSession.{name}" for name in ("send_request", "validate_tool_result") if not hasattr(ClientSession, name)]
+    missing += [
+        f"ClientSession.{name}"
+        for name in ("send_request", "validate_tool_result")
+        if not hasattr(ClientSession, name)
+    ]
     if not callable(getattr(JSONRPCDispatcher, "send_raw_request", None)):
         missing.append("JSONRPCDispatcher.send_raw_request")
     if "method" not in getattr(NotificationBinding, "__dataclass_fields__", {}):
@@ -170,13 +177,11 @@ class TaskWatches:
 
     def __init__(self) -> None:
         self._tasks: dict[str, _Watch] = {}
-        self._progress: dict[str, Callable[[float, float | None, str | None], Awaitable[None]]] = {}
+        self._progress: dict[str, Progress] = {}
         self._tokens = itertools.count(1)
 
     @contextmanager
-    def progress_token(
-        self, report: Callable[[float, float | None, str | None], Awaitable[None]] | None
-    ) -> Iterator[str]:
+    def progress_token(self, report: Progress | None) -> Iterator[str]:
         """A token no other request of the session uses (a string: the SDK's own are integers)."""
         token = f"jianmu-task-{next(self._tokens)}"
         if report is not None:
@@ -186,7 +191,7 @@ class TaskWatches:
         finally:
             self._progress.pop(token, None)
 
-    def progress_report(self, token: object) -> Callable[[float, float | None, str | None], Awaitable[None]] | None:
+    def progress_report(self, token: object) -> Progress | None:
         return self._progress.get(token) if isinstance(token, str) else None
 
     @contextmanager
@@ -224,27 +229,33 @@ class TaskCall:
     ttl_ms: int
     can_cancel: bool
     on_status: StatusReport
-    report: Callable[[float, float | None, str | None], Awaitable[None]] | None = None
+    report: Progress | None = None
     _last_seen: tuple[str, str | None] | None = field(default=None, init=False)
+    _ended = False
+    """The server said the task ended (or its result came): nothing to cancel."""
 
     async def run(self) -> CallToolResult:
         """Create the task, follow it to its end, return its result; a call abandoned before
         then (cancelled, timed out, failed) cancels the task on the server first."""
+        from mcp.types import CallToolResult
+
         with self.watches.progress_token(self.report) as token:
             task = await self._create(token)
+            if isinstance(task, CallToolResult):
+                return await self._checked(task)
             self._told(task)
-            finished = False
             try:
                 with self.watches.watch(task.task_id) as watch:
-                    result = await self._follow(task, watch)
-                finished = True
-                return result
+                    return await self._follow(task, watch)
             finally:
-                if not finished:
+                if not self._ended:  # abandoned: cancelled, timed out, or failed on our side
                     await self._abandon(task.task_id)
 
-    async def _create(self, token: str) -> Task:
-        from mcp.types import CreateTaskResult
+    async def _create(self, token: str) -> Task | CallToolResult:
+        """The task the server created; or, from a server that ran the call at once (it may,
+        for a tool that only allows tasks), the tool's result."""
+        from mcp.types import CallToolResult, CreateTaskResult
+        from pydantic import ValidationError
 
         params = {
             "name": self.name,
@@ -261,16 +272,17 @@ class TaskCall:
             f"the task-augmented call of tool {self.name!r}",
             self.dispatcher.send_raw_request("tools/call", params, options),
         )
-        if "task" not in raw and "content" in raw:
-            raise TaskProtocolError(
-                f"answered the task-augmented call of tool {self.name!r} with a plain result "
-                "instead of a task"
-            )
         try:
+            if "task" not in raw and "content" in raw:
+                return CallToolResult.model_validate(raw, by_name=False)
             return CreateTaskResult.model_validate(raw, by_name=False).task
-        except ValueError as exc:
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(map(str, error['loc'])) or 'result'}: {error['msg']}"
+                for error in exc.errors()[:3]
+            )
             raise TaskProtocolError(
-                f"answered the task-augmented call of tool {self.name!r} with no valid task: {exc}"
+                f"answered the task-augmented call of tool {self.name!r} with no valid task ({problems})"
             ) from None
 
     async def _follow(self, task: Task, watch: _Watch) -> CallToolResult:
@@ -280,15 +292,18 @@ class TaskCall:
         try:
             while True:
                 if task.status == "cancelled":
+                    self._ended = True
                     why = f": {task.status_message}" if task.status_message else ""
                     raise TaskCancelledByServer(f"cancelled the task of tool {self.name!r}{why}")
                 if fetch is None and (task.status in TERMINAL or task.status == "input_required"):
                     # input_required: the server sends its question on the tasks/result stream.
                     fetch = asyncio.create_task(self._result(task.task_id, terminal=task.status in TERMINAL))
                 if task.status in TERMINAL and fetch is not None:
+                    self._ended = True
                     return await fetch
                 await self._pause(task, watch, fetch)
                 if fetch is not None and fetch.done():
+                    self._ended = True  # tasks/result answered: the task has ended
                     return fetch.result()
                 watch.changed.clear()
                 # The answer to a request, not a notification, is the status we act on.
@@ -297,8 +312,7 @@ class TaskCall:
         finally:
             if fetch is not None and not fetch.done():
                 fetch.cancel()
-                with suppress(BaseException):
-                    await fetch
+                await asyncio.wait({fetch})  # its outcome is moot; our own cancellation is not
 
     async def _pause(self, task: Task, watch: _Watch, fetch: asyncio.Task[CallToolResult] | None) -> None:
         interval = DEFAULT_POLL_INTERVAL if task.poll_interval is None else task.poll_interval / 1000
@@ -306,7 +320,9 @@ class TaskCall:
         if fetch is not None:
             waits.add(fetch)
         try:
-            await asyncio.wait(waits, timeout=max(MIN_POLL_INTERVAL, interval), return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(
+                waits, timeout=max(MIN_POLL_INTERVAL, interval), return_when=asyncio.FIRST_COMPLETED
+            )
         finally:
             for waiter in waits:
                 if waiter is not fetch:
@@ -316,7 +332,9 @@ class TaskCall:
         from mcp.types import GetTaskRequest, GetTaskRequestParams, GetTaskResult
 
         request = GetTaskRequest(params=GetTaskRequestParams(task_id=task_id))
-        send = self.session.send_request(request, GetTaskResult, request_read_timeout_seconds=self.call_timeout)
+        send = self.session.send_request(
+            request, GetTaskResult, request_read_timeout_seconds=self.call_timeout
+        )
         return await self._send(f"tasks/get for task {task_id}", send)
 
     async def _result(self, task_id: str, *, terminal: bool) -> CallToolResult:
@@ -327,7 +345,10 @@ class TaskCall:
         request = GetTaskPayloadRequest(params=GetTaskPayloadRequestParams(task_id=task_id))
         timeout = self.call_timeout if terminal else None
         send = self.session.send_request(request, CallToolResult, request_read_timeout_seconds=timeout)
-        result = await self._send(f"tasks/result for task {task_id}", send)
+        return await self._checked(await self._send(f"tasks/result for task {task_id}", send))
+
+    async def _checked(self, result: CallToolResult) -> CallToolResult:
+        """What `ClientSession.call_tool` checks: structured content against the outputSchema."""
         if not result.is_error:
             await self.session.validate_tool_result(self.name, result)
         return result
@@ -337,20 +358,22 @@ class TaskCall:
         being cancelled or timed out and must not wait long, but the server must be told."""
         if not self.can_cancel:
             logger.warning(
-                "MCP task %s of tool %r was abandoned; the server does not offer tasks/cancel", task_id, self.name
+                "MCP task %s of tool %r was abandoned; the server does not offer tasks/cancel",
+                task_id,
+                self.name,
             )
             return
         from mcp.types import CancelTaskRequest, CancelTaskRequestParams, CancelTaskResult
 
         request = CancelTaskRequest(params=CancelTaskRequestParams(task_id=task_id))
-        send = self.session.send_request(request, CancelTaskResult, request_read_timeout_seconds=CANCEL_TIMEOUT)
+        send = self.session.send_request(
+            request, CancelTaskResult, request_read_timeout_seconds=CANCEL_TIMEOUT
+        )
         sent = asyncio.ensure_future(send)
+        sent.add_done_callback(_consume)  # it may end after we stopped waiting for it
         try:
+            # Shielded: cancelled again while cancelling, we leave; the request still goes out.
             await asyncio.wait_for(asyncio.shield(sent), CANCEL_TIMEOUT + 1.0)
-        except asyncio.CancelledError:
-            # Cancelled again while cancelling: let the request finish on its own.
-            sent.add_done_callback(_consume)
-            raise
         except Exception as exc:  # already ended, unknown, or the server is gone: nothing to undo
             logger.info("MCP task %s of tool %r: tasks/cancel failed: %s", task_id, self.name, exc)
             return
@@ -372,7 +395,9 @@ class TaskCall:
             return await send
         except MCPError as exc:
             if exc.code == REQUEST_TIMEOUT:
-                raise TaskTimeout(f"did not answer {what} within call_timeout={self.call_timeout:g} s") from None
+                raise TaskTimeout(
+                    f"did not answer {what} within call_timeout={self.call_timeout:g} s"
+                ) from None
             raise
 
 
