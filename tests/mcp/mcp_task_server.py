@@ -7,7 +7,9 @@ question). This server adds what a client must also handle: a tool that *allows*
 (`taskSupport: optional`), progress and `notifications/tasks/status` while a task runs, a task
 that fails, one the server cancels itself, one that never ends (the client must cancel it), a
 server that stops answering `tasks/get`, and a malformed `CreateTaskResult`. `task_log` tells a
-test what the server saw (the tasks cancelled through `tasks/cancel`).
+test what the server saw (the tasks cancelled through `tasks/cancel`). With the environment
+variable `TASK_SERVER_NO_CAPABILITY` set, it does not declare the `tasks` capability (its tools
+still say they support tasks, which a client must then ignore).
 
 The `mcp` SDK (2.3) serves no `tasks/*` methods and would refuse a `CreateTaskResult` as a
 `tools/call` result, so a server middleware (`MCPServer(middleware=...)`, the SDK's hook that
@@ -21,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import os
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -187,7 +190,7 @@ async def _quiet_progress(done: float, total: float | None, message: str | None)
 
 async def tasks_middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
     method, params = ctx.method, dict(ctx.params or {})
-    if method == "initialize":
+    if method == "initialize" and not os.environ.get("TASK_SERVER_NO_CAPABILITY"):
         result = dict(await call_next(ctx) or {})
         tasks: dict[str, Any] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
         result["capabilities"] = {**result.get("capabilities", {}), "tasks": tasks}

@@ -96,7 +96,7 @@ def _missing_sdk_features() -> list[str]:
         from mcp.client.extension import NotificationBinding
         from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
     except ImportError as exc:
-        return [f"cannot import {exc.name or exc}"]
+        return [str(exc)]
     parameters = inspect.signature(ClientSession).parameters
     missing += [
         f"ClientSession({name}=...)"
