@@ -221,13 +221,21 @@ async def test_a_task_that_never_ends_is_bounded_by_max_call_duration_and_cancel
     assert log["cancelled"] == list(log["status"]) and len(log["cancelled"]) == 1
 
 
+async def run_until_the_task_exists(
+    srv: ScriptedOpenAIServer, provider: MCPToolProvider
+) -> tuple[asyncio.Task[Any], list[Event]]:
+    """An agent run calling `endless`, once the server has created its task."""
+    agent, events = agent_with(srv, provider)
+    run = asyncio.create_task(agent.run({"messages": [human("wait forever")]}))
+    await wait_until_async(lambda: task_events(events), "the task to be created")
+    return run, events
+
+
 async def test_a_halted_run_cancels_its_task() -> None:
     script: list[Any] = [call("endless"), reply("never")]
     with ScriptedOpenAIServer(script) as srv:
         async with task_server() as provider:
-            agent, events = agent_with(srv, provider)
-            run = asyncio.create_task(agent.run({"messages": [human("wait forever")]}))
-            await wait_until_async(lambda: task_events(events), "the task to be created")
+            run, events = await run_until_the_task_exists(srv, provider)
             run.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await run
@@ -241,9 +249,7 @@ async def test_a_server_killed_during_a_task_is_a_crash_not_a_hang() -> None:
     script: list[Any] = [call("endless"), reply("it crashed")]
     with ScriptedOpenAIServer(script) as srv:
         async with task_server() as provider:
-            agent, events = agent_with(srv, provider)
-            run = asyncio.create_task(agent.run({"messages": [human("wait forever")]}))
-            await wait_until_async(lambda: task_events(events), "the task to be created")
+            run, _ = await run_until_the_task_exists(srv, provider)
             assert provider.pid is not None
             os.kill(provider.pid, signal.SIGKILL)
             async with asyncio.timeout(PATIENCE):
