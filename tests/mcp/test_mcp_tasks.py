@@ -93,11 +93,18 @@ async def test_a_tool_that_requires_tasks_runs_as_one_over_http(everything_url: 
 
 
 @needs_everything
-async def test_a_task_waiting_for_input_gets_the_users_answer() -> None:
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_task_waiting_for_input_gets_the_users_answer(
+    transport: str, request: pytest.FixtureRequest
+) -> None:
     assert NODE is not None
-    provider = MCPToolProvider(
-        name="ev", command=NODE, args=[str(ENTRY), "stdio"], allow=[RESEARCH], elicitation="ask"
+    # The question travels on the tasks/result request: a pipe, or that POST's SSE stream.
+    where: dict[str, Any] = (
+        {"command": NODE, "args": [str(ENTRY), "stdio"]}
+        if transport == "stdio"
+        else {"url": request.getfixturevalue("everything_url")}
     )
+    provider = MCPToolProvider(name="ev", allow=[RESEARCH], elicitation="ask", **where)
     async with provider:
         tool = next(t for t in await provider.get_tools() if t.name == RESEARCH)
         running = asyncio.create_task(tool.invoke({"topic": "python", "ambiguous": True}))
