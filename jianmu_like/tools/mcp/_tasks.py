@@ -159,24 +159,19 @@ def call_as_task(mode: TaskMode, support: str, server_runs_tasks: bool) -> bool 
 # -- following a task ------------------------------------------------------------------------
 
 
-@dataclass
-class _Watch:
-    """What the session learns about one task outside its own requests."""
-
-    changed: asyncio.Event = field(default_factory=asyncio.Event)
-    latest: Task | None = None
-
-
 class TaskWatches:
     """Routes `notifications/tasks/status` and the progress of running tasks to their callers.
 
-    The progress token of a task-augmented call stays valid for the task's whole life, long after
-    the `tools/call` request (whose progress the SDK routes) has been answered: the session's
-    message handler asks `progress_report(token)` for the report of the task that owns it.
+    A status notification only wakes the caller's wait for its next `tasks/get` (the spec lets a
+    requestor rely on polling alone, and a poll's answer is the status acted on).
+
+        The progress token of a task-augmented call stays valid for the task's whole life, long after
+        the `tools/call` request (whose progress the SDK routes) has been answered: the session's
+        message handler asks `progress_report(token)` for the report of the task that owns it.
     """
 
     def __init__(self) -> None:
-        self._tasks: dict[str, _Watch] = {}
+        self._tasks: dict[str, asyncio.Event] = {}
         self._progress: dict[str, Progress] = {}
         self._tokens = itertools.count(1)
 
@@ -195,8 +190,9 @@ class TaskWatches:
         return self._progress.get(token) if isinstance(token, str) else None
 
     @contextmanager
-    def watch(self, task_id: str) -> Iterator[_Watch]:
-        watch = self._tasks[task_id] = _Watch()
+    def watch(self, task_id: str) -> Iterator[asyncio.Event]:
+        """Set when the server tells the task's status between polls."""
+        watch = self._tasks[task_id] = asyncio.Event()
         try:
             yield watch
         finally:
@@ -206,8 +202,7 @@ class TaskWatches:
         """A `notifications/tasks/status` (the SDK's `NotificationBinding` handler)."""
         watch = self._tasks.get(params.task_id)
         if watch is not None:
-            watch.latest = params
-            watch.changed.set()
+            watch.set()
 
 
 StatusReport = Callable[["Task"], None]
@@ -285,7 +280,7 @@ class TaskCall:
                 f"answered the task-augmented call of tool {self.name!r} with no valid task ({problems})"
             ) from None
 
-    async def _follow(self, task: Task, watch: _Watch) -> CallToolResult:
+    async def _follow(self, task: Task, watch: asyncio.Event) -> CallToolResult:
         """Poll until the task ends, honouring its `pollInterval` (a status notification ends
         the wait early); ask for the result as soon as it ends or needs input."""
         fetch: asyncio.Task[CallToolResult] | None = None
@@ -305,7 +300,7 @@ class TaskCall:
                 if fetch is not None and fetch.done():
                     self._ended = True  # tasks/result answered: the task has ended
                     return fetch.result()
-                watch.changed.clear()
+                watch.clear()
                 # The answer to a request, not a notification, is the status we act on.
                 task = await self._get(task.task_id)
                 self._told(task)
@@ -314,9 +309,11 @@ class TaskCall:
                 fetch.cancel()
                 await asyncio.wait({fetch})  # its outcome is moot; our own cancellation is not
 
-    async def _pause(self, task: Task, watch: _Watch, fetch: asyncio.Task[CallToolResult] | None) -> None:
+    async def _pause(
+        self, task: Task, watch: asyncio.Event, fetch: asyncio.Task[CallToolResult] | None
+    ) -> None:
         interval = DEFAULT_POLL_INTERVAL if task.poll_interval is None else task.poll_interval / 1000
-        waits: set[asyncio.Future[Any]] = {asyncio.ensure_future(watch.changed.wait())}
+        waits: set[asyncio.Future[Any]] = {asyncio.ensure_future(watch.wait())}
         if fetch is not None:
             waits.add(fetch)
         try:
