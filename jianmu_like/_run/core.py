@@ -261,12 +261,13 @@ class RunCore:
         root, runner = self.trees.acquire(self.threads.current)
         try:
             recorder = self.recorder
+            never_ticked = False
             if thread_id is not None:
                 # Always reload: another process may have written since.
                 if recorder is None:
                     raise CheckpointError("resume(thread_id=...) needs a checkpointer")
-                recorder.load(thread_id)
-            if root.status != Status.RUNNING:
+                never_ticked = claimed_before_first_save(recorder.load(thread_id), root)
+            if root.status != Status.RUNNING and not never_ticked:
                 raise RuntimeError(
                     "nothing to resume: the last run is not suspended "
                     f"(tree status {root.status.name}); start a new one with run()"
@@ -401,3 +402,11 @@ class RunCore:
         if self._opened_store is not None:
             self._opened_store.close()
             self._opened_store = None
+
+
+def claimed_before_first_save(checkpoint: Checkpoint, root: py_trees.behaviour.Behaviour) -> bool:
+    """Whether `checkpoint` is a run's claim and nothing after it: the process stopped (SIGKILL,
+    a crash) before the run's first save, which waits for the first batch (a model call in
+    flight). Its state is the run's input, so a resume starts the tree again from the top: the
+    run as it was asked for, no step of it lost (nothing was journaled before its first save)."""
+    return checkpoint.status == "running" and root.status == Status.INVALID

@@ -7,13 +7,16 @@ both drive one thread; concurrent operators never lose a decision; read-only com
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,7 +26,7 @@ from jianmu_like.checkpoint import open_checkpointer
 from jianmu_like.checkpoint._store import CheckpointError, SQLiteCheckpointer, ThreadConflictError
 from jianmu_like.cli._main import main
 from jianmu_like.guard._approvals import ApprovalError
-from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, calls, reply, wait_until
+from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, ScriptItem, call, calls, reply, wait_until
 from tests.integration.approval_agent import build_agent
 
 HERE = Path(__file__).resolve().parent
@@ -158,6 +161,48 @@ def test_sigkill_at_each_batch_boundary(
     assert sorted(lines(log)) == effects  # nothing ran twice
     seen = [m["content"] for m in result["messages"] if m["role"] == "tool"]
     assert ["unknown" if "outcome unknown" in text else text for text in seen] == observations
+
+
+@pytest.mark.parametrize("durability", ["sync", "async", "exit"])
+def test_sigkill_during_the_first_model_call_resumes_the_run_from_its_start(
+    tmp_path: Path, durability: str
+) -> None:
+    """Killed while its first model call is in flight, a run has stored only its claim (the first
+    tick's save waits for the batch the reply starts): `resume` runs it again from the top, with
+    the input it was given, instead of refusing a thread with nothing to resume."""
+    db = tmp_path / "runs.db"
+    log = db.with_suffix(".log")
+    gate, served = threading.Event(), itertools.count()
+
+    def respond(body: dict[str, Any]) -> ScriptItem:
+        if next(served) == 0:  # the killed run's call: held until the process is gone
+            gate.wait(PATIENCE)
+            return reply("never read")
+        return reply("all done") if any(m["role"] == "tool" for m in body["messages"]) else batch
+
+    batch = calls(call("append", item="a"))
+    with ScriptedOpenAIServer(respond) as srv:
+        flags = ("--durability", durability)
+        child = spawn(HERE / "journal_agent.py", srv.base_url, db, "th", "serial", "run", *flags)
+        wait_for(lambda: len(srv.requests) == 1, "the first model call", child)
+        store = SQLiteCheckpointer(db, readonly=True)
+        try:
+            stored = store.load("th")
+            assert stored is not None and stored.status == "running" and stored.seq == 1
+            assert all(node.get("status") in (None, "INVALID") for node in stored.tree.values())
+        finally:
+            store.close()
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=PATIENCE)
+        gate.set()
+        resumed = spawn(HERE / "journal_agent.py", srv.base_url, db, "th", "serial", "resume", *flags)
+        out, err = resumed.communicate(timeout=PATIENCE)
+        assert resumed.returncode == 0, err
+        asked = [[m["content"] for m in body["messages"] if m["role"] == "user"] for body in srv.requests]
+    result = json.loads(out)
+    assert result["status"] == "success" and result["final_answer"] == "all done"
+    assert asked == [["do the batch"]] * 3  # the input, once, in every request
+    assert lines(log) == ["append a"]
 
 
 def test_sigkill_under_exit_durability_loses_the_run_but_no_finished_call(tmp_path: Path) -> None:
