@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from mcp.types import CallToolResult, ServerCapabilities, Task, TaskStatusNotificationParams
     from mcp.types import Tool as MCPTool
 
+from ..._validation import describe_validation
+
 logger = logging.getLogger(__name__)
 
 _R = TypeVar("_R")
@@ -272,10 +274,7 @@ class TaskCall:
                 return CallToolResult.model_validate(raw, by_name=False)
             return CreateTaskResult.model_validate(raw, by_name=False).task
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(map(str, error['loc'])) or 'result'}: {error['msg']}"
-                for error in exc.errors()[:3]
-            )
+            problems = "; ".join(describe_validation(exc, inputs=False)[:3])
             raise TaskProtocolError(
                 f"answered the task-augmented call of tool {self.name!r} with no valid task ({problems})"
             ) from None
