@@ -36,9 +36,6 @@ from ._tasks import (
     Progress,
     StatusReport,
     TaskCall,
-    TaskCancelledByServer,
-    TaskProtocolError,
-    TaskTimeout,
     TaskWatches,
     check_sdk,
     server_cancels_tasks,
@@ -552,6 +549,7 @@ class MCPSession:
             dispatcher=self._dispatcher,
             watches=self.tasks,
             protocol_version=session.protocol_version or "",
+            server=self.name,
             name=name,
             arguments=arguments,
             call_timeout=config.call_timeout,
@@ -561,18 +559,13 @@ class MCPSession:
             on_status=on_status,
             report=report,
         )
-        where = f"MCP server {self.name!r}"
         try:
             async with asyncio.timeout(config.max_call_duration):
                 return await call.run()
         except TimeoutError:
             limit = config.max_call_duration
-            message = f"{where} did not finish the task of tool {name!r} within max_call_duration={limit:g} s"
-            raise MCPTimeoutError(self.name, message) from None
-        except TaskTimeout as exc:
-            raise MCPTimeoutError(self.name, f"{where} {exc}") from None
-        except (TaskProtocolError, TaskCancelledByServer) as exc:
-            raise MCPToolError(self.name, name, f"{where} {exc}") from None
+            why = f"did not finish the task of tool {name!r} within max_call_duration={limit:g} s"
+            raise MCPTimeoutError(self.name, f"MCP server {self.name!r} {why}") from None
 
     async def _request(
         self,

@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     from mcp.types import Tool as MCPTool
 
 from ..._validation import describe_validation
+from ...errors import JianmuError
+from ._content import MCPTimeoutError, MCPToolError
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +71,7 @@ CANCEL_TIMEOUT = 5.0
 """Seconds `tasks/cancel` may take when a call is abandoned (a halted run must not hang on it)."""
 
 
-class MCPTasksUnavailableError(RuntimeError):
+class MCPTasksUnavailableError(JianmuError):
     """The installed `mcp` SDK lacks something MCP tasks (and the session built for them) use."""
 
 
@@ -219,6 +221,8 @@ class TaskCall:
     dispatcher: Dispatcher[Any]
     watches: TaskWatches
     protocol_version: str
+    server: str
+    """The server's configured name, for the errors the model reads."""
     name: str
     arguments: dict[str, Any]
     call_timeout: float
@@ -275,9 +279,8 @@ class TaskCall:
             return CreateTaskResult.model_validate(raw, by_name=False).task
         except ValidationError as exc:
             problems = "; ".join(describe_validation(exc, inputs=False)[:3])
-            raise TaskProtocolError(
-                f"answered the task-augmented call of tool {self.name!r} with no valid task ({problems})"
-            ) from None
+            detail = f"answered the task-augmented call of tool {self.name!r} with no valid task ({problems})"
+            raise self._tool_error(detail) from None
 
     async def _follow(self, task: Task, watch: asyncio.Event) -> CallToolResult:
         """Poll until the task ends, honouring its `pollInterval` (a status notification ends
@@ -288,7 +291,7 @@ class TaskCall:
                 if task.status == "cancelled":
                     self._ended = True
                     why = f": {task.status_message}" if task.status_message else ""
-                    raise TaskCancelledByServer(f"cancelled the task of tool {self.name!r}{why}")
+                    raise self._tool_error(f"cancelled the task of tool {self.name!r}{why}")
                 if fetch is None and (task.status in TERMINAL or task.status == "input_required"):
                     # input_required: the server sends its question on the tasks/result stream.
                     fetch = asyncio.create_task(self._result(task.task_id, terminal=task.status in TERMINAL))
@@ -383,7 +386,7 @@ class TaskCall:
             self.on_status(task)
 
     async def _send(self, what: str, send: Awaitable[_R]) -> _R:
-        """One request of the task: the SDK's timeout becomes `TaskTimeout` naming it."""
+        """One request of the task: the SDK's timeout becomes an `MCPTimeoutError` naming it."""
         from mcp import MCPError
         from mcp.types import REQUEST_TIMEOUT
 
@@ -391,24 +394,15 @@ class TaskCall:
             return await send
         except MCPError as exc:
             if exc.code == REQUEST_TIMEOUT:
-                raise TaskTimeout(
-                    f"did not answer {what} within call_timeout={self.call_timeout:g} s"
-                ) from None
+                limit = self.call_timeout
+                why = f"did not answer {what} within call_timeout={limit:g} s"
+                raise MCPTimeoutError(self.server, f"MCP server {self.server!r} {why}") from None
             raise
+
+    def _tool_error(self, detail: str) -> MCPToolError:
+        return MCPToolError(self.server, self.name, f"MCP server {self.server!r} {detail}")
 
 
 def _consume(future: asyncio.Future[Any]) -> None:
     if not future.cancelled():
         future.exception()
-
-
-class TaskProtocolError(Exception):
-    """The server broke the tasks protocol; the message says how (without the server's name)."""
-
-
-class TaskCancelledByServer(Exception):
-    """The server reported the task `cancelled` (not by us)."""
-
-
-class TaskTimeout(Exception):
-    """One request of a task got no answer within `call_timeout`."""
