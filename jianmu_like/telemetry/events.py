@@ -289,6 +289,20 @@ class MCPSampling(Payload):
     """Who allowed or refused it: the server's config, the provider's sampling policy, a person."""
 
 
+class MCPTask(Payload):
+    """A tool call running as an MCP task changed status: created (`working`), `input_required`,
+    `completed`, `failed`, or `cancelled` (by the server, or by the client abandoning the call)."""
+
+    tool: str
+    call_id: str
+    server: str
+    task_id: str
+    status: str
+    message: str | None = None
+    """The server's `statusMessage`, when it gives one."""
+    poll_interval_ms: int | None = None
+
+
 class ElicitationRequested(Payload):
     """An MCP server asks the user for input; answer with the provider's `respond`."""
 
@@ -309,6 +323,7 @@ class ElicitationResolved(Payload):
 TOOL_PROGRESS = declare("tool.progress", ToolProgress)
 MCP_LOG = declare("mcp.log", MCPLog)
 MCP_SAMPLING = declare("mcp.sampling", MCPSampling)
+MCP_TASK = declare("mcp.task", MCPTask)
 ELICITATION_REQUESTED = declare("elicitation.requested", ElicitationRequested)
 ELICITATION_RESOLVED = declare("elicitation.resolved", ElicitationResolved)
 

@@ -287,13 +287,14 @@ for _test in (
 
 
 @pytest.mark.skipif(NODE is None or not ENTRY.exists(), reason="server-everything is not available")
-async def test_a_tool_that_requires_tasks_is_not_offered_and_says_why(
+async def test_with_tasks_never_a_tool_that_requires_them_is_not_offered_and_says_why(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    async with everything_server() as provider:
+    async with everything_server(tasks="never") as provider:
         names = {tool.name for tool in await provider.get_tools()}
     assert "get-sum" in names and "simulate-research-query" not in names
-    assert "'simulate-research-query' requires task-augmented execution" in caplog.text
+    why = "'simulate-research-query' requires task-augmented execution (MCP tasks) and tasks: never"
+    assert why in caplog.text
 
 
 # -- sampling ----------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..._config import ConfigError
 from ..._redact import REDACTED, redact_text, redact_url
 from ..._validation import describe_validation
+from ._tasks import TaskMode
 
 _PREFIX_RE = re.compile(r"^[a-zA-Z0-9_-]*$")
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -96,6 +97,10 @@ class MCPServerConfig(BaseModel):
     """"ask": the server may ask the user for input mid-call (`elicitation/create`); requests
     wait for `MCPToolProvider.respond` (or a handler) at most `elicitation_timeout` seconds."""
     elicitation_timeout: float = Field(300.0, gt=0)
+    tasks: TaskMode = "auto"
+    """Which calls run as MCP tasks (create, poll, fetch the result, cancel when abandoned), on a
+    server that offers them: "auto" the tools that require it, "always" also those that allow it
+    (`taskSupport: optional`), "never" none (a tool that requires it is then not offered)."""
     resources: bool = True
     """Offer the server's resources to the model through a `read_resource` tool (when the server
     has any); Python code can always read them (`MCPToolProvider.read_resource`)."""

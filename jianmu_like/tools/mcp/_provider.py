@@ -30,6 +30,7 @@ from ._prompts import prompt_messages
 from ._resources import ResourceIndex, read_resource_tool, render_read_result
 from ._sampling import SamplingPolicy, answer_sampling
 from ._session import MCPSession, SessionHandlers
+from ._tasks import call_as_task, task_support
 
 if TYPE_CHECKING:
     from mcp.types import (
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
         ReadResourceResult,
         Resource,
         ResourceTemplate,
+        Task,
     )
     from mcp.types import Tool as MCPTool
 
@@ -100,6 +102,8 @@ class MCPToolProvider:
         self.name = config.name
         self._session: MCPSession | None = None
         self._tools: list[Tool] | None = None
+        self._task_tools: set[str] = set()
+        """The server's tools (own names) whose calls run as MCP tasks (see `config.tasks`)."""
         self._stale = False
         self._closed = False
         self._lock: asyncio.Lock | None = None
@@ -468,7 +472,11 @@ class MCPToolProvider:
 
         The call carries a progress token: the server's progress reports become `tool.progress`
         events of the running call and keep the call alive (`call_timeout` is then a bound on
-        silence, `max_call_duration` on the whole call)."""
+        silence, `max_call_duration` on the whole call). A tool that runs as an MCP task (see
+        `MCPServerConfig.tasks`) reports each status as an `mcp.task` event; the tool list is read
+        first if it never was, since it says which tools those are."""
+        if self._tools is None:
+            await self.get_tools()
 
         emit = tool_event_emitter()  # progress arrives in the session's reader task
         flight = (current_tool_call(), emit)
@@ -477,11 +485,24 @@ class MCPToolProvider:
             if emit is not None:
                 emit(ev.TOOL_PROGRESS, server=self.name, progress=done, total=total, message=message)
 
+        def task_status(task: Task) -> None:
+            logger.info("MCP server %r: task %s of tool %r: %s", self.name, task.task_id, tool, task.status)
+            if emit is not None:
+                emit(
+                    ev.MCP_TASK,
+                    server=self.name,
+                    task_id=task.task_id,
+                    status=task.status,
+                    message=task.status_message,
+                    poll_interval_ms=task.poll_interval,
+                )
+
+        as_task = task_status if tool in self._task_tools else None
         self._in_flight.append(flight)
         try:
             result: CallToolResult = await self._with_restart(
                 f"the call to {tool!r}",
-                lambda s: s.call_tool(tool, dict(arguments or {}), report=progress),
+                lambda s: s.call_tool(tool, dict(arguments or {}), report=progress, task=as_task),
                 retry=self.config.is_idempotent(tool),
             )
         finally:
@@ -494,18 +515,24 @@ class MCPToolProvider:
         backstop = 2 * config.max_call_duration + config.connect_timeout + 15.0
         tools: dict[str, Tool] = {}
         origin: dict[str, str] = {}
+        session = self._session
+        server_runs_tasks = session is not None and session.runs_tool_tasks
+        task_tools: set[str] = set()
         for spec in listed:
             if not config.exposes(spec.name):
                 continue
-            execution = getattr(spec, "execution", None)
-            if getattr(execution, "task_support", None) == "required":
+            as_task = call_as_task(config.tasks, task_support(spec), server_runs_tasks)
+            if as_task is None:
                 # Offered, it would fail every call ("requires task augmentation"): say so once.
+                why = "tasks: never" if config.tasks == "never" else "the server does not offer tool tasks"
                 logger.warning(
-                    "MCP server %r: tool %r requires task-augmented execution (MCP tasks), which "
-                    "this client does not run yet; it is not offered to the model",
-                    *(self.name, spec.name),
+                    "MCP server %r: tool %r requires task-augmented execution (MCP tasks) and %s; "
+                    "it is not offered to the model",
+                    *(self.name, spec.name, why),
                 )
                 continue
+            if as_task:
+                task_tools.add(spec.name)
             name = mcp_tool_name(config.prefix, spec.name)
             if name in tools:
                 logger.warning(
@@ -528,6 +555,7 @@ class MCPToolProvider:
                 )
             except ValueError as exc:
                 logger.warning("MCP server %r: skipping tool %r: %s", self.name, spec.name, exc)
+        self._task_tools = task_tools
         return list(tools.values())
 
     def _caller(self, tool: str) -> Callable[..., Awaitable[str]]:

@@ -31,10 +31,21 @@ from ._content import (
     MCPToolError,
 )
 from ._process import StdioProcess
+from ._tasks import (
+    MCPTasksUnavailableError,
+    Progress,
+    StatusReport,
+    TaskCall,
+    TaskWatches,
+    check_sdk,
+    server_cancels_tasks,
+    server_runs_tool_tasks,
+)
 
 if TYPE_CHECKING:
     from mcp import ClientSession
     from mcp.client.session import ClientRequestContext
+    from mcp.shared.dispatcher import Dispatcher
     from mcp.types import (
         CallToolResult,
         CreateMessageRequestParams,
@@ -53,9 +64,6 @@ if TYPE_CHECKING:
         ServerCapabilities,
     )
     from mcp.types import Tool as MCPTool
-
-Progress = Callable[[float, float | None, str | None], Awaitable[None]]
-"""`(progress, total, message)`: one `notifications/progress` of a call in flight."""
 
 
 @dataclass
@@ -83,6 +91,9 @@ class SessionHandlers:
 
 
 logger = logging.getLogger(__name__)
+
+CANCEL_GRACE = 10.0
+"""Seconds past `max_call_duration` the backstop around a task allows for `tasks/cancel`."""
 
 CLOSE_TIMEOUT = 10.0
 """Seconds `close()` waits for the owner task; the SDK's own stdio shutdown is bounded near
@@ -146,6 +157,11 @@ class MCPSession:
         """Why the owner task ended on its own, if it did."""
         self._process = StdioProcess(config.name)
         self._session: ClientSession | None = None
+        self._dispatcher: Dispatcher[Any] | None = None
+        """The session's dispatcher, which we build: task-augmented calls go through it
+        (`_tasks`)."""
+        self.tasks = TaskWatches()
+        """Status notifications and progress of the calls running as MCP tasks."""
         self._task: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
         self._lost = False
@@ -191,6 +207,10 @@ class MCPSession:
         if self._task is not None:
             raise RuntimeError("an MCPSession is opened once; make a new one to reconnect")
         config = self.config
+        try:
+            check_sdk()
+        except MCPTasksUnavailableError as exc:
+            raise MCPConnectError(config.name, f"MCP server {config.name!r}: {exc}") from None
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._stop = asyncio.Event()
         self._task = asyncio.create_task(self._own(ready, self._stop), name=f"mcp-session:{config.name}")
@@ -239,7 +259,11 @@ class MCPSession:
 
     async def _own(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
         from mcp import ClientSession
-        from mcp.types import Implementation
+        from mcp.client.extension import NotificationBinding
+        from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+        from mcp.types import Implementation, TaskStatusNotificationParams
+
+        from ._tasks import STATUS_METHOD
 
         try:
             async with AsyncExitStack() as stack:
@@ -247,9 +271,18 @@ class MCPSession:
                     read, write = await self._process.open(self.config, stack)
                 else:
                     read, write = await self._open_http(stack)
+                # What ClientSession would build itself; ours, so that `_tasks` can send the
+                # task-augmented tools/call the session's own call_tool refuses.
+                dispatcher: JSONRPCDispatcher[Any] = JSONRPCDispatcher(read, write)
+                self._dispatcher = dispatcher
+                status = NotificationBinding(
+                    method=STATUS_METHOD,
+                    params_type=TaskStatusNotificationParams,
+                    handler=self.tasks.on_status,
+                )
                 session = ClientSession(
-                    read,
-                    write,
+                    dispatcher=dispatcher,
+                    notification_bindings=[status],
                     message_handler=self._on_message,
                     logging_callback=self._on_log,
                     list_roots_callback=self._list_roots if self.handlers.roots is not None else None,
@@ -289,6 +322,13 @@ class MCPSession:
 
     async def _on_message(self, message: Any) -> None:
         method = getattr(message, "method", None)
+        if method == "notifications/progress":
+            # The progress of a call running as a task (its tools/call was answered long ago).
+            params = message.params
+            report = self.tasks.progress_report(params.progress_token)
+            if report is not None:
+                await report(params.progress, params.total, params.message)
+            return
         handlers = self.handlers
         handler = (
             {
@@ -348,6 +388,14 @@ class MCPSession:
         """What the server declared in its handshake (None before it)."""
         session = self._session
         return session.server_capabilities if session is not None else None
+
+    @property
+    def runs_tool_tasks(self) -> bool:
+        """The server runs tool calls as tasks (it said so, on a version with core tasks)."""
+        session = self._session
+        if session is None:
+            return False
+        return server_runs_tool_tasks(session.server_capabilities, session.protocol_version)
 
     async def close(self) -> None:
         """Stop the owner task (idempotent) and make sure no server process is left."""
@@ -442,7 +490,12 @@ class MCPSession:
                 await session.send_roots_list_changed()
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any], *, report: Progress | None = None
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        report: Progress | None = None,
+        task: StatusReport | None = None,
     ) -> CallToolResult:
         """Call the server's tool `name` (its own name, without prefix).
 
@@ -450,8 +503,20 @@ class MCPSession:
         proves it is working: each notification gives the call another `call_timeout` seconds,
         up to `max_call_duration` in all. Abandoning the call (timeout, a halted run) sends the
         server `notifications/cancelled` (the SDK does, for a request its caller cancels).
+
+        With `task` (told each status), the call runs as an MCP task (`_tasks`): each of its
+        requests has `call_timeout` seconds, the task `max_call_duration` in all, and a task
+        abandoned before its end is cancelled on the server (`tasks/cancel`).
         """
         config = self.config
+        if task is not None:
+            on_status = task
+            return await self._request(
+                f"tool {name!r}",
+                config.max_call_duration + CANCEL_GRACE,
+                lambda s: self._call_task(s, name, arguments, report, on_status),
+                tool=name,
+            )
         if report is None:
             return await self._request(
                 f"tool {name!r}", config.call_timeout, lambda s: s.call_tool(name, arguments), tool=name
@@ -487,6 +552,39 @@ class MCPSession:
 
         # The outer bound is only a backstop: `send` ends the call first, saying why.
         return await self._request(f"tool {name!r}", config.max_call_duration + 5.0, send, tool=name)
+
+    async def _call_task(
+        self,
+        session: ClientSession,
+        name: str,
+        arguments: dict[str, Any],
+        report: Progress | None,
+        on_status: StatusReport,
+    ) -> CallToolResult:
+        config = self.config
+        assert self._dispatcher is not None  # set before the session is
+        call = TaskCall(
+            session=session,
+            dispatcher=self._dispatcher,
+            watches=self.tasks,
+            protocol_version=session.protocol_version or "",
+            server=self.name,
+            name=name,
+            arguments=arguments,
+            call_timeout=config.call_timeout,
+            # Kept while we may still ask for it; the server may choose otherwise.
+            ttl_ms=int((config.max_call_duration + config.call_timeout) * 1000),
+            can_cancel=server_cancels_tasks(session.server_capabilities),
+            on_status=on_status,
+            report=report,
+        )
+        try:
+            async with asyncio.timeout(config.max_call_duration):
+                return await call.run()
+        except TimeoutError:
+            limit = config.max_call_duration
+            why = f"did not finish the task of tool {name!r} within max_call_duration={limit:g} s"
+            raise MCPTimeoutError(self.name, f"MCP server {self.name!r} {why}") from None
 
     async def _request(
         self,
