@@ -6,7 +6,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from jianmu_like.testing import PATIENCE
 
@@ -37,3 +40,23 @@ def jianmu(
         text=True,
         timeout=PATIENCE,
     )
+
+
+def in_process(
+    base_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Callable[..., tuple[int, str]]:
+    """`cli(*args) -> (exit code, stdout + stderr)`: the CLI's `main` run in this process against
+    the model at `base_url` (the seam tests: a subprocess per step would cost seconds)."""
+    from jianmu_like.cli._main import main
+
+    monkeypatch.setenv("OPENAI_BASE_URL", base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    monkeypatch.setenv("NO_COLOR", "1")
+
+    def cli(*args: str) -> tuple[int, str]:
+        capsys.readouterr()
+        code = main(list(args))
+        captured = capsys.readouterr()
+        return code, captured.out + captured.err
+
+    return cli

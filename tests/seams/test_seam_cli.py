@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from jianmu_like.cli._main import main
+from tests.cli.running import in_process
 from tests.seams.seam_kit import SCENARIOS, Model, Scenario, assert_cell
 from tests.seams.seam_paths import References, via_cli
 
@@ -31,15 +31,7 @@ def test_from_the_command_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     uninterrupted = asyncio.run(references.of(scenario))
-    monkeypatch.setenv("OPENAI_BASE_URL", model.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    monkeypatch.setenv("NO_COLOR", "1")
-
-    def cli(*args: str) -> tuple[int, str]:
-        capsys.readouterr()
-        code = main(list(args))
-        captured = capsys.readouterr()
-        return code, captured.out + captured.err
+    cli = in_process(model.base_url, monkeypatch, capsys)
 
     served = model.since(scenario)
     got = via_cli(scenario, agent_folder, str(tmp_path / "runs.db"), cli)

@@ -23,12 +23,12 @@ import yaml
 
 from jianmu_like import Agent, human, load_agent
 from jianmu_like.checkpoint import Checkpointer, MemoryCheckpointer, ThreadConflictError, open_checkpointer
-from jianmu_like.cli._main import main
 from jianmu_like.models import Usage
 from jianmu_like.telemetry.events import Event
 from jianmu_like.testing import ScriptedOpenAIServer, call, reply
 from jianmu_like.testing._postgres import TemporaryPostgres
 from jianmu_like.testing._script import DEFAULT_USAGE, ScriptItem
+from tests.cli.running import in_process
 from tests.seams.seam_kit import HERE
 
 QUESTION = "Late follow-up: how many people live in Paris?"
@@ -161,15 +161,7 @@ def test_jianmu_like_resume_delivers_a_saved_follow_up(
         approval = asyncio.run(first_process())
     finally:
         store.close()
-    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    monkeypatch.setenv("NO_COLOR", "1")
-
-    def cli(*args: str) -> tuple[int, str]:
-        capsys.readouterr()
-        code = main(list(args))
-        captured = capsys.readouterr()
-        return code, captured.out + captured.err
+    cli = in_process(server.base_url, monkeypatch, capsys)
 
     code, printed = cli("approvals", "approve", target, THREAD, approval)
     assert code == 0, printed
