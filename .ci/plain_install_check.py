@@ -53,8 +53,7 @@ REPLIES = {
     "auto": [{"tool_calls": [CALL]}, "The result is 110."],
     "json": [JSON_CALL, json.dumps({"answer": "The result is 110."})],
     "text": [
-        "Thought: I use the calculator.\nAction: calculator\nAction Input: "
-        + json.dumps(CALL["arguments"]),
+        "Thought: I use the calculator.\nAction: calculator\nAction Input: " + json.dumps(CALL["arguments"]),
         "Thought: I have it.\nFinal Answer: The result is 110.",
     ],
 }
@@ -102,7 +101,8 @@ def check_every_module_imports() -> None:
         except ImportError as exc:
             root = (exc.name or "").split(".")[0]
             if root not in EXTRA_PACKAGES:
-                raise CheckFailed(f"{info.name} needs {exc.name!r}, which no dependency declares: {exc}") from exc
+                why = f"{info.name} needs {exc.name!r}, which no dependency declares: {exc}"
+                raise CheckFailed(why) from exc
             if "jianmu_like[" not in str(exc):
                 raise CheckFailed(f"{info.name}: a missing extra that is not named: {exc}") from exc
             named.append(info.name)
@@ -157,7 +157,12 @@ def mock(replies: list[object], folder: Path, *, repeat: bool = False) -> Iterat
 def jianmu(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(
-            [JIANMU, *args], capture_output=True, text=True, env=env, timeout=TIMEOUT, stdin=subprocess.DEVNULL
+            [JIANMU, *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=TIMEOUT,
+            stdin=subprocess.DEVNULL,
         )
     except subprocess.TimeoutExpired as exc:
         raise CheckFailed(f"jianmu-like {' '.join(args)} did not end in {TIMEOUT:.0f} s") from exc
@@ -175,10 +180,10 @@ def check_protocol(protocol: str, folder: Path) -> None:
     protocols = {e["data"].get("tool_protocol") or "native" for e in events if e["type"] == "reply.completed"}
     final = next((e["data"] for e in events if e["type"] == "run.completed"), {})
     expected = "native" if protocol == "auto" else protocol
-    if done.returncode != 0 or final.get("status") != "success" or "110" not in str(final.get("final_answer")):
-        raise CheckFailed(
-            f"tool_protocol={protocol}: exit {done.returncode}, {final or 'no run.completed'}\n{done.stderr[-2000:]}"
-        )
+    answered = final.get("status") == "success" and "110" in str(final.get("final_answer"))
+    if done.returncode != 0 or not answered:
+        ended = final or "no run.completed"
+        raise CheckFailed(f"tool_protocol={protocol}: exit {done.returncode}, {ended}\n{done.stderr[-2000:]}")
     if outputs != ["110"] or protocols != {expected}:
         raise CheckFailed(f"tool_protocol={protocol}: tool outputs {outputs}, protocols {protocols}")
     ok(f"tool_protocol={protocol}: calculator -> 110, answer {final['final_answer']!r}")
