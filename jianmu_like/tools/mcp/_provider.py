@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Self
 from ...telemetry import events as ev
 from .._base import Tool
 from .._call_context import ToolCallContext, current_tool_call, tool_event_emitter
+from ._auth import Authorize
 from ._config import MCPServerConfig, parse_mcp_servers
 from ._content import MCPServerCrashedError, MCPServerError, render_mcp_result
 from ._elicitation import Action, ElicitationBox, ElicitationRequest
@@ -130,6 +131,9 @@ class MCPToolProvider:
         self.sampling_policy: SamplingPolicy | None = None
         """Decides each sampling request instead of the config's `allow` / `ask` ("allow",
         "deny", "ask" a person, or a `SamplingDecision` with the reason the server reads)."""
+        self.authorize: Authorize | None = None
+        """Plays the person's part of an OAuth login for an `auth:` server (`jianmu-like mcp
+        login` opens a browser); None in a run: a server that needs a login fails, saying how."""
         self.log_records: list[LoggingMessageNotificationParams] = []
         """The server's most recent log notifications (at most `LOG_KEEP`), oldest first."""
 
@@ -334,6 +338,7 @@ class MCPToolProvider:
             roots=(lambda: self._roots) if self.config.roots or self._roots else None,
             sampling=self._on_sampling if self.config.sampling != "deny" else None,
             elicitation=self._on_elicitation if self.config.elicitation == "ask" else None,
+            authorize=self.authorize,
         )
 
     async def _declares(self, capability: str) -> bool:
