@@ -282,19 +282,24 @@ def build_oauth(
             token_endpoint_auth_method=method,
             grant_types=["authorization_code", "refresh_token"],
         )
-        _keep_preregistered(provider)
+    _on_load(provider, storage)
     return provider
 
 
-def _keep_preregistered(provider: Any) -> None:
-    """The provider loads its client record from storage on first use; a pre-registered client
-    (from the configuration) wins over whatever a store holds."""
+def _on_load(provider: Any, storage: TokenStorage) -> None:
+    """What the provider's first use (`_initialize`, loading from the store) leaves out: a
+    pre-registered client (from the configuration) wins over whatever a store holds, and a
+    stored token's expiry is known, so an expired one is refreshed before it is presented."""
     configured = provider.context.client_info
     initialize = provider._initialize
 
     async def _initialize() -> None:
         await initialize()
-        provider.context.client_info = configured
+        if configured is not None:
+            provider.context.client_info = configured
+        expires_at = getattr(storage, "expires_at", None)
+        if callable(expires_at) and provider.context.current_tokens is not None:
+            provider.context.token_expiry_time = expires_at()
 
     provider._initialize = _initialize
 

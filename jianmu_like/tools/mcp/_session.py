@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..._redact import redact_text
-from ._auth import Authorize, HTTPRefusals, build_oauth, describe_auth_failure
+from ._auth import Authorize, HTTPRefusals, MCPAuthError, build_oauth, describe_auth_failure
 from ._config import MCPServerConfig
 from ._content import (
     MCPConnectError,
@@ -238,7 +238,13 @@ class MCPSession:
                 await self._process.settle()  # its exit status, and all it wrote to stderr
             message = self._start_failure(exc) + self._stderr_note()
             await asyncio.shield(self.close())
-            raise MCPConnectError(config.name, message) from exc
+            leaf = _leaf(exc)
+            kind: type[MCPConnectError] = MCPConnectError
+            if isinstance(leaf, MCPConnectError):  # MCPLoginRequiredError, MCPAuthError
+                kind = type(leaf)
+            elif self.refusals.status is not None:
+                kind = MCPAuthError
+            raise kind(config.name, message) from exc
         finally:
             if ready.done() and not ready.cancelled():
                 ready.exception()  # retrieved: no "exception never retrieved" warning

@@ -17,9 +17,12 @@ import contextlib
 import json
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ..._redact import redact_url
 
 if TYPE_CHECKING:
     from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
@@ -43,11 +46,16 @@ def server_key(url: str) -> str:
     return url.split("#", 1)[0].rstrip("/")
 
 
+def _expires_at(tokens: OAuthToken) -> float | None:
+    return time.time() + tokens.expires_in if tokens.expires_in is not None else None
+
+
 class MemoryTokenStore:
     """Tokens and client record of one server, for the life of the process."""
 
     def __init__(self) -> None:
         self._tokens: OAuthToken | None = None
+        self._expires_at: float | None = None
         self._client: OAuthClientInformationFull | None = None
 
     async def get_tokens(self) -> OAuthToken | None:
@@ -55,6 +63,11 @@ class MemoryTokenStore:
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
         self._tokens = tokens
+        self._expires_at = _expires_at(tokens)
+
+    def expires_at(self) -> float | None:
+        """When the stored access token expires (the epoch's seconds), if the server said."""
+        return self._expires_at
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         return self._client
@@ -83,6 +96,14 @@ class FileTokenStore:
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
         self._update("tokens", tokens.model_dump(mode="json", exclude_none=True))
+        self._update("expires_at", _expires_at(tokens))
+
+    def expires_at(self) -> float | None:
+        """When the stored access token expires (the epoch's seconds), if the server said: the
+        SDK only knows `expires_in`, relative to when it was issued, so a later process would
+        otherwise present an expired token instead of refreshing it."""
+        value = self._entry().get("expires_at")
+        return float(value) if isinstance(value, int | float) else None
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         from mcp.shared.auth import OAuthClientInformationFull
@@ -113,7 +134,7 @@ class FileTokenStore:
             entry = self._read().get(self.key)
         return entry if isinstance(entry, dict) else {}
 
-    def _update(self, field: str, value: dict[str, Any]) -> None:
+    def _update(self, field: str, value: Any) -> None:
         with self._locked():
             data = self._read()
             entry = data.get(self.key)
@@ -167,4 +188,4 @@ class FileTokenStore:
             os.close(fd)
 
     def __repr__(self) -> str:
-        return f"FileTokenStore(key={self.key!r}, path={str(self.path)!r})"
+        return f"FileTokenStore(key={redact_url(self.key)!r}, path={str(self.path)!r})"
