@@ -20,7 +20,7 @@ from ._common import EXIT_OK, CliError
 
 
 def mcp_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
-    from ..tools.mcp._login import find_server, login, loopback_authorize, logout
+    from ..tools.mcp._login import find_server, login, logout, loopback_authorize
 
     try:
         config = find_server(args.agent_file, args.server)
@@ -33,7 +33,9 @@ def mcp_command(args: argparse.Namespace, console: Console, errors: Console) -> 
 
         authorize = None
         if config.auth is not None:
-            authorize = loopback_authorize(config.auth.callback_port, say=say, open_browser=not args.no_browser)
+            authorize = loopback_authorize(
+                config.auth.callback_port, say=say, open_browser=not args.no_browser
+            )
         done = asyncio.run(login(config, say=say, authorize=authorize))
     except (MCPConfigError, MCPServerError) as exc:
         raise CliError(str(exc)) from None

@@ -112,7 +112,9 @@ async def run(scenario: str, url: str, context: dict[str, Any]) -> None:
     provider.elicitations.handler = accept_unchanged
     try:
         tools = {tool.name: tool for tool in await provider.get_tools()}
-        name, arguments = TOOL_CALLS.get(scenario, ("test-tool", {}) if scenario.startswith("auth/") else ("", {}))
+        name, arguments = TOOL_CALLS.get(
+            scenario, ("test-tool", {}) if scenario.startswith("auth/") else ("", {})
+        )
         if name and name in tools:
             result = await provider.call(name, arguments)
             print(f"{name}: {str(result)[:200]}")

@@ -66,7 +66,9 @@ class MemoryAuthorizationServer:
         self.codes[code.code] = code
         return construct_redirect_uri(str(params.redirect_uri), code=code.code, state=params.state)
 
-    async def load_authorization_code(self, client: OAuthClientInformationFull, code: str) -> AuthorizationCode | None:
+    async def load_authorization_code(
+        self, client: OAuthClientInformationFull, code: str
+    ) -> AuthorizationCode | None:
         return self.codes.get(code)
 
     def _issue(self, client_id: str, scopes: list[str], resource: str | None) -> OAuthToken:
@@ -76,7 +78,9 @@ class MemoryAuthorizationServer:
         self.access[access] = AccessToken(
             token=access, client_id=client_id, scopes=scopes, expires_at=expires, resource=resource
         )
-        self.refresh[refresh] = RefreshToken(token=refresh, client_id=client_id, scopes=scopes, resource=resource)
+        self.refresh[refresh] = RefreshToken(
+            token=refresh, client_id=client_id, scopes=scopes, resource=resource
+        )
         return OAuthToken(
             access_token=access,
             token_type="Bearer",
@@ -92,7 +96,9 @@ class MemoryAuthorizationServer:
         self.grants["authorization_code"] += 1
         return self._issue(client.client_id or "", authorization_code.scopes, authorization_code.resource)
 
-    async def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str) -> RefreshToken | None:
+    async def load_refresh_token(
+        self, client: OAuthClientInformationFull, refresh_token: str
+    ) -> RefreshToken | None:
         return self.refresh.get(refresh_token)
 
     async def exchange_refresh_token(

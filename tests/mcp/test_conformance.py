@@ -84,7 +84,10 @@ def _node() -> str:
 
 
 def _run(node: str, scenario: str, out: Path) -> dict[str, Any]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
     command = f"{sys.executable} {CLIENT}"
     started = time.monotonic()
     done = subprocess.run(
@@ -126,7 +129,9 @@ def test_the_list_is_the_release_s() -> None:
         capture_output=True, text=True, timeout=60, cwd=SUITE, check=True,
     ).stdout  # fmt: skip
     client_part = listed.split("Client scenarios", 1)[1]
-    names = [line.strip()[2:].split(" ")[0] for line in client_part.splitlines() if line.strip().startswith("- ")]
+    names = [
+        line.strip()[2:].split(" ")[0] for line in client_part.splitlines() if line.strip().startswith("- ")
+    ]
     assert names == SCENARIOS
 
 

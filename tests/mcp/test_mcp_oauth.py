@@ -86,7 +86,10 @@ async def browser(url: str) -> str:
         ({"client_secret": "s3cret"}, "client_secret: unknown key"),
         ({"grant": "client_credentials", "client_id": "a"}, "needs `client_id` and `client_secret_env`"),
         ({"scope": "read"}, "`scope` does not apply to grant 'authorization_code'"),
-        ({"client_id": "a", "client_secret_env": "not a name"}, "must be the name of an environment variable"),
+        (
+            {"client_id": "a", "client_secret_env": "not a name"},
+            "must be the name of an environment variable",
+        ),
         ({"client_metadata_url": "http://example.com/c.json"}, "must be an https URL with a path"),
         ({"grant": "identity_assertion", "client_id": "a"}, "needs client_secret_env, issuer, id_token_env"),
         ({"id_token_env": "T"}, "only apply to grant 'identity_assertion'"),
@@ -226,7 +229,12 @@ async def test_client_credentials_secret_comes_from_the_environment(
     provider = MCPToolProvider(
         name="machine",
         url=server.url,
-        auth={"grant": "client_credentials", "client_id": "m", "client_secret_env": "MISSING_SECRET", "store": "memory"},
+        auth={
+            "grant": "client_credentials",
+            "client_id": "m",
+            "client_secret_env": "MISSING_SECRET",
+            "store": "memory",
+        },
     )
     with pytest.raises(MCPConnectError, match="environment variable MISSING_SECRET is not set"):
         await provider.get_tools()

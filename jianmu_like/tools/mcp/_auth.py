@@ -23,6 +23,7 @@ token, a code or a secret.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Awaitable, Callable
@@ -118,7 +119,9 @@ class MCPAuthConfig(BaseModel):
     @classmethod
     def _env_name(cls, value: str | None) -> str | None:
         if value is not None and not _ENV_NAME.match(value):
-            raise ValueError("must be the name of an environment variable (letters, digits, '_'), not a value")
+            raise ValueError(
+                "must be the name of an environment variable (letters, digits, '_'), not a value"
+            )
         return value
 
     @field_validator("client_metadata_url")
@@ -150,25 +153,38 @@ class MCPAuthConfig(BaseModel):
             if missing:
                 raise ValueError(f"grant 'identity_assertion' needs {', '.join(missing)}")
             if self.private_key_env or self.client_metadata_url:
-                raise ValueError("`private_key_env` and `client_metadata_url` do not apply to grant 'identity_assertion'")
+                raise ValueError(
+                    "`private_key_env` and `client_metadata_url` do not apply to grant 'identity_assertion'"
+                )
             if self.token_endpoint_auth_method == "none":
-                raise ValueError("grant 'identity_assertion' needs a client secret: token_endpoint_auth_method 'none'")
-            if self.idp_token_endpoint is not None and not self.idp_token_endpoint.startswith(("https://", "http://")):
+                raise ValueError(
+                    "grant 'identity_assertion' needs a client secret: token_endpoint_auth_method 'none'"
+                )
+            if self.idp_token_endpoint is not None and not self.idp_token_endpoint.startswith(
+                ("https://", "http://")
+            ):
                 raise ValueError("`idp_token_endpoint` must be an http(s) URL")
         elif self.grant == "client_credentials":
             if not self.client_id or not (self.client_secret_env or self.private_key_env):
                 raise ValueError(
-                    "grant 'client_credentials' needs `client_id` and `client_secret_env` or `private_key_env`"
+                    "grant 'client_credentials' needs `client_id` and "
+                    "`client_secret_env` or `private_key_env`"
                 )
             if self.client_metadata_url:
                 raise ValueError("`client_metadata_url` only applies to grant 'authorization_code'")
             if self.private_key_env and self.token_endpoint_auth_method:
-                raise ValueError("`token_endpoint_auth_method` does not apply with `private_key_env` (private_key_jwt)")
+                raise ValueError(
+                    "`token_endpoint_auth_method` does not apply with `private_key_env` (private_key_jwt)"
+                )
             if self.token_endpoint_auth_method == "none":
-                raise ValueError("grant 'client_credentials' needs a secret or a key: token_endpoint_auth_method 'none'")
+                raise ValueError(
+                    "grant 'client_credentials' needs a secret or a key: token_endpoint_auth_method 'none'"
+                )
         else:
             if self.private_key_env:
-                raise ValueError("`private_key_env` (private_key_jwt) only applies to grant 'client_credentials'")
+                raise ValueError(
+                    "`private_key_env` (private_key_jwt) only applies to grant 'client_credentials'"
+                )
             if self.scope is not None:
                 raise ValueError(
                     "`scope` does not apply to grant 'authorization_code': the "
@@ -192,7 +208,9 @@ def _secret(server: str, auth: MCPAuthConfig, variable: str | None, key: str) ->
         return None
     value = os.environ.get(variable)
     if not value:
-        raise MCPAuthError(server, f"MCP server {server!r}: auth.{key}: environment variable {variable} is not set")
+        raise MCPAuthError(
+            server, f"MCP server {server!r}: auth.{key}: environment variable {variable} is not set"
+        )
     return value
 
 
@@ -215,7 +233,9 @@ def _parse_redirect(server: str, landed: str) -> Any:
     if "error" in query:
         detail = query.get("error_description") or ""
         why = f"{query['error']}{': ' + detail if detail else ''}"
-        raise MCPAuthError(server, f"MCP server {server!r}: the authorization server refused the login: {why}")
+        raise MCPAuthError(
+            server, f"MCP server {server!r}: the authorization server refused the login: {why}"
+        )
     code = query.get("code")
     if not code:
         raise MCPAuthError(server, f"MCP server {server!r}: the authorization redirect carried no code")
@@ -390,13 +410,13 @@ def _identity_assertion(
                 response = await client.post(endpoint, data=form)
             except httpx2.HTTPError as exc:
                 raise MCPAuthError(
-                    server, f"MCP server {server!r}: the identity provider could not be reached: {type(exc).__name__}"
+                    server,
+                    f"MCP server {server!r}: the identity provider could not be reached: "
+                    f"{type(exc).__name__}",
                 ) from None
         body: Any = None
-        try:
+        with contextlib.suppress(ValueError):
             body = response.json()
-        except ValueError:
-            pass
         granted = body.get("access_token") if isinstance(body, dict) else None
         if response.status_code != 200 or not isinstance(granted, str):
             error = body.get("error") if isinstance(body, dict) else None

@@ -114,7 +114,9 @@ async def login(
 
     auth = config.auth
     if auth is None:
-        raise MCPConfigError(f"server {config.name}: auth: not configured; add `auth: {{}}` to its entry to use OAuth")
+        raise MCPConfigError(
+            f"server {config.name}: auth: not configured; add `auth: {{}}` to its entry to use OAuth"
+        )
     if auth.store == "memory":
         raise MCPConfigError(
             f"server {config.name}: auth.store is 'memory': a login would be forgotten when this command ends"

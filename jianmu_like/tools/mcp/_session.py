@@ -335,7 +335,11 @@ class MCPSession:
         auth = None
         if config.auth is not None:
             auth = build_oauth(
-                config.name, config.url or "", config.describe(), config.auth, authorize=self.handlers.authorize
+                config.name,
+                config.url or "",
+                config.describe(),
+                config.auth,
+                authorize=self.handlers.authorize,
             )
         client = await stack.enter_async_context(
             httpx2.AsyncClient(
