@@ -80,8 +80,11 @@ def mcp_tool_name(prefix: str, name: str) -> str:
 
 
 def _parameters(schema: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The server's input schema, less `$schema`: some OpenAI-compatible servers reject it."""
-    return {k: v for k, v in (schema or {}).items() if k != "$schema"}
+    """The server's input schema as it sent it: JSON Schema 2020-12 (`$schema`, `$defs`, `$ref`,
+    `prefixItems`, `const`, ...) reaches the model and the argument validator unchanged. The
+    model servers the tests reach (llama.cpp's, tests/local/test_real_server.py; the OpenAI API
+    takes it too) accept it; a provider that refused a keyword would drop it for itself only."""
+    return dict(schema or {})
 
 
 class MCPToolProvider:
