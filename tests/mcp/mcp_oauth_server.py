@@ -9,7 +9,8 @@ authorization server's memory: it approves every authorization at once (the test
 person who clicks "allow"), checks PKCE through the SDK's token handler, issues access tokens
 that live `OAUTH_TOKEN_SECONDS` (env, default 3600) and refresh tokens that rotate.
 
-Tools: `whoami` (the caller's client id and scopes), `grants` (how many tokens each grant issued).
+Tools: `whoami` (the caller's client id and scopes), `grants` (how many tokens each grant issued),
+`revoke_all` (every token refused from now on).
 """
 
 from __future__ import annotations
@@ -151,6 +152,13 @@ def main() -> None:
 
         token = get_access_token()
         return f"client={token.client_id if token else None} scopes={token.scopes if token else None}"
+
+    @server.tool()
+    def revoke_all() -> str:
+        """Forget every token issued (the next request's token is refused)."""
+        provider.access.clear()
+        provider.refresh.clear()
+        return "revoked"
 
     @server.tool()
     def grants() -> str:

@@ -118,7 +118,11 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any
     started = time.monotonic()
     with ThreadPoolExecutor(PARALLEL) as pool:
         ran = list(pool.map(lambda scenario: _run(node, scenario, out), SCENARIOS))
-    print(f"conformance: {len(ran)} client scenarios in {time.monotonic() - started:.1f} s")
+    slowest = sorted(ran, key=lambda r: -r["seconds"])[:3]
+    print(
+        f"conformance: {len(ran)} client scenarios in {time.monotonic() - started:.1f} s; slowest: "
+        + ", ".join(f"{r['scenario']} {r['seconds']:.1f} s" for r in slowest)
+    )
     return {result["scenario"]: result for result in ran}
 
 

@@ -24,7 +24,7 @@ import yaml
 from jianmu_like.testing import PATIENCE
 from jianmu_like.tools.mcp._auth import MCPAuthConfig, MCPLoginRequiredError
 from jianmu_like.tools.mcp._config import MCPConfigError, parse_mcp_servers
-from jianmu_like.tools.mcp._content import MCPConnectError
+from jianmu_like.tools.mcp._content import MCPConnectError, MCPServerError
 from jianmu_like.tools.mcp._login import login, logout, servers_in_agent_file
 from jianmu_like.tools.mcp._provider import MCPToolProvider
 from jianmu_like.tools.mcp._token_store import FileTokenStore
@@ -238,3 +238,18 @@ async def test_client_credentials_secret_comes_from_the_environment(
     )
     with pytest.raises(MCPConnectError, match="environment variable MISSING_SECRET is not set"):
         await provider.get_tools()
+
+
+async def test_tokens_revoked_during_a_run_end_in_how_to_log_in(
+    server: OAuthServer, token_file: Path
+) -> None:
+    """The server stops taking the token (and its refresh token) between two calls: the SDK's
+    provider tries to refresh, then to authorize again, and with no one to log in the call fails
+    saying which command to run."""
+    (config,) = parse_mcp_servers({"hosted": {"url": server.url, "auth": {}}})
+    await login(config, say=lambda _text: None, authorize=browser)
+    async with MCPToolProvider(config) as provider:
+        assert (await provider.call("revoke_all", {})) == "revoked"
+        with pytest.raises(MCPServerError) as caught:
+            await provider.call("whoami", {})
+    assert "run `jianmu-like mcp login AGENT_FILE hosted`" in str(caught.value)
