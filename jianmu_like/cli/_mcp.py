@@ -20,10 +20,15 @@ from ._common import EXIT_OK, CliError
 
 
 def mcp_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
+    from ..agentfile._loader import validate_agent_file
+    from ..agentfile._shipped import agent_file_path
     from ..tools.mcp._login import find_server, login, logout, loopback_authorize
+    from ._inspect import mcp_targets
 
+    # The file is checked as `validate` checks it; its servers are those of its sub-agents too.
+    spec = validate_agent_file(agent_file_path(args.agent_file), allow_modules=args.allow_module)
     try:
-        config = find_server(args.agent_file, args.server)
+        config = find_server(mcp_targets(spec), args.server, where=args.agent_file)
         if args.action == "logout":
             console.print(Text(logout(config), style="green"))
             return EXIT_OK

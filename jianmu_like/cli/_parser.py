@@ -256,6 +256,7 @@ def _mcp_parser(
             "agent_file", metavar="AGENT_FILE", help="the agent file whose mcp_servers names it"
         )
         action.add_argument("server", metavar="SERVER", help="the server's name in mcp_servers")
+        _agent_file_options(action)
     login.add_argument("--no-browser", action="store_true", help="only print the URL to open")
     mcp.set_defaults(handler="_mcp:mcp_command")
 

@@ -4,8 +4,8 @@
 and runs this with its URL as the last argument, the scenario in `MCP_CONFORMANCE_SCENARIO` and
 the scenario's credentials (if any) in `MCP_CONFORMANCE_CONTEXT`. Everything goes through the
 real code paths: an agent file with one `mcp_servers:` entry (credentials in environment
-variables it names, as a user's would be), read by `servers_in_agent_file` (what `jianmu-like mcp
-login` reads) into an `MCPToolProvider`, whose tools are listed and called as an agent would.
+variables it names, as a user's would be), loaded by `load_agent` as `jianmu-like run` loads it;
+the agent's own `MCPToolProvider` lists and calls the tools.
 
 What stands in for a person: the browser of the authorization-code flow (fetch the authorization
 URL, return where it redirects — the suite's authorization server approves at once) and the
@@ -26,8 +26,9 @@ from typing import Any
 import httpx2
 import yaml
 
+from jianmu_like.agentfile._loader import load_agent
+from jianmu_like.cli._inspect import offline_client
 from jianmu_like.tools.mcp._elicitation import ElicitationAnswer, ElicitationRequest
-from jianmu_like.tools.mcp._login import servers_in_agent_file
 from jianmu_like.tools.mcp._provider import MCPToolProvider
 
 CIMD_URL = "https://conformance-test.local/client-metadata.json"
@@ -106,8 +107,8 @@ async def run(scenario: str, url: str, context: dict[str, Any]) -> None:
         agent_file = Path(folder) / "agent.yaml"
         agent = {"name": "conformance", "mcp_servers": {"conformance": server_entry(scenario, url, context)}}
         agent_file.write_text(yaml.safe_dump(agent), encoding="utf-8")
-        (config,) = servers_in_agent_file(agent_file)
-    provider = MCPToolProvider(config)
+        loaded = load_agent(agent_file, model_client=offline_client())
+    [provider] = [p for ts in loaded.toolsets() for p in ts.providers if isinstance(p, MCPToolProvider)]
     provider.authorize = browser
     provider.elicitations.handler = accept_unchanged
     try:

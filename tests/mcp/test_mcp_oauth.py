@@ -25,7 +25,7 @@ from jianmu_like.testing import PATIENCE
 from jianmu_like.tools.mcp._auth import MCPAuthConfig, MCPLoginRequiredError
 from jianmu_like.tools.mcp._config import MCPConfigError, parse_mcp_servers
 from jianmu_like.tools.mcp._content import MCPConnectError, MCPServerError
-from jianmu_like.tools.mcp._login import login, logout, servers_in_agent_file
+from jianmu_like.tools.mcp._login import login, logout
 from jianmu_like.tools.mcp._provider import MCPToolProvider
 from jianmu_like.tools.mcp._token_store import FileTokenStore
 
@@ -205,7 +205,6 @@ def test_the_mcp_login_command_waits_for_the_browser_on_127_0_0_1(
     assert process.returncode == 0, err
     assert "MCP server 'hosted'" in out and "logged in" in out
     assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
-    assert servers_in_agent_file(agent_file)[0].auth is not None
 
 
 class socketserver_port:
@@ -253,3 +252,35 @@ async def test_tokens_revoked_during_a_run_end_in_how_to_log_in(
         with pytest.raises(MCPServerError) as caught:
             await provider.call("whoami", {})
     assert "run `jianmu-like mcp login AGENT_FILE hosted`" in str(caught.value)
+
+
+def test_a_403_names_the_missing_scope_and_a_refused_token_says_so() -> None:
+    from jianmu_like.tools.mcp._auth import HTTPRefusals
+
+    url = "https://mcp.example.com/mcp"
+    refusals = HTTPRefusals(url)
+    challenge = 'Bearer error="insufficient_scope", scope="files.write", resource_metadata="https://x/y"'
+    response = httpx2.Response(
+        403, headers={"WWW-Authenticate": challenge}, request=httpx2.Request("POST", url)
+    )
+    asyncio.run(refusals(response))
+    message = refusals.explain("files", url, MCPAuthConfig())
+    assert message is not None
+    assert "MCP server 'files'" in message and "HTTP 403 Forbidden" in message
+    assert "scope 'files.write'" in message and "jianmu-like mcp login AGENT_FILE files" in message
+
+    # Another URL's answer (a metadata document, the token endpoint) is not the server's.
+    other = httpx2.Response(401, request=httpx2.Request("POST", "https://auth.example.com/token"))
+    asyncio.run(refusals(other))
+    assert "403" in (refusals.explain("files", url, None) or "")
+    # A success clears it.
+    asyncio.run(refusals(httpx2.Response(200, request=httpx2.Request("POST", url))))
+    assert refusals.explain("files", url, None) is None
+
+
+async def test_a_login_this_run_cannot_do_is_not_logged_as_an_sdk_error(
+    server: OAuthServer, token_file: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with pytest.raises(MCPLoginRequiredError):
+        await MCPToolProvider(name="hosted", url=server.url, auth={}).get_tools()
+    assert not [r for r in caplog.records if r.name.startswith("mcp.client.auth")]

@@ -24,6 +24,7 @@ token, a code or a secret.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 from collections.abc import Awaitable, Callable
@@ -59,6 +60,19 @@ class MCPLoginRequiredError(MCPConnectError):
 class MCPAuthError(MCPConnectError):
     """OAuth with the server failed (refused credentials, a discovery or registration error),
     or the server refused the client's token (HTTP 401 / 403)."""
+
+
+class _OurSignals(logging.Filter):
+    """The SDK logs every failure inside its OAuth flow with a traceback ("OAuth flow error"); a
+    login this process cannot do is ours to report (`MCPLoginRequiredError`, with what to run),
+    not an error log line before it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, MCPConnectError)
+
+
+logging.getLogger("mcp.client.auth.oauth2").addFilter(_OurSignals())
 
 
 class MCPAuthConfig(BaseModel):

@@ -13,13 +13,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import webbrowser
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..._redact import redact_url
 from ._auth import Authorize, MCPAuthError
-from ._config import MCPConfigError, MCPServerConfig, parse_mcp_servers
+from ._config import MCPConfigError, MCPServerConfig
 from ._token_store import FileTokenStore
 
 LOGIN_TIMEOUT = 300.0
@@ -34,28 +33,13 @@ _PAGE = (
 _NOT_FOUND = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 
 
-def servers_in_agent_file(path: str | Path) -> list[MCPServerConfig]:
-    """The `mcp_servers:` entries of an agent file (its top level)."""
-    import yaml
-
-    file = Path(path)
-    try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise MCPConfigError(f"{file}: cannot be read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise MCPConfigError(f"{file}: not valid YAML: {exc}") from None
-    entries = data.get("mcp_servers") if isinstance(data, dict) else None
-    return parse_mcp_servers(entries)
-
-
-def find_server(path: str | Path, name: str) -> MCPServerConfig:
-    servers = servers_in_agent_file(path)
+def find_server(servers: Sequence[MCPServerConfig], name: str, *, where: str) -> MCPServerConfig:
+    """The server named `name` among an agent file's `servers` (`where` names the file)."""
     for server in servers:
         if server.name == name:
             return server
     known = ", ".join(repr(s.name) for s in servers) or "none"
-    raise MCPConfigError(f"{path}: mcp_servers: no server named {name!r} (servers: {known})")
+    raise MCPConfigError(f"{where}: mcp_servers: no server named {name!r} (servers: {known})")
 
 
 def loopback_authorize(
