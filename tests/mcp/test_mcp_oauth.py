@@ -195,6 +195,9 @@ def test_the_mcp_login_command_waits_for_the_browser_on_127_0_0_1(
             found = re.search(r"(http://127\.0\.0\.1:\d+/authorize\?\S+)", line)
             url = found.group(1) if found else None
         assert url is not None
+        # Another page calling the callback (a forged code) is not this login's redirect.
+        forged = httpx2.get(f"http://127.0.0.1:{port}/callback?code=evil&state=other", timeout=PATIENCE)
+        assert forged.status_code == 404
         page = httpx2.get(url, follow_redirects=True, timeout=PATIENCE)
         assert page.status_code == 200 and "Authorization received" in page.text
         out, err = process.communicate(timeout=PATIENCE)

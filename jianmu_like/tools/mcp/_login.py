@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import webbrowser
 from collections.abc import Callable, Sequence
-from typing import Any
+from urllib.parse import parse_qs, urlparse
 
 from ..._redact import redact_url
 from ._auth import Authorize, MCPAuthError
@@ -42,6 +42,10 @@ def find_server(servers: Sequence[MCPServerConfig], name: str, *, where: str) ->
     raise MCPConfigError(f"{where}: mcp_servers: no server named {name!r} (servers: {known})")
 
 
+def _query(url: str) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(urlparse(url).query).items() if v}
+
+
 def loopback_authorize(
     port: int, *, say: Callable[[str], None], open_browser: bool = True, timeout: float = LOGIN_TIMEOUT
 ) -> Authorize:
@@ -49,6 +53,7 @@ def loopback_authorize(
 
     async def authorize(url: str) -> str:
         landed: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        state = _query(url).get("state")
 
         async def on_request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             try:
@@ -58,11 +63,17 @@ def loopback_authorize(
                         pass
                 parts = line.split()
                 target = parts[1] if len(parts) >= 2 and parts[0] == "GET" else ""
-                if target.startswith("/callback?") and not landed.done():
+                # Only the redirect of this login: another page's request to the callback (a
+                # forged code, a stale tab) carries another `state` and changes nothing.
+                if (
+                    target.startswith("/callback?")
+                    and _query(target).get("state") == state
+                    and not landed.done()
+                ):
                     writer.write(_PAGE)
                     landed.set_result(f"http://127.0.0.1:{port}{target}")
                 else:
-                    writer.write(_NOT_FOUND)  # a favicon, a probe: not the redirect
+                    writer.write(_NOT_FOUND)  # a favicon, a probe, another login: not ours
                 await writer.drain()
             except (TimeoutError, ConnectionError, UnicodeError):
                 pass
@@ -109,7 +120,7 @@ async def login(
     if auth.needs_person:
         # A fresh authorization, even over tokens that still work (another account, more scopes);
         # the client registration is kept.
-        _forget_tokens(store)
+        store.forget_tokens()
     provider = MCPToolProvider(config)
     provider.authorize = authorize or loopback_authorize(auth.callback_port, say=say)
     try:
@@ -121,15 +132,6 @@ async def login(
         f"MCP server {config.name!r} ({redact_url(config.url)}): {how}; {len(tools)} tool(s) offered. "
         f"Tokens are stored in {store.path}."
     )
-
-
-def _forget_tokens(store: FileTokenStore) -> None:
-    data: dict[str, Any]
-    with store._locked():
-        data = store._read()
-        entry = data.get(store.key)
-        if isinstance(entry, dict) and entry.pop("tokens", None) is not None:
-            store._write(data)
 
 
 def logout(config: MCPServerConfig) -> str:

@@ -129,6 +129,15 @@ class FileTokenStore:
                 self._write(data)
         return found
 
+    def forget_tokens(self) -> None:
+        """Remove this server's tokens, keeping its client registration (a fresh login)."""
+        with self._locked():
+            data = self._read()
+            entry = data.get(self.key)
+            if isinstance(entry, dict) and entry.pop("tokens", None) is not None:
+                entry.pop("expires_at", None)
+                self._write(data)
+
     def _entry(self) -> dict[str, Any]:
         with self._locked():
             entry = self._read().get(self.key)
