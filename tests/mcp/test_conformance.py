@@ -3,8 +3,8 @@ tests/conformance/package.json) against the project's client: every client scena
 release, each driven through an agent file's `mcp_servers:` and `MCPToolProvider`
 (tests/conformance/client.py), judged by the suite's own servers and checks.
 
-The scenarios run a few at a time (each is a node server plus a Python client; all 26 at once
-overrun the suite's 30 s per-client limit on two cores). Node 20 runs the suite through
+The scenarios run a few at a time (each is a node server plus a Python client, about 2 s of CPU;
+all 26 at once overrun the suite's per-client limit on two cores). Node 20 runs the suite through
 tests/conformance/node20_shim.mjs (the CLI imports Node 22's `fs.globSync`, used only to read its
 own results). Skipped, saying why, only where node or the installed suite is missing.
 """
@@ -70,8 +70,10 @@ WRONG_IN_RELEASE = {
 """Scenarios whose 0.1.16 server is itself non-conforming: the client must refuse it, and does
 (the expected words are in its error)."""
 
-PARALLEL = 4
-TIMEOUT_MS = 30_000
+PARALLEL = 3
+TIMEOUT_MS = 120_000
+"""The suite gives a client 30 s by default; one scenario needs about 2 s of CPU, but on a loaded
+two-core machine (CI runs other tests beside these) a client can wait long for it."""
 
 
 def _node() -> str:
