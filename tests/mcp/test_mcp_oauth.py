@@ -287,3 +287,24 @@ async def test_a_login_this_run_cannot_do_is_not_logged_as_an_sdk_error(
     with pytest.raises(MCPLoginRequiredError):
         await MCPToolProvider(name="hosted", url=server.url, auth={}).get_tools()
     assert not [r for r in caplog.records if r.name.startswith("mcp.client.auth")]
+
+
+async def test_every_token_and_secret_is_registered_for_redaction_by_value(
+    server: OAuthServer, token_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the by-value secret registry exists (`_redact.register_secret`), the tokens the
+    client holds and the client secret the server gave it are registered as they pass."""
+    from jianmu_like import _redact
+
+    registered: list[tuple[str, str]] = []
+    monkeypatch.setattr(
+        _redact, "register_secret", lambda value, *, source: registered.append((value, source)), raising=False
+    )
+    (config,) = parse_mcp_servers({"hosted": {"url": server.url, "auth": {}}})
+    await login(config, say=lambda _text: None, authorize=browser)
+    store = FileTokenStore(server.url)
+    tokens, client = await store.get_tokens(), await store.get_client_info()
+    assert tokens is not None and client is not None and client.client_secret
+    values = {value for value, _source in registered}
+    assert {tokens.access_token, tokens.refresh_token, client.client_secret} <= values
+    assert {source for _value, source in registered} == {"mcp_servers.hosted.auth tokens"}

@@ -225,7 +225,51 @@ def _secret(server: str, auth: MCPAuthConfig, variable: str | None, key: str) ->
         raise MCPAuthError(
             server, f"MCP server {server!r}: auth.{key}: environment variable {variable} is not set"
         )
+    _register(value, f"mcp_servers.{server}.auth.{key}")
     return value
+
+
+def _register(value: str | None, source: str) -> None:
+    """Mask `value` by value wherever the framework shows text, once the by-value secret registry
+    (`_redact.register_secret`) exists; until then these values are kept out of every message by
+    construction (nothing here formats them)."""
+    from ... import _redact
+
+    register = getattr(_redact, "register_secret", None)
+    if value and register is not None:
+        register(value, source=source)
+
+
+class _RegisteringStore:
+    """A `TokenStorage` that registers every token it hands over or keeps as a secret."""
+
+    def __init__(self, inner: TokenStorage, source: str) -> None:
+        self.inner, self.source = inner, source
+
+    def _seen(self, tokens: Any) -> Any:
+        if tokens is not None:
+            _register(tokens.access_token, self.source)
+            _register(tokens.refresh_token, self.source)
+        return tokens
+
+    async def get_tokens(self) -> Any:
+        return self._seen(await self.inner.get_tokens())
+
+    async def set_tokens(self, tokens: Any) -> None:
+        await self.inner.set_tokens(self._seen(tokens))
+
+    async def get_client_info(self) -> Any:
+        info = await self.inner.get_client_info()
+        _register(getattr(info, "client_secret", None), self.source)
+        return info
+
+    async def set_client_info(self, client_info: Any) -> None:
+        _register(getattr(client_info, "client_secret", None), self.source)
+        await self.inner.set_client_info(client_info)
+
+    def expires_at(self) -> float | None:
+        expires_at = getattr(self.inner, "expires_at", None)
+        return expires_at() if callable(expires_at) else None
 
 
 def token_store(url: str, auth: MCPAuthConfig) -> TokenStorage:
@@ -270,7 +314,9 @@ def build_oauth(
     `authorize` plays the person's part of the authorization-code flow; without it a server that
     asks for one fails with `MCPLoginRequiredError`. `target` names the server in messages.
     """
-    storage = storage if storage is not None else token_store(url, auth)
+    storage = _RegisteringStore(
+        storage if storage is not None else token_store(url, auth), f"mcp_servers.{server}.auth tokens"
+    )
     secret = _secret(server, auth, auth.client_secret_env, "client_secret_env")
     if auth.grant == "client_credentials":
         return _client_credentials(server, url, auth, storage, secret)
@@ -439,6 +485,7 @@ def _identity_assertion(
                 f"MCP server {server!r}: the identity provider refused the token exchange "
                 f"(HTTP {response.status_code}{', ' + str(error) if error else ''})",
             )
+        _register(granted, f"mcp_servers.{server}.auth identity assertion")
         return granted
 
     return IdentityAssertionOAuthProvider(
