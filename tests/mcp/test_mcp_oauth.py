@@ -208,6 +208,12 @@ def test_the_mcp_login_command_waits_for_the_browser_on_127_0_0_1(
     assert process.returncode == 0, err
     assert "MCP server 'hosted'" in out and "logged in" in out
     assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+    # `validate` says a run can reach it now.
+    shown = subprocess.run(
+        [sys.executable, "-m", "jianmu_like", "validate", str(agent_file)],
+        capture_output=True, text=True, env=env, timeout=PATIENCE, check=True,
+    ).stdout  # fmt: skip
+    assert f"mcp server hosted: reaches {server.url} (OAuth: logged in)" in shown
 
 
 class socketserver_port:
