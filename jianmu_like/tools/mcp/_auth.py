@@ -8,8 +8,11 @@ metadata document when the server takes one (`client_metadata_url`), else a pre-
 client (`client_id`), else registers one (RFC 7591); it runs the authorization-code flow with
 PKCE and resource indicators (RFC 8707), chooses scopes from the challenge, asks for more on a
 403 `insufficient_scope` (step-up), asks for `offline_access` where offered and refreshes tokens
-before they expire. `client_credentials` (machines: a secret, or a `private_key_jwt` key) uses
-the SDK's client-credentials providers instead. Nothing here re-implements a flow.
+before they expire (a stored token's expiry is kept, so a later process refreshes it too).
+`client_credentials` (machines: a secret, or a `private_key_jwt` key) uses the SDK's
+client-credentials providers instead, and `identity_assertion` (enterprise cross-app access,
+SEP-990) its identity-assertion provider, fed by an RFC 8693 token exchange at the identity
+provider (the one leg the SDK leaves to the deployment). Nothing else re-implements a flow.
 
 The one part a person plays — opening the authorization URL and coming back with a code — is an
 `Authorize` callback: `jianmu-like mcp login` opens a browser and waits on a 127.0.0.1 callback
