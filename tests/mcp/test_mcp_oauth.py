@@ -314,3 +314,30 @@ async def test_every_token_and_secret_is_registered_for_redaction_by_value(
     values = {value for value, _source in registered}
     assert {tokens.access_token, tokens.refresh_token, client.client_secret} <= values
     assert {source for _value, source in registered} == {"mcp_servers.hosted.auth tokens"}
+
+
+async def test_two_agents_sharing_a_login_follow_each_other_s_refresh(
+    server: OAuthServer, token_file: Path
+) -> None:
+    """Refresh tokens rotate: when one provider refreshes, the refresh token the other holds is
+    spent. The other reads the store again (it changed) instead of failing into a new login."""
+    (config,) = parse_mcp_servers({"hosted": {"url": server.url, "auth": {}}})
+    await login(config, say=lambda _text: None, authorize=browser)
+    store = FileTokenStore(server.url)
+    async with MCPToolProvider(config) as first, MCPToolProvider(config) as second:
+        assert (await first.call("whoami", {})).startswith("client=")
+        assert (await second.call("whoami", {})).startswith("client=")
+        expires_at = store.expires_at()
+        assert expires_at is not None
+        deadline = time.monotonic() + PATIENCE
+        while time.time() <= expires_at + 0.05:  # bounded: the token lives 2 s
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)
+        before = grants(await first.call("grants", {}))  # refreshes, rotating
+        assert (await second.call("whoami", {})).startswith("client=")  # takes first's tokens
+        after = grants(await second.call("grants", {}))
+        assert after == before  # no second refresh, no new authorization
+
+
+def grants(text: str) -> dict[str, int]:
+    return {k: int(v) for k, v in (part.split("=") for part in text.split())}

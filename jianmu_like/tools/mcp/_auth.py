@@ -274,6 +274,10 @@ class _RegisteringStore:
         expires_at = getattr(self.inner, "expires_at", None)
         return expires_at() if callable(expires_at) else None
 
+    def version(self) -> object:
+        version = getattr(self.inner, "version", None)
+        return version() if callable(version) else None
+
 
 def token_store(url: str, auth: MCPAuthConfig) -> TokenStorage:
     """The store `auth.store` names for the server at `url`."""
@@ -370,11 +374,15 @@ def build_oauth(
 
 
 def _on_load(provider: Any, storage: TokenStorage) -> None:
-    """What the provider's first use (`_initialize`, loading from the store) leaves out: a
-    pre-registered client (from the configuration) wins over whatever a store holds, and a
-    stored token's expiry is known, so an expired one is refreshed before it is presented."""
+    """What the provider's use of the store leaves out. It loads the store once (`_initialize`):
+    a pre-registered client (from the configuration) must win over what the store holds, and a
+    stored token's expiry be known, so an expired one is refreshed before it is presented. And
+    another provider (another agent, another process) may have refreshed meanwhile, rotating the
+    refresh token this one holds: when the store changed, it is read again before a request."""
     configured = provider.context.client_info
     initialize = provider._initialize
+    version = getattr(storage, "version", None)
+    loaded: list[object] = [None]
 
     async def _initialize() -> None:
         await initialize()
@@ -383,8 +391,19 @@ def _on_load(provider: Any, storage: TokenStorage) -> None:
         expires_at = getattr(storage, "expires_at", None)
         if callable(expires_at) and provider.context.current_tokens is not None:
             provider.context.token_expiry_time = expires_at()
+        if callable(version):
+            loaded[0] = version()
 
     provider._initialize = _initialize
+    if callable(version):
+        flow = provider._auth_flow
+
+        def _auth_flow(request: Any) -> Any:
+            if provider._initialized and version() != loaded[0]:
+                provider._initialized = False  # read the store again, under the flow's lock
+            return flow(request)
+
+        provider._auth_flow = _auth_flow
 
 
 def _client_credentials(

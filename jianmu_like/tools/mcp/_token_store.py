@@ -129,6 +129,14 @@ class FileTokenStore:
                 self._write(data)
         return found
 
+    def version(self) -> tuple[int, int] | None:
+        """Changes whenever the file is written (by any process): its mtime and inode."""
+        try:
+            found = self.path.stat()
+        except FileNotFoundError:
+            return None
+        return (found.st_mtime_ns, found.st_ino)
+
     def forget_tokens(self) -> None:
         """Remove this server's tokens, keeping its client registration (a fresh login)."""
         with self._locked():
