@@ -125,6 +125,15 @@ async def test_a_401_says_the_status_the_server_and_what_to_do(server: OAuthServ
     assert "add `auth: {}`" in message and "jianmu-like mcp login AGENT_FILE hosted" in message
     assert "-32603" not in message
 
+    with_header = MCPToolProvider(
+        name="hosted", url=server.url, headers={"Authorization": "Bearer stale-token-123"}
+    )
+    with pytest.raises(MCPConnectError) as caught:
+        await with_header.get_tools()
+    message = str(caught.value)
+    assert "HTTP 401 Unauthorized: it refused the token of the entry's Authorization header" in message
+    assert "stale-token-123" not in message
+
 
 async def test_a_run_without_a_login_says_how_to_log_in(server: OAuthServer, token_file: Path) -> None:
     provider = MCPToolProvider(name="hosted", url=server.url, auth={})

@@ -550,8 +550,11 @@ class HTTPRefusals:
         elif response.status_code < 400:
             self.status = None
 
-    def explain(self, server: str, target: str, auth: MCPAuthConfig | None) -> str | None:
-        """What a person should do about the last refusal (None when there was none)."""
+    def explain(
+        self, server: str, target: str, auth: MCPAuthConfig | None, *, header: bool = False
+    ) -> str | None:
+        """What a person should do about the last refusal (None when there was none); `header`:
+        the entry sends its own Authorization header."""
         if self.status is None:
             return None
         where = f"MCP server {server!r} ({target})"
@@ -564,6 +567,11 @@ class HTTPRefusals:
                     "that may grant it"
                 )
             return f"{where} answered HTTP 403 Forbidden: this client's token may not use it{scope}"
+        if auth is None and header:
+            return (
+                f"{where} answered HTTP 401 Unauthorized: it refused the token of the entry's "
+                "Authorization header (expired or wrong?)"
+            )
         if auth is None:
             return (
                 f"{where} answered HTTP 401 Unauthorized: it requires OAuth; add `auth: {{}}` to its "

@@ -114,6 +114,10 @@ def _leaf(exc: BaseException) -> BaseException:
     return exc
 
 
+def _sends_authorization(config: MCPServerConfig) -> bool:
+    return any(key.lower() == "authorization" for key in config.headers)
+
+
 def _connection_closed(exc: BaseException) -> bool:
     import anyio
     from mcp import MCPError
@@ -255,7 +259,9 @@ class MCPSession:
         where = f"MCP server {config.name!r} ({config.describe()})"
         if config.transport == "http":
             explained = describe_auth_failure(config.name, config.describe(), leaf)
-            explained = explained or self.refusals.explain(config.name, config.describe(), config.auth)
+            explained = explained or self.refusals.explain(
+                config.name, config.describe(), config.auth, header=_sends_authorization(config)
+            )
             if explained is not None:
                 return explained
         if _connection_closed(leaf):
@@ -655,7 +661,12 @@ class MCPSession:
                 raise
             if exc.code != REQUEST_TIMEOUT:
                 message = f"MCP server {self.name!r} rejected {what}: {exc.message} (error {exc.code})"
-                refused = self.refusals.explain(self.name, self.config.describe(), self.config.auth)
+                refused = self.refusals.explain(
+                    self.name,
+                    self.config.describe(),
+                    self.config.auth,
+                    header=_sends_authorization(self.config),
+                )
                 if refused is not None and self.config.transport == "http":
                     message = f"{refused} (during {what})"
                 if tool is not None:
