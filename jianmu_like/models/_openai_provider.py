@@ -29,7 +29,7 @@ from openai.resources.chat.completions import AsyncCompletions
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from .._config import CapabilityOverrides
-from .._redact import redact_text, redact_url
+from .._redact import redact_text, redact_url, register_secret
 from ._errors import ModelError
 from ._messages import Message, ToolCall
 from ._provider import DeltaCallback, is_retryable_status, reasoning_sink
@@ -46,9 +46,6 @@ _RESERVED = frozenset({"messages", "model", "stream"})
 """Set by the provider itself; letting `extra_params` override them would break parsing."""
 
 _PLACEHOLDER_KEY = "not-needed"
-_SHORTEST_SECRET = 8
-"""Keys shorter than this are placeholders ("x", "none", "EMPTY" for local servers), not secrets:
-masking them wherever they occur would garble error messages ("script e***hausted")."""
 
 
 def build_create_kwargs(request: ModelRequest, model: str) -> dict[str, Any]:
@@ -192,6 +189,8 @@ class OpenAIProvider:
         self.max_tokens = max_tokens
         """Sent when a request sets no `max_tokens` (`llm.max_tokens`): no call is unbounded."""
         self._hosted_openai = (urlsplit(base_url).hostname or "").lower() == "api.openai.com"
+        if api_key and api_key != _PLACEHOLDER_KEY:
+            register_secret(api_key, source="model api_key")  # masked wherever it is quoted
         self._client = openai.AsyncOpenAI(
             base_url=base_url,
             api_key=api_key or _PLACEHOLDER_KEY,
@@ -383,10 +382,9 @@ class OpenAIProvider:
         return ModelError(self._redact(f"{type(exc).__name__}: {exc}"), model=model, base_url=url)
 
     def _redact(self, text: str) -> str:
-        key = self._client.api_key
-        if key and len(key) >= _SHORTEST_SECRET and key != _PLACEHOLDER_KEY:
-            text = text.replace(key, "***")
-        return redact_text(text)  # URLs quoted by the SDK or the network stack
+        """The key (registered by value), key-looking text and URLs quoted by the SDK or the
+        network stack, masked."""
+        return redact_text(text)
 
 
 def _server_message(exc: openai.APIStatusError) -> str:
