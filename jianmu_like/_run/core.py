@@ -44,6 +44,7 @@ from ..tools._run_context import RunContext, enter_run, leave_run
 from .approvals import Approvals
 from .errors import ConversationError
 from .interrupts import Interrupts
+from .open_calls import repair_open_calls
 from .result import AgentResult, build_result
 from .threads import Threads, needs_store
 from .trees import TreeSource
@@ -119,6 +120,9 @@ class RunCore:
         self.interrupts = Interrupts(telemetry, namespace=namespace, node=trees.tree.name)
         self.approvals = Approvals(sm, keys)
         self.recorder: RunRecorder | None = None
+        self._repaired: list[dict[str, Any]] = []
+        """Tool calls the current run's thread had left without results, answered at its start
+        (`open_calls`): said in a `thread.repaired` event right after `run.started`."""
         self._opened_store: ClosableCheckpointer | None = None
         self._sync_runner: asyncio.Runner | None = None
         trees.attach(sm, telemetry, self.interrupts)
@@ -223,6 +227,14 @@ class RunCore:
                 sm.version += 1
             elif recorder is None:
                 threads.switch(thread_id)
+            # Calls a stopped run left without results are answered before the new input (the
+            # journal read before the claim below drops it; only the newest version's is its own).
+            entries = (
+                await recorder.stored_journal(tid)
+                if recorder is not None and base is not None and newest is not None and base.seq == newest.seq
+                else {}
+            )
+            self._repaired = repair_open_calls(sm, self.keys, entries, thread_id=thread_id or self.thread_id)
             threads.ran()
             if root.status != Status.INVALID:
                 root.stop(Status.INVALID)
@@ -335,9 +347,18 @@ class RunCore:
         context = enter_run(RunContext(deps, run_id=run_id, thread_id=self.thread_id))
         hub = self.telemetry
         hub.run_id = run_id
+        repaired, self._repaired = self._repaired, []
         if hub.active:
             thread_id = self.thread_id or self.threads.given
             hub.emit(event, node=root.name, namespace=self.namespace, thread_id=thread_id)
+            if repaired:
+                hub.emit(
+                    ev.THREAD_REPAIRED,
+                    node=root.name,
+                    namespace=self.namespace,
+                    thread_id=thread_id,
+                    calls=repaired,
+                )
         started = time.perf_counter()
         ticks = 0
         interrupts = self.interrupts
