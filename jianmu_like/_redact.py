@@ -128,6 +128,21 @@ def redact_secrets(text: str) -> str:
     return text
 
 
+def redact_secrets_in(value: Any) -> Any:
+    """A copy of `value` (mappings, lists, strings) with registered secret values masked by
+    value only: for data whose secret-looking *names* must stay as they are (a form asking the
+    user for a `password` keeps its field)."""
+    if _by_value is None:
+        return value
+    if isinstance(value, Mapping):
+        return {k: redact_secrets_in(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_secrets_in(v) for v in value]
+    if isinstance(value, str):
+        return redact_secrets(value)
+    return value
+
+
 @overload
 def redact_url(url: str) -> str: ...
 @overload

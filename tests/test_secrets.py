@@ -211,3 +211,14 @@ def test_standard_log_records_of_mcp_modules_are_masked(caplog: pytest.LogCaptur
     with caplog.at_level(logging.WARNING, logger=_session.logger.name):
         _session.logger.warning("server said %s", "logged-secret-value!")
     assert "server said ***!" in caplog.text and "logged-secret-value" not in caplog.text
+
+
+def test_data_keeps_secret_looking_names_when_masked_by_value_only() -> None:
+    from jianmu_like._redact import redact_secrets_in
+
+    register_secret("elicited-secret-value", source="test")
+    form = {"message": "token elicited-secret-value expired", "schema": {"password": {"type": "string"}}}
+    assert redact_secrets_in(form) == {
+        "message": "token *** expired",
+        "schema": {"password": {"type": "string"}},
+    }

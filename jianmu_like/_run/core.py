@@ -35,6 +35,7 @@ from ..checkpoint._store import Checkpoint, Checkpointer, CheckpointError
 from ..guard._approvals import Approval
 from ..state._contract import check_contract
 from ..state._inputs import InputError, TreeInputs
+from ..state._journal import JournalEntry
 from ..state._manager import StateManager
 from ..state._schema import schema_spec
 from ..telemetry import events as ev
@@ -207,6 +208,7 @@ class RunCore:
             threads = self.threads
             base: Checkpoint | None = None
             state: BaseModel | None = None
+            entries: Mapping[str, JournalEntry] = {}
             if recorder is not None:  # before anything changes: a refused run leaves the core as it was
                 if thread_id is None:
                     threads.stored_default = threads.stored_default or uuid.uuid4().hex
@@ -219,6 +221,9 @@ class RunCore:
                 newest = await recorder.newest(tid)
                 refuse(newest)
                 base, state = threads.stored_base(recorder, tid, newest, from_checkpoint)
+                if base is not None and newest is not None and base.seq == newest.seq:
+                    # the outcomes of calls its last run left open (the claim below drops them)
+                    entries = await recorder.stored_journal(tid)
             elif from_checkpoint is not None:
                 needs_store(recorder, "run(from_checkpoint=...)")
             threads.given = thread_id
@@ -227,17 +232,12 @@ class RunCore:
                 sm.version += 1
             elif recorder is None:
                 threads.switch(thread_id)
-            # Calls a stopped run left without results are answered before the new input (the
-            # journal read before the claim below drops it; only the newest version's is its own).
-            entries = (
-                await recorder.stored_journal(tid)
-                if recorder is not None and base is not None and newest is not None and base.seq == newest.seq
-                else {}
-            )
-            self._repaired = repair_open_calls(sm, self.keys, entries, thread_id=thread_id or self.thread_id)
             threads.ran()
             if root.status != Status.INVALID:
-                root.stop(Status.INVALID)
+                root.stop(Status.INVALID)  # a suspended run in hand answers its own batch here
+            # Calls a stopped run (another process, an older version) left without results are
+            # answered before the new input (see open_calls).
+            self._repaired = repair_open_calls(sm, self.keys, entries, thread_id=thread_id or self.thread_id)
             self.interrupts.drop()  # follow-ups of an abandoned suspended run
             sm.reset_for_run()
             for namespace, values in routed.items():
