@@ -177,3 +177,18 @@ def test_the_rule_keeps_finished_outcomes_and_says_which_calls_never_ran() -> No
     assert [a["answer"] for a in answered] == ["outcome", "waiting"]
     same, none = answer_open_calls(fixed)
     assert same == fixed and none == []
+
+
+def test_every_namespace_of_the_state_is_repaired() -> None:
+    from jianmu_like import ReActState
+    from jianmu_like._run.open_calls import repair_open_calls
+    from jianmu_like.nodes import StateKeys
+    from jianmu_like.state import StateManager
+
+    sm = StateManager(ReActState)
+    dangling = Message(role="assistant", tool_calls=[ToolCall(id="n1", name="work", arguments={"n": 1})])
+    sm.update({"messages": [human("q"), dangling]}, "researcher")
+    repaired = repair_open_calls(sm, StateKeys(), {}, thread_id="t")
+    assert repaired == [{"call_id": "n1", "tool": "work", "answer": "interrupted", "namespace": "researcher"}]
+    assert open_calls_of(list(sm.get("messages", "researcher"))) == []
+    assert repair_open_calls(sm, StateKeys(), {}, thread_id="t") == []  # valid now: untouched
