@@ -186,7 +186,12 @@ class RedactingFilter(logging.Filter):
         masked = redact_text(message)
         if masked != message:
             record.msg, record.args = masked, None
+        if record.exc_info and not record.exc_text:  # a traceback may quote what was parsed
+            record.exc_text = redact_text(_FORMATTER.formatException(record.exc_info))
         return True
+
+
+_FORMATTER = logging.Formatter()
 
 
 def redacting_logger(name: str) -> logging.Logger:

@@ -278,11 +278,15 @@ def record_pids() -> None:
 
 def leak_and_exit() -> None:
     """`--leak-stderr NAME`: print the environment variable NAME on stderr and exit 1 before any
-    handshake, as a server that cannot start and dumps its configuration does."""
+    handshake, as a server that cannot start and dumps its configuration does; `--leak-stdout
+    NAME`: print it on stdout (no JSON-RPC: the client logs what it could not parse), then serve."""
     if "--leak-stderr" in sys.argv:
         name = sys.argv[sys.argv.index("--leak-stderr") + 1]
         print(f"fatal: bad credentials {name}={os.environ.get(name)!r}", file=sys.stderr, flush=True)
         sys.exit(1)
+    if "--leak-stdout" in sys.argv:  # a line that is no JSON-RPC, then a normal server
+        name = sys.argv[sys.argv.index("--leak-stdout") + 1]
+        print(f"using {name}={os.environ.get(name)}", flush=True)
 
 
 if __name__ == "__main__":

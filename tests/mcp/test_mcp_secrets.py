@@ -156,3 +156,15 @@ async def test_the_checkpoint_logs_and_spans_never_hold_the_secret(
     for text in (json.dumps(saved.state), json.dumps(spans, default=str), lines.getvalue(), caplog.text):
         assert leaks(text) == []
     store.close()
+
+
+async def test_what_the_sdk_could_not_parse_is_logged_masked(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="mcp")
+    provider = MCPToolProvider(leaky_server(args=[str(SERVER), "--leak-stdout", "LEAK_TOKEN"]))
+    try:
+        tools = await provider.get_tools()  # the handshake goes on past the stray line
+    finally:
+        await provider.close()
+    assert tools
+    assert "LEAK_TOKEN=***" in caplog.text  # the SDK's parse failure, its traceback included
+    assert leaks(caplog.text) == []

@@ -90,6 +90,15 @@ class SessionHandlers:
 
 
 logger = redacting_logger(__name__)  # they quote what servers and tools say
+for _sdk_logger in (
+    "mcp.client.stdio",
+    "mcp.client.streamable_http",
+    "mcp.client.session",
+    "mcp.shared.session",
+):
+    redacting_logger(
+        _sdk_logger
+    )  # the SDK logs what it could not parse (a server's output), tracebacks included
 
 CANCEL_GRACE = 10.0
 """Seconds past `max_call_duration` the backstop around a task allows for `tasks/cancel`."""
