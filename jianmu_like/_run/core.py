@@ -221,8 +221,9 @@ class RunCore:
                 newest = await recorder.newest(tid)
                 refuse(newest)
                 base, state = threads.stored_base(recorder, tid, newest, from_checkpoint)
-                if base is not None and newest is not None and base.seq == newest.seq:
-                    # the outcomes of calls its last run left open (the claim below drops them)
+                if newest is not None and newest.status == "running" and base is newest:
+                    # Its last run stopped mid-way (cancelled, killed): the outcomes of the calls
+                    # it left open, read before the claim below drops them.
                     entries = await recorder.stored_journal(tid)
             elif from_checkpoint is not None:
                 needs_store(recorder, "run(from_checkpoint=...)")
