@@ -40,6 +40,7 @@ from ..guard._config import GuardConfig, policies_from_config
 from ..guard._enforcer import GuardEnforcer
 from ..guard._policies import unknown_tool
 from ..models._client import ModelClient
+from ..models._named_providers import served_name
 from ..nodes._message import MessageNode
 from ..presets.react._config import ReActConfig
 from ..presets.react._state import ReActState
@@ -126,12 +127,11 @@ def load_agent(
 def _client_for(spec: ModelSpec | None) -> ModelClient:
     if spec is None:
         return ModelClient.resolve()
-    api_key = os.environ.get(spec.api_key_env) if spec.api_key_env else None
     resilience = ResilienceConfig(fallback_models=spec.fallback) if spec.fallback else None
     return ModelClient.resolve(
         spec.name,
         base_url=spec.base_url,
-        api_key=api_key,
+        api_key_env=spec.api_key_env,
         resilience=resilience,
         tool_protocol=spec.tool_protocol,
         supports_tools=spec.supports_tools,
@@ -504,7 +504,7 @@ class _Builder:
             key, self.client_factory(model if spec.model is not None else None)
         )
         values: dict[str, Any] = {
-            "model": model.name,
+            "model": served_name(model.name, get_config().models.providers),
             **_prompt_values(spec),
             "tool_choice": spec.tool_choice,
             "execution_mode": spec.execution_mode,

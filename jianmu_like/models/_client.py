@@ -23,6 +23,7 @@ from ..telemetry import events as ev
 from ._errors import ModelCallFailed, ModelError
 from ._genai_content import request_content
 from ._hooks import model_call_hook
+from ._named_providers import Quirks, split_provider
 from ._provider import ChatProvider, DeltaCallback
 from ._server_probe import ServerCapabilities
 from ._tool_protocol import ProtocolAdapter, ToolProtocol
@@ -158,6 +159,7 @@ class ModelClient:
         *,
         base_url: str | None = None,
         api_key: str | None = None,
+        api_key_env: str | None = None,
         config: JianmuConfig | None = None,
         env_override: bool = True,
         resilience: ResilienceConfig | None = None,
@@ -183,12 +185,42 @@ class ModelClient:
         `tool_protocol` (default `models.tool_protocol`, "native") and `supports_tools`: see the
         class; the embedded model has its own grammar-constrained JSON protocol and takes them
         only when given explicitly. `context_window`, `supports_json_mode`: see the class.
+
+        A model named `provider:model` (`anthropic:claude-sonnet-4-5`, `ollama:qwen2.5:7b`,
+        `local:` for the embedded model) takes its base URL and key variable from the provider
+        table (`models._named_providers`, overridable under `models.providers`): `base_url`
+        and `api_key_env` here override the entry, `OPENAI_BASE_URL` / `provider.base_url` /
+        `OPENAI_API_KEY` do not apply, and a key variable that is not set is a `ConfigError`
+        naming it. `api_key_env` names the variable holding the key for any model (read even
+        without `env_override`: it was named on purpose); an unset one is a `ConfigError`.
         """
         cfg = config if config is not None else get_config()
         env: dict[str, str] | os._Environ[str] = os.environ if env_override else {}
         url = base_url or env.get("OPENAI_BASE_URL") or cfg.provider.base_url
         name = model or env.get("JIANMU_MODEL") or cfg.models.default
         policy = resilience if resilience is not None else cfg.resilience
+        named = split_provider(name, cfg.models.providers, has_server=bool(url)) if name else None
+        quirks: Quirks | None = None
+        provider_name = ""
+        if named is not None:
+            url = base_url or named.base_url
+            name = named.model if url else f"local/{named.model}" if named.model else ""
+            api_key_env = api_key_env or named.api_key_env
+            quirks, provider_name = named.quirks, named.provider
+            if supports_json_mode is None:
+                supports_json_mode = named.supports_json_mode
+        if api_key_env and not api_key and url:
+            api_key = os.environ.get(api_key_env) or None
+            if api_key is None:
+                whose = f"{named.provider}:{named.model}" if named is not None else repr(name or "the model")
+                raise ConfigError(
+                    f"{whose} needs an API key: set the environment variable {api_key_env}"
+                    + (
+                        f" (or point models.providers.{named.provider}.api_key_env at another one)"
+                        if named is not None
+                        else ""
+                    )
+                )
         if not url:
             embedded = cls._embedded(name or "", policy, cfg.models.local_backend)
             if tool_protocol is None and supports_tools is None:
@@ -205,7 +237,7 @@ class ModelClient:
                 supports_json_mode=supports_json_mode,
             )
         configured = cfg.provider.api_key.get_secret_value() if cfg.provider.api_key is not None else None
-        key = api_key or env.get("OPENAI_API_KEY") or configured or None
+        key = api_key if named is not None else api_key or env.get("OPENAI_API_KEY") or configured or None
 
         from ._openai_provider import OpenAIProvider  # deferred: importing openai is slow
 
@@ -216,6 +248,8 @@ class ModelClient:
             probe=cfg.provider.probe,
             capabilities=cfg.provider.capabilities,
             max_tokens=cfg.llm.max_tokens,
+            quirks=quirks,
+            provider_name=provider_name,
         )
         return cls(
             provider,
