@@ -128,7 +128,7 @@ AGENT_KINDS: dict[str, AgentKind] = {
             "supervisor",
             SupervisorOptions,
             # the supervisor plans with every tool name known before the run
-            ("mcp_servers", "output_schema"),
+            ("mcp_servers", "output_schema", "skills"),
             "supervisor",
             (),
             _supervisor,
@@ -139,7 +139,7 @@ AGENT_KINDS: dict[str, AgentKind] = {
             PlanExecuteSpec,
             "plan",
             PlanOptions,
-            ("mcp_servers", "output_schema"),  # the planner needs every tool name before the run
+            ("mcp_servers", "output_schema", "skills"),  # the planner needs every tool name before the run
             None,
             (),
             _plan_execute,
@@ -150,7 +150,7 @@ AGENT_KINDS: dict[str, AgentKind] = {
             ResearchSpec,
             "research",
             ResearchOptions,
-            ("output_schema",),
+            ("output_schema", "skills"),
             None,
             ("think",),
             _research,

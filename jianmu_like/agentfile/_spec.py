@@ -95,6 +95,9 @@ class ReActSpec(_Strict):
     """Built-in tool names (`calculator`, `think`) or `package.module:attribute` references to
     allowed modules (under the file's directory, `agents.allowed_modules`, `--allow-module`)."""
     mcp_servers: list[dict[str, Any]] | dict[str, dict[str, Any]] = Field(default_factory=list)
+    skills: list[str] = Field(default_factory=list)
+    """Skill folders (a `SKILL.md` each), relative to the agent file and under its directory:
+    their descriptions join the system prompt, the model loads one with `use_skill`."""
     tool_output_chars: dict[str, Annotated[int, Field(ge=100)]] = Field(default_factory=dict)
     """Tool name -> the most characters of one of its results the model reads (the tools listed
     in `tools`; an MCP server takes `max_output_chars` in its own entry)."""
