@@ -23,7 +23,7 @@ from ..telemetry import events as ev
 from ._errors import ModelCallFailed, ModelError
 from ._genai_content import request_content
 from ._hooks import model_call_hook
-from ._named_providers import Quirks, split_provider
+from ._named_providers import NamedModel, Quirks, split_provider
 from ._provider import ChatProvider, DeltaCallback
 from ._server_probe import ServerCapabilities
 from ._tool_protocol import ProtocolAdapter, ToolProtocol
@@ -209,6 +209,8 @@ class ModelClient:
             quirks, provider_name = named.quirks, named.provider
             if supports_json_mode is None:
                 supports_json_mode = named.supports_json_mode
+        if policy.fallback_models:
+            policy = _same_server_fallbacks(policy, named, cfg)
         if api_key_env and not api_key and url:
             api_key = os.environ.get(api_key_env) or None
             if api_key is None:
@@ -486,6 +488,28 @@ class ModelClient:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+def _same_server_fallbacks(
+    policy: ResilienceConfig, named: NamedModel | None, cfg: JianmuConfig
+) -> ResilienceConfig:
+    """`policy` with its fallback models as the server knows them: a fallback is tried on the
+    model's own server, so `groq:other` behind `groq:first` is `other`, and a fallback naming
+    another provider is a `ConfigError` (it would be sent to the wrong server)."""
+    names: list[str] = []
+    for fallback in policy.fallback_models:
+        other = split_provider(fallback, cfg.models.providers, has_server=True)
+        if other is None:
+            names.append(fallback)
+        elif named is not None and other.provider == named.provider:
+            names.append(other.model)
+        else:
+            where = f"{named.provider}'s" if named is not None else "the model's"
+            raise ConfigError(
+                f"fallback model {fallback!r}: fallbacks are tried on {where} server, not on "
+                f"{other.provider}'s; name a model of the same server"
+            )
+    return policy.model_copy(update={"fallback_models": names})
 
 
 def _server_of(base_url: str | None) -> dict[str, Any]:

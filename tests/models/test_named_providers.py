@@ -183,3 +183,18 @@ def test_the_docs_table_is_the_code_table() -> None:
         for name, url, key in rows
     }
     assert documented == {name: (e.base_url, e.api_key_env) for name, e in PROVIDERS.items()}
+
+
+async def test_fallbacks_stay_on_the_models_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    from jianmu_like._config import ResilienceConfig
+
+    monkeypatch.setenv("GROQ_API_KEY", "gsk-0123456789")
+    same = ResilienceConfig(fallback_models=["groq:llama-small", "plain-name"])
+    client = ModelClient.resolve("groq:llama-big", resilience=same, config=JianmuConfig())
+    assert client.resilience.fallback_models == ["llama-small", "plain-name"]
+    await client.aclose()
+    other = ResilienceConfig(fallback_models=["openai:gpt-x"])
+    with pytest.raises(
+        ConfigError, match=r"fallback model 'openai:gpt-x': fallbacks are tried on groq's server"
+    ):
+        ModelClient.resolve("groq:llama-big", resilience=other, config=JianmuConfig())
