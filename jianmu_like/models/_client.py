@@ -327,10 +327,34 @@ class ModelClient:
         """The models one call of `request` tries, in order: its own (or the default), then the
         fallbacks, without duplicates."""
         primary = request.model or self.model
+        if ":" in primary:
+            primary = self._served(primary)
         fallbacks = self.resilience.fallback_models
         if not fallbacks:
             return [primary]
         return list(dict.fromkeys([primary, *fallbacks]))
+
+    def _served(self, name: str) -> str:
+        """A model name set per agent or request (`models.react`, `ReActConfig.model`) as this
+        client's server knows it: a `provider:model` name of this client's provider loses its
+        prefix; one of another provider is a `ModelCallFailed` (it would reach the wrong server)."""
+        named = split_provider(name, get_config().models.providers, has_server=True)
+        if named is None:
+            return name
+        if named.base_url is None:
+            return f"local/{named.model}" if named.model else self.model
+        mine = getattr(self.provider, "provider_name", None)
+        host = urlsplit(self.provider.base_url or "").hostname
+        if mine == named.provider or (host is not None and host == urlsplit(named.base_url).hostname):
+            return named.model
+        error = ModelError(
+            f"model {name!r} names the provider {named.provider}, but this client calls "
+            f"{redact_url(self.provider.base_url)}: resolve a client for it "
+            f"(ModelClient.resolve({name!r})) or name a model of this server",
+            model=name,
+            retryable=False,
+        )
+        raise ModelCallFailed(str(error), attempts=[error])
 
     def backoff(self, retry: int, error: ModelError | None = None) -> float:
         """Seconds to wait before retry number `retry` (0-based) of the same model: exponential,

@@ -244,6 +244,11 @@ class SkillSet:
             if skill.name in self.skills:
                 first = self.skills[skill.name].folder
                 raise ValueError(f"two skills are called {skill.name!r} ({first}, {skill.folder})")
+            if skill.scripts and len(skill.tool_name) > 64:  # the chat APIs' limit on tool names
+                raise ValueError(
+                    f"the skill {skill.name!r} has scripts, so its name may have 60 characters at "
+                    f"most (its tool {skill.tool_name!r} must fit 64)"
+                )
             self.skills[skill.name] = skill
         self.prompt_chars = prompt_chars
         self.max_file_chars = max_file_chars

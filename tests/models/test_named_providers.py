@@ -198,3 +198,17 @@ async def test_fallbacks_stay_on_the_models_server(monkeypatch: pytest.MonkeyPat
         ConfigError, match=r"fallback model 'openai:gpt-x': fallbacks are tried on groq's server"
     ):
         ModelClient.resolve("groq:llama-big", resilience=other, config=JianmuConfig())
+
+
+async def test_a_provider_name_set_per_agent_reaches_its_server_without_prefix(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GROQ_API_KEY", "gsk-0123456789")
+    async with ScriptedOpenAIServer(["hi"]) as srv:
+        client = ModelClient.resolve("groq:big", config=providers(groq={"base_url": srv.base_url}))
+        await client.complete(ModelRequest(messages=[human("x")], model="groq:small"))  # models.react
+        assert srv.requests[-1]["model"] == "small"
+        with pytest.raises(ModelCallFailed, match="names the provider anthropic, but this client calls"):
+            await client.complete(ModelRequest(messages=[human("x")], model="anthropic:claude-x"))
+        assert len(srv.requests) == 1
+        await client.aclose()

@@ -5,6 +5,7 @@ real HTTP in which the model picks a skill, reads its resource, runs its script 
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import shutil
 import textwrap
@@ -168,6 +169,28 @@ async def test_a_script_is_bounded_in_time_and_output(tmp_path: Path) -> None:
     assert len(str(caught.value)) < 1200
     with pytest.raises(ToolError, match=r"failed \(exit status 3\):\nbroken"):
         await skills.run_script("unruly", "scripts/failing.sh")
+
+
+async def test_a_cancelled_run_kills_its_script(tmp_path: Path) -> None:
+    marker = tmp_path / "pid"
+    code = f"import os, pathlib, time\npathlib.Path({str(marker)!r}).write_text(str(os.getpid()))\ntime.sleep(60)"
+    skills = SkillSet([make_skill(tmp_path, "stuck", **{"scripts__wait.py": code})])
+    task = asyncio.ensure_future(skills.run_script("stuck", "wait.py"))
+    deadline = time.monotonic() + 20
+    while not (marker.exists() and marker.read_text()) and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)  # polling a condition, bounded by the deadline
+    pid = int(marker.read_text())
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # gone, and reaped: not even a zombie
+
+
+def test_a_skill_with_scripts_needs_a_name_its_tool_can_carry(tmp_path: Path) -> None:
+    name = "a" * 62
+    with pytest.raises(ValueError, match="60 characters at most"):
+        SkillSet([make_skill(tmp_path, name, **{"scripts__x.py": "print(1)"})])
 
 
 # ---------------------------------------------------------------- nodes and prompts
