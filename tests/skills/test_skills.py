@@ -173,7 +173,8 @@ async def test_a_script_is_bounded_in_time_and_output(tmp_path: Path) -> None:
 
 async def test_a_cancelled_run_kills_its_script(tmp_path: Path) -> None:
     marker = tmp_path / "pid"
-    code = f"import os, pathlib, time\npathlib.Path({str(marker)!r}).write_text(str(os.getpid()))\ntime.sleep(60)"
+    write_pid = f"pathlib.Path({str(marker)!r}).write_text(str(os.getpid()))"
+    code = f"import os, pathlib, time\n{write_pid}\ntime.sleep(60)"
     skills = SkillSet([make_skill(tmp_path, "stuck", **{"scripts__wait.py": code})])
     task = asyncio.ensure_future(skills.run_script("stuck", "wait.py"))
     deadline = time.monotonic() + 20
