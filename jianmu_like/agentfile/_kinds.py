@@ -82,6 +82,8 @@ def _supervisor(args: BuildArgs, spec: ReActSpec, options: SupervisorOptions) ->
         critic=options.critic,
         max_critic_retries=options.max_critic_retries,
         prune_notes_above=options.prune_notes_above,
+        worker=options.worker,
+        worker_max_tool_calls=options.worker_max_tool_calls,
         **{k: v for k, v in prompts if v},
     )
     return create_supervisor_node(

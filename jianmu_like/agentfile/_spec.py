@@ -156,6 +156,10 @@ class SupervisorOptions(_Strict):
     prompt: str | None = None
     """The supervisor's system prompt (the ReAct `system_prompt` is the sub-agents')."""
     critic_prompt: str | None = None
+    worker: Literal["react", "research"] = "react"
+    """Each sub-agent is a ReAct agent, or a researcher (a tool-call cap, `think`, a cited summary)."""
+    worker_max_tool_calls: int = Field(5, ge=0)
+    """A researcher sub-agent's tool-call cap (`worker: research`)."""
 
 
 class SupervisorSpec(ReActSpec):

@@ -23,7 +23,7 @@ from the restored state (the sub-questions) and put back where they stood.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import py_trees
 from pydantic import BaseModel, Field
@@ -48,6 +48,7 @@ from ..nodes._supervisor_steps import (
 from ..state._contract import StateContract, declare
 from ..tools._base import Tool
 from ..tools._toolset import ToolSet
+from ._research import create_research_node
 from .react import create_react_node
 from .react._config import ReActConfig
 from .react._state import react_reader
@@ -77,6 +78,12 @@ class SupervisorConfig(BaseModel):
     """A context pruner after each round of sub-agents: a sub-agent whose raw notes (its
     messages: tool calls and results) exceed this many characters keeps only its question and
     final answer. None: off."""
+    worker: Literal["react", "research"] = "react"
+    """What each sub-agent is: a ReAct agent, or a researcher (document 004's): a cap of
+    `worker_max_tool_calls` tool calls, the free `think` tool and a compress step whose cited
+    summary is the sub-agent's answer (what the gather step reads)."""
+    worker_max_tool_calls: int = Field(5, ge=0)
+    """A researcher sub-agent's tool-call cap (`worker: research`)."""
 
 
 def create_supervisor_node(
@@ -112,14 +119,27 @@ def create_supervisor_node(
 
     def build(index: int, item: dict[str, Any]) -> py_trees.behaviour.Behaviour:
         label, sub_ns, question = item["label"], item["namespace"], item["question"]
-        react = create_react_node(
-            f"{name}.{label}.Agent" if settings.critic else f"{name}.{label}",
-            sub_ns,
-            model_client=client,
-            tools=tool_list,
-            constraints=constraints,
-            config=worker,
-        )
+        agent_name = f"{name}.{label}.Agent" if settings.critic else f"{name}.{label}"
+        react: py_trees.behaviour.Behaviour
+        if settings.worker == "research":
+            react = create_research_node(
+                agent_name,
+                sub_ns,
+                model_client=client,
+                tools=tool_list,
+                max_tool_calls=settings.worker_max_tool_calls,
+                config=worker,
+                constraints=constraints,
+            )
+        else:
+            react = create_react_node(
+                agent_name,
+                sub_ns,
+                model_client=client,
+                tools=tool_list,
+                constraints=constraints,
+                config=worker,
+            )
         if not settings.critic:
             return react
         critic = CriticNode(
@@ -145,6 +165,11 @@ def create_supervisor_node(
 
     described = f"tools=[{', '.join(_tool_name(t) for t in tool_list)}]" if tool_list else "no tools"
     critic_note = f" + critic (≤{settings.max_critic_retries} re-run)" if settings.critic else ""
+    kind = (
+        f"research (≤{settings.worker_max_tool_calls} tool calls)"
+        if settings.worker == "research"
+        else "ReAct"
+    )
     asked = _Questions(namespace, SUB_QUESTIONS, keys.messages)
     agents = DynamicParallel(
         f"{name}.Agents",
@@ -153,7 +178,7 @@ def create_supervisor_node(
         seed=asked.seed,
         max_children=settings.max_agents,
         namespace=namespace,
-        describe=f"built per run: ≤{settings.max_agents} ReAct sub-agents ({described}){critic_note}",
+        describe=f"built per run: ≤{settings.max_agents} {kind} sub-agents ({described}){critic_note}",
     )
     followed = _Questions(namespace, FOLLOW_UPS, keys.messages)
     follow_ups = DynamicParallel(
