@@ -83,6 +83,7 @@ def _supervisor(args: BuildArgs, spec: ReActSpec, options: SupervisorOptions) ->
         max_critic_retries=options.max_critic_retries,
         prune_notes_above=options.prune_notes_above,
         worker=options.worker,
+        review_answer=options.review_answer,
         worker_max_tool_calls=options.worker_max_tool_calls,
         **{k: v for k, v in prompts if v},
     )

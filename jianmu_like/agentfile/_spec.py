@@ -153,6 +153,8 @@ class SupervisorOptions(_Strict):
     critic: bool = False
     """Review each sub-agent's answer; a rejected one is re-run with the critique."""
     max_critic_retries: int = Field(1, ge=0)
+    review_answer: bool = False
+    """The critic also reviews the supervisor's own answer; a rejected one is rewritten."""
     prompt: str | None = None
     """The supervisor's system prompt (the ReAct `system_prompt` is the sub-agents')."""
     critic_prompt: str | None = None

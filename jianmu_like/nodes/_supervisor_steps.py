@@ -26,6 +26,7 @@ from ..models._types import Usage
 from ..state._manager import StateManager
 from ..telemetry import events as ev
 from ._context import with_date
+from ._critic import REVIEWS
 from ._llm import configured_client, fail_with_model_error
 from ._one_call import reply_completed, request_for, spent, structured_call
 from ._settings import ModelCallConfig
@@ -220,7 +221,7 @@ class SplitStep(SupervisorCall):
     async def update_async(self) -> Status:
         sm, ns = self.state_manager, self.ns
         clear_sub_namespaces(sm, ns)
-        sm.update({SUB_QUESTIONS: [], FOLLOW_UPS: []}, ns)
+        sm.update({SUB_QUESTIONS: [], FOLLOW_UPS: [], REVIEWS: []}, ns)  # this run's reviews only
         instruction = (
             f"Split the task above into at most {self.max_agents} independent sub-questions, "
             "each answerable on its own by a research assistant with tools."
@@ -334,3 +335,13 @@ class AnswerStep(SupervisorCall):
             return self.fail(exc)
         self.answer(text, usage, reasoning)
         return Status.SUCCESS
+
+
+class ReviseStep(AnswerStep):
+    """Rewrites the supervisor's answer after the draft critic rejected it (the critique is in
+    the supervisor's messages, after the draft); does nothing when the last review asked for
+    no re-run (or there is none yet: the first pass of the review loop)."""
+
+    def update_sync(self) -> Status | None:
+        reviews = read_key(self.state_manager, REVIEWS, self.namespace, [])
+        return None if reviews and reviews[-1].get("rerun") else Status.SUCCESS

@@ -8,7 +8,9 @@ Sequence "<name>" (namespace `ns`)
   ├─ (ContextPruner  prune_notes_above: a sub-agent's raw notes above a size leave, its summary stays)
   ├─ GatherStep      structured call: the results → the answer, or one round of follow-ups
   ├─ DynamicParallel "<name>.FollowUps"  sub-agents `<ns>.f1`, ... (none when not asked)
-  └─ AnswerStep      after follow-ups: the answer from every result
+  ├─ AnswerStep      after follow-ups: the answer from every result
+  └─ (review_answer) LoopUntilSuccess: ReviseStep (after a rejection) → CriticNode on the
+                     supervisor's own answer
 
 The sub-agents run concurrently (their model calls overlap) and never share keys: each has its
 own namespace, so `AgentResult.agents["<ns>.q1"]` reports its answer, usage and termination and
@@ -42,6 +44,7 @@ from ..nodes._supervisor_steps import (
     AnswerStep,
     ContextPruner,
     GatherStep,
+    ReviseStep,
     SplitStep,
     asked,
 )
@@ -69,7 +72,11 @@ class SupervisorConfig(BaseModel):
     critic: bool = False
     """Review each sub-agent's answer; a rejected one is re-run with the critique."""
     max_critic_retries: int = Field(1, ge=0)
-    """Re-runs per sub-agent after a rejection (the last answer is then kept)."""
+    """Re-runs per sub-agent after a rejection (the last answer is then kept); rewrites of the
+    supervisor's answer with `review_answer`."""
+    review_answer: bool = False
+    """The critic also reviews the supervisor's own answer (its draft); a rejected one is
+    rewritten from the results with the critique, at most `max_critic_retries` times."""
     system_prompt: str = DEFAULT_SUPERVISOR_PROMPT
     critic_prompt: str = DEFAULT_CRITIC_PROMPT
     worker_prompt: str | None = None
@@ -217,6 +224,30 @@ def create_supervisor_node(
         children.insert(2, ContextPruner(f"{name}.Prune", keys, namespace, max_chars=limit))
         if settings.max_follow_ups:  # after the follow-ups too
             children.insert(5, ContextPruner(f"{name}.PruneFollowUps", keys, namespace, max_chars=limit))
+    if settings.review_answer:
+        revise = ReviseStep(
+            f"{name}.Revise", model_client, config, namespace, system_prompt=settings.system_prompt
+        )
+        judge = CriticNode(
+            f"{name}.Critic",
+            model_client,
+            question=None,  # the run's task: the supervisor's first user message
+            namespace=namespace,
+            usage_namespace=namespace,
+            max_retries=settings.max_critic_retries,
+            system_prompt=settings.critic_prompt,
+            config=config,
+        )
+        review = composites.Sequence(f"{name}.Review.Body", memory=True, children=[revise, judge])
+        children.append(
+            LoopUntilSuccess(
+                f"{name}.Review",
+                review,
+                max_iterations=settings.max_critic_retries + 1,
+                namespace=namespace,
+                termination_key="reflexion",
+            )
+        )
     root = composites.Sequence(name, memory=True, children=children)
     root.namespace = namespace  # type: ignore[attr-defined]  # Agent routes plain input here
     used = (keys.messages, keys.usage, keys.final_answer, keys.termination, keys.error, keys.done)
