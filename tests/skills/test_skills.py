@@ -20,7 +20,7 @@ from jianmu_like._sources import SourceError
 from jianmu_like.bt import ReactiveRunner
 from jianmu_like.nodes import ContextBuilder, SkillNode
 from jianmu_like.state import StateManager
-from jianmu_like.testing import ScriptedOpenAIServer, call, reply
+from jianmu_like.testing import ScriptedOpenAIServer, call, reply, wait_until_async
 from jianmu_like.tools import SkillSet, ToolError, ToolSet, load_skill
 
 FOLDERS = Path(__file__).parent / "folders"
@@ -177,9 +177,7 @@ async def test_a_cancelled_run_kills_its_script(tmp_path: Path) -> None:
     code = f"import os, pathlib, time\n{write_pid}\ntime.sleep(60)"
     skills = SkillSet([make_skill(tmp_path, "stuck", **{"scripts__wait.py": code})])
     task = asyncio.ensure_future(skills.run_script("stuck", "wait.py"))
-    deadline = time.monotonic() + 20
-    while not (marker.exists() and marker.read_text()) and time.monotonic() < deadline:
-        await asyncio.sleep(0.02)  # polling a condition, bounded by the deadline
+    await wait_until_async(lambda: marker.exists() and marker.read_text(), "the script to start")
     pid = int(marker.read_text())
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
