@@ -192,7 +192,8 @@ class ModelClient:
         and `api_key_env` here override the entry, `OPENAI_BASE_URL` / `provider.base_url` /
         `OPENAI_API_KEY` do not apply, and a key variable that is not set is a `ConfigError`
         naming it. `api_key_env` names the variable holding the key for any model (read even
-        without `env_override`: it was named on purpose); an unset one is a `ConfigError`.
+        without `env_override`: it was named on purpose); unset, a plain URL falls back to
+        `OPENAI_API_KEY` / `provider.api_key` as before (local servers need no key).
         """
         cfg = config if config is not None else get_config()
         env: dict[str, str] | os._Environ[str] = os.environ if env_override else {}
@@ -210,18 +211,13 @@ class ModelClient:
             if supports_json_mode is None:
                 supports_json_mode = named.supports_json_mode
         if policy.fallback_models:
-            policy = _same_server_fallbacks(policy, named, cfg)
+            policy = _same_server_fallbacks(policy, named, url, cfg)
         if api_key_env and not api_key and url:
             api_key = os.environ.get(api_key_env) or None
-            if api_key is None:
-                whose = f"{named.provider}:{named.model}" if named is not None else repr(name or "the model")
+            if api_key is None and named is not None:  # a plain URL may need no key (local servers)
                 raise ConfigError(
-                    f"{whose} needs an API key: set the environment variable {api_key_env}"
-                    + (
-                        f" (or point models.providers.{named.provider}.api_key_env at another one)"
-                        if named is not None
-                        else ""
-                    )
+                    f"{named.provider}:{named.model} needs an API key: set the environment variable "
+                    f"{api_key_env} (or point models.providers.{named.provider}.api_key_env at another one)"
                 )
         if not url:
             embedded = cls._embedded(name or "", policy, cfg.models.local_backend)
@@ -515,17 +511,20 @@ class ModelClient:
 
 
 def _same_server_fallbacks(
-    policy: ResilienceConfig, named: NamedModel | None, cfg: JianmuConfig
+    policy: ResilienceConfig, named: NamedModel | None, url: str | None, cfg: JianmuConfig
 ) -> ResilienceConfig:
     """`policy` with its fallback models as the server knows them: a fallback is tried on the
-    model's own server, so `groq:other` behind `groq:first` is `other`, and a fallback naming
-    another provider is a `ConfigError` (it would be sent to the wrong server)."""
+    model's own server (at `url`), so `groq:other` behind `groq:first` is `other`, and a
+    fallback naming another provider is a `ConfigError` (it would be sent to the wrong server)."""
+    host = urlsplit(url).hostname if url else None
     names: list[str] = []
     for fallback in policy.fallback_models:
         other = split_provider(fallback, cfg.models.providers, has_server=True)
         if other is None:
             names.append(fallback)
-        elif named is not None and other.provider == named.provider:
+        elif (named is not None and other.provider == named.provider) or (
+            host is not None and other.base_url is not None and urlsplit(other.base_url).hostname == host
+        ):
             names.append(other.model)
         else:
             where = f"{named.provider}'s" if named is not None else "the model's"

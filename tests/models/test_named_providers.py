@@ -212,3 +212,23 @@ async def test_a_provider_name_set_per_agent_reaches_its_server_without_prefix(
             await client.complete(ModelRequest(messages=[human("x")], model="anthropic:claude-x"))
         assert len(srv.requests) == 1
         await client.aclose()
+
+
+async def test_a_provider_prefixed_fallback_on_the_same_host_is_that_servers_name() -> None:
+    from jianmu_like._config import ResilienceConfig
+
+    same_host = ResilienceConfig(fallback_models=["ollama:mistral:7b"])
+    client = ModelClient.resolve(
+        "qwen2.5:7b", base_url="http://localhost:11434/v1", resilience=same_host, config=JianmuConfig()
+    )
+    assert (client.model, client.resilience.fallback_models) == ("qwen2.5:7b", ["mistral:7b"])
+    await client.aclose()
+
+
+async def test_an_unset_key_variable_of_a_plain_url_falls_back_as_before(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-default-0123456789")
+    client = ModelClient.resolve("m", base_url="http://127.0.0.1:9/v1", api_key_env="UNSET_KEY_VAR")
+    assert api_key(client) == "sk-default-0123456789"
+    await client.aclose()
