@@ -79,6 +79,7 @@ def _supervisor(args: BuildArgs, spec: ReActSpec, options: SupervisorOptions) ->
     settings = SupervisorConfig(
         max_agents=options.max_agents,
         max_follow_ups=options.max_follow_ups,
+        max_rounds=options.max_rounds,
         critic=options.critic,
         max_critic_retries=options.max_critic_retries,
         prune_notes_above=options.prune_notes_above,

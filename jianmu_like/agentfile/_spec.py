@@ -146,7 +146,9 @@ class SupervisorOptions(_Strict):
     max_agents: int = Field(4, ge=1, le=32)
     """Sub-agents per run at most (the model's plan decides how many)."""
     max_follow_ups: int = Field(2, ge=0)
-    """Follow-up questions in the one follow-up round (0: none)."""
+    """Follow-up questions per follow-up round (0: none)."""
+    max_rounds: int = Field(1, ge=1)
+    """Follow-up rounds at most; after each the supervisor answers or asks again."""
     prune_notes_above: int | None = Field(None, ge=1)
     """Drop a sub-agent's raw notes (its messages) above this many characters, keeping its
     question and answer."""

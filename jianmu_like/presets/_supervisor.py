@@ -7,7 +7,9 @@ Sequence "<name>" (namespace `ns`)
   │    └─ (critic) LoopUntilSuccess: ReAct sub-agent → CriticNode; a rejected answer re-runs
   ├─ (ContextPruner  prune_notes_above: a sub-agent's raw notes above a size leave, its summary stays)
   ├─ GatherStep      structured call: the results → the answer, or one round of follow-ups
-  ├─ DynamicParallel "<name>.FollowUps"  sub-agents `<ns>.f1`, ... (none when not asked)
+  ├─ DynamicParallel "<name>.FollowUps"  sub-agents `<ns>.f1`, ... (none when not asked); with
+  │                  `max_rounds` > 1 inside LoopUntilSuccess "<name>.Rounds" with a RoundStep
+  │                  after each round: the answer, or the next round's follow-ups
   ├─ AnswerStep      after follow-ups: the answer from every result
   └─ (review_answer) LoopUntilSuccess: ReviseStep (after a rejection) → CriticNode on the
                      supervisor's own answer
@@ -45,8 +47,10 @@ from ..nodes._supervisor_steps import (
     ContextPruner,
     GatherStep,
     ReviseStep,
+    RoundStep,
     SplitStep,
     asked,
+    current_round,
 )
 from ..state._contract import StateContract, declare
 from ..tools._base import Tool
@@ -68,7 +72,10 @@ class SupervisorConfig(BaseModel):
     max_agents: int = Field(4, ge=1, le=32)
     """At most this many sub-agents per run (extra sub-questions of the plan are dropped)."""
     max_follow_ups: int = Field(2, ge=0)
-    """Follow-up questions the supervisor may ask in its one follow-up round (0: none)."""
+    """Follow-up questions the supervisor may ask per follow-up round (0: none)."""
+    max_rounds: int = Field(1, ge=1)
+    """Follow-up rounds at most. After each, the supervisor decides again — the answer, or more
+    follow-ups (document 004's routing after every step); the last one ends with the answer."""
     critic: bool = False
     """Review each sub-agent's answer; a rejected one is re-run with the critique."""
     max_critic_retries: int = Field(1, ge=0)
@@ -187,7 +194,7 @@ def create_supervisor_node(
         namespace=namespace,
         describe=f"built per run: ≤{settings.max_agents} {kind} sub-agents ({described}){critic_note}",
     )
-    followed = _Questions(namespace, FOLLOW_UPS, keys.messages)
+    followed = _Questions(namespace, FOLLOW_UPS, keys.messages, current=settings.max_rounds > 1)
     follow_ups = DynamicParallel(
         f"{name}.FollowUps",
         followed,
@@ -212,12 +219,33 @@ def create_supervisor_node(
         namespace,
         max_follow_ups=settings.max_follow_ups,
         system_prompt=settings.system_prompt,
+        max_rounds=settings.max_rounds,
     )
     answer = AnswerStep(
         f"{name}.Answer", model_client, config, namespace, system_prompt=settings.system_prompt
     )
     children: list[py_trees.behaviour.Behaviour] = [plan, agents, gather]
-    if settings.max_follow_ups:
+    if settings.max_follow_ups and settings.max_rounds > 1:
+        route = RoundStep(
+            f"{name}.Route",
+            model_client,
+            config,
+            namespace,
+            max_follow_ups=settings.max_follow_ups,
+            max_rounds=settings.max_rounds,
+            system_prompt=settings.system_prompt,
+        )
+        body = composites.Sequence(f"{name}.Round", memory=True, children=[follow_ups, route])
+        rounds = LoopUntilSuccess(
+            f"{name}.Rounds",
+            body,
+            max_iterations=settings.max_rounds,
+            namespace=namespace,
+            termination_key="rounds",
+        )
+        rounds.abort_condition = _SupervisorFailed(rounds, namespace, keys.error)
+        children.append(rounds)
+    elif settings.max_follow_ups:
         children += [follow_ups, answer]
     if settings.prune_notes_above is not None:
         limit = settings.prune_notes_above
@@ -257,17 +285,20 @@ def create_supervisor_node(
 
 class _Questions:
     """A DynamicParallel's plan and seed: one item per question under `list_key` of the
-    supervisor namespace (`nodes.supervisor_steps.asked`); each sub-agent's namespace starts
-    with its question as the only message."""
+    supervisor namespace (`nodes.supervisor_steps.asked`; with `current`, the current follow-up
+    round's only); each sub-agent's namespace starts with its question as the only message."""
 
-    __slots__ = ("list_key", "messages_key", "namespace")
+    __slots__ = ("current", "list_key", "messages_key", "namespace")
 
-    def __init__(self, namespace: str, list_key: str, messages_key: str) -> None:
+    def __init__(self, namespace: str, list_key: str, messages_key: str, *, current: bool = False) -> None:
         self.namespace = namespace
         self.list_key = list_key
         self.messages_key = messages_key
+        self.current = current
 
     def __call__(self, node: DynamicParallel) -> list[Any]:
+        if self.current:
+            return current_round(node.state_manager, self.namespace)
         return list(asked(node.state_manager, self.namespace, self.list_key))
 
     def seed(self, node: DynamicParallel, items: list[Any]) -> None:
@@ -296,6 +327,25 @@ class _AgentFailed:
         if reason is None or reason == "completed":
             return None
         return {"reason": "agent_failed", "agent_reason": reason}
+
+
+class _SupervisorFailed:
+    """The rounds loop's abort condition: a supervisor call failed (its error is in the
+    supervisor namespace), so no further round may run. Bound to its loop like `_AgentFailed`."""
+
+    __slots__ = ("error_key", "loop", "namespace")
+
+    def __init__(self, loop: LoopUntilSuccess, namespace: str, error_key: str) -> None:
+        self.loop = loop
+        self.namespace = namespace
+        self.error_key = error_key
+
+    def for_node(self, loop: LoopUntilSuccess) -> _SupervisorFailed:
+        return _SupervisorFailed(loop, self.namespace, self.error_key)
+
+    def __call__(self) -> dict[str, Any] | None:
+        error = read_key(self.loop.state_manager, self.error_key, self.namespace, None)
+        return {"reason": "model_error", "error": error} if error else None
 
 
 def _tool_name(tool: Tool | Callable[..., Any]) -> str:
