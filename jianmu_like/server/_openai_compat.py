@@ -176,10 +176,10 @@ async def progress(
     async for message in record.follow(0):
         if piece := reasoning.take(message.event, message.data):
             yield "reasoning", piece
-        if message.event == "approval" and message.data.get("status") == "pending":
-            if record.status == "suspended":  # else decided since (a retry replaying the log)
-                yield "approval", {}
-                return
+        pending = message.event == "approval" and message.data.get("status") == "pending"
+        if pending and record.status == "suspended":  # else decided since (a retry replaying the log)
+            yield "approval", {}
+            return
         if message.event == "done":
             yield ("answer" if message.data.get("status") == "success" else "failure"), message.data
             return

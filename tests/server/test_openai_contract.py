@@ -392,9 +392,11 @@ def test_models_retrieve_names_the_served_agent(url: str) -> None:
 
 def test_a_streamed_failure_is_an_error_chunk_then_the_stream_stops(url: str) -> None:
     body = {"model": MODEL, "messages": ask(unique("busy")), "stream": True}
-    with httpx.Client(base_url=url, headers=AUTH, timeout=PATIENCE) as http:
-        with http.stream("POST", "/v1/chat/completions", json=body) as response:
-            data = [line[6:] for line in response.iter_lines() if line.startswith("data: ")]
+    with (
+        httpx.Client(base_url=url, headers=AUTH, timeout=PATIENCE) as http,
+        http.stream("POST", "/v1/chat/completions", json=body) as response,
+    ):
+        data = [line[6:] for line in response.iter_lines() if line.startswith("data: ")]
     assert data[-1] != "[DONE]" and '"code": "rate_limit_exceeded"' in data[-1]
     with pytest.raises(openai.APIError) as caught:
         list(client(url).chat.completions.create(model=MODEL, messages=ask(unique("fail")), stream=True))
