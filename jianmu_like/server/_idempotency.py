@@ -14,7 +14,8 @@ must get that run's response, never a second run:
   clients raise `BadRequestError` for).
 - Without a key, a request whose `X-Stainless-Retry-Count` is 1 or more is an SDK's retry of an
   identical earlier request: it follows the latest run started by the same body (its
-  fingerprint). A first attempt (count 0) always starts a run: two users may ask the same thing.
+  fingerprint) within `RETRY_WINDOW` (an hour). A first attempt (count 0) always starts a run:
+  two users may ask the same thing.
 - With a checkpoint store, the key -> run mapping and each run's outcome are kept in the store
   too (the journal of a reserved thread per window), so a retry after a restart replays the
   answer; a run the restart interrupted is refused (409 `run_interrupted`), never run again.
@@ -46,6 +47,9 @@ from ._watch import log
 
 WINDOW = 24 * 3600.0
 """Seconds a key names its run (and the store keeps the mapping)."""
+RETRY_WINDOW = 3600.0
+"""Seconds an SDK's retry (no key) may follow the run its body started: its retries come within
+(1 + max_retries) timeouts; past that, an identical body is a new question."""
 MAX_KEY_LENGTH = 255
 MAX_REMEMBERED = 100_000
 """Keys kept in memory at most (the oldest go first; a store still answers for them)."""
@@ -166,8 +170,9 @@ class IdempotencyKeys:
     async def find(self, identity: Identity) -> Remembered | None:
         """The run `identity` names within the window: from memory, else from the store."""
         now = self.clock()
+        window = self.window if identity.explicit else min(self.window, RETRY_WINDOW)
         found = self.memory.get(identity.key)
-        if found is not None and now - found.at <= self.window:
+        if found is not None and now - found.at <= window:
             return found
         store = self.store()
         if store is None:
@@ -177,7 +182,7 @@ class IdempotencyKeys:
         except CheckpointError as exc:
             log.warning("cannot read an idempotency key", error=str(exc))
             return None
-        if entry is None or now - entry.at > self.window:
+        if entry is None or now - entry.at > window:
             return None
         self._keep(identity.key, entry)
         return entry

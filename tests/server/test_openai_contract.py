@@ -489,3 +489,28 @@ def test_a_blank_token_is_refused_at_start(
     assert "refusing a token that is blank" in error
     with pytest.raises(ValueError, match="surrounded by whitespace"):
         create_app(lambda: None, token=" padded ")  # type: ignore[arg-type, return-value]
+
+
+def test_a_stop_cancels_only_when_no_other_stream_follows_the_run(url: str) -> None:
+    """Two streams of one request (a retry with its key): the first one's Stop leaves the run to
+    the second, which gets the answer."""
+    question, key = unique("hold"), uuid.uuid4().hex
+    tag = question.split()[1]
+    gates[tag] = threading.Event()
+    api = client(url)
+    streams = [
+        api.chat.completions.create(
+            model=MODEL, messages=ask(question), stream=True, extra_headers={"Idempotency-Key": key}
+        )
+        for _ in range(2)
+    ]
+    readers = [iter(stream) for stream in streams]
+    firsts = [next(reader) for reader in readers]
+    assert firsts[0].id == firsts[1].id
+    wait_until(lambda: tag in held, "the run's tool to start")
+    streams[0].close()
+    gates[tag].set()
+    rest = list(readers[1])
+    assert "".join(c.choices[0].delta.content or "" for c in rest if c.choices) == f"result released {tag}"
+    (run,) = runs_of(url, question)
+    assert run["status"] == "success" and held.count(tag) == 1
