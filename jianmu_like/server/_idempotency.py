@@ -188,9 +188,17 @@ class IdempotencyKeys:
         return entry
 
     def remember(self, identity: Identity, record: RunRecord) -> None:
-        """`identity` names `record` from now on; its outcome is stored as it comes."""
+        """`identity` names `record` from now on; its outcome is stored as it comes. Called
+        before the run's task first runs: the key is in the store before the agent does
+        anything (a crash right after cannot make a retry start it again)."""
         entry = Remembered(record.run_id, record.thread_id, identity.fingerprint, self.clock())
         self._keep(identity.key, entry)
+        store = self.store()
+        if store is not None:  # synchronously, as the registry reads the store to start a run
+            try:
+                _write(store, identity.key, entry, self.window, prune=False)
+            except CheckpointError as exc:
+                log.warning("cannot store an idempotency key", error=str(exc))
         task = asyncio.get_running_loop().create_task(self._record(identity.key, entry, record))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -202,8 +210,7 @@ class IdempotencyKeys:
             self.memory.popitem(last=False)
 
     async def _record(self, key: str, entry: Remembered, record: RunRecord) -> None:
-        """Store the key now, and its run's outcome when the run suspends or ends."""
-        await self._save(key, entry)
+        """Store the run's outcome when the run suspends or ends."""
         async for message in record.follow(0):
             if message.event == "approval" and message.data.get("status") == "pending":
                 entry.outcome = {"kind": "approval"}
@@ -268,11 +275,16 @@ def _read(store: Checkpointer, key: str, now: float, window: float) -> Remembere
         row = store.journal(thread).get(key)
         if row is not None and row.outcome is not None:
             data = row.outcome
-            return Remembered(
+            found = Remembered(
                 run_id=row.tool_call_id,
                 thread_id=str(data.get("thread_id")),
                 fingerprint=str(data.get("fingerprint")),
                 at=row.started_at,
                 outcome=data.get("outcome"),
             )
+            if found.outcome is None:  # the process ended before it wrote the outcome: the thread says
+                saved = store.load(found.thread_id)
+                if saved is not None and saved.status == "suspended":
+                    found.outcome = {"kind": "approval"}
+            return found
     return None
