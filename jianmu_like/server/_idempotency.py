@@ -141,6 +141,8 @@ class IdempotencyKeys:
         """Each key claimed now: its lock and how many requests hold or wait for it."""
         self._tasks: set[asyncio.Task[None]] = set()
         self._pruned: int | None = None
+        self._read: set[int] = set()
+        """The windows whose store thread this process has read into memory."""
 
     @asynccontextmanager
     async def claim(self, identity: Identity | None) -> AsyncIterator[Claim]:
@@ -168,24 +170,28 @@ class IdempotencyKeys:
                 del self._locks[identity.key]
 
     async def find(self, identity: Identity) -> Remembered | None:
-        """The run `identity` names within the window: from memory, else from the store."""
+        """The run `identity` names within the window: from memory, which holds every key of
+        the window's store threads once the first lookup has read them (once per process)."""
         now = self.clock()
         window = self.window if identity.explicit else min(self.window, RETRY_WINDOW)
-        found = self.memory.get(identity.key)
-        if found is not None and now - found.at <= window:
-            return found
         store = self.store()
-        if store is None:
+        bucket = _bucket(now, self.window)
+        unread = [b for b in (bucket, bucket - 1) if b not in self._read]
+        if store is not None and unread and identity.key not in self.memory:
+            try:
+                rows = await asyncio.to_thread(_load, store, unread)
+            except CheckpointError as exc:
+                log.warning("cannot read the idempotency keys", error=str(exc))
+                rows = None
+            if rows is not None:
+                self._read.update(unread)
+                for key, entry in rows.items():
+                    if key not in self.memory:  # what this process wrote is newer
+                        self._keep(key, entry)
+        found = self.memory.get(identity.key)
+        if found is None or now - found.at > window:
             return None
-        try:
-            entry = await asyncio.to_thread(_read, store, identity.key, now, self.window)
-        except CheckpointError as exc:
-            log.warning("cannot read an idempotency key", error=str(exc))
-            return None
-        if entry is None or now - entry.at > window:
-            return None
-        self._keep(identity.key, entry)
-        return entry
+        return found
 
     def remember(self, identity: Identity, record: RunRecord) -> None:
         """`identity` names `record` from now on; its outcome is stored as it comes. Called
@@ -269,22 +275,22 @@ def _write(store: Checkpointer, key: str, entry: Remembered, window: float, prun
             store.delete(f"{THREAD_PREFIX}{old}")
 
 
-def _read(store: Checkpointer, key: str, now: float, window: float) -> Remembered | None:
-    bucket = _bucket(now, window)
-    for thread in (f"{THREAD_PREFIX}{bucket}", f"{THREAD_PREFIX}{bucket - 1}"):
-        row = store.journal(thread).get(key)
-        if row is not None and row.outcome is not None:
-            data = row.outcome
-            found = Remembered(
+def _load(store: Checkpointer, buckets: list[int]) -> dict[str, Remembered]:
+    """Every key the store keeps for `buckets` (oldest window first, so a newer row wins)."""
+    found: dict[str, Remembered] = {}
+    for bucket in sorted(buckets):
+        for key, row in store.journal(f"{THREAD_PREFIX}{bucket}").items():
+            data = row.outcome or {}
+            entry = Remembered(
                 run_id=row.tool_call_id,
                 thread_id=str(data.get("thread_id")),
                 fingerprint=str(data.get("fingerprint")),
                 at=row.started_at,
                 outcome=data.get("outcome"),
             )
-            if found.outcome is None:  # the process ended before it wrote the outcome: the thread says
-                saved = store.load(found.thread_id)
+            if entry.outcome is None:  # the process ended before it wrote the outcome: the thread says
+                saved = store.load(entry.thread_id)
                 if saved is not None and saved.status == "suspended":
-                    found.outcome = {"kind": "approval"}
-            return found
-    return None
+                    entry.outcome = {"kind": "approval"}
+            found[key] = entry
+    return found
