@@ -155,7 +155,11 @@ class IdempotencyKeys:
         users[0] += 1
         try:
             async with lock:
-                found = await self.find(identity) if identity.attach else None
+                if identity.attach:
+                    found = await self.find(identity)
+                else:  # a first attempt: its retries follow its run or none, never an older one
+                    found = None
+                    self._keep(identity.key, Remembered("", "", identity.fingerprint, self.clock()))
                 if found is not None and found.fingerprint != identity.fingerprint:
                     raise invalid(
                         "this Idempotency-Key was used with another request body (within "
@@ -189,8 +193,8 @@ class IdempotencyKeys:
                     if key not in self.memory:  # what this process wrote is newer
                         self._keep(key, entry)
         found = self.memory.get(identity.key)
-        if found is None or now - found.at > window:
-            return None
+        if found is None or not found.run_id or now - found.at > window:
+            return None  # (no run id: its first attempt started none)
         return found
 
     def remember(self, identity: Identity, record: RunRecord) -> None:

@@ -514,3 +514,30 @@ def test_a_stop_cancels_only_when_no_other_stream_follows_the_run(url: str) -> N
     assert "".join(c.choices[0].delta.content or "" for c in rest if c.choices) == f"result released {tag}"
     (run,) = runs_of(url, question)
     assert run["status"] == "success" and held.count(tag) == 1
+
+
+def test_an_sdk_retry_of_a_refused_first_attempt_never_follows_an_older_run(url: str) -> None:
+    """The same body twice on one thread: the second time the thread is busy (409, which the SDK
+    retries); its retries must not get the first request's old answer."""
+    thread = f"busy-{uuid.uuid4().hex[:6]}"
+    question, slow = unique("hello"), unique("hold")
+    tag = slow.split()[1]
+    gates[tag] = threading.Event()
+    api = client(url)
+    first = api.chat.completions.create(model=MODEL, messages=ask(question), extra_body={"thread_id": thread})
+    assert first.choices[0].message.content.endswith(question)  # type: ignore[union-attr]
+    with httpx.Client(base_url=url, headers=AUTH, timeout=PATIENCE) as http:
+        held_run = http.post("/api/runs", json={"input": slow, "thread_id": thread}).json()
+        wait_until(lambda: tag in held, "the thread's run to hold it")
+        try:
+            with pytest.raises(openai.ConflictError) as caught:
+                api.chat.completions.create(
+                    model=MODEL, messages=ask(question), extra_body={"thread_id": thread}
+                )
+            assert caught.value.code == "thread_busy"
+        finally:
+            gates[tag].set()
+        wait_until(
+            lambda: http.get(f"/api/runs/{held_run['run_id']}").json()["status"] == "success", "the run"
+        )
+    assert len(runs_of(url, question)) == 1
