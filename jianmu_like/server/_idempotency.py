@@ -13,9 +13,9 @@ must get that run's response, never a second run:
   draft suggests 422, but every other invalid `/v1/` request is a 400, the status OpenAI's
   clients raise `BadRequestError` for).
 - Without a key, a request whose `X-Stainless-Retry-Count` is 1 or more is an SDK's retry of an
-  identical earlier request: it follows the latest run started by the same body (its
-  fingerprint) within `RETRY_WINDOW` (an hour). A first attempt (count 0) always starts a run:
-  two users may ask the same thing.
+  identical earlier request: it follows the run that its first attempt (count 0, the same body:
+  its fingerprint) started, within `RETRY_WINDOW` (an hour); none if that attempt started none.
+  A first attempt (count 0) always starts a run: two users may ask the same thing.
 - With a checkpoint store, the key -> run mapping and each run's outcome are kept in the store
   too (the journal of a reserved thread per window), so a retry after a restart replays the
   answer; a run the restart interrupted is refused (409 `run_interrupted`), never run again.
