@@ -38,6 +38,16 @@ for servers without function calling), `auto` (native, JSON when the server reje
 Declared once here (the configuration's vocabulary); `models.tool_protocol` implements it."""
 
 
+class ProviderEntryConfig(_Section):
+    """Overrides one entry of the provider table (`models._named_providers.PROVIDERS`), or adds
+    a provider name of its own: where its OpenAI-compatible endpoint listens, which variable
+    holds its key. A key left out keeps the table's value."""
+
+    base_url: str | None = None
+    api_key_env: str | None = None
+    """The environment variable holding the key (never the key itself); null: none needed."""
+
+
 class ModelsConfig(_Section):
     default: str | None = None
     """Model used when nothing more specific is configured; None: the model the server at
@@ -50,6 +60,8 @@ class ModelsConfig(_Section):
     tool_protocol: ToolProtocol = "native"
     """How tools reach OpenAI-compatible models: native function calling, `json` or `text` (in
     the prompt, for servers without it), or `auto` (native, JSON when the server rejects tools)."""
+    providers: dict[str, ProviderEntryConfig] = Field(default_factory=dict)
+    """Provider name -> overrides of its entry for `provider:model` names (see guides/models)."""
 
 
 DEFAULT_MAX_TOKENS = 1024
