@@ -124,6 +124,35 @@ async def test_a_run_cancelled_at_any_await_of_a_tool_batch_leaves_a_usable_thre
             assert "outcome" in kept
 
 
+@pytest.mark.parametrize("mode", ["serial", "parallel"])
+async def test_a_cancelled_run_can_still_be_resumed_and_nothing_runs_twice(
+    store_target: str, mode: str
+) -> None:
+    """Instead of a new question, `resume` carries the open batch on: finished calls replayed
+    from the journal, a call cut off while running reported as of unknown outcome (never run
+    again), a call that never began run now."""
+    async with ScriptedOpenAIServer(responder) as srv:
+        model = srv.client()
+        sqlite = store_target.endswith(".db")
+        for yields in range(0, 8) if sqlite else range(0, 24, 6):
+            thread, effects = f"r{yields}", []
+            first = make_agent(model, store_target, mode, effects)
+            await cancel_at(first, thread, yields)
+            await first.aclose()
+            second = make_agent(model, store_target, mode, effects)
+            result = await second.resume(thread_id=thread)
+            await second.aclose()
+            assert result.status == "success" and result.final_answer == "the batch is done", yields
+            messages = list(result.state.messages)  # type: ignore[attr-defined]
+            assert open_calls_of(messages) == []
+            tools = [m.content for m in messages if m.role == "tool"]
+            assert sorted(effects) == sorted(set(effects))  # nothing ran twice
+            for n, content in enumerate(tools, start=1):
+                assert content == f"worked {n}" or content.startswith("Error: outcome unknown"), tools
+                # told it worked: it did, once; of unknown outcome: at most once, never again
+                assert effects.count(n) == 1 if content == f"worked {n}" else effects.count(n) <= 1
+
+
 async def test_a_run_on_a_thread_an_older_version_left_invalid_is_repaired_with_an_event() -> None:
     store = MemoryCheckpointer()
     async with ScriptedOpenAIServer(responder) as srv:
