@@ -10,7 +10,7 @@ person who clicks "allow"), checks PKCE through the SDK's token handler, issues 
 that live `OAUTH_TOKEN_SECONDS` (env, default 3600) and refresh tokens that rotate.
 
 Tools: `whoami` (the caller's client id and scopes), `grants` (how many tokens each grant issued),
-`revoke_all` (every token refused from now on).
+`revoke_all` (every token refused from now on), `echo_token` (a tool that leaks the caller's token).
 """
 
 from __future__ import annotations
@@ -152,6 +152,14 @@ def main() -> None:
 
         token = get_access_token()
         return f"client={token.client_id if token else None} scopes={token.scopes if token else None}"
+
+    @server.tool()
+    def echo_token() -> str:
+        """A careless tool: it says the bearer token it was called with."""
+        from mcp.server.auth.middleware.auth_context import get_access_token
+
+        token = get_access_token()
+        return f"your token is {token.token if token else None}"
 
     @server.tool()
     def revoke_all() -> str:

@@ -307,14 +307,18 @@ async def test_a_login_this_run_cannot_do_is_not_logged_as_an_sdk_error(
 async def test_every_token_and_secret_is_registered_for_redaction_by_value(
     server: OAuthServer, token_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Where the by-value secret registry exists (`_redact.register_secret`), the tokens the
-    client holds and the client secret the server gave it are registered as they pass."""
-    from jianmu_like import _redact
+    """The tokens the client holds and the client secret the server gave it are registered for
+    redaction by value as they pass (`_redact.register_secret`)."""
+    from jianmu_like.tools.mcp import _auth
 
     registered: list[tuple[str, str]] = []
-    monkeypatch.setattr(
-        _redact, "register_secret", lambda value, *, source: registered.append((value, source)), raising=False
-    )
+    real = _auth.register_secret
+
+    def recording(value: object, *, source: str = "configuration") -> bool:
+        registered.append((str(value), source))
+        return real(value, source=source)
+
+    monkeypatch.setattr(_auth, "register_secret", recording)
     (config,) = parse_mcp_servers({"hosted": {"url": server.url, "auth": {}}})
     await login(config, say=lambda _text: None, authorize=browser)
     store = FileTokenStore(server.url)
@@ -350,3 +354,33 @@ async def test_two_agents_sharing_a_login_follow_each_other_s_refresh(
 
 def grants(text: str) -> dict[str, int]:
     return {k: int(v) for k, v in (part.split("=") for part in text.split())}
+
+
+async def test_a_tool_that_echoes_the_token_shows_the_model_and_the_events_a_mask(
+    server: OAuthServer, token_file: Path
+) -> None:
+    from jianmu_like import Agent, create_react_node, human
+    from jianmu_like.telemetry.events import Event
+    from jianmu_like.testing import ScriptedOpenAIServer, call, reply
+
+    (config,) = parse_mcp_servers({"hosted": {"url": server.url, "auth": {}}})
+    await login(config, say=lambda _text: None, authorize=browser)
+    tokens = await FileTokenStore(server.url).get_tokens()
+    assert tokens is not None
+
+    def model(request: dict[str, Any]) -> Any:
+        if not [m for m in request["messages"] if m["role"] == "tool"]:
+            return call("echo_token")
+        return reply("done")
+
+    async with MCPToolProvider(config) as provider:
+        with ScriptedOpenAIServer(model) as srv:
+            agent = Agent(create_react_node(model_client=srv.client(), tool_providers=[provider]))
+            events: list[Event] = []
+            agent.telemetry.subscribe(events.append)
+            result = await agent.run({"messages": [human("what is my token?")]})
+            [observation] = [m["content"] for m in srv.requests[-1]["messages"] if m["role"] == "tool"]
+    assert result.status == "success"
+    current = (await FileTokenStore(server.url).get_tokens()) or tokens
+    assert observation.startswith("your token is ") and current.access_token not in observation
+    assert current.access_token not in repr([e.data for e in events])

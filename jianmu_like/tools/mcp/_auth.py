@@ -21,7 +21,9 @@ a server that needs a person fails with `MCPLoginRequiredError`, which says whic
 
 Secrets stay out of the file (`client_secret_env`, `private_key_env` name environment
 variables) and out of every message: errors name HTTP statuses, servers and scopes, never a
-token, a code or a secret.
+token, a code or a secret; and every token, client secret, key and ID token is registered for
+redaction by value (`_redact.register_secret`) as it passes, so what a server or a tool echoes of
+one is masked in every error, event and log too.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from urllib.parse import parse_qs, urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..._redact import redact_text
+from ..._redact import redact_text, redacting_logger, register_secret
 from ._content import MCPConnectError
 from ._token_store import FileTokenStore, MemoryTokenStore
 
@@ -75,7 +77,8 @@ class _OurSignals(logging.Filter):
         return not isinstance(exc, MCPConnectError)
 
 
-logging.getLogger("mcp.client.auth.oauth2").addFilter(_OurSignals())
+# Its records are masked by value too (a token response quoted in an error, tracebacks included).
+redacting_logger("mcp.client.auth.oauth2").addFilter(_OurSignals())
 
 
 class MCPAuthConfig(BaseModel):
@@ -233,14 +236,9 @@ def _secret(server: str, auth: MCPAuthConfig, variable: str | None, key: str) ->
 
 
 def _register(value: str | None, source: str) -> None:
-    """Mask `value` by value wherever the framework shows text, once the by-value secret registry
-    (`_redact.register_secret`) exists; until then these values are kept out of every message by
-    construction (nothing here formats them)."""
-    from ... import _redact
-
-    register = getattr(_redact, "register_secret", None)
-    if value and register is not None:
-        register(value, source=source)
+    """Mask `value` by value wherever the framework shows text (`_redact.register_secret`)."""
+    if value:
+        register_secret(value, source=source)
 
 
 class _RegisteringStore:
