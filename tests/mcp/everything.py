@@ -62,39 +62,47 @@ def everything_command(*args: str) -> list[str]:
 
 
 def install() -> str | None:
-    """Install server-everything when it is missing and npm is there; what was done (a line for
-    the terminal), or None when nothing was to do. Safe for concurrent sessions: one installs
-    under an exclusive lock, the others wait for it (bounded) and find it installed."""
-    if ENTRY.exists() or NODE is None or NPM is None:
+    """Install server-everything when it is missing and npm is there (`npm_install`)."""
+    return npm_install(HERE, ENTRY, "server-everything", _FAILED)
+
+
+def npm_install(prefix: Path, entry: Path, what: str, failed_var: str) -> str | None:
+    """Install the npm packages of `prefix`'s package.json when `entry` is missing and npm is
+    there; what was done (a line for the terminal), or None when nothing was to do. A failure is
+    kept in `failed_var` (the environment the test workers inherit) for the skip reasons. Safe
+    for concurrent sessions: one installs under an exclusive lock, the others wait for it
+    (bounded) and find it installed."""
+    if entry.exists() or NODE is None or NPM is None:
         return None
     import fcntl  # POSIX; the only platform the suite runs on
 
+    where = f"npm install --prefix {prefix.relative_to(prefix.parents[1])}"
     started = time.monotonic()
-    with open(HERE / ".npm-install.lock", "w") as lock:
+    with open(prefix / ".npm-install.lock", "w") as lock:
         while True:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
                 if time.monotonic() - started > INSTALL_TIMEOUT:
-                    os.environ[_FAILED] = "another session's install held the lock too long"
-                    return f"{INSTALL}: {os.environ[_FAILED]}"
+                    os.environ[failed_var] = "another session's install held the lock too long"
+                    return f"{where}: {os.environ[failed_var]}"
                 time.sleep(0.5)  # another session installs: bounded by INSTALL_TIMEOUT
-        if ENTRY.exists():
+        if entry.exists():
             return None
-        argv = [NPM, "install", "--prefix", str(HERE), "--no-audit", "--no-fund", "--no-package-lock"]
+        argv = [NPM, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--no-package-lock"]
         argv += ["--silent", "--fetch-retries=1", "--fetch-timeout=60000"]
         try:
             done = subprocess.run(
                 argv, capture_output=True, text=True, timeout=INSTALL_TIMEOUT, stdin=subprocess.DEVNULL
             )
         except (subprocess.TimeoutExpired, OSError) as exc:
-            os.environ[_FAILED] = f"{type(exc).__name__}: {exc}"
+            os.environ[failed_var] = f"{type(exc).__name__}: {exc}"
         else:
-            if done.returncode != 0 or not ENTRY.exists():
+            if done.returncode != 0 or not entry.exists():
                 tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-                os.environ[_FAILED] = f"exit {done.returncode}: {' / '.join(tail) or 'no output'}"
+                os.environ[failed_var] = f"exit {done.returncode}: {' / '.join(tail) or 'no output'}"
     seconds = time.monotonic() - started
-    if _FAILED in os.environ:
-        return f"{INSTALL} failed after {seconds:.0f} s ({os.environ[_FAILED]}): its tests will skip"
-    return f"{INSTALL}: server-everything installed for the MCP tests in {seconds:.0f} s"
+    if failed_var in os.environ:
+        return f"{where} failed after {seconds:.0f} s ({os.environ[failed_var]}): its tests will skip"
+    return f"{where}: {what} installed for its tests in {seconds:.0f} s"
