@@ -50,7 +50,7 @@ TIMING_FIELDS = frozenset({"ts", "duration"})
 (wall-clock seconds). Everything else of an event must be equal."""
 
 
-class RecordingError(JianmuError):
+class RecordingError(ValueError, JianmuError):
     """A recording that cannot be written or read (bad file, newer format, truncated)."""
 
 

@@ -101,7 +101,7 @@ class Divergence(BaseModel):
         return text
 
 
-class ReplayDivergence(JianmuError):
+class ReplayDivergence(RuntimeError, JianmuError):
     """A replay that differed from its recording; `divergence` says where and how."""
 
     def __init__(self, divergence: Divergence) -> None:
@@ -109,7 +109,7 @@ class ReplayDivergence(JianmuError):
         self.divergence = divergence
 
 
-class _Stop(Exception):
+class _Stop(JianmuError):
     """Internal: raised in place of the diverging call (the run is cancelled meanwhile)."""
 
 

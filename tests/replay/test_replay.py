@@ -24,7 +24,16 @@ from jianmu_like.replay import (
     read_recording,
 )
 from jianmu_like.telemetry.events import Event
-from jianmu_like.testing import RepliesFile, ScriptedOpenAIServer, call, calls, reply, scripted_client
+from jianmu_like.testing import (
+    RepliesFile,
+    ScriptedOpenAIServer,
+    areplay_recording,
+    call,
+    calls,
+    recordings,
+    reply,
+    scripted_client,
+)
 from jianmu_like.tools.builtin import calculator
 
 from . import agents
@@ -333,3 +342,18 @@ def test_bad_files_are_refused_clearly(tmp_path: Path) -> None:
         read_recording(bad)
     with pytest.raises(RecordingError, match="cannot read"):
         read_recording(tmp_path / "missing.jsonl")
+
+
+# ------------------------------------------------------------------------ recordings as tests
+async def test_the_testing_helper_passes_a_recording_and_fails_a_changed_agent(
+    tmp_path: Path, notes: Path
+) -> None:
+    await record_notes(tmp_path / "a.jsonl", notes)
+    [found] = recordings(tmp_path)
+    result = await areplay_recording(found, agent=lambda: note_agent(scripted_client([])))
+    assert result.final_answer == "Noted: buy milk."
+    with pytest.raises(AssertionError, match="model request differs") as caught:
+        await areplay_recording(found, agent=lambda: note_agent(scripted_client([]), prompt="Changed."))
+    assert caught.value.divergence.kind == "model_request"  # type: ignore[attr-defined]
+    with pytest.raises(FileNotFoundError, match="no recordings"):
+        recordings(tmp_path / "empty")
