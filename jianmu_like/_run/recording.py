@@ -361,7 +361,8 @@ def error_data(exc: BaseException) -> dict[str, Any]:
 
 def _resolve_events(lines: list[dict[str, Any]]) -> None:
     """A model line's events as `[type, data]`, in place: the recorder writes an event the call
-    published as its index among the event lines of the operation (see `model_hook`)."""
+    published as its index among the event lines of the operation (see `model_hook`), kept in
+    `event_at` (replay publishes each at its place among the other calls' events)."""
     published: list[dict[str, Any]] = []
     for line in lines:
         kind = line["kind"]
@@ -370,9 +371,10 @@ def _resolve_events(lines: list[dict[str, Any]]) -> None:
         elif kind == "event":
             published.append(line)
         elif kind == "model":
+            events = line.get("events", ())
+            line["event_at"] = [e if isinstance(e, int) else None for e in events]
             line["events"] = [
-                [published[e]["type"], published[e]["data"]] if isinstance(e, int) else e
-                for e in line.get("events", ())
+                [published[e]["type"], published[e]["data"]] if isinstance(e, int) else e for e in events
             ]
 
 

@@ -276,11 +276,11 @@ class Player:
         self._cursor += 1
         self._release()
 
-    async def _turn(self, line: Mapping[str, Any]) -> None:
-        """Wait until the replay has published as many events as the recording had when this
-        call answered (a parallel batch answers in its recorded order); a wait that the replay
-        cannot end within `TURN_PATIENCE` seconds is a divergence (an event that never came)."""
-        before = line.get("events_before")
+    async def _turn(self, before: Any) -> None:
+        """Wait until the replay has published `before` events in this operation, as the
+        recording had at this point of a call (a parallel batch answers, and parallel model
+        calls publish, in their recorded order); a wait that the replay cannot end within
+        `TURN_PATIENCE` seconds is a divergence (an event that never came)."""
         if not isinstance(before, int) or self.forked or self._cursor >= before:
             return
         waiter = asyncio.get_running_loop().create_future()
@@ -326,9 +326,12 @@ class Player:
         self._answered.add(line["seq"])
         self.model_served += 1
         if not self.live:
-            await self._turn(line)
+            await self._turn(line.get("events_before"))
         if on_event is not None:
-            for event_type, data in line.get("events", ()):
+            places = line.get("event_at") or []
+            for index, (event_type, data) in enumerate(line.get("events", ())):
+                if not self.live and index < len(places):
+                    await self._turn(places[index])
                 on_event(event_type, data)
         if "error" in line:
             raise _rebuild(line["error"])
@@ -349,7 +352,7 @@ class Player:
             self._diverge("tool_call", None, recorded, new)
             raise _Stop
         self._tools_used.add(self.tools.index(line))
-        await self._turn(line)
+        await self._turn(line.get("events_before"))
         if "error" in line:
             raise _rebuild(line["error"])
         return line["output"]

@@ -13,7 +13,16 @@ from typing import Any
 
 import pytest
 
-from jianmu_like import Agent, ReActConfig, ToolCall, create_plan_execute_node, create_react_node, human, tool
+from jianmu_like import (
+    Agent,
+    ReActConfig,
+    ToolCall,
+    create_plan_execute_node,
+    create_react_node,
+    create_supervisor_node,
+    human,
+    tool,
+)
 from jianmu_like.guard import GuardDecision, GuardEnforcer
 from jianmu_like.replay import (
     RecordingError,
@@ -357,3 +366,41 @@ async def test_the_testing_helper_passes_a_recording_and_fails_a_changed_agent(
     assert caught.value.divergence.kind == "model_request"  # type: ignore[attr-defined]
     with pytest.raises(FileNotFoundError, match="no recordings"):
         recordings(tmp_path / "empty")
+
+
+def supervisor_model(body: dict[str, Any]) -> Any:
+    """Plans two sub-questions (run by parallel sub-agents), answers each, then writes the answer."""
+    names = {t["function"]["name"] for t in body.get("tools") or []}
+    users = [str(m.get("content")) for m in body["messages"] if m["role"] == "user"]
+    if "SupervisorPlan" in names:
+        return reply(
+            tool_calls=[call("SupervisorPlan", sub_questions=["Population of Paris?", "Population of Rome?"])]
+        )
+    if "SupervisorDecision" in names:
+        return reply(tool_calls=[call("SupervisorDecision", answer="Rome is bigger.")])
+    if "Paris" in users[0] and "Rome" not in users[0]:
+        return reply("Paris has 2.1 million.")
+    if "Rome" in users[0] and "Paris" not in users[0]:
+        return reply("Rome has 2.8 million.")
+    return reply("Rome is bigger.")
+
+
+async def test_the_supervisor_with_parallel_sub_agents_replays(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+
+    def build(client: Any) -> Agent:
+        return Agent(create_supervisor_node(model_client=client))
+
+    async with ScriptedOpenAIServer(supervisor_model) as srv:
+        recorded = await build(srv.client()).run({"messages": [human("Paris or Rome?")]}, record=path)
+        asked = len(srv.requests)
+    assert recorded.status == "success", recorded.error
+    nodes = {line["node"] for line in read_recording(path) if line["kind"] == "model"}
+    assert len(nodes) >= 3 and asked >= 3  # the supervisor's calls and each sub-agent's
+    seen: list[Event] = []
+    result = await areplay(path, agent=lambda: build(scripted_client([])), on_event=seen.append)
+    assert result.final_answer == recorded.final_answer
+    assert {k: a.final_answer for k, a in result.agents.items()} == {
+        k: a.final_answer for k, a in recorded.agents.items()
+    }
+    assert len(seen) == len(recorded_events(path))
