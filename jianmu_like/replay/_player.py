@@ -170,6 +170,7 @@ class Player:
         self._agent: Agent | None = None
         self._tick: Callable[[], int] = lambda: 0
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._injecting = False
 
     # ------------------------------------------------------------------ the run
     async def play(self, agent: Agent, *, record: str | Path | None = None) -> AgentResult:
@@ -275,6 +276,29 @@ class Player:
             return
         self._cursor += 1
         self._release()
+        self._follow_up()
+
+    def _follow_up(self) -> None:
+        """Send the follow-ups the recording received at this place of the event stream (an
+        `inject` queued there): the replay injects them itself, at the same point of the run."""
+        expected = self.events[self._operation]
+        agent = self._agent
+        while not self._injecting and agent is not None and self._cursor < len(expected):
+            line = expected[self._cursor]
+            data = line.get("data") or {}
+            if line.get("type") != ev.INJECT or data.get("status") != "queued":
+                return
+            at = self._cursor
+            self._injecting = True
+            try:
+                agent.inject(str(data.get("content") or ""), namespace=line.get("namespace"))
+            except (RuntimeError, ValueError) as exc:
+                self._diverge("missing_event", line.get("node"), _event_view(line), {"error": str(exc)})
+                return
+            finally:
+                self._injecting = False
+            if self._cursor == at:  # it published nothing the comparison took
+                return
 
     async def _turn(self, before: Any) -> None:
         """Wait until the replay has published `before` events in this operation, as the

@@ -404,3 +404,36 @@ async def test_the_supervisor_with_parallel_sub_agents_replays(tmp_path: Path) -
         k: a.final_answer for k, a in recorded.agents.items()
     }
     assert len(seen) == len(recorded_events(path))
+
+
+async def test_a_follow_up_injected_during_the_run_replays_at_its_place(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    holder: list[Agent] = []
+
+    @tool
+    def check_stock(item: str) -> str:
+        """Stock of an item.
+
+        Args:
+            item: The item.
+        """
+        holder[0].inject("Also: is it on sale?")  # the user types while the tool runs
+        return f"{item}: 3 left"
+
+    script = [calls(call("check_stock", item="milk")), reply("3 left, and yes, on sale.")]
+
+    def build(client: Any) -> Agent:
+        return Agent(create_react_node(model_client=client, tools=[check_stock]))
+
+    async with ScriptedOpenAIServer(script) as srv:
+        agent = build(srv.client())
+        holder.append(agent)
+        recorded = await agent.run({"messages": [human("Milk in stock?")]}, record=path)
+        second = srv.requests[1]["messages"]
+    assert any("Also: is it on sale?" in str(m.get("content")) for m in second)
+    seen: list[Event] = []
+    holder.clear()  # the replay runs no tool: nobody but the replay injects
+    result = await areplay(path, agent=lambda: build(scripted_client([])), on_event=seen.append)
+    assert result.final_answer == recorded.final_answer
+    assert [e.data["status"] for e in seen if e.type == "inject"] == ["queued", "applied"]
+    assert [m.content for m in result.state.messages] == [m.content for m in recorded.state.messages]
