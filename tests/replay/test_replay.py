@@ -23,6 +23,7 @@ from jianmu_like import (
     human,
     tool,
 )
+from jianmu_like._redact import register_secret
 from jianmu_like.guard import GuardDecision, GuardEnforcer
 from jianmu_like.replay import (
     RecordingError,
@@ -323,6 +324,8 @@ async def test_a_recording_past_its_limit_is_truncated_and_refused(tmp_path: Pat
 
 async def test_secrets_never_reach_the_recording(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
+    declared = "replay-test-declared-secret-4711"  # a value the configuration declares secret
+    register_secret(declared, source="test")
 
     @tool
     def credentials(service: str) -> str:
@@ -331,14 +334,14 @@ async def test_secrets_never_reach_the_recording(tmp_path: Path) -> None:
         Args:
             service: The service.
         """
-        return "token sk-abcdefghijklmnop1234 for " + service
+        return f"token sk-abcdefghijklmnop1234 and password {declared} for " + service
 
-    script = [calls(call("credentials", service="db")), reply("Got it: sk-abcdefghijklmnop1234")]
+    script = [calls(call("credentials", service="db")), reply(f"Got it: sk-abcdefghijklmnop1234 {declared}")]
     async with ScriptedOpenAIServer(script) as srv:
         agent = Agent(create_react_node(model_client=srv.client(), tools=[credentials]))
-        await agent.run({"messages": [human("key?")]}, record=path)
+        await agent.run({"messages": [human(f"key? mine is {declared}")]}, record=path)
     text = path.read_text()
-    assert "sk-abcdefghijklmnop1234" not in text and "***" in text
+    assert "sk-abcdefghijklmnop1234" not in text and declared not in text and "***" in text
 
 
 def test_bad_files_are_refused_clearly(tmp_path: Path) -> None:
