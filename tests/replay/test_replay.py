@@ -23,7 +23,7 @@ from jianmu_like import (
     human,
     tool,
 )
-from jianmu_like._redact import register_secret
+from jianmu_like._redact import redact, redact_bulk, register_secret
 from jianmu_like.guard import GuardDecision, GuardEnforcer
 from jianmu_like.replay import (
     RecordingError,
@@ -440,3 +440,21 @@ async def test_a_follow_up_injected_during_the_run_replays_at_its_place(tmp_path
     assert result.final_answer == recorded.final_answer
     assert [e.data["status"] for e in seen if e.type == "inject"] == ["queued", "applied"]
     assert [m.content for m in result.state.messages] == [m.content for m in recorded.state.messages]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"role": "user", "content": "plain text, nothing to hide", "n": [1, 2.5, None, True]},
+        {"api_key": "abc", "x": 1},
+        {"content": "see https://user:pw@example.org/x?token=t"},
+        {"content": "key sk-abcdefghijklmnop1234"},
+        {"content": "Bearer abcdefghijklmnop"},
+        {"content": "the password is replay-test-declared-secret-4711"},
+        ["a", {"nested": {"authorization": "x"}}],
+        "just a string",
+    ],
+)
+def test_the_bulk_redaction_masks_what_redact_masks(value: Any) -> None:
+    register_secret("replay-test-declared-secret-4711", source="test")
+    assert json.dumps(redact_bulk(value)) == json.dumps(redact(value))
