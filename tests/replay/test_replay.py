@@ -19,6 +19,7 @@ from jianmu_like import (
     ToolCall,
     create_plan_execute_node,
     create_react_node,
+    create_research_node,
     create_supervisor_node,
     human,
     tool,
@@ -458,3 +459,39 @@ async def test_a_follow_up_injected_during_the_run_replays_at_its_place(tmp_path
 def test_the_bulk_redaction_masks_what_redact_masks(value: Any) -> None:
     register_secret("replay-test-declared-secret-4711", source="test")
     assert json.dumps(redact_bulk(value)) == json.dumps(redact(value))
+
+
+async def test_the_research_preset_replays_without_searching(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    searched: list[str] = []
+
+    @tool(parallel_safe=True)
+    async def search(query: str) -> str:
+        """Search the web.
+
+        Args:
+            query: What to look for.
+        """
+        searched.append(query)
+        return f"{query}: raw page text (https://example.org/{len(searched)})"
+
+    script = [
+        calls(call("search", query="rome"), call("search", query="italy")),
+        reply("Found it."),
+        reply(
+            tool_calls=[
+                call("ResearchSummary", summary="Rome: 2.8 million [1].", sources=["https://example.org/1"])
+            ]
+        ),
+    ]
+
+    def build(client: Any) -> Agent:
+        return Agent(create_research_node("Researcher", model_client=client, tools=[search]))
+
+    async with ScriptedOpenAIServer(script) as srv:
+        recorded = await build(srv.client()).run({"messages": [human("Population of Rome?")]}, record=path)
+    assert recorded.status == "success", recorded.error
+    assert searched == ["rome", "italy"]
+    result = await areplay(path, agent=lambda: build(scripted_client([])))
+    assert searched == ["rome", "italy"]  # no search ran again
+    assert result.final_answer == recorded.final_answer
