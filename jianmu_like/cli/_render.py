@@ -185,10 +185,12 @@ class EventRenderer:
         if kind == ev.MODEL_CALL_RETRY:
             delay = data.get("delay")
             when = f" in {delay:.1f}s" if isinstance(delay, int | float) else ""
-            error = shorten(data.get("error", ""))
+            error = shorten(str(data.get("error", "")).split("; ", 1)[0])  # its hint: in `error:`
             return Text(f"↻ retrying {data.get('model')}{when}: {error}", style="yellow")
-        if kind == ev.MODEL_CALL_FAILED:
-            return Text(f"✗ model call failed: {shorten(data.get('error', ''), 400)}", style="red")
+        if kind == ev.MODEL_CALL_FAILED:  # why: once, in the run's `error:` line (`report`)
+            attempts = data.get("attempts")
+            after = f" after {attempts} attempt{'s' if attempts != 1 else ''}" if isinstance(attempts, int) else ""
+            return Text(f"✗ model call failed{after}", style="red")
         if kind == ev.APPROVAL_REQUESTED:
             call = f"{data.get('tool')}({shorten(data.get('arguments', {}))})"
             reason = f": {data['reason']}" if data.get("reason") else ""

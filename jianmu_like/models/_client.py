@@ -330,16 +330,22 @@ class ModelClient:
         caps = await self.capabilities(None)
         if caps.served_model:
             return caps.served_model
-        if caps.reached:
-            why = "the server does not name the model it serves (/v1/models)"
+        url = redact_url(self.provider.base_url)
+        if caps.url_hint is not None:  # the URL is wrong: that, not the model, is the cause
+            why = f"cannot reach the model server at {url}: " if not caps.reached else ""
+            message = why + caps.url_hint
+        elif not caps.reached:
+            message = (
+                f"cannot reach the model server at {url} (could not connect): is it running? "
+                "(set OPENAI_BASE_URL or provider.base_url)"
+            )
         else:
-            why = "could not connect to the server to ask which model it serves"
-        error = ModelError(
-            f"{why}, and no model is configured: set JIANMU_MODEL, models.default or the agent file's model",
-            base_url=redact_url(self.provider.base_url),
-            retryable=not caps.reached,
-        )
-        raise ModelCallFailed(str(error), attempts=[error])
+            message = (
+                "the server does not name the model it serves (/v1/models), and no model is "
+                "configured: set JIANMU_MODEL, models.default or the agent file's model"
+            )
+        error = ModelError(message, base_url=url, retryable=not caps.reached)
+        raise ModelCallFailed(message, attempts=[error])
 
     async def _complete(self, request: ModelRequest, on_event: ModelEventCallback | None) -> ModelResponse:
         if not self.model and not request.model:
