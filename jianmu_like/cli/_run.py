@@ -28,7 +28,7 @@ from .._run.explain import headline
 from .._config import PROJECT_FILE, config_file, explain_config, get_config
 from ..agentfile._loader import load_agent
 from ..checkpoint._target import open_checkpointer, store_label
-from ..models._client import ModelClient
+from ..models._describe import clients_in, describe_all
 from ..models._messages import human
 from ..models._types import Usage
 from ..telemetry import events as ev
@@ -124,12 +124,7 @@ def _json_line(event: Event) -> None:
 async def _close(agent: Agent) -> None:
     """Close tool providers and the model clients' connections."""
     await agent.aclose()
-    clients = {
-        id(c): c
-        for n in agent.root.iterate()
-        if isinstance(c := getattr(n, "model_client", None), ModelClient)
-    }
-    for client in clients.values():
+    for client in clients_in(agent.root):
         await client.aclose()
 
 
@@ -143,6 +138,8 @@ async def session(agent: Agent, start: Start, view: RunView) -> AgentResult:
     try:
         if view.json_lines:
             return await pump(agent, start, _json_line)
+        for line in describe_all(clients_in(agent.root)):  # which model answers, always said
+            view.errors.print(Text(f"model: {line}", style="dim"))
         renderer = EventRenderer(view.console, agent.root, namespace=agent.namespace, live=view.live)
         if not view.live:
             result = await pump(agent, start, renderer.handle)

@@ -330,20 +330,10 @@ class ModelClient:
         caps = await self.capabilities(None)
         if caps.served_model:
             return caps.served_model
+        from ._describe import problem  # one wording for the run, `serve` and the console
+
         url = redact_url(self.provider.base_url)
-        if caps.url_hint is not None:  # the URL is wrong: that, not the model, is the cause
-            why = f"cannot reach the model server at {url}: " if not caps.reached else ""
-            message = why + caps.url_hint
-        elif not caps.reached:
-            message = (
-                f"cannot reach the model server at {url} (could not connect): is it running? "
-                "(set OPENAI_BASE_URL or provider.base_url)"
-            )
-        else:
-            message = (
-                "the server does not name the model it serves (/v1/models), and no model is "
-                "configured: set JIANMU_MODEL, models.default or the agent file's model"
-            )
+        message = problem(self.provider.base_url, caps, named=False) or "no model is configured"
         error = ModelError(message, base_url=url, retryable=not caps.reached)
         raise ModelCallFailed(message, attempts=[error])
 
