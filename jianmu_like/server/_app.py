@@ -21,6 +21,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ..models._describe import clients_in, describe_all
 from .._config import get_config
 from .._redact import redact
 from .._run.protocol import AgentLike
@@ -215,7 +216,10 @@ def create_app(
     async def agent_tree(_request: Request, _body: None) -> AgentTree:
         agent = sample()
         tree = tree_json(agent.tree)
-        return AgentTree.model_validate({"tree": tree, "checkpoints": agent.checkpointer is not None})
+        models = describe_all(clients_in(agent.tree))
+        return AgentTree.model_validate(
+            {"tree": tree, "checkpoints": agent.checkpointer is not None, "models": models}
+        )
 
     def thread_store() -> Checkpointer:
         """The checkpoint store the server's agents save into (threads live there)."""

@@ -239,3 +239,27 @@ def test_serve_names_its_model_and_warns_with_the_cause_when_it_cannot_answer(tm
         f"127.0.0.1:{dead} (connection refused)"
     ) in err
     assert out.index("serving ") < out.index("model: ")
+
+
+async def test_the_console_names_the_model_and_says_why_an_unreachable_one_failed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        dead = closed.getsockname()[1]
+    base_url = f"http://127.0.0.1:{dead}/v1"
+    monkeypatch.setenv("OPENAI_BASE_URL", base_url)
+    monkeypatch.delenv("JIANMU_MODEL", raising=False)
+    factory, cleanups, _ = agent_factory(str(PRESET))
+    with live_server(create_app(factory, on_shutdown=cleanups)) as url:
+        async with httpx.AsyncClient(base_url=url, timeout=PATIENCE) as http:
+            agent = (await http.get("/api/agent")).json()
+            assert agent["models"] == [f"the model the server serves at {base_url}"]
+            run = (await http.post("/api/runs", json={"input": "hi"})).json()
+            done = await _follow(http, run["run_id"])
+    # The cause and what to do, the URL once; not "no model is configured".
+    assert done["error"] == (
+        f"cannot reach the model server at {base_url}: nothing listens on 127.0.0.1:{dead} "
+        "(connection refused): is the model server running, and on this port? (set "
+        "OPENAI_BASE_URL or provider.base_url)"
+    )
