@@ -46,7 +46,7 @@ def _backend(client: ModelClient) -> str | None:
     provider = client.provider.inner if isinstance(client.provider, ProtocolAdapter) else client.provider
     backend = getattr(provider, "backend", None)
     name = getattr(backend, "name", None)
-    return str(name) if name is not None and provider.base_url is None else None
+    return str(name) if isinstance(name, str) and name else None
 
 
 def embedded_note() -> str:
@@ -78,7 +78,7 @@ def describe_all(clients: Iterable[ModelClient]) -> list[str]:
 async def check(client: ModelClient) -> tuple[str, str | None]:
     """The client described with what its server said, and a warning when the server cannot
     answer a run as configured (the cause and what to do); `(description, None)` when it can."""
-    if _backend(client) is not None or client.provider.base_url is None:
+    if _backend(client) is not None or client.provider.base_url is None:  # nothing to ask
         return describe(client), None
     caps = await client.capabilities(None)
     label = describe(client, caps.served_model, caps.kind)
