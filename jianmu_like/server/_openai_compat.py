@@ -104,6 +104,11 @@ class OpenAIError(JianmuError):
         return JSONResponse(self.body(), status_code=self.status)
 
 
+
+def _article(word: str) -> str:
+    """"an" before a vowel ("an assistant message"), else "a"."""
+    return "an" if word[:1].lower() in "aeiou" else "a"
+
 def _text(message: ChatMessage, index: int) -> str:
     content = message.content
     if content is None or isinstance(content, str):
@@ -145,7 +150,7 @@ def conversation(messages: list[ChatMessage]) -> tuple[list[Message], str]:
     if last.role != "user" or not history[-1].content:
         raise OpenAIError(
             422,
-            f"the last message must be the user's question (got a {last.role} message"
+            f"the last message must be the user's question (got {_article(last.role)} {last.role} message"
             + (")" if history[-1].content else " without text)"),
             "invalid_request_error",
             "invalid_messages",
