@@ -212,7 +212,7 @@ def test_an_example_that_cannot_run_alone_says_so_on_its_first_line() -> None:
 
 
 def test_top_level_await_is_told_apart_from_a_program() -> None:
-    assert awaits_at_top_level('async for e in agent.stream({}):\n    print(e)\n')
+    assert awaits_at_top_level("async for e in agent.stream({}):\n    print(e)\n")
     assert awaits_at_top_level("result = await agent.run({})\n")
     assert not awaits_at_top_level("import asyncio\nasync def main():\n    await x()\nasyncio.run(main())\n")
     assert not awaits_at_top_level("def broken(:\n")

@@ -42,7 +42,8 @@ _WHAT_TO_DO = {
 
 _UNREACHABLE = re.compile(r"(could not connect|timed out connecting)", re.IGNORECASE)
 _HINT = re.compile(
-    r"(nothing listens on|the server at \S+ does not speak TLS).*?\(set OPENAI_BASE_URL or provider\.base_url\)"
+    r"(nothing listens on|the server at \S+ does not speak TLS)"
+    r".*?\(set OPENAI_BASE_URL or provider\.base_url\)"
 )
 """A hint of `models.url_hints` inside a model error's text."""
 
@@ -63,9 +64,7 @@ def _outcome_cause(item: AgentOutcome) -> str:
     return item.error or _reason_words(termination) or str(termination.get("reason") or "failed")
 
 
-def tree_cause(
-    agents: Mapping[str, AgentOutcome], tree: py_trees.behaviour.Behaviour
-) -> str | None:
+def tree_cause(agents: Mapping[str, AgentOutcome], tree: py_trees.behaviour.Behaviour) -> str | None:
     """Why a tree failed when its output namespace does not say: every failed agent's cause
     (`[ns] ...`, one line each), else the deepest node that ended in FAILURE; None when nothing
     in the tree failed (e.g. a run cut short)."""

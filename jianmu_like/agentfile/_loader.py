@@ -13,7 +13,6 @@ presets inside its own directory tree (or configured roots), and is read with YA
 from __future__ import annotations
 
 import copy
-
 import functools
 import os
 from collections.abc import Callable, Sequence
@@ -195,11 +194,12 @@ class _Builder:
             spec = AgentFileSpec.model_validate(doc.data)
         except ValidationError as exc:
             self.problems.extend(describe_errors(exc, where=doc.where, model=AgentFileSpec))
-            spec = _without_bad_keys(doc.data, exc)
-            if spec is None:
-                return None
             # The rest of the file is checked too (its references: tools, MCP servers, guard
             # rules), so one `validate` reports every problem; the file stays refused.
+            rest = _without_bad_keys(doc.data, exc)
+            if rest is None:
+                return None
+            spec = rest
             self.pruned.add(file)
         else:
             self.specs[file] = spec
@@ -659,9 +659,8 @@ def _prune(data: Any, loc: tuple[int | str, ...]) -> bool:
         return False
     node = data
     for key in loc[:-1]:
-        if isinstance(node, dict) and key in node:
-            node = node[key]
-        elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
+        in_list = isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node)
+        if in_list or (isinstance(node, dict) and key in node):
             node = node[key]
     last = loc[-1]
     if isinstance(node, dict) and last in node:

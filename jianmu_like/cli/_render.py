@@ -189,7 +189,11 @@ class EventRenderer:
             return Text(f"↻ retrying {data.get('model')}{when}: {error}", style="yellow")
         if kind == ev.MODEL_CALL_FAILED:  # why: once, in the run's `error:` line (`report`)
             attempts = data.get("attempts")
-            after = f" after {attempts} attempt{'s' if attempts != 1 else ''}" if isinstance(attempts, int) else ""
+            after = (
+                f" after {attempts} attempt{'s' if attempts != 1 else ''}"
+                if isinstance(attempts, int)
+                else ""
+            )
             return Text(f"✗ model call failed{after}", style="red")
         if kind == ev.APPROVAL_REQUESTED:
             call = f"{data.get('tool')}({shorten(data.get('arguments', {}))})"

@@ -24,8 +24,8 @@ from rich.live import Live
 from rich.text import Text
 
 from .._agent import Agent, AgentResult
-from .._run.explain import headline
 from .._config import PROJECT_FILE, config_file, explain_config, get_config
+from .._run.explain import headline
 from ..agentfile._loader import load_agent
 from ..checkpoint._target import open_checkpointer, store_label
 from ..models._describe import clients_in, describe_all

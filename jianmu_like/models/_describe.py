@@ -56,7 +56,8 @@ def embedded_note() -> str:
             "OPENAI_API_KEY is set but no base URL, so the small embedded model answers; for OpenAI set "
             f"OPENAI_BASE_URL=https://api.openai.com/v1, for another server {REAL_SERVER}"
         )
-    return f"no model server is configured, so the small embedded model answers; for a real one set {REAL_SERVER}"
+    why = "no model server is configured, so the small embedded model answers"
+    return f"{why}; for a real one set {REAL_SERVER}"
 
 
 def describe(client: ModelClient, served: str | None = None, kind: str | None = None) -> str:

@@ -21,7 +21,6 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..models._describe import clients_in, describe_all
 from .._config import get_config
 from .._redact import redact
 from .._run.protocol import AgentLike
@@ -35,6 +34,7 @@ from ..checkpoint._threads import (
     version_view,
 )
 from ..guard._approvals import InvalidEdit
+from ..models._describe import clients_in, describe_all
 from ._artifacts import artifact_response
 from ._console import console_routes
 from ._elicitations import elicitation_routes

@@ -104,10 +104,10 @@ class OpenAIError(JianmuError):
         return JSONResponse(self.body(), status_code=self.status)
 
 
-
 def _article(word: str) -> str:
-    """"an" before a vowel ("an assistant message"), else "a"."""
+    """ "an" before a vowel ("an assistant message"), else "a"."""
     return "an" if word[:1].lower() in "aeiou" else "a"
+
 
 def _text(message: ChatMessage, index: int) -> str:
     content = message.content

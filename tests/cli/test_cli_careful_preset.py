@@ -14,7 +14,16 @@ def test_the_careful_preset_waits_for_approval_then_answers(tmp_path: Path) -> N
     script = [call("calculator", expression="25 * 4 + 10"), reply("25 * 4 + 10 = 110.")]
     with ScriptedOpenAIServer(script) as srv:
         url = srv.base_url
-        run = ("run", "careful", "What is 25 * 4 + 10?", "--checkpoint", "runs.db", "--thread", "t1", "--no-live")
+        run = (
+            "run",
+            "careful",
+            "What is 25 * 4 + 10?",
+            "--checkpoint",
+            "runs.db",
+            "--thread",
+            "t1",
+            "--no-live",
+        )
         first = jianmu(tmp_path, *run, base_url=url)
         assert first.returncode == EXIT_SUSPENDED, first.stderr
         assert "call_1  calculator(" in first.stderr
@@ -25,7 +34,9 @@ def test_the_careful_preset_waits_for_approval_then_answers(tmp_path: Path) -> N
         approved = jianmu(tmp_path, "approvals", "approve", "runs.db", "t1", "call_1")
         assert approved.returncode == EXIT_OK, approved.stderr
 
-        resumed = jianmu(tmp_path, "resume", "careful", "--checkpoint", "runs.db", "--thread", "t1", base_url=url)
+        resumed = jianmu(
+            tmp_path, "resume", "careful", "--checkpoint", "runs.db", "--thread", "t1", base_url=url
+        )
         assert resumed.returncode == EXIT_OK, resumed.stderr
         assert "← 110" in resumed.stdout and "25 * 4 + 10 = 110." in resumed.stdout
     assert srv.requests[1]["messages"][-1] == {"role": "tool", "tool_call_id": "call_1", "content": "110"}

@@ -100,7 +100,9 @@ def test_a_named_model_on_a_base_url_without_v1_gets_the_same_hint(
         code, output = cli(srv.base_url.removesuffix("/v1"))("run", "react", "hi", "--no-live")
     assert code == EXIT_FAILED
     (line,) = _error_lines(output)
-    assert line.startswith("error: model call failed after 1 attempt(s) on scripted-model; last error: HTTP 404")
+    assert line.startswith(
+        "error: model call failed after 1 attempt(s) on scripted-model; last error: HTTP 404"
+    )
     assert f"is the /v1 missing? try OPENAI_BASE_URL={srv.base_url}" in line
 
 

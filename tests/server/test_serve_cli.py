@@ -229,7 +229,9 @@ def test_serve_names_its_model_and_warns_with_the_cause_when_it_cannot_answer(tm
                 except httpx.TransportError:
                     return False
 
-            wait_until(healthy, "the server to come up (a warning, not a refusal)", abort=lambda: _exited(proc))
+            wait_until(
+                healthy, "the server to come up (a warning, not a refusal)", abort=lambda: _exited(proc)
+            )
     finally:
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=PATIENCE)
