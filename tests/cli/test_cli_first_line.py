@@ -116,3 +116,17 @@ def test_https_to_a_plain_http_server_says_try_http(cli: Callable[[str], Cli]) -
         f"error: cannot reach the model server at {tls}: the server at 127.0.0.1:{port} does not speak "
         f"TLS (https): try {srv.base_url} (set OPENAI_BASE_URL or provider.base_url)"
     ]
+
+
+def test_the_hints_and_the_model_line_never_show_a_secret_of_the_url(cli: Callable[[str], Cli]) -> None:
+    port = _refused_port()
+    code, output = cli(f"http://user:hunter2@127.0.0.1:{port}/v1")("run", "react", "hi", "--no-live")
+    assert code == EXIT_FAILED
+    assert "hunter2" not in output
+    assert "model: the model the server serves at http://127.0.0.1" in output
+    assert _error_lines(output)[0].startswith("error: cannot reach the model server at http://")
+    with ScriptedOpenAIServer(["never asked"]) as srv:
+        secret = srv.base_url.replace("http://", "https://user:hunter2@")
+        code, output = cli(secret.removesuffix("/v1"))("run", "react", "hi", "--no-live")
+    assert code == EXIT_FAILED and "hunter2" not in output
+    assert "does not speak TLS (https): try http://" in output
