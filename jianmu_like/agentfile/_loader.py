@@ -34,6 +34,7 @@ from .._sources import (
     in_line_order,
     load_yaml,
 )
+from .._validation import error_locations
 from ..bt import _composites as composites
 from ..bt._conditions import StateCondition
 from ..bt._loop import LoopUntilSuccess
@@ -643,7 +644,7 @@ def _without_bad_keys(data: Any, error: ValidationError) -> AgentFileSpec | None
     never list items: every other problem keeps its place (its line)."""
     pruned = copy.deepcopy(data)
     for _ in range(_PRUNE_ROUNDS):
-        if not all(_prune(pruned, detail["loc"]) for detail in error.errors()):
+        if not all(_prune(pruned, loc) for loc in error_locations(error)):
             return None
         try:
             return AgentFileSpec.model_validate(pruned)

@@ -121,8 +121,11 @@ class EventRenderer:
         *,
         namespace: str | None = None,
         live: bool = False,
+        models: list[str] | None = None,
     ) -> None:
         self.console = console
+        self.models = list(models or [])
+        """What answers (`models.describe`), said once, on the run's first line."""
         self.root = root
         self.namespace = namespace
         """The agent's own namespace: its events get no prefix."""
@@ -174,7 +177,11 @@ class EventRenderer:
         if kind in (ev.RUN_STARTED, ev.RUN_RESUMED):
             verb = "resumed" if kind == ev.RUN_RESUMED else "started"
             thread = data.get("thread_id")
-            return Text(f"▶ run {verb}" + (f" (thread {thread})" if thread else ""), style="dim")
+            line = f"▶ run {verb}" + (f" (thread {thread})" if thread else "")
+            if self.models:
+                line += " · model: " + "; ".join(self.models)
+                self.models = []
+            return Text(line, style="dim")
         if kind == ev.TOOL_CALL_STARTED:
             return Text(f"→ {data.get('tool')}({shorten(data.get('arguments', {}))})", style="cyan")
         if kind == ev.TOOL_CALL_COMPLETED:

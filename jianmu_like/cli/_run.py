@@ -138,9 +138,10 @@ async def session(agent: Agent, start: Start, view: RunView) -> AgentResult:
     try:
         if view.json_lines:
             return await pump(agent, start, _json_line)
-        for line in describe_all(clients_in(agent.root)):  # which model answers, always said
-            view.errors.print(Text(f"model: {line}", style="dim"))
-        renderer = EventRenderer(view.console, agent.root, namespace=agent.namespace, live=view.live)
+        models = describe_all(clients_in(agent.root))  # which model answers: always said
+        renderer = EventRenderer(
+            view.console, agent.root, namespace=agent.namespace, live=view.live, models=models
+        )
         if not view.live:
             result = await pump(agent, start, renderer.handle)
         else:

@@ -42,6 +42,7 @@ def test_a_failed_tree_agent_says_which_agent_failed_why_and_what_to_do(cli: Cal
     with ScriptedOpenAIServer([cut_off, cut_off]) as srv:
         code, output = cli(srv.base_url)("run", "research", "How many seconds in a leap year?", "--no-live")
     assert code == EXIT_FAILED
+    assert output.splitlines()[0] == f"▶ run started · model: the model the server serves at {srv.base_url}"
     assert _error_lines(output) == [
         "error: [plan] truncated: the final answer was cut off at max_tokens=1024 again after being "
         "asked to continue; the partial answer is kept (raise llm.max_tokens, or set answers.on_truncated)"
@@ -62,7 +63,8 @@ def test_a_model_call_that_cannot_connect_says_nothing_listens_there_once(
         f"127.0.0.1:{port} (connection refused): is the model server running, and on this port? "
         "(set OPENAI_BASE_URL or provider.base_url)"
     ]
-    assert output.count("nothing listens") == 1 and output.count(f"127.0.0.1:{port}/v1") == 1
+    assert output.count("nothing listens") == 1
+    assert output.count(f"127.0.0.1:{port}/v1") == 2  # the model named (`model: ...`), the error
 
 
 def test_an_unreachable_server_without_a_model_named_is_not_called_a_missing_model(
@@ -77,7 +79,7 @@ def test_an_unreachable_server_without_a_model_named_is_not_called_a_missing_mod
         f"127.0.0.1:{port} (connection refused): is the model server running, and on this port? "
         "(set OPENAI_BASE_URL or provider.base_url)"
     ]
-    assert "no model is configured" not in output and output.count(f"127.0.0.1:{port}/v1") == 1
+    assert "no model is configured" not in output and output.count(f"127.0.0.1:{port}/v1") == 2
 
 
 def test_a_base_url_without_v1_is_told_to_add_it(cli: Callable[[str], Cli]) -> None:
