@@ -111,3 +111,10 @@ def headline(result: AgentResult) -> tuple[str, list[str]]:
         return words, []
     reason = str(termination.get("reason") or "error")
     return f"the agent failed ({reason}), and nothing recorded why (run with -v, or --json)", []
+
+
+def failure_text(result: AgentResult) -> str:
+    """`headline` as one text: the first line, then the lines that add to it (the server's
+    `error` of a failed run, which the console shows)."""
+    first, more = headline(result)
+    return "\n".join([first, *more])

@@ -265,3 +265,23 @@ async def test_the_console_names_the_model_and_says_why_an_unreachable_one_faile
         "(connection refused): is the model server running, and on this port? (set "
         "OPENAI_BASE_URL or provider.base_url)"
     )
+
+
+async def test_the_console_words_a_failed_model_call_as_the_cli_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        dead = closed.getsockname()[1]
+    base_url = f"http://127.0.0.1:{dead}/v1"
+    monkeypatch.setenv("OPENAI_BASE_URL", base_url)
+    monkeypatch.setenv("JIANMU_MODEL", "m")
+    monkeypatch.setenv("JIANMU__RESILIENCE__MAX_RETRIES", "0")
+    factory, cleanups, _ = agent_factory(str(PRESET))
+    with live_server(create_app(factory, on_shutdown=cleanups)) as url:
+        async with httpx.AsyncClient(base_url=url, timeout=PATIENCE) as http:
+            run = (await http.post("/api/runs", json={"input": "hi"})).json()
+            done = await _follow(http, run["run_id"])
+    assert done["error"] == (
+        f"cannot reach the model server at {base_url}: nothing listens on 127.0.0.1:{dead} "
+        "(connection refused): is the model server running, and on this port? (set "
+        "OPENAI_BASE_URL or provider.base_url)"
+    )
