@@ -31,8 +31,8 @@ from pydantic import BaseModel, Field
 
 from .._redact import redact
 from .._review import PendingApproval, ThreadSuspendedError, refuse_fresh_run, stored_decisions
-from .._run.protocol import AgentLike
 from .._run.explain import failure_text
+from .._run.protocol import AgentLike
 from .._run.result import AgentResult
 from ..checkpoint._contract import WatchableCheckpointer
 from ..checkpoint._recorder import fetch_version
