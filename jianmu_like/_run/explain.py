@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import py_trees
 from py_trees.common import Status
 
+from .._redact import redact_text
 from .._results import AgentOutcome
 from ..bt._node import walk
 
@@ -87,7 +88,9 @@ def headline(result: AgentResult) -> tuple[str, list[str]]:
     """A failed `result` as its first line (the cause, and what to do) and the lines that add to
     it (the error's own words where the first line rephrased them)."""
     termination = result.termination or {}
-    detail = str(termination.get("error") or result.error or "").strip()
+    detail = redact_text(
+        str(termination.get("error") or result.error or "")
+    ).strip()  # whoever quoted a secret
     first, _, rest = detail.partition("\n")
     more = [line for line in rest.splitlines() if line.strip()]
     fault = result.fault
