@@ -15,12 +15,15 @@ The hierarchy (tests/test_errors.py checks this drawing against the classes):
         AlreadyDecided
         InvalidEdit (ValueError)
       CalculatorError (ValueError)
+      CaseRunFailed (RuntimeError)
       CheckpointError (RuntimeError)
         DecisionConflictError
         ThreadConflictError
         ThreadSuspendedError
         UnknownThreadError
       ConversationError (RuntimeError)
+      EvalError (ValueError)
+      EvalsUnavailable (RuntimeError)
       ExecutorInUseError (RuntimeError)
       GuardConfigError (ValueError)
       InputError (ValueError)
@@ -86,6 +89,7 @@ _EXPORTS = {
     ".durable._liveness": ("ExecutorInUseError",),
     ".durable._steps": ("ReplayDivergedError",),
     ".durable._workflow": ("UnknownAgentError",),
+    ".evals._errors": ("CaseRunFailed", "EvalError", "EvalsUnavailable"),
     ".guard._approvals": ("AlreadyDecided", "ApprovalError", "InvalidEdit"),
     ".guard._enforcer": ("GuardConfigError",),
     "._review": ("ThreadSuspendedError",),
@@ -149,6 +153,9 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .durable._liveness import ExecutorInUseError as ExecutorInUseError
     from .durable._steps import ReplayDivergedError as ReplayDivergedError
     from .durable._workflow import UnknownAgentError as UnknownAgentError
+    from .evals._errors import CaseRunFailed as CaseRunFailed
+    from .evals._errors import EvalError as EvalError
+    from .evals._errors import EvalsUnavailable as EvalsUnavailable
     from .guard._approvals import AlreadyDecided as AlreadyDecided
     from .guard._approvals import ApprovalError as ApprovalError
     from .guard._approvals import InvalidEdit as InvalidEdit
