@@ -52,7 +52,7 @@ TIERS = (
 )
 """Surfaces built from an export table (lazy, with a TYPE_CHECKING mirror)."""
 
-CURATED = (*TIERS, "jianmu_like.testing", "jianmu_like.durable")
+CURATED = (*TIERS, "jianmu_like.testing", "jianmu_like.durable", "jianmu_like.replay")
 
 MOVED = {
     "jianmu_like.bt": ("AsyncBehaviour", "StateCondition", "DynamicParallel", "LoopUntilSuccess", "Node",

@@ -143,6 +143,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="save the run (resumable) in this SQLite file or postgresql:// database",
     )
     run.add_argument("--thread", metavar="ID", help="thread id in the checkpoint store (default: a new one)")
+    run.add_argument(
+        "--record",
+        metavar="FILE",
+        help="write the run to this recording (JSON Lines) for `jianmu-like replay`",
+    )
     _run_options(run)
     run.set_defaults(handler="_run:run_command")
 
@@ -169,6 +174,28 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("presets", metavar="PRESET", nargs="+")
     _agent_file_options(validate)
     validate.set_defaults(handler="_inspect:validate_command")
+
+    replay = commands.add_parser(
+        "replay",
+        parents=[parent],
+        help="re-run a recording offline (no model, no tool side effects) and report the first difference",
+    )
+    replay.add_argument("file", metavar="FILE", help="a recording (`run --record FILE`)")
+    replay.add_argument("--json", action="store_true", help="print every event as one JSON line")
+    replay.add_argument(
+        "--agent",
+        metavar="AGENT",
+        help="replay on this agent file or module:function (default: the recorded one)",
+    )
+    replay.add_argument(
+        "--until", type=int, metavar="N", help="with --live: replay N model calls, then go live"
+    )
+    replay.add_argument("--live", action="store_true", help="continue against the real model and tools")
+    replay.add_argument("--record", metavar="OUT", help="with --live: record the forked run to OUT")
+    replay.add_argument(
+        "--export-mock", metavar="OUT", help="write the recording as a `jianmu-like mock` replies file"
+    )
+    replay.set_defaults(handler="_replay:replay_command")
 
     _approvals_parser(commands, parent)
     _elicitations_parser(commands, parent)
