@@ -93,6 +93,10 @@ def _outcomes(results: dict[str, Any]) -> dict[str, Outcome]:
     return {name: Outcome(value=r.value, reason=r.reason) for name, r in results.items()}
 
 
+def _question(inputs: CaseInputs) -> str:
+    return inputs.question or f"(replay of {inputs.recording})"
+
+
 def build_report(
     report: EvaluationReport[CaseInputs, Any, Any],
     traces: dict[int, RunTrace],
@@ -112,7 +116,7 @@ def build_report(
             CaseResult(
                 name=case.name,
                 passed=not errors and all(o.value is True for o in assertions.values()),
-                question=case.inputs.question,
+                question=_question(case.inputs),
                 output=case.output,
                 expected_output=case.expected_output,
                 metadata=case.metadata,
@@ -130,7 +134,7 @@ def build_report(
                 name=failure.name,
                 passed=False,
                 error=failure.error_message,
-                question=failure.inputs.question,
+                question=_question(failure.inputs),
                 expected_output=failure.expected_output,
                 metadata=failure.metadata,
                 trace=traces.get(id(failure.inputs)),

@@ -27,12 +27,14 @@ async def evaluate(
     agent_file: str | Path,
     *,
     concurrency: int = 4,
+    recordings: str | Path | None = None,
     allow_modules: Sequence[str] = (),
     max_ticks: int = 100_000,
     on_progress: Progress | None = None,
 ) -> EvalReport:
     """Run every case of `dataset` (a `Dataset` or its file) through `agent_file`, at most
-    `concurrency` at once, and return the report. The agent file is checked before any case
+    `concurrency` at once, and return the report. A case's `recording` path is relative to
+    `recordings` (default: the dataset file's folder). The agent file is checked before any case
     runs (a bad file is its own error, not N failed cases); a case whose run fails is a failed
     case with the reason."""
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
@@ -48,7 +50,12 @@ async def evaluate(
         if on_progress is not None:
             on_progress(done, total)
 
-    task = AgentTask(agent_file, allow_modules=allow_modules, max_ticks=max_ticks, on_done=finished)
+    folder = Path(recordings) if recordings is not None else None
+    if folder is None:
+        folder = Path(dataset).parent if isinstance(dataset, (str, Path)) else Path.cwd()
+    task = AgentTask(
+        agent_file, allow_modules=allow_modules, max_ticks=max_ticks, on_done=finished, recordings=folder
+    )
     started = time.perf_counter()
     report: Any = await data.evaluate(
         task, name=Path(agent_file).stem, max_concurrency=concurrency, progress=False

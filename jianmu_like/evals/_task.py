@@ -1,5 +1,9 @@
 """The task `pydantic-evals` runs for each case: the agent file, loaded afresh, run once.
 
+A case runs live, or replays its `recording` on the agent file (`jianmu_like.replay`: zero model
+calls, zero tool side effects, so a CI job scores yesterday's conversations for nothing, and an
+agent changed so that it diverges fails the case with the first difference).
+
 A fresh agent per case keeps concurrent cases apart (an `Agent` runs one run at a time, and a
 case must not see another's state); loading happens inside the task, so no more agents exist at
 once than the concurrency allows. The run's answer is the case's output (the structured output,
@@ -23,6 +27,7 @@ from .._agent import Agent
 from ..agentfile._loader import load_agent
 from ..models._client import ModelClient
 from ..models._messages import Message, human
+from ..replay import areplay
 from ..telemetry.events import Event
 from ._errors import CaseRunFailed
 from ._library import increment_eval_metric, set_eval_attribute
@@ -40,16 +45,29 @@ class CaseInputs(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    question: str
+    question: str = ""
     messages: list[dict[str, Any]] = Field(default_factory=list)
     """Earlier turns of the conversation (OpenAI-shaped messages), sent before the question."""
     input: dict[str, Any] = Field(default_factory=dict)
     """Other input fields the agent file declares (`inputs:`), merged into the run's input."""
+    recording: str | None = None
+    """A recording of the run (`jianmu-like run --record FILE`; relative to the dataset file):
+    the case replays it on the agent file instead of running live (no model, no tool side
+    effects); the question, thread and input are the recording's. An agent that changed so the
+    replay diverges fails the case with the first difference."""
 
     @model_validator(mode="before")
     @classmethod
     def _question_alone(cls, value: Any) -> Any:
         return {"question": value} if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _something_to_run(self) -> CaseInputs:
+        if not self.question and self.recording is None:
+            raise ValueError("a case needs a question (or a recording to replay)")
+        if self.recording is not None and (self.question or self.messages or self.input):
+            raise ValueError("a replayed case takes its question from the recording: give recording alone")
+        return self
 
     def input_data(self) -> dict[str, Any]:
         """The run's input: the agent file's `task` and `messages` (as `jianmu-like run` gives
@@ -81,8 +99,11 @@ class AgentTask:
         allow_modules: Sequence[str] = (),
         max_ticks: int = 100_000,
         on_done: Callable[[], None] | None = None,
+        recordings: Path | None = None,
     ) -> None:
         self.agent_file = Path(agent_file)
+        self.recordings = recordings or Path.cwd()
+        """Where a case's relative `recording` path starts (the dataset file's folder)."""
         self.allow_modules = tuple(allow_modules)
         self.max_ticks = max_ticks
         self.on_done = on_done
@@ -97,16 +118,23 @@ class AgentTask:
                 self.on_done()
 
     async def _run(self, inputs: CaseInputs) -> Any:
-        data = inputs.input_data()
         agent = load_agent(self.agent_file, allow_modules=self.allow_modules)
         events: list[Event] = []
-        unsubscribe = agent.telemetry.subscribe(events.append)
         started = time.perf_counter()
-        try:
-            result = await agent.run(data, max_ticks=self.max_ticks)
-        finally:
-            unsubscribe()
-            await close_agent(agent)
+        if inputs.recording is not None:
+            try:
+                result = await areplay(
+                    self.recordings / inputs.recording, agent=agent, on_event=events.append
+                )
+            finally:
+                await close_agent(agent)
+        else:
+            unsubscribe = agent.telemetry.subscribe(events.append)
+            try:
+                result = await agent.run(inputs.input_data(), max_ticks=self.max_ticks)
+            finally:
+                unsubscribe()
+                await close_agent(agent)
         output = result.output
         if isinstance(output, BaseModel):
             output = output.model_dump(mode="json")

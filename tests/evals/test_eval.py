@@ -363,3 +363,41 @@ def test_eval_as_a_subprocess(tmp_path: Path, backend: tuple[Backend, str]) -> N
     assert done.returncode == 0, done.stderr
     assert "1 cases: 1 passed, 0 failed" in done.stdout
     assert "1/1 cases run" in done.stderr and "cases run" not in done.stdout  # progress on stderr only
+
+
+async def test_cases_replayed_from_recordings_call_no_model(
+    tmp_path: Path, model: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jianmu_like import human, load_agent
+
+    agent = load_agent(PRESETS / "react.yaml")
+    async with agent:
+        question = "What is 2 + 3?"
+        await agent.run({"task": question, "messages": [human(question)]}, record=tmp_path / "sum.jsonl")
+    changed = tmp_path / "changed.yaml"
+    changed.write_text((PRESETS / "react.yaml").read_text().replace("You are a careful", "You are a hasty"))
+    dataset = write(
+        tmp_path,
+        """\
+cases:
+  - name: replayed
+    inputs: {recording: sum.jsonl}
+    expected_output: "5"
+    evaluators:
+      - EqualsExpected
+      - ToolCalls: {calls: [{name: calculator, arguments: {expression: "2 + 3"}}], order: exact}
+""",
+    )
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens: no model reachable
+    report = await evaluate(dataset, PRESETS / "react.yaml")
+    replayed = report.case("replayed")
+    assert replayed is not None and replayed.passed, replayed
+    assert replayed.question == "(replay of sum.jsonl)"
+    assert replayed.trace is not None and replayed.trace.total_tokens == 30
+    diverged = (await evaluate(dataset, changed)).case("replayed")
+    assert diverged is not None and not diverged.passed
+    assert diverged.error is not None and diverged.error.startswith("ReplayDivergence: replay diverged")
+    assert (
+        "node Calculator/Calculator.Loop/Calculator.LLM" in diverged.error
+        and "You are a hasty" in diverged.error
+    )
