@@ -35,6 +35,7 @@ class Comparison(BaseModel):
 
     @property
     def ok(self) -> bool:
+        """No regression."""
         return not self.regressions
 
 

@@ -140,7 +140,7 @@ class ToolCalls(Evaluator[Any, Any, Any]):
                 arguments is None or all(call.arguments.get(k, _MISSING) == v for k, v in arguments.items())
             )
 
-        wanted = ", ".join(_show(*e) for e in self._expected)
+        wanted = ", ".join(_show(*e) for e in self._expected) or "no tool call"
         if self.order == "exact":
             ok = len(made) == len(self._expected) and all(fits(e, i) for i, e in enumerate(self._expected))
         elif self.order == "in_order":

@@ -73,10 +73,12 @@ class EvalReport(BaseModel):
 
     @property
     def passed(self) -> int:
+        """How many cases passed."""
         return sum(c.passed for c in self.cases)
 
     @property
     def failed(self) -> int:
+        """How many cases failed (their run, an assertion or an evaluator)."""
         return len(self.cases) - self.passed
 
     @property

@@ -46,6 +46,8 @@ class Backend:
         messages = body["messages"]
         if str(messages[0].get("content", "")).startswith("You grade"):
             graded = "\n".join(str(m.get("content")) for m in messages)
+            if "unanswerable rubric" in graded:
+                return error_reply(400, "the judge model refuses")
             return reply(JUDGE_FAIL if "Answer:\nsoon" in graded else JUDGE_PASS)
         question = next(m["content"] for m in messages if m["role"] == "user")
         tools_done = sum(m["role"] == "tool" for m in messages)
@@ -218,6 +220,17 @@ evaluators:
     assert right.scores["Judge_score"].value == 0.9
     assert not vague.passed and vague.assertions["Judge"].reason == "no number given"
     assert vague.scores["Judge_score"].value == 0.2
+
+
+async def test_a_judge_that_cannot_answer_fails_the_case_naming_it(tmp_path: Path, model: Backend) -> None:
+    dataset = write(
+        tmp_path,
+        "cases:\n  - {name: q, inputs: 'What is 2 + 3?', evaluators: [{Judge: unanswerable rubric}]}\n",
+    )
+    case = (await evaluate(dataset, PRESETS / "react.yaml")).cases[0]
+    assert not case.passed and case.error is None  # the run was fine: the evaluator raised
+    assert "Judge" in case.evaluator_errors and "the judge model refuses" in case.evaluator_errors["Judge"]
+    assert case.reasons()[0].startswith("Judge raised: ")
 
 
 async def test_a_failing_run_is_a_failed_case_with_its_reason(tmp_path: Path, model: Backend) -> None:
