@@ -3,21 +3,19 @@
 `pydantic-evals`' `EvaluationReport` holds Python objects (inputs, outputs, spans) and renders to
 the terminal; a CI job needs a file it can keep and compare with tomorrow's. `EvalReport` is that
 file: one `CaseResult` per case (a failed run is a case with its reason, never a missing row),
-versioned by `format`, with every secret masked — by key and key-like value as every event is,
-and by value for the secrets the process holds (the configured API key, `*_API_KEY`/`*_TOKEN`
-variables), since a model or a tool may echo one back into an answer.
+versioned by `format`, with every secret masked as in every event — by key, by key-like value
+and by the value of every secret the configuration declared — since a model or a tool may echo
+one back into an answer.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from .._config import get_config
-from .._redact import REDACTED, is_secret_key, redact
+from .._redact import redact
 from .._validation import describe_validation
 from ._errors import EvalError
 from ._library import EvaluationReport
@@ -148,35 +146,11 @@ def build_report(
     return redact_report(built)
 
 
-def secret_values() -> list[str]:
-    """Secrets this process holds, to mask wherever they appear: the configured API key and
-    the values of secret-named environment variables (`OPENAI_API_KEY`, `*_TOKEN`, ...)."""
-    found = {v for k, v in os.environ.items() if is_secret_key(k) and len(v) >= 8}
-    try:
-        key = get_config().provider.api_key
-    except Exception:  # an invalid configuration: the run has already said so
-        key = None
-    if key is not None and len(key.get_secret_value()) >= 8:
-        found.add(key.get_secret_value())
-    return sorted(found, key=len, reverse=True)
-
-
-def _mask(value: Any, secrets: list[str]) -> Any:
-    if isinstance(value, str):
-        for secret in secrets:
-            value = value.replace(secret, REDACTED)
-        return value
-    if isinstance(value, dict):
-        return {k: _mask(v, secrets) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_mask(v, secrets) for v in value]
-    return value
-
-
 def redact_report(report: EvalReport) -> EvalReport:
-    """`report` with every secret masked (by key, key-like value and known secret value)."""
-    data = _mask(redact(report.model_dump(mode="json")), secret_values())
-    return EvalReport.model_validate(data)
+    """`report` with every secret masked: by key, by key-like value and by the value of every
+    secret the configuration declared (`_redact`'s registry: the model clients' API keys, MCP
+    servers' env and headers...), as in every event."""
+    return EvalReport.model_validate(redact(report.model_dump(mode="json")))
 
 
 def load_report(path: str | Path) -> EvalReport:

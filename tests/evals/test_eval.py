@@ -18,7 +18,7 @@ from jianmu_like.evals import EvalError, compare, evaluate, load_dataset, load_r
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, ScriptItem, call, error_reply, reply
 from tests.cli.running import CLI, PRESETS, environment, in_process
 
-SECRET = "sk-eval-secret-abcdefghijklmnop"
+SECRET = "eval-secret-abcdefghijklmnop"  # no key-like pattern: masked by value
 JUDGE_PASS = '{"passed": true, "score": 0.9, "reason": "the sum is right"}'
 JUDGE_FAIL = '{"passed": false, "score": 0.2, "reason": "no number given"}'
 
