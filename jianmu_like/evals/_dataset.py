@@ -68,6 +68,8 @@ def load_dataset(path: str | Path) -> AgentDataset:
         raise EvalError(f"{file}: not valid {fmt.upper()} ({exc})") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("cases"), list):
         raise EvalError(f"{file}: a dataset is a mapping with a list of `cases:`")
+    if not raw["cases"]:  # a CI job scoring nothing must not pass
+        raise EvalError(f"{file}: the dataset has no cases")
     for where, spec in _specs(raw):
         _check_name(file, where, spec)
     try:

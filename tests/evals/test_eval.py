@@ -325,6 +325,8 @@ def load_report_from(tmp_path: Path, name: str, *, passed: dict[str, bool], scor
             "cases[0].inputs.thread: unknown key",
         ),
         ("cases: {}\n", "a dataset is a mapping with a list of `cases:`"),
+        ("cases: []\n", "the dataset has no cases"),
+        ("cases:\n  - {name: a, inputs: q}\n  - {name: a, inputs: r}\n", "Duplicate case name: 'a'"),
     ],
 )
 def test_a_bad_dataset_is_an_error_naming_the_place(tmp_path: Path, text: str, problem: str) -> None:
@@ -342,6 +344,8 @@ def test_the_cli_refuses_a_bad_dataset_and_report_suffix(tmp_path: Path, cli: Cl
     assert code == 2 and "a report is .json, .html or .md" in out
     code, out = cli("eval", str(good))
     assert code == 2 and "usage: jianmu-like eval DATASET AGENT_FILE" in out
+    code, out = cli("eval", str(good), str(tmp_path / "nosuch.yaml"))
+    assert code == 2 and "nosuch.yaml: no such file" in out  # before any case runs
 
 
 def test_without_the_extra_the_cli_names_it(tmp_path: Path) -> None:
