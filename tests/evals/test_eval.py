@@ -52,7 +52,7 @@ class Backend:
         question = next(m["content"] for m in messages if m["role"] == "user")
         tools_done = sum(m["role"] == "tool" for m in messages)
         if question.startswith("slow"):
-            time.sleep(0.15)
+            time.sleep(0.25)
             return reply("done")
         if "2 + 3" in question:
             return reply("5") if tools_done else call("calculator", expression="2 + 3")
