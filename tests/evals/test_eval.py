@@ -16,7 +16,7 @@ import pytest
 
 from jianmu_like.evals import EvalError, compare, evaluate, load_dataset, load_report
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, ScriptItem, call, error_reply, reply
-from tests.cli.running import CLI, PRESETS, environment, in_process
+from tests.cli.running import PRESETS, environment, in_process
 
 SECRET = "eval-secret-abcdefghijklmnop"  # no key-like pattern: masked by value
 JUDGE_PASS = '{"passed": true, "score": 0.9, "reason": "the sum is right"}'
@@ -366,20 +366,17 @@ def test_without_the_extra_the_cli_names_it(tmp_path: Path) -> None:
     assert "pip install 'jianmu_like[evals]'" in done.stderr
 
 
-def test_eval_as_a_subprocess(tmp_path: Path, backend: tuple[Backend, str]) -> None:
-    _, base_url = backend
-    dataset = write(
-        tmp_path,
-        "cases:\n  - {name: sum, inputs: 'What is 2 + 3?', expected_output: '5',"
-        " evaluators: [EqualsExpected]}\n",
-    )
-    done = subprocess.run(
-        [*CLI, "eval", str(dataset), "react"], cwd=tmp_path, env=environment(base_url),
-        capture_output=True, text=True, timeout=PATIENCE,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert "1 cases: 1 passed, 0 failed" in done.stdout
-    assert "1/1 cases run" in done.stderr and "cases run" not in done.stdout  # progress on stderr only
+@pytest.mark.usefixtures("cli")  # the scripted model's environment
+def test_progress_goes_to_stderr_and_json_alone_to_stdout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from jianmu_like.cli._main import main
+
+    dataset = write(tmp_path, "cases:\n  - {name: sum, inputs: 'What is 2 + 3?', expected_output: '5'}\n")
+    assert main(["eval", str(dataset), "react", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["cases"][0]["passed"] is True  # stdout is the report, nothing else
+    assert "1/1 cases run" in err and "evaluating 1 case(s)" in err
 
 
 async def test_cases_replayed_from_recordings_call_no_model(
