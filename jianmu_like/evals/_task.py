@@ -46,8 +46,9 @@ class CaseInputs(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     question: str = ""
-    messages: list[dict[str, Any]] = Field(default_factory=list)
-    """Earlier turns of the conversation (OpenAI-shaped messages), sent before the question."""
+    messages: list[Message] = Field(default_factory=list)
+    """Earlier turns of the conversation (OpenAI-shaped messages), sent before the question;
+    checked when the dataset loads."""
     input: dict[str, Any] = Field(default_factory=dict)
     """Other input fields the agent file declares (`inputs:`), merged into the run's input."""
     recording: str | None = None
@@ -72,8 +73,7 @@ class CaseInputs(BaseModel):
     def input_data(self) -> dict[str, Any]:
         """The run's input: the agent file's `task` and `messages` (as `jianmu-like run` gives
         them) plus `input`."""
-        history = [Message.model_validate(m) for m in self.messages]
-        return {**self.input, "task": self.question, "messages": [*history, human(self.question)]}
+        return {**self.input, "task": self.question, "messages": [*self.messages, human(self.question)]}
 
 
 async def close_agent(agent: Agent) -> None:

@@ -51,6 +51,8 @@ class Backend:
             return reply(JUDGE_FAIL if "Answer:\nsoon" in graded else JUDGE_PASS)
         question = next(m["content"] for m in messages if m["role"] == "user")
         tools_done = sum(m["role"] == "tool" for m in messages)
+        if question == "My name is Ada." and messages[-1]["content"] == "What is my name?":
+            return reply("Ada")  # the thread came before the question
         if question.startswith("slow"):
             time.sleep(0.25)
             return reply("done")
@@ -233,6 +235,23 @@ async def test_a_judge_that_cannot_answer_fails_the_case_naming_it(tmp_path: Pat
     assert case.reasons()[0].startswith("Judge raised: ")
 
 
+async def test_a_case_continues_the_thread_it_gives(tmp_path: Path, model: Backend) -> None:
+    dataset = write(
+        tmp_path,
+        """\
+cases:
+  - name: thread
+    inputs:
+      question: "What is my name?"
+      messages: [{role: user, content: "My name is Ada."}, {role: assistant, content: "Hello Ada."}]
+    expected_output: Ada
+    evaluators: [EqualsExpected]
+""",
+    )
+    report = await evaluate(dataset, PRESETS / "react.yaml")
+    assert report.cases[0].passed, report.cases[0]
+
+
 async def test_a_failing_run_is_a_failed_case_with_its_reason(tmp_path: Path, model: Backend) -> None:
     dataset = write(
         tmp_path, "cases:\n  - {name: broken, inputs: 'broken request'}\n  - {name: fine, inputs: 'hi'}\n"
@@ -326,6 +345,10 @@ def load_report_from(tmp_path: Path, name: str, *, passed: dict[str, bool], scor
         ),
         ("cases: {}\n", "a dataset is a mapping with a list of `cases:`"),
         ("cases: []\n", "the dataset has no cases"),
+        (
+            "cases:\n  - {inputs: {question: q, messages: [{role: robot, content: hi}]}}\n",
+            "cases[0].inputs.messages[0].role",
+        ),
         ("cases:\n  - {name: a, inputs: q}\n  - {name: a, inputs: r}\n", "Duplicate case name: 'a'"),
     ],
 )
