@@ -28,12 +28,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from pydantic import BaseModel
-from pydantic_core import to_jsonable_python
+from pydantic_core import to_json, to_jsonable_python
 
 from .._redact import redact
 from ..errors import JianmuError
 from ..models._client import ContentEvents
 from ..models._hooks import ModelCall, model_call_hook, use_model_call_hook
+from ..models._messages import Message
 from ..models._types import ModelEventCallback, ModelRequest, ModelResponse
 from ..telemetry._hub import TelemetryHub
 from ..telemetry.events import Event
@@ -68,6 +69,66 @@ def request_data(request: ModelRequest) -> dict[str, Any]:
     return data
 
 
+class RequestDeltas:
+    """Writes each model request as what changed since the same node's previous one.
+
+    A ReAct node's request holds the whole conversation, so writing (and redacting) it whole at
+    every call costs O(k^2) over k iterations: most of a recording's cost and size. A node's
+    next request starts with the previous one's messages (the same objects), so a request is
+    recorded as `base` (the `seq` of that node's previous call), `keep` (how many of its
+    messages come first, unchanged), the new `messages`, and `tools` only when they changed
+    (`tools_same` otherwise). `expand_requests` rebuilds every full request when a recording is
+    read.
+    """
+
+    __slots__ = ("_last",)
+
+    def __init__(self) -> None:
+        self._last: dict[str | None, tuple[int, list[Message], Any]] = {}
+
+    def encode(self, node: str | None, seq: int, request: ModelRequest) -> dict[str, Any]:
+        messages, tools = request.messages, request.tools
+        out: dict[str, Any] = {}
+        keep, tools_same = 0, False
+        last = self._last.get(node)
+        if last is not None:
+            base, previous, previous_tools = last
+            limit = min(len(previous), len(messages))
+            while keep < limit and (previous[keep] is messages[keep] or previous[keep] == messages[keep]):
+                keep += 1
+            tools_same = tools is previous_tools or tools == previous_tools
+            out["base"], out["keep"] = base, keep
+        self._last[node] = (seq, messages, tools)
+        fields = request.model_dump(mode="json", exclude_none=True, exclude={"messages", "tools"})
+        out.update(redact(fields))
+        out["messages"] = [redact(m.model_dump(mode="json", exclude_none=True)) for m in messages[keep:]]
+        if tools_same:
+            out["tools_same"] = True
+        elif tools is not None:
+            out["tools"] = redact(tools)
+        return out
+
+
+_REQUEST_FIELDS = tuple(ModelRequest.model_fields)
+
+
+def expand_requests(lines: list[dict[str, Any]]) -> None:
+    """Replace each model line's recorded request (see `RequestDeltas`) by the full request, as
+    `request_data` gives it, in place."""
+    full: dict[int, dict[str, Any]] = {}
+    for line in sorted((x for x in lines if x["kind"] == "model"), key=lambda x: x["seq"]):
+        encoded = dict(line["request"])
+        base = full.get(encoded.pop("base", -1))
+        keep = encoded.pop("keep", 0)
+        same = encoded.pop("tools_same", False)
+        messages = encoded.pop("messages", [])
+        request = {**encoded, "messages": (base["messages"][:keep] if base else []) + messages}
+        if same and base is not None and "tools" in base:
+            request["tools"] = base["tools"]
+        order = {name: request[name] for name in _REQUEST_FIELDS if name in request}
+        full[line["seq"]] = line["request"] = {**order, **request}
+
+
 def package_version() -> str | None:
     """The installed jianmu_like's version (None: not installed, a source checkout)."""
     from importlib.metadata import PackageNotFoundError, version
@@ -86,6 +147,9 @@ def node_of(on_event: ModelEventCallback | None) -> str | None:
         owner = getattr(getattr(on_event, "emit", None), "__self__", None)
     path = getattr(owner, "path", None)
     return path if isinstance(path, str) else None
+
+
+_EVENT_JSON = Event.__pydantic_serializer__.to_json
 
 
 class RunRecording:
@@ -110,11 +174,13 @@ class RunRecording:
         self.tick: Callable[[], int] = lambda: 0
         """The runner's tick count (set by the core: events and calls carry the tick they were in)."""
         self.model_calls = 0
+        self.requests = RequestDeltas()
+        self.last_type: str | None = None
         self.events = 0
         """Events recorded in the current operation: a call's line says how many came before
         it, so replay can keep a parallel batch's interleaving."""
         try:
-            self._file: IO[str] | None = self.path.open("w", encoding="utf-8")
+            self._file: IO[bytes] | None = self.path.open("wb")
         except OSError as exc:
             raise RecordingError(f"cannot write the recording {str(self.path)!r}: {exc}") from exc
         header: dict[str, Any] = {
@@ -139,16 +205,16 @@ class RunRecording:
         file = self._file
         if file is None or self.truncated:
             return
-        text = json.dumps(line, ensure_ascii=False, separators=(",", ":"), default=repr) + "\n"
-        size = len(text.encode("utf-8"))
+        data = to_json(line, fallback=repr) + b"\n"
+        size = len(data)
         if self.written + size > self.max_bytes:
             self.truncated = True
             note = {"kind": "truncated", "at_bytes": self.written, "max_bytes": self.max_bytes}
-            file.write(json.dumps(note) + "\n")
+            file.write(to_json(note) + b"\n")
             file.flush()
             return
         self.written += size
-        file.write(text)
+        file.write(data)
 
     def close(self) -> None:
         file, self._file = self._file, None
@@ -185,20 +251,19 @@ class RunRecording:
 
     # ------------------------------------------------------------------ the seams
     def on_event(self, event: Event) -> None:
-        """The telemetry subscriber: every event of the run, with its tick."""
+        """The telemetry subscriber: every event of the run, with its tick (the event model
+        serialized as it is, by pydantic-core: an event line costs a few microseconds)."""
         self.events += 1
-        self.write(
-            {
-                "kind": "event",
-                "tick": self.tick(),
-                "type": event.type,
-                "node": event.node,
-                "namespace": event.namespace,
-                "run_id": event.run_id,
-                "ts": event.ts,
-                "data": event.data,
-            }
-        )
+        self.last_type = event.type
+        file = self._file
+        if file is None or self.truncated:
+            return
+        data = b'{"kind":"event","tick":%d,' % self.tick() + _EVENT_JSON(event, fallback=repr)[1:] + b"\n"
+        if self.written + len(data) > self.max_bytes:
+            self.write({})  # writes the truncation note
+            return
+        self.written += len(data)
+        file.write(data)
 
     async def model_hook(
         self, call: ModelCall, request: ModelRequest, on_event: ModelEventCallback | None, outer: Any
@@ -208,12 +273,17 @@ class RunRecording:
         self.model_calls += 1
         seq = self.model_calls
         tick = self.tick()
-        emitted: list[list[Any]] = []
+        node = node_of(on_event)
+        emitted: list[Any] = []
 
         def capture(event_type: str, data: dict[str, Any]) -> None:
-            emitted.append([event_type, redact(data)])
+            before = self.events
             if on_event is not None:
                 on_event(event_type, data)
+            if self.events == before + 1 and self.last_type == event_type:
+                emitted.append(before)  # the event line just written (its index in the operation)
+            else:  # not published as it was given: kept whole
+                emitted.append([event_type, redact(data)])
 
         # keep asking for the request's content when the node did
         relay: ModelEventCallback = ContentEvents(capture) if isinstance(on_event, ContentEvents) else capture
@@ -221,9 +291,9 @@ class RunRecording:
             "kind": "model",
             "seq": seq,
             "tick": tick,
-            "node": node_of(on_event),
+            "node": node,
             "events_before": self.events,
-            "request": request_data(request),
+            "request": self.requests.encode(node, seq, request),
         }
         try:
             if outer is not None:
@@ -289,6 +359,25 @@ def error_data(exc: BaseException) -> dict[str, Any]:
     return data
 
 
+def _resolve_events(lines: list[dict[str, Any]]) -> None:
+    """A model line's events as `[type, data]`, in place: the recorder writes an event the call
+    published as its index among the event lines of the operation (see `model_hook`), kept in
+    `event_at` (replay publishes each at its place among the other calls' events)."""
+    published: list[dict[str, Any]] = []
+    for line in lines:
+        kind = line["kind"]
+        if kind == "run":
+            published = []
+        elif kind == "event":
+            published.append(line)
+        elif kind == "model":
+            events = line.get("events", ())
+            line["event_at"] = [e if isinstance(e, int) else None for e in events]
+            line["events"] = [
+                [published[e]["type"], published[e]["data"]] if isinstance(e, int) else e for e in events
+            ]
+
+
 def read_recording(path: str | Path) -> list[dict[str, Any]]:
     """The lines of a recording, checked: the header first, a known format and version, not
     truncated (`RecordingError` saying which line and why otherwise)."""
@@ -322,4 +411,9 @@ def read_recording(path: str | Path) -> list[dict[str, Any]]:
                 f"({line.get('max_bytes')} bytes): it cannot be replayed; "
                 "record again with a larger max_bytes"
             )
+    try:
+        expand_requests(lines)
+        _resolve_events(lines)
+    except (KeyError, TypeError, IndexError) as exc:
+        raise RecordingError(f"{file}: a model request line is malformed ({exc!r})") from exc
     return lines

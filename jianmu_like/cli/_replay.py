@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from ..replay import RecordingError, ReplayDivergence, areplay, export_mock, read_recording
+from ..telemetry import events as ev
 from ..telemetry.events import Event
 from ._common import EXIT_FAILED, EXIT_OK, CliError
 
@@ -74,7 +75,7 @@ def replay_command(args: argparse.Namespace, console: Console, errors: Console) 
         return EXIT_OK if result.status == "success" else EXIT_FAILED
     operations = sum(1 for line in lines if line["kind"] == "run")
     if args.live:
-        forked = any(e.type == "replay.forked" for e in events)
+        forked = any(e.type == ev.REPLAY_FORKED for e in events)
         where = f"forked live after {args.until} model call(s)" if forked else "the recording ended the run"
         console.print(Text(f"▶ replayed, {where}: {result.status}", style="bold"))
     else:

@@ -170,6 +170,7 @@ class Player:
         self._agent: Agent | None = None
         self._tick: Callable[[], int] = lambda: 0
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._injecting = False
 
     # ------------------------------------------------------------------ the run
     async def play(self, agent: Agent, *, record: str | Path | None = None) -> AgentResult:
@@ -275,12 +276,35 @@ class Player:
             return
         self._cursor += 1
         self._release()
+        self._follow_up()
 
-    async def _turn(self, line: Mapping[str, Any]) -> None:
-        """Wait until the replay has published as many events as the recording had when this
-        call answered (a parallel batch answers in its recorded order); a wait that the replay
-        cannot end within `TURN_PATIENCE` seconds is a divergence (an event that never came)."""
-        before = line.get("events_before")
+    def _follow_up(self) -> None:
+        """Send the follow-ups the recording received at this place of the event stream (an
+        `inject` queued there): the replay injects them itself, at the same point of the run."""
+        expected = self.events[self._operation]
+        agent = self._agent
+        while not self._injecting and agent is not None and self._cursor < len(expected):
+            line = expected[self._cursor]
+            data = line.get("data") or {}
+            if line.get("type") != ev.INJECT or data.get("status") != "queued":
+                return
+            at = self._cursor
+            self._injecting = True
+            try:
+                agent.inject(str(data.get("content") or ""), namespace=line.get("namespace"))
+            except (RuntimeError, ValueError) as exc:
+                self._diverge("missing_event", line.get("node"), _event_view(line), {"error": str(exc)})
+                return
+            finally:
+                self._injecting = False
+            if self._cursor == at:  # it published nothing the comparison took
+                return
+
+    async def _turn(self, before: Any) -> None:
+        """Wait until the replay has published `before` events in this operation, as the
+        recording had at this point of a call (a parallel batch answers, and parallel model
+        calls publish, in their recorded order); a wait that the replay cannot end within
+        `TURN_PATIENCE` seconds is a divergence (an event that never came)."""
         if not isinstance(before, int) or self.forked or self._cursor >= before:
             return
         waiter = asyncio.get_running_loop().create_future()
@@ -326,9 +350,12 @@ class Player:
         self._answered.add(line["seq"])
         self.model_served += 1
         if not self.live:
-            await self._turn(line)
+            await self._turn(line.get("events_before"))
         if on_event is not None:
-            for event_type, data in line.get("events", ()):
+            places = line.get("event_at") or []
+            for index, (event_type, data) in enumerate(line.get("events", ())):
+                if not self.live and index < len(places):
+                    await self._turn(places[index])
                 on_event(event_type, data)
         if "error" in line:
             raise _rebuild(line["error"])
@@ -349,7 +376,7 @@ class Player:
             self._diverge("tool_call", None, recorded, new)
             raise _Stop
         self._tools_used.add(self.tools.index(line))
-        await self._turn(line)
+        await self._turn(line.get("events_before"))
         if "error" in line:
             raise _rebuild(line["error"])
         return line["output"]

@@ -13,7 +13,17 @@ from typing import Any
 
 import pytest
 
-from jianmu_like import Agent, ReActConfig, ToolCall, create_plan_execute_node, create_react_node, human, tool
+from jianmu_like import (
+    Agent,
+    ReActConfig,
+    ToolCall,
+    create_plan_execute_node,
+    create_react_node,
+    create_supervisor_node,
+    human,
+    tool,
+)
+from jianmu_like._redact import register_secret
 from jianmu_like.guard import GuardDecision, GuardEnforcer
 from jianmu_like.replay import (
     RecordingError,
@@ -314,6 +324,8 @@ async def test_a_recording_past_its_limit_is_truncated_and_refused(tmp_path: Pat
 
 async def test_secrets_never_reach_the_recording(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
+    declared = "replay-test-declared-secret-4711"  # a value the configuration declares secret
+    register_secret(declared, source="test")
 
     @tool
     def credentials(service: str) -> str:
@@ -322,14 +334,14 @@ async def test_secrets_never_reach_the_recording(tmp_path: Path) -> None:
         Args:
             service: The service.
         """
-        return "token sk-abcdefghijklmnop1234 for " + service
+        return f"token sk-abcdefghijklmnop1234 and password {declared} for " + service
 
-    script = [calls(call("credentials", service="db")), reply("Got it: sk-abcdefghijklmnop1234")]
+    script = [calls(call("credentials", service="db")), reply(f"Got it: sk-abcdefghijklmnop1234 {declared}")]
     async with ScriptedOpenAIServer(script) as srv:
         agent = Agent(create_react_node(model_client=srv.client(), tools=[credentials]))
-        await agent.run({"messages": [human("key?")]}, record=path)
+        await agent.run({"messages": [human(f"key? mine is {declared}")]}, record=path)
     text = path.read_text()
-    assert "sk-abcdefghijklmnop1234" not in text and "***" in text
+    assert "sk-abcdefghijklmnop1234" not in text and declared not in text and "***" in text
 
 
 def test_bad_files_are_refused_clearly(tmp_path: Path) -> None:
@@ -357,3 +369,74 @@ async def test_the_testing_helper_passes_a_recording_and_fails_a_changed_agent(
     assert caught.value.divergence.kind == "model_request"  # type: ignore[attr-defined]
     with pytest.raises(FileNotFoundError, match="no recordings"):
         recordings(tmp_path / "empty")
+
+
+def supervisor_model(body: dict[str, Any]) -> Any:
+    """Plans two sub-questions (run by parallel sub-agents), answers each, then writes the answer."""
+    names = {t["function"]["name"] for t in body.get("tools") or []}
+    users = [str(m.get("content")) for m in body["messages"] if m["role"] == "user"]
+    if "SupervisorPlan" in names:
+        return reply(
+            tool_calls=[call("SupervisorPlan", sub_questions=["Population of Paris?", "Population of Rome?"])]
+        )
+    if "SupervisorDecision" in names:
+        return reply(tool_calls=[call("SupervisorDecision", answer="Rome is bigger.")])
+    if "Paris" in users[0] and "Rome" not in users[0]:
+        return reply("Paris has 2.1 million.")
+    if "Rome" in users[0] and "Paris" not in users[0]:
+        return reply("Rome has 2.8 million.")
+    return reply("Rome is bigger.")
+
+
+async def test_the_supervisor_with_parallel_sub_agents_replays(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+
+    def build(client: Any) -> Agent:
+        return Agent(create_supervisor_node(model_client=client))
+
+    async with ScriptedOpenAIServer(supervisor_model) as srv:
+        recorded = await build(srv.client()).run({"messages": [human("Paris or Rome?")]}, record=path)
+        asked = len(srv.requests)
+    assert recorded.status == "success", recorded.error
+    nodes = {line["node"] for line in read_recording(path) if line["kind"] == "model"}
+    assert len(nodes) >= 3 and asked >= 3  # the supervisor's calls and each sub-agent's
+    seen: list[Event] = []
+    result = await areplay(path, agent=lambda: build(scripted_client([])), on_event=seen.append)
+    assert result.final_answer == recorded.final_answer
+    assert {k: a.final_answer for k, a in result.agents.items()} == {
+        k: a.final_answer for k, a in recorded.agents.items()
+    }
+    assert len(seen) == len(recorded_events(path))
+
+
+async def test_a_follow_up_injected_during_the_run_replays_at_its_place(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    holder: list[Agent] = []
+
+    @tool
+    def check_stock(item: str) -> str:
+        """Stock of an item.
+
+        Args:
+            item: The item.
+        """
+        holder[0].inject("Also: is it on sale?")  # the user types while the tool runs
+        return f"{item}: 3 left"
+
+    script = [calls(call("check_stock", item="milk")), reply("3 left, and yes, on sale.")]
+
+    def build(client: Any) -> Agent:
+        return Agent(create_react_node(model_client=client, tools=[check_stock]))
+
+    async with ScriptedOpenAIServer(script) as srv:
+        agent = build(srv.client())
+        holder.append(agent)
+        recorded = await agent.run({"messages": [human("Milk in stock?")]}, record=path)
+        second = srv.requests[1]["messages"]
+    assert any("Also: is it on sale?" in str(m.get("content")) for m in second)
+    seen: list[Event] = []
+    holder.clear()  # the replay runs no tool: nobody but the replay injects
+    result = await areplay(path, agent=lambda: build(scripted_client([])), on_event=seen.append)
+    assert result.final_answer == recorded.final_answer
+    assert [e.data["status"] for e in seen if e.type == "inject"] == ["queued", "applied"]
+    assert [m.content for m in result.state.messages] == [m.content for m in recorded.state.messages]
