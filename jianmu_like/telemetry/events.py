@@ -527,6 +527,18 @@ REFLECTION_COMPLETED = declare("reflection.completed", ReflectionCompleted)
 REFLECTION_FAILED = declare("reflection.failed", ReflectionFailed)
 
 
+# ---------------------------------------------------------------------------------------- replay
+class ReplayForked(Payload):
+    iteration: int
+    """Model calls answered from the recording before this one went to the real model."""
+    tick: int
+    recording: str
+    """The recording replayed."""
+
+
+REPLAY_FORKED = declare("replay.forked", ReplayForked)
+
+
 class Event(BaseModel):
     """One telemetry event. `node` is the emitting node's path, `namespace` its state namespace,
     so events of nested or parallel agents stay distinguishable. `data` is the payload as
