@@ -45,7 +45,7 @@ from .approvals import Approvals
 from .errors import ConversationError
 from .interrupts import Interrupts
 from .result import AgentResult, build_result
-from .threads import Threads, needs_store
+from .threads import Threads, needs_store, version_number
 from .trees import TreeSource
 
 
@@ -156,7 +156,7 @@ class RunCore:
 
     def state_at(self, thread_id: str, seq: int) -> BaseModel:
         recorder = needs_store(self.recorder, "state_at()")
-        checkpoint = recorder.fetch(thread_id, seq)
+        checkpoint = recorder.fetch(thread_id, version_number(seq, "seq"))
         if checkpoint is None:
             known = ", ".join(recorder.checkpointer.threads()) or "none"
             raise CheckpointError(f"no checkpoint for thread {thread_id!r} (threads: {known})")
@@ -192,6 +192,8 @@ class RunCore:
         durability: Durability | None = None,
     ) -> AgentResult:
         sm = self.state_manager
+        if from_checkpoint is not None:
+            from_checkpoint = version_number(from_checkpoint, "from_checkpoint")
         routed = self.route(input_data) if input_data else {}  # bad input changes nothing
         if checkpointer is not None:
             self.use_checkpointer(checkpointer)
