@@ -121,14 +121,14 @@ class ToolCallRunner:
             return self.fail(call, f"tool {call.name!r} {safe_message(exc)}")
         except TimeoutError as exc:
             if deadline is not None and deadline.expired():
-                await deadline.settle(call.name, timeout)
+                deadline.settle(call.name, timeout)
                 return self.fail(call, _timed_out(call, timeout))
             return self.fail(call, f"tool {call.name!r} raised TimeoutError: {safe_message(exc)}")
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is None or current.cancelling():
                 if deadline is not None:
-                    await deadline.settle(call.name, timeout)
+                    deadline.settle(call.name, timeout)
                 raise  # the run is being cancelled
             return self.fail(call, f"tool {call.name!r} was cancelled")  # by its own doing
         except KeyboardInterrupt:
@@ -219,16 +219,12 @@ class _Deadline:
         async with timeout:
             return await resume
 
-    async def settle(self, tool: str, timeout: float) -> None:
-        """After the call was cancelled: if the work swallowed the cancellation and went on in a
-        task of its own (`_Resume.stray`), give it `ABANDON_GRACE` seconds to end, then abandon
-        it (logged, kept referenced, never awaited again)."""
+    def settle(self, tool: str, timeout: float) -> None:
+        """After the call was cancelled: if the work swallowed the cancellation past the grace
+        and was moved to a task of its own (`_Resume.stray`), abandon it: logged, kept
+        referenced until it ends, never awaited again."""
         stray = self._resume.stray if self._resume is not None else None
         if stray is None:
-            return
-        done, _ = await asyncio.wait({stray}, timeout=ABANDON_GRACE)
-        if done:
-            _drop_result(stray)
             return
         _strays.add(stray)
         stray.add_done_callback(_stray_ended)
@@ -245,45 +241,77 @@ class _Deadline:
 
 
 class _Resume:
-    """Awaitable that continues a coroutine already started by hand (see `_Deadline.run`)."""
+    """Awaitable that continues a coroutine already started by hand (see `_Deadline.run`).
 
-    __slots__ = ("pending", "stray", "work")
+    A cancellation goes to the work. If the work swallows it (or cleans up, awaiting), it goes on
+    in this task for `ABANDON_GRACE` seconds; cancelled again then (by the grace's own timer, or
+    anyone), it is abandoned: moved to a task of its own (`stray`) while this awaitable raises
+    the cancellation, so the call ends. Cleanup that ends within the grace stays in its task
+    (anyio cancel scopes, as the MCP SDK's, must exit in the task that entered them)."""
 
-    def __init__(self, work: Coroutine[Any, Any, Any], pending: Any) -> None:
+    __slots__ = ("abandoned", "nudged", "pending", "stray", "work")
+
+    def __init__(self, work: Coroutine[Any, Any, Any], pending: Any, *, abandoned: bool = False) -> None:
         self.work = work
         self.pending = pending
+        self.abandoned = abandoned
+        """Driving a stray: no grace, no second abandonment."""
+        self.nudged = False
+        """The grace ran out and its timer cancelled the task (a cancellation to take back)."""
         self.stray: asyncio.Task[Any] | None = None
         """The work, moved to a task of its own when it swallowed its cancellation."""
 
+    def _nudge(self, task: asyncio.Task[Any]) -> None:
+        self.nudged = True
+        task.cancel()
+
     def __await__(self) -> Generator[Any, Any, Any]:
         work, pending = self.work, self.pending
-        while True:
-            try:
-                sent = yield pending
-            except GeneratorExit:
-                work.close()
-                raise
-            except BaseException as exc:  # cancellation (the deadline) goes to the tool
+        grace: asyncio.TimerHandle | None = None
+        try:
+            while True:
                 try:
-                    pending = work.throw(exc)
-                except StopIteration as done:
-                    return done.value
-                if isinstance(exc, asyncio.CancelledError):
-                    # It swallowed the cancellation (or cleans up): it goes on in its own task,
-                    # and this call ends now (`_Deadline.settle` waits a little for it).
-                    self.stray = asyncio.get_running_loop().create_task(
-                        _drive(_Resume(work, pending)), name="jianmu-abandoned-tool-call"
-                    )
+                    sent = yield pending
+                except GeneratorExit:
+                    work.close()
                     raise
-            else:
-                try:
-                    pending = work.send(sent)
-                except StopIteration as done:
-                    return done.value
+                except BaseException as exc:  # cancellation (the deadline) goes to the tool
+                    if grace is not None and isinstance(exc, asyncio.CancelledError):
+                        task = asyncio.current_task()
+                        if self.nudged and task is not None:
+                            task.uncancel()  # ours: the caller sees only the first cancellation
+                        self.stray = asyncio.get_running_loop().create_task(
+                            _drive(work, pending), name="jianmu-abandoned-tool-call"
+                        )
+                        raise
+                    try:
+                        pending = work.throw(exc)
+                    except StopIteration as done:
+                        return done.value
+                    if isinstance(exc, asyncio.CancelledError) and not self.abandoned:
+                        task = asyncio.current_task()
+                        if task is not None:  # swallowed, or cleaning up: a little longer, here
+                            grace = asyncio.get_running_loop().call_later(ABANDON_GRACE, self._nudge, task)
+                else:
+                    try:
+                        pending = work.send(sent)
+                    except StopIteration as done:
+                        return done.value
+        finally:
+            if grace is not None:
+                grace.cancel()
 
 
-async def _drive(resume: _Resume) -> Any:
-    return await resume
+async def _drive(work: Coroutine[Any, Any, Any], pending: Any) -> Any:
+    """Carry on abandoned work in a task of its own. What it waited for was cancelled with the
+    task it ran in (or is done): the work resumes and reads that outcome, a cancellation."""
+    if asyncio.isfuture(pending) and not pending.done():
+        await asyncio.wait({pending})
+    try:
+        first = work.send(None)
+    except StopIteration as done:
+        return done.value
+    return await _Resume(work, first, abandoned=True)
 
 
 def _drop_result(task: asyncio.Task[Any]) -> None:
