@@ -117,7 +117,7 @@
         box.append(link);
       } else {
         // the server refuses these already: never a link, whatever reaches the page
-        box.append(el("code", "unsafe-url", item.url), el("p", "error", "not an http(s) link: not opened"));
+        box.append(el("code", "unsafe-url", item.url), el("p", "error unsafe-note", "not an http(s) link: not opened"));
       }
     } else {
       const schema = item.requested_schema || {};
