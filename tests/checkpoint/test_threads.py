@@ -13,8 +13,8 @@ from jianmu_like import Agent, ModelClient, ReActConfig, ReActState, create_reac
 from jianmu_like._template import AgentTemplate
 from jianmu_like.checkpoint import open_checkpointer
 from jianmu_like.checkpoint._store import CheckpointError, MemoryCheckpointer
-from jianmu_like.testing import ScriptedOpenAIServer, fast_resilience, reply
 from jianmu_like.errors import InputError
+from jianmu_like.testing import ScriptedOpenAIServer, fast_resilience, reply
 
 ANSWER = "Paris is the capital of France, on the Seine."
 

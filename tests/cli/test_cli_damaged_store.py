@@ -35,7 +35,9 @@ def _write_store(path: Path, base_url: str) -> None:
 
         async def runs() -> None:
             for index in range(6):
-                await agent.run({"messages": [human(f"question {index} " + "x" * 3000)]}, thread_id=f"t{index}")
+                await agent.run(
+                    {"messages": [human(f"question {index} " + "x" * 3000)]}, thread_id=f"t{index}"
+                )
 
         asyncio.run(runs())
     finally:
@@ -85,7 +87,11 @@ def test_every_command_that_opens_a_damaged_store_exits_2_naming_it_and_leaves_i
         cli = in_process(srv.base_url, monkeypatch, capsys)
         for command in COMMANDS:
             args = [part.format(db=db) for part in command]
-            if damage != "every page" and args[:2] in (["run", AGENT], ["serve", AGENT]) and "--thread" not in args:
+            if (
+                damage != "every page"
+                and args[:2] in (["run", AGENT], ["serve", AGENT])
+                and "--thread" not in args
+            ):
                 continue  # no thread is read: a new run or a server never touches the damaged table
             code, output = cli(*args)
             assert code == 2, (args, output)

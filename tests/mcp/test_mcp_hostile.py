@@ -73,7 +73,9 @@ def _run_tool_then_answer(tool: str, **arguments: Any) -> Any:
 async def _agent_run(
     srv: ScriptedOpenAIServer, provider: MCPToolProvider, **config: Any
 ) -> tuple[Any, list[Event]]:
-    agent = Agent(create_react_node(model_client=srv.client(), tool_providers=[provider], config=ReActConfig(**config)))
+    agent = Agent(
+        create_react_node(model_client=srv.client(), tool_providers=[provider], config=ReActConfig(**config))
+    )
     events: list[Event] = []
     agent.telemetry.subscribe(events.append)
     result = await agent.run({"messages": [human("go")]})
@@ -138,7 +140,9 @@ async def test_log_and_progress_floods_become_a_bounded_number_of_events(
     one event saying how many were dropped; progress coalesced to the latest, rate-limited."""
     caplog.set_level(logging.INFO, "jianmu_like.tools.mcp")
     flood = 1000
-    with ScriptedOpenAIServer(_run_tool_then_answer("flood_notifications", logs=flood, progress=flood)) as srv:
+    with ScriptedOpenAIServer(
+        _run_tool_then_answer("flood_notifications", logs=flood, progress=flood)
+    ) as srv:
         loop = asyncio.get_running_loop()
         started = loop.time()
         result, events = await _agent_run(srv, provider)
@@ -147,7 +151,10 @@ async def test_log_and_progress_floods_become_a_bounded_number_of_events(
     logs = [e.data for e in events if e.type == ev.MCP_LOG]
     assert len(logs) == 21
     assert [entry["data"] for entry in logs[:2]] == ["log line 0", "log line 1"]
-    assert logs[-1]["data"] == f"{flood - 20} more log notifications of this call were dropped (max_log_events=20)"
+    assert (
+        logs[-1]["data"]
+        == f"{flood - 20} more log notifications of this call were dropped (max_log_events=20)"
+    )
     assert logs[-1]["level"] == "warning" and logs[-1]["logger"] == "jianmu_like"
     assert len([r for r in caplog.records if "log line" in r.getMessage()]) == 20  # log lines capped too
     progress = [e.data for e in events if e.type == ev.TOOL_PROGRESS]
@@ -158,7 +165,9 @@ async def test_log_and_progress_floods_become_a_bounded_number_of_events(
 # -- resources/updated -------------------------------------------------------------------------
 
 
-async def test_updates_of_unsubscribed_resources_never_reach_the_models_text(provider: MCPToolProvider) -> None:
+async def test_updates_of_unsubscribed_resources_never_reach_the_models_text(
+    provider: MCPToolProvider,
+) -> None:
     tools = {tool.name: tool for tool in await provider.get_tools()}
     assert await tools["flood_updates"].invoke({"count": 500}) == "sent 500 updates"
     assert provider.updated_resources == set()
@@ -243,5 +252,8 @@ async def test_url_elicitations_with_other_schemes_are_refused_before_anyone_see
         if allowed:
             assert answers[url] == "accept", url
         else:
-            assert answers[url].startswith("refused:") and "elicitation refused" in answers[url], (url, answers[url])
+            assert answers[url].startswith("refused:") and "elicitation refused" in answers[url], (
+                url,
+                answers[url],
+            )
     assert seen == [url for url, allowed in url_cases.items() if allowed]

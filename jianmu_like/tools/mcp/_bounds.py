@@ -110,6 +110,7 @@ class Flight:
     _last_sent: float = field(default=float("-inf"), init=False)
     _latest: tuple[float, float | None, str | None] | None = field(default=None, init=False)
     _timer: asyncio.TimerHandle | None = field(default=None, init=False)
+    _closed: bool = field(default=False, init=False)
 
     def __post_init__(self) -> None:
         self.logs = LogGate(self.max_logs)
@@ -121,12 +122,19 @@ class Flight:
             return False
         if self.emit is not None:
             self.emit(
-                ev.MCP_LOG, server=self.server, level=str(params.level), logger=params.logger, data=params.data
+                ev.MCP_LOG,
+                server=self.server,
+                level=str(params.level),
+                logger=params.logger,
+                data=params.data,
             )
         return True
 
     def progress(self, done: float, total: float | None, message: str | None) -> None:
-        """Keep the latest report; send it now if the interval has passed, else when it has."""
+        """Keep the latest report; send it now if the interval has passed, else when it has
+        (a report after the call ended is dropped: nothing of the call runs any more)."""
+        if self._closed:
+            return
         self._latest = (done, total, message)
         loop = asyncio.get_running_loop()
         wait = self._last_sent + self.interval - loop.time()
@@ -148,6 +156,9 @@ class Flight:
     def close(self) -> None:
         """The call ended: the latest unsent progress, and how many log notifications were
         dropped, as its last events."""
+        if self._closed:
+            return
+        self._closed = True
         if self._timer is not None:
             self._timer.cancel()
         self._send()

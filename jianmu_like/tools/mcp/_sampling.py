@@ -225,7 +225,9 @@ async def _ask_person(
         return SamplingDecision(decision="deny", reason="no person can be asked about this sampling request")
     if box.full():
         why = f"{box.max_open} questions of this server are open already (max_open_elicitations)"
-        return SamplingDecision(decision="deny", reason=f"sampling for MCP server {config.name!r} refused: {why}")
+        return SamplingDecision(
+            decision="deny", reason=f"sampling for MCP server {config.name!r} refused: {why}"
+        )
     answer = await box.ask_human(
         message=(
             f"MCP server {config.name!r} asks the agent's model for a completion "
