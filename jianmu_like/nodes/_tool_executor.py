@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import hashlib
 import json
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -45,6 +44,7 @@ from ..tools._base import Tool
 from ..tools._call_context import TokenBudget, ToolCallContext, reset_current_tool_call, set_current_tool_call
 from ..tools._errors import ToolArgumentsError
 from ..tools._toolset import ToolSet
+from ._open_calls import INTERRUPTED, NOT_RUN_WAITING, journal_key
 from ._tool_calls import ToolCallRunner, ToolRunner
 from ._tool_outcome import ToolOutcome
 
@@ -319,10 +319,8 @@ class ToolExecutor(AsyncBehaviour):
 
     # ------------------------------------------------------------------ journal
     def _journal_key(self, call: ToolCall) -> str:
-        """Identifies a call within its thread: namespace, batch (history length), id, name and
-        arguments (call ids alone repeat: some backends number them from 1 in every process)."""
-        raw = json.dumps([self.namespace, self._batch, call.id, call.name, call.arguments], default=str)
-        return hashlib.sha256(raw.encode()).hexdigest()[:32]
+        """Identifies a call within its thread (`open_calls.journal_key`)."""
+        return journal_key(self.namespace, self._batch, call)
 
     async def _replay(
         self, actions: Sequence[ToolCall], done: dict[str, ToolOutcome], journal: ToolJournal
@@ -495,9 +493,6 @@ class ToolExecutor(AsyncBehaviour):
         for call in actions:
             if call.id in outcomes:
                 continue
-            if call.id in waiting:
-                text = "Error: not run: it was waiting for human approval when the run was stopped"
-            else:
-                text = "Error: interrupted: the run was stopped before this call finished"
+            text = NOT_RUN_WAITING if call.id in waiting else INTERRUPTED  # the rule of nodes.open_calls
             outcomes[call.id] = ToolOutcome(content=text, failed=True)
         self._commit(actions, outcomes)

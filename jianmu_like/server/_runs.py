@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .._redact import redact
+from .._redact import redact, redact_text
 from .._review import PendingApproval, ThreadSuspendedError, refuse_fresh_run, stored_decisions
 from .._run.protocol import AgentLike
 from .._run.result import AgentResult
@@ -118,6 +118,9 @@ class RunRecord:
         self.task: asyncio.Task[None] | None = None
         self.cancelling = False
         """A client asked to cancel the run (`cancel`): it ends as `cancelled`."""
+        self.model_failure: dict[str, Any] | None = None
+        """The last `model.call.failed` of the run's own agent (its status code and `Retry-After`:
+        the `/v1/` face answers an upstream rate limit as a 429)."""
         self._changed = asyncio.Event()
         self._unsubscribe: Callable[[], None] | None = None
 
@@ -188,6 +191,8 @@ class RunRecord:
                     self.nodes.attach(runner)
         elif event.node is not None and event.type != ev.TEXT_DELTA:  # reply.started came first
             self.nodes.look(active=event.node)
+            if event.type == ev.MODEL_CALL_FAILED:
+                self.model_failure = dict(event.data)
         for channel, data in self.mapper.map(event):
             self.publish(channel, data)
 
@@ -220,12 +225,14 @@ class RunRecord:
         if self.cancelling and status != "success":  # an answer that came first stands
             status = "cancelled"
             self.error = "cancelled by a client (POST /api/runs/{run_id}/cancel)"
+        if self.error:  # what `GET /api/runs/{id}` and `done` show: no secret, whoever quoted it
+            self.error = redact_text(self.error)
         messages = self.mapper.finish(
             answer=result.final_answer if result is not None else None,
             status=status,
             usage=result.usage.model_dump() if result is not None else {},
             elapsed=self.elapsed,
-            termination=result.termination if result is not None else None,
+            termination=redact(result.termination) if result is not None else None,
             error=self.error,
         )
         for channel, data in messages[:-1]:

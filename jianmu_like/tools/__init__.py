@@ -76,6 +76,11 @@ _EXPORTS = {
         "StaticToolProvider",
         "ToolProvider",
     ),
+    "._skills": (
+        "Skill",
+        "SkillSet",
+        "load_skill",
+    ),
     "._toolset": ("ToolSet",),
 }
 
@@ -101,6 +106,9 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from ._provider import ToolProvider as ToolProvider
     from ._run_context import RunContext as RunContext
     from ._run_context import current_run as current_run
+    from ._skills import Skill as Skill
+    from ._skills import SkillSet as SkillSet
+    from ._skills import load_skill as load_skill
     from ._toolset import ToolSet as ToolSet
     from .builtin import CalculatorError as CalculatorError
     from .builtin import builtin_tools as builtin_tools

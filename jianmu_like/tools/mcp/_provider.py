@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
+from ..._redact import redacting_logger
 from ...telemetry import events as ev
 from .._base import Tool
 from .._call_context import current_tool_call, tool_event_emitter
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
     from ...models._client import ModelClient
     from ...models._messages import Message
 
-logger = logging.getLogger(__name__)
+logger = redacting_logger(__name__)  # they quote what servers and tools say
 
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
 

@@ -13,7 +13,6 @@ the contexts unwind in their own task, then makes sure no process of a stdio ser
 from __future__ import annotations
 
 import asyncio
-import logging
 import signal
 import warnings
 from collections.abc import Awaitable, Callable, Iterator
@@ -21,7 +20,7 @@ from contextlib import AsyncExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..._redact import redact_text
+from ..._redact import redact_text, redacting_logger
 from ._config import MCPServerConfig
 from ._content import (
     MCPConnectError,
@@ -90,7 +89,16 @@ class SessionHandlers:
     """Answers `elicitation/create`; with it set, the client declares elicitation."""
 
 
-logger = logging.getLogger(__name__)
+logger = redacting_logger(__name__)  # they quote what servers and tools say
+for _sdk_logger in (
+    "mcp.client.stdio",
+    "mcp.client.streamable_http",
+    "mcp.client.session",
+    "mcp.shared.session",
+):
+    redacting_logger(
+        _sdk_logger
+    )  # the SDK logs what it could not parse (a server's output), tracebacks included
 
 CANCEL_GRACE = 10.0
 """Seconds past `max_call_duration` the backstop around a task allows for `tasks/cancel`."""
