@@ -23,7 +23,7 @@ from jianmu_like import Agent, ReActConfig, create_react_node, human
 from jianmu_like.models._types import Usage
 from jianmu_like.telemetry import events as ev
 from jianmu_like.telemetry.events import Event
-from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wait_until_async
+from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, calls, reply, wait_until_async
 from jianmu_like.tools import MCPToolProvider
 from jianmu_like.tools.mcp._bounds import url_refusal
 from jianmu_like.tools.mcp._elicitation import ElicitationAnswer, ElicitationRequest
@@ -108,6 +108,27 @@ async def test_sampling_stops_when_the_runs_budget_is_spent_checked_before_each_
     # all the budget can be overshot by)
     assert result.usage.calls == 5 and budget < result.usage.total_tokens <= budget + 30
     assert result.termination["reason"] == "budget_exhausted"  # no model call after the batch
+
+
+async def test_parallel_calls_share_the_budget_and_cannot_overshoot_it_together(
+    provider: MCPToolProvider,
+) -> None:
+    """Two calls of one batch flood sampling at once: each request is checked against what the
+    run, both calls and the requests in flight (their maxTokens reserved) have spent."""
+    budget = 400
+
+    def model(request: dict[str, Any]) -> Any:
+        if "tools" not in request:
+            return reply("sampled", usage=Usage(prompt_tokens=30, completion_tokens=70))
+        flood = call("flood_sampling", count=20, max_tokens=100)
+        return calls(flood, call("flood_sampling", count=20, max_tokens=100))
+
+    with ScriptedOpenAIServer(model) as srv:
+        result, _events = await _agent_run(srv, provider, max_budget_tokens=budget)
+        sampled = [r for r in srv.requests if "tools" not in r]
+    assert sum(r["max_tokens"] for r in sampled) <= budget - 15  # never more asked than was left
+    assert len(sampled) == 4 and result.termination["reason"] == "budget_exhausted"
+    assert result.usage.total_tokens <= budget + 2 * 30  # at most one prompt per call over it
 
 
 async def test_a_sampling_request_after_the_call_returned_is_refused(
