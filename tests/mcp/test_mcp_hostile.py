@@ -151,6 +151,22 @@ async def test_a_sampling_request_after_the_call_returned_is_refused(
     assert outcome.startswith("refused:") and "none of its tool calls was running" in outcome
 
 
+async def test_a_failure_of_ours_answering_sampling_is_logged_and_named_to_the_server(
+    provider: MCPToolProvider, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Not the SDK's bare "Invalid request parameters": the server reads that the client failed."""
+    from jianmu_like.tools.mcp import _provider
+
+    async def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(_provider, "answer_sampling", broken)
+    tool = {tool.name: tool for tool in await provider.get_tools()}["flood_sampling"]
+    text = await tool.invoke({"count": 1, "max_tokens": 10})
+    assert "the client failed to answer the sampling request: RuntimeError" in text
+    assert "answering its sampling request failed" in caplog.text
+
+
 # -- notifications -----------------------------------------------------------------------------
 
 

@@ -312,15 +312,20 @@ class MCPToolProvider:
             logger.warning("%s", reason)
             return refusal(reason)
         flight = self._in_flight[-1]
-        return await answer_sampling(
-            params,
-            config=self.config,
-            client=self.sampling_client,
-            call=flight.call,
-            emit=flight.emit,
-            policy=self.sampling_policy,
-            box=self.elicitations,
-        )
+        try:
+            return await answer_sampling(
+                params,
+                config=self.config,
+                client=self.sampling_client,
+                call=flight.call,
+                emit=flight.emit,
+                policy=self.sampling_policy,
+                box=self.elicitations,
+            )
+        except Exception as exc:  # a bug of ours: logged, and the server reads more than the
+            # SDK's bare "Invalid request parameters"
+            logger.exception("MCP server %r: answering its sampling request failed", self.name)
+            return refusal(f"the client failed to answer the sampling request: {type(exc).__name__}")
 
     def pending_elicitations(self) -> list[ElicitationRequest]:
         """The server's questions waiting for the user's answer, oldest first."""
