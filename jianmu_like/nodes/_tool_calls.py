@@ -11,8 +11,9 @@ waiting is *abandoned*: it gets `ABANDON_GRACE` seconds to end (an `except Cance
 cleans up and re-raises ends well within it), then it is moved to a task of its own and the call
 fails with the timeout (or the run stops) at once. The stray task is logged, kept referenced until
 it ends (so it is not garbage collected mid-flight) and never awaited again; its result or error
-is logged and dropped. It ends when the tool ends, or when the event loop shuts down
-(`asyncio.run` cancels every task then; a tool that ignores that too delays the shutdown).
+is logged and dropped. It ends when the tool ends, or when it is cancelled (the event loop's
+shutdown: `asyncio.run` cancels every task): its coroutine is then closed (GeneratorExit runs its
+`finally` blocks; it can await nothing more), so it cannot hold the shutdown either.
 """
 
 from __future__ import annotations
@@ -280,6 +281,11 @@ class _Resume:
                     work.close()
                     raise
                 except BaseException as exc:  # cancellation (the deadline) goes to the tool
+                    if self.abandoned and isinstance(exc, asyncio.CancelledError):
+                        # A stray cancelled (the event loop's shutdown): it ignored that once,
+                        # so it is closed (GeneratorExit: its `finally` blocks run) and ends.
+                        work.close()
+                        raise
                     if grace is not None and isinstance(exc, asyncio.CancelledError):
                         task = asyncio.current_task()
                         if self.nudged and task is not None:
