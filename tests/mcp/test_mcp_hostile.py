@@ -251,6 +251,34 @@ async def test_open_elicitations_are_capped_per_server_and_the_rest_refused(
     assert tally == "decline=3, refused=47"
 
 
+async def test_sampling_questions_count_in_the_same_cap() -> None:
+    """`sampling: ask` puts each request to a person: beyond the open questions' cap it is
+    refused at once, not queued."""
+    from jianmu_like.tools.mcp._config import MCPServerConfig
+    from jianmu_like.tools.mcp._elicitation import ElicitationBox
+    from jianmu_like.tools.mcp._sampling import SamplingRequest, _ask_person
+
+    release = asyncio.Event()
+
+    async def hold(request: ElicitationRequest) -> ElicitationAnswer:
+        await release.wait()
+        return ElicitationAnswer(action="decline")
+
+    config = MCPServerConfig(name="s", command="x", sampling="ask", max_open_elicitations=1)
+    box = ElicitationBox("s", 60, max_open=1)
+    box.handler = hold
+    asked = SamplingRequest(server="s", messages=[], max_tokens=10)
+    first = asyncio.ensure_future(_ask_person(asked, config, box, None))
+    await wait_until_async(box.pending, "the first question to be open")
+    second = asyncio.ensure_future(_ask_person(asked, config, box, None))
+    done, _ = await asyncio.wait({second}, timeout=2)  # refused at once, or queued behind the first
+    release.set()
+    async with asyncio.timeout(PATIENCE):
+        await asyncio.gather(first, second)
+    assert done == {second}, "the second question waited instead of being refused"
+    assert second.result().decision == "deny" and "max_open_elicitations" in second.result().reason
+
+
 @pytest.fixture(scope="module")
 def url_cases() -> Iterator[dict[str, bool]]:
     yield {
