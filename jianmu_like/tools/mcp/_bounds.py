@@ -96,7 +96,7 @@ class LogGate:
         return False
 
 
-@dataclass
+@dataclass(eq=False)  # each call is itself: two calls with equal fields are two flights
 class Flight:
     """One tool call of a server running now: its context, its event emitter (server messages
     arrive in the session's reader task, outside the call's) and the bounds of its notifications."""
