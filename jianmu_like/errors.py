@@ -15,12 +15,15 @@ The hierarchy (tests/test_errors.py checks this drawing against the classes):
         AlreadyDecided
         InvalidEdit (ValueError)
       CalculatorError (ValueError)
+      CaseRunFailed (RuntimeError)
       CheckpointError (RuntimeError)
         DecisionConflictError
         ThreadConflictError
         ThreadSuspendedError
         UnknownThreadError
       ConversationError (RuntimeError)
+      EvalError (ValueError)
+      EvalsUnavailable (RuntimeError)
       ExecutorInUseError (RuntimeError)
       GuardConfigError (ValueError)
       InputError (ValueError)
@@ -49,6 +52,8 @@ The hierarchy (tests/test_errors.py checks this drawing against the classes):
           UnknownElicitation (LookupError)
         MCPServerError
           MCPConnectError
+            MCPAuthError
+            MCPLoginRequiredError
           MCPServerCrashedError
           MCPTimeoutError
           MCPToolError
@@ -88,6 +93,7 @@ _EXPORTS = {
     ".durable._liveness": ("ExecutorInUseError",),
     ".durable._steps": ("ReplayDivergedError",),
     ".durable._workflow": ("UnknownAgentError",),
+    ".evals._errors": ("CaseRunFailed", "EvalError", "EvalsUnavailable"),
     ".guard._approvals": ("AlreadyDecided", "ApprovalError", "InvalidEdit"),
     ".guard._enforcer": ("GuardConfigError",),
     "._review": ("ThreadSuspendedError",),
@@ -115,6 +121,7 @@ _EXPORTS = {
         "ToolProviderError",
         "UnknownToolError",
     ),
+    ".tools.mcp._auth": ("MCPAuthError", "MCPLoginRequiredError"),
     ".tools.mcp._config": ("MCPConfigError",),
     ".tools.mcp._elicitation": ("ElicitationError", "UnknownElicitation"),
     ".tools.mcp._prompts": ("MCPPromptError",),
@@ -154,6 +161,9 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .durable._liveness import ExecutorInUseError as ExecutorInUseError
     from .durable._steps import ReplayDivergedError as ReplayDivergedError
     from .durable._workflow import UnknownAgentError as UnknownAgentError
+    from .evals._errors import CaseRunFailed as CaseRunFailed
+    from .evals._errors import EvalError as EvalError
+    from .evals._errors import EvalsUnavailable as EvalsUnavailable
     from .guard._approvals import AlreadyDecided as AlreadyDecided
     from .guard._approvals import ApprovalError as ApprovalError
     from .guard._approvals import InvalidEdit as InvalidEdit
@@ -179,6 +189,8 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .tools._errors import ToolProviderError as ToolProviderError
     from .tools._errors import UnknownToolError as UnknownToolError
     from .tools.builtin import CalculatorError as CalculatorError
+    from .tools.mcp._auth import MCPAuthError as MCPAuthError
+    from .tools.mcp._auth import MCPLoginRequiredError as MCPLoginRequiredError
     from .tools.mcp._config import MCPConfigError as MCPConfigError
     from .tools.mcp._content import MCPConnectError as MCPConnectError
     from .tools.mcp._content import MCPServerCrashedError as MCPServerCrashedError

@@ -48,6 +48,7 @@ TIERS = (
     "jianmu_like.models",
     "jianmu_like.tools",
     "jianmu_like.errors",
+    "jianmu_like.evals",
 )
 """Surfaces built from an export table (lazy, with a TYPE_CHECKING mirror)."""
 

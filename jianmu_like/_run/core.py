@@ -49,7 +49,7 @@ from .interrupts import Interrupts
 from .open_calls import repair_open_calls
 from .recording import RunRecording
 from .result import AgentResult, build_result
-from .threads import Threads, needs_store
+from .threads import Threads, needs_store, version_number
 from .trees import TreeSource
 
 
@@ -176,7 +176,7 @@ class RunCore:
 
     def state_at(self, thread_id: str, seq: int) -> BaseModel:
         recorder = needs_store(self.recorder, "state_at()")
-        checkpoint = recorder.fetch(thread_id, seq)
+        checkpoint = recorder.fetch(thread_id, version_number(seq, "seq"))
         if checkpoint is None:
             known = ", ".join(recorder.checkpointer.threads()) or "none"
             raise CheckpointError(f"no checkpoint for thread {thread_id!r} (threads: {known})")
@@ -213,6 +213,8 @@ class RunCore:
         record: RunRecording | None = None,
     ) -> AgentResult:
         sm = self.state_manager
+        if from_checkpoint is not None:
+            from_checkpoint = version_number(from_checkpoint, "from_checkpoint")
         routed = self.route(input_data) if input_data else {}  # bad input changes nothing
         if checkpointer is not None:
             self.use_checkpointer(checkpointer)

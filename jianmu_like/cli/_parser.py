@@ -199,6 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _approvals_parser(commands, parent)
     _elicitations_parser(commands, parent)
+    _mcp_parser(commands, parent)
     _threads_parser(commands, parent)
     _serve_parser(commands, parent)
     mock = commands.add_parser(
@@ -211,6 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     mock.add_argument("arguments", nargs=argparse.REMAINDER)
     mock.set_defaults(handler="_mock:mock_command")
     _durable_parsers(commands, parent)
+    _eval_parser(commands, parent)
 
     config = commands.add_parser(
         "config", parents=[parent], help="the effective configuration and its sources"
@@ -224,6 +226,53 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("rest", nargs=argparse.REMAINDER)
     models.set_defaults(handler="_main:models_command", verbose=False, log_json=False)
     return parser
+
+
+def _eval_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser
+) -> None:
+    evaluation = commands.add_parser(
+        "eval",
+        parents=[parent],
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="score an agent file on a dataset of cases (the `evals` extra); `eval compare OLD NEW`",
+        usage="jianmu-like eval DATASET AGENT_FILE [--report FILE]... [--json] [--concurrency N]\n"
+        "       jianmu-like eval compare OLD.json NEW.json [--tolerance X]",
+        description="jianmu-like eval DATASET AGENT_FILE [--report FILE]...: run every case and score it; "
+        "jianmu-like eval compare OLD.json NEW.json: name each regression between two reports.",
+    )
+    evaluation.add_argument(
+        "paths", nargs="+", metavar="PATH", help="DATASET AGENT_FILE, or compare OLD.json NEW.json"
+    )
+    evaluation.add_argument(
+        "--report",
+        action="append",
+        metavar="FILE",
+        help="also write the report to FILE: .json, .html or .md (repeatable)",
+    )
+    evaluation.add_argument(
+        "--json", action="store_true", help="print the report as JSON instead of the table"
+    )
+    evaluation.add_argument(
+        "--concurrency",
+        type=_positive,
+        default=4,
+        metavar="N",
+        help="run at most N cases at once (default 4)",
+    )
+    evaluation.add_argument(
+        "--max-ticks", type=int, default=100_000, metavar="N", help="stop a case after N ticks"
+    )
+    evaluation.add_argument(
+        "--tolerance",
+        type=float,
+        default=0.0,
+        metavar="X",
+        help="compare: a score must drop by more than X to be a regression (default 0)",
+    )
+    _agent_file_options(evaluation)
+    evaluation.set_defaults(handler="_eval:eval_command")
 
 
 def _approvals_parser(
@@ -261,6 +310,30 @@ def _approvals_parser(
             )
         action.add_argument("--database", metavar="URL", help=DATABASE_HELP)
     approvals.set_defaults(handler="_approvals:approvals_command")
+
+
+def _mcp_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser
+) -> None:
+    """Register `mcp login|logout`: OAuth with the HTTP MCP servers of an agent file."""
+    mcp = commands.add_parser(
+        "mcp", parents=[parent], help="log in to (or out of) an agent file's MCP servers"
+    )
+    actions = mcp.add_subparsers(dest="action", required=True, metavar="ACTION")
+    login = actions.add_parser(
+        "login",
+        parents=[parent],
+        help="authorize with an OAuth server (browser; callback on 127.0.0.1) and store the tokens",
+    )
+    logout = actions.add_parser("logout", parents=[parent], help="forget a server's stored tokens")
+    for action in (login, logout):
+        action.add_argument(
+            "agent_file", metavar="AGENT_FILE", help="the agent file whose mcp_servers names it"
+        )
+        action.add_argument("server", metavar="SERVER", help="the server's name in mcp_servers")
+        _agent_file_options(action)
+    login.add_argument("--no-browser", action="store_true", help="only print the URL to open")
+    mcp.set_defaults(handler="_mcp:mcp_command")
 
 
 def _elicitations_parser(

@@ -297,8 +297,9 @@ class MCPSampling(Payload):
     model: str | None = None
     usage: dict[str, Any] | None = None
     reason: str | None = None
-    decided_by: Literal["config", "policy", "person"] | None = None
-    """Who allowed or refused it: the server's config, the provider's sampling policy, a person."""
+    decided_by: Literal["config", "policy", "person", "budget"] | None = None
+    """Who allowed or refused it: the server's config, the provider's sampling policy, a person,
+    or the run's token budget (spent: refused before the request)."""
 
 
 class MCPTask(Payload):

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..._config import ConfigError
 from ..._redact import REDACTED, redact_text, redact_url, register_secret
 from ..._validation import describe_validation
+from ._auth import MCPAuthConfig
 from ._tasks import TaskMode
 
 _PREFIX_RE = re.compile(r"^[a-zA-Z0-9_-]*$")
@@ -63,6 +64,9 @@ class MCPServerConfig(BaseModel):
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
+    auth: MCPAuthConfig | None = None
+    """OAuth 2.1 with the server (HTTP only; see `tools.mcp._auth`): `auth: {}` logs in through a
+    browser once (`jianmu-like mcp login`) and registers the client itself."""
     prefix: str = ""
     """Prepended to every tool name (e.g. "github_") so two servers' tools cannot collide."""
     allow: list[str] | None = None
@@ -100,6 +104,15 @@ class MCPServerConfig(BaseModel):
     """"ask": the server may ask the user for input mid-call (`elicitation/create`); requests
     wait for `MCPToolProvider.respond` (or a handler) at most `elicitation_timeout` seconds."""
     elicitation_timeout: float = Field(300.0, gt=0)
+    max_open_elicitations: int = Field(4, ge=1)
+    """Questions of this server open at once (elicitations and `sampling: ask` requests); more
+    are refused with an MCP error the server reads, so one call cannot bury a person in them."""
+    max_log_events: int = Field(50, ge=0)
+    """Log notifications of one tool call that become `mcp.log` events and log lines; the rest
+    are counted, and one last event says how many were dropped (see `tools.mcp._bounds`)."""
+    progress_interval: float = Field(0.5, ge=0)
+    """At most one `tool.progress` event per call in this many seconds: reports in between are
+    coalesced to the latest, sent when the interval has passed or the call ends."""
     tasks: TaskMode = "auto"
     """Which calls run as MCP tasks (create, poll, fetch the result, cancel when abandoned), on a
     server that offers them: "auto" the tools that require it, "always" also those that allow it
@@ -153,8 +166,8 @@ class MCPServerConfig(BaseModel):
         if transport == "stdio":
             if not self.command:
                 raise ValueError("transport 'stdio' needs `command`")
-            if self.url or self.headers:
-                raise ValueError("`url` and `headers` only apply to transport 'http'")
+            if self.url or self.headers or self.auth:
+                raise ValueError("`url`, `headers` and `auth` only apply to transport 'http'")
         else:
             if not self.url:
                 raise ValueError("transport 'http' needs `url`")
@@ -163,6 +176,8 @@ class MCPServerConfig(BaseModel):
             given = [key for key in ("command", *_STDIO_ONLY) if getattr(self, key)]
             if given:
                 raise ValueError(f"{', '.join(given)} only apply to transport 'stdio'")
+            if self.auth is not None and any(key.lower() == "authorization" for key in self.headers):
+                raise ValueError("give `auth` (OAuth) or an Authorization header, not both")
         name = self.name or self._default_name(transport)
         self._register_secrets(name)
         # Frozen model: fill the derived values in place once, during validation.
