@@ -226,6 +226,7 @@ class RunRecording:
             file.close()
 
     def record_run(self, input_data: Mapping[str, Any] | None, thread_id: str | None, run_id: str) -> None:
+        self.events = 0  # event lines are counted per operation
         self.write(
             {
                 "kind": "run",

@@ -495,3 +495,26 @@ async def test_the_research_preset_replays_without_searching(tmp_path: Path) -> 
     result = await areplay(path, agent=lambda: build(scripted_client([])))
     assert searched == ["rome", "italy"]  # no search ran again
     assert result.final_answer == recorded.final_answer
+
+
+async def test_an_agent_recording_keeps_every_run_of_its_thread(tmp_path: Path, notes: Path) -> None:
+    path = tmp_path / "agent.jsonl"
+    script = [*SCRIPT, reply("You asked me to buy milk.")]
+    async with ScriptedOpenAIServer(script) as srv:
+        agent = Agent(
+            create_react_node(
+                model_client=srv.client(),
+                tools=[agents.write_note],
+                config=ReActConfig(system_prompt="You keep notes."),
+            ),
+            record=path,
+        )
+        await agent.run({"messages": [human("Remember to buy milk")]})
+        second = await agent.run({"messages": [human("What did I ask?")]})  # the same thread goes on
+        await agent.aclose()
+    notes.unlink()
+    assert [line["op"] for line in read_recording(path) if line["kind"] == "run"] == ["run", "run"]
+    result = await areplay(path, agent=agents.offline)
+    assert result.final_answer == second.final_answer == "You asked me to buy milk."
+    assert len(result.state.messages) == len(second.state.messages) == 6
+    assert not notes.exists()
