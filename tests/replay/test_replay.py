@@ -41,6 +41,7 @@ from jianmu_like.testing import (
     areplay_recording,
     call,
     calls,
+    error_reply,
     recordings,
     reply,
     scripted_client,
@@ -518,3 +519,31 @@ async def test_an_agent_recording_keeps_every_run_of_its_thread(tmp_path: Path, 
     assert result.final_answer == second.final_answer == "You asked me to buy milk."
     assert len(result.state.messages) == len(second.state.messages) == 6
     assert not notes.exists()
+
+
+async def test_failures_replay_as_they_happened(tmp_path: Path) -> None:
+    """A tool that raised and a model call that failed are answered with the same failure."""
+    path = tmp_path / "run.jsonl"
+
+    @tool
+    def flaky(n: int) -> str:
+        """Fails.
+
+        Args:
+            n: A number.
+        """
+        raise LookupError(f"no record {n}")
+
+    script = [calls(call("flaky", n=7)), error_reply(400, "context too long")]
+
+    def build(client: Any) -> Agent:
+        return Agent(create_react_node(model_client=client, tools=[flaky]))
+
+    async with ScriptedOpenAIServer(script) as srv:
+        recorded = await build(srv.client()).run({"messages": [human("n=7?")]}, record=path)
+    assert recorded.status == "failure" and "context too long" in (recorded.error or "")
+    seen: list[Event] = []
+    result = await areplay(path, agent=lambda: build(scripted_client([])), on_event=seen.append)
+    assert (result.status, result.error) == (recorded.status, recorded.error)
+    [failed] = [e for e in seen if e.type == "tool.call.completed" or e.type == "tool.call.failed"]
+    assert "LookupError: no record 7" in str(failed.data)
