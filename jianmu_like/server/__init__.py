@@ -4,6 +4,7 @@ Needs Starlette, uvicorn and sse-starlette (`pip install 'jianmu_like[serve]'`);
 framework never imports this package.
 """
 
+from ._a2a import A2ACard, A2ASkill
 from ._app import create_app
 from ._channels import CHANNELS, ChannelMapper
 from ._nodes import NodeWatcher, tree_json
@@ -11,6 +12,8 @@ from ._runs import RunRegistry
 from ._security import TOKEN_ENV, InsecureBindError, check_bind, is_loopback
 
 __all__ = [
+    "A2ACard",
+    "A2ASkill",
     "CHANNELS",
     "TOKEN_ENV",
     "ChannelMapper",

@@ -130,7 +130,9 @@ def _tool_skills(agent: AgentLike) -> list[A2ASkill]:
         tools = getattr(node, "tools", None)
         if isinstance(tools, ToolSet) and tools.listed:  # a provider's tools are listed at run time
             for tool in tools:
-                skills.setdefault(tool.name, A2ASkill(id=tool.name, name=tool.name, description=tool.description))
+                skills.setdefault(
+                    tool.name, A2ASkill(id=tool.name, name=tool.name, description=tool.description, tags=["tool"])
+                )
     return list(skills.values())
 
 
@@ -142,7 +144,7 @@ def agent_card(agent: AgentLike, card: A2ACard, url: str, *, token: bool, versio
     description = card.description or str(getattr(agent.tree, "description", "") or "") or name
     skills = card.skills if card.skills is not None else _tool_skills(agent)
     if not skills:
-        skills = [A2ASkill(id="chat", name=name, description=description)]
+        skills = [A2ASkill(id="chat", name=name, description=description, tags=["chat"])]
     built = pb.AgentCard(
         name=name,
         description=description,
@@ -152,7 +154,9 @@ def agent_card(agent: AgentLike, card: A2ACard, url: str, *, token: bool, versio
         default_input_modes=["text/plain", "application/json"],
         default_output_modes=["text/plain", "application/json"],
         skills=[
-            pb.AgentSkill(id=s.id, name=s.name, description=s.description or s.name, tags=s.tags, examples=s.examples)
+            pb.AgentSkill(
+                id=s.id, name=s.name, description=s.description or s.name, tags=s.tags or [s.id], examples=s.examples
+            )
             for s in skills
         ],
     )

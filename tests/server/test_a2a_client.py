@@ -1,0 +1,195 @@
+"""A remote A2A agent as a tool, end to end over real HTTP: agent A (`A2AAgentProvider`) calls
+agent B, served by this package's A2A face (`create_app`), both on scripted OpenAI-compatible
+model servers. B's approval becomes A's question, answered here; B's failures and silence are
+observations A's model reads; the token comes from the environment and is never shown."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("a2a.client")
+
+from jianmu_like import Agent, ReActConfig, create_react_node, human, tool  # noqa: E402
+from jianmu_like.guard import GuardEnforcer, RequireApproval  # noqa: E402
+from jianmu_like.server import A2ACard, create_app  # noqa: E402
+from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wait_until_async  # noqa: E402
+from jianmu_like.tools._a2a import A2AAgentError, A2AAgentProvider  # noqa: E402
+from tests.server.sse_live import live_server  # noqa: E402
+
+TOKEN = "a2a-client-token-0123456789abcdef"
+gate = threading.Event()
+deleted: list[str] = []
+
+
+@tool
+def delete_file(path: str) -> str:
+    """Delete a file."""
+    deleted.append(path)
+    return f"deleted {path}"
+
+
+@tool
+async def stall(label: str) -> str:
+    """Wait until released."""
+    released = await asyncio.to_thread(gate.wait, PATIENCE)
+    return f"{label} released" if released else f"{label} timed out"
+
+
+def remote_model(body: dict[str, Any]) -> Any:
+    last = body["messages"][-1]
+    if last["role"] == "tool":
+        return reply(f"B: {last['content']}")
+    verb, _, arg = str(last["content"]).partition(" ")
+    if verb == "delete":
+        return call("delete_file", path=arg)
+    if verb == "stall":
+        return call("stall", label=arg)
+    return reply(f"B echoes {last['content']}")
+
+
+def local_model(body: dict[str, Any]) -> Any:
+    last = body["messages"][-1]
+    if last["role"] == "tool":
+        return reply(f"A read: {last['content']}")
+    return call("keeper", message=last["content"])
+
+
+@pytest.fixture(scope="module")
+def remote() -> Iterator[str]:
+    with ScriptedOpenAIServer(remote_model) as model:
+
+        def factory() -> Agent:
+            return Agent(
+                create_react_node(
+                    model_client=model.client(),
+                    tools=[delete_file, stall],
+                    constraints=GuardEnforcer([RequireApproval(tools="delete_file")]),
+                    config=ReActConfig(max_iterations=5),
+                    name="Keeper",
+                ),
+                log_events=False,
+            )
+
+        card = A2ACard(description="Keeps files; deletes them when approved.")
+        with live_server(create_app(factory, token=TOKEN, a2a=card)) as url:
+            yield url
+
+
+@pytest.fixture(scope="module")
+def local_server() -> Iterator[ScriptedOpenAIServer]:
+    with ScriptedOpenAIServer(local_model) as model:
+        yield model
+
+
+def agent_a(model: ScriptedOpenAIServer, url: str, **options: Any) -> Agent:
+    provider = A2AAgentProvider(name="keeper", url=url, auth={"token_env": "KEEPER_TOKEN"}, **options)
+    return Agent(
+        create_react_node(model_client=model.client(), tool_providers=[provider], config=ReActConfig(max_iterations=4)),
+        log_events=False,
+    )
+
+
+def answer_of(result: Any) -> str:
+    return str(result.final_answer)
+
+
+def test_the_remote_agent_answers_and_its_card_describes_the_tool(
+    remote: str, local_server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KEEPER_TOKEN", TOKEN)
+
+    async def go() -> tuple[str, list[dict[str, Any]], list[Any]]:
+        agent = agent_a(local_server, remote)
+        events: list[Any] = []
+        agent.telemetry.subscribe(events.append)
+        try:
+            result = await agent.run({"messages": [human("hello there")]})
+        finally:
+            await agent.aclose()
+        return answer_of(result), local_server.requests, events
+
+    text, requests, events = asyncio.run(asyncio.wait_for(go(), PATIENCE))
+    assert text == "A read: B echoes hello there"
+    [keeper] = [t["function"] for t in requests[-1]["tools"] if t["function"]["name"] == "keeper"]
+    assert "Keeper" in keeper["description"] and "deletes them when approved" in keeper["description"]
+    progress = [e for e in events if e.type == "tool.progress"]
+    assert progress and any("TASK_STATE_COMPLETED" in str(e.data.get("message")) for e in progress)
+    assert TOKEN not in repr([e.data for e in events])
+
+
+@pytest.mark.parametrize("decision", ["approve", "deny"])
+def test_a_remote_approval_is_a_question_answered_here(
+    remote: str, local_server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch, decision: str
+) -> None:
+    monkeypatch.setenv("KEEPER_TOKEN", TOKEN)
+    path = f"/tmp/remote-{decision}"
+
+    async def go() -> tuple[str, Any]:
+        agent = agent_a(local_server, remote)
+        try:
+            running = asyncio.create_task(agent.run({"messages": [human(f"delete {path}")]}))
+            [question] = await wait_until_async(agent.pending_elicitations, "B's question to reach A")
+            assert path not in deleted
+            agent.respond_elicitation(question.id, "accept", {"decision": decision, "reason": "checked"})
+            return answer_of(await running), question
+        finally:
+            await agent.aclose()
+
+    text, question = asyncio.run(asyncio.wait_for(go(), PATIENCE))
+    assert "delete_file" in question.message and question.requested_schema["required"] == ["decision"]
+    if decision == "approve":
+        assert deleted.count(path) == 1 and text == f"A read: B: deleted {path}"
+    else:
+        assert path not in deleted and text.startswith("A read: B:")
+
+
+def test_a_remote_that_never_answers_is_an_observation_within_the_timeout(
+    remote: str, local_server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KEEPER_TOKEN", TOKEN)
+    gate.clear()
+
+    async def go() -> str:
+        agent = agent_a(local_server, remote, timeout=1.0)
+        try:
+            return answer_of(await agent.run({"messages": [human("stall forever")]}))
+        finally:
+            await agent.aclose()
+
+    try:
+        text = asyncio.run(asyncio.wait_for(go(), PATIENCE))
+    finally:
+        gate.set()
+    assert "did not finish within 1 s" in text and "cancelled" in text
+
+
+def test_a_wrong_token_and_a_missing_one_are_clear(
+    remote: str, local_server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KEEPER_TOKEN", "wrong-token-0123456789abcdef")
+
+    async def go() -> str:
+        agent = agent_a(local_server, remote)
+        try:
+            return answer_of(await agent.run({"messages": [human("hello")]}))
+        finally:
+            await agent.aclose()
+
+    text = asyncio.run(asyncio.wait_for(go(), PATIENCE))
+    assert "A read:" in text and "failed" in text and "401" in text
+    assert "wrong-token-0123456789abcdef" not in text
+
+    monkeypatch.delenv("KEEPER_TOKEN")
+    with pytest.raises(A2AAgentError, match="KEEPER_TOKEN"):
+        asyncio.run(A2AAgentProvider(name="keeper", url=remote, auth={"token_env": "KEEPER_TOKEN"}).initialize())
+
+
+def test_an_unreachable_agent_is_refused_at_start(local_server: ScriptedOpenAIServer) -> None:
+    provider = A2AAgentProvider(name="gone", url="http://127.0.0.1:9", connect_timeout=2)
+    with pytest.raises(A2AAgentError, match="cannot read its card"):
+        asyncio.run(provider.initialize())
