@@ -80,6 +80,7 @@ def serve_command(args: argparse.Namespace, console: Console, errors: Console) -
     import uvicorn
 
     from .._config import get_config
+    from ..agentfile._loader import validate_agent_file
     from ..server._app import create_app
     from ._run import enable_streaming
     from ._tracing import start_tracing
@@ -102,6 +103,7 @@ def serve_command(args: argparse.Namespace, console: Console, errors: Console) -
         allowed_hosts=[*settings.allowed_hosts, *args.allowed_host],
         max_body_bytes=args.max_body_bytes or settings.max_body_bytes,
         model_name=Path(args.agent_file).stem,  # each served agent file is a model of /v1/
+        a2a=validate_agent_file(args.agent_file, allow_modules=args.allow_module).a2a_card(),
     )
     host = f"[{args.host}]" if ":" in args.host else args.host
     console.print(f"serving {args.agent_file} on http://{host}:{args.port}/ ({where}; Ctrl-C to stop)")

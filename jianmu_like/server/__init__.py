@@ -12,10 +12,10 @@ from ._runs import RunRegistry
 from ._security import TOKEN_ENV, InsecureBindError, check_bind, is_loopback
 
 __all__ = [
-    "A2ACard",
-    "A2ASkill",
     "CHANNELS",
     "TOKEN_ENV",
+    "A2ACard",
+    "A2ASkill",
     "ChannelMapper",
     "InsecureBindError",
     "NodeWatcher",

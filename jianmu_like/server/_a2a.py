@@ -38,6 +38,7 @@ from starlette.responses import JSONResponse, Response
 
 from .._redact import redact
 from .._run.protocol import AgentLike
+from ..agentfile._spec import A2ACard, A2ASkill
 from ..errors import JianmuError
 from ..guard._approvals import InvalidEdit
 from ..tools.mcp._elicitation import ElicitationError, UnknownElicitation
@@ -57,30 +58,6 @@ ANSWER_ARTIFACT = "answer"
 
 class A2AUnavailable(ImportError, JianmuError):
     """`a2a-sdk` is not installed: the message names the extra to install."""
-
-
-class A2ASkill(BaseModel):
-    """One skill of the agent card (`a2a.skills` of an agent file)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    id: str
-    name: str
-    description: str = ""
-    tags: list[str] = []
-    examples: list[str] = []
-
-
-class A2ACard(BaseModel):
-    """What the agent card says beyond what the agent itself tells (`a2a:` of an agent file).
-    Unset: the name is the tree's root name, the description its agent's, and each tool a skill."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str | None = None
-    description: str | None = None
-    version: str | None = None
-    skills: list[A2ASkill] | None = None
 
 
 class Decision(BaseModel):
@@ -108,10 +85,10 @@ class Answer(BaseModel):
 def sdk() -> Any:
     """Import what the server needs of `a2a-sdk`, naming the extra when it is missing."""
     try:
-        import a2a.server.agent_execution  # noqa: F401
-        import a2a.server.request_handlers  # noqa: F401
-        import a2a.server.routes  # noqa: F401
-        import a2a.server.tasks  # noqa: F401
+        import a2a.server.agent_execution
+        import a2a.server.request_handlers
+        import a2a.server.routes
+        import a2a.server.tasks
         import sse_starlette  # noqa: F401
     except ImportError as exc:
         raise A2AUnavailable(f"{EXTRA_HINT} ({exc})") from None
@@ -131,7 +108,8 @@ def _tool_skills(agent: AgentLike) -> list[A2ASkill]:
         if isinstance(tools, ToolSet) and tools.listed:  # a provider's tools are listed at run time
             for tool in tools:
                 skills.setdefault(
-                    tool.name, A2ASkill(id=tool.name, name=tool.name, description=tool.description, tags=["tool"])
+                    tool.name,
+                    A2ASkill(id=tool.name, name=tool.name, description=tool.description, tags=["tool"]),
                 )
     return list(skills.values())
 
@@ -155,7 +133,11 @@ def agent_card(agent: AgentLike, card: A2ACard, url: str, *, token: bool, versio
         default_output_modes=["text/plain", "application/json"],
         skills=[
             pb.AgentSkill(
-                id=s.id, name=s.name, description=s.description or s.name, tags=s.tags or [s.id], examples=s.examples
+                id=s.id,
+                name=s.name,
+                description=s.description or s.name,
+                tags=s.tags or [s.id],
+                examples=s.examples,
             )
             for s in skills
         ],
@@ -186,21 +168,14 @@ class A2AInputError(JianmuError):
 
 
 def _parts_data(message: a2a_pb2.Message) -> tuple[list[dict[str, Any]], str]:
-    from google.protobuf.json_format import MessageToDict
+    from a2a.helpers.proto_helpers import get_data_parts, get_text_parts
 
     data: list[dict[str, Any]] = []
-    texts: list[str] = []
-    for part in message.parts:
-        kind = part.WhichOneof("content")
-        if kind == "data":
-            value = MessageToDict(part.data)
-            if isinstance(value, dict):
-                data.append(value)
-            else:
-                raise A2AInputError(f"a data part is a JSON object here, got {type(value).__name__}")
-        elif kind == "text":
-            texts.append(part.text)
-    return data, "\n".join(texts).strip()
+    for value in get_data_parts(message.parts):
+        if not isinstance(value, dict):
+            raise A2AInputError(f"a data part is a JSON object here, got {type(value).__name__}")
+        data.append(value)
+    return data, "\n".join(get_text_parts(message.parts)).strip()
 
 
 def decision_of(message: a2a_pb2.Message) -> Decision:
@@ -214,7 +189,9 @@ def decision_of(message: a2a_pb2.Message) -> Decision:
             raise A2AInputError(f"the task waits for a decision: {_problems(exc)}") from None
     verb, _, rest = text.partition(" ")
     if verb.lower().rstrip(".:,") in ("approve", "deny"):
-        return Decision(decision="deny" if verb.lower().startswith("deny") else "approve", reason=rest.strip())
+        return Decision(
+            decision="deny" if verb.lower().startswith("deny") else "approve", reason=rest.strip()
+        )
     raise A2AInputError(
         'the task waits for a decision: send a data part {"decision": "approve" | "deny", '
         f'"reason"?, "arguments"?}} or the text "approve" / "deny", got {text[:80]!r}'
@@ -286,7 +263,9 @@ class RunExecutor:
         else:
             record = self.registry.get(binding.run_id)
             if record.finished:
-                await updater.failed(self._text(updater, f"the run of task {task_id} has finished ({record.status})"))
+                await updater.failed(
+                    self._text(updater, f"the run of task {task_id} has finished ({record.status})")
+                )
                 return
             if message is not None:
                 try:
@@ -388,7 +367,9 @@ class RunExecutor:
         elif status == "cancelled":
             await updater.cancel(self._text(updater, str(data.get("error") or "cancelled")))
         else:
-            await updater.failed(self._text(updater, str(data.get("error") or record.error or "the run failed")))
+            await updater.failed(
+                self._text(updater, str(data.get("error") or record.error or "the run failed"))
+            )
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         from a2a.server.tasks import TaskUpdater
@@ -403,7 +384,9 @@ class RunExecutor:
                 if record.status == "suspended":
                     record.cancelling = True  # the run ends cancelled once its approvals are denied
                     for approval_id in record.waiting():
-                        self.registry.decide(approval_id, False, "the A2A task was cancelled", record.thread_id)
+                        self.registry.decide(
+                            approval_id, False, "the A2A task was cancelled", record.thread_id
+                        )
                 else:
                     self.registry.cancel(record.run_id)
         updater = TaskUpdater(event_queue, str(context.task_id), str(context.context_id))
@@ -415,7 +398,9 @@ def _ask(data: dict[str, Any]) -> str:
     if data.get("status") == "elicitation":
         question = data.get("elicitation") or {}
         return f"question: {question.get('message', '')} (answer with a data part of the values asked for)"
-    tools = ", ".join(f"{a.get('tool')} {json.dumps(a.get('arguments'), default=str)}" for a in data.get("approvals", []))
+    tools = ", ".join(
+        f"{a.get('tool')} {json.dumps(a.get('arguments'), default=str)}" for a in data.get("approvals", [])
+    )
     return f'approval needed: {tools} (answer {{"decision": "approve" | "deny", "reason"?}})'
 
 

@@ -28,6 +28,7 @@ never from the file, and registered as a secret (redacted by value everywhere).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -96,7 +97,7 @@ class A2AAgentConfig(BaseModel):
 def _sdk() -> Any:
     try:
         import a2a.client
-        import a2a.helpers.proto_helpers  # noqa: F401
+        import a2a.helpers.proto_helpers
     except ImportError as exc:
         raise A2AAgentError(f"{EXTRA_HINT} ({exc})") from None
     return a2a.client
@@ -149,7 +150,9 @@ class A2AAgentProvider:
                     f"{self.config.connect_timeout:g} s"
                 ) from None
             except (client.A2AClientError, OSError, ValueError) as exc:
-                raise A2AAgentError(f"A2A agent {self.name!r}: cannot read its card at {self.config.url}: {exc}") from None
+                raise A2AAgentError(
+                    f"A2A agent {self.name!r}: cannot read its card at {self.config.url}: {exc}"
+                ) from None
         self._tool = None
 
     async def get_tools(self, **kwargs: Any) -> Sequence[Tool]:
@@ -191,7 +194,9 @@ class A2AAgentProvider:
             client = ClientFactory(ClientConfig(streaming=True, httpx_client=http)).create(self._card)
             state = _TaskState()
             try:
-                return await asyncio.wait_for(self._converse(client, message, message_id, state), self.config.timeout)
+                return await asyncio.wait_for(
+                    self._converse(client, message, message_id, state), self.config.timeout
+                )
             except TimeoutError:
                 await self._cancel(client, state.task_id)
                 raise ToolError(
@@ -211,12 +216,10 @@ class A2AAgentProvider:
 
         if task_id is None:
             return
-        try:
+        with contextlib.suppress(Exception):  # best effort: the call's own outcome is decided
             await asyncio.wait_for(
-                asyncio.shield(client.cancel_task(pb.CancelTaskRequest(id=task_id))), self.config.connect_timeout
+                client.cancel_task(pb.CancelTaskRequest(id=task_id)), self.config.connect_timeout
             )
-        except Exception:  # best effort: the call's own outcome is already decided  # noqa: BLE001, S110
-            pass
 
     async def _converse(self, client: Any, text: str, message_id: str | None, state: _TaskState) -> str:
         from a2a.helpers.proto_helpers import new_data_part, new_message, new_text_part
@@ -224,7 +227,9 @@ class A2AAgentProvider:
 
         parts = [new_text_part(text)]
         while True:
-            outgoing = new_message(parts, context_id=state.context_id, task_id=state.task_id, role=pb.Role.ROLE_USER)
+            outgoing = new_message(
+                parts, context_id=state.context_id, task_id=state.task_id, role=pb.Role.ROLE_USER
+            )
             if message_id is not None and state.task_id is None:
                 outgoing.message_id = message_id
             await self._follow(client.send_message(pb.SendMessageRequest(message=outgoing)), state)
@@ -241,7 +246,11 @@ class A2AAgentProvider:
                     f"A2A agent {self.name!r} asked a question nobody here answered "
                     f"({state.question!r}); its task was cancelled"
                 )
-            parts = [new_data_part(answer)] if state.wants_decision else [new_text_part(str(answer.get("reply", "")))]
+            parts = (
+                [new_data_part(answer)]
+                if state.wants_decision
+                else [new_text_part(str(answer.get("reply", "")))]
+            )
 
     async def _follow(self, events: AsyncIterator[Any], state: _TaskState) -> None:
         from a2a.types import a2a_pb2 as pb
@@ -283,7 +292,11 @@ class A2AAgentProvider:
     def _outcome(self, state: _TaskState) -> str:
         if state.state == "TASK_STATE_COMPLETED":
             return state.answer() or "(the remote agent answered nothing)"
-        what = {"TASK_STATE_FAILED": "failed", "TASK_STATE_CANCELED": "was cancelled", "TASK_STATE_REJECTED": "refused"}
+        what = {
+            "TASK_STATE_FAILED": "failed",
+            "TASK_STATE_CANCELED": "was cancelled",
+            "TASK_STATE_REJECTED": "refused",
+        }
         raise ToolError(f"A2A agent {self.name!r} {what[state.state]}: {state.note or 'no reason given'}")
 
 
@@ -320,7 +333,7 @@ class _TaskState:
 
     def take_artifact(self, artifact: Any, *, append: bool) -> None:
         key = artifact.artifact_id or artifact.name
-        texts = self.artifacts.setdefault(key, []) if append else self.artifacts.setdefault(key, [])
+        texts = self.artifacts.setdefault(key, [])
         if not append:
             texts.clear()
         texts.append(_text(artifact.parts))
@@ -331,15 +344,20 @@ class _TaskState:
 
 
 def _text(parts: Any) -> str:
-    return "\n".join(part.text for part in parts if part.WhichOneof("content") == "text")
+    from a2a.helpers.proto_helpers import get_text_parts
+
+    return "\n".join(get_text_parts(parts))
 
 
 def _data(parts: Any) -> list[Any]:
-    from google.protobuf.json_format import MessageToDict
+    from a2a.helpers.proto_helpers import get_data_parts
 
-    return [MessageToDict(part.data) for part in parts if part.WhichOneof("content") == "data"]
+    return get_data_parts(parts)
 
 
 def a2a_providers(entries: Sequence[dict[str, Any] | A2AAgentConfig]) -> list[A2AAgentProvider]:
     """The providers of an agent file's `a2a_agents:` (validated: unknown keys are errors)."""
-    return [A2AAgentProvider(entry if isinstance(entry, A2AAgentConfig) else A2AAgentConfig.model_validate(entry)) for entry in entries]
+    return [
+        A2AAgentProvider(entry if isinstance(entry, A2AAgentConfig) else A2AAgentConfig.model_validate(entry))
+        for entry in entries
+    ]

@@ -6,20 +6,35 @@ observations A's model reads; the token comes from the environment and is never 
 from __future__ import annotations
 
 import asyncio
+import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 pytest.importorskip("a2a.client")
 
-from jianmu_like import Agent, ReActConfig, create_react_node, human, tool  # noqa: E402
-from jianmu_like.guard import GuardEnforcer, RequireApproval  # noqa: E402
-from jianmu_like.server import A2ACard, create_app  # noqa: E402
-from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wait_until_async  # noqa: E402
-from jianmu_like.tools._a2a import A2AAgentError, A2AAgentProvider  # noqa: E402
-from tests.server.sse_live import live_server  # noqa: E402
+from jianmu_like import (
+    Agent,
+    AgentFileError,
+    ReActConfig,
+    create_react_node,
+    human,
+    load_agent,
+    tool,
+    validate_agent_file,
+)
+from jianmu_like.guard import GuardEnforcer, RequireApproval
+from jianmu_like.server import A2ACard, create_app
+from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wait_until, wait_until_async
+from jianmu_like.tools._a2a import A2AAgentError, A2AAgentProvider
+from tests.server.guarded_agent import environment
+from tests.server.sse_live import free_port, live_server
 
 TOKEN = "a2a-client-token-0123456789abcdef"
 gate = threading.Event()
@@ -40,8 +55,14 @@ async def stall(label: str) -> str:
     return f"{label} released" if released else f"{label} timed out"
 
 
+def last_of(body: dict[str, Any]) -> dict[str, Any]:
+    """The last message that is not the system's (an agent file's runtime note may come last)."""
+    found: dict[str, Any] = [m for m in body["messages"] if m["role"] != "system"][-1]
+    return found
+
+
 def remote_model(body: dict[str, Any]) -> Any:
-    last = body["messages"][-1]
+    last = last_of(body)
     if last["role"] == "tool":
         return reply(f"B: {last['content']}")
     verb, _, arg = str(last["content"]).partition(" ")
@@ -53,7 +74,7 @@ def remote_model(body: dict[str, Any]) -> Any:
 
 
 def local_model(body: dict[str, Any]) -> Any:
-    last = body["messages"][-1]
+    last = last_of(body)
     if last["role"] == "tool":
         return reply(f"A read: {last['content']}")
     return call("keeper", message=last["content"])
@@ -89,7 +110,9 @@ def local_server() -> Iterator[ScriptedOpenAIServer]:
 def agent_a(model: ScriptedOpenAIServer, url: str, **options: Any) -> Agent:
     provider = A2AAgentProvider(name="keeper", url=url, auth={"token_env": "KEEPER_TOKEN"}, **options)
     return Agent(
-        create_react_node(model_client=model.client(), tool_providers=[provider], config=ReActConfig(max_iterations=4)),
+        create_react_node(
+            model_client=model.client(), tool_providers=[provider], config=ReActConfig(max_iterations=4)
+        ),
         log_events=False,
     )
 
@@ -186,10 +209,94 @@ def test_a_wrong_token_and_a_missing_one_are_clear(
 
     monkeypatch.delenv("KEEPER_TOKEN")
     with pytest.raises(A2AAgentError, match="KEEPER_TOKEN"):
-        asyncio.run(A2AAgentProvider(name="keeper", url=remote, auth={"token_env": "KEEPER_TOKEN"}).initialize())
+        asyncio.run(
+            A2AAgentProvider(name="keeper", url=remote, auth={"token_env": "KEEPER_TOKEN"}).initialize()
+        )
 
 
 def test_an_unreachable_agent_is_refused_at_start(local_server: ScriptedOpenAIServer) -> None:
     provider = A2AAgentProvider(name="gone", url="http://127.0.0.1:9", connect_timeout=2)
     with pytest.raises(A2AAgentError, match="cannot read its card"):
         asyncio.run(provider.initialize())
+
+
+AGENT_B = """\
+kind: react
+name: Echo
+description: Echoes what it is told.
+a2a:
+  version: "2.1"
+  skills:
+    - {id: echo, name: Echo, description: Says it back, tags: [text]}
+"""
+AGENT_A = """\
+kind: react
+name: Caller
+a2a_agents:
+  - name: keeper
+    url: {url}
+    auth: {{token_env: KEEPER_TOKEN}}
+"""
+
+
+def test_agent_files_serve_a_card_and_call_a_remote_agent_over_http(
+    tmp_path: Path, local_server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`jianmu-like serve` publishes the `a2a:` card of its file; an agent file's `a2a_agents`
+    calls it with the token from the environment (the file only names the variable)."""
+    (tmp_path / "echo.yaml").write_text(AGENT_B)
+    port = free_port()
+    b_model = ScriptedOpenAIServer(remote_model).start()
+    env = environment(b_model.base_url) | {"JIANMU_SERVER_TOKEN": TOKEN}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jianmu_like", "serve", "echo.yaml", "--port", str(port)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+
+        def card() -> dict[str, Any] | None:
+            assert proc.poll() is None, proc.communicate()[1]
+            try:
+                found: dict[str, Any] = httpx.get(f"{url}/.well-known/agent-card.json").json()
+                return found
+            except httpx.TransportError:
+                return None
+
+        served = wait_until(card, "the served card")
+        (tmp_path / "caller.yaml").write_text(AGENT_A.format(url=url))
+        monkeypatch.setenv("KEEPER_TOKEN", TOKEN)
+
+        async def go() -> str:
+            agent = load_agent(tmp_path / "caller.yaml", model_client=local_server.client())
+            try:
+                result = await agent.run({"task": "ping", "messages": [human("ping")]})
+                assert result.status == "success", (result.status, result.error, result.termination)
+                return answer_of(result)
+            finally:
+                await agent.aclose()
+
+        text = asyncio.run(asyncio.wait_for(go(), PATIENCE))
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=PATIENCE)
+        b_model.stop()
+    assert served["name"] == "Echo" and served["description"] == "Echoes what it is told."
+    assert served["version"] == "2.1" and [s["id"] for s in served["skills"]] == ["echo"]
+    assert served["securitySchemes"]["bearer"]["httpAuthSecurityScheme"]["scheme"] == "bearer"
+    assert text == "A read: B echoes ping"
+
+
+def test_an_a2a_entry_with_a_token_in_the_file_is_refused_at_its_line(tmp_path: Path) -> None:
+    agent = tmp_path / "bad.yaml"
+    agent.write_text(
+        "kind: react\na2a_agents:\n  - name: keeper\n    url: http://x\n"
+        "    auth: {token: s3cret-value-123456}\n"
+    )
+    with pytest.raises(AgentFileError) as caught:
+        validate_agent_file(agent)
+    assert "bad.yaml:5" in str(caught.value) and "token" in str(caught.value)

@@ -14,17 +14,17 @@ import pytest
 
 pytest.importorskip("a2a.client")
 
-from a2a.client import ClientConfig, create_client  # noqa: E402
-from a2a.client.errors import A2AClientError  # noqa: E402
-from a2a.helpers import proto_helpers  # noqa: E402
-from a2a.helpers.proto_helpers import get_artifact_text, new_data_part  # noqa: E402
-from a2a.types import a2a_pb2 as pb  # noqa: E402
+from a2a.client import ClientConfig, create_client
+from a2a.client.errors import A2AClientError
+from a2a.helpers import proto_helpers
+from a2a.helpers.proto_helpers import get_artifact_text, new_data_part
+from a2a.types import a2a_pb2 as pb
 
-from jianmu_like import Agent, ReActConfig, create_react_node, tool  # noqa: E402
-from jianmu_like.guard import GuardEnforcer, RequireApproval  # noqa: E402
-from jianmu_like.server import create_app  # noqa: E402
-from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply  # noqa: E402
-from tests.server.sse_live import live_server  # noqa: E402
+from jianmu_like import Agent, ReActConfig, create_react_node, tool
+from jianmu_like.guard import GuardEnforcer, RequireApproval
+from jianmu_like.server import create_app
+from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply
+from tests.server.sse_live import live_server
 
 TOKEN = "a2a-test-token-0123456789abcdef"
 gate = threading.Event()
@@ -163,7 +163,9 @@ def test_stream_reports_work_then_the_answer_and_get_reads_the_task(served: str)
 def test_a_context_id_is_a_conversation(served: str) -> None:
     async def go() -> list[str]:
         a2a = await client(served, streaming=False)
-        first = final_task(await collect(a2a.send_message(pb.SendMessageRequest(message=new_text_message("one")))))
+        first = final_task(
+            await collect(a2a.send_message(pb.SendMessageRequest(message=new_text_message("one"))))
+        )
         message = new_text_message("two", context_id=first.context_id)
         second = final_task(await collect(a2a.send_message(pb.SendMessageRequest(message=message))))
         return [first.context_id, second.context_id, first.id, second.id]
@@ -182,7 +184,9 @@ def test_input_required_is_approved_by_the_next_message(served: str, how: str) -
 
     async def go() -> tuple[list[pb.StreamResponse], list[pb.StreamResponse]]:
         a2a = await client(served)
-        first = await collect(a2a.send_message(pb.SendMessageRequest(message=new_text_message(f"delete {path}"))))
+        first = await collect(
+            a2a.send_message(pb.SendMessageRequest(message=new_text_message(f"delete {path}")))
+        )
         task = final_task(first) if any(e.HasField("task") for e in first) else None
         task_id = task.id if task is not None else first[-1].status_update.task_id
         context_id = task.context_id if task is not None else first[-1].status_update.context_id
