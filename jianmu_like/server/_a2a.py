@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -230,9 +231,13 @@ def _jsonable(value: dict[str, Any]) -> Any:
 class RunExecutor:
     """The `AgentExecutor` of the SDK's request handler: each A2A task is one run (see module)."""
 
-    def __init__(self, registry: RunRegistry) -> None:
+    def __init__(self, registry: RunRegistry, remembered: int = 10_000) -> None:
         self.registry = registry
         self.tasks: dict[str, _Binding] = {}
+        self.messages: OrderedDict[str, str] = OrderedDict()
+        """The run each recent first message (by `messageId`) started, `remembered` at most: a
+        client that retries a `SendMessage` (same message id) follows that run, never a second."""
+        self.remembered = remembered
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         from a2a.server.tasks import TaskUpdater
@@ -252,12 +257,17 @@ class RunExecutor:
                         history=[message] if message is not None else [],
                     )
                 )
-            question = context.get_user_input()
-            try:
-                record = self.registry.start(question, context_id)
-            except (RunConflict, NotFound) as exc:
-                await updater.failed(self._text(updater, str(exc)))
-                return
+            record = self._retried(message)
+            if record is None:
+                try:
+                    record = self.registry.start(context.get_user_input(), context_id)
+                except (RunConflict, NotFound) as exc:
+                    await updater.failed(self._text(updater, str(exc)))
+                    return
+                if message is not None and message.message_id:
+                    self.messages[message.message_id] = record.run_id
+                    while len(self.messages) > self.remembered:
+                        self.messages.popitem(last=False)
             binding = self.tasks[task_id] = _Binding(record.run_id)
             await updater.start_work()
         else:
@@ -275,6 +285,18 @@ class RunExecutor:
                     return
         async with binding.lock:
             await self._follow(record, binding, updater, pb)
+
+    def _retried(self, message: a2a_pb2.Message | None) -> RunRecord | None:
+        """The run a retried message already started (still kept), or None."""
+        if message is None or not message.message_id:
+            return None
+        run_id = self.messages.get(message.message_id)
+        if run_id is None:
+            return None
+        try:
+            return self.registry.get(run_id)
+        except NotFound:
+            return None
 
     def _answer(self, record: RunRecord, message: a2a_pb2.Message) -> None:
         """Apply the client's message to what the run waits for: an approval or a question."""

@@ -21,6 +21,7 @@ from a2a.helpers.proto_helpers import get_artifact_text, new_data_part
 from a2a.types import a2a_pb2 as pb
 
 from jianmu_like import Agent, ReActConfig, create_react_node, tool
+from jianmu_like._config import DEFAULT_MAX_BODY_BYTES
 from jianmu_like.guard import GuardEnforcer, RequireApproval
 from jianmu_like.server import create_app
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply
@@ -290,3 +291,39 @@ def test_the_token_is_required_and_a_foreign_host_is_refused(served: str) -> Non
 
     with pytest.raises((A2AClientError, httpx.HTTPStatusError)):
         run(go())
+
+
+def test_a_retried_send_follows_the_first_run_and_never_runs_the_agent_twice(served: str) -> None:
+    path = "/tmp/retried"
+
+    async def go() -> tuple[pb.Task, pb.Task]:
+        a2a = await client(served, streaming=False)
+        message = new_text_message(f"delete {path}")
+        first = final_task(await collect(a2a.send_message(pb.SendMessageRequest(message=message))))
+        again = new_text_message(f"delete {path}")
+        again.message_id = message.message_id  # the client's retry of the same message
+        second = final_task(await collect(a2a.send_message(pb.SendMessageRequest(message=again))))
+        decide = new_text_message("approve", context_id=second.context_id, task_id=second.id)
+        done = final_task(await collect(a2a.send_message(pb.SendMessageRequest(message=decide))))
+        return first, done
+
+    first, done = run(go())
+    assert pb.TaskState.Name(first.status.state) == "TASK_STATE_INPUT_REQUIRED"
+    assert pb.TaskState.Name(done.status.state) == "TASK_STATE_COMPLETED"
+    assert deleted.count(path) == 1
+    runs = httpx.get(f"{served}/api/runs", headers={"Authorization": f"Bearer {TOKEN}"}).json()["runs"]
+    assert [r["input"] for r in runs].count(f"delete {path}") == 1
+
+
+def test_a_body_over_the_limit_is_refused_before_the_sdk_reads_it(served: str) -> None:
+    huge = "x" * (DEFAULT_MAX_BODY_BYTES + 1)
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "SendMessage",
+        "params": {"message": {"parts": [{"text": huge}]}},
+    }
+    answer = httpx.post(
+        f"{served}/a2a/", json=body, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=PATIENCE
+    )
+    assert answer.status_code == 413
