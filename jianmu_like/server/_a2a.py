@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from .._redact import redact
 from .._run.protocol import AgentLike
@@ -43,6 +43,7 @@ from ..agentfile._spec import A2ACard, A2ASkill
 from ..errors import JianmuError
 from ..guard._approvals import InvalidEdit
 from ..tools.mcp._elicitation import ElicitationError, UnknownElicitation
+from ._errors import error_response
 from ._routes import ApiRoute
 from ._runs import NotFound, RunConflict, RunRecord, RunRegistry
 
@@ -59,6 +60,44 @@ ANSWER_ARTIFACT = "answer"
 
 class A2AUnavailable(ImportError, JianmuError):
     """`a2a-sdk` is not installed: the message names the extra to install."""
+
+
+class AgentCardBody(BaseModel):
+    """`GET /.well-known/agent-card.json`: the A2A 1.0 agent card (its JSON form, camelCase)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    description: str
+    version: str
+    supportedInterfaces: list[dict[str, Any]]
+    capabilities: dict[str, Any]
+    defaultInputModes: list[str]
+    defaultOutputModes: list[str]
+    skills: list[dict[str, Any]]
+    securitySchemes: dict[str, Any] | None = None
+    securityRequirements: list[dict[str, Any]] | None = None
+
+
+class JsonRpcRequest(BaseModel):
+    """`POST /a2a/`: one A2A JSON-RPC request (read by the SDK's dispatcher, which answers a
+    malformed one with a JSON-RPC error)."""
+
+    jsonrpc: Literal["2.0"]
+    id: str | int | None = None
+    method: str
+    """`SendMessage`, `SendStreamingMessage` (answered as Server-Sent Events), `GetTask`,
+    `CancelTask`, `SubscribeToTask` (Server-Sent Events), `ListTasks`."""
+    params: dict[str, Any] = {}
+
+
+class JsonRpcResponse(BaseModel):
+    """A JSON-RPC answer: `result` (a task or a message) or `error` (code, message)."""
+
+    jsonrpc: Literal["2.0"]
+    id: str | int | None = None
+    result: Any = None
+    error: dict[str, Any] | None = None
 
 
 class Decision(BaseModel):
@@ -458,32 +497,33 @@ def a2a_routes(
     def endpoint_url(request: Request) -> str:
         return str(request.base_url).rstrip("/") + RPC_PATH
 
-    async def get_card(request: Request, _body: None) -> Response:
+    async def get_card(request: Request, _body: None) -> AgentCardBody | Response:
         try:
             sdk()
         except A2AUnavailable as exc:
-            return JSONResponse({"error": str(exc)}, status_code=501)
+            return error_response(501, str(exc))
         from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 
         built = agent_card(sample(), config, endpoint_url(request), token=token, version=version)
-        return JSONResponse(agent_card_to_dict(built), headers={"Cache-Control": "no-store"})
+        return AgentCardBody.model_validate(agent_card_to_dict(built))
 
     async def rpc(request: Request, _body: None) -> Response:
         try:
             dispatcher = handler(endpoint_url(request))
         except A2AUnavailable as exc:
-            return JSONResponse({"error": str(exc)}, status_code=501)
+            return error_response(501, str(exc))
         answer: Response = await dispatcher.handle_requests(request)
         return answer
 
     return [
         ApiRoute(
             "GET", CARD_PATH, get_card, "the A2A agent card (name, skills, the JSON-RPC endpoint, its "
-            "auth scheme)", None, errors=(501,), tag="a2a",
+            "auth scheme)", AgentCardBody, errors=(501,), tag="a2a",
         ),
         ApiRoute(
             "POST", RPC_PATH, rpc, "A2A 1.0 JSON-RPC: SendMessage, SendStreamingMessage (SSE), GetTask, "
-            "CancelTask, SubscribeToTask", None, errors=(501,), tag="a2a", read_body=False,
+            "CancelTask, SubscribeToTask (SSE)", JsonRpcResponse, JsonRpcRequest, errors=(501,), tag="a2a",
+            read_body=False,
         ),
     ]  # fmt: skip
 
