@@ -401,9 +401,9 @@ class RunExecutor:
                         ]
                     )
                 )
-                if data.get("status") == "pending":
-                    return  # the run is suspended: the next message resumes it
-                continue  # a question: the run waits inside its tool call, still streaming
+                # The run is suspended (an approval) or waits inside a tool call (a question): the
+                # client's next message on the task answers, and this task follows on from here.
+                return
             if channel == "done":
                 await self._finish(record, data, updater)
                 return

@@ -300,3 +300,38 @@ def test_an_a2a_entry_with_a_token_in_the_file_is_refused_at_its_line(tmp_path: 
     with pytest.raises(AgentFileError) as caught:
         validate_agent_file(agent)
     assert "bad.yaml:5" in str(caught.value) and "token" in str(caught.value)
+
+
+def test_a_remote_approval_reaches_the_client_of_a_served_agent_and_its_answer_goes_back(
+    remote: str, local_server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client -> A (served) -> B (served): B's approval is A's question, which A's A2A face shows
+    as `input-required`; the client's decision goes through A back to B."""
+    from a2a.client import ClientConfig, create_client
+    from a2a.helpers.proto_helpers import get_artifact_text, new_data_part, new_message, new_text_part
+    from a2a.types import a2a_pb2 as pb
+
+    monkeypatch.setenv("KEEPER_TOKEN", TOKEN)
+    path = "/tmp/through-a"
+    with live_server(create_app(lambda: agent_a(local_server, remote))) as a_url:
+
+        async def go() -> tuple[pb.Task, pb.Task]:
+            async with httpx.AsyncClient(timeout=PATIENCE) as http:
+                a2a = await create_client(
+                    a_url, client_config=ClientConfig(streaming=False, httpx_client=http)
+                )
+                ask = new_message([new_text_part(f"delete {path}")], role=pb.Role.ROLE_USER)
+                first = [e async for e in a2a.send_message(pb.SendMessageRequest(message=ask))][-1].task
+                parts = [new_data_part({"decision": "approve"})]
+                answer = new_message(
+                    parts, context_id=first.context_id, task_id=first.id, role=pb.Role.ROLE_USER
+                )
+                done = [e async for e in a2a.send_message(pb.SendMessageRequest(message=answer))][-1].task
+                return first, done
+
+        first, done = asyncio.run(asyncio.wait_for(go(), PATIENCE))
+    assert pb.TaskState.Name(first.status.state) == "TASK_STATE_INPUT_REQUIRED"
+    assert "keeper asks" in first.status.message.parts[0].text
+    assert pb.TaskState.Name(done.status.state) == "TASK_STATE_COMPLETED"
+    [answer] = [get_artifact_text(a) for a in done.artifacts if a.name == "answer"]
+    assert answer == f"A read: B: deleted {path}" and deleted.count(path) == 1
