@@ -5,6 +5,8 @@ get, cancel, resubscribe, `input-required` answered (approve, deny), the token, 
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -327,3 +329,37 @@ def test_a_body_over_the_limit_is_refused_before_the_sdk_reads_it(served: str) -
         f"{served}/a2a/", json=body, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=PATIENCE
     )
     assert answer.status_code == 413
+
+
+WITHOUT_SDK = """
+import asyncio, sys
+sys.modules["a2a"] = None  # as if the a2a extra were not installed
+from starlette.testclient import TestClient
+from jianmu_like import Agent, create_react_node
+from jianmu_like.server import create_app
+from jianmu_like.testing import scripted_client
+from jianmu_like.tools import A2AAgentError, A2AAgentProvider
+
+agent = lambda: Agent(create_react_node(model_client=scripted_client(["x"])))
+app = create_app(agent, allowed_hosts=["testserver"])
+with TestClient(app) as http:
+    card = http.get("/.well-known/agent-card.json")
+    rpc = http.post("/a2a/", json={"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {}})
+    runs = http.get("/api/runs")
+print(card.status_code, rpc.status_code, runs.status_code)
+print(card.json()["error"])
+try:
+    asyncio.run(A2AAgentProvider(name="far", url="http://127.0.0.1:9").initialize())
+except A2AAgentError as exc:
+    print(exc)
+"""
+
+
+def test_without_the_a2a_extra_the_routes_and_the_provider_name_it() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT_SDK], capture_output=True, text=True, timeout=PATIENCE, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    statuses, card_error, provider_error = done.stdout.splitlines()
+    assert statuses == "501 501 200"
+    assert "pip install 'jianmu_like[a2a]'" in card_error and "jianmu_like[a2a]" in provider_error
