@@ -25,6 +25,9 @@ EXIT_NODE_ERROR = 4
 """A node of the tree raised an exception (a bug in a node or a tool runner)."""
 EXIT_PROVIDER_ERROR = 5
 """A tool provider (an MCP server) could not start; no model was asked."""
+EXIT_ADDRESS = 6
+"""`serve` could not listen on its address: the port is in use (or not allowed, or the host is
+not this machine's); checked before anything is printed or served."""
 EXIT_INTERRUPTED = 130
 """Ctrl-C (SIGINT)."""
 EXIT_BROKEN_PIPE = 141
@@ -42,6 +45,7 @@ exit codes:
   3    suspended, waiting for approvals
   4    node_error: a node of the tree raised an exception
   5    provider_error: a tool provider (MCP server) could not start
+  6    serve: its address is in use or cannot be bound (try another --port)
   130  interrupted (Ctrl-C)
   141  standard output was closed by its reader (e.g. `| head -1`); nothing more is printed
   143  terminated (SIGTERM); the run was stopped and its MCP servers with it

@@ -195,6 +195,9 @@ class AgentTree(BaseModel):
 
     tree: TreeNode
     checkpoints: bool
+    models: list[str] = []
+    """The model(s) that answer, with their server or embedded backend (`qwen3 at
+    http://127.0.0.1:8080/v1 (llama.cpp)`); the embedded model says why it was chosen."""
 
 
 class ThreadList(BaseModel):

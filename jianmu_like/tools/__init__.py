@@ -44,6 +44,11 @@ _EXPORTS = {
         "ToolProviderError",
         "UnknownToolError",
     ),
+    ".mcp._auth": (
+        "MCPAuthConfig",
+        "MCPAuthError",
+        "MCPLoginRequiredError",
+    ),
     ".mcp._config": (
         "MCPConfigError",
         "MCPServerConfig",
@@ -123,6 +128,9 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .builtin import calculator as calculator
     from .builtin import evaluate as evaluate
     from .builtin import think as think
+    from .mcp._auth import MCPAuthConfig as MCPAuthConfig
+    from .mcp._auth import MCPAuthError as MCPAuthError
+    from .mcp._auth import MCPLoginRequiredError as MCPLoginRequiredError
     from .mcp._config import MCPConfigError as MCPConfigError
     from .mcp._config import MCPServerConfig as MCPServerConfig
     from .mcp._config import parse_mcp_servers as parse_mcp_servers

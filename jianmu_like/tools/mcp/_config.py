@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..._config import ConfigError
 from ..._redact import REDACTED, redact_text, redact_url, register_secret
 from ..._validation import describe_validation
+from ._auth import MCPAuthConfig
 from ._tasks import TaskMode
 
 _PREFIX_RE = re.compile(r"^[a-zA-Z0-9_-]*$")
@@ -63,6 +64,9 @@ class MCPServerConfig(BaseModel):
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
+    auth: MCPAuthConfig | None = None
+    """OAuth 2.1 with the server (HTTP only; see `tools.mcp._auth`): `auth: {}` logs in through a
+    browser once (`jianmu-like mcp login`) and registers the client itself."""
     prefix: str = ""
     """Prepended to every tool name (e.g. "github_") so two servers' tools cannot collide."""
     allow: list[str] | None = None
@@ -153,8 +157,8 @@ class MCPServerConfig(BaseModel):
         if transport == "stdio":
             if not self.command:
                 raise ValueError("transport 'stdio' needs `command`")
-            if self.url or self.headers:
-                raise ValueError("`url` and `headers` only apply to transport 'http'")
+            if self.url or self.headers or self.auth:
+                raise ValueError("`url`, `headers` and `auth` only apply to transport 'http'")
         else:
             if not self.url:
                 raise ValueError("transport 'http' needs `url`")
@@ -163,6 +167,8 @@ class MCPServerConfig(BaseModel):
             given = [key for key in ("command", *_STDIO_ONLY) if getattr(self, key)]
             if given:
                 raise ValueError(f"{', '.join(given)} only apply to transport 'stdio'")
+            if self.auth is not None and any(key.lower() == "authorization" for key in self.headers):
+                raise ValueError("give `auth` (OAuth) or an Authorization header, not both")
         name = self.name or self._default_name(transport)
         self._register_secrets(name)
         # Frozen model: fill the derived values in place once, during validation.
