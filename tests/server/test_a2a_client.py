@@ -38,6 +38,7 @@ from tests.server.sse_live import free_port, live_server
 
 TOKEN = "a2a-client-token-0123456789abcdef"
 gate = threading.Event()
+stalled = threading.Event()
 deleted: list[str] = []
 
 
@@ -51,6 +52,7 @@ def delete_file(path: str) -> str:
 @tool
 async def stall(label: str) -> str:
     """Wait until released."""
+    stalled.set()
     released = await asyncio.to_thread(gate.wait, PATIENCE)
     return f"{label} released" if released else f"{label} timed out"
 
@@ -335,3 +337,39 @@ def test_a_remote_approval_reaches_the_client_of_a_served_agent_and_its_answer_g
     assert pb.TaskState.Name(done.status.state) == "TASK_STATE_COMPLETED"
     [answer] = [get_artifact_text(a) for a in done.artifacts if a.name == "answer"]
     assert answer == f"A read: B: deleted {path}" and deleted.count(path) == 1
+
+
+def test_a_cancelled_run_cancels_the_remote_task(
+    remote: str, local_server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KEEPER_TOKEN", TOKEN)
+    gate.clear()
+    stalled.clear()
+
+    async def go() -> list[dict[str, Any]]:
+        agent = agent_a(local_server, remote)
+        try:
+            running = asyncio.create_task(agent.run({"messages": [human("stall cancelme")]}))
+            await asyncio.to_thread(stalled.wait, PATIENCE)  # B is in its tool
+            running.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await running
+        finally:
+            await agent.aclose()
+        async with httpx.AsyncClient(base_url=remote, headers={"Authorization": f"Bearer {TOKEN}"}) as http:
+
+            async def b_runs() -> list[dict[str, Any]]:
+                runs: list[dict[str, Any]] = (await http.get("/api/runs")).json()["runs"]
+                return [r for r in runs if r["input"] == "stall cancelme"]
+
+            deadline = asyncio.get_running_loop().time() + PATIENCE
+            while (found := await b_runs()) and found[0]["status"] == "running":
+                assert asyncio.get_running_loop().time() < deadline, found
+                await asyncio.sleep(0.05)
+            return found
+
+    try:
+        found = asyncio.run(asyncio.wait_for(go(), PATIENCE))
+    finally:
+        gate.set()
+    assert [r["status"] for r in found] == ["cancelled"]
