@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from a2a.types import a2a_pb2
 
 RPC_PATH = "/a2a/"
+_TERMINAL = ("TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED")
 CARD_PATH = "/.well-known/agent-card.json"
 EXTRA_HINT = "the A2A protocol needs the `a2a` extra: pip install 'jianmu_like[a2a]'"
 ANSWER_ARTIFACT = "answer"
@@ -311,10 +312,11 @@ class RunExecutor:
             await updater.start_work()
         else:
             record = self.registry.get(binding.run_id)
-            if record.finished:
-                await updater.failed(
-                    self._text(updater, f"the run of task {task_id} has finished ({record.status})")
-                )
+            if record.finished:  # a message that queued behind the one that ended the run
+                task = context.current_task
+                done = task is not None and pb.TaskState.Name(task.status.state) in _TERMINAL
+                if not done:
+                    await self._finish(record, {"error": record.error}, updater)
                 return
             if message is not None:
                 try:

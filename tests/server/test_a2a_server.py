@@ -363,3 +363,30 @@ def test_without_the_a2a_extra_the_routes_and_the_provider_name_it() -> None:
     statuses, card_error, provider_error = done.stdout.splitlines()
     assert statuses == "501 501 200"
     assert "pip install 'jianmu_like[a2a]'" in card_error and "jianmu_like[a2a]" in provider_error
+
+
+def test_two_answers_to_one_task_at_once_decide_once(served: str) -> None:
+    path = "/tmp/two-at-once"
+
+    async def go() -> tuple[list[Any], pb.Task]:
+        a2a = await client(served, streaming=False)
+        first = final_task(
+            await collect(a2a.send_message(pb.SendMessageRequest(message=new_text_message(f"delete {path}"))))
+        )
+
+        async def answer(text: str) -> Any:
+            message = new_text_message(text, context_id=first.context_id, task_id=first.id)
+            try:
+                return final_task(await collect(a2a.send_message(pb.SendMessageRequest(message=message))))
+            except A2AClientError as exc:
+                return exc
+
+        outcomes = await asyncio.gather(answer("approve"), answer("deny too late"))
+        return outcomes, await a2a.get_task(pb.GetTaskRequest(id=first.id))
+
+    outcomes, task = run(go())
+    assert pb.TaskState.Name(task.status.state) == "TASK_STATE_COMPLETED"
+    assert deleted.count(path) == 1 or path not in deleted  # one decision, whichever came first
+    assert not any(
+        isinstance(o, pb.Task) and o.status.state == pb.TaskState.TASK_STATE_FAILED for o in outcomes
+    )
