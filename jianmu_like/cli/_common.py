@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
 EXIT_OK = 0
 EXIT_FAILED = 1
-"""The agent ran and failed (model error, iteration or token limit, ...)."""
+"""The agent ran and failed (model error, iteration or token limit, ...); `eval`: a case failed;
+`eval compare`: a regression."""
 EXIT_USAGE = 2
 """Bad arguments, agent file, configuration or checkpoint store."""
 EXIT_SUSPENDED = 3
@@ -39,7 +40,8 @@ EXIT_TERMINATED = 143
 EXIT_CODES_HELP = """\
 exit codes:
   0    success
-  1    the agent failed: model error (server unreachable, bad answers), iteration or token limit
+  1    the agent failed: model error (server unreachable, bad answers), iteration or token limit;
+       eval: a case failed (an assertion, an evaluator or its run); eval compare: a regression
   2    usage, agent-file, configuration or checkpoint error (also guard_error: a guard rule
        names a tool that the agent's MCP servers did not list)
   3    suspended, waiting for approvals

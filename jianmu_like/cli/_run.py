@@ -209,7 +209,9 @@ def run_command(args: argparse.Namespace, console: Console, errors: Console) -> 
     data = {"task": question, "messages": [human(question)]}
 
     def start() -> Awaitable[AgentResult]:
-        return agent.run(data, max_ticks=args.max_ticks, thread_id=thread, checkpointer=store)
+        return agent.run(
+            data, max_ticks=args.max_ticks, thread_id=thread, checkpointer=store, record=args.record
+        )
 
     try:
         label = store_label(args.checkpoint) if store is not None else None
