@@ -240,9 +240,12 @@ def _approvals_parser(
 def _mcp_parser(
     commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser
 ) -> None:
-    """Register `mcp login|logout`: OAuth with the HTTP MCP servers of an agent file."""
+    """Register `mcp login|logout` (OAuth with the HTTP MCP servers of an agent file) and
+    `mcp serve` (the agent file as an MCP server)."""
     mcp = commands.add_parser(
-        "mcp", parents=[parent], help="log in to (or out of) an agent file's MCP servers"
+        "mcp",
+        parents=[parent],
+        help="log in to (or out of) an agent file's MCP servers; serve an agent as an MCP server",
     )
     actions = mcp.add_subparsers(dest="action", required=True, metavar="ACTION")
     login = actions.add_parser(
@@ -258,6 +261,36 @@ def _mcp_parser(
         action.add_argument("server", metavar="SERVER", help="the server's name in mcp_servers")
         _agent_file_options(action)
     login.add_argument("--no-browser", action="store_true", help="only print the URL to open")
+    serve = actions.add_parser(
+        "serve",
+        parents=[parent],
+        help="offer an agent file to MCP clients as one tool (stdio; --http: streamable HTTP)",
+    )
+    serve.add_argument("agent_file", metavar="AGENT_FILE", help="agent file (e.g. presets/react.yaml)")
+    serve.add_argument("--http", action="store_true", help="streamable HTTP at /mcp instead of stdio")
+    serve.add_argument("--host", default="127.0.0.1", help="--http: address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8322, help="--http: port (default 8322)")
+    serve.add_argument(
+        "--token",
+        default=None,
+        help="--http: require `Authorization: Bearer TOKEN` (or JIANMU_SERVER_TOKEN); needed off loopback",
+    )
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="--http: another Host name the server answers to (NAME or NAME:PORT); repeatable",
+    )
+    serve.add_argument("--checkpoint", metavar="STORE", help="save every run in this " + STORE_HELP)
+    serve.add_argument(
+        "--question-timeout",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="how long the MCP client has to answer an approval or a question (then: denied)",
+    )
+    _agent_file_options(serve)
     mcp.set_defaults(handler="_mcp:mcp_command")
 
 
