@@ -202,13 +202,13 @@ def http_served(
 
 
 @asynccontextmanager
-async def http_session(url: str, token: str = TOKEN) -> AsyncIterator[ClientSession]:
+async def http_session(url: str, token: str = TOKEN, elicit: Any = None) -> AsyncIterator[ClientSession]:
     client = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
     with anyio.fail_after(PATIENCE * 2):
         async with (
             client,
             streamable_http_client(f"{url}/mcp", http_client=client) as (read, write),
-            ClientSession(read, write) as session,
+            ClientSession(read, write, elicitation_callback=elicit) as session,
         ):
             await session.initialize()
             yield session
@@ -268,3 +268,22 @@ async def test_http_cancelling_the_call_cancels_the_run(http_served: tuple[str, 
         assert record.status == "cancelled"
         # the session still answers
         assert text_of(await session.call_tool("Careful", {"question": "1 + 1"})) == "result: 2"
+
+
+async def test_http_an_approval_reaches_the_caller_as_an_elicitation(
+    http_served: tuple[str, RunRegistry],
+) -> None:
+    url, _ = http_served
+    notes: list[str | None] = []
+
+    async def progress(_value: float, _total: float | None, message: str | None) -> None:
+        notes.append(message)
+
+    elicit = answering("accept", {"approve": False, "reason": "not that file"})
+    async with http_session(url, elicit=elicit) as session:
+        result = await session.call_tool(
+            "Careful", {"question": "delete keep.txt"}, progress_callback=progress
+        )
+    assert len(elicit.asked) == 1 and "keep.txt" in elicit.asked[0].message, text_of(result)
+    assert "not that file" in text_of(result)  # the person's reason, told to the model
+    assert "iteration 1: delete_file denied" in notes
