@@ -102,7 +102,10 @@ def serve_mcp_command(args: argparse.Namespace, errors: Console) -> int:
 
     import uvicorn
 
-    app = http_app(tool, token=token, allowed_hosts=args.allowed_host, on_shutdown=[cleanup])
+    from .._config import get_config
+
+    allowed = [*get_config().server.allowed_hosts, *args.allowed_host]
+    app = http_app(tool, token=token, allowed_hosts=allowed, on_shutdown=[cleanup])
     host = f"[{args.host}]" if ":" in args.host else args.host
     where = f"http://{host}:{args.port}/mcp ({where})"
     errors.print(Text(f"serving {args.agent_file} as the MCP tool {tool.name!r} on {where}"))

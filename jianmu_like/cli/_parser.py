@@ -95,6 +95,13 @@ def _seconds_or_off(text: str) -> float:
     return value
 
 
+def _positive_seconds(text: str) -> float:
+    value = float(text)
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
+
+
 def _otel_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--otel",
@@ -279,13 +286,14 @@ def _mcp_parser(
         "--allowed-host",
         action="append",
         default=[],
-        metavar="NAME",
-        help="--http: another Host name the server answers to (NAME or NAME:PORT); repeatable",
+        type=_host_name,
+        metavar="NAME[:PORT]",
+        help="--http: also answer requests for this Host (repeatable; adds to server.allowed_hosts)",
     )
     serve.add_argument("--checkpoint", metavar="STORE", help="save every run in this " + STORE_HELP)
     serve.add_argument(
         "--question-timeout",
-        type=float,
+        type=_positive_seconds,
         default=300.0,
         metavar="SECONDS",
         help="how long the MCP client has to answer an approval or a question (then: denied)",

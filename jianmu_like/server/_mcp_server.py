@@ -43,9 +43,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .._redact import redact_secrets_in, redact_text
 from ..errors import JianmuError
-from ._artifacts import artifacts
+from ._artifacts import _body, artifacts
 from ._errors import error_response
-from ._runs import RunConflict, RunRecord, RunRegistry, SSEMessage
+from ._runs import NotFound, RunConflict, RunRecord, RunRegistry, SSEMessage
 from ._security import BearerTokenMiddleware, HostAllowList, HostRule, SameOriginJson
 
 MCP_PATH = "/mcp"
@@ -271,21 +271,24 @@ def _progress_note(message: SSEMessage) -> str | None:
 
 
 def _embedded(record: RunRecord, n: int, artifact: dict[str, Any]) -> types.EmbeddedResource | None:
-    """An artifact as an embedded resource (text for text, base64 for the rest)."""
-    content = artifact.get("content")
-    if content is None:
-        return None  # a file on the server's disk: not sent (the HTTP API serves it)
+    """An artifact as an embedded resource (text for text, base64 for the rest); one whose file
+    is gone by now is left out (the run's log names it)."""
+    name = str(artifact.get("name") or f"artifact-{n}")
+    try:
+        body = _body(artifact, f"artifact {n} ({name}) of run {record.run_id!r}")
+    except NotFound:
+        return None
     uri = f"jianmu://runs/{record.run_id}/artifacts/{n}"
     media = str(artifact.get("mime_type") or "application/octet-stream")
+    textual = media.startswith("text/") or media in ("application/json", "application/xml")
     resource: types.TextResourceContents | types.BlobResourceContents
-    if artifact.get("encoding") == "base64":
-        resource = types.BlobResourceContents(uri=uri, mime_type=media, blob=str(content))
-    elif media.startswith("text/") or media in ("application/json", "application/xml"):
-        resource = types.TextResourceContents(uri=uri, mime_type=media, text=redact_text(str(content)))
+    if textual and artifact.get("encoding") != "base64":
+        text = redact_text(body.decode("utf-8", errors="replace"))
+        resource = types.TextResourceContents(uri=uri, mime_type=media, text=text)
     else:
-        blob = base64.b64encode(str(content).encode("utf-8")).decode("ascii")
+        blob = base64.b64encode(body).decode("ascii")
         resource = types.BlobResourceContents(uri=uri, mime_type=media, blob=blob)
-    meta = redact_secrets_in({"name": artifact.get("name"), "tool": artifact.get("tool")})
+    meta = redact_secrets_in({"name": name, "tool": artifact.get("tool")})
     return types.EmbeddedResource(type="resource", resource=resource, meta=meta)
 
 

@@ -5,6 +5,7 @@ scripted OpenAI-compatible server over real HTTP."""
 
 from __future__ import annotations
 
+import base64
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -91,12 +92,12 @@ def answering(action: str, content: dict[str, Any] | None = None) -> Any:
 
 @asynccontextmanager
 async def stdio_session(
-    folder: Path, model: ScriptedOpenAIServer, elicit: Any = None
+    folder: Path, model: ScriptedOpenAIServer, elicit: Any = None, timeout: float = 20
 ) -> AsyncIterator[ClientSession]:
     agent = write_agent(folder, "effects")
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "jianmu_like", "mcp", "serve", str(agent), "--question-timeout", "20"],
+        args=["-m", "jianmu_like", "mcp", "serve", str(agent), "--question-timeout", str(timeout)],
         env=environment(model.base_url),
         cwd=str(folder),
     )
@@ -162,6 +163,22 @@ async def test_stdio_a_declined_approval_denies_the_call_and_says_so(
         result = await session.call_tool("Careful", {"question": "delete notes.txt"})
     assert deleted(tmp_path) == []
     assert f"answered '{action}'" in text_of(result), text_of(result)
+
+
+async def test_stdio_an_unanswered_approval_is_denied_after_the_timeout(
+    tmp_path: Path, model: ScriptedOpenAIServer
+) -> None:
+    answered = anyio.Event()
+
+    async def never(_context: Any, _params: types.ElicitRequestParams) -> types.ElicitResult:
+        await answered.wait()  # released when the test ends
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    async with stdio_session(tmp_path, model, never, timeout=0.5) as session:
+        result = await session.call_tool("Careful", {"question": "delete notes.txt"})
+        answered.set()
+    assert deleted(tmp_path) == []
+    assert "gave no answer within 0.5 s" in text_of(result), text_of(result)
 
 
 async def test_stdio_a_client_that_cannot_elicit_gets_the_call_denied(
@@ -287,3 +304,42 @@ async def test_http_an_approval_reaches_the_caller_as_an_elicitation(
     assert len(elicit.asked) == 1 and "keep.txt" in elicit.asked[0].message, text_of(result)
     assert "not that file" in text_of(result)  # the person's reason, told to the model
     assert "iteration 1: delete_file denied" in notes
+
+
+async def test_artifacts_come_back_as_embedded_resources() -> None:
+    from jianmu_like import AgentTemplate, ReActConfig, create_react_node
+    from jianmu_like.testing import scripted_client
+    from tests.server import artifact_agent as made
+
+    root = create_react_node(
+        model_client=scripted_client(made.responder),
+        tools=[made.chart, made.photo, made.table],
+        config=ReActConfig(max_iterations=3),
+    )
+    registry = RunRegistry(AgentTemplate.from_prototype(root, log_events=False).conversation)
+    with live_server(http_app(AgentTool(registry, name="Artist", description=""), token=None)) as url:
+        async with http_session(url) as session:
+            result = await session.call_tool("Artist", {"question": "make them"})
+    assert text_of(result) == "made them"
+    resources = [block for block in result.content if isinstance(block, types.EmbeddedResource)]
+    by_name = {block.meta["name"]: block.resource for block in resources if block.meta}
+    assert set(by_name) == {"chart.html", "dot.png", "cities.csv"}
+    chart, photo, table = by_name["chart.html"], by_name["dot.png"], by_name["cities.csv"]
+    assert isinstance(chart, types.TextResourceContents) and chart.text == made.HTML
+    assert isinstance(table, types.TextResourceContents) and table.text == made.CSV
+    assert isinstance(photo, types.BlobResourceContents) and base64.b64decode(photo.blob) == made.PNG
+    assert photo.mime_type == "image/png" and str(photo.uri).startswith("jianmu://runs/")
+
+
+def test_the_command_refuses_a_public_bind_without_a_token_and_a_bad_timeout(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from jianmu_like.cli._main import main
+
+    monkeypatch.delenv("JIANMU_SERVER_TOKEN", raising=False)
+    preset = Path(__file__).resolve().parents[2] / "presets" / "react.yaml"
+    assert main(["mcp", "serve", str(preset), "--http", "--host", "0.0.0.0"]) == 2
+    assert "refusing to serve on 0.0.0.0" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["mcp", "serve", str(preset), "--question-timeout", "0"])
+    assert "positive number of seconds" in capsys.readouterr().err
