@@ -343,3 +343,28 @@ def test_the_command_refuses_a_public_bind_without_a_token_and_a_bad_timeout(
     with pytest.raises(SystemExit):
         main(["mcp", "serve", str(preset), "--question-timeout", "0"])
     assert "positive number of seconds" in capsys.readouterr().err
+
+
+async def test_a_question_of_the_agent_s_own_mcp_server_is_relayed_to_the_caller() -> None:
+    from jianmu_like import Agent, create_react_node
+    from tests.server import test_mcp_elicitations as human
+
+    if human.NODE is None or not human.ENTRY.exists():
+        pytest.skip("server-everything is not installed: npm install --prefix tests/mcp")
+    script = [call("trigger-elicitation-request"), reply("thanks")]
+    elicit = answering("accept", {"name": "Ada Lovelace", "check": True})
+    with ScriptedOpenAIServer(script) as srv:
+
+        def factory() -> Agent:
+            provider = human.everything(elicitation="ask", allow=["trigger-elicitation-request"])
+            return Agent(create_react_node(model_client=srv.client(), tool_providers=[provider]))
+
+        registry = RunRegistry(factory)
+        with live_server(http_app(AgentTool(registry, name="Asker", description=""), token=None)) as url:
+            async with http_session(url, elicit=elicit) as session:
+                result = await session.call_tool("Asker", {"question": "ask them"})
+        observation = next(m["content"] for m in srv.requests[-1]["messages"] if m["role"] == "tool")
+    assert text_of(result) == "thanks"
+    [question] = elicit.asked
+    assert question.requested_schema["required"] == ["name"]
+    assert "- Name: Ada Lovelace" in observation  # the caller's answer reached the agent's server
