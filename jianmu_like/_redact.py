@@ -34,6 +34,8 @@ from collections.abc import Mapping
 from typing import Any, overload
 from urllib.parse import quote, quote_plus, unquote
 
+from pydantic_core import to_json
+
 _SECRET_KEY = re.compile(r"(api[_-]?key|authorization|secret|password|passwd|bearer|access[_-]?token)", re.I)
 _SECRET_VALUE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,}|Bearer\s+[A-Za-z0-9._\-]{8,})")
 REDACTED = "***"
@@ -215,4 +217,22 @@ def redact(value: Any) -> Any:
         return [redact(v) for v in value]
     if isinstance(value, str):
         return redact_text(value)
+    return value
+
+
+def redact_bulk(value: Any) -> Any:
+    """`redact(value)` for bulk JSON data (a recording's model requests and replies, tool
+    arguments and outputs): when the value's JSON text holds nothing `redact` would mask (no
+    secret-named key or secret-looking value, no URL, no registered secret) the value itself is
+    returned, which is far cheaper than walking it; otherwise `redact(value)`. The check reads the
+    text conservatively (a match anywhere, key or value, takes the full path)."""
+    text = to_json(value, fallback=repr).decode("utf-8", "replace")
+    forms = _by_value
+    if (
+        "://" in text
+        or _SECRET_KEY.search(text) is not None
+        or _SECRET_VALUE.search(text) is not None
+        or (forms is not None and any(form in text for form in forms))
+    ):
+        return redact(value)
     return value

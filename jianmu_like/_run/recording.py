@@ -30,7 +30,7 @@ from typing import IO, Any
 from pydantic import BaseModel
 from pydantic_core import to_json, to_jsonable_python
 
-from .._redact import redact
+from .._redact import redact, redact_bulk
 from ..errors import JianmuError
 from ..models._client import ContentEvents
 from ..models._hooks import ModelCall, model_call_hook, use_model_call_hook
@@ -81,10 +81,11 @@ class RequestDeltas:
     read.
     """
 
-    __slots__ = ("_last",)
+    __slots__ = ("_fields", "_last")
 
     def __init__(self) -> None:
         self._last: dict[str | None, tuple[int, list[Message], Any]] = {}
+        self._fields: dict[str | None, tuple[dict[str, Any], dict[str, Any]]] = {}
 
     def encode(self, node: str | None, seq: int, request: ModelRequest) -> dict[str, Any]:
         messages, tools = request.messages, request.tools
@@ -100,12 +101,15 @@ class RequestDeltas:
             out["base"], out["keep"] = base, keep
         self._last[node] = (seq, messages, tools)
         fields = request.model_dump(mode="json", exclude_none=True, exclude={"messages", "tools"})
-        out.update(redact(fields))
-        out["messages"] = [redact(m.model_dump(mode="json", exclude_none=True)) for m in messages[keep:]]
+        cached = self._fields.get(node)
+        if cached is None or cached[0] != fields:  # the sampling settings rarely change
+            cached = self._fields[node] = (fields, redact_bulk(fields))
+        out.update(cached[1])
+        out["messages"] = [redact_bulk(m.model_dump(mode="json", exclude_none=True)) for m in messages[keep:]]
         if tools_same:
             out["tools_same"] = True
         elif tools is not None:
-            out["tools"] = redact(tools)
+            out["tools"] = redact_bulk(tools)
         return out
 
 
@@ -222,13 +226,14 @@ class RunRecording:
             file.close()
 
     def record_run(self, input_data: Mapping[str, Any] | None, thread_id: str | None, run_id: str) -> None:
+        self.events = 0  # event lines are counted per operation
         self.write(
             {
                 "kind": "run",
                 "op": "run",
                 "run_id": run_id,
                 "thread_id": thread_id,
-                "input": redact(jsonable(dict(input_data or {}))),
+                "input": redact_bulk(jsonable(dict(input_data or {}))),
             }
         )
 
@@ -306,7 +311,7 @@ class RunRecording:
             self.write(line)
             raise
         line["events"] = emitted
-        line["response"] = redact(response.model_dump(mode="json", exclude_none=True))
+        line["response"] = redact_bulk(response.model_dump(mode="json", exclude_none=True))
         self.write(line)
         return response
 
@@ -316,7 +321,7 @@ class RunRecording:
             "tick": self.tick(),
             "after_model": self.model_calls,
             "tool": tool.name,
-            "arguments": redact(jsonable(arguments)),
+            "arguments": redact_bulk(jsonable(arguments)),
         }
         try:
             output = await (outer(invoke, tool, arguments) if outer is not None else invoke(tool, arguments))
@@ -327,7 +332,7 @@ class RunRecording:
             raise
         text = output if isinstance(output, str) else render_result(output)
         line["events_before"] = self.events
-        line["output"] = redact(text)
+        line["output"] = redact_bulk(text)
         self.write(line)
         return text
 

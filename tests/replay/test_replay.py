@@ -19,11 +19,12 @@ from jianmu_like import (
     ToolCall,
     create_plan_execute_node,
     create_react_node,
+    create_research_node,
     create_supervisor_node,
     human,
     tool,
 )
-from jianmu_like._redact import register_secret
+from jianmu_like._redact import redact, redact_bulk, register_secret
 from jianmu_like.guard import GuardDecision, GuardEnforcer
 from jianmu_like.replay import (
     RecordingError,
@@ -40,6 +41,7 @@ from jianmu_like.testing import (
     areplay_recording,
     call,
     calls,
+    error_reply,
     recordings,
     reply,
     scripted_client,
@@ -440,3 +442,108 @@ async def test_a_follow_up_injected_during_the_run_replays_at_its_place(tmp_path
     assert result.final_answer == recorded.final_answer
     assert [e.data["status"] for e in seen if e.type == "inject"] == ["queued", "applied"]
     assert [m.content for m in result.state.messages] == [m.content for m in recorded.state.messages]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"role": "user", "content": "plain text, nothing to hide", "n": [1, 2.5, None, True]},
+        {"api_key": "abc", "x": 1},
+        {"content": "see https://user:pw@example.org/x?token=t"},
+        {"content": "key sk-abcdefghijklmnop1234"},
+        {"content": "Bearer abcdefghijklmnop"},
+        {"content": "the password is replay-test-declared-secret-4711"},
+        ["a", {"nested": {"authorization": "x"}}],
+        "just a string",
+    ],
+)
+def test_the_bulk_redaction_masks_what_redact_masks(value: Any) -> None:
+    register_secret("replay-test-declared-secret-4711", source="test")
+    assert json.dumps(redact_bulk(value)) == json.dumps(redact(value))
+
+
+async def test_the_research_preset_replays_without_searching(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    searched: list[str] = []
+
+    @tool(parallel_safe=True)
+    async def search(query: str) -> str:
+        """Search the web.
+
+        Args:
+            query: What to look for.
+        """
+        searched.append(query)
+        return f"{query}: raw page text (https://example.org/{len(searched)})"
+
+    script = [
+        calls(call("search", query="rome"), call("search", query="italy")),
+        reply("Found it."),
+        reply(
+            tool_calls=[
+                call("ResearchSummary", summary="Rome: 2.8 million [1].", sources=["https://example.org/1"])
+            ]
+        ),
+    ]
+
+    def build(client: Any) -> Agent:
+        return Agent(create_research_node("Researcher", model_client=client, tools=[search]))
+
+    async with ScriptedOpenAIServer(script) as srv:
+        recorded = await build(srv.client()).run({"messages": [human("Population of Rome?")]}, record=path)
+    assert recorded.status == "success", recorded.error
+    assert searched == ["rome", "italy"]
+    result = await areplay(path, agent=lambda: build(scripted_client([])))
+    assert searched == ["rome", "italy"]  # no search ran again
+    assert result.final_answer == recorded.final_answer
+
+
+async def test_an_agent_recording_keeps_every_run_of_its_thread(tmp_path: Path, notes: Path) -> None:
+    path = tmp_path / "agent.jsonl"
+    script = [*SCRIPT, reply("You asked me to buy milk.")]
+    async with ScriptedOpenAIServer(script) as srv:
+        agent = Agent(
+            create_react_node(
+                model_client=srv.client(),
+                tools=[agents.write_note],
+                config=ReActConfig(system_prompt="You keep notes."),
+            ),
+            record=path,
+        )
+        await agent.run({"messages": [human("Remember to buy milk")]})
+        second = await agent.run({"messages": [human("What did I ask?")]})  # the same thread goes on
+        await agent.aclose()
+    notes.unlink()
+    assert [line["op"] for line in read_recording(path) if line["kind"] == "run"] == ["run", "run"]
+    result = await areplay(path, agent=agents.offline)
+    assert result.final_answer == second.final_answer == "You asked me to buy milk."
+    assert len(result.state.messages) == len(second.state.messages) == 6
+    assert not notes.exists()
+
+
+async def test_failures_replay_as_they_happened(tmp_path: Path) -> None:
+    """A tool that raised and a model call that failed are answered with the same failure."""
+    path = tmp_path / "run.jsonl"
+
+    @tool
+    def flaky(n: int) -> str:
+        """Fails.
+
+        Args:
+            n: A number.
+        """
+        raise LookupError(f"no record {n}")
+
+    script = [calls(call("flaky", n=7)), error_reply(400, "context too long")]
+
+    def build(client: Any) -> Agent:
+        return Agent(create_react_node(model_client=client, tools=[flaky]))
+
+    async with ScriptedOpenAIServer(script) as srv:
+        recorded = await build(srv.client()).run({"messages": [human("n=7?")]}, record=path)
+    assert recorded.status == "failure" and "context too long" in (recorded.error or "")
+    seen: list[Event] = []
+    result = await areplay(path, agent=lambda: build(scripted_client([])), on_event=seen.append)
+    assert (result.status, result.error) == (recorded.status, recorded.error)
+    [failed] = [e for e in seen if e.type == "tool.call.completed" or e.type == "tool.call.failed"]
+    assert "LookupError: no record 7" in str(failed.data)
