@@ -26,6 +26,7 @@ MIDDLEWARE_ERRORS = {
     421: "a Host that is not this server's",
 }
 ROUTE_ERRORS = {
+    400: "a request the endpoint cannot honour as asked (OpenAI's invalid_request_error, `param` named)",
     404: "unknown run, approval, thread or version",
     409: "the request contradicts the run's or thread's state (the message says what to do)",
     422: "a body or parameter that does not validate (the fields are named)",
