@@ -113,6 +113,15 @@ class AgentLLMNode(AsyncBehaviour):
         tool_choice = self._tool_choice if rounds == 0 else None
         extra_params = self._extra_params
         client = client_tools(sm, keys, ns)
+        if client is not None and self.tools is not None:  # e.g. an MCP server listed it since
+            clash = sorted(client.names() & set(self.tools.names()))
+            if clash:
+                reason = (
+                    f"client tool {', '.join(map(repr, clash))} has the name of one of the agent's own tools"
+                )
+                sm.update({keys.error: reason}, ns)
+                self.feedback_message = reason
+                return Status.FAILURE
         if client is not None:
             offered = [t.schema_() for t in client.offered()]
             if offered:

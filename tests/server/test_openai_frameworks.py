@@ -151,3 +151,34 @@ def test_pydantic_ai_tools_and_output_type(base: str) -> None:
     assert native.run_sync("How many people live in Paris?").output == CityReport(
         city="Paris", population=2100000
     )
+
+
+def test_openai_agents_and_pydantic_ai_stream(base: str) -> None:
+    """Their streaming runs go through the streamed endpoint: tool-call deltas, then the answer."""
+    agents = pytest.importorskip("agents")
+    pydantic_ai = pytest.importorskip("pydantic_ai")
+    from openai import AsyncOpenAI
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    agents.set_tracing_disabled(True)
+
+    async def main() -> tuple[Any, Any]:
+        async with AsyncOpenAI(base_url=base, api_key=TOKEN, timeout=PATIENCE) as api:
+            model = agents.OpenAIChatCompletionsModel(model="helper", openai_client=api)
+            agent = agents.Agent(
+                name="asker", tools=[agents.function_tool(lookup_city)], output_type=CityReport, model=model
+            )
+            streamed = agents.Runner.run_streamed(agent, "How many people live in Paris?")
+            async for _ in streamed.stream_events():
+                pass
+        chat = OpenAIChatModel("helper", provider=OpenAIProvider(base_url=base, api_key=TOKEN))
+        typed = pydantic_ai.Agent(chat, output_type=pydantic_ai.NativeOutput(CityReport), tools=[lookup_city])
+        async with typed.run_stream("How many people live in Paris?") as run:
+            output = await run.get_output()
+        return streamed.final_output, output
+
+    ran.clear()
+    from_agents, from_pydantic_ai = asyncio.run(main())
+    assert ran == ["Paris", "Paris"]
+    assert from_agents == from_pydantic_ai == CityReport(city="Paris", population=2100000)
