@@ -12,6 +12,7 @@ from ..models._client import ModelClient, model_events
 from ..models._construct import construct
 from ..models._errors import ModelCallFailed, ModelError
 from ..models._messages import Message
+from ..models._structured import OutputSchema
 from ..models._types import ModelRequest, Usage
 from ..telemetry import events as ev
 from ..tools._toolset import ToolSet
@@ -244,8 +245,6 @@ class AgentLLMNode(AsyncBehaviour):
 def with_output_instruction(prompt: list[Message], schema: dict[str, Any]) -> list[Message]:
     """The prompt with a run's output schema asked for at the end of its system message (the
     output node validates the answer against it)."""
-    from ..models._structured import OutputSchema
-
     ask = f"Final answer: {OutputSchema(schema).instruction()}"
     if prompt and prompt[0].role == "system":
         first = prompt[0].model_copy(update={"content": f"{prompt[0].content or ''}\n\n{ask}"})

@@ -30,7 +30,7 @@ from ..guard._approvals import ApprovalDecision
 from ..models._messages import Message, ToolCall, ai, tool_message
 from ..nodes._client_tools import ClientTool, ClientTools
 from ..tools._base import validate_tool_name
-from ._runs import RunRecord, RunRegistry
+from ._runs import RunConflict, RunRecord, RunRegistry
 
 
 class ClientRequestError(JianmuError):
@@ -185,16 +185,36 @@ def tool_calls_of(raw: Any, index: int) -> list[ToolCall]:
     return calls
 
 
-def find_waiting(registry: RunRegistry, call_ids: Iterable[str], thread_id: str | None) -> RunRecord | None:
-    """The suspended run waiting for the client's results of `call_ids` (in `thread_id`, if
-    given): see the module docstring."""
-    wanted = set(call_ids)
-    for record in list(registry.runs.values()):
-        if thread_id is not None and record.thread_id != thread_id:
-            continue
-        if wanted & set(client_calls(record)):
-            return record
-    return None
+def find_waiting(registry: RunRegistry, answers: ToolAnswers, thread_id: str | None) -> RunRecord | None:
+    """The suspended run waiting for the client's results of the answered calls (in
+    `thread_id`, if given): see the module docstring. Backends that number call ids from 1 in
+    every conversation make ids repeat across runs: then the calls' names and arguments (the
+    assistant message the client sends back) pick the run, and a tie is a RunConflict asking for
+    a thread."""
+    wanted = set(answers.results)
+    found = [
+        record
+        for record in list(registry.runs.values())
+        if (thread_id is None or record.thread_id == thread_id) and wanted & set(client_calls(record))
+    ]
+    if len(found) > 1:
+        asked = {(c.id, c.name, json.dumps(c.arguments, sort_keys=True)) for c in answers.calls}
+        found = [
+            record
+            for record in found
+            if {
+                (i["call_id"], i["tool"], json.dumps(i["arguments"], sort_keys=True))
+                for i in client_calls(record).values()
+            }
+            <= asked
+        ]
+    if len(found) > 1:
+        runs = ", ".join(record.run_id for record in found)
+        raise RunConflict(
+            f"tool call {', '.join(map(repr, sorted(wanted)))} is pending in several runs ({runs}) with "
+            "the same calls; keep such conversations on the server (thread_id or user) to tell them apart"
+        )
+    return found[0] if found else None
 
 
 def find_answered(registry: RunRegistry, call_ids: Iterable[str], thread_id: str | None) -> RunRecord | None:

@@ -251,10 +251,11 @@ def _failure(done: dict[str, Any]) -> OpenAIError:
     return OpenAIError(500, f"the agent failed: {done.get('error') or 'no answer'}", "agent_error", code)
 
 
-def _content(record: RunRecord, done: dict[str, Any]) -> str:
-    """The response's content: a structured answer's validated value as JSON, else the answer."""
+def _content(record: RunRecord, done: dict[str, Any], structured: bool) -> str:
+    """The response's content: for a request with a `response_format`, the validated value as
+    JSON (whatever the model wrapped around it); else the answer as the agent gave it."""
     output = record.result.output if record.result is not None else None
-    if output is None:
+    if output is None or not structured:
         return str(done.get("answer") or "")
     if isinstance(output, BaseModel):
         return output.model_dump_json()
@@ -299,6 +300,7 @@ def openai_routes(
                 "model_not_found",
             )
         history, question, answers = conversation(body.messages)
+        structured = body.response_format is not None and body.response_format.type != "text"
         thread = body.thread_id or (f"user:{body.user}" if body.user else None)
         after = 0
         if answers is not None:
@@ -310,7 +312,7 @@ def openai_routes(
         extra = {"run_id": record.run_id, "thread_id": record.thread_id}
         if body.stream:
             include_usage = body.stream_options is not None and body.stream_options.include_usage
-            return _stream(record, ident, name, base, include_usage, extra, after)
+            return _stream(record, ident, name, base, include_usage, extra, after, structured)
         reasoning = ChatReasoning()
         finish = "stop"
         async for kind, done in progress(record, reasoning, after):
@@ -323,7 +325,7 @@ def openai_routes(
             finish, message["tool_calls"] = "tool_calls", done
             usage = record.result.usage.model_dump() if record.result is not None else None
         else:
-            message["content"], usage = _content(record, done), done.get("usage")
+            message["content"], usage = _content(record, done, structured), done.get("usage")
         if reasoning.whole is not None:
             message["reasoning_content"] = reasoning.whole
         completion = ChatCompletion(
@@ -379,7 +381,7 @@ def openai_routes(
 
     def _answer(answers: ToolAnswers, thread: str | None) -> tuple[RunRecord, int]:
         """Resume the run waiting for these tool results; returns it and where its log stood."""
-        record = find_waiting(registry, answers.results, thread)
+        record = find_waiting(registry, answers, thread)
         if record is None and (answered := find_answered(registry, answers.results, thread)) is not None:
             raise RunConflict(
                 f"tool call {', '.join(map(repr, answers.results))} was already answered: run "
@@ -413,6 +415,7 @@ def openai_routes(
         include_usage: bool,
         extra: dict[str, Any],
         after: int = 0,
+        structured: bool = False,
     ) -> Response:
         stamp = int(time.time())
 
@@ -446,7 +449,7 @@ def openai_routes(
                 usage = _usage(record.result.usage.model_dump() if record.result is not None else None)
             else:
                 reason = "stop"
-                answer = _content(record, done)
+                answer = _content(record, done, structured)
                 if answer:
                     yield chunk([{"index": 0, "delta": {"content": answer}, "finish_reason": None}])
                 usage = _usage(done.get("usage"))

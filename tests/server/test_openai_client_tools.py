@@ -23,7 +23,7 @@ from pydantic import BaseModel
 from jianmu_like import Agent, AgentTemplate, ReActConfig, ReActState, create_react_node, tool
 from jianmu_like.checkpoint import SQLiteCheckpointer
 from jianmu_like.server import create_app
-from jianmu_like.testing import PATIENCE, call, calls, reply, scripted_client, wait_until
+from jianmu_like.testing import PATIENCE, ScriptedToolCall, call, calls, reply, scripted_client, wait_until
 from tests.server.sse_live import live_server
 
 TOKEN = "s3cret-token-for-tests"
@@ -86,6 +86,8 @@ def responder(body: dict[str, Any]) -> Any:
         return reply("It is sunny, more or less.")
     if text.startswith("json") and wants_json:
         return reply('Here: ```json\n{"city": "Oslo", "temp": 3}\n```')
+    if text.startswith("numbered"):  # a backend that numbers call ids from 1 in every conversation
+        return calls(ScriptedToolCall(name="get_weather", arguments={"city": text.split()[-1]}, id="call_1"))
     if text.startswith("both") and {"get_weather", "get_time"} <= offered:
         return calls(call("get_weather", city="Paris"), call("get_time"))
     if "get_weather" in offered:
@@ -449,3 +451,24 @@ def test_a_wait_survives_a_server_restart_with_a_store(tmp_path: Path) -> None:
             model="helper", messages=messages, tools=[WEATHER], extra_body=thread
         )
     assert done.choices[0].message.content == "read: 3 | mild 18"
+
+
+def test_repeated_call_ids_find_their_run_by_the_calls(url: str) -> None:
+    api = client(url, max_retries=0)
+    asked = {}
+    for city in ("Kiel", "Ulm", "Ulm"):
+        first = api.chat.completions.create(model="helper", messages=ask(f"numbered {city}"), tools=[WEATHER])
+        asked.setdefault(city, []).append(first.choices[0].message)
+    assert {m.tool_calls[0].id for ms in asked.values() for m in ms if m.tool_calls} == {"call_1"}
+
+    def answer(city: str, sky: str) -> Any:
+        messages = [
+            *ask(f"numbered {city}"),
+            asked[city][0].model_dump(exclude_none=True),
+            {"role": "tool", "tool_call_id": "call_1", "content": sky},
+        ]
+        return api.chat.completions.create(model="helper", messages=messages, tools=[WEATHER])
+
+    assert answer("Kiel", "wind 4").choices[0].message.content == "read: wind 4"
+    with pytest.raises(openai.ConflictError, match="pending in several runs"):
+        answer("Ulm", "fog 2")  # two stateless runs wait for the very same call
