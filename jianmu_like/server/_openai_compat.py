@@ -194,18 +194,24 @@ def conversation(messages: list[ChatMessage]) -> tuple[list[Message], str, ToolA
     return history[:-1], str(history[-1].content), None
 
 
-def _usage(usage: dict[str, Any] | None) -> dict[str, int]:
+def _usage(usage: dict[str, Any] | None, spent: dict[str, int] | None = None) -> dict[str, int]:
+    """The usage of a response; `spent` (the run's usage reported by earlier responses: a run
+    resumed by a client's tool results) is left out, so a client summing its responses counts
+    each model call once."""
     usage = usage or {}
     prompt, completion = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
-    return {
+    total = {
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "total_tokens": int(usage.get("total_tokens") or prompt + completion),
     }
+    if spent:
+        total = {key: max(0, value - spent.get(key, 0)) for key, value in total.items()}
+    return total
 
 
 def _approval_error(record: RunRecord, base_url: str) -> OpenAIError:
-    waiting = record.pending()
+    waiting = [item for item in record.pending() if item.get("kind") != "client_tool"]
     calls = "; ".join(
         f"{a['tool']}({json.dumps(a['arguments'], ensure_ascii=False)}) [approval id {a['id']}]"
         for a in waiting
@@ -302,9 +308,9 @@ def openai_routes(
         history, question, answers = conversation(body.messages)
         structured = body.response_format is not None and body.response_format.type != "text"
         thread = body.thread_id or (f"user:{body.user}" if body.user else None)
-        after = 0
+        after, spent = 0, None
         if answers is not None:
-            record, after = _answer(answers, thread)
+            record, after, spent = _answer(answers, thread)
         else:
             record = _start(body, question, thread, history)
         base = str(request.base_url).rstrip("/")
@@ -312,7 +318,7 @@ def openai_routes(
         extra = {"run_id": record.run_id, "thread_id": record.thread_id}
         if body.stream:
             include_usage = body.stream_options is not None and body.stream_options.include_usage
-            return _stream(record, ident, name, base, include_usage, extra, after, structured)
+            return _stream(record, ident, name, base, include_usage, extra, after, structured, spent)
         reasoning = ChatReasoning()
         finish = "stop"
         async for kind, done in progress(record, reasoning, after):
@@ -340,7 +346,7 @@ def openai_routes(
                     "finish_reason": finish,
                 }
             ],
-            usage=_usage(usage),
+            usage=_usage(usage, spent),
             **extra,
         )
         return JSONResponse(completion.model_dump(mode="json"))
@@ -379,8 +385,9 @@ def openai_routes(
 
         return registry.start(question, thread, history=history, inputs=inputs, check=check)
 
-    def _answer(answers: ToolAnswers, thread: str | None) -> tuple[RunRecord, int]:
-        """Resume the run waiting for these tool results; returns it and where its log stood."""
+    def _answer(answers: ToolAnswers, thread: str | None) -> tuple[RunRecord, int, dict[str, int] | None]:
+        """Resume the run waiting for these tool results; returns it, where its log stood and
+        the usage the client was already told of."""
         record = find_waiting(registry, answers, thread)
         if record is None and (answered := find_answered(registry, answers.results, thread)) is not None:
             raise RunConflict(
@@ -391,7 +398,7 @@ def openai_routes(
             decisions = {call_id: answer_decision(text) for call_id, text in answers.results.items()}
             stored = registry.resume_stored(thread, decisions)
             if stored is not None:
-                return stored, 0
+                return stored, 0, None
         if record is None:
             ids = ", ".join(map(repr, answers.results))
             raise ClientRequestError(
@@ -402,10 +409,11 @@ def openai_routes(
             )
         check_answers(record, answers)
         after = len(record.log)
+        spent = _usage(record.result.usage.model_dump()) if record.result is not None else None
         for call_id, content in answers.results.items():
             decision = answer_decision(content)
             registry.decide(call_id, True, decision.reason, record.thread_id, output=decision.output)
-        return record, after
+        return record, after, spent
 
     def _stream(
         record: RunRecord,
@@ -416,6 +424,7 @@ def openai_routes(
         extra: dict[str, Any],
         after: int = 0,
         structured: bool = False,
+        spent: dict[str, int] | None = None,
     ) -> Response:
         stamp = int(time.time())
 
@@ -446,13 +455,13 @@ def openai_routes(
                     return
             if kind == "tool_calls":
                 reason = "tool_calls"
-                usage = _usage(record.result.usage.model_dump() if record.result is not None else None)
+                usage = _usage(record.result.usage.model_dump() if record.result is not None else None, spent)
             else:
                 reason = "stop"
                 answer = _content(record, done, structured)
                 if answer:
                     yield chunk([{"index": 0, "delta": {"content": answer}, "finish_reason": None}])
-                usage = _usage(done.get("usage"))
+                usage = _usage(done.get("usage"), spent)
             finish = [{"index": 0, "delta": {}, "finish_reason": reason}]
             if include_usage:
                 yield chunk(finish)

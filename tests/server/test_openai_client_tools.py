@@ -143,6 +143,12 @@ def test_a_client_tool_call_ends_the_response_and_its_result_resumes_the_run(url
     assert (second.model_extra or {})["run_id"] == (first.model_extra or {})["run_id"]
     observed = [m for m in seen[-1]["messages"] if m["role"] == "tool"]
     assert [(m["tool_call_id"], m["content"]) for m in observed][-1] == (asked.id, "sunny 21")
+    # Each model call counted once over the two responses: a client summing usage gets the run's.
+    with httpx.Client(base_url=url, headers=AUTH, timeout=PATIENCE) as http:
+        run = http.get(f"/api/runs/{(first.model_extra or {})['run_id']}").json()
+    assert first.usage is not None and second.usage is not None
+    assert 0 < first.usage.total_tokens < run["usage"]["total_tokens"]
+    assert first.usage.total_tokens + second.usage.total_tokens == run["usage"]["total_tokens"]
 
 
 def test_streaming_sends_tool_call_deltas_and_resumes(url: str) -> None:
