@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .._json_schema import compile_schema
 from ..errors import JianmuError
 from ..guard._approvals import ApprovalDecision
 from ..models._messages import Message, ToolCall, ai, tool_message
@@ -98,6 +99,13 @@ def parse_client_tools(
                 f"tools[{index}]: two tools are named {function.name!r}", f"tools[{index}].function.name"
             )
         parameters = function.parameters or {"type": "object", "properties": {}}
+        try:
+            compile_schema(parameters, known_keywords=False)
+        except ValueError as exc:
+            raise ClientRequestError(
+                f"tools[{index}]: the parameters of {function.name!r} are not a valid JSON schema: {exc}",
+                f"tools[{index}].function.parameters",
+            ) from None
         found.append(
             ClientTool(
                 name=function.name,

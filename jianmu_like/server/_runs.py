@@ -301,6 +301,15 @@ class RunRecord:
         }
 
 
+def _ready(items: dict[str, dict[str, Any]], decisions: Mapping[str, ApprovalDecision]) -> bool:
+    """Whether a suspended run can go on: every call waiting for a human is decided. Calls
+    waiting for a client do not hold up a human's decisions (the run goes on and waits for the
+    client again); without any human's, every client call must be answered (they come together)."""
+    human = [call_id for call_id, item in items.items() if item.get("kind") != "client_tool"]
+    needed = human or list(items)
+    return all(call_id in decisions for call_id in needed)
+
+
 def run_messages(record: RunRecord) -> list[dict[str, Any]]:
     """The conversation's messages at the run's end or suspension (its output namespace's, as
     the model received them), redacted like every event; a run still working is a RunConflict."""
@@ -544,7 +553,14 @@ class RunRegistry:
         ]
 
     def approvals(self) -> list[dict[str, Any]]:
-        return [item for record in self.runs.values() for item in record.pending()]
+        """What waits for a human (a client tool's call waits for its client, which answers it
+        with its next request: not listed)."""
+        return [
+            item
+            for record in self.runs.values()
+            for item in record.pending()
+            if item["kind"] != "client_tool"
+        ]
 
     def decide(
         self,
@@ -626,7 +642,7 @@ class RunRegistry:
                 ],
             },
         )
-        if set(items) <= set(record.decisions):
+        if _ready(items, record.decisions):
             agent = record.agent
             record.status = "running"
             self._launch(record, lambda: agent.resume(max_ticks=self.max_ticks))

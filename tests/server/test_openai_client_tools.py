@@ -22,6 +22,7 @@ from pydantic import BaseModel
 
 from jianmu_like import Agent, AgentTemplate, ReActConfig, ReActState, create_react_node, tool
 from jianmu_like.checkpoint import SQLiteCheckpointer
+from jianmu_like.guard import GuardEnforcer, RequireApproval
 from jianmu_like.server import create_app
 from jianmu_like.testing import PATIENCE, ScriptedToolCall, call, calls, reply, scripted_client, wait_until
 from tests.server.sse_live import live_server
@@ -244,6 +245,9 @@ def test_refusals_are_400_naming_the_cause(url: str) -> None:
         openai.BadRequestError, match="client tool 'add' has the name of one of the agent's own"
     ):
         api.chat.completions.create(model="helper", messages=ask("hi"), tools=[clash])
+    broken = {"type": "function", "function": {"name": "odd", "parameters": {"type": "nonsense"}}}
+    with pytest.raises(openai.BadRequestError, match="the parameters of 'odd' are not a valid JSON schema"):
+        api.chat.completions.create(model="helper", messages=ask("hi"), tools=[broken])
     with pytest.raises(openai.BadRequestError, match="tool_choice names 'nope'"):
         api.chat.completions.create(
             model="helper",
@@ -478,3 +482,45 @@ def test_repeated_call_ids_find_their_run_by_the_calls(url: str) -> None:
     assert answer("Kiel", "wind 4").choices[0].message.content == "read: wind 4"
     with pytest.raises(openai.ConflictError, match="pending in several runs"):
         answer("Ulm", "fog 2")  # two stateless runs wait for the very same call
+
+
+def test_a_batch_that_also_needs_an_approval_answers_409_then_waits_for_the_client() -> None:
+    root = create_react_node(
+        model_client=scripted_client(responder),
+        tools=[add],
+        constraints=GuardEnforcer([RequireApproval(tools="add")]),
+    )
+    template = AgentTemplate.from_prototype(root, log_events=False)
+    with live_server(create_app(template.conversation, token=TOKEN, model_name="helper")) as base:
+        api = client(base, max_retries=0)
+        with pytest.raises(openai.ConflictError) as caught:
+            api.chat.completions.create(model="helper", messages=ask("weather in Nice"), tools=[WEATHER])
+        assert caught.value.code == "approval_required" and "get_weather" not in caught.value.message
+        with httpx.Client(base_url=base, headers=AUTH, timeout=PATIENCE) as http:
+            (approval,) = http.get("/api/approvals").json()["approvals"]
+            assert approval["kind"] == "approval" and approval["tool"] == "add"
+            assert (
+                http.post(f"/api/approvals/{approval['id']}", json={"decision": "approve"}).status_code == 200
+            )
+            run = f"/api/runs/{approval['run_id']}"
+            wait_until(
+                lambda: http.get(run).json()["pending_approvals"][0]["decided"] is False, "the client wait"
+            )
+            (waiting,) = http.get(run).json()["pending_approvals"]
+            assert waiting["kind"] == "client_tool" and waiting["tool"] == "get_weather"
+            refused = http.post(f"/api/approvals/{waiting['id']}", json={"decision": "approve"})
+            assert refused.status_code == 409 and "waits for the client's result" in refused.json()["error"]
+        calls_made = [
+            {
+                "id": waiting["call_id"],
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": "{}"},
+            }
+        ]
+        messages = [
+            *ask("weather in Nice"),
+            {"role": "assistant", "tool_calls": calls_made},
+            {"role": "tool", "tool_call_id": waiting["call_id"], "content": "sun 26"},
+        ]
+        done = api.chat.completions.create(model="helper", messages=messages, tools=[WEATHER])
+        assert done.choices[0].message.content == "read: 3 | sun 26"
