@@ -524,3 +524,20 @@ def test_a_batch_that_also_needs_an_approval_answers_409_then_waits_for_the_clie
         ]
         done = api.chat.completions.create(model="helper", messages=messages, tools=[WEATHER])
         assert done.choices[0].message.content == "read: 3 | sun 26"
+
+
+def test_an_agent_that_takes_no_client_tools_refuses_them() -> None:
+    from jianmu_like.nodes import LLMCallNode
+
+    root = LLMCallNode("Say", scripted_client(lambda body: "hello"), prompt="Say hello to {task}.")
+    template = AgentTemplate.from_prototype(root, ReActState, log_events=False)
+    with live_server(create_app(template.conversation, token=TOKEN, model_name="helper")) as base:
+        api = client(base, max_retries=0)
+        with pytest.raises(openai.BadRequestError, match="the served agent takes no client tools"):
+            api.chat.completions.create(model="helper", messages=ask("Ann"), tools=[WEATHER])
+        with pytest.raises(openai.BadRequestError, match="the served agent takes no output schema"):
+            api.chat.completions.create(
+                model="helper", messages=ask("Ann"), response_format={"type": "json_object"}
+            )
+        plain = api.chat.completions.create(model="helper", messages=ask("Ann"))
+        assert plain.choices[0].message.content == "hello"
