@@ -435,7 +435,12 @@ class ModelClient:
             attempts=errors,
         )
         if on_event is not None:
-            on_event(ev.MODEL_CALL_FAILED, {"error": str(failure), "attempts": attempts})
+            failed: dict[str, Any] = {"error": str(failure), "attempts": attempts}
+            if last is not None and last.status_code is not None:
+                failed["status_code"] = last.status_code
+            if last is not None and last.retry_after is not None:
+                failed["retry_after"] = last.retry_after
+            on_event(ev.MODEL_CALL_FAILED, failed)
         return failure
 
     async def aclose(self) -> None:

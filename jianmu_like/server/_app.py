@@ -38,9 +38,11 @@ from ._artifacts import artifact_response
 from ._console import console_routes
 from ._elicitations import elicitation_routes
 from ._errors import error_response, http_error, internal_error
+from ._idempotency import WINDOW, IdempotencyKeys
 from ._markdown import shown_messages
 from ._nodes import node_entries, tree_json
-from ._openai_compat import ChatCompletionRequest, OpenAIErrorShape, openai_routes
+from ._openai_compat import ChatCompletionRequest, openai_routes
+from ._openai_errors import OpenAIErrorShape
 from ._openapi import openapi_document
 from ._routes import ApiRoute, BadRequest, Param, read_body, starlette_routes
 from ._runs import AgentFactory, NotFound, Retention, RunConflict, RunRegistry, run_messages
@@ -73,6 +75,7 @@ from ._security import (
     HostRule,
     JsonCORSMiddleware,
     SameOriginJson,
+    check_token,
 )
 
 Cleanup = Callable[[], Awaitable[None]]
@@ -102,6 +105,7 @@ def create_app(
     allowed_hosts: Sequence[str] | None = None,
     max_body_bytes: int | None = None,
     model_name: str | None = None,
+    idempotency_window: float = WINDOW,
 ) -> Starlette:
     """The ASGI app serving agents made by `agent_factory` (one per conversation: an `Agent`,
     or a `Conversation` of an `AgentTemplate` for cheap ones).
@@ -119,8 +123,11 @@ def create_app(
     A bad `allowed_hosts` entry is a ValueError naming it.
 
     The agent is also a model of an OpenAI-compatible API (`/v1/chat/completions`,
-    `/v1/models`; see `openai_compat`) named `model_name` (default: its tree's root name).
+    `/v1/models`; see `openai_compat`) named `model_name` (default: its tree's root name). An
+    `Idempotency-Key` (or an SDK's retry) names one run for `idempotency_window` seconds, kept in
+    the agents' checkpoint store when they have one (see `server._idempotency`).
     """
+    check_token(token)
     settings = get_config().server
     rule = HostRule(settings.allowed_hosts if allowed_hosts is None else allowed_hosts)
     if max_body_bytes is None:
@@ -130,6 +137,7 @@ def create_app(
     retention = Retention(max_runs=max_runs, ttl=run_ttl)
     registry = RunRegistry(agent_factory, max_ticks=max_ticks, retention=retention)
     described: list[AgentLike] = []
+    idempotency = IdempotencyKeys(lambda: sample().checkpointer, window=idempotency_window)
 
     async def create_run(_request: Request, body: RunRequest) -> RunCreated:
         record = registry.start(body.input, body.thread_id, from_checkpoint=body.from_checkpoint)
@@ -351,7 +359,12 @@ def create_app(
             "messages, the tree's statuses and pending approvals", CheckpointState, errors=(404, 409, 422),
             tag="threads",
         ),
-        *openai_routes(registry, served_model, lambda request: read_body(request, ChatCompletionRequest)),
+        *openai_routes(
+            registry,
+            served_model,
+            lambda request: read_body(request, ChatCompletionRequest),
+            idempotency,
+        ),
         *elicitation_routes(registry),
     ]  # fmt: skip
 
@@ -360,6 +373,7 @@ def create_app(
         try:
             yield
         finally:
+            await idempotency.aclose()
             await registry.aclose()
             for agent in described:
                 await agent.aclose()

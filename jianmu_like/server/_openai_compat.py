@@ -36,13 +36,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette import EventSourceResponse, ServerSentEvent
-from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.types import ASGIApp, Receive, Scope, Send
-from starlette.types import Message as ASGIMessage
 
-from ..errors import JianmuError
 from ..models._messages import Message, ai, human, system
 from ._chat_reasoning import ChatReasoning
 from ._client_tools import (
@@ -61,10 +57,15 @@ from ._client_tools import (
     refuse_clashes,
     tool_call_items,
 )
+from ._idempotency import IdempotencyKeys, identify
+from ._openai_errors import OpenAIError, OpenAIErrorShape, invalid, refuse_legacy_functions
 from ._response_format import ResponseFormat, output_schema
-from ._routes import ApiRoute
+from ._routes import ApiRoute, BadRequest
 from ._runs import NotFound, RunConflict, RunRecord, RunRegistry
 from ._schemas import ChatCompletion, ModelCard, ModelList
+from ._v1_runs import StreamStops, failure_error, replayed, stored_approval_error
+
+__all__ = ["ChatCompletionRequest", "OpenAIError", "OpenAIErrorShape", "conversation", "openai_routes"]
 
 OWNER = "jianmu-like"
 
@@ -114,22 +115,6 @@ class ChatCompletionRequest(BaseModel):
     parallel_tool_calls: bool | None = None
     response_format: ResponseFormat | None = None
     """The answer's shape (`json_schema`, `json_object`): the run's output schema."""
-
-
-class OpenAIError(JianmuError):
-    """An error answered in the OpenAI shape: `{"error": {"message", "type", "param", "code"}}`."""
-
-    def __init__(self, status: int, message: str, kind: str, code: str | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.kind = kind
-        self.code = code
-
-    def body(self) -> dict[str, Any]:
-        return {"error": {"message": str(self), "type": self.kind, "param": None, "code": self.code}}
-
-    def response(self) -> Response:
-        return JSONResponse(self.body(), status_code=self.status)
 
 
 def _text(message: ChatMessage, index: int) -> str:
@@ -225,6 +210,7 @@ def _approval_error(record: RunRecord, base_url: str) -> OpenAIError:
         f"GET {base_url}/api/runs/{record.run_id}",
         "approval_required",
         "approval_required",
+        retry=False,  # a retry changes nothing until someone decides (see server._idempotency)
     )
 
 
@@ -238,10 +224,10 @@ async def progress(
     async for message in record.follow(after):
         if piece := reasoning.take(message.event, message.data):
             yield "reasoning", piece
-        if message.event == "approval" and message.data.get("status") == "pending":
-            kinds = {item.get("kind") for item in message.data.get("approvals", ())}
-            if kinds == {"client_tool"}:
-                yield "tool_calls", tool_call_items(record)
+        pending = message.event == "approval" and message.data.get("status") == "pending"
+        if pending and record.status == "suspended":  # else decided since (a retry replaying the log)
+            if client_calls(record) and record.waits_for_client():
+                yield "tool_calls", {"tool_calls": tool_call_items(record)}
             else:
                 yield "approval", {}
             return
@@ -251,16 +237,10 @@ async def progress(
     yield "failure", {"error": record.error or "the run ended without an answer"}
 
 
-def _failure(done: dict[str, Any]) -> OpenAIError:
-    termination = done.get("termination") or {}
-    code = "invalid_output" if termination.get("reason") == "invalid_output" else "agent_failed"
-    return OpenAIError(500, f"the agent failed: {done.get('error') or 'no answer'}", "agent_error", code)
-
-
-def _content(record: RunRecord, done: dict[str, Any], structured: bool) -> str:
+def _content(record: RunRecord | None, done: dict[str, Any], structured: bool) -> str:
     """The response's content: for a request with a `response_format`, the validated value as
     JSON (whatever the model wrapped around it); else the answer as the agent gave it."""
-    output = record.result.output if record.result is not None else None
+    output = record.result.output if record is not None and record.result is not None else None
     if output is None or not structured:
         return str(done.get("answer") or "")
     if isinstance(output, BaseModel):
@@ -272,13 +252,35 @@ def openai_routes(
     registry: RunRegistry,
     model_name: Callable[[], str],
     read_body: Callable[[Request], Awaitable[ChatCompletionRequest]],
+    keys: IdempotencyKeys | None = None,
 ) -> list[ApiRoute]:
-    """The `/v1/` routes over `registry`; `model_name()` names the served agent."""
+    """The `/v1/` routes over `registry`; `model_name()` names the served agent; `keys` maps a
+    request's retries to its run (see `server._idempotency`; None: memory only)."""
     created = int(time.time())
+    ids = keys if keys is not None else IdempotencyKeys(lambda: None)
+    stops = StreamStops(registry)
+
+    def model_card() -> ModelCard:
+        return ModelCard(id=model_name(), object="model", created=created, owned_by=OWNER)
+
+    def unknown_model(wanted: str) -> OpenAIError:
+        name = model_name()
+        return OpenAIError(
+            404,
+            f"no model {wanted!r}: this server serves {name!r} (GET /v1/models)",
+            "invalid_request_error",
+            "model_not_found",
+            param="model",
+        )
 
     async def list_models(_request: Request, _body: None) -> ModelList:
-        model = ModelCard(id=model_name(), object="model", created=created, owned_by=OWNER)
-        return ModelList(object="list", data=[model])
+        return ModelList(object="list", data=[model_card()])
+
+    async def retrieve_model(request: Request, _body: None) -> ModelCard | Response:
+        wanted = request.path_params["model_id"]
+        if wanted != model_name():
+            return unknown_model(wanted).response()
+        return model_card()
 
     async def chat_completions(request: Request, _body: None) -> Response:
         try:
@@ -286,7 +288,7 @@ def openai_routes(
         except OpenAIError as exc:
             return exc.response()
         except ClientRequestError as exc:
-            return OpenAIError(400, str(exc), "invalid_request_error", exc.code).response()
+            return invalid(str(exc), exc.code, exc.param).response()
         except RunConflict as exc:
             return OpenAIError(409, str(exc), "conflict", "thread_busy").response()
         except NotFound as exc:
@@ -295,41 +297,64 @@ def openai_routes(
     async def _complete(request: Request) -> Response:
         try:
             body = await read_body(request)
-        except JianmuError as exc:
-            raise OpenAIError(422, str(exc), "invalid_request_error", "invalid_body") from None
+        except BadRequest as exc:  # a body over the limit is not one: BodyLimit answers 413
+            field = exc.detail[0]["field"] if exc.detail else None
+            raise invalid(str(exc), "invalid_body", None if field == "body" else field) from None
         name = model_name()
         if body.model != name:
-            raise OpenAIError(
-                404,
-                f"no model {body.model!r}: this server serves {name!r} (GET /v1/models)",
-                "invalid_request_error",
-                "model_not_found",
-            )
+            raise unknown_model(body.model)
+        refuse_legacy_functions(body)
         history, question, answers = conversation(body.messages)
         structured = body.response_format is not None and body.response_format.type != "text"
         thread = body.thread_id or (f"user:{body.user}" if body.user else None)
-        after, spent = 0, None
-        if answers is not None:
-            record, after, spent = _answer(answers, thread)
-        else:
-            record = _start(body, question, thread, history)
         base = str(request.base_url).rstrip("/")
-        ident = f"chatcmpl-{record.run_id}"
-        extra = {"run_id": record.run_id, "thread_id": record.thread_id}
+        after, spent = 0, None
+        async with ids.claim(identify(request.headers, body)) as claim:
+            found = claim.found
+            record = registry.runs.get(found.run_id) if found is not None else None
+            if found is None:
+                if thread is not None:
+                    await stops.settle(thread)
+                if answers is not None:
+                    record, after, spent = _answer(answers, thread)
+                else:
+                    record = _start(body, question, thread, history)
+                claim.remember(record)
+        run_id = record.run_id if record is not None else found.run_id if found is not None else ""
+        thread_id = record.thread_id if record is not None else found.thread_id if found is not None else ""
+        ident = f"chatcmpl-{run_id}"
+        extra = {"run_id": run_id, "thread_id": thread_id}
+
+        def steps(reasoning: ChatReasoning) -> AsyncIterator[tuple[str, Any]]:
+            if record is not None:
+                return progress(record, reasoning, after)
+            assert found is not None
+            return replayed(found)
+
+        def error(kind: str, done: dict[str, Any]) -> OpenAIError:
+            if record is not None and kind == "approval":
+                return _approval_error(record, base)
+            if record is None and found is not None and kind in ("approval", "interrupted"):
+                return stored_approval_error(found, kind, base)
+            failure = record.model_failure if record is not None else None
+            if record is None and found is not None and found.outcome is not None:
+                failure = found.outcome.get("model_failure")
+            return failure_error(done, failure)
+
         if body.stream:
             include_usage = body.stream_options is not None and body.stream_options.include_usage
-            return _stream(record, ident, name, base, include_usage, extra, after, structured, spent)
+            return _stream(record, steps, error, ident, name, include_usage, extra, structured, spent)
         reasoning = ChatReasoning()
-        finish = "stop"
-        async for kind, done in progress(record, reasoning, after):
-            if kind == "approval":
-                raise _approval_error(record, base)
-            if kind == "failure":
-                raise _failure(done)
+        async for kind, done in steps(reasoning):
+            if kind not in ("reasoning", "answer", "tool_calls"):
+                raise error(kind, done)
         message: dict[str, Any] = {"role": "assistant", "content": None}
+        finish = "stop"
         if kind == "tool_calls":
-            finish, message["tool_calls"] = "tool_calls", done
-            usage = record.result.usage.model_dump() if record.result is not None else None
+            finish, message["tool_calls"] = "tool_calls", done["tool_calls"]
+            usage = (
+                record.result.usage.model_dump() if record is not None and record.result is not None else None
+            )
         else:
             message["content"], usage = _content(record, done, structured), done.get("usage")
         if reasoning.whole is not None:
@@ -416,13 +441,13 @@ def openai_routes(
         return record, after, spent
 
     def _stream(
-        record: RunRecord,
+        record: RunRecord | None,
+        steps: Callable[[ChatReasoning], AsyncIterator[tuple[str, Any]]],
+        error: Callable[[str, dict[str, Any]], OpenAIError],
         ident: str,
         name: str,
-        base: str,
         include_usage: bool,
         extra: dict[str, Any],
-        after: int = 0,
         structured: bool = False,
         spent: dict[str, int] | None = None,
     ) -> Response:
@@ -442,20 +467,20 @@ def openai_routes(
 
         async def events() -> AsyncIterator[ServerSentEvent]:
             yield chunk([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
-            async for kind, done in progress(record, ChatReasoning(), after):
+            async for kind, done in steps(ChatReasoning()):
                 if kind == "reasoning":
                     yield chunk([{"index": 0, "delta": {"reasoning_content": done}, "finish_reason": None}])
                 elif kind == "tool_calls":
-                    for position, item in enumerate(done):
+                    for position, item in enumerate(done["tool_calls"]):
                         delta = {"tool_calls": [{"index": position, **item}]}
                         yield chunk([{"index": 0, "delta": delta, "finish_reason": None}])
-                elif kind != "answer":
-                    error = _approval_error(record, base) if kind == "approval" else _failure(done)
-                    yield ServerSentEvent(data=json.dumps(error.body(), ensure_ascii=False))
+                elif kind != "answer":  # as OpenAI streams an error: its object in a data chunk, then stop
+                    yield ServerSentEvent(data=json.dumps(error(kind, done).body(), ensure_ascii=False))
                     return
             if kind == "tool_calls":
                 reason = "tool_calls"
-                usage = _usage(record.result.usage.model_dump() if record.result is not None else None, spent)
+                result = record.result if record is not None else None
+                usage = _usage(result.usage.model_dump() if result is not None else None, spent)
             else:
                 reason = "stop"
                 answer = _content(record, done, structured)
@@ -470,66 +495,30 @@ def openai_routes(
                 yield chunk(finish, usage=usage)
             yield ServerSentEvent(data="[DONE]")
 
-        return EventSourceResponse(events(), ping=15, headers={"Cache-Control": "no-store"})
+        source = events() if record is None else stops.watched(record, events())
+        return EventSourceResponse(source, ping=15, headers={"Cache-Control": "no-store"})
 
     return [
         ApiRoute("GET", "/v1/models", list_models, "the served agent, as a model", ModelList, tag="openai"),
         ApiRoute(
+            "GET",
+            "/v1/models/{model_id}",
+            retrieve_model,
+            "the served agent, as a model (404 `model_not_found` for another name)",
+            ModelCard,
+            errors=(404,),
+            tag="openai",
+        ),
+        ApiRoute(
             "POST",
             "/v1/chat/completions",
             chat_completions,
-            "ask the agent, as a chat completion (`stream: true`: text/event-stream of chunks)",
+            "ask the agent, as a chat completion (`stream: true`: text/event-stream of chunks; "
+            "`Idempotency-Key`: retries get the same run)",
             ChatCompletion,
             ChatCompletionRequest,
-            errors=(400, 404, 409, 422),
+            errors=(400, 404, 409, 429, 500),
             tag="openai",
             read_body=False,  # refusals in the OpenAI shape, with their codes
         ),
     ]
-
-
-class OpenAIErrorShape:
-    """Answers every error of a `/v1/` request in the OpenAI shape, whatever refused it (the
-    security middlewares, Starlette's 404/405, a route): OpenAI clients show only
-    `error.message`, so the server's `{"error": "<what and why>"}` becomes
-    `{"error": {"message": "<what and why>", "type": ..., "param": null, "code": null}}`."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not str(scope.get("path", "")).startswith("/v1/"):
-            await self.app(scope, receive, send)
-            return
-        held: list[ASGIMessage] = []
-
-        async def reshape(message: ASGIMessage) -> None:
-            if message["type"] == "http.response.start" and message["status"] >= 400:
-                held.append(message)
-                return
-            if not held:
-                await send(message)
-                return
-            held.append(message)
-            if message.get("more_body"):
-                return
-            start, *parts = held
-            body = b"".join(part.get("body", b"") for part in parts)
-            headers = MutableHeaders(raw=list(start["headers"]))
-            try:
-                data = json.loads(body)
-            except ValueError:
-                data = None
-            error = data.get("error") if isinstance(data, dict) else None
-            if isinstance(error, str):
-                kind = _ERROR_TYPES.get(start["status"], "invalid_request_error")
-                shaped = {**data, "error": {"message": error, "type": kind, "param": None, "code": None}}
-                body = json.dumps(shaped, ensure_ascii=False).encode()
-                headers["content-length"] = str(len(body))
-            await send({**start, "headers": headers.raw})
-            await send({"type": "http.response.body", "body": body})
-
-        await self.app(scope, receive, reshape)
-
-
-_ERROR_TYPES = {401: "authentication_error", 403: "permission_error", 404: "not_found_error"}

@@ -26,10 +26,11 @@ MIDDLEWARE_ERRORS = {
     421: "a Host that is not this server's",
 }
 ROUTE_ERRORS = {
-    400: "a request the endpoint cannot honour as asked (OpenAI's invalid_request_error, `param` named)",
+    400: "an invalid request (`/v1/`: OpenAI's status for it; `param` names the field)",
     404: "unknown run, approval, thread or version",
     409: "the request contradicts the run's or thread's state (the message says what to do)",
     422: "a body or parameter that does not validate (the fields are named)",
+    429: "the agent's own model is rate limited (`Retry-After` as its server said)",
     500: "an unexpected error (the server's log has the traceback)",
 }
 

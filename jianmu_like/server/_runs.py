@@ -120,6 +120,9 @@ class RunRecord:
         """A client asked to cancel the run (`cancel`): it ends as `cancelled`."""
         self.suspended_at: float | None = None
         """When the run last suspended (the registry's clock): a wait for a client expires."""
+        self.model_failure: dict[str, Any] | None = None
+        """The last `model.call.failed` of the run's own agent (its status code and `Retry-After`:
+        the `/v1/` face answers an upstream rate limit as a 429)."""
         self._changed = asyncio.Event()
         self._unsubscribe: Callable[[], None] | None = None
 
@@ -190,6 +193,8 @@ class RunRecord:
                     self.nodes.attach(runner)
         elif event.node is not None and event.type != ev.TEXT_DELTA:  # reply.started came first
             self.nodes.look(active=event.node)
+            if event.type == ev.MODEL_CALL_FAILED:
+                self.model_failure = dict(event.data)
         for channel, data in self.mapper.map(event):
             self.publish(channel, data)
 

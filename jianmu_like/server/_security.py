@@ -46,8 +46,20 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def check_token(token: str | None) -> None:
+    """Refuse a token no client can send: blank (it would guard nothing, or refuse everyone), or
+    with spaces around it (HTTP strips them from the `Authorization` header)."""
+    if token and token != token.strip():
+        what = "blank" if not token.strip() else "surrounded by whitespace"
+        raise InsecureBindError(
+            f"refusing a token that is {what} ({len(token)} characters): no client could send it "
+            f"(HTTP strips spaces from headers); give --token or {TOKEN_ENV} a token without spaces around it"
+        )
+
+
 def check_bind(host: str, token: str | None) -> None:
-    """Refuse to serve on a non-loopback address without a token."""
+    """Refuse to serve on a non-loopback address without a token, or with one no client can send."""
+    check_token(token)
     if not is_loopback(host) and not token:
         raise InsecureBindError(
             f"refusing to serve on {host}: it is not a loopback address, so anyone who can reach it "

@@ -150,6 +150,10 @@ class ModelCallCompleted(Payload):
 class ModelCallFailure(Payload):
     error: str
     attempts: int
+    status_code: int | None = None
+    """The HTTP status of the last attempt's error (429: the model server's rate limit)."""
+    retry_after: float | None = None
+    """The last attempt's `Retry-After` (seconds), when the model server sent one."""
 
 
 class TextDelta(Payload):

@@ -446,11 +446,28 @@ def test_a_wait_survives_a_server_restart_with_a_store(tmp_path: Path) -> None:
         return live_server(create_app(factory, token=TOKEN, model_name="helper"))
 
     thread = {"thread_id": "kept"}
+    key = {"Idempotency-Key": "quito-1"}
     with serve() as base:
         first = client(base).chat.completions.create(
-            model="helper", messages=ask("weather in Quito"), tools=[WEATHER], extra_body=thread
+            model="helper",
+            messages=ask("weather in Quito"),
+            tools=[WEATHER],
+            extra_body=thread,
+            extra_headers=key,
         )
     (asked,) = first.choices[0].message.tool_calls or []
+    with serve() as base:  # a retry after the restart gets the same calls, and starts nothing
+        again = client(base).chat.completions.create(
+            model="helper",
+            messages=ask("weather in Quito"),
+            tools=[WEATHER],
+            extra_body=thread,
+            extra_headers=key,
+        )
+    assert again.choices[0].finish_reason == "tool_calls"
+    assert [(c.id, c.function.arguments) for c in again.choices[0].message.tool_calls or ()] == [
+        (asked.id, asked.function.arguments)
+    ]
     messages = [
         *ask("weather in Quito"),
         first.choices[0].message.model_dump(exclude_none=True),

@@ -199,14 +199,14 @@ def test_bad_requests_name_their_cause(url: str) -> None:
                 {"role": "tool", "content": "1", "tool_call_id": "c"},
             ],
         )
-    with pytest.raises(openai.UnprocessableEntityError, match="the last message must be the user's question"):
+    with pytest.raises(openai.BadRequestError, match="the last message must be the user's question"):
         api.chat.completions.create(model="helper", messages=[{"role": "assistant", "content": "hi"}])
-    with pytest.raises(openai.UnprocessableEntityError, match="'image_url' content part is not accepted"):
+    with pytest.raises(openai.BadRequestError, match="'image_url' content part is not accepted"):
         api.chat.completions.create(
             model="helper",
             messages=[{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:,"}}]}],
         )
-    with pytest.raises(openai.UnprocessableEntityError, match="messages: List should have at least 1 item"):
+    with pytest.raises(openai.BadRequestError, match="messages: List should have at least 1 item"):
         api.chat.completions.create(model="helper", messages=[])
 
 

@@ -156,6 +156,7 @@ def test_every_json_answer_validates_against_its_schema(served: Any) -> None:
     check("POST", "/api/runs", 422, json={"input": ""})
     check("GET", "/api/runs", 422, query={"status": "bogus"})
     models = check("GET", "/v1/models", 200)
+    check("GET", "/v1/models/{model_id}", 200, model_id=models["data"][0]["id"])
     completion = check(
         "POST",
         "/v1/chat/completions",
