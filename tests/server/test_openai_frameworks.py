@@ -15,8 +15,16 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import agents  # openai-agents (the dev extra, like every client here)
+import langchain_openai
+import pydantic_ai
 import pytest
+from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.tools import tool as lc_tool
+from openai import AsyncOpenAI
 from pydantic import BaseModel
+from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.providers.openai import OpenAIProvider
 
 from jianmu_like import AgentTemplate, ReActConfig, create_react_node, tool
 from jianmu_like.server import create_app
@@ -77,9 +85,6 @@ def lookup_city(name: str) -> str:
 
 
 def test_openai_agents_function_tool_and_output_type(base: str) -> None:
-    agents = pytest.importorskip("agents")
-    from openai import AsyncOpenAI
-
     agents.set_tracing_disabled(True)
 
     async def main() -> Any:
@@ -101,10 +106,6 @@ def test_openai_agents_function_tool_and_output_type(base: str) -> None:
 
 
 def test_langchain_bind_tools_structured_output_and_streaming(base: str) -> None:
-    langchain_openai = pytest.importorskip("langchain_openai")
-    from langchain_core.messages import HumanMessage, ToolMessage
-    from langchain_core.tools import tool as lc_tool
-
     chat = langchain_openai.ChatOpenAI(model="helper", base_url=base, api_key=TOKEN, timeout=PATIENCE)
     city_tool = lc_tool(lookup_city)
     bound = chat.bind_tools([city_tool])
@@ -117,7 +118,7 @@ def test_langchain_bind_tools_structured_output_and_streaming(base: str) -> None
     assert ran == ["Paris"] and final.content == "Paris has 2100000 people"
 
     # Streaming: the tool call arrives as tool-call chunks, the answer as text chunks.
-    streamed = None
+    streamed: Any = None
     for piece in bound.stream([question]):
         streamed = piece if streamed is None else streamed + piece
     assert streamed is not None
@@ -136,10 +137,6 @@ def test_langchain_bind_tools_structured_output_and_streaming(base: str) -> None
 
 
 def test_pydantic_ai_tools_and_output_type(base: str) -> None:
-    pydantic_ai = pytest.importorskip("pydantic_ai")
-    from pydantic_ai.models.openai import OpenAIChatModel
-    from pydantic_ai.providers.openai import OpenAIProvider
-
     model = OpenAIChatModel("helper", provider=OpenAIProvider(base_url=base, api_key=TOKEN))
     agent = pydantic_ai.Agent(model, output_type=CityReport, tools=[lookup_city])
     ran.clear()
@@ -155,12 +152,6 @@ def test_pydantic_ai_tools_and_output_type(base: str) -> None:
 
 def test_openai_agents_and_pydantic_ai_stream(base: str) -> None:
     """Their streaming runs go through the streamed endpoint: tool-call deltas, then the answer."""
-    agents = pytest.importorskip("agents")
-    pydantic_ai = pytest.importorskip("pydantic_ai")
-    from openai import AsyncOpenAI
-    from pydantic_ai.models.openai import OpenAIChatModel
-    from pydantic_ai.providers.openai import OpenAIProvider
-
     agents.set_tracing_disabled(True)
 
     async def main() -> tuple[Any, Any]:
