@@ -17,7 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from ._hostnames import parse_authority
-from ._redact import redact_url
+from ._redact import redact_url, register_secret
 from ._sources import SourceError, YamlDocument, describe_errors, in_line_order, load_yaml
 
 
@@ -38,6 +38,16 @@ for servers without function calling), `auto` (native, JSON when the server reje
 Declared once here (the configuration's vocabulary); `models.tool_protocol` implements it."""
 
 
+class ProviderEntryConfig(_Section):
+    """Overrides one entry of the provider table (`models._named_providers.PROVIDERS`), or adds
+    a provider name of its own: where its OpenAI-compatible endpoint listens, which variable
+    holds its key. A key left out keeps the table's value."""
+
+    base_url: str | None = None
+    api_key_env: str | None = None
+    """The environment variable holding the key (never the key itself); null: none needed."""
+
+
 class ModelsConfig(_Section):
     default: str | None = None
     """Model used when nothing more specific is configured; None: the model the server at
@@ -50,6 +60,8 @@ class ModelsConfig(_Section):
     tool_protocol: ToolProtocol = "native"
     """How tools reach OpenAI-compatible models: native function calling, `json` or `text` (in
     the prompt, for servers without it), or `auto` (native, JSON when the server rejects tools)."""
+    providers: dict[str, ProviderEntryConfig] = Field(default_factory=dict)
+    """Provider name -> overrides of its entry for `provider:model` names (see guides/models)."""
 
 
 DEFAULT_MAX_TOKENS = 1024
@@ -241,12 +253,20 @@ class ProviderConfig(_Section):
     base_url: str | None = None
     """Shown (repr, `jianmu-like config`, errors) without `user:password@` or secret query values."""
     api_key: SecretStr | None = None
-    """A `SecretStr`: never shown by a repr, a dump or `explain_config`; `.get_secret_value()`."""
+    """A `SecretStr`: never shown by a repr, a dump or `explain_config`; `.get_secret_value()`;
+    registered for redaction by value (`_redact.register_secret`) as soon as it is read."""
     probe: bool = True
     """Ask the server what it offers (llama.cpp `/props`, Ollama `/api/show`, `/v1/models`)
     when the tool protocol, a structured call or an unset model name needs to know."""
     capabilities: CapabilityOverrides = Field(default_factory=CapabilityOverrides)
     """Facts about the server that win over the probe's, key by key."""
+
+    @field_validator("api_key")
+    @classmethod
+    def _register_key(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            register_secret(value.get_secret_value(), source="provider.api_key")
+        return value
 
     def __repr_args__(self) -> Any:
         for key, value in super().__repr_args__():

@@ -172,7 +172,16 @@ def load_yaml(path: str | Path, limits: YamlLimits | None = None) -> YamlDocumen
     reports them with its own findings, in one pass."""
     file = Path(path)
     limits = limits or YamlLimits()
-    text = _read(file, limits.max_bytes)
+    return parse_yaml(_read(file, limits.max_bytes), file, limits)
+
+
+def parse_yaml(
+    text: str, file: Path, limits: YamlLimits | None = None, *, first_line: int = 1
+) -> YamlDocument:
+    """`load_yaml` for YAML already read: `text` from `file`, its first line being line
+    `first_line` of the file (YAML front matter inside a Markdown file)."""
+    limits = limits or YamlLimits()
+    text = "\n" * (first_line - 1) + text  # blank lines keep every line number the file's
     try:
         loader = _BoundedLoader(text, limits, file)
     except yaml.reader.ReaderError as exc:  # a NUL byte or another character YAML forbids

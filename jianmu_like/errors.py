@@ -47,6 +47,8 @@ The hierarchy (tests/test_errors.py checks this drawing against the classes):
           UnknownElicitation (LookupError)
         MCPServerError
           MCPConnectError
+            MCPAuthError
+            MCPLoginRequiredError
           MCPServerCrashedError
           MCPTimeoutError
           MCPToolError
@@ -111,6 +113,7 @@ _EXPORTS = {
         "ToolProviderError",
         "UnknownToolError",
     ),
+    ".tools.mcp._auth": ("MCPAuthError", "MCPLoginRequiredError"),
     ".tools.mcp._config": ("MCPConfigError",),
     ".tools.mcp._elicitation": ("ElicitationError", "UnknownElicitation"),
     ".tools.mcp._prompts": ("MCPPromptError",),
@@ -173,6 +176,8 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .tools._errors import ToolProviderError as ToolProviderError
     from .tools._errors import UnknownToolError as UnknownToolError
     from .tools.builtin import CalculatorError as CalculatorError
+    from .tools.mcp._auth import MCPAuthError as MCPAuthError
+    from .tools.mcp._auth import MCPLoginRequiredError as MCPLoginRequiredError
     from .tools.mcp._config import MCPConfigError as MCPConfigError
     from .tools.mcp._content import MCPConnectError as MCPConnectError
     from .tools.mcp._content import MCPServerCrashedError as MCPServerCrashedError

@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import json
+import logging
 import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 import pytest
 
 from jianmu_like._config import ConfigError, JianmuConfig, explain_config, get_config, load_config
-from jianmu_like._redact import redact_text, redact_url
+from jianmu_like._redact import (
+    MIN_SECRET_LENGTH,
+    redact,
+    redact_secrets,
+    redact_text,
+    redact_url,
+    register_secret,
+    registered_secrets,
+)
 from jianmu_like.models import ModelCallFailed, ModelClient, ModelRequest, human
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, reply
 from jianmu_like.tools.mcp._config import MCPServerConfig
@@ -135,3 +145,80 @@ def test_mcp_server_url_display_hides_query_tokens() -> None:
     config = MCPServerConfig.model_validate({"url": f"https://u:{PASSWORD}@mcp.example/mcp?token={PASSWORD}"})
     assert config.describe() == "https://mcp.example/mcp?token=***"
     assert PASSWORD not in repr(config)
+
+
+# -- redaction by value (issue 33.1) ---------------------------------------------------------
+
+
+def test_a_registered_value_is_masked_raw_url_encoded_and_json_escaped() -> None:
+    value = 'v4l/ue+"with&specials'
+    assert register_secret(value, source="test")
+    text = f"a {value} b {quote(value, safe='')} c {quote_plus(value)} d {json.dumps(value)}"
+    assert redact_text(text) == 'a *** b *** c *** d "***"'
+    assert redact({"nested": [text]}) == {"nested": ['a *** b *** c *** d "***"']}
+    assert redact_secrets(text) == 'a *** b *** c *** d "***"'
+
+
+@pytest.mark.parametrize(
+    "short", ["1", "true", "8080", "EMPTY", "x" * (MIN_SECRET_LENGTH - 1), None, 12345678]
+)
+def test_short_values_and_non_text_are_not_secrets(short: object) -> None:
+    assert not register_secret(short)
+    if isinstance(short, str):
+        assert redact_secrets(f"port {short} is {short}") == f"port {short} is {short}"
+
+
+def test_every_declared_secret_registers_when_the_configuration_is_read(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from jianmu_like.server._security import BearerTokenMiddleware
+    from jianmu_like.tools.mcp._config import parse_mcp_servers
+
+    monkeypatch.setenv("JIANMU_TEST_HEADER_TOKEN", "hdr-token-from-env-123")
+    parse_mcp_servers(
+        {
+            "a": {"command": "srv", "env": {"DB_PASSWORD": "env-value-abc-123", "PORT": "8080"}},
+            "b": {
+                "url": "https://mcp.example/mcp",
+                "headers": {"Authorization": "Bearer ${JIANMU_TEST_HEADER_TOKEN}"},
+            },
+        }
+    )
+    (tmp_path / "jianmu.yaml").write_text("provider:\n  api_key: configured-key-value-xyz\n")
+    load_config()
+    ModelClient.resolve("m", base_url="http://127.0.0.1:9/v1", api_key="explicit-key-value-xyz")
+    BearerTokenMiddleware(lambda *a: None, "server-token-value-xyz")  # type: ignore[arg-type,return-value]
+    text = " ".join(
+        [
+            "env-value-abc-123",
+            "hdr-token-from-env-123",
+            "configured-key-value-xyz",
+            "explicit-key-value-xyz",
+            "server-token-value-xyz",
+            "port 8080",
+        ]
+    )
+    assert redact_text(text) == "*** *** *** *** *** port 8080"
+    sources = registered_secrets()
+    assert "mcp_servers.a.env.DB_PASSWORD" in sources and "provider.api_key" in sources
+    assert all("value" not in source for source in sources)  # names what declared it, never the value
+
+
+def test_standard_log_records_of_mcp_modules_are_masked(caplog: pytest.LogCaptureFixture) -> None:
+    from jianmu_like.tools.mcp import _session
+
+    register_secret("logged-secret-value", source="test")
+    with caplog.at_level(logging.WARNING, logger=_session.logger.name):
+        _session.logger.warning("server said %s", "logged-secret-value!")
+    assert "server said ***!" in caplog.text and "logged-secret-value" not in caplog.text
+
+
+def test_data_keeps_secret_looking_names_when_masked_by_value_only() -> None:
+    from jianmu_like._redact import redact_secrets_in
+
+    register_secret("elicited-secret-value", source="test")
+    form = {"message": "token elicited-secret-value expired", "schema": {"password": {"type": "string"}}}
+    assert redact_secrets_in(form) == {
+        "message": "token *** expired",
+        "schema": {"password": {"type": "string"}},
+    }

@@ -35,6 +35,7 @@ from ..checkpoint._store import Checkpoint, Checkpointer, CheckpointError
 from ..guard._approvals import Approval
 from ..state._contract import check_contract
 from ..state._inputs import InputError, TreeInputs
+from ..state._journal import JournalEntry
 from ..state._manager import StateManager
 from ..state._schema import schema_spec
 from ..telemetry import events as ev
@@ -44,6 +45,7 @@ from ..tools._run_context import RunContext, enter_run, leave_run
 from .approvals import Approvals
 from .errors import ConversationError
 from .interrupts import Interrupts
+from .open_calls import repair_open_calls
 from .result import AgentResult, build_result
 from .threads import Threads, needs_store
 from .trees import TreeSource
@@ -119,6 +121,9 @@ class RunCore:
         self.interrupts = Interrupts(telemetry, namespace=namespace, node=trees.tree.name)
         self.approvals = Approvals(sm, keys)
         self.recorder: RunRecorder | None = None
+        self._repaired: list[dict[str, Any]] = []
+        """Tool calls the current run's thread had left without results, answered at its start
+        (`open_calls`): said in a `thread.repaired` event right after `run.started`."""
         self._opened_store: ClosableCheckpointer | None = None
         self._sync_runner: asyncio.Runner | None = None
         trees.attach(sm, telemetry, self.interrupts)
@@ -203,6 +208,7 @@ class RunCore:
             threads = self.threads
             base: Checkpoint | None = None
             state: BaseModel | None = None
+            entries: Mapping[str, JournalEntry] = {}
             if recorder is not None:  # before anything changes: a refused run leaves the core as it was
                 if thread_id is None:
                     threads.stored_default = threads.stored_default or uuid.uuid4().hex
@@ -215,6 +221,10 @@ class RunCore:
                 newest = await recorder.newest(tid)
                 refuse(newest)
                 base, state = threads.stored_base(recorder, tid, newest, from_checkpoint)
+                if newest is not None and newest.status == "running" and base is newest:
+                    # Its last run stopped mid-way (cancelled, killed): the outcomes of the calls
+                    # it left open, read before the claim below drops them.
+                    entries = await recorder.stored_journal(tid)
             elif from_checkpoint is not None:
                 needs_store(recorder, "run(from_checkpoint=...)")
             threads.given = thread_id
@@ -225,7 +235,10 @@ class RunCore:
                 threads.switch(thread_id)
             threads.ran()
             if root.status != Status.INVALID:
-                root.stop(Status.INVALID)
+                root.stop(Status.INVALID)  # a suspended run in hand answers its own batch here
+            # Calls a stopped run (another process, an older version) left without results are
+            # answered before the new input (see open_calls).
+            self._repaired = repair_open_calls(sm, self.keys, entries, thread_id=thread_id or self.thread_id)
             self.interrupts.drop()  # follow-ups of an abandoned suspended run
             sm.reset_for_run()
             for namespace, values in routed.items():
@@ -335,9 +348,18 @@ class RunCore:
         context = enter_run(RunContext(deps, run_id=run_id, thread_id=self.thread_id))
         hub = self.telemetry
         hub.run_id = run_id
+        repaired, self._repaired = self._repaired, []
         if hub.active:
             thread_id = self.thread_id or self.threads.given
             hub.emit(event, node=root.name, namespace=self.namespace, thread_id=thread_id)
+            if repaired:
+                hub.emit(
+                    ev.THREAD_REPAIRED,
+                    node=root.name,
+                    namespace=self.namespace,
+                    thread_id=thread_id,
+                    calls=repaired,
+                )
         started = time.perf_counter()
         ticks = 0
         interrupts = self.interrupts

@@ -79,9 +79,13 @@ def _supervisor(args: BuildArgs, spec: ReActSpec, options: SupervisorOptions) ->
     settings = SupervisorConfig(
         max_agents=options.max_agents,
         max_follow_ups=options.max_follow_ups,
+        max_rounds=options.max_rounds,
         critic=options.critic,
         max_critic_retries=options.max_critic_retries,
         prune_notes_above=options.prune_notes_above,
+        worker=options.worker,
+        review_answer=options.review_answer,
+        worker_max_tool_calls=options.worker_max_tool_calls,
         **{k: v for k, v in prompts if v},
     )
     return create_supervisor_node(
@@ -128,7 +132,7 @@ AGENT_KINDS: dict[str, AgentKind] = {
             "supervisor",
             SupervisorOptions,
             # the supervisor plans with every tool name known before the run
-            ("mcp_servers", "output_schema"),
+            ("mcp_servers", "output_schema", "skills"),
             "supervisor",
             (),
             _supervisor,
@@ -139,7 +143,7 @@ AGENT_KINDS: dict[str, AgentKind] = {
             PlanExecuteSpec,
             "plan",
             PlanOptions,
-            ("mcp_servers", "output_schema"),  # the planner needs every tool name before the run
+            ("mcp_servers", "output_schema", "skills"),  # the planner needs every tool name before the run
             None,
             (),
             _plan_execute,
@@ -150,7 +154,7 @@ AGENT_KINDS: dict[str, AgentKind] = {
             ResearchSpec,
             "research",
             ResearchOptions,
-            ("output_schema",),
+            ("output_schema", "skills"),
             None,
             ("think",),
             _research,

@@ -40,12 +40,14 @@ from ..guard._config import GuardConfig, policies_from_config
 from ..guard._enforcer import GuardEnforcer
 from ..guard._policies import unknown_tool
 from ..models._client import ModelClient
+from ..models._named_providers import served_name
 from ..nodes._message import MessageNode
 from ..presets.react._config import ReActConfig
 from ..presets.react._state import ReActState
 from ..state._contract import StateContract, declare
 from ..tools._base import Tool
 from ..tools._provider import ToolProvider
+from ..tools._skills import SKILL_FILE, Skill, SkillSet, load_skill
 from ..tools.builtin import builtin_tools
 from ..tools.mcp._config import parse_mcp_servers
 from . import _wiring as wiring
@@ -126,12 +128,11 @@ def load_agent(
 def _client_for(spec: ModelSpec | None) -> ModelClient:
     if spec is None:
         return ModelClient.resolve()
-    api_key = os.environ.get(spec.api_key_env) if spec.api_key_env else None
     resilience = ResilienceConfig(fallback_models=spec.fallback) if spec.fallback else None
     return ModelClient.resolve(
         spec.name,
         base_url=spec.base_url,
-        api_key=api_key,
+        api_key_env=spec.api_key_env,
         resilience=resilience,
         tool_protocol=spec.tool_protocol,
         supports_tools=spec.supports_tools,
@@ -265,6 +266,11 @@ class _Builder:
                 except ValueError:
                     return None
             names.update(AGENT_KINDS[kind].implicit_tools)
+            skills = self._skills(file, body) if body.skills else None
+            if body.skills and skills is None:
+                return None
+            if skills is not None:
+                names.update(tool.name for tool in skills.tools())
         return names
 
     def check(self, file: Path) -> AgentFileSpec:
@@ -310,9 +316,33 @@ class _Builder:
         doc = self.docs.get(_real(file) if file.exists() else file)
         return doc.where(loc) if doc is not None else str(file)
 
+    def _skills(self, file: Path, spec: ReActSpec, loc: Loc | None = None) -> SkillSet | None:
+        """The agent's skills, from folders under the agent file's directory; with `loc`, each
+        problem is reported (a malformed `SKILL.md` at its own line) and None returned."""
+        if not spec.skills:
+            return None
+        found: list[Skill] = []
+        problems: list[str] = []
+        for index, folder in enumerate(spec.skills):
+            try:
+                found.append(load_skill(file.parent / folder, within=file.parent))
+            except SourceError as exc:
+                where = self._where(file, (*(loc or ()), "skills", index)) + f": skills[{index}]: "
+                skill_md = str(_real(file.parent / folder) / SKILL_FILE)
+                problems.extend(p if p.startswith(skill_md) else where + p for p in exc.problems)
+        try:
+            skills = SkillSet(found) if not problems else None
+        except ValueError as exc:
+            problems.append(f"{self._where(file, (*(loc or ()), 'skills'))}: skills: {exc}")
+            skills = None
+        if loc is not None:
+            self.problems.extend(problems)
+        return skills
+
     def _check_react(self, file: Path, spec: ReActSpec, loc: Loc) -> None:
         policy = self._policy(file)
         names: list[str] = []
+        self._skills(file, spec, loc)
         for index, name in enumerate(spec.tools):
             try:
                 names.append(resolve_tool(name, policy).name)
@@ -504,7 +534,7 @@ class _Builder:
             key, self.client_factory(model if spec.model is not None else None)
         )
         values: dict[str, Any] = {
-            "model": model.name,
+            "model": served_name(model.name, get_config().models.providers),
             **_prompt_values(spec),
             "tool_choice": spec.tool_choice,
             "execution_mode": spec.execution_mode,
@@ -524,7 +554,9 @@ class _Builder:
             guard = self._shared_guard(file, defaults)
         else:
             guard = GuardEnforcer(policies_from_config(spec.guard))
+        skills = {"skills": self._skills(file, spec)} if spec.skills else {}
         return {
+            **skills,
             "name": name,
             "namespace": spec.namespace,
             "model_client": client,

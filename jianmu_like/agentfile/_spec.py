@@ -95,6 +95,9 @@ class ReActSpec(_Strict):
     """Built-in tool names (`calculator`, `think`) or `package.module:attribute` references to
     allowed modules (under the file's directory, `agents.allowed_modules`, `--allow-module`)."""
     mcp_servers: list[dict[str, Any]] | dict[str, dict[str, Any]] = Field(default_factory=list)
+    skills: list[str] = Field(default_factory=list)
+    """Skill folders (a `SKILL.md` each), relative to the agent file and under its directory:
+    their descriptions join the system prompt, the model loads one with `use_skill`."""
     tool_output_chars: dict[str, Annotated[int, Field(ge=100)]] = Field(default_factory=dict)
     """Tool name -> the most characters of one of its results the model reads (the tools listed
     in `tools`; an MCP server takes `max_output_chars` in its own entry)."""
@@ -143,16 +146,24 @@ class SupervisorOptions(_Strict):
     max_agents: int = Field(4, ge=1, le=32)
     """Sub-agents per run at most (the model's plan decides how many)."""
     max_follow_ups: int = Field(2, ge=0)
-    """Follow-up questions in the one follow-up round (0: none)."""
+    """Follow-up questions per follow-up round (0: none)."""
+    max_rounds: int = Field(1, ge=1)
+    """Follow-up rounds at most; after each the supervisor answers or asks again."""
     prune_notes_above: int | None = Field(None, ge=1)
     """Drop a sub-agent's raw notes (its messages) above this many characters, keeping its
     question and answer."""
     critic: bool = False
     """Review each sub-agent's answer; a rejected one is re-run with the critique."""
     max_critic_retries: int = Field(1, ge=0)
+    review_answer: bool = False
+    """The critic also reviews the supervisor's own answer; a rejected one is rewritten."""
     prompt: str | None = None
     """The supervisor's system prompt (the ReAct `system_prompt` is the sub-agents')."""
     critic_prompt: str | None = None
+    worker: Literal["react", "research"] = "react"
+    """Each sub-agent is a ReAct agent, or a researcher (a tool-call cap, `think`, a cited summary)."""
+    worker_max_tool_calls: int = Field(5, ge=0)
+    """A researcher sub-agent's tool-call cap (`worker: research`)."""
 
 
 class SupervisorSpec(ReActSpec):

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import py_trees
 from pydantic import BaseModel, ConfigDict
 
+from .._redact import redact_text
 from ..errors import JianmuError
 from ..telemetry import events as ev
 
@@ -86,7 +87,7 @@ def node_failed(exc: BaseException, node: py_trees.behaviour.Behaviour) -> NodeF
         namespace=getattr(node, "namespace", None),
         kind=failure_kind(exc),
         error_type=type(exc).__name__,
-        message=str(exc),
+        message=redact_text(str(exc)),  # it reaches the result, events, the CLI and the API
     )
     failed = NodeFailed(fault)
     failed.__cause__ = exc

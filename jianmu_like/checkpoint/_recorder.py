@@ -234,6 +234,13 @@ class RunRecorder:
         self._saved(checkpoint, version)
 
     # ------------------------------------------------------------------ journal
+    async def stored_journal(self, thread_id: str) -> Mapping[str, JournalEntry]:
+        """The journal `thread_id` holds in the store now (awaited on an async store), before a
+        fresh run's claim drops it: the outcomes of the calls its last run left open."""
+        if self._async is not None:
+            return await self._async.ajournal(thread_id)
+        return self.checkpointer.journal(thread_id)
+
     def journal_entries(self) -> Mapping[str, JournalEntry]:
         """The thread's journal (read from the store once per run, then from memory; a resume
         on an async store reads it as it loads)."""

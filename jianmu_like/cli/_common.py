@@ -77,13 +77,16 @@ def make_console(file: TextIO | None = None, *, stderr: bool = False) -> Console
 def print_problems(
     console: Console, problems: list[str], *, title: str | None = None, style: str = "red"
 ) -> None:
-    """Print every problem on its own line (red on a terminal)."""
+    """Print every problem on its own line (red on a terminal), secrets masked (an exception's
+    text may quote what a server printed)."""
     from rich.text import Text
 
+    from .._redact import redact_text
+
     if title:
-        console.print(Text(title, style=f"bold {style}"))
+        console.print(Text(redact_text(title), style=f"bold {style}"))
     for problem in problems:
-        console.print(Text(problem, style=style))
+        console.print(Text(redact_text(problem), style=style))
 
 
 def existing_store(target: str) -> str | Path:

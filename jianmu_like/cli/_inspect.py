@@ -105,6 +105,21 @@ def mcp_prompt_uses(spec: BaseModel) -> list[tuple[str, str, MCPPrompt]]:
     return found
 
 
+def _oauth_state(server: MCPServerConfig) -> str:
+    """Whether a run can reach an OAuth server as it stands: logged in, or what to run first."""
+    from ..tools.mcp._token_store import FileTokenStore
+
+    auth = server.auth
+    assert auth is not None
+    if not auth.needs_person:
+        return f"OAuth {auth.grant}"
+    if auth.store == "memory":
+        return "OAuth: logs in at each run; nobody can in `jianmu-like run`"
+    if FileTokenStore(server.url or "").logged_in():
+        return "OAuth: logged in"
+    return f"OAuth: not logged in; run `jianmu-like mcp login AGENT_FILE {server.name}`"
+
+
 def print_mcp_targets(console: Console, spec: BaseModel) -> None:
     """`  mcp server NAME: starts CMD ARGS` / `reaches URL` for each declared server (secrets
     masked), then `  AGENT system_prompt: from prompt 'P' of MCP server 'S'` for each MCP prompt
@@ -113,6 +128,8 @@ def print_mcp_targets(console: Console, spec: BaseModel) -> None:
         verb = "starts" if server.transport == "stdio" else "reaches"
         line = Text(f"  mcp server {server.name}: {verb} ", style="dim")
         line.append(server.describe(), style="bold")
+        if server.auth is not None:
+            line.append(f" ({_oauth_state(server)})", style="dim")
         console.print(line, highlight=False)
     for agent, key, prompt in mcp_prompt_uses(spec):
         line = Text(f"  {agent} {key}: from ", style="dim")

@@ -172,6 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _approvals_parser(commands, parent)
     _elicitations_parser(commands, parent)
+    _mcp_parser(commands, parent)
     _threads_parser(commands, parent)
     _serve_parser(commands, parent)
     mock = commands.add_parser(
@@ -234,6 +235,30 @@ def _approvals_parser(
             )
         action.add_argument("--database", metavar="URL", help=DATABASE_HELP)
     approvals.set_defaults(handler="_approvals:approvals_command")
+
+
+def _mcp_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser
+) -> None:
+    """Register `mcp login|logout`: OAuth with the HTTP MCP servers of an agent file."""
+    mcp = commands.add_parser(
+        "mcp", parents=[parent], help="log in to (or out of) an agent file's MCP servers"
+    )
+    actions = mcp.add_subparsers(dest="action", required=True, metavar="ACTION")
+    login = actions.add_parser(
+        "login",
+        parents=[parent],
+        help="authorize with an OAuth server (browser; callback on 127.0.0.1) and store the tokens",
+    )
+    logout = actions.add_parser("logout", parents=[parent], help="forget a server's stored tokens")
+    for action in (login, logout):
+        action.add_argument(
+            "agent_file", metavar="AGENT_FILE", help="the agent file whose mcp_servers names it"
+        )
+        action.add_argument("server", metavar="SERVER", help="the server's name in mcp_servers")
+        _agent_file_options(action)
+    login.add_argument("--no-browser", action="store_true", help="only print the URL to open")
+    mcp.set_defaults(handler="_mcp:mcp_command")
 
 
 def _elicitations_parser(

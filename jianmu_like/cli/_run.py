@@ -26,6 +26,7 @@ from rich.text import Text
 
 from .._agent import Agent, AgentResult
 from .._config import PROJECT_FILE, config_file, explain_config, get_config
+from .._redact import redact_text
 from ..agentfile._loader import load_agent
 from ..checkpoint._target import open_checkpointer, store_label
 from ..models._client import ModelClient
@@ -263,7 +264,7 @@ def report(result: AgentResult, args: argparse.Namespace, errors: Console, *, st
         _explain_suspension(result, args.preset, store_path, errors)
         return EXIT_SUSPENDED
     termination = result.termination or {}
-    detail = str(termination.get("error") or result.error or "")
+    detail = redact_text(str(termination.get("error") or result.error or ""))  # whoever quoted a secret
     reason = str(termination.get("reason") or ("max_ticks" if "max_ticks" in detail else "error"))
     fault = result.fault
     url = re.search(r"url=(\S+)", detail)

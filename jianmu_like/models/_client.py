@@ -23,6 +23,7 @@ from ..telemetry import events as ev
 from ._errors import ModelCallFailed, ModelError
 from ._genai_content import request_content
 from ._hooks import model_call_hook
+from ._named_providers import NamedModel, Quirks, split_provider
 from ._provider import ChatProvider, DeltaCallback
 from ._server_probe import ServerCapabilities
 from ._tool_protocol import ProtocolAdapter, ToolProtocol
@@ -158,6 +159,7 @@ class ModelClient:
         *,
         base_url: str | None = None,
         api_key: str | None = None,
+        api_key_env: str | None = None,
         config: JianmuConfig | None = None,
         env_override: bool = True,
         resilience: ResilienceConfig | None = None,
@@ -183,12 +185,40 @@ class ModelClient:
         `tool_protocol` (default `models.tool_protocol`, "native") and `supports_tools`: see the
         class; the embedded model has its own grammar-constrained JSON protocol and takes them
         only when given explicitly. `context_window`, `supports_json_mode`: see the class.
+
+        A model named `provider:model` (`anthropic:claude-sonnet-4-5`, `ollama:qwen2.5:7b`,
+        `local:` for the embedded model) takes its base URL and key variable from the provider
+        table (`models._named_providers`, overridable under `models.providers`): `base_url`
+        and `api_key_env` here override the entry, `OPENAI_BASE_URL` / `provider.base_url` /
+        `OPENAI_API_KEY` do not apply, and a key variable that is not set is a `ConfigError`
+        naming it. `api_key_env` names the variable holding the key for any model (read even
+        without `env_override`: it was named on purpose); unset, a plain URL falls back to
+        `OPENAI_API_KEY` / `provider.api_key` as before (local servers need no key).
         """
         cfg = config if config is not None else get_config()
         env: dict[str, str] | os._Environ[str] = os.environ if env_override else {}
         url = base_url or env.get("OPENAI_BASE_URL") or cfg.provider.base_url
         name = model or env.get("JIANMU_MODEL") or cfg.models.default
         policy = resilience if resilience is not None else cfg.resilience
+        named = split_provider(name, cfg.models.providers, has_server=bool(url)) if name else None
+        quirks: Quirks | None = None
+        provider_name = ""
+        if named is not None:
+            url = base_url or named.base_url
+            name = named.model if url else f"local/{named.model}" if named.model else ""
+            api_key_env = api_key_env or named.api_key_env
+            quirks, provider_name = named.quirks, named.provider
+            if supports_json_mode is None:
+                supports_json_mode = named.supports_json_mode
+        if policy.fallback_models:
+            policy = _same_server_fallbacks(policy, named, url, cfg)
+        if api_key_env and not api_key and url:
+            api_key = os.environ.get(api_key_env) or None
+            if api_key is None and named is not None:  # a plain URL may need no key (local servers)
+                raise ConfigError(
+                    f"{named.provider}:{named.model} needs an API key: set the environment variable "
+                    f"{api_key_env} (or point models.providers.{named.provider}.api_key_env at another one)"
+                )
         if not url:
             embedded = cls._embedded(name or "", policy, cfg.models.local_backend)
             if tool_protocol is None and supports_tools is None:
@@ -205,7 +235,7 @@ class ModelClient:
                 supports_json_mode=supports_json_mode,
             )
         configured = cfg.provider.api_key.get_secret_value() if cfg.provider.api_key is not None else None
-        key = api_key or env.get("OPENAI_API_KEY") or configured or None
+        key = api_key if named is not None else api_key or env.get("OPENAI_API_KEY") or configured or None
 
         from ._openai_provider import OpenAIProvider  # deferred: importing openai is slow
 
@@ -216,6 +246,8 @@ class ModelClient:
             probe=cfg.provider.probe,
             capabilities=cfg.provider.capabilities,
             max_tokens=cfg.llm.max_tokens,
+            quirks=quirks,
+            provider_name=provider_name,
         )
         return cls(
             provider,
@@ -291,10 +323,34 @@ class ModelClient:
         """The models one call of `request` tries, in order: its own (or the default), then the
         fallbacks, without duplicates."""
         primary = request.model or self.model
+        if ":" in primary:
+            primary = self._served(primary)
         fallbacks = self.resilience.fallback_models
         if not fallbacks:
             return [primary]
         return list(dict.fromkeys([primary, *fallbacks]))
+
+    def _served(self, name: str) -> str:
+        """A model name set per agent or request (`models.react`, `ReActConfig.model`) as this
+        client's server knows it: a `provider:model` name of this client's provider loses its
+        prefix; one of another provider is a `ModelCallFailed` (it would reach the wrong server)."""
+        named = split_provider(name, get_config().models.providers, has_server=True)
+        if named is None:
+            return name
+        if named.base_url is None:
+            return f"local/{named.model}" if named.model else self.model
+        mine = getattr(self.provider, "provider_name", None)
+        host = urlsplit(self.provider.base_url or "").hostname
+        if mine == named.provider or (host is not None and host == urlsplit(named.base_url).hostname):
+            return named.model
+        error = ModelError(
+            f"model {name!r} names the provider {named.provider}, but this client calls "
+            f"{redact_url(self.provider.base_url)}: resolve a client for it "
+            f"(ModelClient.resolve({name!r})) or name a model of this server",
+            model=name,
+            retryable=False,
+        )
+        raise ModelCallFailed(str(error), attempts=[error])
 
     def backoff(self, retry: int, error: ModelError | None = None) -> float:
         """Seconds to wait before retry number `retry` (0-based) of the same model: exponential,
@@ -457,6 +513,31 @@ class ModelClient:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+def _same_server_fallbacks(
+    policy: ResilienceConfig, named: NamedModel | None, url: str | None, cfg: JianmuConfig
+) -> ResilienceConfig:
+    """`policy` with its fallback models as the server knows them: a fallback is tried on the
+    model's own server (at `url`), so `groq:other` behind `groq:first` is `other`, and a
+    fallback naming another provider is a `ConfigError` (it would be sent to the wrong server)."""
+    host = urlsplit(url).hostname if url else None
+    names: list[str] = []
+    for fallback in policy.fallback_models:
+        other = split_provider(fallback, cfg.models.providers, has_server=True)
+        if other is None:
+            names.append(fallback)
+        elif (named is not None and other.provider == named.provider) or (
+            host is not None and other.base_url is not None and urlsplit(other.base_url).hostname == host
+        ):
+            names.append(other.model)
+        else:
+            where = f"{named.provider}'s" if named is not None else "the model's"
+            raise ConfigError(
+                f"fallback model {fallback!r}: fallbacks are tried on {where} server, not on "
+                f"{other.provider}'s; name a model of the same server"
+            )
+    return policy.model_copy(update={"fallback_models": names})
 
 
 def _server_of(base_url: str | None) -> dict[str, Any]:

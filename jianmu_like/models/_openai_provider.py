@@ -29,9 +29,10 @@ from openai.resources.chat.completions import AsyncCompletions
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from .._config import CapabilityOverrides
-from .._redact import redact_text, redact_url
+from .._redact import redact_text, redact_url, register_secret
 from ._errors import ModelError
 from ._messages import Message, ToolCall
+from ._named_providers import Quirks, apply_quirks, quirks_for_url
 from ._provider import DeltaCallback, is_retryable_status, reasoning_sink
 from ._server_probe import PROBES, ServerCapabilities
 from ._streaming import StreamAccumulator
@@ -46,9 +47,6 @@ _RESERVED = frozenset({"messages", "model", "stream"})
 """Set by the provider itself; letting `extra_params` override them would break parsing."""
 
 _PLACEHOLDER_KEY = "not-needed"
-_SHORTEST_SECRET = 8
-"""Keys shorter than this are placeholders ("x", "none", "EMPTY" for local servers), not secrets:
-masking them wherever they occur would garble error messages ("script e***hausted")."""
 
 
 def build_create_kwargs(request: ModelRequest, model: str) -> dict[str, Any]:
@@ -182,6 +180,8 @@ class OpenAIProvider:
         probe: bool = True,
         capabilities: CapabilityOverrides | None = None,
         max_tokens: int | None = None,
+        quirks: Quirks | None = None,
+        provider_name: str = "",
     ) -> None:
         self.base_url: str | None = redact_url(base_url)  # for display: the SDK client has the real one
         self.timeout = timeout
@@ -191,7 +191,12 @@ class OpenAIProvider:
         """Configured facts about the server, winning over the probe's."""
         self.max_tokens = max_tokens
         """Sent when a request sets no `max_tokens` (`llm.max_tokens`): no call is unbounded."""
-        self._hosted_openai = (urlsplit(base_url).hostname or "").lower() == "api.openai.com"
+        self.quirks = quirks if quirks is not None else quirks_for_url(base_url)
+        """The server's departures from OpenAI's request format (`models.named_providers`):
+        its provider's, or those of the hosted provider at the same host."""
+        self.provider_name = provider_name or (urlsplit(base_url).hostname or base_url)
+        if api_key and api_key != _PLACEHOLDER_KEY:
+            register_secret(api_key, source="model api_key")  # masked wherever it is quoted
         self._client = openai.AsyncOpenAI(
             base_url=base_url,
             api_key=api_key or _PLACEHOLDER_KEY,
@@ -225,8 +230,7 @@ class OpenAIProvider:
         kwargs = build_create_kwargs(request, model)
         if "max_tokens" not in kwargs and self.max_tokens is not None:
             kwargs["max_tokens"] = self.max_tokens
-        if self._hosted_openai and "max_tokens" in kwargs:  # its reasoning models refuse max_tokens
-            kwargs.setdefault("max_completion_tokens", kwargs.pop("max_tokens"))
+        apply_quirks(kwargs, self.quirks, self.provider_name)
         seconds = request.timeout if request.timeout is not None else self.timeout
         try:
             async with asyncio.timeout(seconds + _grace(seconds)):
@@ -383,10 +387,9 @@ class OpenAIProvider:
         return ModelError(self._redact(f"{type(exc).__name__}: {exc}"), model=model, base_url=url)
 
     def _redact(self, text: str) -> str:
-        key = self._client.api_key
-        if key and len(key) >= _SHORTEST_SECRET and key != _PLACEHOLDER_KEY:
-            text = text.replace(key, "***")
-        return redact_text(text)  # URLs quoted by the SDK or the network stack
+        """The key (registered by value), key-looking text and URLs quoted by the SDK or the
+        network stack, masked."""
+        return redact_text(text)
 
 
 def _server_message(exc: openai.APIStatusError) -> str:

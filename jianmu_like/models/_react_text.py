@@ -24,7 +24,9 @@ REACT_FORMAT = (
     "Action Input: the tool's arguments as a JSON object\n"
     'Then stop: you receive "Observation (<tool name>): <result>". When you know the answer:\n'
     "Thought: I know the answer\n"
-    "Final Answer: the answer"
+    "Final Answer: the answer\n"
+    "Keep each Thought to three sentences at most, ending with the next step. Tool names are "
+    "case-sensitive: write them exactly as listed."
 )
 
 # Line starts skip only spaces and tabs: `^\s*` under MULTILINE made a reply of blank lines

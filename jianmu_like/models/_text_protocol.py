@@ -29,7 +29,8 @@ REPLY_FORMAT = (
     'To use a tool: {"tool": "<tool name>", "arguments": {<the tool\'s arguments>}}\n'
     'To give the final answer: {"answer": "<your answer>"}\n'
     'After a tool call you receive "Observation (<tool name>): <result>". Use the result: when it '
-    "answers the question, give the final answer with it."
+    "answers the question, give the final answer with it.\n"
+    "Tool names are case-sensitive: write them exactly as listed."
 )
 
 OBSERVATION_NUDGE = "If this answers the question, reply with the answer now."

@@ -11,6 +11,7 @@ _EXPORTS = {
     "._context": (
         "ContextBuilder",
         "ContextBuilderProtocol",
+        "PromptRuntime",
     ),
     "._context_guard": ("ContextGuard",),
     "._critic": (
@@ -23,6 +24,7 @@ _EXPORTS = {
     "._llm_call": ("LLMCallNode",),
     "._message": ("MessageNode",),
     "._output": ("OutputNode",),
+    "._skill": ("SkillNode",),
     "._synthesis": ("SynthesisNode",),
     "._tool_executor": ("ToolExecutor",),
     "._tool_node": ("ToolNode",),
@@ -37,6 +39,7 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from ._answer_check import AnswerCheck as AnswerCheck
     from ._context import ContextBuilder as ContextBuilder
     from ._context import ContextBuilderProtocol as ContextBuilderProtocol
+    from ._context import PromptRuntime as PromptRuntime
     from ._context_guard import ContextGuard as ContextGuard
     from ._critic import CriticNode as CriticNode
     from ._critic import CriticVerdict as CriticVerdict
@@ -45,6 +48,7 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from ._llm_call import LLMCallNode as LLMCallNode
     from ._message import MessageNode as MessageNode
     from ._output import OutputNode as OutputNode
+    from ._skill import SkillNode as SkillNode
     from ._synthesis import SynthesisNode as SynthesisNode
     from ._tool_executor import ToolExecutor as ToolExecutor
     from ._tool_node import ToolNode as ToolNode

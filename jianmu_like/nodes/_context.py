@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from ..models._messages import Message, system
@@ -32,6 +32,12 @@ def with_date(text: str) -> str:
     return text.replace(DATE, datetime.date.today().isoformat()) if DATE in text else text
 
 
+PromptRuntime = Callable[[], "str | None"]
+"""A system prompt supplied while the agent runs (the primary spec's `prompt_runtime`): asked
+before every model call; text replaces the default prompt (persona and ReAct protocol), None
+keeps it."""
+
+
 class ContextBuilderProtocol(Protocol):
     """Builds the message list sent to the model from the conversation history.
 
@@ -47,11 +53,22 @@ class ContextBuilder:
     messages (if any), then history.
 
     The system message is built once per tool set and reused, so prompt assembly costs one list
-    copy per call however long the conversation grows.
+    copy per call however long the conversation grows. A `prompt_runtime` is consulted first,
+    as the primary spec orders the sources of a prompt (an explicit context builder, then the
+    runtime's prompt, then the default one): when it returns text, that text (with the tool
+    listing) is the system message and the persona of the call.
     """
 
-    def __init__(self, system_prompt: str | None = None, *, include_tool_descriptions: bool = True) -> None:
+    def __init__(
+        self,
+        system_prompt: str | None = None,
+        *,
+        include_tool_descriptions: bool = True,
+        prompt_runtime: PromptRuntime | None = None,
+    ) -> None:
         self.include_tool_descriptions = include_tool_descriptions
+        self.prompt_runtime = prompt_runtime
+        self._runtime_cached: tuple[str, ToolSet | None, int, Message] | None = None
         self.opening: tuple[Message, ...] = ()
         """Messages every prompt opens with, after the system message and before the history
         (an agent's `first_messages`, e.g. from an MCP prompt); never part of the history."""
@@ -75,6 +92,11 @@ class ContextBuilder:
 
     def system_message(self, tools: ToolSet | None) -> Message:
         version = tools.version if tools is not None else 0
+        if self.prompt_runtime is not None:
+            runtime = self.prompt_runtime()
+            if runtime:
+                return self._runtime_message(runtime, tools, version)
+            self.persona = with_date(self._persona)
         if self._dated and (today := datetime.date.today().isoformat()) != self._day:
             self._day, self._cached = today, None
             self.persona = with_date(self._persona)
@@ -86,6 +108,19 @@ class ContextBuilder:
             parts.append(TOOLS_HEADER + "\n" + tools.describe())
         message = system("\n\n".join(parts))
         self._cached = (tools, version, message)
+        return message
+
+    def _runtime_message(self, text: str, tools: ToolSet | None, version: int) -> Message:
+        """The system message of a runtime prompt (rebuilt only when the text or tools change)."""
+        self.persona = text
+        cached = self._runtime_cached
+        if cached is not None and cached[0] == text and cached[1] is tools and cached[2] == version:
+            return cached[3]
+        parts = [text]
+        if tools is not None and self.include_tool_descriptions and len(tools):
+            parts.append(TOOLS_HEADER + "\n" + tools.describe())
+        message = system("\n\n".join(parts))
+        self._runtime_cached = (text, tools, version, message)
         return message
 
     def build(self, history: Sequence[Message], tools: ToolSet | None) -> list[Message]:

@@ -18,7 +18,7 @@ from .._results import read_key
 from ..bt._async_behaviour import AsyncBehaviour
 from ..models._client import ModelClient
 from ..models._errors import ModelError
-from ..models._messages import human, system
+from ..models._messages import Message, human, system
 from ..models._structured import StructuredOutputError
 from ..telemetry import events as ev
 from ._context import with_date
@@ -43,9 +43,15 @@ class CriticVerdict(BaseModel):
     critique: str = ""
 
 
+def _first_question(messages: list[Message] | None) -> str:
+    """The task of a namespace: its first user message."""
+    return next((m.content or "" for m in messages or () if m.role == "user"), "")
+
+
 class CriticNode(AsyncBehaviour):
-    """Judges `namespace`'s `final_answer` to `question`: SUCCESS keeps it; FAILURE (rejected,
-    re-runs left) appends the critique to the sub-agent's messages for the next attempt.
+    """Judges `namespace`'s `final_answer` to `question` (None: the namespace's first user
+    message, the run's task): SUCCESS keeps it; FAILURE (rejected, re-runs left) appends the
+    critique to the namespace's messages for the next attempt.
 
     Verdicts are kept in the sub-agent's `critic_reviews`; the critic's usage goes to
     `usage_namespace` (the supervisor's), so a sub-agent's own budget counts only its own calls.
@@ -56,7 +62,7 @@ class CriticNode(AsyncBehaviour):
         name: str,
         model_client: ModelClient,
         *,
-        question: str,
+        question: str | None,
         namespace: str,
         usage_namespace: str | None,
         max_retries: int = 1,
@@ -76,11 +82,12 @@ class CriticNode(AsyncBehaviour):
     async def update_async(self) -> Status:
         sm, keys, ns = self.state_manager, self.keys, self.namespace
         answer = sm.get(keys.final_answer, ns) or ""
+        question = self.question if self.question is not None else _first_question(sm.get(keys.messages, ns))
         reviews: list[dict[str, Any]] = list(read_key(sm, REVIEWS, ns, []))
         rejected_before = sum(1 for review in reviews if not review["accept"])
         prompt = [
             system(with_date(self.system_prompt)),
-            human(f"Question: {self.question}\n\nAnswer: {answer}"),
+            human(f"Question: {question}\n\nAnswer: {answer}"),
         ]
         try:
             result = await structured_call(

@@ -26,6 +26,7 @@ from ..models._types import Usage
 from ..state._manager import StateManager
 from ..telemetry import events as ev
 from ._context import with_date
+from ._critic import REVIEWS
 from ._llm import configured_client, fail_with_model_error
 from ._one_call import reply_completed, request_for, spent, structured_call
 from ._settings import ModelCallConfig
@@ -69,6 +70,12 @@ def clear_sub_namespaces(sm: StateManager, namespace: str) -> None:
         sm.version += 1
 
 
+ROUNDS = "follow_up_rounds"
+"""Supervisor-namespace key: the follow-up rounds this run has run (with `max_rounds` > 1)."""
+
+ROUND_START = "round_start"
+"""Supervisor-namespace key: where the current round's questions start in `follow_ups`."""
+
 LABELS = {SUB_QUESTIONS: "q", FOLLOW_UPS: "f"}
 """Sub-agent namespace labels: `<ns>.q1`, ... for sub-questions, `<ns>.f1`, ... for follow-ups."""
 
@@ -80,6 +87,12 @@ def asked(sm: StateManager, namespace: str, list_key: str) -> list[dict[str, Any
         {"label": f"{label}{i + 1}", "namespace": f"{namespace}.{label}{i + 1}", "question": question}
         for i, question in enumerate(read_key(sm, list_key, namespace, []))
     ]
+
+
+def current_round(sm: StateManager, namespace: str) -> list[dict[str, Any]]:
+    """The follow-up questions of the current round (earlier rounds' keep their namespaces)."""
+    start: int = read_key(sm, ROUND_START, namespace, 0)
+    return asked(sm, namespace, FOLLOW_UPS)[start:]
 
 
 def results_text(sm: StateManager, config: ModelCallConfig, items: Sequence[dict[str, Any]]) -> str:
@@ -220,7 +233,8 @@ class SplitStep(SupervisorCall):
     async def update_async(self) -> Status:
         sm, ns = self.state_manager, self.ns
         clear_sub_namespaces(sm, ns)
-        sm.update({SUB_QUESTIONS: [], FOLLOW_UPS: []}, ns)
+        fresh = {SUB_QUESTIONS: [], FOLLOW_UPS: [], REVIEWS: [], ROUNDS: 0, ROUND_START: 0}
+        sm.update(fresh, ns)  # this run's questions, reviews and rounds only
         instruction = (
             f"Split the task above into at most {self.max_agents} independent sub-questions, "
             "each answerable on its own by a research assistant with tools."
@@ -248,9 +262,11 @@ class GatherStep(SupervisorCall):
         *,
         max_follow_ups: int,
         system_prompt: str,
+        max_rounds: int = 1,
     ) -> None:
         super().__init__(name, model_client, config, namespace, system_prompt=system_prompt)
         self.max_follow_ups = max_follow_ups
+        self.max_rounds = max_rounds
 
     async def update_async(self) -> Status:
         sm, ns = self.state_manager, self.ns
@@ -260,7 +276,8 @@ class GatherStep(SupervisorCall):
             instruction += (
                 "Write the final answer to the task in `answer`. Only if a result is missing or "
                 f"contradictory, leave `answer` empty and list at most {self.max_follow_ups} "
-                "follow-up questions in `follow_ups` instead (you get one round)."
+                "follow-up questions in `follow_ups` instead "
+                + ("(you get one round)." if self.max_rounds == 1 else f"(up to {self.max_rounds} rounds).")
             )
         else:
             instruction += "Write the final answer to the task in `answer`."
@@ -333,4 +350,74 @@ class AnswerStep(SupervisorCall):
         except ModelError as exc:
             return self.fail(exc)
         self.answer(text, usage, reasoning)
+        return Status.SUCCESS
+
+
+class ReviseStep(AnswerStep):
+    """Rewrites the supervisor's answer after the draft critic rejected it (the critique is in
+    the supervisor's messages, after the draft); does nothing when the last review asked for
+    no re-run (or there is none yet: the first pass of the review loop)."""
+
+    def update_sync(self) -> Status | None:
+        reviews = read_key(self.state_manager, REVIEWS, self.namespace, [])
+        return None if reviews and reviews[-1].get("rerun") else Status.SUCCESS
+
+
+class RoundStep(SupervisorCall):
+    """After each follow-up round (with `max_rounds` > 1, document 004's routing after every
+    step): the answer, or the next round's follow-up questions — FAILURE, so the rounds loop
+    runs them; the last round answers from every result. Nothing to do when the gather step
+    answered without follow-ups."""
+
+    def __init__(
+        self,
+        name: str,
+        model_client: ModelClient,
+        config: ModelCallConfig,
+        namespace: str,
+        *,
+        max_follow_ups: int,
+        max_rounds: int,
+        system_prompt: str,
+    ) -> None:
+        super().__init__(name, model_client, config, namespace, system_prompt=system_prompt)
+        self.max_follow_ups = max_follow_ups
+        self.max_rounds = max_rounds
+
+    def update_sync(self) -> Status | None:
+        return None if current_round(self.state_manager, self.ns) else Status.SUCCESS
+
+    async def update_async(self) -> Status:
+        sm, ns = self.state_manager, self.ns
+        rounds = read_key(sm, ROUNDS, ns, 0) + 1
+        sm.update({ROUNDS: rounds}, ns)
+        items = asked(sm, ns, SUB_QUESTIONS) + asked(sm, ns, FOLLOW_UPS)
+        results = "Your sub-agents' results, follow-ups included:\n\n" + results_text(sm, self.config, items)
+        try:
+            if rounds >= self.max_rounds:
+                text, usage, reasoning = await self.text(
+                    self.prompt(results + "\n\nWrite the final answer to the task.")
+                )
+                self.answer(text, usage, reasoning)
+                return Status.SUCCESS
+            left = self.max_rounds - rounds
+            instruction = results + (
+                "\n\nWrite the final answer to the task in `answer`. Only if a result is still missing "
+                f"or contradictory, leave `answer` empty and list at most {self.max_follow_ups} "
+                f"follow-up questions in `follow_ups` instead ({left} more round(s) at most)."
+            )
+            decision, usage, reasoning = await self.structured(
+                self.prompt(instruction), SupervisorDecision, decision_from_text
+            )
+        except (ModelError, StructuredOutputError) as exc:
+            return self.fail(exc)
+        follow_ups = [q.strip() for q in decision.follow_ups if q.strip()][: self.max_follow_ups]
+        if follow_ups:
+            before = list(read_key(sm, FOLLOW_UPS, ns, []))
+            sm.update(
+                {FOLLOW_UPS: [*before, *follow_ups], ROUND_START: len(before), self.keys.usage: usage}, ns
+            )
+            self.emit(ev.SUPERVISOR_FOLLOW_UPS, follow_ups=follow_ups)
+            return Status.FAILURE  # the rounds loop runs the next round
+        self.answer(decision.answer, usage, reasoning)
         return Status.SUCCESS

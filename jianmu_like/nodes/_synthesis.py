@@ -27,7 +27,8 @@ from ._trace import Trace, read_trace, render_steps
 SYNTHESIS_PROMPT = (
     "You write the final answer to the user's question, from the work already done to answer "
     "it (below: the tool calls made and their results, and a draft answer). Use only facts found "
-    "there. Answer in the same language as the question. Write the answer itself and nothing "
+    "there. Answer in the same language as the question. Format it in Markdown where structure "
+    "helps (lists, tables, code), plain prose otherwise. Write the answer itself and nothing "
     "else: no meta-commentary, do not mention tools, steps, the draft or these instructions."
 )
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import hashlib
 import json
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -52,6 +51,7 @@ from ..tools._call_context import ToolCallContext, reset_current_tool_call, set_
 from ..tools._errors import ToolArgumentsError
 from ..tools._toolset import ToolSet
 from ._client_tools import ClientTools, client_tools
+from ._open_calls import INTERRUPTED, NO_CLIENT_RESULT, NOT_RUN_WAITING, journal_key
 from ._tool_calls import ToolCallRunner, ToolRunner
 from ._tool_outcome import ToolOutcome
 
@@ -375,10 +375,8 @@ class ToolExecutor(AsyncBehaviour):
 
     # ------------------------------------------------------------------ journal
     def _journal_key(self, call: ToolCall) -> str:
-        """Identifies a call within its thread: namespace, batch (history length), id, name and
-        arguments (call ids alone repeat: some backends number them from 1 in every process)."""
-        raw = json.dumps([self.namespace, self._batch, call.id, call.name, call.arguments], default=str)
-        return hashlib.sha256(raw.encode()).hexdigest()[:32]
+        """Identifies a call within its thread (`open_calls.journal_key`)."""
+        return journal_key(self.namespace, self._batch, call)
 
     async def _replay(
         self, actions: Sequence[ToolCall], done: dict[str, ToolOutcome], journal: ToolJournal
@@ -547,10 +545,8 @@ class ToolExecutor(AsyncBehaviour):
             if call.id in outcomes:
                 continue
             if call.id in waiting and waiting[call.id].kind == "client_tool":
-                text = "Error: no result: the client had not answered when the run was stopped"
-            elif call.id in waiting:
-                text = "Error: not run: it was waiting for human approval when the run was stopped"
+                text = NO_CLIENT_RESULT  # the rule of nodes.open_calls
             else:
-                text = "Error: interrupted: the run was stopped before this call finished"
+                text = NOT_RUN_WAITING if call.id in waiting else INTERRUPTED
             outcomes[call.id] = ToolOutcome(content=text, failed=True)
         self._commit(actions, outcomes)

@@ -53,7 +53,8 @@ FREE_TOOLS = frozenset({"think"})
 DEFAULT_RESEARCH_PROMPT = (
     "You are a careful researcher (today is {date}). Search for the facts the question needs; "
     "after each search, use the `think` tool to note what you learned and what is still "
-    "missing. You have at most {max_tool_calls} tool calls (think is free): then answer with "
+    "missing. You have at most {max_tool_calls} tool calls (think is free): a simple question "
+    "needs {simple_tool_calls} at most, use them all only for a complex one. Then answer with "
     "the facts found and where they come from."
 )
 
@@ -90,12 +91,16 @@ def create_research_node(
     compress_prompt: str | None = None,
 ) -> composites.Sequence:
     """Build a research subtree (see the module docstring). The `think` tool is added to `tools`;
-    `config.system_prompt` replaces the research prompt (`{max_tool_calls}` is filled in)."""
+    `config.system_prompt` replaces the research prompt (`{max_tool_calls}` and
+    `{simple_tool_calls}`, the simple questions' budget, about half, are filled in)."""
     if max_tool_calls < 0:
         raise ValueError(f"max_tool_calls must be >= 0, got {max_tool_calls}")
     config = config or ReActConfig()
-    prompt = (config.system_prompt or DEFAULT_RESEARCH_PROMPT).replace(
-        "{max_tool_calls}", str(max_tool_calls)
+    simple = max(1, (max_tool_calls + 1) // 2)  # document 004: 2-3 for simple, up to 5 for complex
+    prompt = (
+        (config.system_prompt or DEFAULT_RESEARCH_PROMPT)
+        .replace("{max_tool_calls}", str(max_tool_calls))
+        .replace("{simple_tool_calls}", str(min(simple, max_tool_calls)))
     )
     given = list(tools or ())
     if not any(getattr(t, "name", None) == think.name for t in given):

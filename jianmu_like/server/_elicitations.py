@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 from starlette.requests import Request
 from starlette.responses import Response
 
+from .._redact import redact_secrets_in
 from ..tools.mcp._elicitation import ElicitationError, UnknownElicitation
 from ._errors import error_response
 from ._routes import ApiRoute
@@ -87,7 +88,11 @@ def run_elicitations(record: RunRecord) -> list[OpenQuestion]:
         return []
     return [
         OpenQuestion.model_validate(
-            {**request.model_dump(mode="json"), "run_id": record.run_id, "thread_id": record.thread_id}
+            {
+                **redact_secrets_in(request.model_dump(mode="json")),  # a server's text may quote one
+                "run_id": record.run_id,
+                "thread_id": record.thread_id,
+            }
         )
         for request in record.agent.pending_elicitations()
     ]

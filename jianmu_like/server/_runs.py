@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .._redact import redact
+from .._redact import redact, redact_text
 from .._review import PendingApproval, ThreadSuspendedError, refuse_fresh_run, stored_decisions
 from .._run.protocol import AgentLike
 from .._run.result import AgentResult
@@ -227,12 +227,14 @@ class RunRecord:
         if self.cancelling and status != "success":  # an answer that came first stands
             status = "cancelled"
             self.error = "cancelled by a client (POST /api/runs/{run_id}/cancel)"
+        if self.error:  # what `GET /api/runs/{id}` and `done` show: no secret, whoever quoted it
+            self.error = redact_text(self.error)
         messages = self.mapper.finish(
             answer=result.final_answer if result is not None else None,
             status=status,
             usage=result.usage.model_dump() if result is not None else {},
             elapsed=self.elapsed,
-            termination=result.termination if result is not None else None,
+            termination=redact(result.termination) if result is not None else None,
             error=self.error,
         )
         for channel, data in messages[:-1]:

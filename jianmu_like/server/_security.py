@@ -26,6 +26,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .._hostnames import DEFAULT_PORTS, Authority, origin_authority, parse_authority
+from .._redact import register_secret
 from ..errors import JianmuError
 from ._errors import error_response
 
@@ -79,6 +80,7 @@ class BearerTokenMiddleware:
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
         self.expected = f"Bearer {token}".encode()
+        register_secret(token, source="server token")  # never echoed in an event or a log
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and str(scope.get("path", "")).startswith(PROTECTED):

@@ -85,9 +85,17 @@ class RunCompleted(Payload):
     error: str | None = None
 
 
+class ThreadRepaired(Payload):
+    thread_id: str | None = None
+    calls: list[dict[str, Any]]
+    """Each tool call that had no result: `call_id`, `tool`, `namespace` and `answer` ("outcome":
+    its recorded outcome, "waiting": it waited for an approval, "interrupted")."""
+
+
 RUN_STARTED = declare("run.started", RunStarted)
 RUN_RESUMED = declare("run.resumed", RunStarted)
 RUN_COMPLETED = declare("run.completed", RunCompleted)
+THREAD_REPAIRED = declare("thread.repaired", ThreadRepaired)
 
 
 # ---------------------------------------------------------------------------- replies, models

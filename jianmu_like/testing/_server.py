@@ -66,6 +66,14 @@ _BROKEN_BODIES: dict[str, tuple[str, bytes]] = {
 """Bodies of the `fault` replies answered with a 200 that is not a chat completion."""
 
 
+def _has_field(body: Mapping[str, Any], field: str) -> bool:
+    """Whether `body` has `field`: a top-level key, or `messages[].<key>` on any message."""
+    if field.startswith("messages[]."):
+        key = field.removeprefix("messages[].")
+        return any(isinstance(m, dict) and key in m for m in body.get("messages") or ())
+    return field in body
+
+
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True  # a handler stuck on a slow client must not block interpreter exit
     request_queue_size = 1024  # listen backlog: the default 5 overflows when thousands connect at once
@@ -125,7 +133,7 @@ class _Handler(BaseHTTPRequestHandler):
                 owner.rejected.append(exc.message)
                 self._send_json(400, _error_body(400, exc.message, param=exc.param, code=exc.code))
                 return
-        rejected = [field for field in owner.reject_fields if field in body]
+        rejected = [field for field in owner.reject_fields if _has_field(body, field)]
         if rejected:  # like a server without function calling / JSON mode
             message = f"unsupported parameter: {rejected[0]!r} is not supported by this model"
             self._send_json(400, _error_body(400, message))
@@ -209,8 +217,9 @@ class ScriptedOpenAIServer:
     Use it as `with ScriptedOpenAIServer([...]) as srv:` (or `async with`, which also closes the
     clients made by `srv.client()`). Request bodies are recorded in `requests`. Stopping wakes
     requests sleeping on a scripted `delay`, so a timeout test cannot hang shutdown.
-    `reject_fields` (e.g. `("tools",)`, `("response_format",)`) are request fields answered with
-    HTTP 400 without consuming a reply, like a server that lacks the feature. `props` makes it
+    `reject_fields` (e.g. `("tools",)`, `("response_format",)`, `("messages[].name",)`) are
+    request fields answered with HTTP 400 without consuming a reply, like a server that lacks the
+    feature (or a provider that refuses the field, see `models.named_providers`). `props` makes it
     describe itself as llama.cpp does (`GET /props`, see `llama_cpp_props`).
 
     Every request is checked as OpenAI's API checks it (`testing.openai_rules`: message order

@@ -39,6 +39,11 @@ _EXPORTS = {
         "ToolProviderError",
         "UnknownToolError",
     ),
+    ".mcp._auth": (
+        "MCPAuthConfig",
+        "MCPAuthError",
+        "MCPLoginRequiredError",
+    ),
     ".mcp._config": (
         "MCPConfigError",
         "MCPServerConfig",
@@ -76,6 +81,11 @@ _EXPORTS = {
         "StaticToolProvider",
         "ToolProvider",
     ),
+    "._skills": (
+        "Skill",
+        "SkillSet",
+        "load_skill",
+    ),
     "._toolset": ("ToolSet",),
 }
 
@@ -101,12 +111,18 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from ._provider import ToolProvider as ToolProvider
     from ._run_context import RunContext as RunContext
     from ._run_context import current_run as current_run
+    from ._skills import Skill as Skill
+    from ._skills import SkillSet as SkillSet
+    from ._skills import load_skill as load_skill
     from ._toolset import ToolSet as ToolSet
     from .builtin import CalculatorError as CalculatorError
     from .builtin import builtin_tools as builtin_tools
     from .builtin import calculator as calculator
     from .builtin import evaluate as evaluate
     from .builtin import think as think
+    from .mcp._auth import MCPAuthConfig as MCPAuthConfig
+    from .mcp._auth import MCPAuthError as MCPAuthError
+    from .mcp._auth import MCPLoginRequiredError as MCPLoginRequiredError
     from .mcp._config import MCPConfigError as MCPConfigError
     from .mcp._config import MCPServerConfig as MCPServerConfig
     from .mcp._config import parse_mcp_servers as parse_mcp_servers

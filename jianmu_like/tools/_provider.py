@@ -10,14 +10,14 @@ initialises a provider twice.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from .._redact import redacting_logger
 from ._base import Tool
 from ._errors import ToolProviderError
 
-logger = logging.getLogger(__name__)
+logger = redacting_logger(__name__)  # they quote what servers and tools say
 
 
 @runtime_checkable

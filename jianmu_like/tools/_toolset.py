@@ -13,17 +13,17 @@ providers is a classic source of "the agent called the wrong tool".
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
+from .._redact import redacting_logger
 from ._base import Tool
 from ._describe import describe_tools
 from ._errors import UnknownToolError
 from ._provider import ProviderPool, ToolProvider, provider_label
 
-logger = logging.getLogger(__name__)
+logger = redacting_logger(__name__)  # they quote what servers and tools say
 
 ToolLike = Tool | Callable[..., Any]
 ReadyCheck = Callable[[], Awaitable[None]]

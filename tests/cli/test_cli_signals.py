@@ -22,6 +22,7 @@ import pytest
 import yaml
 
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, exited, reply, wait_until
+from tests.cli.running import in_process
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -92,13 +93,27 @@ def _lines(stream: Any) -> queue.Queue[str]:
     return lines
 
 
+def sleeper(body: dict[str, Any]) -> Any:
+    """The model: "Sleep a while." asks for a long `sleep`; any later question is answered."""
+    last = body["messages"][-1]
+    if last["role"] == "user" and last["content"] == "Sleep a while.":
+        return call("sleep", seconds=600)
+    return reply("Awake now.")
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_a_signal_to_run_stops_its_mcp_servers(tmp_path: Path, signum: signal.Signals) -> None:
+def test_a_signal_to_run_stops_its_mcp_servers_and_leaves_its_thread_usable(
+    tmp_path: Path,
+    signum: signal.Signals,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     path, pid_file = agent_file(tmp_path)
     code, note, _ = EXPECTED[signum]
-    with ScriptedOpenAIServer([call("sleep", seconds=600), reply("never")]) as srv:
+    store = ["--checkpoint", str(tmp_path / "runs.db"), "--thread", "t"]
+    with ScriptedOpenAIServer(sleeper) as srv:
         proc = subprocess.Popen(
-            [*CLI, "run", str(path), "Sleep a while."],
+            [*CLI, "run", str(path), "Sleep a while.", *store],
             cwd=tmp_path,
             env=environment(srv.base_url),
             stdout=subprocess.PIPE,
@@ -128,6 +143,19 @@ def test_a_signal_to_run_stops_its_mcp_servers(tmp_path: Path, signum: signal.Si
             assert proc.returncode == code, err
             assert note in err and "Traceback" not in err
             assert_all_gone(pids)
+        pid_file.unlink()
+        # The thread goes on: the interrupted call is answered, the model accepts the history
+        # (the next run in this process: a second CLI process would add seconds).
+        with mcp_processes(pid_file) as pids:
+            code, shown = in_process(srv.base_url, monkeypatch, capsys)(
+                "run", str(path), "Next question.", *store, "--no-live"
+            )
+            if pid_file.exists():
+                pids.extend(int(p) for p in pid_file.read_text().split())
+        assert code == 0, shown
+        assert "Awake now." in shown
+        [tool] = [m for m in srv.requests[-1]["messages"] if m["role"] == "tool"]
+        assert tool["content"].startswith("Error: interrupted")
 
 
 def free_port() -> int:

@@ -133,3 +133,44 @@ async def test_a_cut_off_answer_is_continued_once_then_ends_truncated(
     assert sum("cut off by the length limit" in (text or "") for text in asked) == 1
     assert result.state.final_answer  # the partial answer is kept
     assert "cut off at the length limit" in (result.fallback_answer or "")
+
+
+SCHEMA_2020_12 = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {"unit": {"type": "string", "enum": ["c", "f"]}},
+    "properties": {
+        "city": {"type": "string", "minLength": 1},
+        "unit": {"$ref": "#/$defs/unit"},
+        "pair": {"type": "array", "prefixItems": [{"type": "number"}, {"type": "number"}], "items": False},
+        "kind": {"const": "weather"},
+        "note": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+    },
+    "required": ["city"],
+    "additionalProperties": False,
+    "unevaluatedProperties": False,
+}
+"""An MCP tool's input schema as a server may send it (the MCP provider passes it on unchanged:
+tools/mcp/_provider.py `_parameters`)."""
+
+
+async def test_llama_cpp_takes_json_schema_2020_12_tool_parameters(server: LlamaHTTPServer) -> None:
+    """The keywords MCP tool schemas keep (`$schema`, `$defs`/`$ref`, `prefixItems`, `const`,
+    `unevaluatedProperties`) reach llama.cpp's server through the real openai client and are
+    accepted, with `tool_choice` auto and required (which builds a grammar from them)."""
+    import openai
+
+    tool = {
+        "type": "function",
+        "function": {"name": "weather", "description": "w", "parameters": SCHEMA_2020_12},
+    }
+    async with openai.AsyncOpenAI(base_url=server.base_url, api_key="none", timeout=2 * PATIENCE) as client:
+        for choice in ("auto", "required"):
+            answer = await client.chat.completions.create(
+                model="smollm2-135m",
+                messages=[{"role": "user", "content": "weather in Paris?"}],
+                tools=[tool],  # type: ignore[list-item]
+                tool_choice=choice,  # type: ignore[arg-type]
+                max_tokens=8,
+            )
+            assert answer.choices

@@ -5,17 +5,20 @@
 
 Its tools cover what a client must handle: plain and structured results, images and embedded
 resources, `isError`, slow calls (timeouts), a process that dies mid-call (restart / retry),
-a tool list that changes, and prompts that only some places can take (a conversation, an image).
+a tool list that changes, prompts that only some places can take (a conversation, an image),
+and a server that quotes its secrets (`leak`, `--leak-stderr NAME`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import sys
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import quote
 
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.prompts.base import AssistantMessage, Message, UserMessage
@@ -102,6 +105,16 @@ async def sleep(seconds: float, started: str = "") -> str:
         seconds_now = seconds
     await asyncio.sleep(seconds_now)
     return f"slept {seconds:g}"
+
+
+@server.tool()
+async def leak(variable: str, how: str, ctx: Context) -> CallToolResult:
+    """Quote the value of the environment variable `variable` raw, URL-encoded and JSON-escaped:
+    in a log notification, then in the result (`how`: "error" an isError result, else text)."""
+    value = os.environ.get(variable, "(unset)")
+    text = f"{variable}={value} url={quote(value, safe='')} json={json.dumps(value)}"
+    await ctx.info(f"leaking {text}")
+    return CallToolResult(content=[TextContent(text=f"cannot use {text}")], is_error=how == "error")
 
 
 @server.tool()
@@ -263,7 +276,21 @@ def record_pids() -> None:
     partial.replace(target)  # whole or absent: a reader never sees half a line
 
 
+def leak_and_exit() -> None:
+    """`--leak-stderr NAME`: print the environment variable NAME on stderr and exit 1 before any
+    handshake, as a server that cannot start and dumps its configuration does; `--leak-stdout
+    NAME`: print it on stdout (no JSON-RPC: the client logs what it could not parse), then serve."""
+    if "--leak-stderr" in sys.argv:
+        name = sys.argv[sys.argv.index("--leak-stderr") + 1]
+        print(f"fatal: bad credentials {name}={os.environ.get(name)!r}", file=sys.stderr, flush=True)
+        sys.exit(1)
+    if "--leak-stdout" in sys.argv:  # a line that is no JSON-RPC, then a normal server
+        name = sys.argv[sys.argv.index("--leak-stdout") + 1]
+        print(f"using {name}={os.environ.get(name)}", flush=True)
+
+
 if __name__ == "__main__":
+    leak_and_exit()
     record_pids()
     if "--http" in sys.argv:
         serve_http()

@@ -76,6 +76,51 @@ def test_resources() -> None:
     )
 
 
+def read_in_a_call(*contents: Any) -> tuple[str, list[Artifact]]:
+    """What the model reads after asking `read_resource` for a resource with `contents`."""
+    from mcp.types import ReadResourceResult
+
+    from jianmu_like.tools.mcp._resources import render_read_result
+
+    context = ToolCallContext(call_id="c1", tool="read_resource", idempotency_key="c1")
+    token = set_current_tool_call(context)
+    try:
+        return render_read_result(
+            ReadResourceResult(contents=list(contents)), server="srv", uri="u"
+        ), context.artifacts
+    finally:
+        reset_current_tool_call(token)
+
+
+def test_what_the_model_asked_to_read_it_reads() -> None:
+    """Text of any text type the model requested with `read_resource` is its observation; only
+    binary content becomes an artifact. The same markdown embedded in a tool result the model did
+    not ask to read stays an artifact for the user."""
+    doc = TextResourceContents(uri="file:///guide.md", mime_type="text/markdown", text="# Guide\nStep one.")
+    page = TextResourceContents(uri="file:///p.html", mime_type="text/html", text="<p>hello</p>")
+    data = BlobResourceContents(
+        uri="file:///d.json", mime_type="application/json", blob=base64.b64encode(b'{"k": "v"}').decode()
+    )
+    feed = BlobResourceContents(
+        uri="file:///f.xml", mime_type="application/atom+xml", blob=base64.b64encode(b"<feed/>").decode()
+    )
+    observation, artifacts = read_in_a_call(doc, page, data, feed)
+    assert observation == '# Guide\nStep one.\n<p>hello</p>\n{"k": "v"}\n<feed/>'
+    assert artifacts == []
+
+    binary = BlobResourceContents(uri="file:///b.png", mime_type="image/png", blob=b64(10))
+    not_utf8 = BlobResourceContents(
+        uri="file:///x.txt", mime_type="text/plain", blob=base64.b64encode(b"\xff\xfe").decode()
+    )
+    observation, artifacts = read_in_a_call(binary, not_utf8)
+    assert observation.startswith("[Artifact generated: b.png] (image/png, 10 bytes")
+    assert [a.name for a in artifacts] == ["b.png", "x.txt"]
+
+    embedded, artifacts = rendered_in_a_call(EmbeddedResource(resource=doc))
+    assert embedded.startswith("[Artifact generated: guide.md] (text/markdown")
+    assert artifacts[0].content == "# Guide\nStep one."
+
+
 def test_structured_content_is_compact_json_only_without_text() -> None:
     assert render(structured={"a": 1, "b": ["é"]}) == '{"a":1,"b":["é"]}'
     assert render(TextContent(text="a is 1"), structured={"a": 1}) == "a is 1"

@@ -77,7 +77,8 @@ async def test_lists_its_tools_over_http(everything: MCPToolProvider) -> None:
     assert {"echo", "get-sum", "get-tiny-image", "get-structured-content"} <= set(tools)
     assert not any(name.startswith("trigger-") for name in tools)  # deny
     assert tools["get-sum"].parameters["properties"]["a"]["type"] == "number"
-    assert "$schema" not in tools["get-sum"].parameters
+    # The schema as the server sent it, its `$schema` (draft-07 here) included.
+    assert tools["get-sum"].parameters["$schema"] == "http://json-schema.org/draft-07/schema#"
 
 
 async def test_calls_render_every_kind_of_content(everything: MCPToolProvider) -> None:

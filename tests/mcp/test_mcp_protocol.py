@@ -12,7 +12,6 @@ handler that records its cancellation).
 from __future__ import annotations
 
 import asyncio
-import base64
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -89,7 +88,7 @@ async def test_the_model_reads_resources_through_one_tool(everything: MCPToolPro
     reader = tools["read_resource"]
     # Its description names the URIs and templates the model may read.
     assert STATIC_DOC in reader.description and "dynamic/text/{resourceId}" in reader.description
-    blob_uri = "demo://resource/dynamic/blob/7"
+    blob_uri = "demo://resource/dynamic/blob/7"  # text/plain, base64
 
     def model(request: dict[str, Any]) -> Any:
         tool_replies = [m for m in request["messages"] if m["role"] == "tool"]
@@ -105,13 +104,28 @@ async def test_the_model_reads_resources_through_one_tool(everything: MCPToolPro
         observations = [m["content"] for m in srv.requests[-1]["messages"] if m["role"] == "tool"]
     assert result.status == "success" and result.final_answer == "read both"
     assert "Resource 3" in observations[0]  # text: the observation itself
-    # Binary: whole for the user, a placeholder for the model.
-    [artifact] = result.artifacts
-    size = len(base64.b64decode(artifact.content or ""))  # the server's bytes, whole
-    assert size > 0 and artifact.encoding == "base64" and artifact.name == "7"
-    assert observations[1].startswith(f"[Artifact generated: 7] ({artifact.mime_type}, {size} bytes; ")
-    assert artifact.content not in observations[1]
-    assert any(e.type == ev.ARTIFACT for e in events)
+    # A blob of a text type (server-everything's is text/plain, base64) is text the model asked
+    # to read: decoded into its observation, not an artifact (binary blobs are: test_mcp_content).
+    assert observations[1].startswith("Resource 7: This is a base64 blob")
+    assert result.artifacts == [] and not any(e.type == ev.ARTIFACT for e in events)
+
+
+async def test_a_markdown_resource_the_model_reads_is_its_observation(everything: MCPToolProvider) -> None:
+    """Asked "what does the doc say?", the model reads the document itself, not a placeholder."""
+    expected = (await everything.read_resource(STATIC_DOC)).contents[0]
+    assert expected.mime_type == "text/markdown"
+
+    def model(request: dict[str, Any]) -> Any:
+        if not [m for m in request["messages"] if m["role"] == "tool"]:
+            return call("read_resource", uri=STATIC_DOC)
+        return reply("it describes the architecture")
+
+    with ScriptedOpenAIServer(model) as srv:
+        agent, _events = _agent_run(srv, everything)
+        result = await agent.run({"messages": [human("what does the architecture doc say?")]})
+        [observation] = [m["content"] for m in srv.requests[-1]["messages"] if m["role"] == "tool"]
+    assert result.status == "success" and result.artifacts == []
+    assert observation == expected.text  # type: ignore[union-attr]
 
 
 async def test_reading_an_unknown_resource_is_an_observation(everything: MCPToolProvider) -> None:

@@ -102,3 +102,18 @@ async def test_a_runs_own_output_schema_is_checked_like_an_output_type() -> None
     assert failed.termination["reason"] == "invalid_output"
     plain = await prose.run({"messages": [human("sky?")]})  # the next run asks nothing of its answer
     assert plain.status == "success" and plain.output is None
+
+
+def test_a_call_left_waiting_for_its_client_is_answered_so() -> None:
+    from jianmu_like.models._messages import ToolCall, ai
+    from jianmu_like.nodes._open_calls import NO_CLIENT_RESULT, NOT_RUN_WAITING, answer_open_calls
+
+    calls_made = [ToolCall(id="c1", name="get_weather"), ToolCall(id="c2", name="delete")]
+    fixed, answered = answer_open_calls(
+        [ai(None, tool_calls=calls_made)], waiting=frozenset({"c1", "c2"}), clients=frozenset({"c1"})
+    )
+    assert [(m.tool_call_id, m.content) for m in fixed[1:]] == [
+        ("c1", NO_CLIENT_RESULT),
+        ("c2", NOT_RUN_WAITING),
+    ]
+    assert [a["call_id"] for a in answered] == ["c1", "c2"]

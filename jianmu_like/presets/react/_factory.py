@@ -22,6 +22,7 @@ summarising the tools it ran (`fallback_answer`, `AgentResult.fallback_answer`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -34,7 +35,7 @@ from ...guard._policies import Breakpoint
 from ...models._client import ModelClient
 from ...models._structured import OutputSchema
 from ...nodes._answer_check import AnswerCheck
-from ...nodes._context import DEFAULT_PERSONA, ContextBuilder, ContextBuilderProtocol
+from ...nodes._context import DEFAULT_PERSONA, ContextBuilder, ContextBuilderProtocol, PromptRuntime
 from ...nodes._context_guard import ContextGuard
 from ...nodes._interrupts import InterruptGate
 from ...nodes._llm import AgentLLMNode
@@ -49,6 +50,7 @@ from ...state._contract import StateContract, declare
 from ...telemetry import events as ev
 from ...tools._base import Tool
 from ...tools._provider import ToolProvider
+from ...tools._skills import SkillSet, skill_tools
 from ...tools._toolset import ToolSet
 from ...tools.mcp._provider import MCPToolProvider
 from ._config import ReActConfig
@@ -69,6 +71,8 @@ def create_react_node(
     context_builder: ContextBuilderProtocol | None = None,
     config: ReActConfig | None = None,
     output_type: type[BaseModel] | Mapping[str, Any] | None = None,
+    skills: SkillSet | Sequence[str | Path] | None = None,
+    prompt_runtime: PromptRuntime | None = None,
 ) -> LoopUntilSuccess:
     """Build a ReAct subtree. Embed it anywhere in a tree; give each copy its own `namespace`
     when several agents share one state. Children are named `<name>.LLM`, `<name>.Tools`,
@@ -82,27 +86,43 @@ def create_react_node(
     of that shape: the system prompt says so, `<name>.Output` validates it into the `output`
     key (`AgentResult.output`), an invalid answer is re-asked once, then the run fails with
     termination reason `invalid_output`.
+
+    `skills` (a `SkillSet`, or skill folders) gives the agent skills (see `tools.skills`): their
+    catalogue follows the system prompt, `use_skill`, `read_skill_file` and one `run_<skill>`
+    tool per skill with scripts join its tools. `prompt_runtime` supplies the system prompt at
+    run time, before the default one (see `nodes.context.ContextBuilder`); with an explicit
+    `context_builder` it is refused (that builder owns the prompt).
     """
     config = config or ReActConfig()
     keys = config.keys
     schema = OutputSchema(output_type) if output_type is not None else None
+    skillset, skill_tools_ = skill_tools(skills)
 
     def persona_of(system_prompt: str | None) -> str | None:
         """The agent's system prompt from its written (or MCP) one: the output schema's
-        instruction after it, when the answer is structured."""
-        if schema is None:
+        instruction and the skills' catalogue after it, when it has them."""
+        if schema is None and skillset is None:
             return system_prompt
-        return f"{system_prompt or DEFAULT_PERSONA}\n\nFinal answer: {schema.instruction()}"
+        parts = [system_prompt or DEFAULT_PERSONA]
+        if schema is not None:
+            parts.append(f"Final answer: {schema.instruction()}")
+        if skillset is not None:
+            parts.append(skillset.prompt())
+        return "\n\n".join(parts)
 
     from_mcp = config.system_prompt_from is not None or config.first_messages_from is not None
     if from_mcp and context_builder is not None and not isinstance(context_builder, ContextBuilder):
         raise ValueError("an MCP system prompt or first messages need the default ContextBuilder")
-    if context_builder is None and (schema is not None or from_mcp):
+    if prompt_runtime is not None and context_builder is not None:
+        raise ValueError("give context_builder or prompt_runtime, not both: the builder owns the prompt")
+    if context_builder is None and (schema is not None or from_mcp or skillset or prompt_runtime):
         context_builder = ContextBuilder(
-            persona_of(config.system_prompt), include_tool_descriptions=config.include_tool_descriptions
+            persona_of(config.system_prompt),
+            include_tool_descriptions=config.include_tool_descriptions,
+            prompt_runtime=prompt_runtime,
         )
     toolset = ToolSet.from_providers(tool_providers or (), context=tool_provider_context).with_tools(
-        tools or ()
+        [*skill_tools_, *(tools or ())]
     )
     if from_mcp:  # read when the servers are ready, before the first model call
         assert isinstance(context_builder, ContextBuilder)

@@ -4,10 +4,13 @@ One entry says how to reach a server (stdio: `command`, `args`, `env`, `cwd`; st
 `url`, `headers`) and how its tools join an agent (`prefix`, `allow` / `deny` globs, guard
 `effect_tags`, which tools are `idempotent` and may be retried after a crash, timeouts).
 
-`env` and `headers` usually hold secrets, so they never appear in a repr or an error message:
-values are masked in `repr()`, pydantic errors are re-worded without the offending input, and a
-file can reference the environment (`Authorization: "Bearer ${API_TOKEN}"`) instead of
-holding the secret itself.
+`env` and `headers` usually hold secrets, so every value of theirs is one: masked in `repr()`,
+never quoted by a validation error (pydantic errors are re-worded without the offending input),
+and registered for redaction by value (`_redact.register_secret`) the moment an entry is
+validated, so whatever the server or a tool echoes of it (its stderr in a start failure, a tool
+error, a log notification) is masked in every error, event and log. A file can reference the
+environment (`Authorization: "Bearer ${API_TOKEN}"`) instead of holding the secret itself; the
+variable's value is registered on its own too. Settings that are not secret belong in `args`.
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..._config import ConfigError
-from ..._redact import REDACTED, redact_text, redact_url
+from ..._redact import REDACTED, redact_text, redact_url, register_secret
 from ..._validation import describe_validation
+from ._auth import MCPAuthConfig
 from ._tasks import TaskMode
 
 _PREFIX_RE = re.compile(r"^[a-zA-Z0-9_-]*$")
@@ -60,6 +64,9 @@ class MCPServerConfig(BaseModel):
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
+    auth: MCPAuthConfig | None = None
+    """OAuth 2.1 with the server (HTTP only; see `tools.mcp._auth`): `auth: {}` logs in through a
+    browser once (`jianmu-like mcp login`) and registers the client itself."""
     prefix: str = ""
     """Prepended to every tool name (e.g. "github_") so two servers' tools cannot collide."""
     allow: list[str] | None = None
@@ -150,8 +157,8 @@ class MCPServerConfig(BaseModel):
         if transport == "stdio":
             if not self.command:
                 raise ValueError("transport 'stdio' needs `command`")
-            if self.url or self.headers:
-                raise ValueError("`url` and `headers` only apply to transport 'http'")
+            if self.url or self.headers or self.auth:
+                raise ValueError("`url`, `headers` and `auth` only apply to transport 'http'")
         else:
             if not self.url:
                 raise ValueError("transport 'http' needs `url`")
@@ -160,11 +167,26 @@ class MCPServerConfig(BaseModel):
             given = [key for key in ("command", *_STDIO_ONLY) if getattr(self, key)]
             if given:
                 raise ValueError(f"{', '.join(given)} only apply to transport 'stdio'")
+            if self.auth is not None and any(key.lower() == "authorization" for key in self.headers):
+                raise ValueError("give `auth` (OAuth) or an Authorization header, not both")
         name = self.name or self._default_name(transport)
+        self._register_secrets(name)
         # Frozen model: fill the derived values in place once, during validation.
         object.__setattr__(self, "transport", transport)
         object.__setattr__(self, "name", name)
         return self
+
+    def _register_secrets(self, name: str) -> None:
+        """Every `env` and `headers` value is a secret (see the module): masked by value in every
+        error, event and log from now on, also when the server or a tool quotes it. A header's
+        credential after its scheme (`Bearer <token>`, `Basic <...>`) is registered on its own too."""
+        for key, value in self.env.items():
+            register_secret(value, source=f"mcp_servers.{name}.env.{key}")
+        for key, value in self.headers.items():
+            register_secret(value, source=f"mcp_servers.{name}.headers.{key}")
+            scheme, _, credential = value.strip().partition(" ")
+            if credential and scheme.isalpha():
+                register_secret(credential, source=f"mcp_servers.{name}.headers.{key}")
 
     def _default_name(self, transport: str) -> str:
         if transport == "stdio":
@@ -244,6 +266,7 @@ def _expand_env(value: str, where: str) -> str:
         found = os.environ.get(match.group(1))
         if found is None:
             raise MCPConfigError(f"{where}: environment variable {match.group(1)} is not set")
+        register_secret(found, source=f"{where} (${{{match.group(1)}}})")  # alone, not only in its value
         return found
 
     return _ENV_REF.sub(lookup, value)

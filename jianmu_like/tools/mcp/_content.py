@@ -100,22 +100,50 @@ def _name_of(uri: str) -> str:
     return str(uri).rstrip("/").rsplit("/", 1)[-1] or str(uri)
 
 
-def render_resource_contents(resource: Any) -> str:
+def is_text_mime(mime: str) -> bool:
+    """text/*, JSON, XML, YAML and their `+json` / `+xml` kin: content a model can read."""
+    kind = mime.split(";", 1)[0].strip().lower()
+    return (
+        kind.startswith("text/")
+        or kind in ("application/json", "application/xml", "application/yaml", "application/x-yaml")
+        or kind.endswith(("+json", "+xml"))
+    )
+
+
+def render_resource_contents(resource: Any, *, requested: bool = False) -> str:
     """One resource's contents (embedded in a tool result, or read with `resources/read`) as
     observation text: plain text is the text; documents (HTML, markdown) and binary data
-    (images, audio, any blob) become artifacts, whole for the user, a placeholder for the model."""
+    (images, audio, any blob) become artifacts, whole for the user, a placeholder for the model.
+
+    `requested`: the model asked to read this resource (the `read_resource` tool), so every text
+    it can read is its observation (bounded like any tool output) — documents, and a blob of a
+    text type that decodes as UTF-8, too; only binary content becomes an artifact."""
     text = getattr(resource, "text", None)
     uri = str(getattr(resource, "uri", "?"))
     mime = _mime(resource)
     if isinstance(text, str):
         kind = mime.split(";", 1)[0].strip().lower()
-        if kind not in DOCUMENT_MIME_TYPES:
+        if requested or kind not in DOCUMENT_MIME_TYPES:
             return text
         return add_artifact(Artifact(name=_name_of(uri), mime_type=kind, content=text))
     blob = getattr(resource, "blob", None)
     if not isinstance(blob, str):
         return f"[resource: {uri} ({mime}), no content]"
+    if requested and is_text_mime(mime):
+        decoded = _utf8(blob)
+        if decoded is not None:
+            return decoded
     return add_artifact(Artifact(name=_name_of(uri), mime_type=mime, content=blob, encoding="base64"))
+
+
+def _utf8(blob: str) -> str | None:
+    import base64
+    import binascii
+
+    try:
+        return base64.b64decode(blob, validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
 
 
 def _media_name(kind: str, mime: str) -> str:

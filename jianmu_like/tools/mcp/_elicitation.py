@@ -101,7 +101,8 @@ class ElicitationBox:
             raise ElicitationError(f"action must be accept, decline or cancel, not {action!r}")
         data = dict(content) if content is not None else None
         if action == "accept" and request.url is None:
-            _check_content(request, data or {})
+            data = with_defaults(request.requested_schema, data)
+            _check_content(request, data)
         if not future.done():
             future.get_loop().call_soon_threadsafe(
                 _settle,
@@ -150,6 +151,9 @@ class ElicitationBox:
             if self.handler is not None:
                 answer = await asyncio.wait_for(self.handler(request), self.timeout)
                 if answer.action == "accept" and request.url is None:
+                    answer = answer.model_copy(
+                        update={"content": with_defaults(request.requested_schema, answer.content)}
+                    )
                     _check_content(request, answer.content or {})
             else:
                 answer = await asyncio.wait_for(future, self.timeout)
@@ -217,6 +221,18 @@ def _dump(schema: Any) -> dict[str, Any]:
     if isinstance(schema, BaseModel):
         return schema.model_dump(by_alias=True, exclude_none=True)
     return dict(schema)
+
+
+def with_defaults(schema: Mapping[str, Any], content: Mapping[str, Any] | None) -> dict[str, Any]:
+    """`content` with the schema's `default` of every field it leaves out (SEP-1034): a person
+    who accepts a form without touching a field accepts the value it showed."""
+    filled = dict(content or {})
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping):
+        for name, field in properties.items():
+            if name not in filled and isinstance(field, Mapping) and "default" in field:
+                filled[name] = field["default"]
+    return filled
 
 
 def _check_content(request: ElicitationRequest, content: dict[str, Any]) -> None:

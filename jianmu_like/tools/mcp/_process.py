@@ -39,12 +39,13 @@ import tempfile
 from contextlib import AsyncExitStack, suppress
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..._redact import redact_text, redacting_logger
 from ._config import MCPServerConfig
 
 if TYPE_CHECKING:
     from anyio.abc import Process
 
-logger = logging.getLogger(__name__)
+logger = redacting_logger(__name__)  # they quote what servers and tools say
 
 _SPAWN_FN = "_create_platform_compatible_process"
 _spawned: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar(
@@ -145,7 +146,8 @@ class StdioProcess:
         return streams
 
     def stderr_tail(self, limit: int = STDERR_TAIL_BYTES) -> str:
-        """The last `limit` bytes the server wrote to stderr ("" when none or not captured)."""
+        """The last `limit` bytes the server wrote to stderr ("" when none or not captured),
+        secrets masked: a server that fails to start often prints its configuration."""
         handle = self._stderr
         if handle is None or handle.closed:
             return ""
@@ -154,7 +156,7 @@ class StdioProcess:
         start = max(0, size - limit)
         # pread: the server shares the file offset, reading must not move it.
         text = os.pread(fd, size - start, start).decode("utf-8", "replace").strip()
-        return f"…{text}" if start else text
+        return redact_text(f"…{text}" if start else text)
 
     def release(self) -> None:
         """Close the captured stderr (logging it at DEBUG level); the process is gone by now."""
@@ -163,7 +165,7 @@ class StdioProcess:
             return
         if logger.isEnabledFor(logging.DEBUG):
             handle.seek(0)
-            logger.debug("MCP server %r stderr:\n%s", self.name, handle.read())
+            logger.debug("MCP server %r stderr:\n%s", self.name, redact_text(handle.read()))
         handle.close()
 
     async def settle(self, seconds: float = 0.5) -> None:

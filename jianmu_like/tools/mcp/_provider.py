@@ -20,9 +20,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
+from ..._redact import redacting_logger
 from ...telemetry import events as ev
 from .._base import Tool
 from .._call_context import ToolCallContext, current_tool_call, tool_event_emitter
+from ._auth import Authorize
 from ._config import MCPServerConfig, parse_mcp_servers
 from ._content import MCPServerCrashedError, MCPServerError, render_mcp_result
 from ._elicitation import Action, ElicitationBox, ElicitationRequest
@@ -53,7 +55,7 @@ if TYPE_CHECKING:
     from ...models._client import ModelClient
     from ...models._messages import Message
 
-logger = logging.getLogger(__name__)
+logger = redacting_logger(__name__)  # they quote what servers and tools say
 
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
 
@@ -79,8 +81,11 @@ def mcp_tool_name(prefix: str, name: str) -> str:
 
 
 def _parameters(schema: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The server's input schema, less `$schema`: some OpenAI-compatible servers reject it."""
-    return {k: v for k, v in (schema or {}).items() if k != "$schema"}
+    """The server's input schema as it sent it: JSON Schema 2020-12 (`$schema`, `$defs`, `$ref`,
+    `prefixItems`, `const`, ...) reaches the model and the argument validator unchanged. The
+    model servers the tests reach (llama.cpp's, tests/local/test_real_server.py; the OpenAI API
+    takes it too) accept it; a provider that refused a keyword would drop it for itself only."""
+    return dict(schema or {})
 
 
 class MCPToolProvider:
@@ -130,6 +135,9 @@ class MCPToolProvider:
         self.sampling_policy: SamplingPolicy | None = None
         """Decides each sampling request instead of the config's `allow` / `ask` ("allow",
         "deny", "ask" a person, or a `SamplingDecision` with the reason the server reads)."""
+        self.authorize: Authorize | None = None
+        """Plays the person's part of an OAuth login for an `auth:` server (`jianmu-like mcp
+        login` opens a browser); None in a run: a server that needs a login fails, saying how."""
         self.log_records: list[LoggingMessageNotificationParams] = []
         """The server's most recent log notifications (at most `LOG_KEEP`), oldest first."""
 
@@ -334,6 +342,7 @@ class MCPToolProvider:
             roots=(lambda: self._roots) if self.config.roots or self._roots else None,
             sampling=self._on_sampling if self.config.sampling != "deny" else None,
             elicitation=self._on_elicitation if self.config.elicitation == "ask" else None,
+            authorize=self.authorize,
         )
 
     async def _declares(self, capability: str) -> bool:

@@ -4,9 +4,11 @@ A server's resources (files, database rows, API objects, each named by a URI) ar
 model may need but did not ask for: listing every resource's contents up front would fill the
 context window. So the model gets a tool: its description lists the URIs the server announced
 (and its URI templates), and a call reads one. A resource link in a tool result names a URI the
-model can read with the same tool. Text comes back as the observation; binary data (images,
-audio, PDFs) and documents (HTML, markdown) become artifacts, whole for the user, with a short
-placeholder for the model (see `content`).
+model can read with the same tool. What the model asked to read, it reads: text of any text type
+(plain, markdown, HTML, JSON, XML) comes back as the observation, bounded like any tool output;
+only binary data (images, audio, PDFs) becomes an artifact, whole for the user, with a short
+placeholder for the model (see `content`). Documents embedded in a tool result the model did not
+ask to read stay artifacts.
 
 The index of resources goes stale when the server says so (`resources/list_changed`,
 `resources/updated`); the provider then lists them again before the agent's next model call. A
@@ -97,8 +99,10 @@ def read_resource_tool(provider: MCPToolProvider, index: ResourceIndex, updated:
 
 
 def render_read_result(result: ReadResourceResult, *, server: str, uri: str) -> str:
-    """The observation of a `resources/read`: each content's text, or an artifact placeholder."""
+    """The observation of a `resources/read` the model asked for: each content's text (any text
+    type, documents included: the model asked to read it), an artifact placeholder for binary
+    content only."""
     contents: list[Any] = list(result.contents)
     if not contents:
         raise MCPToolError(server, "read_resource", f"MCP server {server!r} returned no contents for {uri!r}")
-    return "\n".join(render_resource_contents(content) for content in contents)
+    return "\n".join(render_resource_contents(content, requested=True) for content in contents)

@@ -13,7 +13,6 @@ the contexts unwind in their own task, then makes sure no process of a stdio ser
 from __future__ import annotations
 
 import asyncio
-import logging
 import signal
 import warnings
 from collections.abc import Awaitable, Callable, Iterator
@@ -21,7 +20,8 @@ from contextlib import AsyncExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..._redact import redact_text
+from ..._redact import redact_text, redacting_logger
+from ._auth import Authorize, HTTPRefusals, MCPAuthError, build_oauth, describe_auth_failure
 from ._config import MCPServerConfig
 from ._content import (
     MCPConnectError,
@@ -88,9 +88,21 @@ class SessionHandlers:
     """Answers `sampling/createMessage`; with it set, the client declares sampling."""
     elicitation: Callable[[ElicitRequestParams], Awaitable[ElicitResult]] | None = None
     """Answers `elicitation/create`; with it set, the client declares elicitation."""
+    authorize: Authorize | None = None
+    """Plays the person's part of an OAuth login (`auth:` servers): without it, a server that
+    needs one fails with `MCPLoginRequiredError`."""
 
 
-logger = logging.getLogger(__name__)
+logger = redacting_logger(__name__)  # they quote what servers and tools say
+for _sdk_logger in (
+    "mcp.client.stdio",
+    "mcp.client.streamable_http",
+    "mcp.client.session",
+    "mcp.shared.session",
+):
+    redacting_logger(
+        _sdk_logger
+    )  # the SDK logs what it could not parse (a server's output), tracebacks included
 
 CANCEL_GRACE = 10.0
 """Seconds past `max_call_duration` the backstop around a task allows for `tasks/cancel`."""
@@ -108,6 +120,10 @@ def _leaf(exc: BaseException) -> BaseException:
         inner = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
         exc = (inner or list(exc.exceptions))[0]
     return exc
+
+
+def _sends_authorization(config: MCPServerConfig) -> bool:
+    return any(key.lower() == "authorization" for key in config.headers)
 
 
 def _connection_closed(exc: BaseException) -> bool:
@@ -169,6 +185,8 @@ class MCPSession:
         """The silence bounds of the tool calls in flight (`call_tool` with progress)."""
         self._waiting_on_us = 0
         """Server requests (sampling, elicitation) the client is answering now."""
+        self.refusals = HTTPRefusals(config.url or "")
+        """The HTTP server's last 401 / 403, for the error that follows it."""
 
     @property
     def name(self) -> str:
@@ -232,7 +250,13 @@ class MCPSession:
                 await self._process.settle()  # its exit status, and all it wrote to stderr
             message = self._start_failure(exc) + self._stderr_note()
             await asyncio.shield(self.close())
-            raise MCPConnectError(config.name, message) from exc
+            leaf = _leaf(exc)
+            kind: type[MCPConnectError] = MCPConnectError
+            if isinstance(leaf, MCPConnectError):  # MCPLoginRequiredError, MCPAuthError
+                kind = type(leaf)
+            elif self.refusals.status is not None:
+                kind = MCPAuthError
+            raise kind(config.name, message) from exc
         finally:
             if ready.done() and not ready.cancelled():
                 ready.exception()  # retrieved: no "exception never retrieved" warning
@@ -241,6 +265,13 @@ class MCPSession:
     def _start_failure(self, exc: BaseException) -> str:
         config, leaf = self.config, _leaf(exc)
         where = f"MCP server {config.name!r} ({config.describe()})"
+        if config.transport == "http":
+            explained = describe_auth_failure(config.name, config.describe(), leaf)
+            explained = explained or self.refusals.explain(
+                config.name, config.describe(), config.auth, header=_sends_authorization(config)
+            )
+            if explained is not None:
+                return explained
         if _connection_closed(leaf):
             status = self.returncode
             exited = f" (exit status {status})" if status is not None else ""
@@ -315,8 +346,22 @@ class MCPSession:
         config = self.config
         # Reads stay open long enough for the slowest call and the server's SSE stream.
         timeout = httpx2.Timeout(config.connect_timeout, read=max(config.call_timeout, 300.0))
+        auth = None
+        if config.auth is not None:
+            auth = build_oauth(
+                config.name,
+                config.url or "",
+                config.describe(),
+                config.auth,
+                authorize=self.handlers.authorize,
+            )
         client = await stack.enter_async_context(
-            httpx2.AsyncClient(headers=dict(config.headers), timeout=timeout)
+            httpx2.AsyncClient(
+                headers=dict(config.headers),
+                timeout=timeout,
+                auth=auth,
+                event_hooks={"response": [self.refusals]},
+            )
         )
         return await stack.enter_async_context(streamable_http_client(config.url or "", http_client=client))
 
@@ -624,6 +669,14 @@ class MCPSession:
                 raise
             if exc.code != REQUEST_TIMEOUT:
                 message = f"MCP server {self.name!r} rejected {what}: {exc.message} (error {exc.code})"
+                refused = self.refusals.explain(
+                    self.name,
+                    self.config.describe(),
+                    self.config.auth,
+                    header=_sends_authorization(self.config),
+                )
+                if refused is not None and self.config.transport == "http":
+                    message = f"{refused} (during {what})"
                 if tool is not None:
                     raise MCPToolError(self.name, tool, message) from exc
                 raise MCPServerError(self.name, message) from exc

@@ -30,7 +30,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import itertools
-import logging
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -43,11 +42,12 @@ if TYPE_CHECKING:
     from mcp.types import CallToolResult, ServerCapabilities, Task, TaskStatusNotificationParams
     from mcp.types import Tool as MCPTool
 
+from ..._redact import redacting_logger
 from ..._validation import describe_validation
 from ...errors import JianmuError
 from ._content import MCPTimeoutError, MCPToolError
 
-logger = logging.getLogger(__name__)
+logger = redacting_logger(__name__)  # they quote what servers and tools say
 
 _R = TypeVar("_R")
 
