@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from ._keys import StateKeys
 from ._run.core import RunCore, default_namespace, logs_events, make_hub, read_tree
 from ._run.facade import RunFacade
+from ._run.recording import RunRecording
 from ._run.result import AgentResult as AgentResult  # public here (the export tables say so)
 from ._run.trees import OwnedTree
 from .bt._runner import ReactiveRunner
@@ -56,6 +57,7 @@ class Agent(RunFacade):
         inputs: Iterable[str] = (),
         source: str | None = None,
         durability: Durability | None = None,
+        record: str | Path | RunRecording | None = None,
     ) -> None:
         """`checkpointer` is a store, or where one lives (a SQLite path or a `postgresql://`
         URL: opened here, closed by `aclose()`); `durability` says when its checkpoints are
@@ -63,7 +65,11 @@ class Agent(RunFacade):
         it). `source` names the agent file the tree was built from (`load_agent` sets it);
         checkpoints record it. `state_schema` and `keys` default to what the preset that built
         the tree says (`results.ResultReader`: a `create_react_node` root runs on `ReActState`
-        with its config's keys); a tree no preset built needs `state_schema`."""
+        with its config's keys); a tree no preset built needs `state_schema`.
+
+        `record` writes every run and resume of this agent to one recording (a path, or a
+        `RunRecording` naming the agent file or `module:function` entry replay rebuilds it
+        from): see `jianmu_like.replay`."""
         read = read_tree(root, state_schema, keys)  # a given schema completed from the preset's
         self.root = root
         self._tree = OwnedTree(root)
@@ -81,6 +87,10 @@ class Agent(RunFacade):
         )
         if checkpointer is not None:
             self._core.open_store(checkpointer)
+        if record is not None:
+            self._core.recording = (
+                record if isinstance(record, RunRecording) else RunRecording(record, agent=source)
+            )
 
     @property
     def runner(self) -> ReactiveRunner:

@@ -95,6 +95,11 @@ def unknown_key(loc: Loc, choices: Sequence[str], noun: str = "key") -> Problem:
     return Problem(loc, "unknown", f"unknown {noun}{hint or listed}")
 
 
+def error_locations(exc: ValidationError) -> list[Loc]:
+    """Where each error of `exc` is (pydantic's `loc`: keys, list indexes and union tags)."""
+    return [tuple(detail["loc"]) for detail in exc.errors()]
+
+
 def describe_validation(exc: ValidationError, **options: Any) -> list[str]:
     """`validation_problems` as `key: problem` lines."""
     return [str(problem) for problem in validation_problems(exc, **options)]

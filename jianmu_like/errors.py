@@ -15,12 +15,15 @@ The hierarchy (tests/test_errors.py checks this drawing against the classes):
         AlreadyDecided
         InvalidEdit (ValueError)
       CalculatorError (ValueError)
+      CaseRunFailed (RuntimeError)
       CheckpointError (RuntimeError)
         DecisionConflictError
         ThreadConflictError
         ThreadSuspendedError
         UnknownThreadError
       ConversationError (RuntimeError)
+      EvalError (ValueError)
+      EvalsUnavailable (RuntimeError)
       ExecutorInUseError (RuntimeError)
       GuardConfigError (ValueError)
       InputError (ValueError)
@@ -33,8 +36,10 @@ The hierarchy (tests/test_errors.py checks this drawing against the classes):
       NodeFailed
       OTelConfigError (ValueError)
       OTelUnavailable (RuntimeError)
+      RecordingError (ValueError)
       RefOutsideDocument (ValueError)
       ReplayDivergedError (RuntimeError)
+      ReplayDivergence (RuntimeError)
       SourceError (ValueError)
         AgentFileError
         ConfigError
@@ -88,10 +93,13 @@ _EXPORTS = {
     ".durable._liveness": ("ExecutorInUseError",),
     ".durable._steps": ("ReplayDivergedError",),
     ".durable._workflow": ("UnknownAgentError",),
+    ".evals._errors": ("CaseRunFailed", "EvalError", "EvalsUnavailable"),
     ".guard._approvals": ("AlreadyDecided", "ApprovalError", "InvalidEdit"),
     ".guard._enforcer": ("GuardConfigError",),
     "._review": ("ThreadSuspendedError",),
     ".models._errors": ("ModelCallFailed", "ModelError"),
+    "._run.recording": ("RecordingError",),
+    ".replay._player": ("ReplayDivergence",),
     ".models._json_text": ("JSONTextError",),
     ".models._local_provider": ("LocalModelUnavailable",),
     "._schema_refs": ("RefOutsideDocument",),
@@ -128,7 +136,7 @@ _EXPORTS = {
 """Where each public exception is defined. Left out on purpose: the control-flow signals that
 never reach a caller (`cli.signals.Terminated`, `cli.common.CliError`, the server's HTTP
 mapping: `BadRequest`, `NotFound`, `RunConflict`, `BodyTooLarge`; the test server's
-`RequestRejected`; a local backend's
+`RequestRejected`; a replay's internal `_Stop`; a local backend's
 `GenerationStopped`); they derive from `JianmuError` all the same."""
 
 _all, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
@@ -137,6 +145,7 @@ __all__ = ["JianmuError", *_all]
 if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py checks they match
     from ._config import ConfigError as ConfigError
     from ._review import ThreadSuspendedError as ThreadSuspendedError
+    from ._run.recording import RecordingError as RecordingError
     from ._schema_refs import RefOutsideDocument as RefOutsideDocument
     from ._sources import SourceError as SourceError
     from ._template import ConversationError as ConversationError
@@ -152,6 +161,9 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .durable._liveness import ExecutorInUseError as ExecutorInUseError
     from .durable._steps import ReplayDivergedError as ReplayDivergedError
     from .durable._workflow import UnknownAgentError as UnknownAgentError
+    from .evals._errors import CaseRunFailed as CaseRunFailed
+    from .evals._errors import EvalError as EvalError
+    from .evals._errors import EvalsUnavailable as EvalsUnavailable
     from .guard._approvals import AlreadyDecided as AlreadyDecided
     from .guard._approvals import ApprovalError as ApprovalError
     from .guard._approvals import InvalidEdit as InvalidEdit
@@ -162,6 +174,7 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .models._local_provider import LocalModelUnavailable as LocalModelUnavailable
     from .models._structured import StructuredOutputError as StructuredOutputError
     from .models.weights import WeightsError as WeightsError
+    from .replay._player import ReplayDivergence as ReplayDivergence
     from .server._security import InsecureBindError as InsecureBindError
     from .state._contract import StateContractError as StateContractError
     from .state._inputs import InputError as InputError

@@ -11,8 +11,11 @@ of several lines or too long to sit beside its statement. A block with such comm
 exactly those lines, in that order, and nothing else; a block without them is only run.
 
 A block that continues the example before it (top-level `await`, names defined above) cannot run
-alone: each is listed in FRAGMENTS by the start of its first line, so a new fragment is a decision,
-not an accident; one taken out of the docs must leave the list. A fragment runs after a prelude
+alone: it says so to the reader on its first line, a comment `# continues ...` (and "it awaits"
+when it does), and is listed in FRAGMENTS by the start of its first line of code, so a new
+fragment is a decision, not an accident; one taken out of the docs must leave the list. A block
+with top-level `await` or `async for` that is not so marked fails: pasted as written, it would
+not run. A fragment runs after a prelude
 that defines the names it takes from the text (on a scripted model), inside an async function when
 it awaits; the few that cannot run here (a database and a worker, a remote MCP server) name the
 test that runs the same code, and promise no output: nothing could check it.
@@ -20,6 +23,7 @@ test that runs the same code, and promise no output: nothing could check it.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shutil
@@ -131,9 +135,34 @@ def promised_output(code: str) -> list[str]:
     return promised
 
 
+_MARK = re.compile(r"^# continues\b")
+"""The first line of a block that cannot run alone, for the reader: `# continues the quick start
+(its `agent`); it awaits: run it inside an async function`."""
+
+
+def marked(code: str) -> bool:
+    """Whether the block says, on its first line, that it continues another example."""
+    return _MARK.match(code.strip()) is not None
+
+
+def awaits_at_top_level(code: str) -> bool:
+    """Whether the block uses `await`, `async for` or `async with` outside a function: Python
+    compiles it only with top-level await allowed (as a notebook or `python -m asyncio` does)."""
+    try:
+        compile(code, "<doc>", "exec")
+    except SyntaxError:
+        try:
+            compile(code, "<doc>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+        except SyntaxError:
+            return False
+        return True
+    return False
+
+
 def fragment(code: str) -> str | None:
-    """The FRAGMENTS entry the block starts with, if any."""
-    first = code.strip().splitlines()[0]
+    """The FRAGMENTS entry the block's first line of code (after its mark) starts with, if any."""
+    lines = [line for line in code.strip().splitlines() if not _MARK.match(line)]
+    first = lines[0] if lines else ""
     return next((start for start in FRAGMENTS if first.startswith(start)), None)
 
 
@@ -167,6 +196,27 @@ def test_the_docs_have_examples_and_every_listed_fragment_is_in_them() -> None:
     assert any(block.where.startswith("docs/") for block in BLOCKS), "no examples found under docs/"
     listed = {fragment(block.code) for block in BLOCKS}
     assert listed >= FRAGMENTS.keys(), f"listed fragments no longer in the docs: {FRAGMENTS.keys() - listed}"
+
+
+def test_an_example_that_cannot_run_alone_says_so_on_its_first_line() -> None:
+    unmarked = [
+        b.where
+        for b in BLOCKS
+        if (fragment(b.code) is not None or awaits_at_top_level(b.code)) and not marked(b.code)
+    ]
+    assert not unmarked, f"mark these as fragments (`# continues ...` first) or make them run: {unmarked}"
+    unlisted = [b.where for b in BLOCKS if marked(b.code) and fragment(b.code) is None]
+    assert not unlisted, f"these are marked as fragments but FRAGMENTS says not how they run: {unlisted}"
+    awaiting = [b.where for b in BLOCKS if awaits_at_top_level(b.code) and "it awaits" not in b.code]
+    assert not awaiting, f"these await at the top level without saying so in their mark: {awaiting}"
+
+
+def test_top_level_await_is_told_apart_from_a_program() -> None:
+    assert awaits_at_top_level("async for e in agent.stream({}):\n    print(e)\n")
+    assert awaits_at_top_level("result = await agent.run({})\n")
+    assert not awaits_at_top_level("import asyncio\nasync def main():\n    await x()\nasyncio.run(main())\n")
+    assert not awaits_at_top_level("def broken(:\n")
+    assert not marked("async for e in s:\n    pass\n") and marked("# continues above\nx = 1\n")
 
 
 def test_a_block_that_cannot_run_promises_no_output() -> None:

@@ -48,10 +48,11 @@ TIERS = (
     "jianmu_like.models",
     "jianmu_like.tools",
     "jianmu_like.errors",
+    "jianmu_like.evals",
 )
 """Surfaces built from an export table (lazy, with a TYPE_CHECKING mirror)."""
 
-CURATED = (*TIERS, "jianmu_like.testing", "jianmu_like.durable")
+CURATED = (*TIERS, "jianmu_like.testing", "jianmu_like.durable", "jianmu_like.replay")
 
 MOVED = {
     "jianmu_like.bt": ("AsyncBehaviour", "StateCondition", "DynamicParallel", "LoopUntilSuccess", "Node",

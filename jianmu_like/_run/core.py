@@ -16,6 +16,7 @@ import time
 import uuid
 import weakref
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -46,9 +47,19 @@ from .approvals import Approvals
 from .errors import ConversationError
 from .interrupts import Interrupts
 from .open_calls import repair_open_calls
+from .recording import RunRecording
 from .result import AgentResult, build_result
-from .threads import Threads, needs_store
+from .threads import Threads, needs_store, version_number
 from .trees import TreeSource
+
+
+def random_run_id() -> str:
+    """A fresh run id: 12 hex digits (`secrets.token_hex(6)` without its wrappers)."""
+    return os.urandom(6).hex()
+
+
+RecordOp = Callable[[RunRecording, str], None]
+"""Writes what the caller did (a run with its input, a resume with its decisions) under a run id."""
 
 
 def read_tree(
@@ -121,6 +132,10 @@ class RunCore:
         self.interrupts = Interrupts(telemetry, namespace=namespace, node=trees.tree.name)
         self.approvals = Approvals(sm, keys)
         self.recorder: RunRecorder | None = None
+        self.recording: RunRecording | None = None
+        """Where every run and resume is recorded (`Agent(record=...)`; None: not recorded)."""
+        self.new_run_id: Callable[[], str] = random_run_id
+        """Where run ids come from (replay gives the recorded ones back)."""
         self._repaired: list[dict[str, Any]] = []
         """Tool calls the current run's thread had left without results, answered at its start
         (`open_calls`): said in a `thread.repaired` event right after `run.started`."""
@@ -161,7 +176,7 @@ class RunCore:
 
     def state_at(self, thread_id: str, seq: int) -> BaseModel:
         recorder = needs_store(self.recorder, "state_at()")
-        checkpoint = recorder.fetch(thread_id, seq)
+        checkpoint = recorder.fetch(thread_id, version_number(seq, "seq"))
         if checkpoint is None:
             known = ", ".join(recorder.checkpointer.threads()) or "none"
             raise CheckpointError(f"no checkpoint for thread {thread_id!r} (threads: {known})")
@@ -195,8 +210,11 @@ class RunCore:
         from_checkpoint: int | None,
         deps: Any,
         durability: Durability | None = None,
+        record: RunRecording | None = None,
     ) -> AgentResult:
         sm = self.state_manager
+        if from_checkpoint is not None:
+            from_checkpoint = version_number(from_checkpoint, "from_checkpoint")
         routed = self.route(input_data) if input_data else {}  # bad input changes nothing
         if checkpointer is not None:
             self.use_checkpointer(checkpointer)
@@ -247,8 +265,14 @@ class RunCore:
                 recorder.durability = self.durability_of(durability)
                 # checked again on what the claim rests on
                 await recorder.start(tid, refuse=refuse, parent=base.seq if base is not None else None)
+
+            def note(recording: RunRecording, run_id: str) -> None:
+                recording.record_run(input_data, thread_id, run_id)
+
             try:
-                return await self._drive(root, runner, max_ticks, event=ev.RUN_STARTED, deps=deps)
+                return await self._drive(
+                    root, runner, max_ticks, event=ev.RUN_STARTED, deps=deps, record=(record, note)
+                )
             finally:
                 if recorder is not None:
                     await recorder.release()
@@ -297,7 +321,13 @@ class RunCore:
                 for approval_id, decision in (decisions or {}).items():
                     self.decide(approval_id, decision)
                 self.approvals.merge_stored(recorder)
-                return await self._drive(root, runner, max_ticks, event=ev.RUN_RESUMED, deps=deps)
+
+                def note(recording: RunRecording, run_id: str) -> None:
+                    recording.record_resume(decisions, thread_id, run_id)
+
+                return await self._drive(
+                    root, runner, max_ticks, event=ev.RUN_RESUMED, deps=deps, record=(None, note)
+                )
             finally:
                 if recorder is not None:
                     await recorder.release()
@@ -342,8 +372,33 @@ class RunCore:
         *,
         event: str,
         deps: Any = None,
+        record: tuple[RunRecording | None, RecordOp] | None = None,
     ) -> AgentResult:
-        run_id = os.urandom(6).hex()  # secrets.token_hex(6) without its wrappers
+        run_id = self.new_run_id()
+        hub = self.telemetry
+        recordings = [r for r in ((record[0], self.recording) if record else ()) if r is not None]
+        if not recordings:
+            return await self._drive_run(root, runner, max_ticks, event, deps, run_id)
+        with ExitStack() as stack:
+            first = runner.ticks_now
+            for recording in recordings:
+                recording.tick = lambda: runner.ticks_now - first
+                record[1](recording, run_id)  # type: ignore[index]
+                stack.enter_context(recording.recording(hub))
+            result = await self._drive_run(root, runner, max_ticks, event, deps, run_id)
+        for recording in recordings:
+            recording.record_result(result.status, result.final_answer)
+        return result
+
+    async def _drive_run(
+        self,
+        root: py_trees.behaviour.Behaviour,
+        runner: ReactiveRunner,
+        max_ticks: int,
+        event: str,
+        deps: Any,
+        run_id: str,
+    ) -> AgentResult:
         # The caller's deps reach the tools through a context variable, never the state.
         context = enter_run(RunContext(deps, run_id=run_id, thread_id=self.thread_id))
         hub = self.telemetry
@@ -442,6 +497,8 @@ class RunCore:
 
     async def aclose(self) -> None:
         await self.trees.aclose()
+        if self.recording is not None:
+            self.recording.close()
         store, self._opened_store = self._opened_store, None
         if isinstance(store, AsyncCheckpointer):
             await store.aclose()  # its connections of this loop say goodbye on it

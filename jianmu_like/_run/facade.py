@@ -9,6 +9,7 @@ base writes each forward once, so the two can never drift apart: the same input 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
 from typing import Any, Self
 
 import py_trees
@@ -29,6 +30,7 @@ from ..tools._toolset import ToolSet
 from ..tools.mcp._elicitation import Action as ElicitationAction
 from ..tools.mcp._elicitation import ElicitationRequest, boxes_of, pending_in, respond_in
 from .core import RunCore
+from .recording import RunRecording
 from .result import AgentResult
 
 
@@ -139,6 +141,7 @@ class RunFacade:
         from_checkpoint: int | None = None,
         deps: Any = None,
         durability: Durability | None = None,
+        record: str | Path | None = None,
     ) -> AgentResult:
         """Start a fresh run on the conversation `thread_id`: its state (persistent keys kept,
         run-scoped ones reset), `input_data` merged through the reducers; tick the tree until
@@ -164,16 +167,26 @@ class RunFacade:
 
         `input_data` keys go to the agent's namespace, `"<namespace>.<key>"` to that namespace;
         a key no node of the tree reads raises InputError before anything runs.
+
+        `record` writes this run to a new recording file there (JSON Lines: every model call,
+        tool call and event, see `jianmu_like.replay` and the "Debug with replay" guide);
+        `Agent(record=...)` records every run and resume of the agent into one file instead.
         """
-        return await self._core.run(
-            input_data,
-            max_ticks=max_ticks,
-            thread_id=thread_id,
-            checkpointer=checkpointer,
-            from_checkpoint=from_checkpoint,
-            deps=deps,
-            durability=durability,
-        )
+        recording = RunRecording(record, agent=self._core.source) if record is not None else None
+        try:
+            return await self._core.run(
+                input_data,
+                max_ticks=max_ticks,
+                thread_id=thread_id,
+                checkpointer=checkpointer,
+                from_checkpoint=from_checkpoint,
+                deps=deps,
+                durability=durability,
+                record=recording,
+            )
+        finally:
+            if recording is not None:
+                recording.close()
 
     def run_sync(self, input_data: Mapping[str, Any] | None = None, **kwargs: Any) -> AgentResult:
         """`run()` for scripts: runs it to the end like `asyncio.run` (`kwargs` as for `run`).

@@ -23,6 +23,7 @@ from ..state._inputs import TreeInputs
 from ..state._manager import StateManager
 from ..state._schema import schema_spec
 from ..tools._artifact import Artifact
+from .explain import tree_cause
 
 
 class AgentResult(BaseModel):
@@ -95,6 +96,8 @@ def build_result(
     else:
         agent_status = status
         error = read_key(sm, keys.error, namespace, None)
+    if agent_status == "failure" and not error and not isinstance(termination, dict):
+        error = tree_cause(agents, tree)  # a tree whose output namespace never said why
     success, failure = agent_status == "success", agent_status == "failure"
     return AgentResult(
         status=agent_status,

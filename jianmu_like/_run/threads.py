@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from ..checkpoint._recorder import RunRecorder
 from ..checkpoint._store import Checkpoint, CheckpointError
+from ..state._inputs import InputError
 from ..state._manager import StateManager
 
 
@@ -80,6 +81,17 @@ class Threads:
         if from_checkpoint is None and recorder.thread_id == thread_id and recorder.seq == base.seq:
             return base, None
         return base, recorder.state_of(base)
+
+
+def version_number(value: object, name: str) -> int:
+    """`value` as a checkpoint version (`seq`): an int, never a bool (`True == 1` in Python, so
+    `from_checkpoint=True` would fork version 1) nor a string that looks like one; InputError
+    saying what was given otherwise, before anything runs."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"{name} must be a version number (an int, as `history()` lists), not {value!r}")
+    if value < 0:
+        raise InputError(f"{name} must be a version number (an int >= 0), not {value!r}")
+    return value
 
 
 def needs_store(recorder: RunRecorder | None, what: str) -> RunRecorder:

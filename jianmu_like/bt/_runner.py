@@ -67,6 +67,9 @@ class ReactiveRunner:
         """Called after every tick (the Agent checkpoints there); what it returns, if not None,
         is awaited before the run goes on (an async store's write)."""
         self.total_ticks = 0
+        self.ticks_now = 0
+        """Ticks so far, counted as they happen (`total_ticks` is added to when a run returns):
+        what a recording stamps its events and calls with."""
         self._running = False
         self._halted = False
         """`halt()` was called while `run()` was waiting."""
@@ -106,6 +109,7 @@ class ReactiveRunner:
             while True:
                 wakeup.pending = False  # consume pending signals (`Wakeup.clear`, inlined)
                 ticks += 1
+                self.ticks_now += 1
                 try:
                     tick_node(root)
                 except Exception as exc:

@@ -13,7 +13,9 @@ one. A save may be conditional (`expected_seq`): it happens only if the stored c
 one this process last loaded or saved and no other live process owns the thread; otherwise
 `ThreadConflictError`. A file that is not a checkpoint database, or a checkpoint of another state
 schema or tree, is refused with a clear error and left untouched; a store opened `readonly`
-never creates or changes a file.
+never creates or changes a file. A damaged file (SQLite reports its pages malformed) is a
+`CheckpointError` naming the file and what to do, whether the damage shows when it is opened or
+at a later read or write; the file is left as it is (`sqlite_problem`).
 """
 
 from __future__ import annotations
@@ -229,6 +231,20 @@ _MIGRATIONS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 """Versioned schema changes of a SQLite store, by the format they start from. Append only."""
 _OURS = {"jianmu_meta", "jianmu_checkpoints"}
+_DAMAGED = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
+"""SQLite's result codes for a file whose pages (or header) are not a sound database."""
+
+
+def sqlite_problem(path: Path, what: str, exc: sqlite3.Error) -> CheckpointError:
+    """The one wording of a SQLite failure on `path`: a damaged file says so and what to do
+    (the store never repairs or rewrites it); anything else says what could not be done."""
+    if getattr(exc, "sqlite_errorcode", None) in _DAMAGED or "malformed" in str(exc):
+        return CheckpointError(
+            f"{path}: the checkpoint store is damaged ({exc}) and could not {what}; it was left "
+            f"unchanged: restore it from a backup, or move it aside to start a new store (the "
+            f"`sqlite3` shell's `.recover` may save what is readable)"
+        )
+    return CheckpointError(f"{path}: cannot {what} ({exc})")
 
 
 class SQLiteCheckpointer(SqlCheckpointStore):
@@ -247,13 +263,18 @@ class SQLiteCheckpointer(SqlCheckpointStore):
         self.keep = keep_from_config(keep)
         self._found: str | None = None
         self._lock = threading.Lock()
-        self._conn = self._open_readonly() if readonly else self._open()
+        try:
+            self._conn = self._open_readonly() if readonly else self._open()
+        except sqlite3.DatabaseError as exc:  # damage the checks below did not expect
+            raise sqlite_problem(self.path, "be opened", exc) from exc
 
     def _tables(self, conn: sqlite3.Connection) -> set[str]:
         try:
             return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         except sqlite3.DatabaseError as exc:
             conn.close()
+            if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_CORRUPT:
+                raise sqlite_problem(self.path, "be opened", exc) from exc
             raise CheckpointError(f"{self.path}: not a SQLite checkpoint file ({exc})") from exc
 
     def _refuse_foreign(self, conn: sqlite3.Connection, tables: set[str]) -> None:
@@ -281,7 +302,11 @@ class SQLiteCheckpointer(SqlCheckpointStore):
             conn.close()
             raise CheckpointError(f"{self.path}: empty file, not a checkpoint store (no runs saved in it)")
         self._refuse_foreign(conn, tables)
-        found = self._format(conn)
+        try:
+            found = self._format(conn)
+        except sqlite3.DatabaseError:
+            conn.close()
+            raise
         if found != FORMAT and found not in _OLD_FORMATS:
             conn.close()
             raise CheckpointError(f"{self.path}: checkpoint format {found!r} is not {FORMAT!r}")
@@ -301,7 +326,7 @@ class SQLiteCheckpointer(SqlCheckpointStore):
             found = self._create_or_migrate(conn)
         except sqlite3.DatabaseError as exc:
             conn.close()
-            raise CheckpointError(f"{self.path}: unreadable checkpoint store ({exc})") from exc
+            raise sqlite_problem(self.path, "be opened", exc) from exc
         if found != FORMAT:
             conn.close()
             raise CheckpointError(f"{self.path}: checkpoint format {found!r} is not {FORMAT!r}")
@@ -355,7 +380,7 @@ class SQLiteCheckpointer(SqlCheckpointStore):
                     raise
                 conn.execute("COMMIT")
             except sqlite3.DatabaseError as exc:
-                raise CheckpointError(f"{self.path}: cannot {what} ({exc})") from exc
+                raise sqlite_problem(self.path, what, exc) from exc
 
     def _has_journal(self) -> bool:
         return self._v2
@@ -365,7 +390,7 @@ class SQLiteCheckpointer(SqlCheckpointStore):
             try:
                 return self._conn.execute(sql, params).fetchall()
             except sqlite3.DatabaseError as exc:
-                raise CheckpointError(f"{self.path}: cannot {what} ({exc})") from exc
+                raise sqlite_problem(self.path, what, exc) from exc
 
     @asynccontextmanager
     async def watch_decisions(self, interval: float = POLL_INTERVAL) -> AsyncIterator[DecisionChanges]:

@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
 EXIT_OK = 0
 EXIT_FAILED = 1
-"""The agent ran and failed (model error, iteration or token limit, ...)."""
+"""The agent ran and failed (model error, iteration or token limit, ...); `eval`: a case failed;
+`eval compare`: a regression."""
 EXIT_USAGE = 2
 """Bad arguments, agent file, configuration or checkpoint store."""
 EXIT_SUSPENDED = 3
@@ -25,6 +26,9 @@ EXIT_NODE_ERROR = 4
 """A node of the tree raised an exception (a bug in a node or a tool runner)."""
 EXIT_PROVIDER_ERROR = 5
 """A tool provider (an MCP server) could not start; no model was asked."""
+EXIT_ADDRESS = 6
+"""`serve` could not listen on its address: the port is in use (or not allowed, or the host is
+not this machine's); checked before anything is printed or served."""
 EXIT_INTERRUPTED = 130
 """Ctrl-C (SIGINT)."""
 EXIT_BROKEN_PIPE = 141
@@ -36,12 +40,14 @@ EXIT_TERMINATED = 143
 EXIT_CODES_HELP = """\
 exit codes:
   0    success
-  1    the agent failed: model error (server unreachable, bad answers), iteration or token limit
+  1    the agent failed: model error (server unreachable, bad answers), iteration or token limit;
+       eval: a case failed (an assertion, an evaluator or its run); eval compare: a regression
   2    usage, agent-file, configuration or checkpoint error (also guard_error: a guard rule
        names a tool that the agent's MCP servers did not list)
   3    suspended, waiting for approvals
   4    node_error: a node of the tree raised an exception
   5    provider_error: a tool provider (MCP server) could not start
+  6    serve: its address is in use or cannot be bound (try another --port)
   130  interrupted (Ctrl-C)
   141  standard output was closed by its reader (e.g. `| head -1`); nothing more is printed
   143  terminated (SIGTERM); the run was stopped and its MCP servers with it

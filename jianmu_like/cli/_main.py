@@ -3,7 +3,8 @@ explain the configuration.
 
 Exit codes: 0 success, 1 the agent failed, 2 usage or configuration error (every problem is
 printed, never a traceback), 3 suspended waiting for approvals, 4 a node raised (node_error),
-5 a tool provider could not start (provider_error), 130 interrupted (Ctrl-C); see
+5 a tool provider could not start (provider_error), 6 `serve` cannot listen on its address,
+130 interrupted (Ctrl-C); see
 `common.EXIT_CODES_HELP`.
 """
 

@@ -143,6 +143,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="save the run (resumable) in this SQLite file or postgresql:// database",
     )
     run.add_argument("--thread", metavar="ID", help="thread id in the checkpoint store (default: a new one)")
+    run.add_argument(
+        "--record",
+        metavar="FILE",
+        help="write the run to this recording (JSON Lines) for `jianmu-like replay`",
+    )
     _run_options(run)
     run.set_defaults(handler="_run:run_command")
 
@@ -170,6 +175,28 @@ def build_parser() -> argparse.ArgumentParser:
     _agent_file_options(validate)
     validate.set_defaults(handler="_inspect:validate_command")
 
+    replay = commands.add_parser(
+        "replay",
+        parents=[parent],
+        help="re-run a recording offline (no model, no tool side effects) and report the first difference",
+    )
+    replay.add_argument("file", metavar="FILE", help="a recording (`run --record FILE`)")
+    replay.add_argument("--json", action="store_true", help="print every event as one JSON line")
+    replay.add_argument(
+        "--agent",
+        metavar="AGENT",
+        help="replay on this agent file or module:function (default: the recorded one)",
+    )
+    replay.add_argument(
+        "--until", type=int, metavar="N", help="with --live: replay N model calls, then go live"
+    )
+    replay.add_argument("--live", action="store_true", help="continue against the real model and tools")
+    replay.add_argument("--record", metavar="OUT", help="with --live: record the forked run to OUT")
+    replay.add_argument(
+        "--export-mock", metavar="OUT", help="write the recording as a `jianmu-like mock` replies file"
+    )
+    replay.set_defaults(handler="_replay:replay_command")
+
     _approvals_parser(commands, parent)
     _elicitations_parser(commands, parent)
     _mcp_parser(commands, parent)
@@ -185,6 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     mock.add_argument("arguments", nargs=argparse.REMAINDER)
     mock.set_defaults(handler="_mock:mock_command")
     _durable_parsers(commands, parent)
+    _eval_parser(commands, parent)
 
     config = commands.add_parser(
         "config", parents=[parent], help="the effective configuration and its sources"
@@ -198,6 +226,53 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("rest", nargs=argparse.REMAINDER)
     models.set_defaults(handler="_main:models_command", verbose=False, log_json=False)
     return parser
+
+
+def _eval_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser
+) -> None:
+    evaluation = commands.add_parser(
+        "eval",
+        parents=[parent],
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="score an agent file on a dataset of cases (the `evals` extra); `eval compare OLD NEW`",
+        usage="jianmu-like eval DATASET AGENT_FILE [--report FILE]... [--json] [--concurrency N]\n"
+        "       jianmu-like eval compare OLD.json NEW.json [--tolerance X]",
+        description="jianmu-like eval DATASET AGENT_FILE [--report FILE]...: run every case and score it; "
+        "jianmu-like eval compare OLD.json NEW.json: name each regression between two reports.",
+    )
+    evaluation.add_argument(
+        "paths", nargs="+", metavar="PATH", help="DATASET AGENT_FILE, or compare OLD.json NEW.json"
+    )
+    evaluation.add_argument(
+        "--report",
+        action="append",
+        metavar="FILE",
+        help="also write the report to FILE: .json, .html or .md (repeatable)",
+    )
+    evaluation.add_argument(
+        "--json", action="store_true", help="print the report as JSON instead of the table"
+    )
+    evaluation.add_argument(
+        "--concurrency",
+        type=_positive,
+        default=4,
+        metavar="N",
+        help="run at most N cases at once (default 4)",
+    )
+    evaluation.add_argument(
+        "--max-ticks", type=int, default=100_000, metavar="N", help="stop a case after N ticks"
+    )
+    evaluation.add_argument(
+        "--tolerance",
+        type=float,
+        default=0.0,
+        metavar="X",
+        help="compare: a score must drop by more than X to be a regression (default 0)",
+    )
+    _agent_file_options(evaluation)
+    evaluation.set_defaults(handler="_eval:eval_command")
 
 
 def _approvals_parser(

@@ -121,8 +121,11 @@ class EventRenderer:
         *,
         namespace: str | None = None,
         live: bool = False,
+        models: list[str] | None = None,
     ) -> None:
         self.console = console
+        self.models = list(models or [])
+        """What answers (`models.describe`), said once, on the run's first line."""
         self.root = root
         self.namespace = namespace
         """The agent's own namespace: its events get no prefix."""
@@ -174,7 +177,11 @@ class EventRenderer:
         if kind in (ev.RUN_STARTED, ev.RUN_RESUMED):
             verb = "resumed" if kind == ev.RUN_RESUMED else "started"
             thread = data.get("thread_id")
-            return Text(f"▶ run {verb}" + (f" (thread {thread})" if thread else ""), style="dim")
+            line = f"▶ run {verb}" + (f" (thread {thread})" if thread else "")
+            if self.models:
+                line += " · model: " + "; ".join(self.models)
+                self.models = []
+            return Text(line, style="dim")
         if kind == ev.TOOL_CALL_STARTED:
             return Text(f"→ {data.get('tool')}({shorten(data.get('arguments', {}))})", style="cyan")
         if kind == ev.TOOL_CALL_COMPLETED:
@@ -185,10 +192,16 @@ class EventRenderer:
         if kind == ev.MODEL_CALL_RETRY:
             delay = data.get("delay")
             when = f" in {delay:.1f}s" if isinstance(delay, int | float) else ""
-            error = shorten(data.get("error", ""))
+            error = shorten(str(data.get("error", "")).split("; ", 1)[0])  # its hint: in `error:`
             return Text(f"↻ retrying {data.get('model')}{when}: {error}", style="yellow")
-        if kind == ev.MODEL_CALL_FAILED:
-            return Text(f"✗ model call failed: {shorten(data.get('error', ''), 400)}", style="red")
+        if kind == ev.MODEL_CALL_FAILED:  # why: once, in the run's `error:` line (`report`)
+            attempts = data.get("attempts")
+            after = (
+                f" after {attempts} attempt{'s' if attempts != 1 else ''}"
+                if isinstance(attempts, int)
+                else ""
+            )
+            return Text(f"✗ model call failed{after}", style="red")
         if kind == ev.APPROVAL_REQUESTED:
             call = f"{data.get('tool')}({shorten(data.get('arguments', {}))})"
             reason = f": {data['reason']}" if data.get("reason") else ""

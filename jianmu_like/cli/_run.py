@@ -12,7 +12,6 @@ import argparse
 import asyncio
 import json
 import os
-import re
 import shlex
 import sys
 import time
@@ -26,10 +25,10 @@ from rich.text import Text
 
 from .._agent import Agent, AgentResult
 from .._config import PROJECT_FILE, config_file, explain_config, get_config
-from .._redact import redact_text
+from .._run.explain import headline
 from ..agentfile._loader import load_agent
 from ..checkpoint._target import open_checkpointer, store_label
-from ..models._client import ModelClient
+from ..models._describe import clients_in, describe_all
 from ..models._messages import human
 from ..models._types import Usage
 from ..telemetry import events as ev
@@ -125,12 +124,7 @@ def _json_line(event: Event) -> None:
 async def _close(agent: Agent) -> None:
     """Close tool providers and the model clients' connections."""
     await agent.aclose()
-    clients = {
-        id(c): c
-        for n in agent.root.iterate()
-        if isinstance(c := getattr(n, "model_client", None), ModelClient)
-    }
-    for client in clients.values():
+    for client in clients_in(agent.root):
         await client.aclose()
 
 
@@ -144,7 +138,10 @@ async def session(agent: Agent, start: Start, view: RunView) -> AgentResult:
     try:
         if view.json_lines:
             return await pump(agent, start, _json_line)
-        renderer = EventRenderer(view.console, agent.root, namespace=agent.namespace, live=view.live)
+        models = describe_all(clients_in(agent.root))  # which model answers: always said
+        renderer = EventRenderer(
+            view.console, agent.root, namespace=agent.namespace, live=view.live, models=models
+        )
         if not view.live:
             result = await pump(agent, start, renderer.handle)
         else:
@@ -212,7 +209,9 @@ def run_command(args: argparse.Namespace, console: Console, errors: Console) -> 
     data = {"task": question, "messages": [human(question)]}
 
     def start() -> Awaitable[AgentResult]:
-        return agent.run(data, max_ticks=args.max_ticks, thread_id=thread, checkpointer=store)
+        return agent.run(
+            data, max_ticks=args.max_ticks, thread_id=thread, checkpointer=store, record=args.record
+        )
 
     try:
         label = store_label(args.checkpoint) if store is not None else None
@@ -263,24 +262,11 @@ def report(result: AgentResult, args: argparse.Namespace, errors: Console, *, st
     if result.status == "suspended":
         _explain_suspension(result, args.preset, store_path, errors)
         return EXIT_SUSPENDED
-    termination = result.termination or {}
-    detail = redact_text(str(termination.get("error") or result.error or ""))  # whoever quoted a secret
-    reason = str(termination.get("reason") or ("max_ticks" if "max_ticks" in detail else "error"))
-    fault = result.fault
-    url = re.search(r"url=(\S+)", detail)
-    if url and ("could not connect" in detail.lower() or "timed out connecting" in detail.lower()):
-        errors.print(Text(f"error: cannot reach the model server at {url.group(1)}", style="bold red"))
-        errors.print(Text("  is it running? set OPENAI_BASE_URL or provider.base_url", style="red"))
-    elif fault is not None and fault.kind == "provider_error":
-        errors.print(Text(f"error: a tool provider could not start ({reason})", style="bold red"))
-    elif fault is not None and fault.kind == "guard_error":
-        errors.print(Text("error: the guard names tools the agent does not have", style="bold red"))
-    elif fault is not None:
-        errors.print(Text(f"error: node {fault.node!r} raised an exception ({reason})", style="bold red"))
-    else:
-        errors.print(Text(f"error: the agent failed ({reason})", style="bold red"))
-    for line in detail.splitlines():
+    first, more = headline(result)
+    errors.print(Text(f"error: {first}", style="bold red"))
+    for line in more:
         errors.print(Text(f"  {line}", style="red"))
+    fault = result.fault
     return EXIT_BY_REASON.get(fault.kind, EXIT_FAILED) if fault is not None else EXIT_FAILED
 
 

@@ -8,13 +8,15 @@ agent saving its runs into the store (resumable by `jianmu-like resume`).
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import signal
+import socket
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._common import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, CliError
+from ._common import EXIT_ADDRESS, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, CliError
 from ._signals import recorded_stop_signals
 
 if TYPE_CHECKING:
@@ -66,9 +68,52 @@ def traced(factory: AgentFactory, subscriber: Subscriber) -> AgentFactory:
     return build
 
 
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to `host:port` for uvicorn to serve on, as uvicorn would bind it (reuse of
+    an address in TIME_WAIT allowed); a `CliError` exiting EXIT_ADDRESS when it cannot be bound,
+    before anything is printed, so a busy port never follows a banner that says "serving"."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            why = "the port is in use (another server listens there): stop it, or pass another --port"
+        elif exc.errno == errno.EACCES:
+            why = "permission denied (ports below 1024 need privileges): pass --port 1024 or above"
+        else:
+            why = f"{exc.strerror or exc} (is {host} an address of this machine? see --host)"
+        raise CliError(f"cannot serve on {host}:{port}: {why}", code=EXIT_ADDRESS) from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def announce_models(factory: AgentFactory, console: Console, errors: Console) -> None:
+    """Name the model(s) the served agent uses, and warn (never refuse: the server may come up
+    later) when one cannot answer as configured, with the cause and what to do."""
+    import asyncio
+
+    from rich.text import Text
+
+    from ..models._describe import check, clients_in
+
+    clients = clients_in(factory().tree)
+
+    async def probe_all() -> list[tuple[str, str | None]]:
+        return [await check(client) for client in clients]
+
+    for label, warning in dict.fromkeys(asyncio.run(probe_all())):
+        console.print(f"model: {label}")
+        if warning is not None:
+            errors.print(Text(f"warning: {warning}", style="yellow"))
+
+
 def serve_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
     """Serve until Ctrl-C (exit 130) or SIGTERM (exit 143), both a graceful shutdown that stops
-    the agents' MCP servers; exit 2 when the agent file or the bind is refused."""
+    the agents' MCP servers; exit 2 when the agent file or the bind is refused, 6 when the
+    address cannot be listened on (a busy port), before the banner."""
     from ..server._security import TOKEN_ENV, InsecureBindError, check_bind
 
     token: str | None = args.token or os.environ.get(TOKEN_ENV) or None
@@ -103,16 +148,21 @@ def serve_command(args: argparse.Namespace, console: Console, errors: Console) -
         max_body_bytes=args.max_body_bytes or settings.max_body_bytes,
         model_name=Path(args.agent_file).stem,  # each served agent file is a model of /v1/
     )
+    sock = listening_socket(args.host, args.port)  # a busy port: said before any banner
+    port = int(sock.getsockname()[1])  # --port 0: the one the system chose
     host = f"[{args.host}]" if ":" in args.host else args.host
-    console.print(f"serving {args.agent_file} on http://{host}:{args.port}/ ({where}; Ctrl-C to stop)")
+    console.print(f"serving {args.agent_file} on http://{host}:{port}/ ({where}; Ctrl-C to stop)")
+    announce_models(factory, console, errors)
     if token:  # the token itself is never printed: it would land in logs
-        console.print(
-            f"web console: http://{host}:{args.port}/#token=<token> (or paste the token when asked)"
-        )
+        console.print(f"web console: http://{host}:{port}/#token=<token> (or paste the token when asked)")
     else:
-        console.print(f"web console: http://{host}:{args.port}/")
+        console.print(f"web console: http://{host}:{port}/")
+    server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=port, log_level="warning"))
     with recorded_stop_signals() as stops:
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+        server.run(sockets=[sock])
+    sock.close()
+    if not server.started and not stops:  # the app's startup failed (uvicorn logged why)
+        raise CliError("the server did not start (see the error above)", code=EXIT_FAILED)
     if tracing is not None:
         from ..telemetry.otel_setup import flush_tracing
 

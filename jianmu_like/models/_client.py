@@ -386,16 +386,12 @@ class ModelClient:
         caps = await self.capabilities(None)
         if caps.served_model:
             return caps.served_model
-        if caps.reached:
-            why = "the server does not name the model it serves (/v1/models)"
-        else:
-            why = "could not connect to the server to ask which model it serves"
-        error = ModelError(
-            f"{why}, and no model is configured: set JIANMU_MODEL, models.default or the agent file's model",
-            base_url=redact_url(self.provider.base_url),
-            retryable=not caps.reached,
-        )
-        raise ModelCallFailed(str(error), attempts=[error])
+        from ._describe import problem  # one wording for the run, `serve` and the console
+
+        url = redact_url(self.provider.base_url)
+        message = problem(self.provider.base_url, caps, named=False) or "no model is configured"
+        error = ModelError(message, base_url=url, retryable=not caps.reached)
+        raise ModelCallFailed(message, attempts=[error])
 
     async def _complete(self, request: ModelRequest, on_event: ModelEventCallback | None) -> ModelResponse:
         if not self.model and not request.model:

@@ -44,7 +44,7 @@ class ModelError(JianmuError):
             parts.append(f"status={self.status_code}")
         if self.model:
             parts.append(f"model={self.model}")
-        if self.base_url:
+        if self.base_url and self.base_url not in self.message:  # said once
             parts.append(f"url={self.base_url}")
         return " ".join(parts)
 

@@ -37,6 +37,7 @@ from ._provider import DeltaCallback, is_retryable_status, reasoning_sink
 from ._server_probe import PROBES, ServerCapabilities
 from ._streaming import StreamAccumulator
 from ._types import ModelRequest, ModelResponse, Usage
+from ._url_hints import connect_hint, v1_candidate
 from ._usage import complete_usage
 
 _CREATE_PARAMS = frozenset(inspect.signature(AsyncCompletions.create).parameters) - {"self"}
@@ -369,13 +370,19 @@ class OpenAIProvider:
         url = self.base_url
         if isinstance(exc, openai.APIConnectionError):  # APITimeoutError included
             seconds = timeout if timeout is not None else self.timeout
-            return ModelError(
-                self._redact(_transport_failure(exc, seconds)), model=model, retryable=True, base_url=url
-            )
+            failure = _transport_failure(exc, seconds)
+            hint = connect_hint(url, exc) if url else None
+            if hint is not None:
+                failure = f"{failure}; {hint}"
+            return ModelError(self._redact(failure), model=model, retryable=True, base_url=url)
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
+            message = f"HTTP {status}: {_server_message(exc)}"
+            candidate = v1_candidate(url) if status == 404 and url else None
+            if candidate is not None:
+                message += f"; is the /v1 missing? try OPENAI_BASE_URL={redact_url(candidate)}"
             return ModelError(
-                self._redact(f"HTTP {status}: {_server_message(exc)}"),
+                self._redact(message),
                 model=model,
                 status_code=status,
                 retryable=is_retryable_status(status),

@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 from pydantic import ConfigDict
 
 from .._config import CapabilityOverrides
+from ._url_hints import connect_hint, missing_v1, v1_candidate
 
 if TYPE_CHECKING:
     import httpx
@@ -49,6 +50,9 @@ class ServerCapabilities(CapabilityOverrides):
     kind: ServerKind = "unknown"
     reached: bool = True
     """False when the probe got no answer at all (the server is down, or the URL is wrong)."""
+    url_hint: str | None = None
+    """What is wrong with the base URL, when a sign says (`models.url_hints`): nothing listens
+    there, https to a plain-HTTP server, or the `/v1` left out."""
 
     def overridden(self, overrides: CapabilityOverrides | None) -> ServerCapabilities:
         """These facts with every field `overrides` sets (not None) taking its place."""
@@ -75,18 +79,21 @@ def _root(base_url: str) -> str:
     return url[: -len("/v1")] if url.endswith("/v1") else url
 
 
-_UNREACHABLE: Any = object()
-"""What `_get_json` returns when the request got no HTTP answer at all."""
+class _Unreachable:
+    """What `_get_json` returns when the request got no HTTP answer at all, and why."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
 
 
 async def _get_json(http: httpx.AsyncClient, method: str, url: str, **kwargs: Any) -> Any:
-    """The JSON object at `url`; None for any other answer; `_UNREACHABLE` for none."""
+    """The JSON object at `url`; None for any other answer; an `_Unreachable` for none."""
     import httpx  # deferred: only a probe needs it (the embedded model never does)
 
     try:
         response = await http.request(method, url, **kwargs)
-    except (httpx.HTTPError, OSError):
-        return _UNREACHABLE
+    except (httpx.HTTPError, OSError) as exc:
+        return _Unreachable(exc)
     if response.status_code != 200:
         return None
     try:
@@ -172,10 +179,10 @@ async def probe(
             _get_json(http, "GET", f"{root}/props"),
             _get_json(http, "GET", f"{base_url.rstrip('/')}/models"),
         )
-        if props is _UNREACHABLE and listing is _UNREACHABLE:
-            return ServerCapabilities(reached=False)
-        props = None if props is _UNREACHABLE else props
-        listing = None if listing is _UNREACHABLE else listing
+        if isinstance(props, _Unreachable) and isinstance(listing, _Unreachable):
+            return ServerCapabilities(reached=False, url_hint=connect_hint(base_url, listing.error))
+        props = None if isinstance(props, _Unreachable) else props
+        listing = None if isinstance(listing, _Unreachable) else listing
         if props is not None and ("chat_template_caps" in props or "default_generation_settings" in props):
             found = _llama_cpp(props)
             if found.served_model is None:
@@ -187,6 +194,9 @@ async def probe(
             show = await _get_json(http, "POST", f"{root}/api/show", json={"model": name})
             if isinstance(show, dict) and ("capabilities" in show or "model_info" in show):
                 return _ollama(show, from_models.served_model or name)
+        candidate = v1_candidate(base_url) if listing is None else None
+        if candidate is not None and isinstance(await _get_json(http, "GET", f"{candidate}/models"), dict):
+            from_models.url_hint = missing_v1(base_url, candidate)
         return from_models
 
 

@@ -5,6 +5,15 @@ message cannot be rendered), `sys.exit()` in the tool, a timeout, a tool ignorin
 cancellation (its late result is dropped) — the result is a `ToolOutcome` whose text the model
 can read; nothing propagates to the tree. Only a cancellation of the run itself, or a
 KeyboardInterrupt on the event-loop thread (possibly a real Ctrl-C), goes on up.
+
+A tool that swallows the cancellation its timeout (or the run's cancellation) sends and goes on
+waiting is *abandoned*: it gets `ABANDON_GRACE` seconds to end (an `except CancelledError:` that
+cleans up and re-raises ends well within it), then it is moved to a task of its own and the call
+fails with the timeout (or the run stops) at once. The stray task is logged, kept referenced until
+it ends (so it is not garbage collected mid-flight) and never awaited again; its result or error
+is logged and dropped. It ends when the tool ends, or when it is cancelled (the event loop's
+shutdown: `asyncio.run` cancels every task): its coroutine is then closed (GeneratorExit runs its
+`finally` blocks; it can await nothing more), so it cannot hold the shutdown either.
 """
 
 from __future__ import annotations
@@ -18,6 +27,7 @@ from .._redact import redact_secrets
 from ..models._construct import construct
 from ..models._messages import ToolCall
 from ..telemetry import events as ev
+from ..telemetry.logging import get_logger
 from ..tools._base import Tool, render_result
 from ..tools._errors import ToolArgumentsError, ToolExitError, safe_message
 from ..tools._hooks import tool_call_hook
@@ -29,6 +39,15 @@ ToolRunner = Callable[[Tool, dict[str, Any]], Awaitable[str]]
 """Replaces `tool.invoke(arguments)`, e.g. to run tools in a sandbox or another process."""
 
 Emit = Callable[..., None]
+
+ABANDON_GRACE = 0.5
+"""Seconds a cancelled tool call may go on (cleaning up) before it is abandoned to a task of its
+own; a run is held at most this long past a tool's timeout."""
+
+_log = get_logger("jianmu_like.tools")
+_strays: set[asyncio.Task[Any]] = set()
+"""Abandoned tool calls still running: referenced here until they end (the event loop keeps only
+weak references to tasks)."""
 
 
 class ToolCallRunner:
@@ -104,11 +123,14 @@ class ToolCallRunner:
             return self.fail(call, f"tool {call.name!r} {safe_message(exc)}")
         except TimeoutError as exc:
             if deadline is not None and deadline.expired():
+                deadline.settle(call.name, timeout)
                 return self.fail(call, _timed_out(call, timeout))
             return self.fail(call, f"tool {call.name!r} raised TimeoutError: {safe_message(exc)}")
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is None or current.cancelling():
+                if deadline is not None:
+                    deadline.settle(call.name, timeout)
                 raise  # the run is being cancelled
             return self.fail(call, f"tool {call.name!r} was cancelled")  # by its own doing
         except KeyboardInterrupt:
@@ -184,11 +206,12 @@ class _Deadline:
     a measurable share of a ReAct iteration; a synchronous step cannot be interrupted by a timer
     anyway. The deadline still counts from the start of the call."""
 
-    __slots__ = ("_timeout", "at")
+    __slots__ = ("_resume", "_timeout", "at")
 
     def __init__(self, at: float) -> None:
         self.at = at
         self._timeout: asyncio.Timeout | None = None
+        self._resume: _Resume | None = None
 
     def expired(self) -> bool:
         """Whether the deadline passed while the work was waiting (as `Timeout.expired`)."""
@@ -197,37 +220,123 @@ class _Deadline:
     async def run(self, work: Coroutine[Any, Any, Any], pending: Any) -> Any:
         """Carry on `work`, whose first step yielded `pending`, until the deadline (loop time)."""
         self._timeout = timeout = asyncio.timeout_at(self.at)  # no extra task, unlike wait_for on 3.11
+        self._resume = resume = _Resume(work, pending)
         async with timeout:
-            return await _Resume(work, pending)
+            return await resume
+
+    def settle(self, tool: str, timeout: float) -> None:
+        """After the call was cancelled: if the work swallowed the cancellation past the grace
+        and was moved to a task of its own (`_Resume.stray`), abandon it: logged, kept
+        referenced until it ends, never awaited again."""
+        stray = self._resume.stray if self._resume is not None else None
+        if stray is None:
+            return
+        _strays.add(stray)
+        stray.add_done_callback(_stray_ended)
+        _log.warning(
+            "tool_call_abandoned",
+            tool=tool,
+            timeout=timeout,
+            grace=ABANDON_GRACE,
+            detail=(
+                f"tool {tool!r} ignored its cancellation and did not end within {ABANDON_GRACE:g} s: "
+                "abandoned, it goes on in the background and its result will be dropped"
+            ),
+        )
 
 
 class _Resume:
-    """Awaitable that continues a coroutine already started by hand (see `_Deadline.run`)."""
+    """Awaitable that continues a coroutine already started by hand (see `_Deadline.run`).
 
-    __slots__ = ("pending", "work")
+    A cancellation goes to the work. If the work swallows it (or cleans up, awaiting), it goes on
+    in this task for `ABANDON_GRACE` seconds; cancelled again then (by the grace's own timer, or
+    anyone), it is abandoned: moved to a task of its own (`stray`) while this awaitable raises
+    the cancellation, so the call ends. Cleanup that ends within the grace stays in its task
+    (anyio cancel scopes, as the MCP SDK's, must exit in the task that entered them)."""
 
-    def __init__(self, work: Coroutine[Any, Any, Any], pending: Any) -> None:
+    __slots__ = ("abandoned", "nudged", "pending", "stray", "work")
+
+    def __init__(self, work: Coroutine[Any, Any, Any], pending: Any, *, abandoned: bool = False) -> None:
         self.work = work
         self.pending = pending
+        self.abandoned = abandoned
+        """Driving a stray: no grace, no second abandonment."""
+        self.nudged = False
+        """The grace ran out and its timer cancelled the task (a cancellation to take back)."""
+        self.stray: asyncio.Task[Any] | None = None
+        """The work, moved to a task of its own when it swallowed its cancellation."""
+
+    def _nudge(self, task: asyncio.Task[Any]) -> None:
+        self.nudged = True
+        task.cancel()
 
     def __await__(self) -> Generator[Any, Any, Any]:
         work, pending = self.work, self.pending
-        while True:
-            try:
-                sent = yield pending
-            except GeneratorExit:
-                work.close()
-                raise
-            except BaseException as exc:  # cancellation (the deadline) goes to the tool
+        grace: asyncio.TimerHandle | None = None
+        try:
+            while True:
                 try:
-                    pending = work.throw(exc)
-                except StopIteration as done:
-                    return done.value
-            else:
-                try:
-                    pending = work.send(sent)
-                except StopIteration as done:
-                    return done.value
+                    sent = yield pending
+                except GeneratorExit:
+                    work.close()
+                    raise
+                except BaseException as exc:  # cancellation (the deadline) goes to the tool
+                    if self.abandoned and isinstance(exc, asyncio.CancelledError):
+                        # A stray cancelled (the event loop's shutdown): it ignored that once,
+                        # so it is closed (GeneratorExit: its `finally` blocks run) and ends.
+                        work.close()
+                        raise
+                    if grace is not None and isinstance(exc, asyncio.CancelledError):
+                        task = asyncio.current_task()
+                        if self.nudged and task is not None:
+                            task.uncancel()  # ours: the caller sees only the first cancellation
+                        self.stray = asyncio.get_running_loop().create_task(
+                            _drive(work, pending), name="jianmu-abandoned-tool-call"
+                        )
+                        raise
+                    try:
+                        pending = work.throw(exc)
+                    except StopIteration as done:
+                        return done.value
+                    if isinstance(exc, asyncio.CancelledError) and not self.abandoned:
+                        task = asyncio.current_task()
+                        if task is not None:  # swallowed, or cleaning up: a little longer, here
+                            grace = asyncio.get_running_loop().call_later(ABANDON_GRACE, self._nudge, task)
+                else:
+                    try:
+                        pending = work.send(sent)
+                    except StopIteration as done:
+                        return done.value
+        finally:
+            if grace is not None:
+                grace.cancel()
+
+
+async def _drive(work: Coroutine[Any, Any, Any], pending: Any) -> Any:
+    """Carry on abandoned work in a task of its own. What it waited for was cancelled with the
+    task it ran in (or is done): the work resumes and reads that outcome, a cancellation."""
+    if asyncio.isfuture(pending) and not pending.done():
+        await asyncio.wait({pending})
+    try:
+        first = work.send(None)
+    except StopIteration as done:
+        return done.value
+    return await _Resume(work, first, abandoned=True)
+
+
+def _drop_result(task: asyncio.Task[Any]) -> None:
+    """The ended stray's error, retrieved (no "never retrieved" warning) and logged."""
+    if task.cancelled():
+        return
+    error = task.exception()
+    if error is not None:
+        _log.info("abandoned_tool_call_failed", error=f"{type(error).__name__}: {safe_message(error)}")
+
+
+def _stray_ended(task: asyncio.Task[Any]) -> None:
+    _strays.discard(task)
+    _log.info("abandoned_tool_call_ended", cancelled=task.cancelled())
+    _drop_result(task)
 
 
 _TOOL_INVOKE = Tool.invoke

@@ -47,7 +47,7 @@ from ..telemetry import events as ev
 from ..telemetry.logging import get_logger
 from ..tools._artifact import Artifact
 from ..tools._base import Tool
-from ..tools._call_context import ToolCallContext, reset_current_tool_call, set_current_tool_call
+from ..tools._call_context import TokenBudget, ToolCallContext, reset_current_tool_call, set_current_tool_call
 from ..tools._errors import ToolArgumentsError
 from ..tools._toolset import ToolSet
 from ._client_tools import ClientTools, client_tools
@@ -96,8 +96,13 @@ class ToolExecutor(AsyncBehaviour):
         execution_mode: ExecutionMode = "auto",
         default_timeout: float = 60.0,
         max_output_chars: int = 8000,
+        max_budget_tokens: int | None = None,
     ) -> None:
         super().__init__(name)
+        self.max_budget_tokens = max_budget_tokens
+        """The run's token budget: tokens a call spends itself (MCP sampling) are checked
+        against it before they are spent (`ToolCallContext.budget`)."""
+        self._budget: TokenBudget | None = None
         self.tools = tools
         self.keys = keys or StateKeys()
         self.namespace = namespace
@@ -403,6 +408,10 @@ class ToolExecutor(AsyncBehaviour):
 
     # ------------------------------------------------------------------ execution
     async def _execute(self, to_run: list[tuple[ToolCall, Tool]], journal: ToolJournal | None) -> None:
+        limit = self.max_budget_tokens
+        if limit is not None:  # one budget for the batch's calls: what the run spent so far
+            usage = self.state_manager.get(self.keys.usage, self.namespace)
+            self._budget = TokenBudget(limit, usage.total_tokens if usage is not None else 0)
         if len(to_run) == 1:  # the usual batch: nothing to decide
             call, tool = to_run[0]
             await self._run_and_record(call, tool, journal)
@@ -426,6 +435,7 @@ class ToolExecutor(AsyncBehaviour):
                 "final_answer": None,
                 "artifacts": [],
                 "usage": None,
+                "budget": self._budget,
                 "emit": self.emit,
             },
         )

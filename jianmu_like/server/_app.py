@@ -34,6 +34,7 @@ from ..checkpoint._threads import (
     version_view,
 )
 from ..guard._approvals import InvalidEdit
+from ..models._describe import clients_in, describe_all
 from ._artifacts import artifact_response
 from ._console import console_routes
 from ._elicitations import elicitation_routes
@@ -223,7 +224,10 @@ def create_app(
     async def agent_tree(_request: Request, _body: None) -> AgentTree:
         agent = sample()
         tree = tree_json(agent.tree)
-        return AgentTree.model_validate({"tree": tree, "checkpoints": agent.checkpointer is not None})
+        models = describe_all(clients_in(agent.tree))
+        return AgentTree.model_validate(
+            {"tree": tree, "checkpoints": agent.checkpointer is not None, "models": models}
+        )
 
     def thread_store() -> Checkpointer:
         """The checkpoint store the server's agents save into (threads live there)."""

@@ -117,6 +117,11 @@ class ChatCompletionRequest(BaseModel):
     """The answer's shape (`json_schema`, `json_object`): the run's output schema."""
 
 
+def _article(word: str) -> str:
+    """ "an" before a vowel ("an assistant message"), else "a"."""
+    return "an" if word[:1].lower() in "aeiou" else "a"
+
+
 def _text(message: ChatMessage, index: int) -> str:
     content = message.content
     if content is None or isinstance(content, str):
@@ -171,7 +176,7 @@ def conversation(messages: list[ChatMessage]) -> tuple[list[Message], str, ToolA
     if last.role != "user" or not history[-1].content:
         raise OpenAIError(
             422,
-            f"the last message must be the user's question (got a {last.role} message"
+            f"the last message must be the user's question (got {_article(last.role)} {last.role} message"
             + (")" if history[-1].content else " without text)"),
             "invalid_request_error",
             "invalid_messages",

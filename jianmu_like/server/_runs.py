@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field
 
 from .._redact import redact, redact_text
 from .._review import PendingApproval, ThreadSuspendedError, refuse_fresh_run, stored_decisions
+from .._run.explain import failure_text
 from .._run.protocol import AgentLike
 from .._run.result import AgentResult
 from ..checkpoint._contract import WatchableCheckpointer
@@ -220,7 +221,8 @@ class RunRecord:
             return
         self._unsubscribe()
         self._unsubscribe = None
-        self.error = result.error if result is not None else self.error
+        if result is not None:  # a failure's cause and what to do, worded as the CLI words it
+            self.error = failure_text(result) if result.status == "failure" else result.error
         status: ServedRunStatus = (
             result.status if result is not None and result.status == "success" else "failure"
         )

@@ -38,7 +38,8 @@ class RunRequest(BaseModel):
 
     input: str = Field(min_length=1)
     thread_id: str | None = _thread_id()
-    from_checkpoint: int | None = Field(default=None, ge=0, le=MAX_SEQ)
+    from_checkpoint: int | None = Field(default=None, ge=0, le=MAX_SEQ, strict=True)
+    """Strict: `true` and `"1"` are refused (422), not taken for version 1."""
 
     @model_validator(mode="after")
     def _forks_name_a_thread(self) -> RunRequest:
@@ -198,6 +199,9 @@ class AgentTree(BaseModel):
 
     tree: TreeNode
     checkpoints: bool
+    models: list[str] = []
+    """The model(s) that answer, with their server or embedded backend (`qwen3 at
+    http://127.0.0.1:8080/v1 (llama.cpp)`); the embedded model says why it was chosen."""
 
 
 class ThreadList(BaseModel):

@@ -297,8 +297,9 @@ class MCPSampling(Payload):
     model: str | None = None
     usage: dict[str, Any] | None = None
     reason: str | None = None
-    decided_by: Literal["config", "policy", "person"] | None = None
-    """Who allowed or refused it: the server's config, the provider's sampling policy, a person."""
+    decided_by: Literal["config", "policy", "person", "budget"] | None = None
+    """Who allowed or refused it: the server's config, the provider's sampling policy, a person,
+    or the run's token budget (spent: refused before the request)."""
 
 
 class MCPTask(Payload):
@@ -525,6 +526,18 @@ CRITIC_FAILED = declare("critic.failed", CriticFailed)
 SUPERVISOR_PRUNED = declare("supervisor.pruned", SupervisorPruned)
 REFLECTION_COMPLETED = declare("reflection.completed", ReflectionCompleted)
 REFLECTION_FAILED = declare("reflection.failed", ReflectionFailed)
+
+
+# ---------------------------------------------------------------------------------------- replay
+class ReplayForked(Payload):
+    iteration: int
+    """Model calls answered from the recording before this one went to the real model."""
+    tick: int
+    recording: str
+    """The recording replayed."""
+
+
+REPLAY_FORKED = declare("replay.forked", ReplayForked)
 
 
 class Event(BaseModel):

@@ -1,6 +1,8 @@
 """Test doubles for agents: scripted models in-process (`scripted_client`) or over real HTTP
-(`ScriptedOpenAIServer`), both driven by the same `Script` of replies."""
+(`ScriptedOpenAIServer`), both driven by the same `Script` of replies; recordings replayed as
+tests (`replay_recording`)."""
 
+from ._recordings import areplay_recording, recordings, replay_recording
 from ._replies_file import RepliesFile
 from ._script import (
     DEFAULT_USAGE,
@@ -33,6 +35,7 @@ __all__ = [
     "ScriptedReply",
     "ScriptedToolCall",
     "WaitTimeout",
+    "areplay_recording",
     "await_within",
     "call",
     "calls",
@@ -40,6 +43,8 @@ __all__ = [
     "exited",
     "fast_resilience",
     "fault_reply",
+    "recordings",
+    "replay_recording",
     "reply",
     "scripted_client",
     "wait_until",

@@ -17,13 +17,33 @@ from collections.abc import Callable
 from contextvars import ContextVar, Token
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ._artifact import Artifact
 
 
+class TokenBudget:
+    """What is left of a run's token budget while its tool calls spend tokens themselves (an MCP
+    server's sampling requests): shared by the calls of one batch, so each request is checked
+    against what the run and the batch's other calls spent, before it is sent."""
+
+    __slots__ = ("limit", "reserved", "used")
+
+    def __init__(self, limit: int, used: int) -> None:
+        self.limit = limit
+        self.used = used
+        """The run's tokens when the batch started, plus what its calls spent since."""
+        self.reserved = 0
+        """`max_tokens` of requests in flight (so concurrent requests cannot overshoot together)."""
+
+    def left(self) -> int:
+        return self.limit - self.used - self.reserved
+
+
 class ToolCallContext(BaseModel):
     """Which call is running: its id (from the model), tool, and a durable idempotency key."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     call_id: str
     tool: str
@@ -36,6 +56,9 @@ class ToolCallContext(BaseModel):
     usage: Any = None
     """`models.types.Usage` of model calls made on the call's behalf (`add_call_usage`): an MCP
     server's sampling requests; the executor adds it to the run's usage."""
+    budget: TokenBudget | None = Field(default=None, exclude=True, repr=False)
+    """The run's token budget (None: unlimited), checked before tokens are spent on the call's
+    behalf (`add_call_usage` counts them in)."""
     emit: Callable[..., None] | None = Field(default=None, exclude=True, repr=False)
     """The executing node's event emitter (`emit(event_type, **payload)`): a tool that reports
     progress (an MCP server's `notifications/progress`) publishes it as the run's events."""
@@ -107,3 +130,5 @@ def add_call_usage(context: ToolCallContext | None, usage: Any) -> None:
     """Count `usage` (a `models.types.Usage`) against the call `context` (None: nowhere)."""
     if context is not None:
         context.usage = usage if context.usage is None else context.usage + usage
+        if context.budget is not None:
+            context.budget.used += usage.total_tokens

@@ -13,6 +13,7 @@ from jianmu_like import Agent, ModelClient, ReActConfig, ReActState, create_reac
 from jianmu_like._template import AgentTemplate
 from jianmu_like.checkpoint import open_checkpointer
 from jianmu_like.checkpoint._store import CheckpointError, MemoryCheckpointer
+from jianmu_like.errors import InputError
 from jianmu_like.testing import ScriptedOpenAIServer, fast_resilience, reply
 
 ANSWER = "Paris is the capital of France, on the Seine."
@@ -124,6 +125,13 @@ async def test_from_checkpoint_forks_the_thread_and_keeps_every_version(store_ta
         after = agent.history("t")
         with pytest.raises(CheckpointError, match=r"thread 't' has no version 999 \(kept versions: 1, "):
             await agent.run(ask("?"), thread_id="t", from_checkpoint=999)
+        # A version is an int: True (== 1 in Python) and "1" are refused before anything runs.
+        for wrong in (True, "1", 1.0, -1):
+            with pytest.raises(InputError, match=rf"from_checkpoint must be a version number .*{wrong!r}"):
+                await agent.run(ask("?"), thread_id="t", from_checkpoint=wrong)  # type: ignore[arg-type]
+            with pytest.raises(InputError, match=r"seq must be a version number"):
+                agent.state_at("t", wrong)  # type: ignore[arg-type]
+        assert agent.history("t") == after
         second_answer = texts(agent.state_at("t", before[0].seq).messages)[-1]
         await agent.aclose()
 

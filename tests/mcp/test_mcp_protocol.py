@@ -210,7 +210,10 @@ async def test_server_logs_are_kept_and_logged(everything: MCPToolProvider) -> N
 
 async def test_progress_keeps_a_long_call_alive_and_becomes_events() -> None:
     # Progress reports become `tool.progress` events of the running call, in order.
-    config = server_config(call_timeout=PATIENCE / 4, max_call_duration=PATIENCE, allow=["steps"])
+    # progress_interval=0: every report an event (coalescing: test_mcp_hostile.py)
+    config = server_config(
+        call_timeout=PATIENCE / 4, max_call_duration=PATIENCE, allow=["steps"], progress_interval=0
+    )
     script = [call("steps", count=4, pause=0.2), reply("finished")]
     async with MCPToolProvider(config) as provider:
         with ScriptedOpenAIServer(script) as srv:
@@ -231,7 +234,8 @@ async def test_progress_keeps_a_long_call_alive_and_becomes_events() -> None:
 async def test_server_everythings_long_running_operation_reports_progress() -> None:
     tool = "trigger-long-running-operation"
     script = [call(tool, duration=1, steps=4), reply("the operation finished")]
-    async with everything_server(allow=[tool], call_timeout=PATIENCE, max_call_duration=PATIENCE) as provider:
+    options = {"call_timeout": PATIENCE, "max_call_duration": PATIENCE, "progress_interval": 0}
+    async with everything_server(allow=[tool], **options) as provider:
         with ScriptedOpenAIServer(script) as srv:
             agent, events = _agent_run(srv, provider)
             result = await agent.run({"messages": [human("run the long operation")]})

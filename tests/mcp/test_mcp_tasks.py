@@ -152,7 +152,8 @@ async def test_a_tool_that_allows_tasks_runs_as_one_only_when_told() -> None:
         assert (await server_log(provider))["status"] == {}  # no task: a plain call
     script: list[Any] = [call("count_slowly", steps=3), reply("done")]
     with ScriptedOpenAIServer(script) as srv:
-        async with task_server(tasks="always") as provider:
+        # progress_interval=0: every report an event (coalescing: test_mcp_hostile.py)
+        async with task_server(tasks="always", progress_interval=0) as provider:
             agent, events = agent_with(srv, provider)
             result = await agent.run({"messages": [human("count")]})
             observation = next(m["content"] for m in srv.requests[-1]["messages"] if m["role"] == "tool")
@@ -170,7 +171,7 @@ async def test_a_tool_that_allows_tasks_runs_as_one_only_when_told() -> None:
 async def test_two_tasks_at_once_keep_their_own_progress() -> None:
     script: list[Any] = [calls(call("count_slowly", steps=2), call("count_slowly", steps=4)), reply("both")]
     with ScriptedOpenAIServer(script) as srv:
-        async with task_server(tasks="always") as provider:
+        async with task_server(tasks="always", progress_interval=0) as provider:
             agent, events = agent_with(srv, provider)
             await agent.run({"messages": [human("count twice")]})
             tool_messages = [m["content"] for m in srv.requests[-1]["messages"] if m["role"] == "tool"]

@@ -17,7 +17,7 @@ from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply
 from tests.cli.running import environment, jianmu
 
 ROOT = Path(__file__).resolve().parents[2]
-NAMES = ["plan_execute", "react", "research", "supervisor"]
+NAMES = ["careful", "plan_execute", "react", "research", "supervisor"]
 
 
 def test_the_presets_are_in_the_package() -> None:
@@ -37,7 +37,7 @@ def test_a_name_finds_a_shipped_preset_and_a_path_wins(
         agent_file_path("reactt")
     assert info.value.problems == [
         "reactt: no such file (did you mean 'react'?) "
-        "(shipped presets: plan_execute, react, research, supervisor)"
+        "(shipped presets: careful, plan_execute, react, research, supervisor)"
     ]
     with pytest.raises(SourceError):
         agent_file_path("elsewhere/react")  # a path with a folder is a path, never a preset name

@@ -93,6 +93,11 @@ def test_wrong_forks_and_versions_are_refused_before_anything_runs(server: Serve
         ({"input": "x", "from_checkpoint": 1}, 422, "give its thread_id too"),
         ({"input": "x", "thread_id": "t", "from_checkpoint": -1}, 422, "from_checkpoint"),
         ({"input": "x", "thread_id": "t", "from_checkpoint": "one"}, 422, "from_checkpoint"),
+        # Not taken for version 1 (`True == 1` in Python, "1" coerced by a lax model): refused.
+        ({"input": "x", "thread_id": "t", "from_checkpoint": True}, 422, "from_checkpoint"),
+        ({"input": "x", "thread_id": "t", "from_checkpoint": "1"}, 422, "from_checkpoint"),
+        ({"input": "x", "thread_id": "t", "from_checkpoint": 1.0}, 422, "from_checkpoint"),
+        ({"input": "x", "thread_id": "t", "from_checkpoint": [1]}, 422, "from_checkpoint"),
         ({"input": "x", "thread_id": "t", "from_checkpoint": 10**30}, 422, ""),
         ({"input": "x", "thread_id": "t", "from_checkpoint": 999}, 404, f"999 (kept versions: {kept[0]}"),
         ({"input": "x", "thread_id": "nobody", "from_checkpoint": 1}, 404, "no checkpoint for thread 'nob"),

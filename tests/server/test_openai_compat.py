@@ -199,8 +199,13 @@ def test_bad_requests_name_their_cause(url: str) -> None:
                 {"role": "tool", "content": "1", "tool_call_id": "c"},
             ],
         )
-    with pytest.raises(openai.BadRequestError, match="the last message must be the user's question"):
+    with pytest.raises(
+        openai.BadRequestError,
+        match=r"the last message must be the user's question \(got an assistant message\)",
+    ):
         api.chat.completions.create(model="helper", messages=[{"role": "assistant", "content": "hi"}])
+    with pytest.raises(openai.BadRequestError, match=r"\(got a system message\)"):
+        api.chat.completions.create(model="helper", messages=[{"role": "system", "content": "be brief"}])
     with pytest.raises(openai.BadRequestError, match="'image_url' content part is not accepted"):
         api.chat.completions.create(
             model="helper",

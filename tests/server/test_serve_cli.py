@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ import httpx
 import pytest
 
 from jianmu_like.checkpoint._target import open_checkpointer
+from jianmu_like.cli._common import EXIT_ADDRESS
 from jianmu_like.cli._main import main
 from jianmu_like.cli._serve import agent_factory
 from jianmu_like.server import create_app
@@ -88,6 +90,7 @@ def test_serve_answers_over_real_http_and_checkpoints_the_run(tmp_path: Path) ->
     )
     assert events[-1][2]["answer"] == "2 + 3 = 5."
     assert f"http://127.0.0.1:{port}/" in out, err
+    assert f"model: scripted-model at {srv.base_url}\n" in out, err
     saved = open_checkpointer(store, readonly=True)
     try:
         assert run["thread_id"] in saved.threads()
@@ -184,3 +187,101 @@ def test_serve_refuses_a_bad_allowed_host(capsys: pytest.CaptureFixture[str]) ->
         main(["serve", str(PRESET), "--allowed-host", "http://agents.example"])
     assert exited.value.code == 2
     assert "'http://agents.example' is not a host name or host:port" in capsys.readouterr().err
+
+
+def test_a_busy_port_is_said_before_any_banner_with_its_own_exit_code(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        code = main(["serve", str(PRESET), "--port", str(port)])
+    out, err = capsys.readouterr()
+    assert code == EXIT_ADDRESS == 6
+    assert out == ""  # no "serving ... on" first
+    assert err.strip() == (
+        f"error: cannot serve on 127.0.0.1:{port}: the port is in use (another server listens "
+        "there): stop it, or pass another --port"
+    )
+
+
+def test_serve_names_its_model_and_warns_with_the_cause_when_it_cannot_answer(tmp_path: Path) -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        dead = closed.getsockname()[1]
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jianmu_like", "serve", str(PRESET), "--port", str(port)],
+        cwd=tmp_path,
+        env=_environment(f"http://127.0.0.1:{dead}/v1"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=PATIENCE) as http:
+
+            def healthy() -> bool:
+                try:
+                    return http.get("/healthz").status_code == 200
+                except httpx.TransportError:
+                    return False
+
+            wait_until(
+                healthy, "the server to come up (a warning, not a refusal)", abort=lambda: _exited(proc)
+            )
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=PATIENCE)
+    assert f"model: the model the server serves at http://127.0.0.1:{dead}/v1\n" in out
+    assert (
+        f"warning: cannot reach the model server at http://127.0.0.1:{dead}/v1: nothing listens on "
+        f"127.0.0.1:{dead} (connection refused)"
+    ) in err
+    assert out.index("serving ") < out.index("model: ")
+
+
+async def test_the_console_names_the_model_and_says_why_an_unreachable_one_failed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        dead = closed.getsockname()[1]
+    base_url = f"http://127.0.0.1:{dead}/v1"
+    monkeypatch.setenv("OPENAI_BASE_URL", base_url)
+    monkeypatch.delenv("JIANMU_MODEL", raising=False)
+    factory, cleanups, _ = agent_factory(str(PRESET))
+    with live_server(create_app(factory, on_shutdown=cleanups)) as url:
+        async with httpx.AsyncClient(base_url=url, timeout=PATIENCE) as http:
+            agent = (await http.get("/api/agent")).json()
+            assert agent["models"] == [f"the model the server serves at {base_url}"]
+            run = (await http.post("/api/runs", json={"input": "hi"})).json()
+            done = await _follow(http, run["run_id"])
+    # The cause and what to do, the URL once; not "no model is configured".
+    assert done["error"] == (
+        f"cannot reach the model server at {base_url}: nothing listens on 127.0.0.1:{dead} "
+        "(connection refused): is the model server running, and on this port? (set "
+        "OPENAI_BASE_URL or provider.base_url)"
+    )
+
+
+async def test_the_console_words_a_failed_model_call_as_the_cli_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        dead = closed.getsockname()[1]
+    base_url = f"http://127.0.0.1:{dead}/v1"
+    monkeypatch.setenv("OPENAI_BASE_URL", base_url)
+    monkeypatch.setenv("JIANMU_MODEL", "m")
+    monkeypatch.setenv("JIANMU__RESILIENCE__MAX_RETRIES", "0")
+    factory, cleanups, _ = agent_factory(str(PRESET))
+    with live_server(create_app(factory, on_shutdown=cleanups)) as url:
+        async with httpx.AsyncClient(base_url=url, timeout=PATIENCE) as http:
+            run = (await http.post("/api/runs", json={"input": "hi"})).json()
+            done = await _follow(http, run["run_id"])
+    assert done["error"] == (
+        f"cannot reach the model server at {base_url}: nothing listens on 127.0.0.1:{dead} "
+        "(connection refused): is the model server running, and on this port? (set "
+        "OPENAI_BASE_URL or provider.base_url)"
+    )

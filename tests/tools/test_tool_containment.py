@@ -12,6 +12,7 @@ import threading
 from typing import Any
 
 import pytest
+import structlog.testing
 
 from jianmu_like import Agent, ReActConfig, create_react_node, human, tool
 from jianmu_like.testing import PATIENCE, await_within, call, calls, reply, scripted_client, wait_until
@@ -113,6 +114,86 @@ async def test_the_late_result_of_a_tool_swallowing_its_timeout_is_dropped() -> 
     assert result.status == "success" and result.final_answer == "moved on"
     assert observations(result) == ["Error: tool 'stubborn' timed out after 0.2 s"]
     assert all("LATE VALUE" not in (m.content or "") for m in result.state.messages)
+
+
+GRACE = 0.5
+"""What a cancelled tool call gets before it is abandoned (`nodes._tool_calls.ABANDON_GRACE`)."""
+
+
+async def _within(task: asyncio.Future[Any], bound: float, release: asyncio.Event) -> None:
+    """Wait at most `bound` s for `task`; past it, let the tool go (so nothing hangs) and fail."""
+    done, _ = await asyncio.wait({task}, timeout=bound)
+    if not done:
+        release.set()
+        await await_within(asyncio.wait({task}), "the run once the tool was let go")
+        pytest.fail(f"the run was held past {bound:g} s by a tool ignoring its cancellation")
+
+
+def _obstinate(release: asyncio.Event, ended: list[str], *, timeout: float) -> Any:
+    """A tool that swallows every cancellation and waits for `release` (forever, for the run)."""
+
+    @tool(timeout=timeout)
+    async def obstinate() -> str:
+        """Ignores its cancellation and goes on waiting."""
+        while not release.is_set():
+            with contextlib.suppress(asyncio.CancelledError):  # the bug under test
+                await release.wait()
+        ended.append("ended")
+        return "LATE VALUE"
+
+    return obstinate
+
+
+@pytest.mark.parametrize("timeout", [0.3, 1.0])
+async def test_a_tool_ignoring_its_cancellation_is_abandoned_at_its_timeout(timeout: float) -> None:
+    """The run goes on within the timeout and the grace; the stray goes on in a task of its own,
+    referenced until it ends, logged, never awaited by the run, and its late result dropped."""
+    from jianmu_like.nodes import _tool_calls
+
+    release, ended = asyncio.Event(), []
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    bound = timeout + GRACE + 0.5
+    with structlog.testing.capture_logs() as logs:
+        run = asyncio.ensure_future(
+            run_agent([_obstinate(release, ended, timeout=timeout)], [call("obstinate"), reply("moved on")])
+        )
+        await _within(run, bound, release)
+    result = run.result()
+    took = loop.time() - started
+    assert result.status == "success" and result.final_answer == "moved on"
+    assert observations(result) == [f"Error: tool 'obstinate' timed out after {timeout:g} s"]
+    assert took < bound, took
+    [stray] = [task for task in _tool_calls._strays if not task.done()]
+    [abandoned] = [log for log in logs if log["event"] == "tool_call_abandoned"]
+    assert abandoned["tool"] == "obstinate" and "ignored its cancellation" in abandoned["detail"]
+    assert ended == []  # still running in the background
+    release.set()
+    await await_within(asyncio.wait({stray}), "the stray to end once released")
+    assert ended == ["ended"] and stray not in _tool_calls._strays
+    assert all("LATE VALUE" not in (m.content or "") for m in result.state.messages)
+
+
+async def test_cancelling_a_run_whose_tool_ignores_cancellation_ends_within_the_grace() -> None:
+    from jianmu_like.nodes import _tool_calls
+
+    release, ended = asyncio.Event(), []
+    stuck = _obstinate(release, ended, timeout=60)
+    task = asyncio.ensure_future(run_agent([stuck], [call("obstinate"), reply("no")]))
+    await await_within(asyncio.sleep(0.2), "the tool to start")  # it has no signal: it waits
+    loop = asyncio.get_running_loop()
+    cancelled_at = loop.time()
+    task.cancel()
+    await _within(task, GRACE + 0.5, release)
+    assert task.cancelled() and loop.time() - cancelled_at < GRACE + 0.5
+    # Cancelled again (as the event loop's shutdown does), the stray is closed: it cannot hold
+    # the process, whatever it swallows.
+    [stray] = [t for t in _tool_calls._strays if not t.done()]
+    stray.cancel()
+    done, _ = await asyncio.wait({stray}, timeout=GRACE)
+    release.set()  # an unfixed stray ends now: nothing hangs
+    await await_within(asyncio.wait({stray}), "the stray to end")
+    assert done == {stray} and ended == []
 
 
 @tool

@@ -168,6 +168,7 @@ def create_react_node(
         execution_mode=config.execution_mode,
         default_timeout=config.tool_timeout,
         max_output_chars=config.max_output_chars,
+        max_budget_tokens=config.max_budget_tokens,
     )
     done = InterruptGate(f"{name}.Done", keys=keys, namespace=namespace)
     children: list[Any] = [llm, executor, done]

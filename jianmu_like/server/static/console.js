@@ -212,8 +212,9 @@
 
   async function loadTree() {
     try {
-      const { tree, checkpoints } = await api("GET", "/api/agent");
+      const { tree, checkpoints, models } = await api("GET", "/api/agent");
       state.checkpoints = checkpoints;
+      $("models").textContent = (models || []).map((m) => `model: ${m}`).join("; ");
       state.nodes.clear();
       const list = el("ul");
       list.append(drawTree(tree));

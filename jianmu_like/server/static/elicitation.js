@@ -88,6 +88,16 @@
     return { row, read };
   }
 
+  // Only http: and https: URLs become links (javascript:, data:, file:... never do).
+  function webUrl(text) {
+    try {
+      const url = new URL(String(text));
+      return url.protocol === "https:" || url.protocol === "http:" ? url.href : null;
+    } catch {
+      return null;
+    }
+  }
+
   function show(runId, item) {
     if (!item || document.querySelector(`.elicitation[data-id="${CSS.escape(item.id)}"]`)) return;
     const box = el("form", "elicitation");
@@ -98,11 +108,17 @@
     if (item.kind === "sampling") {
       box.append(el("pre", null, JSON.stringify(item.details || {}, null, 2)));
     } else if (item.url) {
-      const link = el("a", null, item.url);
-      link.href = item.url;
-      link.target = "_blank";
-      link.rel = "noopener noreferrer";
-      box.append(link);
+      const href = webUrl(item.url);
+      if (href) {
+        const link = el("a", null, href);
+        link.href = href;
+        link.target = "_blank";
+        link.rel = "noopener noreferrer";
+        box.append(link);
+      } else {
+        // the server refuses these already: never a link, whatever reaches the page
+        box.append(el("code", "unsafe-url", item.url), el("p", "error unsafe-note", "not an http(s) link: not opened"));
+      }
     } else {
       const schema = item.requested_schema || {};
       const required = new Set(schema.required || []);

@@ -104,6 +104,15 @@ class MCPServerConfig(BaseModel):
     """"ask": the server may ask the user for input mid-call (`elicitation/create`); requests
     wait for `MCPToolProvider.respond` (or a handler) at most `elicitation_timeout` seconds."""
     elicitation_timeout: float = Field(300.0, gt=0)
+    max_open_elicitations: int = Field(4, ge=1)
+    """Questions of this server open at once (elicitations and `sampling: ask` requests); more
+    are refused with an MCP error the server reads, so one call cannot bury a person in them."""
+    max_log_events: int = Field(50, ge=0)
+    """Log notifications of one tool call that become `mcp.log` events and log lines; the rest
+    are counted, and one last event says how many were dropped (see `tools.mcp._bounds`)."""
+    progress_interval: float = Field(0.5, ge=0)
+    """At most one `tool.progress` event per call in this many seconds: reports in between are
+    coalesced to the latest, sent when the interval has passed or the call ends."""
     tasks: TaskMode = "auto"
     """Which calls run as MCP tasks (create, poll, fetch the result, cancel when abandoned), on a
     server that offers them: "auto" the tools that require it, "always" also those that allow it

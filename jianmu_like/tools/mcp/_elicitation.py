@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
@@ -32,11 +33,12 @@ from ...telemetry import events as ev
 from .._errors import ToolError
 
 if TYPE_CHECKING:
-    from mcp.types import ElicitRequestParams, ElicitResult
+    from mcp.types import ElicitRequestParams, ElicitResult, ErrorData
 
     from .._toolset import ToolSet
 
 Action = Literal["accept", "decline", "cancel"]
+logger = logging.getLogger(__name__)
 
 
 class ElicitationError(ToolError, ValueError):
@@ -80,9 +82,11 @@ Handler = Callable[[ElicitationRequest], Awaitable[ElicitationAnswer]]
 class ElicitationBox:
     """The open requests of one provider and the way answers reach them."""
 
-    def __init__(self, server: str, timeout: float) -> None:
+    def __init__(self, server: str, timeout: float, *, max_open: int = 4) -> None:
         self.server = server
         self.timeout = timeout
+        self.max_open = max_open
+        """Requests open at once; more are refused (see `tools.mcp._bounds`)."""
         self.handler: Handler | None = None
         self._open: dict[str, tuple[ElicitationRequest, asyncio.Future[ElicitationAnswer]]] = {}
         self._ids = itertools.count(1)
@@ -110,14 +114,30 @@ class ElicitationBox:
                 ElicitationAnswer(action=action, content=data if action == "accept" else None),
             )
 
-    async def ask(self, params: ElicitRequestParams, emit: Callable[..., None] | None) -> ElicitResult:
-        """Put the server's request up for an answer and wait for it (at most `timeout`)."""
+    def full(self) -> bool:
+        """`max_open` requests are open: the next is refused."""
+        return len(self._open) >= self.max_open
+
+    async def ask(
+        self, params: ElicitRequestParams, emit: Callable[..., None] | None
+    ) -> ElicitResult | ErrorData:
+        """Put the server's request up for an answer and wait for it (at most `timeout`); an MCP
+        error when `max_open` are open already, or for a URL no user should be shown."""
         from mcp.types import ElicitResult
 
+        from ._bounds import refusal, url_refusal
+
+        url = getattr(params, "url", None)
+        why = url_refusal(str(url)) if url is not None else None
+        if why is None and self.full():
+            why = f"{self.max_open} questions of this server are open already (max_open_elicitations)"
+        if why is not None:
+            logger.warning("MCP server %r: elicitation refused: %s", self.server, why)
+            return refusal(f"elicitation refused: {why}")
         answer = await self.ask_human(
             message=params.message,
             requested_schema=_dump(getattr(params, "requested_schema", None)),
-            url=getattr(params, "url", None),
+            url=url,
             emit=emit,
         )
         return ElicitResult(action=answer.action, content=answer.content)

@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any, Self
 from ..._redact import redacting_logger
 from ...telemetry import events as ev
 from .._base import Tool
-from .._call_context import ToolCallContext, current_tool_call, tool_event_emitter
+from .._call_context import current_tool_call, tool_event_emitter
 from ._auth import Authorize
+from ._bounds import Flight, LogGate, refusal
 from ._config import MCPServerConfig, parse_mcp_servers
 from ._content import MCPServerCrashedError, MCPServerError, render_mcp_result
 from ._elicitation import Action, ElicitationBox, ElicitationRequest
@@ -123,10 +124,14 @@ class MCPToolProvider:
         self.prompts_version = 0
         """Counts the server's `prompts/list_changed`: what was read at an older one may be stale."""
         """Subscribed resources the server said changed, not read since (`read_resource`)."""
-        self._in_flight: list[tuple[ToolCallContext | None, Callable[..., None] | None]] = []
-        """The tool calls of this server running now: their context and event emitter (server
-        notifications and requests arrive in the session's reader task, outside the call's)."""
-        self.elicitations = ElicitationBox(config.name, config.elicitation_timeout)
+        self._in_flight: list[Flight] = []
+        """The tool calls of this server running now: their context, event emitter and the
+        bounds of their notifications (`_bounds`)."""
+        self._idle_logs = LogGate(config.max_log_events)
+        """The cap on log lines between calls (reset when a call starts)."""
+        self.elicitations = ElicitationBox(
+            config.name, config.elicitation_timeout, max_open=config.max_open_elicitations
+        )
         """The server's open questions to the user (`elicitation: ask`): `pending()`, `respond()`,
         or a `handler` answering them in code."""
         self.sampling_client: ModelClient | None = None
@@ -215,6 +220,9 @@ class MCPToolProvider:
         return list(self._subscriptions)
 
     def _resource_updated(self, uri: str) -> None:
+        if uri not in self._subscriptions:  # only what the client asked for (see `_bounds`)
+            logger.debug("MCP server %r: resources/updated of %r, not subscribed: ignored", self.name, uri)
+            return
         self.updated_resources.add(uri)
         self._resources_changed()
 
@@ -284,21 +292,16 @@ class MCPToolProvider:
     # -- notifications ---------------------------------------------------------------------
 
     def _on_log(self, params: LoggingMessageNotificationParams) -> None:
-        """A server log notification: kept (`log_records`), logged, and an `mcp.log` event of each
-        tool call of this server running now, if any (servers log while they work on a call)."""
+        """A server log notification: kept (`log_records`), and an `mcp.log` event of each tool
+        call of this server running now (servers log while they work on a call) and a log line,
+        up to `max_log_events` per call (between calls, until the next starts; see `_bounds`)."""
         self.log_records.append(params)
         del self.log_records[:-LOG_KEEP]
-        level = _LOG_LEVELS.get(str(params.level), logging.INFO)
-        logger.log(level, "MCP server %r (%s): %s", self.name, params.logger or "-", params.data)
-        for _, emit in list(self._in_flight):
-            if emit is not None:
-                emit(
-                    ev.MCP_LOG,
-                    server=self.name,
-                    level=str(params.level),
-                    logger=params.logger,
-                    data=params.data,
-                )
+        flights = list(self._in_flight)
+        kept = any([flight.log(params) for flight in flights]) if flights else self._idle_logs.admit()
+        if kept:
+            level = _LOG_LEVELS.get(str(params.level), logging.INFO)
+            logger.log(level, "MCP server %r (%s): %s", self.name, params.logger or "-", params.data)
 
     def use_model_client(self, client: ModelClient) -> None:
         """Answer the server's sampling requests with `client` (unless one is set already)."""
@@ -307,17 +310,29 @@ class MCPToolProvider:
 
     async def _on_sampling(self, params: CreateMessageRequestParams) -> CreateMessageResult | ErrorData:
         """A server's `sampling/createMessage`, counted against the call it arrived during (the
-        newest of this server's calls in flight, if any)."""
-        call, emit = self._in_flight[-1] if self._in_flight else (None, None)
-        return await answer_sampling(
-            params,
-            config=self.config,
-            client=self.sampling_client,
-            call=call,
-            emit=emit,
-            policy=self.sampling_policy,
-            box=self.elicitations,
-        )
+        newest of this server's calls in flight); refused when none is running (see `_bounds`)."""
+        if not self._in_flight:
+            reason = (
+                f"MCP server {self.name!r} asked for sampling while none of its tool calls was "
+                "running: refused (nothing would count its tokens)"
+            )
+            logger.warning("%s", reason)
+            return refusal(reason)
+        flight = self._in_flight[-1]
+        try:
+            return await answer_sampling(
+                params,
+                config=self.config,
+                client=self.sampling_client,
+                call=flight.call,
+                emit=flight.emit,
+                policy=self.sampling_policy,
+                box=self.elicitations,
+            )
+        except Exception as exc:  # a bug of ours: logged, and the server reads more than the
+            # SDK's bare "Invalid request parameters"
+            logger.exception("MCP server %r: answering its sampling request failed", self.name)
+            return refusal(f"the client failed to answer the sampling request: {type(exc).__name__}")
 
     def pending_elicitations(self) -> list[ElicitationRequest]:
         """The server's questions waiting for the user's answer, oldest first."""
@@ -328,8 +343,8 @@ class MCPToolProvider:
         or `cancel`; `ElicitationError` for an unknown id or content the schema refuses."""
         self.elicitations.respond(request_id, action, content)
 
-    async def _on_elicitation(self, params: ElicitRequestParams) -> ElicitResult:
-        _, emit = self._in_flight[-1] if self._in_flight else (None, None)
+    async def _on_elicitation(self, params: ElicitRequestParams) -> ElicitResult | ErrorData:
+        emit = self._in_flight[-1].emit if self._in_flight else None
         return await self.elicitations.ask(params, emit)
 
     def _handlers(self) -> SessionHandlers:
@@ -488,11 +503,11 @@ class MCPToolProvider:
             await self.get_tools()
 
         emit = tool_event_emitter()  # progress arrives in the session's reader task
-        flight = (current_tool_call(), emit)
+        config = self.config
+        flight = Flight(current_tool_call(), emit, self.name, config.max_log_events, config.progress_interval)
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
-            if emit is not None:
-                emit(ev.TOOL_PROGRESS, server=self.name, progress=done, total=total, message=message)
+            flight.progress(done, total, message)  # coalesced (`_bounds`)
 
         def task_status(task: Task) -> None:
             logger.info("MCP server %r: task %s of tool %r: %s", self.name, task.task_id, tool, task.status)
@@ -508,6 +523,7 @@ class MCPToolProvider:
 
         as_task = task_status if tool in self._task_tools else None
         self._in_flight.append(flight)
+        self._idle_logs = LogGate(config.max_log_events)
         try:
             result: CallToolResult = await self._with_restart(
                 f"the call to {tool!r}",
@@ -516,6 +532,7 @@ class MCPToolProvider:
             )
         finally:
             self._in_flight.remove(flight)
+            flight.close()
         return render_mcp_result(result, server=self.name, tool=tool)
 
     def _wrap(self, listed: Sequence[MCPTool]) -> list[Tool]:

@@ -48,9 +48,12 @@ class ResourceIndex:
             "Read a resource of this MCP server by its URI (a URI listed below, one that matches "
             "a template below, or one named by a resource link in a tool result)."
         ]
-        if updated:
+        if updated:  # subscribed URIs only (the client's own list), and at most LISTED_URIS
+            more = len(updated) - LISTED_URIS
             lines.append(
-                "Changed since last read (read again for the current content): " + ", ".join(updated)
+                "Changed since last read (read again for the current content): "
+                + ", ".join(updated[:LISTED_URIS])
+                + (f" and {more} more" if more > 0 else "")
             )
         if self.resources:
             lines.append("Resources:")

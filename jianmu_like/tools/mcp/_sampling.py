@@ -14,9 +14,13 @@ under rules the server cannot change:
   with a reason): instead of the config's `allow` / `ask`, never instead of `deny` (a denied
   server is not offered sampling at all).
 - **Bounded.** The request's `maxTokens` is honoured, capped by `sampling_max_tokens`.
-- **Counted.** The tokens count in the run's usage and its token budget (through the tool call
-  that was running when the server asked: `tools.call_context.add_call_usage`), and each request
-  is an `mcp.sampling` event (server, model, max_tokens, usage, or why it was refused).
+- **Counted, before and after.** Before each request the run's token budget is checked (what the
+  run and the batch's calls spent, and the requests in flight): once it is spent the request is
+  refused, and `maxTokens` is capped by what is left. The tokens then count in the run's usage
+  and budget (through the tool call that was running when the server asked:
+  `tools.call_context.add_call_usage`), and each request is an `mcp.sampling` event (server,
+  model, max_tokens, usage, or why it was refused). A request while none of the server's calls
+  runs is refused (`tools.mcp._bounds`).
 - **Model preferences are hints, among the models allowed.** With `sampling_models` configured,
   the first of the request's model hints that is part of an allowed model's name picks it (the
   spec's substring rule), else the first allowed model answers; without, the agent's model
@@ -169,6 +173,18 @@ async def answer_sampling(
         report(status="refused", reason=reason, decided_by=decided_by)
         return _refuse(reason)
     max_tokens = min(requested, config.sampling_max_tokens)
+    budget = call.budget if call is not None else None
+    if budget is not None:  # checked now, after any wait for a person: others may have spent it
+        left = budget.left()
+        if left <= 0:
+            reason = (
+                f"the run's token budget is spent ({budget.used} of {budget.limit} tokens"
+                + (f", {budget.reserved} reserved by requests in flight" if budget.reserved else "")
+                + f"): sampling refused for MCP server {config.name!r}"
+            )
+            report(status="refused", reason=reason, decided_by="budget")
+            return _refuse(reason)
+        max_tokens = min(max_tokens, left)
     request = ModelRequest(
         messages=messages,
         model=sampling_model(config.sampling_models, hints),
@@ -176,12 +192,17 @@ async def answer_sampling(
         temperature=params.temperature,
         extra_params={"stop": list(params.stop_sequences)} if params.stop_sequences else {},
     )
+    if budget is not None:
+        budget.reserved += max_tokens
     try:
         response = await client.complete(request)
     except Exception as exc:  # the server reads why; the run goes on
         reason = f"the client's model failed: {exc}"
         report(status="failed", reason=reason)
         return _refuse(reason)
+    finally:
+        if budget is not None:
+            budget.reserved -= max_tokens
     add_call_usage(call, response.usage)
     report(status="answered", model=response.model, usage=response.usage.model_dump(), decided_by=decided_by)
     stop = "maxTokens" if response.finish_reason == "length" else "endTurn"
@@ -202,6 +223,11 @@ async def _ask_person(
     """Put the request to a person (the provider's elicitation box): accept allows it."""
     if box is None:
         return SamplingDecision(decision="deny", reason="no person can be asked about this sampling request")
+    if box.full():
+        why = f"{box.max_open} questions of this server are open already (max_open_elicitations)"
+        return SamplingDecision(
+            decision="deny", reason=f"sampling for MCP server {config.name!r} refused: {why}"
+        )
     answer = await box.ask_human(
         message=(
             f"MCP server {config.name!r} asks the agent's model for a completion "

@@ -86,7 +86,7 @@ class SessionHandlers:
     """`(uri, name)` pairs sent to a server asking for the client's roots."""
     sampling: Callable[[CreateMessageRequestParams], Awaitable[CreateMessageResult | ErrorData]] | None = None
     """Answers `sampling/createMessage`; with it set, the client declares sampling."""
-    elicitation: Callable[[ElicitRequestParams], Awaitable[ElicitResult]] | None = None
+    elicitation: Callable[[ElicitRequestParams], Awaitable[ElicitResult | ErrorData]] | None = None
     """Answers `elicitation/create`; with it set, the client declares elicitation."""
     authorize: Authorize | None = None
     """Plays the person's part of an OAuth login (`auth:` servers): without it, a server that
@@ -407,7 +407,9 @@ class MCPSession:
         with self._server_waits():
             return await self.handlers.sampling(params)
 
-    async def _elicit(self, context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+    async def _elicit(
+        self, context: ClientRequestContext, params: ElicitRequestParams
+    ) -> ElicitResult | ErrorData:
         assert self.handlers.elicitation is not None  # the callback is only registered with it
         with self._server_waits():
             return await self.handlers.elicitation(params)

@@ -1,0 +1,419 @@
+"""Recordings: a run written down as JSON Lines, so `jianmu_like.replay` can play it back.
+
+Everything non-deterministic a run reads enters through a few seams, and the recorder sits at
+each of them rather than inside any node:
+
+- model calls, through the model-call hook (`models._hooks`, the one the durable engine uses):
+  the request, the response and the events the call emitted (`model.call.*`, `text.delta`...);
+- tool calls, through the tool-call hook (`tools._hooks`, every call of every ToolSet, MCP
+  included): the tool, its arguments and its output (or what it raised);
+- the run's id (`RunCore.new_run_id`) and what the caller did: each `run()` with its input,
+  each `resume()` with its decisions;
+- the event stream itself (a telemetry subscriber, events already redacted by the hub), each
+  event with the tick it was published in, which replay compares against.
+
+The file is bounded (`max_bytes`): once a line would pass the limit, nothing more is written but
+one `truncated` line, and replay refuses such a file (it cannot answer what it never saw).
+Model requests and responses and tool arguments and outputs are redacted like every event
+(`_redact.redact`). The line schema is documented in docs/guides/replay.md.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+from pydantic import BaseModel
+from pydantic_core import to_json, to_jsonable_python
+
+from .._redact import redact
+from ..errors import JianmuError
+from ..models._client import ContentEvents
+from ..models._hooks import ModelCall, model_call_hook, use_model_call_hook
+from ..models._messages import Message
+from ..models._types import ModelEventCallback, ModelRequest, ModelResponse
+from ..telemetry._hub import TelemetryHub
+from ..telemetry.events import Event
+from ..tools._base import Tool, render_result
+from ..tools._hooks import ToolInvoke, tool_call_hook, use_tool_call_hook
+
+FORMAT = "jianmu-like.recording"
+VERSION = 1
+"""The format's version: a reader refuses a file of a newer one."""
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+"""A recording's size limit unless given (64 MiB)."""
+TIMING_FIELDS = frozenset({"ts", "duration"})
+"""What may differ between a run and its replay: the event's `ts` and any payload's `duration`
+(wall-clock seconds). Everything else of an event must be equal."""
+
+
+class RecordingError(ValueError, JianmuError):
+    """A recording that cannot be written or read (bad file, newer format, truncated)."""
+
+
+def jsonable(value: Any) -> Any:
+    """`value` as JSON data (pydantic models dumped, anything else unknown as its repr)."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", exclude_none=True)
+    return to_jsonable_python(value, fallback=repr, exclude_none=True)
+
+
+def request_data(request: ModelRequest) -> dict[str, Any]:
+    """A model request as recorded and compared (redacted: secrets never reach the file, and a
+    replayed request is redacted the same way before it is compared)."""
+    data: dict[str, Any] = redact(request.model_dump(mode="json", exclude_none=True))
+    return data
+
+
+class RequestDeltas:
+    """Writes each model request as what changed since the same node's previous one.
+
+    A ReAct node's request holds the whole conversation, so writing (and redacting) it whole at
+    every call costs O(k^2) over k iterations: most of a recording's cost and size. A node's
+    next request starts with the previous one's messages (the same objects), so a request is
+    recorded as `base` (the `seq` of that node's previous call), `keep` (how many of its
+    messages come first, unchanged), the new `messages`, and `tools` only when they changed
+    (`tools_same` otherwise). `expand_requests` rebuilds every full request when a recording is
+    read.
+    """
+
+    __slots__ = ("_last",)
+
+    def __init__(self) -> None:
+        self._last: dict[str | None, tuple[int, list[Message], Any]] = {}
+
+    def encode(self, node: str | None, seq: int, request: ModelRequest) -> dict[str, Any]:
+        messages, tools = request.messages, request.tools
+        out: dict[str, Any] = {}
+        keep, tools_same = 0, False
+        last = self._last.get(node)
+        if last is not None:
+            base, previous, previous_tools = last
+            limit = min(len(previous), len(messages))
+            while keep < limit and (previous[keep] is messages[keep] or previous[keep] == messages[keep]):
+                keep += 1
+            tools_same = tools is previous_tools or tools == previous_tools
+            out["base"], out["keep"] = base, keep
+        self._last[node] = (seq, messages, tools)
+        fields = request.model_dump(mode="json", exclude_none=True, exclude={"messages", "tools"})
+        out.update(redact(fields))
+        out["messages"] = [redact(m.model_dump(mode="json", exclude_none=True)) for m in messages[keep:]]
+        if tools_same:
+            out["tools_same"] = True
+        elif tools is not None:
+            out["tools"] = redact(tools)
+        return out
+
+
+_REQUEST_FIELDS = tuple(ModelRequest.model_fields)
+
+
+def expand_requests(lines: list[dict[str, Any]]) -> None:
+    """Replace each model line's recorded request (see `RequestDeltas`) by the full request, as
+    `request_data` gives it, in place."""
+    full: dict[int, dict[str, Any]] = {}
+    for line in sorted((x for x in lines if x["kind"] == "model"), key=lambda x: x["seq"]):
+        encoded = dict(line["request"])
+        base = full.get(encoded.pop("base", -1))
+        keep = encoded.pop("keep", 0)
+        same = encoded.pop("tools_same", False)
+        messages = encoded.pop("messages", [])
+        request = {**encoded, "messages": (base["messages"][:keep] if base else []) + messages}
+        if same and base is not None and "tools" in base:
+            request["tools"] = base["tools"]
+        order = {name: request[name] for name in _REQUEST_FIELDS if name in request}
+        full[line["seq"]] = line["request"] = {**order, **request}
+
+
+def package_version() -> str | None:
+    """The installed jianmu_like's version (None: not installed, a source checkout)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("jianmu_like")
+    except PackageNotFoundError:
+        return None
+
+
+def node_of(on_event: ModelEventCallback | None) -> str | None:
+    """The path of the node whose model call reports to `on_event` (its bound `_on_model_event`,
+    possibly wrapped in `ContentEvents`)."""
+    owner = getattr(on_event, "__self__", None)
+    if owner is None:
+        owner = getattr(getattr(on_event, "emit", None), "__self__", None)
+    path = getattr(owner, "path", None)
+    return path if isinstance(path, str) else None
+
+
+_EVENT_JSON = Event.__pydantic_serializer__.to_json
+
+
+class RunRecording:
+    """Writes one recording file (see the module); a RunCore calls `record_run` / `record_resume`
+    and runs each drive inside `recording()`.
+
+    `agent` names where replay rebuilds the agent from: an agent file's path or a Python entry
+    `module:function` returning an `Agent` (None: the replayer must be given the agent)."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        agent: str | None = None,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        forked_from: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.max_bytes = max_bytes
+        self.written = 0
+        self.truncated = False
+        self.tick: Callable[[], int] = lambda: 0
+        """The runner's tick count (set by the core: events and calls carry the tick they were in)."""
+        self.model_calls = 0
+        self.requests = RequestDeltas()
+        self.last_type: str | None = None
+        self.events = 0
+        """Events recorded in the current operation: a call's line says how many came before
+        it, so replay can keep a parallel batch's interleaving."""
+        try:
+            self._file: IO[bytes] | None = self.path.open("wb")
+        except OSError as exc:
+            raise RecordingError(f"cannot write the recording {str(self.path)!r}: {exc}") from exc
+        header: dict[str, Any] = {
+            "kind": "header",
+            "format": FORMAT,
+            "version": VERSION,
+            "agent": agent,
+            "package_version": package_version(),
+            "created": datetime.datetime.now(datetime.UTC).isoformat(),
+            "max_bytes": max_bytes,
+        }
+        if forked_from is not None:
+            header["forked_from"] = dict(forked_from)
+        self.write(header)
+
+    def __repr__(self) -> str:
+        return f"RunRecording({str(self.path)!r}, written={self.written})"
+
+    # ------------------------------------------------------------------ writing
+    def write(self, line: dict[str, Any]) -> None:
+        """Append one line, or, past the size limit, the `truncated` line and nothing after it."""
+        file = self._file
+        if file is None or self.truncated:
+            return
+        data = to_json(line, fallback=repr) + b"\n"
+        size = len(data)
+        if self.written + size > self.max_bytes:
+            self.truncated = True
+            note = {"kind": "truncated", "at_bytes": self.written, "max_bytes": self.max_bytes}
+            file.write(to_json(note) + b"\n")
+            file.flush()
+            return
+        self.written += size
+        file.write(data)
+
+    def close(self) -> None:
+        file, self._file = self._file, None
+        if file is not None:
+            file.close()
+
+    def record_run(self, input_data: Mapping[str, Any] | None, thread_id: str | None, run_id: str) -> None:
+        self.write(
+            {
+                "kind": "run",
+                "op": "run",
+                "run_id": run_id,
+                "thread_id": thread_id,
+                "input": redact(jsonable(dict(input_data or {}))),
+            }
+        )
+
+    def record_resume(self, decisions: Mapping[str, Any] | None, thread_id: str | None, run_id: str) -> None:
+        self.events = 0
+        self.write(
+            {
+                "kind": "run",
+                "op": "resume",
+                "run_id": run_id,
+                "thread_id": thread_id,
+                "decisions": jsonable(dict(decisions or {})),
+            }
+        )
+
+    def record_result(self, status: str, final_answer: str | None) -> None:
+        self.write({"kind": "result", "status": status, "final_answer": redact(final_answer)})
+        if self._file is not None:
+            self._file.flush()
+
+    # ------------------------------------------------------------------ the seams
+    def on_event(self, event: Event) -> None:
+        """The telemetry subscriber: every event of the run, with its tick (the event model
+        serialized as it is, by pydantic-core: an event line costs a few microseconds)."""
+        self.events += 1
+        self.last_type = event.type
+        file = self._file
+        if file is None or self.truncated:
+            return
+        data = b'{"kind":"event","tick":%d,' % self.tick() + _EVENT_JSON(event, fallback=repr)[1:] + b"\n"
+        if self.written + len(data) > self.max_bytes:
+            self.write({})  # writes the truncation note
+            return
+        self.written += len(data)
+        file.write(data)
+
+    async def model_hook(
+        self, call: ModelCall, request: ModelRequest, on_event: ModelEventCallback | None, outer: Any
+    ) -> ModelResponse:
+        """Runs the call (through an outer hook, a durable step, if there is one) and records
+        it with the events it emitted."""
+        self.model_calls += 1
+        seq = self.model_calls
+        tick = self.tick()
+        node = node_of(on_event)
+        emitted: list[Any] = []
+
+        def capture(event_type: str, data: dict[str, Any]) -> None:
+            before = self.events
+            if on_event is not None:
+                on_event(event_type, data)
+            if self.events == before + 1 and self.last_type == event_type:
+                emitted.append(before)  # the event line just written (its index in the operation)
+            else:  # not published as it was given: kept whole
+                emitted.append([event_type, redact(data)])
+
+        # keep asking for the request's content when the node did
+        relay: ModelEventCallback = ContentEvents(capture) if isinstance(on_event, ContentEvents) else capture
+        line: dict[str, Any] = {
+            "kind": "model",
+            "seq": seq,
+            "tick": tick,
+            "node": node,
+            "events_before": self.events,
+            "request": self.requests.encode(node, seq, request),
+        }
+        try:
+            if outer is not None:
+                response: ModelResponse = await outer(call, request, relay if on_event is not None else None)
+            else:
+                response = await call(request, relay if on_event is not None else None)
+        except BaseException as exc:
+            line["events"] = emitted
+            line["error"] = error_data(exc)
+            self.write(line)
+            raise
+        line["events"] = emitted
+        line["response"] = redact(response.model_dump(mode="json", exclude_none=True))
+        self.write(line)
+        return response
+
+    async def tool_hook(self, invoke: ToolInvoke, tool: Tool, arguments: dict[str, Any], outer: Any) -> Any:
+        line: dict[str, Any] = {
+            "kind": "tool",
+            "tick": self.tick(),
+            "after_model": self.model_calls,
+            "tool": tool.name,
+            "arguments": redact(jsonable(arguments)),
+        }
+        try:
+            output = await (outer(invoke, tool, arguments) if outer is not None else invoke(tool, arguments))
+        except BaseException as exc:
+            line["events_before"] = self.events
+            line["error"] = error_data(exc)
+            self.write(line)
+            raise
+        text = output if isinstance(output, str) else render_result(output)
+        line["events_before"] = self.events
+        line["output"] = redact(text)
+        self.write(line)
+        return text
+
+    @contextmanager
+    def recording(self, hub: TelemetryHub) -> Iterator[None]:
+        """Record every model call, tool call and event of the drive run inside it."""
+        outer_model = model_call_hook()
+        outer_tool = tool_call_hook()
+
+        def model(call: ModelCall, request: ModelRequest, on_event: ModelEventCallback | None) -> Any:
+            return self.model_hook(call, request, on_event, outer_model)
+
+        def tools(invoke: ToolInvoke, tool: Tool, arguments: dict[str, Any]) -> Any:
+            return self.tool_hook(invoke, tool, arguments, outer_tool)
+
+        with ExitStack() as stack:
+            stack.enter_context(use_model_call_hook(model))
+            stack.enter_context(use_tool_call_hook(tools))
+            stack.callback(hub.subscribe(self.on_event))
+            yield
+
+
+def error_data(exc: BaseException) -> dict[str, Any]:
+    """What a call raised, as recorded: its class and message (redacted)."""
+    data: dict[str, Any] = {"type": type(exc).__name__, "message": redact(str(exc))}
+    attempts = getattr(exc, "attempts", None)
+    if isinstance(attempts, list):
+        data["attempts"] = [redact(str(a)) for a in attempts]
+    return data
+
+
+def _resolve_events(lines: list[dict[str, Any]]) -> None:
+    """A model line's events as `[type, data]`, in place: the recorder writes an event the call
+    published as its index among the event lines of the operation (see `model_hook`), kept in
+    `event_at` (replay publishes each at its place among the other calls' events)."""
+    published: list[dict[str, Any]] = []
+    for line in lines:
+        kind = line["kind"]
+        if kind == "run":
+            published = []
+        elif kind == "event":
+            published.append(line)
+        elif kind == "model":
+            events = line.get("events", ())
+            line["event_at"] = [e if isinstance(e, int) else None for e in events]
+            line["events"] = [
+                [published[e]["type"], published[e]["data"]] if isinstance(e, int) else e for e in events
+            ]
+
+
+def read_recording(path: str | Path) -> list[dict[str, Any]]:
+    """The lines of a recording, checked: the header first, a known format and version, not
+    truncated (`RecordingError` saying which line and why otherwise)."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise RecordingError(f"cannot read the recording {str(file)!r}: {exc}") from exc
+    lines: list[dict[str, Any]] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            line = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise RecordingError(f"{file}:{number}: not JSON: {exc.msg}") from exc
+        if not isinstance(line, dict) or not isinstance(line.get("kind"), str):
+            raise RecordingError(f"{file}:{number}: a line must be an object with a 'kind'")
+        lines.append(line)
+    if not lines or lines[0]["kind"] != "header" or lines[0].get("format") != FORMAT:
+        raise RecordingError(f"{file}:1: not a jianmu-like recording (no {FORMAT!r} header)")
+    version = lines[0].get("version")
+    if not isinstance(version, int) or version > VERSION:
+        raise RecordingError(
+            f"{file}:1: recording format version {version!r}; this jianmu_like reads up to {VERSION}"
+        )
+    for number, line in enumerate(lines, start=1):
+        if line["kind"] == "truncated":
+            raise RecordingError(
+                f"{file}:{number}: the recording was truncated at its size limit "
+                f"({line.get('max_bytes')} bytes): it cannot be replayed; "
+                "record again with a larger max_bytes"
+            )
+    try:
+        expand_requests(lines)
+        _resolve_events(lines)
+    except (KeyError, TypeError, IndexError) as exc:
+        raise RecordingError(f"{file}: a model request line is malformed ({exc!r})") from exc
+    return lines

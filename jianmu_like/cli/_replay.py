@@ -1,0 +1,91 @@
+"""`jianmu-like replay FILE`: play a recording back, offline, and say whether it still holds.
+
+Without options the recorded agent file is loaded afresh and its run re-played with every model
+and tool call answered from the recording (nothing is contacted, no tool runs): exit 0 when the
+event stream is the recorded one, 1 with the first difference (tick, node, recorded and new)
+when the agent changed. `--json` prints every event as one JSON line (a divergence as a last
+`replay.diverged` line). `--until N --live` replays N model calls and goes on against the real
+model and tools (`--record OUT` keeps that new run, its header naming the fork);
+`--export-mock OUT` writes the recording as a `jianmu-like mock` replies file instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+
+from ..replay import RecordingError, ReplayDivergence, areplay, export_mock, read_recording
+from ..telemetry import events as ev
+from ..telemetry.events import Event
+from ._common import EXIT_FAILED, EXIT_OK, CliError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def replay_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
+    """`replay FILE [--json] [--agent FILE] [--until N --live] [--record OUT] [--export-mock OUT]`."""
+    try:
+        if args.export_mock:
+            if args.until is not None or args.live or args.record:
+                raise CliError("--export-mock writes a replies file: it takes no --until, --live or --record")
+            out = export_mock(args.file, args.export_mock)
+            errors.print(Text(f"wrote {out} (serve it with: jianmu-like mock {out})", style="dim"))
+            return EXIT_OK
+        if args.until is not None and not args.live:
+            raise CliError("--until N replays N model calls and then goes on live: add --live")
+        lines = read_recording(args.file)
+    except RecordingError as exc:
+        raise CliError(str(exc)) from exc
+    events: list[Event] = []
+
+    def sink(event: Event) -> None:
+        if args.json:
+            sys.stdout.write(
+                json.dumps(event.model_dump(mode="json"), ensure_ascii=False, default=str) + "\n"
+            )
+        events.append(event)
+
+    try:
+        result = asyncio.run(
+            areplay(
+                args.file,
+                agent=args.agent,
+                until=args.until,
+                live=args.live,
+                on_event=sink,
+                record=args.record,
+            )
+        )
+    except ReplayDivergence as exc:
+        if args.json:
+            line = {"type": "replay.diverged", "data": exc.divergence.model_dump(mode="json")}
+            sys.stdout.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
+        errors.print(Text(f"✗ {exc}", style="bold red"))
+        return EXIT_FAILED
+    except RecordingError as exc:
+        raise CliError(str(exc)) from exc
+    if args.json:
+        sys.stdout.flush()
+        return EXIT_OK if result.status == "success" else EXIT_FAILED
+    operations = sum(1 for line in lines if line["kind"] == "run")
+    if args.live:
+        forked = any(e.type == ev.REPLAY_FORKED for e in events)
+        where = f"forked live after {args.until} model call(s)" if forked else "the recording ended the run"
+        console.print(Text(f"▶ replayed, {where}: {result.status}", style="bold"))
+    else:
+        console.print(
+            Text(
+                f"✓ replay matches the recording: {len(events)} events, {operations} run(s), "
+                f"no model or tool called ({result.status})",
+                style="bold green",
+            )
+        )
+    if result.final_answer:
+        console.print(result.final_answer)
+    return EXIT_OK

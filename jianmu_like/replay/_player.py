@@ -1,0 +1,533 @@
+"""Playing a recording back: the tree runs again, the model and the tools answer from the file.
+
+The player installs itself at the same seams the recorder used (the model-call and tool-call
+hooks, the run-id source, a telemetry subscriber), so nothing inside the tree knows it is a
+replay: no provider is asked (no socket is opened to a model server) and no tool runs (a tool
+that would write a file does not). Every event the tree publishes is compared, as it is
+published, with the recorded one at the same place: type, node, namespace, run id and payload,
+apart from the timing fields (`recording.TIMING_FIELDS`). The first difference stops the replay
+(the run is cancelled) with a `Divergence` naming the tick, the node, and the recorded and the
+new request or event.
+
+Model calls are matched by their request (first unanswered recorded call with an equal request),
+tool calls by tool and arguments, so the calls of a parallel batch or of parallel sub-agents
+find their answers whatever order they are made in.
+
+`until=N, live=True` answers the first N model calls (and the tool calls before the next one)
+from the recording in their recorded order, whatever the requests now say, then lets the run go
+on against the real model and tools: the fork point is published as a `replay.forked` event
+and, when the live part is recorded, written into the new recording's header.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import re
+from collections import deque
+from collections.abc import Callable, Mapping
+from contextlib import suppress
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+
+from .._agent import Agent
+from .._run.recording import (
+    TIMING_FIELDS,
+    RecordingError,
+    RunRecording,
+    node_of,
+    read_recording,
+    request_data,
+)
+from .._run.result import AgentResult
+from ..errors import JianmuError
+from ..models._errors import ModelCallFailed, ModelError
+from ..models._hooks import ModelCall, use_model_call_hook
+from ..models._types import ModelEventCallback, ModelRequest, ModelResponse
+from ..telemetry import events as ev
+from ..telemetry.events import Event
+from ..tools._base import Tool
+from ..tools._errors import ToolArgumentsError
+from ..tools._hooks import ToolInvoke, use_tool_call_hook
+
+AgentSource = Agent | Callable[[], Agent] | str | Path
+"""What replay runs: an `Agent`, a function building one, an agent file or `module:function`."""
+
+TURN_PATIENCE = 30.0
+"""Seconds a replayed call waits for the events that came before it in the recording."""
+_ENTRY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+
+
+class Divergence(BaseModel):
+    """Where a replay first differed from its recording."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["model_request", "tool_call", "event", "missing_event", "extra_event"]
+    """What differed: a model request, a tool call, an event; the run published fewer events
+    than recorded (`missing_event`) or more (`extra_event`)."""
+    tick: int
+    """The tick of the replayed run it happened in (counted from the run's or resume's start)."""
+    node: str | None
+    """The node (path) that made the request or published the event."""
+    operation: int
+    """Which `run()`/`resume()` of the recording (0: the first)."""
+    recorded: Any = None
+    """The recorded request, tool call or event at that place (None: nothing was recorded)."""
+    new: Any = None
+    """What the replay asked or published there instead (None: nothing)."""
+    path: str | None = None
+    """The first differing field, as a JSON path (`messages[0].content`)."""
+
+    def describe(self) -> str:
+        """One readable paragraph: where, what, and the two sides of the first difference."""
+        what = {
+            "model_request": "the model request differs",
+            "tool_call": "the tool call differs",
+            "event": "the event differs",
+            "missing_event": "the replay published fewer events than the recording",
+            "extra_event": "the replay published an event the recording does not have",
+        }[self.kind]
+        where = f"tick {self.tick}, node {self.node or '?'}"
+        text = f"replay diverged (operation {self.operation}, {where}): {what}"
+        if self.path is not None:
+            a, b = _at(self.recorded, self.path), _at(self.new, self.path)
+            text += f" at {self.path}: recorded {_short(a)}, now {_short(b)}"
+        else:
+            text += f": recorded {_short(self.recorded)}, now {_short(self.new)}"
+        return text
+
+
+class ReplayDivergence(RuntimeError, JianmuError):
+    """A replay that differed from its recording; `divergence` says where and how."""
+
+    def __init__(self, divergence: Divergence) -> None:
+        super().__init__(divergence.describe())
+        self.divergence = divergence
+
+
+class _Stop(JianmuError):
+    """Internal: raised in place of the diverging call (the run is cancelled meanwhile)."""
+
+
+class Player:
+    """One replay of one recording (see the module); `play()` runs it."""
+
+    def __init__(
+        self,
+        lines: list[dict[str, Any]],
+        *,
+        until: int | None = None,
+        live: bool = False,
+        on_event: Callable[[Event], None] | None = None,
+        source: str = "",
+    ) -> None:
+        if until is not None and not live:
+            raise RecordingError(
+                "until=N replays N model calls and then goes on live: give live=True (--live) too"
+            )
+        if until is not None and until < 0:
+            raise RecordingError(f"until must be 0 or more, not {until}")
+        self.header = lines[0]
+        self.source = source
+        self.until = until
+        self.live = live
+        self.on_event = on_event
+        self.operations: list[dict[str, Any]] = []
+        self.events: list[list[dict[str, Any]]] = []
+        self.models: list[dict[str, Any]] = []
+        self.tools: list[dict[str, Any]] = []
+        for line in lines[1:]:
+            kind = line["kind"]
+            if kind == "run":
+                self.operations.append(line)
+                self.events.append([])
+            elif kind == "event" and self.events:
+                self.events[-1].append(line)
+            elif kind == "model":
+                self.models.append(line)
+            elif kind == "tool":
+                self.tools.append(line)
+        if not self.operations:
+            raise RecordingError(f"{source}: the recording holds no run")
+        self._model_queues: dict[str, deque[dict[str, Any]]] = {}
+        for line in self.models:
+            self._model_queues.setdefault(_key(line["request"]), deque()).append(line)
+        self._tool_queues: dict[str, deque[dict[str, Any]]] = {}
+        for line in self.tools:
+            self._tool_queues.setdefault(_key([line["tool"], line["arguments"]]), deque()).append(line)
+        self._answered: set[int] = set()
+        self._tools_used: set[int] = set()
+        self.model_served = 0
+        self.forked = False
+        self.divergence: Divergence | None = None
+        self._operation = 0
+        self._cursor = 0
+        self._task: asyncio.Task[AgentResult] | None = None
+        self._agent: Agent | None = None
+        self._tick: Callable[[], int] = lambda: 0
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._injecting = False
+
+    # ------------------------------------------------------------------ the run
+    async def play(self, agent: Agent, *, record: str | Path | None = None) -> AgentResult:
+        """Run every recorded `run()` and `resume()` on `agent`; the last one's result. A
+        `ReplayDivergence` at the first difference (never when going live after it)."""
+        self._agent = agent
+        core = agent._core
+        runner = agent.runner
+        recording: RunRecording | None = None
+        if record is not None:
+            forked = {"recording": self.source, "iteration": self.until} if self.live else None
+            recording = RunRecording(record, agent=self.header.get("agent"), forked_from=forked)
+        unsubscribe = agent.telemetry.subscribe(self._compare)
+        result: AgentResult | None = None
+        try:
+            with use_model_call_hook(self._model), use_tool_call_hook(self._tool):
+                for index, operation in enumerate(self.operations):
+                    self._operation, self._cursor = index, 0
+                    run_id = operation.get("run_id")
+                    if isinstance(run_id, str):
+                        core.new_run_id = lambda run_id=run_id: run_id  # type: ignore[misc]
+                    first = runner.ticks_now
+                    self._tick = lambda first=first: runner.ticks_now - first  # type: ignore[misc]
+                    result = await self._operate(agent, operation, recording)
+                    self._finish_operation()
+        finally:
+            unsubscribe()
+            if recording is not None:
+                recording.close()
+        assert result is not None
+        return result
+
+    async def _operate(
+        self, agent: Agent, operation: dict[str, Any], recording: RunRecording | None
+    ) -> AgentResult:
+        thread_id = operation.get("thread_id")
+        if operation.get("op") == "resume":
+            decisions = {
+                k: (tuple(v) if isinstance(v, list) else v) for k, v in operation["decisions"].items()
+            }
+            work = agent.resume(decisions)
+        else:
+            work = agent.run(revive(agent, operation.get("input") or {}) or None, thread_id=thread_id)
+        if recording is not None:
+            # the live continuation is recorded as a run of its own (the header says the fork)
+            agent._core.recording = recording
+        self._task = task = asyncio.ensure_future(work)
+        try:
+            result = await task
+            if self.divergence is not None:
+                raise ReplayDivergence(self.divergence)
+            return result
+        except asyncio.CancelledError:
+            if self.divergence is not None:
+                raise ReplayDivergence(self.divergence) from None
+            raise
+        except _Stop:
+            assert self.divergence is not None
+            raise ReplayDivergence(self.divergence) from None
+        finally:
+            if recording is not None:
+                agent._core.recording = None
+
+    def _finish_operation(self) -> None:
+        if self.forked:
+            return
+        expected = self.events[self._operation]
+        if self._cursor < len(expected):
+            line = expected[self._cursor]
+            self._diverge("missing_event", line.get("node"), _event_view(line), None)
+            raise ReplayDivergence(self.divergence)  # type: ignore[arg-type]
+
+    def _diverge(self, kind: Any, node: str | None, recorded: Any, new: Any) -> None:
+        if self.divergence is not None:
+            return
+        self.divergence = Divergence(
+            kind=kind,
+            tick=self._tick(),
+            node=node,
+            operation=self._operation,
+            recorded=recorded,
+            new=new,
+            path=_first_difference(recorded, new) if recorded is not None and new is not None else None,
+        )
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()
+
+    # ------------------------------------------------------------------ events
+    def _compare(self, event: Event) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+        if self.divergence is not None or self.forked or event.type.startswith("replay."):
+            return
+        expected = self.events[self._operation]
+        new = _event_view(event)
+        if self._cursor >= len(expected):
+            self._diverge("extra_event", event.node, None, new)
+            return
+        recorded = _event_view(expected[self._cursor])
+        if recorded != new:
+            self._diverge("event", event.node, recorded, new)
+            return
+        self._cursor += 1
+        self._release()
+        self._follow_up()
+
+    def _follow_up(self) -> None:
+        """Send the follow-ups the recording received at this place of the event stream (an
+        `inject` queued there): the replay injects them itself, at the same point of the run."""
+        expected = self.events[self._operation]
+        agent = self._agent
+        while not self._injecting and agent is not None and self._cursor < len(expected):
+            line = expected[self._cursor]
+            data = line.get("data") or {}
+            if line.get("type") != ev.INJECT or data.get("status") != "queued":
+                return
+            at = self._cursor
+            self._injecting = True
+            try:
+                agent.inject(str(data.get("content") or ""), namespace=line.get("namespace"))
+            except (RuntimeError, ValueError) as exc:
+                self._diverge("missing_event", line.get("node"), _event_view(line), {"error": str(exc)})
+                return
+            finally:
+                self._injecting = False
+            if self._cursor == at:  # it published nothing the comparison took
+                return
+
+    async def _turn(self, before: Any) -> None:
+        """Wait until the replay has published `before` events in this operation, as the
+        recording had at this point of a call (a parallel batch answers, and parallel model
+        calls publish, in their recorded order); a wait that the replay cannot end within
+        `TURN_PATIENCE` seconds is a divergence (an event that never came)."""
+        if not isinstance(before, int) or self.forked or self._cursor >= before:
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append((before, waiter))
+        try:
+            await asyncio.wait_for(waiter, TURN_PATIENCE)
+        except TimeoutError:
+            expected = self.events[self._operation]
+            missing = expected[self._cursor] if self._cursor < len(expected) else None
+            self._diverge("missing_event", None, _event_view(missing) if missing else None, None)
+            raise _Stop from None
+
+    def _release(self) -> None:
+        waiters = self._waiters
+        if waiters:
+            ready = [w for w in waiters if self._cursor >= w[0]]
+            for item in ready:
+                waiters.remove(item)
+                if not item[1].done():
+                    item[1].set_result(None)
+
+    # ------------------------------------------------------------------ the seams
+    async def _model(
+        self, call: ModelCall, request: ModelRequest, on_event: ModelEventCallback | None
+    ) -> ModelResponse:
+        if self.forked:
+            return await call(request, on_event)
+        if self.until is not None and self.model_served >= self.until:
+            self._fork(node_of(on_event))
+            return await call(request, on_event)
+        new = request_data(request)
+        line: dict[str, Any] | None
+        if self.live:  # answered in recorded order: the requests may have changed on purpose
+            line = self.models[self.model_served] if self.model_served < len(self.models) else None
+        else:
+            queue = self._model_queues.get(_key(new))
+            line = queue.popleft() if queue else None
+        if line is None:
+            waiting = [m for m in self.models if m["seq"] not in self._answered]
+            recorded = waiting[0]["request"] if waiting else None
+            self._diverge("model_request", node_of(on_event), recorded, new)
+            raise _Stop
+        self._answered.add(line["seq"])
+        self.model_served += 1
+        if not self.live:
+            await self._turn(line.get("events_before"))
+        if on_event is not None:
+            places = line.get("event_at") or []
+            for index, (event_type, data) in enumerate(line.get("events", ())):
+                if not self.live and index < len(places):
+                    await self._turn(places[index])
+                on_event(event_type, data)
+        if "error" in line:
+            raise _rebuild(line["error"])
+        return ModelResponse.model_validate(line["response"])
+
+    async def _tool(self, invoke: ToolInvoke, tool: Tool, arguments: dict[str, Any]) -> Any:
+        if self.forked:
+            return await invoke(tool, arguments)
+        from .._redact import redact
+        from .._run.recording import jsonable
+
+        new = [tool.name, redact(jsonable(arguments))]
+        queue = self._tool_queues.get(_key(new))
+        line = queue.popleft() if queue else None
+        if line is None:
+            waiting = [t for i, t in enumerate(self.tools) if i not in self._tools_used]
+            recorded = [waiting[0]["tool"], waiting[0]["arguments"]] if waiting else None
+            self._diverge("tool_call", None, recorded, new)
+            raise _Stop
+        self._tools_used.add(self.tools.index(line))
+        await self._turn(line.get("events_before"))
+        if "error" in line:
+            raise _rebuild(line["error"])
+        return line["output"]
+
+    def _fork(self, node: str | None) -> None:
+        self.forked = True
+        agent = self._agent
+        if agent is not None:
+            agent.telemetry.emit(
+                ev.REPLAY_FORKED,
+                node=node,
+                namespace=agent.namespace,
+                iteration=self.model_served,
+                tick=self._tick(),
+                recording=self.source,
+            )
+
+
+# ---------------------------------------------------------------------- loading and helpers
+def load_replay_agent(agent: AgentSource | None, header: Mapping[str, Any], source: str) -> Agent:
+    """The agent to replay on: the one given (an `Agent`, or built by a function), else the
+    agent file or `module:function` entry the recording names, loaded afresh."""
+    if isinstance(agent, Agent):
+        return agent
+    if callable(agent):
+        built = agent()
+        if not isinstance(built, Agent):
+            raise RecordingError(f"the agent factory returned {type(built).__name__}, not an Agent")
+        return built
+    where = str(agent) if agent is not None else header.get("agent")
+    if not where:
+        raise RecordingError(
+            f"{source}: the recording names no agent file or Python entry (recorded from code): "
+            "give the agent to replay on (agent=... / --agent FILE)"
+        )
+    if _ENTRY.match(where) and not Path(where).exists():
+        module_name, _, function = where.partition(":")
+        try:
+            factory = getattr(importlib.import_module(module_name), function)
+        except (ImportError, AttributeError) as exc:
+            raise RecordingError(f"cannot load the agent entry {where!r}: {exc}") from exc
+        built = factory()
+        if not isinstance(built, Agent):
+            raise RecordingError(f"{where} returned {type(built).__name__}, not an Agent")
+        return built
+    from ..agentfile._loader import load_agent
+
+    loaded: Agent = load_agent(where)
+    return loaded
+
+
+def revive(agent: Agent, data: Mapping[str, Any]) -> dict[str, Any]:
+    """Recorded input as the run took it: each value of a state field validated as that
+    field's type (messages back to `Message`s); other values as recorded."""
+    fields = agent.state_manager.schema.model_fields
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        field = fields.get(key.rpartition(".")[2])
+        if field is not None and field.annotation is not None:
+            with suppress(ValidationError):  # else as recorded: the run took it as it was
+                value = TypeAdapter(field.annotation).validate_python(value)
+        out[key] = value
+    return out
+
+
+def _key(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=repr)
+
+
+def _event_view(event: Event | Mapping[str, Any]) -> dict[str, Any]:
+    """What of an event replay compares: everything but the timing fields."""
+    if isinstance(event, Event):
+        raw: Mapping[str, Any] = {
+            "type": event.type,
+            "node": event.node,
+            "namespace": event.namespace,
+            "run_id": event.run_id,
+            "data": event.data,
+        }
+    else:
+        raw = event
+    data = raw.get("data") or {}
+    # through JSON, as recorded: tuples become lists, models their dumps
+    plain = json.loads(json.dumps({k: v for k, v in data.items() if k not in TIMING_FIELDS}, default=repr))
+    return {
+        "type": raw.get("type"),
+        "node": raw.get("node"),
+        "namespace": raw.get("namespace"),
+        "run_id": raw.get("run_id"),
+        "data": plain,
+    }
+
+
+def _first_difference(a: Any, b: Any, path: str = "") -> str | None:
+    """The JSON path of the first place `a` and `b` differ (None: equal)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in [*a, *(k for k in b if k not in a)]:
+            if key not in a or key not in b:
+                return f"{path}.{key}" if path else str(key)
+            found = _first_difference(a[key], b[key], f"{path}.{key}" if path else str(key))
+            if found is not None:
+                return found
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        for index, (x, y) in enumerate(zip(a, b, strict=False)):
+            found = _first_difference(x, y, f"{path}[{index}]")
+            if found is not None:
+                return found
+        return None if len(a) == len(b) else f"{path}[{min(len(a), len(b))}]"
+    return None if a == b else (path or "$")
+
+
+_STEP = re.compile(r"\.?([^.\[\]]+)|\[(\d+)\]")
+
+
+def _at(value: Any, path: str) -> Any:
+    if path == "$":
+        return value
+    for name, index in _STEP.findall(path):
+        if index:
+            value = value[int(index)] if isinstance(value, list) and int(index) < len(value) else None
+        else:
+            value = value.get(name) if isinstance(value, dict) else None
+    return value
+
+
+def _short(value: Any, limit: int = 300) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=repr)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _rebuild(error: Mapping[str, Any]) -> BaseException:
+    """The recorded failure of a call, raised again: the same class name and message, so the
+    node turns it into the same observation or failure it did when recorded."""
+    name, message = str(error.get("type", "Exception")), str(error.get("message", ""))
+    if name == "ModelCallFailed":
+        attempts = [ModelError(str(a)) for a in error.get("attempts") or ()]
+        return ModelCallFailed(message, attempts=attempts)
+    base: type[BaseException] = Exception
+    if name == "ToolArgumentsError":
+        base = ToolArgumentsError
+    elif name == "CancelledError":
+        return asyncio.CancelledError(message)
+    elif name in ("TimeoutError", "KeyboardInterrupt", "SystemExit"):
+        base = {"TimeoutError": TimeoutError, "KeyboardInterrupt": Exception, "SystemExit": Exception}[name]
+    cls: type[BaseException] = type(name, (base,), {"__str__": lambda self: message})
+    exc: BaseException = BaseException.__new__(cls)
+    BaseException.__init__(exc, message)
+    return exc
+
+
+def read(path: str | Path) -> list[dict[str, Any]]:
+    """The checked lines of the recording at `path` (a `RecordingError` otherwise)."""
+    return read_recording(path)
