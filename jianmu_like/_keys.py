@@ -50,3 +50,7 @@ class StateKeys(BaseModel):
     """The text a single-call node (`LLMCallNode`) produced, for downstream readers."""
     skill_result: str = "skill_result"
     """What a skill (a node of your own acting as one) returns to skill-aware callers."""
+    client_tools: str = "client_tools"
+    """Tools a caller offered for this run and runs itself (`nodes.client_tools`)."""
+    output_schema: str = "output_schema"
+    """A JSON schema this run's final answer must match (a caller's per-run output type)."""

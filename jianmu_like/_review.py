@@ -28,6 +28,7 @@ from .guard._approvals import (
     Approval,
     ApprovalDecision,
     ApprovalError,
+    check_answer,
     check_edit,
     parse_decision,
     verdict,
@@ -190,6 +191,7 @@ def record_decision(
                 if earlier is not None:
                     raise AlreadyDecided(approval_id, ApprovalDecision.model_validate(earlier), thread_id)
                 approval = Approval.model_validate(raw)
+                check_answer(approval, parsed)
                 check_edit(approval, parsed)
                 return store_decision(checkpointer, thread_id, approval, parsed)
     stored = checkpointer.decisions(thread_id).get(approval_id)

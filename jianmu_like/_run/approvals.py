@@ -13,7 +13,14 @@ from typing import Any
 from .._keys import StateKeys
 from .._review import store_decision, stored_decisions
 from ..checkpoint._recorder import RunRecorder
-from ..guard._approvals import AlreadyDecided, Approval, ApprovalError, check_edit, parse_decision
+from ..guard._approvals import (
+    AlreadyDecided,
+    Approval,
+    ApprovalError,
+    check_answer,
+    check_edit,
+    parse_decision,
+)
 from ..state._manager import StateManager
 
 
@@ -51,6 +58,7 @@ class Approvals:
             pending = ", ".join(found) or "none"
             raise ApprovalError(f"unknown approval id {approval_id!r} (pending: {pending})")
         ns, approval = found[approval_id]
+        check_answer(approval, parsed)
         check_edit(approval, parsed)
         sm, keys = self._sm, self._keys
         previous = sm.get(keys.approval_decisions, ns).get(approval_id)

@@ -44,16 +44,22 @@ def repair_open_calls(
             call_id: o if isinstance(o, ToolOutcome) else ToolOutcome.model_validate(o)
             for call_id, o in (read_key(sm, keys.tool_results, namespace, None) or {}).items()
         }
-        waiting = frozenset(
-            _field(a, "id") for a in read_key(sm, keys.pending_approvals, namespace, None) or ()
-        )
+        pending = read_key(sm, keys.pending_approvals, namespace, None) or ()
+        waiting = frozenset(_field(a, "id") for a in pending)
+        clients = frozenset(_field(a, "id") for a in pending if _field(a, "kind") == "client_tool")
         edited = {
             call_id: arguments
             for call_id, decision in (read_key(sm, keys.approval_decisions, namespace, None) or {}).items()
             if (arguments := _field(decision, "arguments")) is not None
         }
         fixed, answered = answer_open_calls(
-            messages, namespace=namespace, outcomes=outcomes, entries=entries, waiting=waiting, edited=edited
+            messages,
+            namespace=namespace,
+            outcomes=outcomes,
+            entries=entries,
+            waiting=waiting,
+            edited=edited,
+            clients=clients,
         )
         if not answered:
             continue

@@ -47,6 +47,7 @@ from ..nodes._message import MessageNode
 from ..presets.react._config import ReActConfig
 from ..presets.react._state import ReActState
 from ..state._contract import StateContract, declare
+from ..tools._a2a import a2a_providers
 from ..tools._base import Tool
 from ..tools._provider import ToolProvider
 from ..tools._skills import SKILL_FILE, Skill, SkillSet, load_skill
@@ -272,6 +273,7 @@ class _Builder:
         for kind, body in users:
             if body.mcp_servers:
                 return None
+            names.update(agent.name for agent in body.a2a_agents)
             for reference in body.tools:
                 try:
                     names.add(resolve_tool(reference, self._policy(file)).name)
@@ -575,7 +577,11 @@ class _Builder:
             "tools": _with_output_limits(
                 [resolve_tool(t, self._policy(file)) for t in spec.tools], spec.tool_output_chars
             ),
-            "tool_providers": _mcp_providers(spec.mcp_servers) if spec.mcp_servers else None,
+            "tool_providers": [
+                *(_mcp_providers(spec.mcp_servers) if spec.mcp_servers else []),
+                *a2a_providers(spec.a2a_agents),
+            ]
+            or None,
             "constraints": guard,
             "config": ReActConfig(**{k: v for k, v in values.items() if v is not None}),
             "output_type": (

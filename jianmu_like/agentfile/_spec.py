@@ -21,6 +21,7 @@ from pydantic import (
 )
 
 from .._config import AnswerCheckConfig, ContextConfig, ToolProtocol, ToolSelectionConfig
+from ..tools._a2a import A2AAgentConfig
 from ..tools.mcp._prompts import MCPPrompt
 
 AgentKindName = Literal["react", "supervisor", "plan_execute", "research"]
@@ -51,6 +52,27 @@ class ModelSpec(_Strict):
     """Whether the server has JSON mode (false: structured calls skip that level)."""
     context_window: int | None = Field(None, ge=256)
     """The model's context window in tokens: the context guard keeps every request within it."""
+
+
+class A2ASkill(_Strict):
+    """One skill of the A2A agent card (`a2a.skills`)."""
+
+    id: str
+    name: str
+    description: str = ""
+    tags: list[str] = Field(default_factory=list)
+    examples: list[str] = Field(default_factory=list)
+
+
+class A2ACard(_Strict):
+    """What the A2A agent card says (`a2a:` of an agent file, `create_app(a2a=...)`) beyond what
+    the agent tells: unset, the name is the file's (the tree's root name), the description the
+    file's, and each tool a skill."""
+
+    name: str | None = None
+    description: str | None = None
+    version: str | None = None
+    skills: list[A2ASkill] | None = None
 
 
 class LimitsSpec(_Strict):
@@ -95,6 +117,9 @@ class ReActSpec(_Strict):
     """Built-in tool names (`calculator`, `think`) or `package.module:attribute` references to
     allowed modules (under the file's directory, `agents.allowed_modules`, `--allow-module`)."""
     mcp_servers: list[dict[str, Any]] | dict[str, dict[str, Any]] = Field(default_factory=list)
+    a2a_agents: list[A2AAgentConfig] = Field(default_factory=list)
+    """Remote A2A agents, each one tool: `{name, url, auth: {token_env}}` (the token is read from
+    that environment variable, never written here; see `tools._a2a`)."""
     skills: list[str] = Field(default_factory=list)
     """Skill folders (a `SKILL.md` each), relative to the agent file and under its directory:
     their descriptions join the system prompt, the model loads one with `use_skill`."""
@@ -304,6 +329,19 @@ class AgentFileSpec(ReActSpec):
     """For `kind: plan_execute`."""
     research: ResearchOptions | None = None
     """For `kind: research`."""
+    a2a: A2ACard | None = None
+    """The A2A agent card `jianmu-like serve` publishes (see `server._a2a`)."""
+
+    def a2a_card(self) -> A2ACard:
+        """The card's settings: the `a2a:` section, its name and description defaulting to the
+        file's."""
+        card = self.a2a or A2ACard()
+        return card.model_copy(
+            update={
+                "name": card.name or self.name,
+                "description": card.description or self.description,
+            }
+        )
 
     @model_validator(mode="after")
     def _tree_for_tree_kind(self) -> AgentFileSpec:

@@ -95,6 +95,13 @@ def _seconds_or_off(text: str) -> float:
     return value
 
 
+def _positive_seconds(text: str) -> float:
+    value = float(text)
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
+
+
 def _otel_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--otel",
@@ -315,9 +322,12 @@ def _approvals_parser(
 def _mcp_parser(
     commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser
 ) -> None:
-    """Register `mcp login|logout`: OAuth with the HTTP MCP servers of an agent file."""
+    """Register `mcp login|logout` (OAuth with the HTTP MCP servers of an agent file) and
+    `mcp serve` (the agent file as an MCP server)."""
     mcp = commands.add_parser(
-        "mcp", parents=[parent], help="log in to (or out of) an agent file's MCP servers"
+        "mcp",
+        parents=[parent],
+        help="log in to (or out of) an agent file's MCP servers; serve an agent as an MCP server",
     )
     actions = mcp.add_subparsers(dest="action", required=True, metavar="ACTION")
     login = actions.add_parser(
@@ -333,6 +343,37 @@ def _mcp_parser(
         action.add_argument("server", metavar="SERVER", help="the server's name in mcp_servers")
         _agent_file_options(action)
     login.add_argument("--no-browser", action="store_true", help="only print the URL to open")
+    serve = actions.add_parser(
+        "serve",
+        parents=[parent],
+        help="offer an agent file to MCP clients as one tool (stdio; --http: streamable HTTP)",
+    )
+    serve.add_argument("agent_file", metavar="AGENT_FILE", help="agent file (e.g. presets/react.yaml)")
+    serve.add_argument("--http", action="store_true", help="streamable HTTP at /mcp instead of stdio")
+    serve.add_argument("--host", default="127.0.0.1", help="--http: address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8322, help="--http: port (default 8322)")
+    serve.add_argument(
+        "--token",
+        default=None,
+        help="--http: require `Authorization: Bearer TOKEN` (or JIANMU_SERVER_TOKEN); needed off loopback",
+    )
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        type=_host_name,
+        metavar="NAME[:PORT]",
+        help="--http: also answer requests for this Host (repeatable; adds to server.allowed_hosts)",
+    )
+    serve.add_argument("--checkpoint", metavar="STORE", help="save every run in this " + STORE_HELP)
+    serve.add_argument(
+        "--question-timeout",
+        type=_positive_seconds,
+        default=300.0,
+        metavar="SECONDS",
+        help="how long the MCP client has to answer an approval or a question (then: denied)",
+    )
+    _agent_file_options(serve)
     mcp.set_defaults(handler="_mcp:mcp_command")
 
 

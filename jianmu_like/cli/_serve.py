@@ -125,6 +125,7 @@ def serve_command(args: argparse.Namespace, console: Console, errors: Console) -
     import uvicorn
 
     from .._config import get_config
+    from ..agentfile._loader import validate_agent_file
     from ..server._app import create_app
     from ._run import enable_streaming
     from ._tracing import start_tracing
@@ -147,6 +148,7 @@ def serve_command(args: argparse.Namespace, console: Console, errors: Console) -
         allowed_hosts=[*settings.allowed_hosts, *args.allowed_host],
         max_body_bytes=args.max_body_bytes or settings.max_body_bytes,
         model_name=Path(args.agent_file).stem,  # each served agent file is a model of /v1/
+        a2a=validate_agent_file(args.agent_file, allow_modules=args.allow_module).a2a_card(),
     )
     sock = listening_socket(args.host, args.port)  # a busy port: said before any banner
     port = int(sock.getsockname()[1])  # --port 0: the one the system chose

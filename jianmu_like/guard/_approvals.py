@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -54,8 +54,15 @@ class InvalidEdit(ApprovalError, ValueError):
     recorded, the approval still waits (the API answers 422, the command line exits 2)."""
 
 
+WaitKind = Literal["approval", "client_tool"]
+"""Whom a waiting tool call waits for: a human's decision (`approval`), or the client that
+offered the tool and runs it itself (`client_tool`, the OpenAI-compatible endpoint's client
+tools), whose answer is the call's result. Both suspend the run the same way and are answered
+through the same decide path; a later kind (a question, a breakpoint) is one more value here."""
+
+
 class Approval(BaseModel):
-    """A tool call waiting for a human."""
+    """A tool call waiting for someone: a human's decision, or a client's result (`kind`)."""
 
     id: str
     """The approval id: the tool call's id (unique within the batch that waits)."""
@@ -69,6 +76,9 @@ class Approval(BaseModel):
     parameters: dict[str, Any] | None = None
     """The tool's parameter schema, so a reviewer's corrected arguments are checked against it
     wherever the decision is made (the command line has no tools, only the stored approval)."""
+    kind: WaitKind = "approval"
+    """Whom the call waits for (`WaitKind`): an `approval` is decided, a `client_tool` is
+    answered with its result (`ApprovalDecision.output`)."""
 
 
 class ApprovalDecision(BaseModel):
@@ -85,12 +95,30 @@ class ApprovalDecision(BaseModel):
     arguments: dict[str, Any] | None = None
     """The arguments the reviewer approved the call with, replacing the model's (None: as the
     model asked)."""
+    output: str | None = None
+    """The result of a call someone else ran (a `client_tool` call: the client's tool message):
+    it becomes the call's observation, nothing runs here."""
 
     @model_validator(mode="after")
     def _edits_are_approvals(self) -> ApprovalDecision:
         if self.arguments is not None and not self.approved:
             raise ValueError("corrected arguments come with an approval, not a denial")
+        if self.output is not None and (not self.approved or self.arguments is not None):
+            raise ValueError("a result (output) answers a call: it comes alone, as an approval")
         return self
+
+
+def check_answer(approval: Approval, decision: ApprovalDecision) -> None:
+    """Refuse a decision that does not fit what the call waits for, before it is recorded: a
+    client's call is answered with its result (or denied), never approved to run here (the
+    server has no such tool); a human's approval takes no result."""
+    if approval.kind == "client_tool" and decision.approved and decision.output is None:
+        raise ApprovalError(
+            f"call {approval.id!r} of client tool {approval.tool!r} waits for the client's result "
+            "(a tool message answering it), not for an approval"
+        )
+    if approval.kind == "approval" and decision.output is not None:
+        raise ApprovalError(f"approval {approval.id!r} is decided (approve or deny); it takes no result")
 
 
 def check_edit(approval: Approval, decision: ApprovalDecision) -> None:

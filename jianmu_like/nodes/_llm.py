@@ -12,9 +12,11 @@ from ..models._client import ModelClient, model_events
 from ..models._construct import construct
 from ..models._errors import ModelCallFailed, ModelError
 from ..models._messages import Message
+from ..models._structured import OutputSchema
 from ..models._types import ModelRequest, Usage
 from ..telemetry import events as ev
 from ..tools._toolset import ToolSet
+from ._client_tools import client_tools, read_optional
 from ._context import ContextBuilder, ContextBuilderProtocol
 from ._settings import LLMNodeConfig, ModelCallConfig
 from ._tool_selection import ToolView
@@ -44,6 +46,10 @@ class AgentLLMNode(AsyncBehaviour):
     A reply the tool protocol could not read (`ModelResponse.correction`) is recorded with the
     corrective message after it and is not an answer: the loop asks again (one iteration).
     With `selection_key`, only the tools named in that state key (tool selection) are sent.
+
+    A run's client tools (`client_tools`, see `nodes.client_tools`) are sent beside the agent's
+    own, with the client's `tool_choice` where it forces a call (on every call of the run: the
+    run ends by calling a client tool); a run's `output_schema` is asked for in the system prompt.
     """
 
     def __init__(
@@ -105,8 +111,31 @@ class AgentLLMNode(AsyncBehaviour):
                 tools = self._view.visible(tools, sm.get(self.selection_key, ns))
             schemas = tools.schemas() or None
         rounds: int = sm.get(keys.rounds, ns) or 0
+        tool_choice = self._tool_choice if rounds == 0 else None
+        extra_params = self._extra_params
+        client = client_tools(sm, keys, ns)
+        if client is not None and self.tools is not None:  # e.g. an MCP server listed it since
+            clash = sorted(client.names() & set(self.tools.names()))
+            if clash:
+                reason = (
+                    f"client tool {', '.join(map(repr, clash))} has the name of one of the agent's own tools"
+                )
+                sm.update({keys.error: reason}, ns)
+                self.feedback_message = reason
+                return Status.FAILURE
+        if client is not None:
+            offered = [t.schema_() for t in client.offered()]
+            if offered:
+                schemas = [*(schemas or ()), *offered]
+                if client.forced:
+                    tool_choice = "required"
+                if not client.parallel:
+                    extra_params = {**extra_params, "parallel_tool_calls": False}
         history = sm.get(keys.messages, ns)
         prompt = self.context_builder.build(history, tools)
+        output_schema = read_optional(sm, keys.output_schema, ns)
+        if output_schema is not None:
+            prompt = with_output_instruction(prompt, output_schema)
         config = self.config
         request = construct(
             ModelRequest,
@@ -114,14 +143,14 @@ class AgentLLMNode(AsyncBehaviour):
                 "messages": prompt,
                 "model": config.model,
                 "tools": schemas,
-                "tool_choice": self._tool_choice if rounds == 0 and schemas else None,
+                "tool_choice": tool_choice if schemas else None,
                 "temperature": config.temperature,
                 "max_tokens": config.max_tokens,
                 "top_p": config.top_p,
                 "top_k": config.top_k,
                 "timeout": config.timeout,
                 "stream": config.stream,
-                "extra_params": self._extra_params,
+                "extra_params": extra_params,
                 # Read per call: a persona may be set once the tools are ready (an MCP prompt),
                 # after this node (or the template it was cloned from) was built.
                 "persona": getattr(self.context_builder, "persona", None),
@@ -211,6 +240,16 @@ class AgentLLMNode(AsyncBehaviour):
 
     def _on_model_event(self, event_type: str, data: dict[str, Any]) -> None:
         self.emit(event_type, **data)
+
+
+def with_output_instruction(prompt: list[Message], schema: dict[str, Any]) -> list[Message]:
+    """The prompt with a run's output schema asked for at the end of its system message (the
+    output node validates the answer against it)."""
+    ask = f"Final answer: {OutputSchema(schema).instruction()}"
+    if prompt and prompt[0].role == "system":
+        first = prompt[0].model_copy(update={"content": f"{prompt[0].content or ''}\n\n{ask}"})
+        return [first, *prompt[1:]]
+    return [Message(role="system", content=ask), *prompt]
 
 
 def configured_client(model_client: ModelClient, config: ModelCallConfig) -> ModelClient:

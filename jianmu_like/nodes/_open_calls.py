@@ -12,7 +12,8 @@ Either way the calls are answered by this module's rule, so a thread is never de
 - a call that finished keeps its real outcome (from the state's `tool_results`, else the
   thread's journal): it ran once, and the model reads what it did — never "interrupted", which
   would invite the model to run it again;
-- a call waiting for a human's approval is answered `NOT_RUN_WAITING` (it never ran);
+- a call waiting for a human's approval is answered `NOT_RUN_WAITING` (it never ran); one waiting
+  for its client's result (a client tool, `clients`), `NO_CLIENT_RESULT`;
 - any other call is answered `INTERRUPTED` (it may have been running when the run stopped).
 
 `answer_open_calls` applies it to a whole history (every assistant message, not only the last:
@@ -38,6 +39,10 @@ INTERRUPTED = "Error: interrupted: the run was stopped before this call finished
 NOT_RUN_WAITING = "Error: not run: it was waiting for human approval when the run was stopped"
 """The observation of a call that waited for an approval when the run stopped (it never ran)."""
 
+NO_CLIENT_RESULT = "Error: no result: the client had not answered when the run was stopped"
+"""The observation of a client tool's call (`nodes.client_tools`) still waiting for its client's
+result when the run stopped (it never ran here)."""
+
 
 def journal_key(namespace: str | None, batch: int, call: ToolCall) -> str:
     """Identifies a call within its thread's journal: namespace, batch (the history's length
@@ -55,6 +60,7 @@ def answer_open_calls(
     entries: Mapping[str, JournalEntry] | None = None,
     waiting: frozenset[str] = frozenset(),
     edited: Mapping[str, dict[str, Any]] | None = None,
+    clients: frozenset[str] = frozenset(),
 ) -> tuple[list[Message], list[dict[str, str]]]:
     """`messages` with a `tool` message for every call that has none (see the module), placed
     after the batch's existing answers; and what was answered (`call_id`, `tool`, `answer`:
@@ -82,7 +88,7 @@ def answer_open_calls(
         for call in calls:
             if call.id in answers:
                 continue
-            content, how = _answer(call, namespace, batch, outcomes, entries, waiting, edited)
+            content, how = _answer(call, namespace, batch, outcomes, entries, waiting, edited, clients)
             repaired.append(Message(role="tool", content=content, tool_call_id=call.id, name=call.name))
             answered.append({"call_id": call.id, "tool": call.name, "answer": how})
     return (repaired, answered) if answered else (list(messages), [])
@@ -96,6 +102,7 @@ def _answer(
     entries: Mapping[str, JournalEntry] | None,
     waiting: frozenset[str],
     edited: Mapping[str, dict[str, Any]] | None,
+    clients: frozenset[str] = frozenset(),
 ) -> tuple[str, str]:
     known = outcomes.get(call.id) if outcomes else None
     if known is not None:
@@ -107,6 +114,8 @@ def _answer(
         entry = entries.get(journal_key(namespace, batch, ran))
         if entry is not None and entry.status == "finished" and entry.outcome is not None:
             return ToolOutcome.model_validate(entry.outcome).content, "outcome"
+    if call.id in clients:
+        return NO_CLIENT_RESULT, "waiting"
     if call.id in waiting:
         return NOT_RUN_WAITING, "waiting"
     return INTERRUPTED, "interrupted"

@@ -16,6 +16,12 @@ runs, and each as finished with its outcome right after, inside the batch (the l
 checkpoint saved after the tick: see checkpoint.recorder): after a crash, finished calls are replayed from
 the journal, never run again; a call that started but has no outcome runs again only if its tool
 is `idempotent`, otherwise the model is told its outcome is unknown.
+
+A call of a client tool (a tool the run's caller offered and runs itself, `nodes.client_tools`)
+waits the same way, as an `Approval` of kind `client_tool`, while the batch's other calls run
+here; the caller's result (the decision's `output`) becomes its observation, cut like any
+output. With `parallel_tool_calls` off only a batch's first client call goes to the caller; the
+others are answered with an error telling the model to call them one at a time.
 """
 
 from __future__ import annotations
@@ -44,7 +50,8 @@ from ..tools._base import Tool
 from ..tools._call_context import TokenBudget, ToolCallContext, reset_current_tool_call, set_current_tool_call
 from ..tools._errors import ToolArgumentsError
 from ..tools._toolset import ToolSet
-from ._open_calls import INTERRUPTED, NOT_RUN_WAITING, journal_key
+from ._client_tools import ClientTools, client_tools
+from ._open_calls import INTERRUPTED, NO_CLIENT_RESULT, NOT_RUN_WAITING, journal_key
 from ._tool_calls import ToolCallRunner, ToolRunner
 from ._tool_outcome import ToolOutcome
 
@@ -203,13 +210,25 @@ class ToolExecutor(AsyncBehaviour):
             self._edits = set()
         previous: dict[str, Approval] = {}
         decisions: dict[str, ApprovalDecision] = {}
-        if self.constraints is not None:  # approvals exist only where a guard can ask for them
-            context = self._guard_context(len(done))
+        client = client_tools(sm, keys, ns)
+        # Waiting calls exist only where a guard can ask for approvals, or a client runs tools.
+        if self.constraints is not None or client is not None:
+            if self.constraints is not None:
+                context = self._guard_context(len(done))
             pending: list[Approval] = sm.get(keys.pending_approvals, ns)
             previous = {a.id: a for a in pending} if pending else {}
             decisions = sm.get(keys.approval_decisions, ns)
+        sent_to_client = False
         for call in actions:
             if call.id in done:
+                continue
+            if client is not None and call.name in client.names():
+                answer = self._client_verdict(call, client, previous, decisions, sent_to_client)
+                if isinstance(answer, Approval):
+                    sent_to_client = True
+                    waiting.append(answer)
+                else:
+                    refused[call.id] = answer
                 continue
             verdict = self._verdict(call, context, previous, decisions)
             if isinstance(verdict, ToolOutcome):
@@ -270,6 +289,48 @@ class ToolExecutor(AsyncBehaviour):
         enforcer.allowed(call, context)
         context.calls_this_run += 1
         return tool
+
+    def _client_verdict(
+        self,
+        call: ToolCall,
+        client: ClientTools,
+        previous: dict[str, Approval],
+        decisions: dict[str, ApprovalDecision],
+        one_sent: bool,
+    ) -> Approval | ToolOutcome:
+        """A client tool's call: the wait for the client's result, or the outcome it gave."""
+        decision = decisions.get(call.id)
+        if decision is None:
+            if call.arguments_error is not None:  # the client could not read it either
+                return self.calls.fail(call, f"invalid arguments: {call.arguments_error}")
+            if one_sent and not client.parallel:
+                return self.calls.fail(
+                    call,
+                    "not sent: this client takes one tool call at a time (parallel_tool_calls is "
+                    "false); call it again once the earlier call's result is in",
+                )
+            spec = next((t for t in client.tools if t.name == call.name), None)
+            return previous.get(call.id) or Approval(
+                id=call.id,
+                tool=call.name,
+                arguments=call.arguments,
+                reason="a client tool: the client runs it and sends its result",
+                namespace=self.namespace,
+                parameters=spec.parameters if spec is not None else None,
+                kind="client_tool",
+            )
+        self.emit(
+            ev.APPROVAL_RESOLVED,
+            approval_id=call.id,
+            tool=call.name,
+            approved=decision.approved,
+            reason=decision.reason,
+            arguments=None,
+        )
+        if not decision.approved or decision.output is None:
+            why = f": {decision.reason}" if decision.reason else ""
+            return self.calls.fail(call, f"the client did not run this call{why}", denied=True)
+        return ToolOutcome(content=self.calls.truncate(decision.output))
 
     def _edited(
         self, call: ToolCall, tool: Tool, arguments: dict[str, Any], context: GuardContext
@@ -493,6 +554,9 @@ class ToolExecutor(AsyncBehaviour):
         for call in actions:
             if call.id in outcomes:
                 continue
-            text = NOT_RUN_WAITING if call.id in waiting else INTERRUPTED  # the rule of nodes.open_calls
+            if call.id in waiting and waiting[call.id].kind == "client_tool":
+                text = NO_CLIENT_RESULT  # the rule of nodes.open_calls
+            else:
+                text = NOT_RUN_WAITING if call.id in waiting else INTERRUPTED
             outcomes[call.id] = ToolOutcome(content=text, failed=True)
         self._commit(actions, outcomes)

@@ -4,6 +4,7 @@ Needs Starlette, uvicorn and sse-starlette (`pip install 'jianmu_like[serve]'`);
 framework never imports this package.
 """
 
+from ._a2a import A2ACard, A2ASkill
 from ._app import create_app
 from ._channels import CHANNELS, ChannelMapper
 from ._nodes import NodeWatcher, tree_json
@@ -13,6 +14,8 @@ from ._security import TOKEN_ENV, InsecureBindError, check_bind, is_loopback
 __all__ = [
     "CHANNELS",
     "TOKEN_ENV",
+    "A2ACard",
+    "A2ASkill",
     "ChannelMapper",
     "InsecureBindError",
     "NodeWatcher",

@@ -35,6 +35,7 @@ from ..checkpoint._threads import (
 )
 from ..guard._approvals import InvalidEdit
 from ..models._describe import clients_in, describe_all
+from ._a2a import A2ACard, a2a_routes
 from ._artifacts import artifact_response
 from ._console import console_routes
 from ._elicitations import elicitation_routes
@@ -107,6 +108,7 @@ def create_app(
     max_body_bytes: int | None = None,
     model_name: str | None = None,
     idempotency_window: float = WINDOW,
+    a2a: A2ACard | None = None,
 ) -> Starlette:
     """The ASGI app serving agents made by `agent_factory` (one per conversation: an `Agent`,
     or a `Conversation` of an `AgentTemplate` for cheap ones).
@@ -127,6 +129,10 @@ def create_app(
     `/v1/models`; see `openai_compat`) named `model_name` (default: its tree's root name). An
     `Idempotency-Key` (or an SDK's retry) names one run for `idempotency_window` seconds, kept in
     the agents' checkpoint store when they have one (see `server._idempotency`).
+
+    It is an A2A agent too (`server._a2a`, with the `a2a` extra): its card at
+    `/.well-known/agent-card.json` (what `a2a` says, else the agent's name and tools), JSON-RPC
+    at `/a2a/`.
     """
     check_token(token)
     settings = get_config().server
@@ -370,6 +376,7 @@ def create_app(
             idempotency,
         ),
         *elicitation_routes(registry),
+        *a2a_routes(registry, sample, a2a, token=bool(token), version=_version()),
     ]  # fmt: skip
 
     @asynccontextmanager

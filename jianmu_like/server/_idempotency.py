@@ -41,6 +41,7 @@ from pydantic import BaseModel
 
 from ..checkpoint._contract import Checkpointer, CheckpointError
 from ..state._journal import JournalEntry
+from ._client_tools import tool_call_items
 from ._openai_errors import invalid
 from ._runs import RunRecord
 from ._watch import log
@@ -223,7 +224,10 @@ class IdempotencyKeys:
         """Store the run's outcome when the run suspends or ends."""
         async for message in record.follow(0):
             if message.event == "approval" and message.data.get("status") == "pending":
-                entry.outcome = {"kind": "approval"}
+                if record.waits_for_client():  # its calls, for a retry after a restart
+                    entry.outcome = {"kind": "tool_calls", "done": {"tool_calls": tool_call_items(record)}}
+                else:
+                    entry.outcome = {"kind": "approval"}
                 await self._save(key, entry)
             elif message.event == "done":
                 entry.outcome = outcome_of(record, message.data)

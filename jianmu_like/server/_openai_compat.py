@@ -11,6 +11,11 @@ conversation whose history is the request's messages. With either, the server ke
 conversation (thread `thread_id`, or `user:<user>`): the first request's messages start it, a
 later one adds only its last user message (front-ends resend the whole history each time).
 
+Client tools and structured output: a request's `tools` are offered to the agent's model
+beside its own, and a call of one ends the response with `finish_reason: "tool_calls"`; the next
+request, answering those calls with `tool` messages, resumes the run (`server.client_tools`). A
+`response_format` becomes the run's output schema (`server.response_format`).
+
 A run that needs a human approval cannot answer: the response is an error (409 `approval_required`,
 or an error chunk in a stream) telling where to approve and how to read the answer afterwards.
 
@@ -36,8 +41,25 @@ from starlette.responses import JSONResponse, Response
 
 from ..models._messages import Message, ai, human, system
 from ._chat_reasoning import ChatReasoning
+from ._client_tools import (
+    ClientRequestError,
+    NamedChoice,
+    ToolAnswers,
+    ToolSpec,
+    agent_tool_names,
+    answer_decision,
+    check_answers,
+    client_calls,
+    find_answered,
+    find_waiting,
+    history_message,
+    parse_client_tools,
+    refuse_clashes,
+    tool_call_items,
+)
 from ._idempotency import IdempotencyKeys, identify
 from ._openai_errors import OpenAIError, OpenAIErrorShape, invalid, refuse_legacy_functions
+from ._response_format import ResponseFormat, output_schema
 from ._routes import ApiRoute, BadRequest
 from ._runs import NotFound, RunConflict, RunRecord, RunRegistry
 from ._schemas import ChatCompletion, ModelCard, ModelList
@@ -87,6 +109,12 @@ class ChatCompletionRequest(BaseModel):
     user: str | None = Field(default=None, min_length=1, max_length=190)
     thread_id: str | None = Field(default=None, min_length=1, max_length=200)
     n: int = Field(default=1, ge=1, le=1)
+    tools: list[ToolSpec] | None = None
+    """Client tools: offered to the agent's model beside its own; the client runs their calls."""
+    tool_choice: Literal["auto", "none", "required"] | NamedChoice | None = None
+    parallel_tool_calls: bool | None = None
+    response_format: ResponseFormat | None = None
+    """The answer's shape (`json_schema`, `json_object`): the run's output schema."""
 
 
 def _article(word: str) -> str:
@@ -111,26 +139,39 @@ def _text(message: ChatMessage, index: int) -> str:
     return "".join(texts)
 
 
-def conversation(messages: list[ChatMessage]) -> tuple[list[Message], str]:
-    """The history before the last message, and the last message (the question). The agent runs
-    its own tools, so a client's tool messages have no place here: an error naming them."""
+def conversation(messages: list[ChatMessage]) -> tuple[list[Message], str, ToolAnswers | None]:
+    """The history before the last message, and the last message (the question); or, when the
+    messages end with `tool` messages, the client's answers to the calls it was asked to run
+    (the question is then empty: the waiting run goes on)."""
+    last_asked = len(messages)
+    while last_asked > 0 and messages[last_asked - 1].role == "tool":
+        last_asked -= 1
     history: list[Message] = []
     for index, message in enumerate(messages):
-        if message.role == "tool" or (message.model_extra or {}).get("tool_calls"):
-            raise OpenAIError(
-                422,
-                f"messages[{index}]: tool calls and tool results are not accepted; the agent calls "
-                "its own tools (send the conversation's user and assistant messages)",
-                "invalid_request_error",
-                "unsupported_message",
-            )
         text = _text(message, index)
-        if message.role in ("system", "developer"):
+        extra = message.model_extra or {}
+        earlier = history_message(message.role, text, extra, index)
+        if earlier is not None:
+            history.append(earlier)
+        elif message.role in ("system", "developer"):
             history.append(system(text))
         elif message.role == "user":
             history.append(human(text))
         else:
             history.append(ai(text))
+    if last_asked < len(messages):
+        asked = history[last_asked - 1] if last_asked > 0 else None
+        if asked is None or not asked.tool_calls:
+            raise ClientRequestError(
+                f"messages[{last_asked}]: tool messages answer the tool calls of the assistant message "
+                "before them, and there is none",
+                "messages",
+            )
+        answers = ToolAnswers(
+            results={m.tool_call_id or "": m.content or "" for m in history[last_asked:]},
+            calls=list(asked.tool_calls),
+        )
+        return history[: last_asked - 1], "", answers
     last = messages[-1]
     if last.role != "user" or not history[-1].content:
         raise OpenAIError(
@@ -140,21 +181,27 @@ def conversation(messages: list[ChatMessage]) -> tuple[list[Message], str]:
             "invalid_request_error",
             "invalid_messages",
         )
-    return history[:-1], str(history[-1].content)
+    return history[:-1], str(history[-1].content), None
 
 
-def _usage(usage: dict[str, Any] | None) -> dict[str, int]:
+def _usage(usage: dict[str, Any] | None, spent: dict[str, int] | None = None) -> dict[str, int]:
+    """The usage of a response; `spent` (the run's usage reported by earlier responses: a run
+    resumed by a client's tool results) is left out, so a client summing its responses counts
+    each model call once."""
     usage = usage or {}
     prompt, completion = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
-    return {
+    total = {
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "total_tokens": int(usage.get("total_tokens") or prompt + completion),
     }
+    if spent:
+        total = {key: max(0, value - spent.get(key, 0)) for key, value in total.items()}
+    return total
 
 
 def _approval_error(record: RunRecord, base_url: str) -> OpenAIError:
-    waiting = record.pending()
+    waiting = [item for item in record.pending() if item.get("kind") != "client_tool"]
     calls = "; ".join(
         f"{a['tool']}({json.dumps(a['arguments'], ensure_ascii=False)}) [approval id {a['id']}]"
         for a in waiting
@@ -173,22 +220,37 @@ def _approval_error(record: RunRecord, base_url: str) -> OpenAIError:
 
 
 async def progress(
-    record: RunRecord, reasoning: ChatReasoning
-) -> AsyncIterator[tuple[Literal["reasoning", "answer", "approval", "failure"], Any]]:
-    """Follow a run until it answers, suspends or fails: ("reasoning", text) for each piece of
-    the model's reasoning as it arrives (`reasoning` keeps the whole), then one of ("answer",
-    done payload), ("approval", {}) or ("failure", done payload)."""
-    async for message in record.follow(0):
+    record: RunRecord, reasoning: ChatReasoning, after: int = 0
+) -> AsyncIterator[tuple[Literal["reasoning", "answer", "approval", "tool_calls", "failure"], Any]]:
+    """Follow a run (from its message `after`) until it answers, suspends or fails:
+    ("reasoning", text) for each piece of the model's reasoning as it arrives (`reasoning` keeps
+    the whole), then one of ("answer", done payload), ("approval", {}), ("tool_calls", the calls
+    the client must run: the run waits for nothing else) or ("failure", done payload)."""
+    async for message in record.follow(after):
         if piece := reasoning.take(message.event, message.data):
             yield "reasoning", piece
         pending = message.event == "approval" and message.data.get("status") == "pending"
         if pending and record.status == "suspended":  # else decided since (a retry replaying the log)
-            yield "approval", {}
+            if client_calls(record) and record.waits_for_client():
+                yield "tool_calls", {"tool_calls": tool_call_items(record)}
+            else:
+                yield "approval", {}
             return
         if message.event == "done":
             yield ("answer" if message.data.get("status") == "success" else "failure"), message.data
             return
     yield "failure", {"error": record.error or "the run ended without an answer"}
+
+
+def _content(record: RunRecord | None, done: dict[str, Any], structured: bool) -> str:
+    """The response's content: for a request with a `response_format`, the validated value as
+    JSON (whatever the model wrapped around it); else the answer as the agent gave it."""
+    output = record.result.output if record is not None and record.result is not None else None
+    if output is None or not structured:
+        return str(done.get("answer") or "")
+    if isinstance(output, BaseModel):
+        return output.model_dump_json()
+    return json.dumps(output, ensure_ascii=False, separators=(",", ":"))
 
 
 def openai_routes(
@@ -230,6 +292,8 @@ def openai_routes(
             return await _complete(request)
         except OpenAIError as exc:
             return exc.response()
+        except ClientRequestError as exc:
+            return invalid(str(exc), exc.code, exc.param).response()
         except RunConflict as exc:
             return OpenAIError(409, str(exc), "conflict", "thread_busy").response()
         except NotFound as exc:
@@ -245,16 +309,21 @@ def openai_routes(
         if body.model != name:
             raise unknown_model(body.model)
         refuse_legacy_functions(body)
-        history, question = conversation(body.messages)
+        history, question, answers = conversation(body.messages)
+        structured = body.response_format is not None and body.response_format.type != "text"
         thread = body.thread_id or (f"user:{body.user}" if body.user else None)
         base = str(request.base_url).rstrip("/")
+        after, spent = 0, None
         async with ids.claim(identify(request.headers, body)) as claim:
             found = claim.found
             record = registry.runs.get(found.run_id) if found is not None else None
             if found is None:
                 if thread is not None:
                     await stops.settle(thread)
-                record = registry.start(question, thread, history=history)
+                if answers is not None:
+                    record, after, spent = _answer(answers, thread)
+                else:
+                    record = _start(body, question, thread, history)
                 claim.remember(record)
         run_id = record.run_id if record is not None else found.run_id if found is not None else ""
         thread_id = record.thread_id if record is not None else found.thread_id if found is not None else ""
@@ -263,7 +332,7 @@ def openai_routes(
 
         def steps(reasoning: ChatReasoning) -> AsyncIterator[tuple[str, Any]]:
             if record is not None:
-                return progress(record, reasoning)
+                return progress(record, reasoning, after)
             assert found is not None
             return replayed(found)
 
@@ -279,12 +348,20 @@ def openai_routes(
 
         if body.stream:
             include_usage = body.stream_options is not None and body.stream_options.include_usage
-            return _stream(record, steps, error, ident, name, include_usage, extra)
+            return _stream(record, steps, error, ident, name, include_usage, extra, structured, spent)
         reasoning = ChatReasoning()
         async for kind, done in steps(reasoning):
-            if kind not in ("reasoning", "answer"):
+            if kind not in ("reasoning", "answer", "tool_calls"):
                 raise error(kind, done)
-        message = {"role": "assistant", "content": done.get("answer") or ""}
+        message: dict[str, Any] = {"role": "assistant", "content": None}
+        finish = "stop"
+        if kind == "tool_calls":
+            finish, message["tool_calls"] = "tool_calls", done["tool_calls"]
+            usage = (
+                record.result.usage.model_dump() if record is not None and record.result is not None else None
+            )
+        else:
+            message["content"], usage = _content(record, done, structured), done.get("usage")
         if reasoning.whole is not None:
             message["reasoning_content"] = reasoning.whole
         completion = ChatCompletion(
@@ -296,13 +373,77 @@ def openai_routes(
                 {
                     "index": 0,
                     "message": message,
-                    "finish_reason": "stop",
+                    "finish_reason": finish,
                 }
             ],
-            usage=_usage(done.get("usage")),
+            usage=_usage(usage, spent),
             **extra,
         )
         return JSONResponse(completion.model_dump(mode="json"))
+
+    def _start(
+        body: ChatCompletionRequest, question: str, thread: str | None, history: list[Message]
+    ) -> RunRecord:
+        """A new run for the request's question, with its client tools and output schema."""
+        client = parse_client_tools(body.tools, body.tool_choice, body.parallel_tool_calls)
+        schema = output_schema(body.response_format)
+        inputs: dict[str, Any] = {}
+        if client is not None:
+            inputs["client_tools"] = client
+        if schema is not None:
+            inputs["output_schema"] = schema
+        if thread is not None:
+            waiting = registry.active.get(thread)
+            if waiting is not None and client_calls(waiting):
+                ids = ", ".join(client_calls(waiting))
+                raise RunConflict(
+                    f"run {waiting.run_id} of thread {thread!r} waits for the results of client tool "
+                    f"calls {ids}: send the conversation with a tool message answering each"
+                )
+
+        def check(agent: Any) -> None:
+            for key in inputs:
+                if not agent.accepts(key):
+                    field = "tools" if key == "client_tools" else "response_format"
+                    raise ClientRequestError(
+                        f"{field}: the served agent takes no {key.replace('_', ' ')} (only a ReAct "
+                        "agent does)",
+                        field,
+                    )
+            if client is not None:
+                refuse_clashes(client, agent_tool_names(agent))
+
+        return registry.start(question, thread, history=history, inputs=inputs, check=check)
+
+    def _answer(answers: ToolAnswers, thread: str | None) -> tuple[RunRecord, int, dict[str, int] | None]:
+        """Resume the run waiting for these tool results; returns it, where its log stood and
+        the usage the client was already told of."""
+        record = find_waiting(registry, answers, thread)
+        if record is None and (answered := find_answered(registry, answers.results, thread)) is not None:
+            raise RunConflict(
+                f"tool call {', '.join(map(repr, answers.results))} was already answered: run "
+                f"{answered.run_id} took that answer (its outcome: GET /api/runs/{answered.run_id})"
+            )
+        if record is None and thread is not None:  # waiting in the store since an earlier server
+            decisions = {call_id: answer_decision(text) for call_id, text in answers.results.items()}
+            stored = registry.resume_stored(thread, decisions)
+            if stored is not None:
+                return stored, 0, None
+        if record is None:
+            ids = ", ".join(map(repr, answers.results))
+            raise ClientRequestError(
+                f"tool message for unknown tool call id {ids}: no run waits for it (answered "
+                "already, expired, or never asked)",
+                "messages",
+                "unknown_tool_call",
+            )
+        check_answers(record, answers)
+        after = len(record.log)
+        spent = _usage(record.result.usage.model_dump()) if record.result is not None else None
+        for call_id, content in answers.results.items():
+            decision = answer_decision(content)
+            registry.decide(call_id, True, decision.reason, record.thread_id, output=decision.output)
+        return record, after, spent
 
     def _stream(
         record: RunRecord | None,
@@ -312,6 +453,8 @@ def openai_routes(
         name: str,
         include_usage: bool,
         extra: dict[str, Any],
+        structured: bool = False,
+        spent: dict[str, int] | None = None,
     ) -> Response:
         stamp = int(time.time())
 
@@ -332,14 +475,24 @@ def openai_routes(
             async for kind, done in steps(ChatReasoning()):
                 if kind == "reasoning":
                     yield chunk([{"index": 0, "delta": {"reasoning_content": done}, "finish_reason": None}])
+                elif kind == "tool_calls":
+                    for position, item in enumerate(done["tool_calls"]):
+                        delta = {"tool_calls": [{"index": position, **item}]}
+                        yield chunk([{"index": 0, "delta": delta, "finish_reason": None}])
                 elif kind != "answer":  # as OpenAI streams an error: its object in a data chunk, then stop
                     yield ServerSentEvent(data=json.dumps(error(kind, done).body(), ensure_ascii=False))
                     return
-            answer = str(done.get("answer") or "")
-            if answer:
-                yield chunk([{"index": 0, "delta": {"content": answer}, "finish_reason": None}])
-            usage = _usage(done.get("usage"))
-            finish = [{"index": 0, "delta": {}, "finish_reason": "stop"}]
+            if kind == "tool_calls":
+                reason = "tool_calls"
+                result = record.result if record is not None else None
+                usage = _usage(result.usage.model_dump() if result is not None else None, spent)
+            else:
+                reason = "stop"
+                answer = _content(record, done, structured)
+                if answer:
+                    yield chunk([{"index": 0, "delta": {"content": answer}, "finish_reason": None}])
+                usage = _usage(done.get("usage"), spent)
+            finish = [{"index": 0, "delta": {}, "finish_reason": reason}]
             if include_usage:
                 yield chunk(finish)
                 yield chunk([], usage=usage)

@@ -19,7 +19,7 @@ from ._schemas import ErrorBody
 
 REF = "#/components/schemas/{model}"
 MIDDLEWARE_ERRORS = {
-    401: "no or a wrong bearer token (a server started with --token; `/api/` routes)",
+    401: "no or a wrong bearer token (a server started with --token; `/api/`, `/v1/`, `/a2a/` routes)",
     403: "a state change from a page of another origin",
     413: "a body over the server's limit",
     415: "a state change without a JSON body",
@@ -32,6 +32,7 @@ ROUTE_ERRORS = {
     422: "a body or parameter that does not validate (the fields are named)",
     429: "the agent's own model is rate limited (`Retry-After` as its server said)",
     500: "an unexpected error (the server's log has the traceback)",
+    501: "an optional feature whose extra is not installed (the message names it)",
 }
 
 

@@ -24,7 +24,7 @@ import asyncio
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -119,6 +119,8 @@ class RunRecord:
         self.task: asyncio.Task[None] | None = None
         self.cancelling = False
         """A client asked to cancel the run (`cancel`): it ends as `cancelled`."""
+        self.suspended_at: float | None = None
+        """When the run last suspended (the registry's clock): a wait for a client expires."""
         self.model_failure: dict[str, Any] | None = None
         """The last `model.call.failed` of the run's own agent (its status code and `Retry-After`:
         the `/v1/` face answers an upstream rate limit as a 429)."""
@@ -242,6 +244,33 @@ class RunRecord:
         self.status = status  # before `done`, so a follower stops right after it
         self.publish(*messages[-1])
 
+    def waits_for_client(self) -> bool:
+        """The run waits only for a client's tool results (nobody else decides them)."""
+        result = self.result
+        if self.status != "suspended" or result is None or not result.pending_approvals:
+            return False
+        return all(a.kind == "client_tool" for a in result.pending_approvals)
+
+    def expire(self, why: str) -> None:
+        """End a run whose client never sent its tool results: a failure saying so (its tree
+        stays as it stopped; the conversation goes with the run)."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self.error = why
+        messages = self.mapper.finish(
+            answer=None,
+            status="failure",
+            usage=self.result.usage.model_dump() if self.result is not None else {},
+            elapsed=self.elapsed,
+            termination={"reason": "client_timeout"},
+            error=why,
+        )
+        for channel, data in messages[:-1]:
+            self.publish(channel, data)
+        self.status = "failure"
+        self.publish(*messages[-1])
+
     def pending(self) -> list[dict[str, Any]]:
         """The approvals this run waits for; `id` is the approval id (the tool call's id, as the
         command line and the store name it) within the conversation `thread_id`."""
@@ -258,6 +287,7 @@ class RunRecord:
                 "reason": a.reason,
                 "policy": a.policy,
                 "decided": a.id in self.decisions,
+                "kind": a.kind,
             }
             for a in self.result.pending_approvals
         ]
@@ -278,6 +308,15 @@ class RunRecord:
             "pending_approvals": self.pending(),
             "events": len(self.log),
         }
+
+
+def _ready(items: dict[str, dict[str, Any]], decisions: Mapping[str, ApprovalDecision]) -> bool:
+    """Whether a suspended run can go on: every call waiting for a human is decided. Calls
+    waiting for a client do not hold up a human's decisions (the run goes on and waits for the
+    client again); without any human's, every client call must be answered (they come together)."""
+    human = [call_id for call_id, item in items.items() if item.get("kind") != "client_tool"]
+    needed = human or list(items)
+    return all(call_id in decisions for call_id in needed)
 
 
 def run_messages(record: RunRecord) -> list[dict[str, Any]]:
@@ -344,13 +383,17 @@ class RunRegistry:
         *,
         history: Sequence[Message] = (),
         from_checkpoint: int | None = None,
+        inputs: Mapping[str, Any] | None = None,
+        check: Callable[[AgentLike], None] | None = None,
     ) -> RunRecord:
         """Start a run as a task; `thread_id` continues that conversation (or names a new one).
         `history` (messages before the question) starts a new conversation; a conversation the
         server (or its store) already holds has its own, and `history` is not used.
         `from_checkpoint` continues the thread's version of that `seq` instead of its newest (a
         fork, `Agent.run(from_checkpoint=)`): a RunConflict without a checkpoint store, NotFound
-        for a version the store does not keep, both before anything runs."""
+        for a version the store does not keep, both before anything runs. `inputs` are more run
+        inputs (the agent must take them: `check(agent)` says so, raising a JianmuError to refuse
+        the run before anything runs)."""
         if thread_id is not None and thread_id in self.active:
             busy = self.active[thread_id]
             if busy.status == "suspended" and busy.result is not None:
@@ -370,6 +413,13 @@ class RunRegistry:
         restored = False
         if agent is None:
             agent = self.agent_factory()
+        if check is not None:
+            try:
+                check(agent)
+            except JianmuError:
+                if fresh:
+                    self._close_later(agent)
+                raise
         if thread_id is not None:
             self._refuse_suspended(agent, thread_id, close=fresh)
             if from_checkpoint is not None:
@@ -387,11 +437,48 @@ class RunRegistry:
         earlier = list(history) if fresh and not restored else []
         offered: dict[str, Any] = {"task": question, "messages": [*earlier, human(question)]}
         data = {key: value for key, value in offered.items() if agent.accepts(key)}
+        data.update(inputs or {})
         if not data:
             raise RunConflict("this agent reads neither `task` nor `messages`: it cannot take a question")
         self._launch(
             record,
             lambda: agent.run(data, max_ticks=self.max_ticks, thread_id=tid, from_checkpoint=from_checkpoint),
+        )
+        return record
+
+    def resume_stored(self, thread_id: str, decisions: Mapping[str, ApprovalDecision]) -> RunRecord | None:
+        """Resume a conversation its checkpoint store holds suspended for a client's tool results
+        (an earlier server stopped while it waited), with `decisions` for exactly the calls it
+        waits for; None when the store holds no such wait for this thread."""
+        if thread_id in self.active:
+            return None
+        agent = self.threads.get(thread_id)
+        fresh = agent is None
+        if agent is None:
+            agent = self.agent_factory()
+        store = agent.checkpointer
+        waiting: list[PendingApproval] = []
+        if store is not None:
+            try:
+                refuse_fresh_run(store, store.load(thread_id), keys=agent.keys)
+            except ThreadSuspendedError as exc:
+                waiting = exc.waiting
+            except CheckpointError:
+                waiting = []
+        ids = {p.approval.id for p in waiting if p.approval.kind == "client_tool" and p.decision is None}
+        if not ids or set(decisions) != ids:
+            if fresh:
+                self._close_later(agent)
+            return None
+        self.threads[thread_id] = agent
+        record = RunRecord(secrets.token_hex(8), thread_id, agent, "")
+        self.runs[record.run_id] = record
+        self.active[thread_id] = record
+        self._latest[thread_id] = record.run_id
+        record.decided.update(decisions)
+        self._launch(
+            record,
+            lambda: agent.resume(dict(decisions), thread_id=thread_id, max_ticks=self.max_ticks),
         )
         return record
 
@@ -424,6 +511,7 @@ class RunRegistry:
                     self._finished[record.run_id] = self.clock()
                     self.evict()
                 elif record.status == "suspended":
+                    record.suspended_at = self.clock()
                     self._watch(record)
 
         record.task = asyncio.create_task(body(), name=f"run-{record.run_id}")
@@ -474,7 +562,14 @@ class RunRegistry:
         ]
 
     def approvals(self) -> list[dict[str, Any]]:
-        return [item for record in self.runs.values() for item in record.pending()]
+        """What waits for a human (a client tool's call waits for its client, which answers it
+        with its next request: not listed)."""
+        return [
+            item
+            for record in self.runs.values()
+            for item in record.pending()
+            if item["kind"] != "client_tool"
+        ]
 
     def decide(
         self,
@@ -484,13 +579,15 @@ class RunRegistry:
         thread_id: str | None = None,
         *,
         arguments: dict[str, Any] | None = None,
+        output: str | None = None,
     ) -> RunRecord:
-        """Decide an approval over the API. With a store the decision is stored first (one
-        atomic row): if an operator decided first, theirs stands, reaches the run, and this is a
-        RunConflict saying "already decided". Corrected `arguments` that do not match the tool's
-        schema are `InvalidEdit`, and nothing is recorded."""
+        """Decide an approval over the API (`output`: a client tool call's result). With a store
+        the decision is stored first (one atomic row): if an operator decided first, theirs
+        stands, reaches the run, and this is a RunConflict saying "already decided". Corrected
+        `arguments` that do not match the tool's schema are `InvalidEdit`, and nothing is
+        recorded."""
         record, call_id = self._locate(approval_id, thread_id)
-        decision = ApprovalDecision(approved=approved, reason=reason, arguments=arguments)
+        decision = ApprovalDecision(approved=approved, reason=reason, arguments=arguments, output=output)
         try:
             record.agent.decide(call_id, decision)
         except InvalidEdit:
@@ -554,7 +651,7 @@ class RunRegistry:
                 ],
             },
         )
-        if set(items) <= set(record.decisions):
+        if _ready(items, record.decisions):
             agent = record.agent
             record.status = "running"
             self._launch(record, lambda: agent.resume(max_ticks=self.max_ticks))
@@ -628,7 +725,10 @@ class RunRegistry:
     # ------------------------------------------------------------------ retention
     def evict(self) -> None:
         """Drop the finished runs past their time to live or beyond the maximum count, oldest
-        first, and each conversation whose latest run goes with them (unless it is busy)."""
+        first, and each conversation whose latest run goes with them (unless it is busy). A run
+        that waits only for a client's tool results (OpenAI client tools) for longer than the
+        time to live ends first, as a failure: a client that never answers holds nothing forever."""
+        self._expire_client_waits()
         retention, finished = self.retention, self._finished
         deadline = self.clock() - retention.ttl if retention.ttl is not None else None
         while finished:
@@ -641,6 +741,26 @@ class RunRegistry:
                 break
             del finished[run_id]
             self._drop(run_id, why)
+
+    def _expire_client_waits(self) -> None:
+        ttl = self.retention.ttl
+        if ttl is None:
+            return
+        now = self.clock()
+        expired = False
+        for record in list(self.active.values()):
+            since = record.suspended_at
+            if since is None or now - since < ttl or not record.waits_for_client():
+                continue
+            expired = True
+            record.expire(
+                f"the client never sent the results of its tool calls ({', '.join(record.waiting())}) "
+                f"within {ttl:g} s"
+            )
+            self.active.pop(record.thread_id, None)
+            self._finished[record.run_id] = now
+        if expired:
+            self._unwatch_idle()
 
     def _drop(self, run_id: str, why: str) -> None:
         record = self.runs.pop(run_id, None)

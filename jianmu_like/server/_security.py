@@ -69,21 +69,24 @@ def check_bind(host: str, token: str | None) -> None:
         )
 
 
-PROTECTED = ("/api/", "/v1/")
-"""The path prefixes a token protects: the API and its OpenAI-compatible face."""
+PROTECTED = ("/api/", "/v1/", "/a2a/")
+"""The path prefixes a token protects: the API, its OpenAI-compatible face and its A2A endpoint
+(the A2A agent card stays public: it is where a client learns that a token is wanted)."""
 
 
 class BearerTokenMiddleware:
-    """Answers 401 to `/api/` and `/v1/` (OpenAI-compatible) requests without
+    """Answers 401 to `/api/`, `/v1/` (OpenAI-compatible) and `/a2a/` requests without
     `Authorization: Bearer <token>` (the OpenAI SDKs send their API key so)."""
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+    def __init__(self, app: ASGIApp, token: str, protected: Sequence[str] = PROTECTED) -> None:
         self.app = app
+        self.protected = tuple(protected)
+        """The path prefixes guarded (`mcp serve` guards its `/mcp`)."""
         self.expected = f"Bearer {token}".encode()
         register_secret(token, source="server token")  # never echoed in an event or a log
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and str(scope.get("path", "")).startswith(PROTECTED):
+        if scope["type"] == "http" and str(scope.get("path", "")).startswith(self.protected):
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
             if not secrets.compare_digest(given, self.expected):
                 reason = "missing" if not given else "wrong"

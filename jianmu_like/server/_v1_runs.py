@@ -51,7 +51,9 @@ def failure_error(done: dict[str, Any], model_failure: dict[str, Any] | None) ->
             retry=False,
             headers=retry_after_header(model_failure.get("retry_after")),
         )
-    return OpenAIError(500, f"the agent failed: {why}", "agent_error", "agent_failed", retry=False)
+    # A structured answer that never matched its schema (`response_format`) says so in its code.
+    code = "invalid_output" if termination.get("reason") == "invalid_output" else "agent_failed"
+    return OpenAIError(500, f"the agent failed: {why}", "agent_error", code, retry=False)
 
 
 def stored_approval_error(found: Remembered, kind: str, base_url: str) -> OpenAIError:

@@ -19,6 +19,11 @@ _EXPORTS = {
         "think",
     ),
     "._artifact": ("Artifact",),
+    "._a2a": (
+        "A2AAgentConfig",
+        "A2AAgentError",
+        "A2AAgentProvider",
+    ),
     "._call_context": (
         "add_artifact",
         "current_tool_call",
@@ -92,6 +97,9 @@ _EXPORTS = {
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py checks they match
+    from ._a2a import A2AAgentConfig as A2AAgentConfig
+    from ._a2a import A2AAgentError as A2AAgentError
+    from ._a2a import A2AAgentProvider as A2AAgentProvider
     from ._artifact import Artifact as Artifact
     from ._base import Tool as Tool
     from ._base import render_result as render_result

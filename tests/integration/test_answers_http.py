@@ -214,7 +214,14 @@ async def test_yaml_synthesize_and_safeguards(tmp_path: Path) -> None:
         agent = load_agent(path, model_client=srv.client())
         names = [c.name for c in agent.root.children[0].children]
         result = await agent.run({"messages": [human("What is 6 * 7?")]})
-    assert names == ["Helper.LLM", "Helper.Tools", "Helper.Done", "Helper.AnswerCheck", "Helper.Synthesize"]
+    assert names == [
+        "Helper.LLM",
+        "Helper.Tools",
+        "Helper.Done",
+        "Helper.AnswerCheck",
+        "Helper.Output",
+        "Helper.Synthesize",
+    ]
     assert result.final_answer == "Six times seven is 42."
     config = agent.root.children[0].children[0].config
     assert config.max_tool_failures == 2 and config.answer_check.min_chars == 2

@@ -191,7 +191,7 @@ def test_a_streamed_run_waiting_for_approval_ends_with_an_error(url: str) -> Non
 
 def test_bad_requests_name_their_cause(url: str) -> None:
     api = client(url)
-    with pytest.raises(openai.BadRequestError, match="tool calls and tool results are not accepted"):
+    with pytest.raises(openai.BadRequestError, match="tool messages answer the tool calls of the assistant"):
         api.chat.completions.create(
             model="helper",
             messages=[

@@ -164,6 +164,13 @@ def test_every_json_answer_validates_against_its_schema(served: Any) -> None:
         json={"model": models["data"][0]["id"], "messages": [{"role": "user", "content": "add 2"}]},
     )
     assert completion["choices"][0]["message"]["content"] == "result 3"
+    card = check("GET", "/.well-known/agent-card.json", 200)
+    assert card["supportedInterfaces"][0]["url"].endswith("/a2a/")
+    unknown = check(
+        "POST", "/a2a/", 200, json={"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "nope"}}
+    )
+    # without `A2A-Version: 1.0` the SDK takes the request for protocol 0.3, which it refuses
+    assert unknown["error"]["code"] == -32009  # VersionNotSupportedError
 
     # Every route answering JSON was checked with its success status.
     json_routes = {

@@ -340,7 +340,7 @@ def test_agent_tree_and_health(client: httpx.Client) -> None:
     assert tree["name"] == "ReActAgent" and tree["type"] == "LoopUntilSuccess"
     [sequence] = tree["children"]
     types = [c["type"] for c in sequence["children"]]
-    assert types == ["AgentLLMNode", "ToolExecutor", "InterruptGate", "AnswerCheck"]
+    assert types == ["AgentLLMNode", "ToolExecutor", "InterruptGate", "AnswerCheck", "OutputNode"]
     assert client.get("/healthz").json()["status"] == "ok"
     assert client.get("/").status_code == 200
 

@@ -9,7 +9,8 @@ LoopUntilSuccess(max_iterations, abort_condition=token budget | model error)
        ├─ InterruptGate  SUCCESS when `done`, else FAILURE → next iteration; lets injected
        │                 follow-ups in first (`Agent.inject`)
        ├─ AnswerCheck    (answer_check.enabled) re-ask an empty / too short / repeated answer once
-       ├─ OutputNode     (with `output_type`) validate the answer into `output`, re-ask once
+       ├─ OutputNode     validate the answer into `output` (`output_type`, or the run's own
+       │                 `output_schema`), re-ask once; passes when neither is set
        └─ SynthesisNode  (synthesize) one streaming call writes the answer from the trace
 
 The loop also stops after `max_tool_failures` failed tool calls in a row (`tool_failures`), and a
@@ -198,8 +199,9 @@ def create_react_node(
                 namespace=namespace,
             )
         )
-    if schema is not None:
-        children.append(OutputNode(f"{name}.Output", schema, keys=keys, namespace=namespace))
+    # Always there: without an output_type it checks a run's own output schema (a caller's
+    # `response_format`), and passes at once when the run has none.
+    children.append(OutputNode(f"{name}.Output", schema, keys=keys, namespace=namespace))
     if config.synthesize:
         children.append(
             SynthesisNode(
@@ -223,11 +225,13 @@ def create_react_node(
     loop.on_termination = ReActFallback(loop, config, namespace)
     owner = f"ReAct agent {name!r}" + (f" (namespace {namespace!r})" if namespace else "")
     unused: set[str] = {"text_output", "skill_result"}  # other nodes' keys
+    per_run = {"client_tools", "output_schema"}  # a caller's run inputs: read when the state has them
     if schema is None:
-        unused |= {"output", "output_retries"}
-    used = keys.model_dump(exclude=unused if select else {*unused, "selected_tools"})
+        per_run |= {"output", "output_retries"}
+    used = keys.model_dump(exclude={*unused, *per_run} if select else {*unused, *per_run, "selected_tools"})
     needed = tuple(used.values())
-    declare(loop, StateContract(owner, needed, namespace, reads=needed))
+    optional = tuple(getattr(keys, key) for key in sorted(per_run))
+    declare(loop, StateContract(owner, needed, namespace, reads=(*needed, *optional)))
     return attach_reader(loop, react_reader(keys))
 
 

@@ -12,6 +12,7 @@ from ..._results import ResultReader
 from ...guard._approvals import Approval, ApprovalDecision
 from ...models._messages import Message, ToolCall
 from ...models._types import Usage
+from ...nodes._client_tools import ClientTools
 from ...nodes._tool_outcome import ToolOutcome
 from ...state._schema import Ephemeral, merge_dicts
 from ...tools._artifact import Artifact
@@ -69,6 +70,12 @@ class ReActState(BaseModel):
     """The text of a single-call node (`LLMCallNode`) this run."""
     skill_result: Annotated[Any, Ephemeral(scope="run")] = None
     """What a skill returned this run (written by your own skill nodes; nothing built in does)."""
+    client_tools: Annotated[ClientTools | None, Ephemeral(scope="run")] = None
+    """Tools the caller offered for this run and runs itself (the OpenAI endpoint's `tools`): a
+    call of one suspends the run until the caller's result arrives (`nodes.client_tools`)."""
+    output_schema: Annotated[dict[str, Any] | None, Ephemeral(scope="run")] = None
+    """A JSON schema this run's final answer must match (the OpenAI endpoint's
+    `response_format`), validated into `output` like an `output_type`."""
 
 
 def react_reader(keys: StateKeys) -> ResultReader:
