@@ -30,6 +30,7 @@ The hierarchy (tests/test_errors.py checks this drawing against the classes):
       InsecureBindError (ValueError)
       JSONTextError (ValueError)
       LocalModelUnavailable
+      MissingExtraError (ModuleNotFoundError)
       ModelError
         ModelCallFailed
       ModuleRefused (ValueError)
@@ -84,6 +85,7 @@ _EXPORTS = {
     ".agentfile._loader": ("AgentFileError",),
     ".agentfile._modules": ("ModuleRefused",),
     "._sources": ("SourceError",),
+    "._extras": ("MissingExtraError",),
     ".bt._fault": ("NodeFailed",),
     ".bt._progress": ("TreeMismatchError",),
     ".checkpoint._contract": ("CheckpointError", "DecisionConflictError", "ThreadConflictError"),
@@ -144,6 +146,7 @@ __all__ = ["JianmuError", *_all]
 
 if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py checks they match
     from ._config import ConfigError as ConfigError
+    from ._extras import MissingExtraError as MissingExtraError
     from ._review import ThreadSuspendedError as ThreadSuspendedError
     from ._run.recording import RecordingError as RecordingError
     from ._schema_refs import RefOutsideDocument as RefOutsideDocument

@@ -31,7 +31,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -229,7 +229,14 @@ def test_promised_output_is_read_from_both_comment_forms() -> None:
     assert promised_output(code) == ["1", "a", "b", ""]
 
 
-@pytest.mark.parametrize("block", PROGRAMS, ids=[block.where for block in PROGRAMS])
+def _param(block: Block) -> Any:
+    """An example on the embedded model (no server configured) is marked `local`, like every test
+    of it (`pytest -m local`: .ci/run's second pass, once the `local` extra is installed)."""
+    local = "ModelClient.resolve()" in block.code
+    return pytest.param(block, id=block.where, marks=[pytest.mark.local] if local else [])
+
+
+@pytest.mark.parametrize("block", [_param(block) for block in PROGRAMS])
 def test_doc_example_runs_and_prints_what_it_says(tmp_path: Path, block: Block) -> None:
     if "ModelClient.resolve()" in block.code and (problem := _local_model_problem()) is not None:
         pytest.skip(f"needs the embedded local model: {problem}")

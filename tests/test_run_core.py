@@ -105,19 +105,26 @@ async def test_the_same_file_answers_the_same_under_both(tmp_path: Path) -> None
     assert results[0][1] == "The essay." and results[0][3][0] == "Plan an essay about trees"
 
 
-def test_serve_gives_the_file_the_same_input_rules_with_and_without_a_store(tmp_path: Path) -> None:
-    """`jianmu-like serve` builds Conversations without `--checkpoint` and Agents with it."""
+def test_serve_gives_the_file_the_same_input_rules_with_and_without_a_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`jianmu-like serve` builds Conversations without `--checkpoint` and Agents with it. (Its
+    model a server, as `serve`'s is: without one it would be the embedded model, which the test
+    command does not install.)"""
     path = tree_file(tmp_path)
-    in_memory, _, _ = agent_factory(str(path))
-    stored, cleanups, _ = agent_factory(str(path), checkpoint=str(tmp_path / "runs.db"))
-    try:
-        conversation, agent = in_memory(), stored()
-        assert isinstance(conversation, Conversation) and isinstance(agent, Agent)
-        assert {k: conversation.accepts(k) for k in KEYS} == {k: agent.accepts(k) for k in KEYS}
-        assert conversation.accepts("topic")
-    finally:
-        for cleanup in cleanups:
-            asyncio.run(cleanup())
+    with ScriptedOpenAIServer([]) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "none")
+        in_memory, _, _ = agent_factory(str(path))
+        stored, cleanups, _ = agent_factory(str(path), checkpoint=str(tmp_path / "runs.db"))
+        try:
+            conversation, agent = in_memory(), stored()
+            assert isinstance(conversation, Conversation) and isinstance(agent, Agent)
+            assert {k: conversation.accepts(k) for k in KEYS} == {k: agent.accepts(k) for k in KEYS}
+            assert conversation.accepts("topic")
+        finally:
+            for cleanup in cleanups:
+                asyncio.run(cleanup())
 
 
 def test_a_conversation_is_no_agent_and_both_are_agent_like(tmp_path: Path) -> None:

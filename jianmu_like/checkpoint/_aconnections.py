@@ -22,8 +22,13 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import psycopg
-from psycopg.pq import TransactionStatus
+from .._extras import missing_extra
+
+try:
+    import psycopg
+    from psycopg.pq import TransactionStatus
+except ImportError as exc:
+    raise missing_extra("postgres", "the PostgreSQL checkpoint store", exc) from exc
 
 Connection = psycopg.AsyncConnection[Any]
 

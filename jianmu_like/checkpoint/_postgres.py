@@ -34,8 +34,13 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
-import psycopg
-from psycopg_pool import ConnectionPool, PoolTimeout
+from .._extras import missing_extra
+
+try:
+    import psycopg
+    from psycopg_pool import ConnectionPool, PoolTimeout
+except ImportError as exc:
+    raise missing_extra("postgres", "the PostgreSQL checkpoint store", exc) from exc
 
 from .._redact import redact_text, redact_url
 from ..state._journal import JournalEntry

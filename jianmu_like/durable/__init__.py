@@ -10,6 +10,13 @@ any number of `DurableWorker` processes sharing the database; a pending approval
 Nothing here is imported by `import jianmu_like`: `dbos` loads only when this package is used.
 """
 
+from .._extras import missing_extra
+
+try:
+    import dbos  # noqa: F401 (here, so a missing extra is named before any module of the package)
+except ImportError as exc:
+    raise missing_extra("durable", "jianmu_like.durable (durable runs on DBOS)", exc) from exc
+
 from ._client import DurableClient, RunHandle
 from ._naming import queue_name
 from ._result import DurableRunResult, WorkflowStatus

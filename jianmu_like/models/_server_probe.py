@@ -33,7 +33,7 @@ from .._config import CapabilityOverrides
 from ._url_hints import connect_hint, missing_v1, v1_candidate
 
 if TYPE_CHECKING:
-    import httpx
+    import httpx2
 
 ServerKind = Literal["llama.cpp", "ollama", "vllm", "sglang", "openai", "unknown"]
 
@@ -86,13 +86,15 @@ class _Unreachable:
         self.error = error
 
 
-async def _get_json(http: httpx.AsyncClient, method: str, url: str, **kwargs: Any) -> Any:
+async def _get_json(http: httpx2.AsyncClient, method: str, url: str, **kwargs: Any) -> Any:
     """The JSON object at `url`; None for any other answer; an `_Unreachable` for none."""
-    import httpx  # deferred: only a probe needs it (the embedded model never does)
+    # httpx2: the openai client's own HTTP library (a base dependency; httpx is only in `dev`).
+    # Deferred: only a probe needs it (the embedded model never does).
+    import httpx2
 
     try:
         response = await http.request(method, url, **kwargs)
-    except (httpx.HTTPError, OSError) as exc:
+    except (httpx2.HTTPError, OSError) as exc:
         return _Unreachable(exc)
     if response.status_code != 200:
         return None
@@ -170,11 +172,11 @@ async def probe(
     host = (urlsplit(base_url).hostname or "").lower()
     if host == "api.openai.com":
         return OPENAI.model_copy(update={"served_model": model or OPENAI_DEFAULT_MODEL})
-    import httpx
+    import httpx2
 
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     root = _root(base_url)
-    async with httpx.AsyncClient(timeout=timeout, headers=headers) as http:
+    async with httpx2.AsyncClient(timeout=timeout, headers=headers) as http:
         props, listing = await asyncio.gather(
             _get_json(http, "GET", f"{root}/props"),
             _get_json(http, "GET", f"{base_url.rstrip('/')}/models"),

@@ -105,7 +105,9 @@ def _tiktoken(encoding: str) -> TokenCounter | str:
     cannot be fetched offline)."""
     try:
         import tiktoken  # type: ignore[import-not-found,unused-ignore]
-
+    except ImportError as exc:
+        return f"{type(exc).__name__}: {exc} (the `tiktoken` extra: pip install 'jianmu_like[tiktoken]')"
+    try:
         enc = tiktoken.get_encoding(encoding)
     except Exception as exc:  # any failure of an optional tokenizer falls back to the estimate
         return f"{type(exc).__name__}: {exc}"

@@ -167,7 +167,7 @@ def test_without_a_usable_tokenizer_the_estimate_counts() -> None:
         with structlog.testing.capture_logs() as logs:
             assert token_counter("tiktoken").name == "estimate"  # falls back, with a warning
         [warning] = [entry for entry in logs if entry["event"] == "tokenizer.unavailable"]
-        assert "ModuleNotFoundError" in warning["cause"] and "tiktoken" in warning["cause"]
+        assert "ModuleNotFoundError" in warning["cause"] and "jianmu_like[tiktoken]" in warning["cause"]
     with pytest.raises(ValueError, match="unknown tokenizer"):
         token_counter("sentencepiece")
     assert ESTIMATE.message(human("x" * 40)) == 10 + 4

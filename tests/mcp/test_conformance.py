@@ -27,6 +27,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "tests" / "conformance"
 CLI = SUITE / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 CLIENT = SUITE / "client.py"
+CONFORMANCE_FAILED = "JIANMU_TESTS_NPM_FAILED_CONFORMANCE"
+"""Why the session's install of the suite failed (tests/conftest.py installs it)."""
 
 SCENARIOS = [
     "initialize",
@@ -81,7 +83,9 @@ def _node() -> str:
     if node is None:
         pytest.skip("node is not installed (the conformance suite runs on Node)")
     if not CLI.exists():
-        pytest.skip("the conformance suite is not installed: npm install --prefix tests/conformance")
+        failed = os.environ.get(CONFORMANCE_FAILED)
+        why = f"its install failed: {failed}" if failed else "the test command installs it with npm"
+        pytest.skip(f"the MCP conformance suite is not installed (tests/conformance; {why})")
     return node
 
 

@@ -1,15 +1,14 @@
 """`@modelcontextprotocol/server-everything` from npm (the MCP project's reference test server,
 in TypeScript) over real streamable HTTP and real stdio.
 
-.ci/run installs it into tests/mcp/node_modules (`npm install --prefix tests/mcp`); without node
-or that install, these tests are skipped. Over HTTP it is confined to 127.0.0.1 by a `node -r`
-preload (loopback.cjs), since it would otherwise listen on every interface.
+The test command installs it into tests/mcp/node_modules (tests/mcp/everything.py); without
+node or that install, these tests are skipped, saying why. Over HTTP it is confined to 127.0.0.1
+by a `node -r` preload (loopback.cjs), since it would otherwise listen on every interface.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import tempfile
 from collections.abc import AsyncIterator, Iterator
@@ -21,27 +20,19 @@ import pytest_asyncio
 from jianmu_like import Agent, create_react_node, human
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wait_until
 from jianmu_like.tools import MCPToolProvider
+from tests.mcp.everything import everything_command, needs_everything
 from tests.mcp.mcp_helpers import HERE
 
-ENTRY = HERE / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
-NODE = shutil.which("node")
-
-pytestmark = [
-    pytest.mark.asyncio(loop_scope="module"),
-    pytest.mark.skipif(NODE is None, reason="node is not installed"),
-    pytest.mark.skipif(
-        not ENTRY.exists(),
-        reason="@modelcontextprotocol/server-everything is not installed: npm install --prefix tests/mcp",
-    ),
-]
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), needs_everything]
 
 
 @pytest.fixture(scope="module")
 def everything_url() -> Iterator[str]:
     """The server over streamable HTTP on 127.0.0.1, on a port it picked (PORT=0)."""
+    node, entry, transport = everything_command("streamableHttp")
     with tempfile.TemporaryFile("w+") as log:
         process = subprocess.Popen(
-            [str(NODE), "-r", str(HERE / "loopback.cjs"), str(ENTRY), "streamableHttp"],
+            [node, "-r", str(HERE / "loopback.cjs"), entry, transport],
             env={**os.environ, "PORT": "0"},
             stdout=subprocess.DEVNULL,
             stderr=log,
@@ -108,7 +99,8 @@ async def test_an_agent_uses_it(everything_url: str) -> None:
 
 
 async def test_over_stdio_and_no_process_left() -> None:
-    async with MCPToolProvider(name="everything", command=str(NODE), args=[str(ENTRY), "stdio"]) as provider:
+    node, *args = everything_command("stdio")
+    async with MCPToolProvider(name="everything", command=node, args=args) as provider:
         tools = {tool.name: tool for tool in await provider.get_tools()}
         assert await tools["echo"].invoke({"message": "over stdio"}) == "Echo: over stdio"
         pid = provider.pid

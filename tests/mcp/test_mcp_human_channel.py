@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,18 +22,14 @@ from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wai
 from jianmu_like.tools import MCPToolProvider
 from jianmu_like.tools.mcp._elicitation import ElicitationAnswer, ElicitationError, ElicitationRequest
 from jianmu_like.tools.mcp._sampling import SamplingDecision, SamplingRequest
-from tests.mcp.mcp_helpers import HERE
+from tests.mcp.everything import everything_command, needs_everything
 
-ENTRY = HERE / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
-NODE = shutil.which("node")
-pytestmark = pytest.mark.skipif(
-    NODE is None or not ENTRY.exists(), reason="server-everything is not available"
-)
+pytestmark = needs_everything
 
 
 def everything(**options: Any) -> MCPToolProvider:
-    assert NODE is not None
-    return MCPToolProvider(name="ev", command=NODE, args=[str(ENTRY), "stdio"], **options)
+    node, *args = everything_command("stdio")
+    return MCPToolProvider(name="ev", command=node, args=args, **options)
 
 
 def sampling_model(seen: list[dict[str, Any]]) -> Any:
@@ -129,9 +124,10 @@ async def test_the_agent_lists_and_answers_its_servers_questions() -> None:
 def test_jianmu_like_run_declines_at_once_since_nobody_can_answer(tmp_path: Path) -> None:
     """A terminal run has no human channel: the question is declined at once, not held for the
     hour its timeout allows (the subprocess is bounded by PATIENCE)."""
+    node, *args = everything_command("stdio")
     server = {
-        "command": NODE,
-        "args": [str(ENTRY), "stdio"],
+        "command": node,
+        "args": args,
         "elicitation": "ask",
         "elicitation_timeout": 3600,
         "allow": ["trigger-elicitation-request"],

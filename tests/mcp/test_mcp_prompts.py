@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -30,11 +29,9 @@ from jianmu_like.presets.react._config import ReActConfig
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply
 from jianmu_like.tools import MCPToolProvider
 from jianmu_like.tools.mcp._prompts import MCPPrompt
+from tests.mcp.everything import ENTRY, NODE, everything_command, needs_everything
 from tests.mcp.mcp_helpers import HTTPServer, server_config
 
-ENTRY = Path(__file__).resolve().parent / "node_modules" / "@modelcontextprotocol" / "server-everything"
-ENTRY = ENTRY / "dist" / "index.js"
-NODE = shutil.which("node")
 ANSWER = "It will be sunny in Paris tomorrow, about twenty degrees."
 WEATHER = "What's weather in Paris, Texas?"
 SIMPLE = "This is a simple prompt without arguments."
@@ -44,9 +41,8 @@ in_module_loop = pytest.mark.asyncio(loop_scope="module")
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def everything() -> AsyncIterator[MCPToolProvider]:
-    if NODE is None or not ENTRY.exists():
-        pytest.skip("server-everything (node and its npm install) is not available")
-    async with MCPToolProvider(name="everything", command=NODE, args=[str(ENTRY), "stdio"]) as provider:
+    node, *args = everything_command("stdio")
+    async with MCPToolProvider(name="everything", command=node, args=args) as provider:
         yield provider
 
 
@@ -62,6 +58,7 @@ def react(srv: ScriptedOpenAIServer, provider: MCPToolProvider, **config: Any) -
     )
 
 
+@needs_everything
 @in_module_loop
 async def test_the_system_prompt_and_first_messages_come_from_the_server(everything: MCPToolProvider) -> None:
     with ScriptedOpenAIServer([reply(ANSWER)]) as srv:
@@ -82,6 +79,7 @@ async def test_the_system_prompt_and_first_messages_come_from_the_server(everyth
     assert [m.content for m in result.state.messages if m.role == "user"] == ["And tomorrow?"]
 
 
+@needs_everything
 @in_module_loop
 async def test_an_mcp_system_prompt_keeps_the_output_schema_instruction(everything: MCPToolProvider) -> None:
     schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -98,6 +96,7 @@ async def test_an_mcp_system_prompt_keeps_the_output_schema_instruction(everythi
     assert system.startswith(f"{WEATHER}\n\nFinal answer: ")
 
 
+@needs_everything
 @in_module_loop
 async def test_clones_built_before_the_prompt_was_read_use_it(everything: MCPToolProvider) -> None:
     """A pooled tree's clones share the context builder: the one that starts the servers reads
@@ -116,6 +115,7 @@ async def test_clones_built_before_the_prompt_was_read_use_it(everything: MCPToo
     assert all(text.startswith("What's weather in Paris?") for text in systems), systems
 
 
+@needs_everything
 @in_module_loop
 @pytest.mark.parametrize(
     ("bad", "words"),
@@ -158,6 +158,7 @@ async def test_a_prompt_that_cannot_serve_stops_the_run_before_the_model(
         assert srv.requests == []
 
 
+@needs_everything
 @in_module_loop
 async def test_a_prompt_of_no_server_of_the_agent_is_refused_when_built(everything: MCPToolProvider) -> None:
     with ScriptedOpenAIServer([]) as srv, pytest.raises(ValueError) as caught:
@@ -250,11 +251,13 @@ async def test_a_prompt_the_server_changes_is_read_again_before_the_next_model_c
 
 def agent_file(tmp_path: Path, body: str) -> Path:
     path = tmp_path / "agent.yaml"
+    # Written, not started: validating a file needs no server (the tests that run it are marked).
     servers = f"mcp_servers:\n  - {{name: everything, command: {NODE or 'node'}, args: [{ENTRY}, stdio]}}\n"
     path.write_text(body + servers)
     return path
 
 
+@needs_everything
 @in_module_loop
 async def test_an_agent_file_reads_its_system_prompt_from_a_server(
     everything: MCPToolProvider, tmp_path: Path

@@ -12,7 +12,6 @@ handler that records its cancellation).
 from __future__ import annotations
 
 import asyncio
-import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -28,29 +27,20 @@ from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wai
 from jianmu_like.testing._script import DEFAULT_USAGE
 from jianmu_like.tools import MCPToolProvider
 from jianmu_like.tools.mcp._elicitation import ElicitationAnswer, ElicitationError, ElicitationRequest
-from tests.mcp.mcp_helpers import HERE, server_config
+from tests.mcp.everything import everything_command, needs_everything
+from tests.mcp.mcp_helpers import server_config
 
-ENTRY = HERE / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
-NODE = shutil.which("node")
 STATIC_DOC = "demo://resource/static/document/architecture.md"
 
-needs_everything = [
-    pytest.mark.skipif(NODE is None, reason="node is not installed"),
-    pytest.mark.skipif(
-        not ENTRY.exists(),
-        reason="@modelcontextprotocol/server-everything is not installed: npm install --prefix tests/mcp",
-    ),
-]
 pytestmark = [pytest.mark.asyncio(loop_scope="module")]
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def everything(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[MCPToolProvider]:
-    if NODE is None or not ENTRY.exists():
-        pytest.skip("server-everything (node and its npm install) is not available")
+    node, *args = everything_command("stdio")
     root = tmp_path_factory.mktemp("project")
     provider = MCPToolProvider(
-        name="everything", command=NODE, args=[str(ENTRY), "stdio"], roots=[str(root)], deny=["trigger-*"]
+        name="everything", command=node, args=args, roots=[str(root)], deny=["trigger-*"]
     )
     async with provider:
         yield provider
@@ -58,8 +48,8 @@ async def everything(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[
 
 def everything_server(**options: object) -> MCPToolProvider:
     """server-everything over stdio, named "ev", with `options` (an `mcp_servers` entry's keys)."""
-    assert NODE is not None
-    return MCPToolProvider(name="ev", command=NODE, args=[str(ENTRY), "stdio"], **options)
+    node, *args = everything_command("stdio")
+    return MCPToolProvider(name="ev", command=node, args=args, **options)
 
 
 def _agent_run(srv: ScriptedOpenAIServer, provider: MCPToolProvider) -> tuple[Agent, list[Event]]:
@@ -134,6 +124,7 @@ async def test_reading_an_unknown_resource_is_an_observation(everything: MCPTool
         await tools["read_resource"].invoke({"uri": "demo://no/such/thing"})
 
 
+@needs_everything
 async def test_a_subscribed_resource_that_changes_is_named_until_read_again() -> None:
     """`resources/subscribe` (an entry's `subscribe:`): server-everything's simulated updates
     (`toggle-subscriber-updates` sends one at once) reach `updated_resources` and the
@@ -230,7 +221,7 @@ async def test_progress_keeps_a_long_call_alive_and_becomes_events() -> None:
     assert all(p["tool"] == "steps" and p["server"] == "test" for p in progress)
 
 
-@pytest.mark.skipif(NODE is None or not ENTRY.exists(), reason="server-everything is not available")
+@needs_everything
 async def test_server_everythings_long_running_operation_reports_progress() -> None:
     tool = "trigger-long-running-operation"
     script = [call(tool, duration=1, steps=4), reply("the operation finished")]
@@ -300,11 +291,10 @@ for _test in (
     test_roots_are_declared_sent_and_changed,
     test_server_logs_are_kept_and_logged,
 ):
-    for _mark in needs_everything:
-        _mark(_test)
+    needs_everything(_test)
 
 
-@pytest.mark.skipif(NODE is None or not ENTRY.exists(), reason="server-everything is not available")
+@needs_everything
 async def test_with_tasks_never_a_tool_that_requires_them_is_not_offered_and_says_why(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -334,7 +324,7 @@ def _sampling_model(seen: list[dict[str, Any]]) -> Any:
     return model
 
 
-@pytest.mark.skipif(NODE is None or not ENTRY.exists(), reason="server-everything is not available")
+@needs_everything
 async def test_an_allowed_server_samples_the_agents_model_and_the_tokens_count() -> None:
     seen: list[dict[str, Any]] = []
     provider = everything_server(
@@ -364,7 +354,7 @@ async def test_an_allowed_server_samples_the_agents_model_and_the_tokens_count()
     assert event["status"] == "answered" and event["max_tokens"] == 500 and event["server"] == "ev"
 
 
-@pytest.mark.skipif(NODE is None or not ENTRY.exists(), reason="server-everything is not available")
+@needs_everything
 async def test_sampling_is_off_by_default_so_the_server_offers_no_sampling_tool() -> None:
     async with everything_server() as provider:
         names = {tool.name for tool in await provider.get_tools()}
@@ -374,7 +364,7 @@ async def test_sampling_is_off_by_default_so_the_server_offers_no_sampling_tool(
 # -- elicitation -------------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(NODE is None or not ENTRY.exists(), reason="server-everything is not available")
+@needs_everything
 async def test_a_server_asks_the_user_and_the_answer_reaches_it() -> None:
     provider = everything_server(
         elicitation="ask",
@@ -399,7 +389,7 @@ async def test_a_server_asks_the_user_and_the_answer_reaches_it() -> None:
     assert provider.pending_elicitations() == []
 
 
-@pytest.mark.skipif(NODE is None or not ENTRY.exists(), reason="server-everything is not available")
+@needs_everything
 async def test_an_unanswered_question_is_cancelled_after_its_timeout_and_never_hangs() -> None:
     provider = everything_server(
         elicitation="ask",
@@ -413,7 +403,7 @@ async def test_an_unanswered_question_is_cancelled_after_its_timeout_and_never_h
     assert "User cancelled the elicitation dialog" in text
 
 
-@pytest.mark.skipif(NODE is None or not ENTRY.exists(), reason="server-everything is not available")
+@needs_everything
 async def test_a_handler_answers_in_code_and_events_tell_the_run() -> None:
     async def decline(request: ElicitationRequest) -> ElicitationAnswer:
         return ElicitationAnswer(action="decline")

@@ -25,6 +25,7 @@ from jianmu_like.cli._serve import agent_factory
 from jianmu_like.server._mcp_server import AgentTool, http_app
 from jianmu_like.server._runs import RunRegistry
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wait_until
+from tests.mcp.everything import needs_everything
 from tests.server.guarded_agent import EFFECTS, environment
 from tests.server.sse_live import live_server
 
@@ -345,12 +346,11 @@ def test_the_command_refuses_a_public_bind_without_a_token_and_a_bad_timeout(
     assert "positive number of seconds" in capsys.readouterr().err
 
 
+@needs_everything
 async def test_a_question_of_the_agent_s_own_mcp_server_is_relayed_to_the_caller() -> None:
     from jianmu_like import Agent, create_react_node
     from tests.server import test_mcp_elicitations as human
 
-    if human.NODE is None or not human.ENTRY.exists():
-        pytest.skip("server-everything is not installed: npm install --prefix tests/mcp")
     script = [call("trigger-elicitation-request"), reply("thanks")]
     elicit = answering("accept", {"name": "Ada Lovelace", "check": True})
     with ScriptedOpenAIServer(script) as srv:

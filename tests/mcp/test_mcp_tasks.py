@@ -30,15 +30,12 @@ from jianmu_like.tools import MCPToolProvider
 from jianmu_like.tools.mcp import _tasks
 from jianmu_like.tools.mcp._config import MCPConfigError, parse_mcp_servers
 from jianmu_like.tools.mcp._content import MCPConnectError, MCPTimeoutError, MCPToolError
+from tests.mcp.everything import everything_command, needs_everything
 from tests.mcp.mcp_helpers import HERE
-from tests.mcp.test_mcp_everything import ENTRY, NODE, everything_url  # noqa: F401 (a fixture)
+from tests.mcp.test_mcp_everything import everything_url  # noqa: F401 (a fixture)
 
 TASK_SERVER = HERE / "mcp_task_server.py"
 RESEARCH = "simulate-research-query"
-
-needs_everything = pytest.mark.skipif(
-    NODE is None or not ENTRY.exists(), reason="server-everything (node and its npm install) is not available"
-)
 
 
 def task_server(**options: Any) -> MCPToolProvider:
@@ -97,10 +94,9 @@ async def test_a_tool_that_requires_tasks_runs_as_one_over_http(everything_url: 
 async def test_a_task_waiting_for_input_gets_the_users_answer(
     transport: str, request: pytest.FixtureRequest
 ) -> None:
-    assert NODE is not None
     # The question travels on the tasks/result request: a pipe, or that POST's SSE stream.
     where: dict[str, Any] = (
-        {"command": NODE, "args": [str(ENTRY), "stdio"]}
+        dict(zip(("command", "args"), ((c := everything_command("stdio"))[0], c[1:]), strict=True))
         if transport == "stdio"
         else {"url": request.getfixturevalue("everything_url")}
     )
@@ -119,21 +115,17 @@ async def test_a_task_waiting_for_input_gets_the_users_answer(
 
 @needs_everything
 async def test_with_tasks_never_the_tool_is_not_offered() -> None:
-    assert NODE is not None
-    async with MCPToolProvider(
-        name="ev", command=NODE, args=[str(ENTRY), "stdio"], tasks="never"
-    ) as provider:
+    node, *args = everything_command("stdio")
+    async with MCPToolProvider(name="ev", command=node, args=args, tasks="never") as provider:
         names = {tool.name for tool in await provider.get_tools()}
     assert RESEARCH not in names and "get-sum" in names
 
 
 @needs_everything
 async def test_an_abandoned_task_is_cancelled_on_the_server(caplog: pytest.LogCaptureFixture) -> None:
-    assert NODE is not None
+    node, *args = everything_command("stdio")
     caplog.set_level("INFO", logger="jianmu_like.tools.mcp")
-    async with MCPToolProvider(
-        name="ev", command=NODE, args=[str(ENTRY), "stdio"], allow=[RESEARCH]
-    ) as provider:
+    async with MCPToolProvider(name="ev", command=node, args=args, allow=[RESEARCH]) as provider:
         running = asyncio.create_task(provider.call(RESEARCH, {"topic": "slow"}))
         await wait_until_async(lambda: "': working" in caplog.text, "the task to be created")
         running.cancel()

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -25,24 +23,17 @@ from jianmu_like.models._types import Usage
 from jianmu_like.server import create_app
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wait_until
 from jianmu_like.tools import MCPToolProvider
+from tests.mcp.everything import everything_command, needs_everything
 from tests.server.sse_live import live_server, read_events
 
-ENTRY = (
-    Path(__file__).resolve().parents[1]
-    / "mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
-)
-NODE = shutil.which("node")
 CLI = [sys.executable, "-m", "jianmu_like"]
-skip_without_everything = pytest.mark.skipif(
-    NODE is None or not ENTRY.exists(),
-    reason="server-everything is not installed: npm install --prefix tests/mcp",
-)
+skip_without_everything = needs_everything
 pytestmark = skip_without_everything
 
 
 def everything(**options: Any) -> MCPToolProvider:
-    assert NODE is not None
-    return MCPToolProvider(name="ev", command=NODE, args=[str(ENTRY), "stdio"], **options)
+    node, *args = everything_command("stdio")
+    return MCPToolProvider(name="ev", command=node, args=args, **options)
 
 
 @contextmanager
