@@ -38,11 +38,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from .._redact import redact
+from .._validation import describe_validation
 from .._run.protocol import AgentLike
 from ..agentfile._spec import A2ACard, A2ASkill
 from ..errors import JianmuError
 from ..guard._approvals import InvalidEdit
 from ..tools.mcp._elicitation import ElicitationError, UnknownElicitation
+from ._channels import ARTIFACT_CHANNEL
 from ._errors import error_response
 from ._routes import ApiRoute
 from ._runs import NotFound, RunConflict, RunRecord, RunRegistry
@@ -101,7 +103,7 @@ class JsonRpcResponse(BaseModel):
     error: dict[str, Any] | None = None
 
 
-class Decision(BaseModel):
+class A2ADecision(BaseModel):
     """The client's answer to an `input-required` approval (a data part)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -219,18 +221,18 @@ def _parts_data(message: a2a_pb2.Message) -> tuple[list[dict[str, Any]], str]:
     return data, "\n".join(get_text_parts(message.parts)).strip()
 
 
-def decision_of(message: a2a_pb2.Message) -> Decision:
+def decision_of(message: a2a_pb2.Message) -> A2ADecision:
     """The decision a message makes: a data part `{"decision": "approve" | "deny", "reason"?,
     "arguments"?, "id"?}`, or the plain text `approve` / `deny` (anything after it, the reason)."""
     data, text = _parts_data(message)
     if data:
         try:
-            return Decision.model_validate(data[0])
+            return A2ADecision.model_validate(data[0])
         except ValidationError as exc:
             raise A2AInputError(f"the task waits for a decision: {_problems(exc)}") from None
     verb, _, rest = text.partition(" ")
     if verb.lower().rstrip(".:,") in ("approve", "deny"):
-        return Decision(
+        return A2ADecision(
             decision="deny" if verb.lower().startswith("deny") else "approve", reason=rest.strip()
         )
     raise A2AInputError(
@@ -260,7 +262,7 @@ def answer_of(message: a2a_pb2.Message) -> Answer:
 
 
 def _problems(exc: ValidationError) -> str:
-    return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors())
+    return "; ".join(describe_validation(exc, inputs=False))
 
 
 def _jsonable(value: dict[str, Any]) -> Any:
@@ -384,9 +386,9 @@ class RunExecutor:
         async for item in record.follow(binding.sent):
             binding.sent = item.id
             channel, data = item.event, item.data
-            if channel == "artifact":
+            if channel == ARTIFACT_CHANNEL:
                 artifact = dict(data.get("artifact") or {})
-                n = sum(1 for m in record.log[: item.id] if m.event == "artifact") - 1
+                n = sum(1 for m in record.log[: item.id] if m.event == ARTIFACT_CHANNEL) - 1
                 part = pb.Part(
                     url=f"/api/runs/{record.run_id}/artifacts/{n}",
                     filename=str(artifact.get("name") or f"artifact-{n}"),

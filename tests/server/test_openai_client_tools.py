@@ -520,8 +520,10 @@ def test_a_batch_that_also_needs_an_approval_answers_409_then_waits_for_the_clie
                 http.post(f"/api/approvals/{approval['id']}", json={"decision": "approve"}).status_code == 200
             )
             run = f"/api/runs/{approval['run_id']}"
+            # Between the decision and the client's wait the run has no pending entry at all.
             wait_until(
-                lambda: http.get(run).json()["pending_approvals"][0]["decided"] is False, "the client wait"
+                lambda: any(p["decided"] is False for p in http.get(run).json()["pending_approvals"]),
+                "the client wait",
             )
             (waiting,) = http.get(run).json()["pending_approvals"]
             assert waiting["kind"] == "client_tool" and waiting["tool"] == "get_weather"
