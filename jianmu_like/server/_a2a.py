@@ -38,8 +38,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from .._redact import redact
-from .._validation import describe_validation
 from .._run.protocol import AgentLike
+from .._validation import describe_validation
 from ..agentfile._spec import A2ACard, A2ASkill
 from ..errors import JianmuError
 from ..guard._approvals import InvalidEdit
