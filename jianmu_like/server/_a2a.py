@@ -47,7 +47,8 @@ from ..tools.mcp._elicitation import ElicitationError, UnknownElicitation
 from ._channels import ARTIFACT_CHANNEL
 from ._errors import error_response
 from ._routes import ApiRoute
-from ._runs import NotFound, RunConflict, RunRecord, RunRegistry
+from ._run_record import NotFound, RunConflict, RunRecord
+from ._runs import RunRegistry
 
 if TYPE_CHECKING:
     from a2a.server.agent_execution import AgentExecutor, RequestContext

@@ -47,7 +47,8 @@ from ._openai_compat import ChatCompletionRequest, openai_routes
 from ._openai_errors import OpenAIErrorShape
 from ._openapi import openapi_document
 from ._routes import ApiRoute, BadRequest, Param, read_body, starlette_routes
-from ._runs import AgentFactory, NotFound, Retention, RunConflict, RunRegistry, run_messages
+from ._run_record import NotFound, Retention, RunConflict, run_messages
+from ._runs import AgentFactory, RunRegistry
 from ._schemas import (
     MAX_SEQ,
     AgentTree,

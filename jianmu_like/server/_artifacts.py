@@ -19,7 +19,7 @@ from urllib.parse import quote
 from starlette.responses import Response
 
 from ._channels import ARTIFACT_CHANNEL
-from ._runs import NotFound, RunRecord
+from ._run_record import NotFound, RunRecord
 
 ARTIFACT_POLICY = (
     "sandbox; default-src 'none'; img-src data:; style-src 'unsafe-inline'; frame-ancestors 'self'"

@@ -31,7 +31,8 @@ from ..guard._approvals import ApprovalDecision
 from ..models._messages import Message, ToolCall, ai, tool_message
 from ..nodes._client_tools import ClientTool, ClientTools
 from ..tools._base import validate_tool_name
-from ._runs import RunConflict, RunRecord, RunRegistry
+from ._run_record import RunConflict, RunRecord
+from ._runs import RunRegistry
 
 
 class ClientRequestError(JianmuError):

@@ -29,7 +29,8 @@ from .._redact import redact_secrets_in
 from ..tools.mcp._elicitation import ElicitationError, UnknownElicitation
 from ._errors import error_response
 from ._routes import ApiRoute
-from ._runs import NotFound, RunConflict, RunRecord, RunRegistry
+from ._run_record import NotFound, RunConflict, RunRecord
+from ._runs import RunRegistry
 
 
 class ElicitationResponse(BaseModel):

@@ -43,7 +43,7 @@ from ..checkpoint._contract import Checkpointer, CheckpointError
 from ..state._journal import JournalEntry
 from ._client_tools import tool_call_items
 from ._openai_errors import invalid
-from ._runs import RunRecord
+from ._run_record import RunRecord
 from ._watch import log
 
 WINDOW = 24 * 3600.0

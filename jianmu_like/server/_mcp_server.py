@@ -45,7 +45,8 @@ from .._redact import redact_secrets_in, redact_text
 from ..errors import JianmuError
 from ._artifacts import _body, artifacts
 from ._errors import error_response
-from ._runs import NotFound, RunConflict, RunRecord, RunRegistry, SSEMessage
+from ._run_record import NotFound, RunConflict, RunRecord, SSEMessage
+from ._runs import RunRegistry
 from ._security import BearerTokenMiddleware, HostAllowList, HostRule, SameOriginJson
 
 MCP_PATH = "/mcp"

@@ -61,7 +61,8 @@ from ._idempotency import IdempotencyKeys, identify
 from ._openai_errors import OpenAIError, OpenAIErrorShape, invalid, refuse_legacy_functions
 from ._response_format import ResponseFormat, output_schema
 from ._routes import ApiRoute, BadRequest
-from ._runs import NotFound, RunConflict, RunRecord, RunRegistry
+from ._run_record import NotFound, RunConflict, RunRecord
+from ._runs import RunRegistry
 from ._schemas import ChatCompletion, ModelCard, ModelList
 from ._v1_runs import StreamStops, failure_error, replayed, stored_approval_error
 

@@ -22,7 +22,8 @@ from typing import Any, TypeVar
 
 from ._idempotency import Remembered
 from ._openai_errors import OpenAIError, retry_after_header
-from ._runs import NotFound, RunConflict, RunRecord, RunRegistry
+from ._run_record import NotFound, RunConflict, RunRecord
+from ._runs import RunRegistry
 
 T = TypeVar("T")
 STOP_GRACE = 1.0

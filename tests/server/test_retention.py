@@ -12,7 +12,8 @@ from jianmu_like import AgentTemplate, ReActConfig, create_react_node, tool
 from jianmu_like.cli._parser import build_parser
 from jianmu_like.guard import GuardEnforcer, RequireApproval
 from jianmu_like.server import create_app
-from jianmu_like.server._runs import NotFound, Retention, RunRegistry
+from jianmu_like.server._run_record import NotFound, Retention
+from jianmu_like.server._runs import RunRegistry
 from jianmu_like.testing import PATIENCE, call, reply, scripted_client
 from tests.server.sse_live import live_server, read_events
 

@@ -1,0 +1,316 @@
+"""One run served over HTTP: its record (status, result, the approvals and client calls it waits
+for) and its event log, which late clients replay and then follow.
+
+The registry (`server._runs`) owns the records; a record drives its run's task and publishes every
+event of the run, mapped to SSE channels, into its log. Split from the registry so each module is
+one concept: what a run is here, and how a server keeps its runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from .._redact import redact, redact_text
+from .._run.explain import failure_text
+from .._run.protocol import AgentLike
+from .._run.result import AgentResult
+from ..checkpoint._store import Checkpointer
+from ..errors import JianmuError
+from ..guard._approvals import ApprovalDecision
+from ..telemetry import events as ev
+from ..telemetry.events import Event
+from ._channels import Channel, ChannelMapper
+from ._nodes import NodeChange, NodeWatcher
+from ._schemas import ServedRunStatus
+
+_API_HINT = (
+    "decide them first (POST /api/approvals/{id}; the run resumes by itself), or run on another thread"
+)
+_RUN_EDGES = (ev.RUN_STARTED, ev.RUN_RESUMED, ev.RUN_COMPLETED)
+
+
+class RunConflict(JianmuError):
+    """A request that contradicts the run's state (busy thread, decided approval): HTTP 409;
+    `extra` goes into the JSON body next to `error`."""
+
+    def __init__(self, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.extra = extra
+
+
+class NotFound(JianmuError):
+    """An unknown run or approval id: HTTP 404."""
+
+
+class SSEMessage(BaseModel):
+    """One message of a run's stream; `id` counts from 1 (the SSE `id:` field)."""
+
+    id: int
+    event: Channel | Literal["node"]
+    data: dict[str, Any]
+
+
+class Retention(BaseModel):
+    """How long finished runs stay answerable: `ttl` seconds after they finish and `max_runs`
+    at most (the oldest go first); None is no limit."""
+
+    max_runs: int | None = Field(1000, ge=1)
+    ttl: float | None = Field(3600.0, gt=0)
+    remembered: int = Field(10_000, ge=0)
+    """Evicted run and conversation ids remembered to say "evicted" rather than "unknown"."""
+
+    def describe(self) -> str:
+        parts = []
+        if self.ttl is not None:
+            parts.append(f"for {self.ttl:g} s after they finish")
+        if self.max_runs is not None:
+            parts.append(f"{self.max_runs} at most")
+        return "finished runs are kept " + (", ".join(parts) or "forever")
+
+
+class RunRecord:
+    """One run: its agent, status, result and the log of everything it published."""
+
+    def __init__(self, run_id: str, thread_id: str, agent: AgentLike, question: str) -> None:
+        self.run_id = run_id
+        self.thread_id = thread_id
+        self.agent = agent
+        self.question = question
+        self.status: ServedRunStatus = "running"
+        self.result: AgentResult | None = None
+        self.error: str | None = None
+        self.elapsed = 0.0
+        self.log: list[SSEMessage] = []
+        self.node_log: list[SSEMessage] = []
+        """`node` messages (`GET /api/runs/{run_id}/nodes`): a stream of their own, so the
+        event stream's ids stay those of its channels."""
+        self.nodes = NodeWatcher(self._publish_nodes)
+        self.mapper = ChannelMapper()
+        self.decisions: dict[str, ApprovalDecision] = {}
+        """Decisions (by the agent's approval id) gathered while the run is suspended."""
+        self.decided: dict[str, ApprovalDecision] = {}
+        """Every decision this run took (by approval id): a late second decider hears of it."""
+        self.task: asyncio.Task[None] | None = None
+        self.cancelling = False
+        """A client asked to cancel the run (`cancel`): it ends as `cancelled`."""
+        self.suspended_at: float | None = None
+        """When the run last suspended (the registry's clock): a wait for a client expires."""
+        self.model_failure: dict[str, Any] | None = None
+        """The last `model.call.failed` of the run's own agent (its status code and `Retry-After`:
+        the `/v1/` face answers an upstream rate limit as a 429)."""
+        self._changed = asyncio.Event()
+        self._unsubscribe: Callable[[], None] | None = None
+
+    @property
+    def injects(self) -> list[str]:
+        """Follow-ups waiting for the agent's next iteration boundary (`Agent.inject`)."""
+        return self.agent.interrupts.contents()
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("success", "failure", "cancelled")
+
+    def cancel(self) -> None:
+        """End the run as `cancelled`: its tree is halted (running nodes terminated, their tasks
+        cancelled: no further model or tool call); the agent still saves its checkpoint and
+        reports the run's end. Before the run's task starts, it never starts the agent."""
+        self.cancelling = True
+        runner = self.agent.runner  # None: a conversation between runs
+        if runner is not None:
+            runner.halt()  # a no-op unless the tree is running
+
+    @property
+    def store(self) -> Checkpointer | None:
+        """The checkpoint store the run is saved in (None for a conversation kept in memory)."""
+        return self.agent.checkpointer
+
+    def waiting(self) -> list[str]:
+        """The ids of the approvals this run waits for that nobody has decided yet."""
+        if self.status != "suspended" or self.result is None:
+            return []
+        return [a.id for a in self.result.pending_approvals if a.id not in self.decisions]
+
+    def publish(self, channel: Channel, data: dict[str, Any]) -> None:
+        self.log.append(SSEMessage(id=len(self.log) + 1, event=channel, data=data))
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    def _publish_nodes(self, changes: list[NodeChange]) -> None:
+        self.node_log.append(SSEMessage(id=len(self.node_log) + 1, event="node", data={"changes": changes}))
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    async def follow(self, after: int = 0, *, nodes: bool = False) -> AsyncIterator[SSEMessage]:
+        """The messages (`nodes`: node messages) after id `after`, then live ones until the run
+        is finished."""
+        index = max(after, 0)
+        while True:
+            changed = self._changed
+            log = self.node_log if nodes else self.log
+            while index < len(log):
+                yield log[index]
+                index += 1
+            if self.finished:
+                return
+            await changed.wait()
+
+    # ------------------------------------------------------------------ driving
+    def on_event(self, event: Event) -> None:
+        """Telemetry subscriber from the run's start to its end (suspensions included, so a
+        follow-up queued while it waits for an approval is published too)."""
+        agent = self.agent
+        if event.type in _RUN_EDGES and event.namespace == agent.namespace:
+            runner = agent.runner  # the tree in hand (a Conversation's borrowed one)
+            if runner is not None and event.node == agent.tree.name:  # not a nested agent's run
+                if event.type == ev.RUN_COMPLETED:
+                    self.nodes.detach(look=True)
+                else:
+                    self.nodes.attach(runner)
+        elif event.node is not None and event.type != ev.TEXT_DELTA:  # reply.started came first
+            self.nodes.look(active=event.node)
+            if event.type == ev.MODEL_CALL_FAILED:
+                self.model_failure = dict(event.data)
+        for channel, data in self.mapper.map(event):
+            self.publish(channel, data)
+
+    async def drive(self, start: Callable[[], Awaitable[AgentResult]]) -> None:
+        """Run `start()` (a run or a resume) to its end or suspension and publish the outcome."""
+        if self._unsubscribe is None:
+            self._unsubscribe = self.agent.telemetry.subscribe(self.on_event)
+        self.status = "running"
+        began = time.perf_counter()
+        result: AgentResult | None = None
+        try:
+            result = None if self.cancelling else await start()
+        except Exception as exc:  # a run that raises still ends its stream, with the cause
+            self.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            self.nodes.detach()
+            self.elapsed += time.perf_counter() - began
+        self.result = result
+        if result is not None and result.status == "suspended":
+            self.decisions = {}
+            self.status = "suspended"
+            self.publish("approval", {"status": "pending", "approvals": self.pending()})
+            return
+        self._unsubscribe()
+        self._unsubscribe = None
+        if result is not None:  # a failure's cause and what to do, worded as the CLI words it
+            self.error = failure_text(result) if result.status == "failure" else result.error
+        status: ServedRunStatus = (
+            result.status if result is not None and result.status == "success" else "failure"
+        )
+        if self.cancelling and status != "success":  # an answer that came first stands
+            status = "cancelled"
+            self.error = "cancelled by a client (POST /api/runs/{run_id}/cancel)"
+        if self.error:  # what `GET /api/runs/{id}` and `done` show: no secret, whoever quoted it
+            self.error = redact_text(self.error)
+        messages = self.mapper.finish(
+            answer=result.final_answer if result is not None else None,
+            status=status,
+            usage=result.usage.model_dump() if result is not None else {},
+            elapsed=self.elapsed,
+            termination=redact(result.termination) if result is not None else None,
+            error=self.error,
+        )
+        for channel, data in messages[:-1]:
+            self.publish(channel, data)
+        self.status = status  # before `done`, so a follower stops right after it
+        self.publish(*messages[-1])
+
+    def waits_for_client(self) -> bool:
+        """The run waits only for a client's tool results (nobody else decides them)."""
+        result = self.result
+        if self.status != "suspended" or result is None or not result.pending_approvals:
+            return False
+        return all(a.kind == "client_tool" for a in result.pending_approvals)
+
+    def expire(self, why: str) -> None:
+        """End a run whose client never sent its tool results: a failure saying so (its tree
+        stays as it stopped; the conversation goes with the run)."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self.error = why
+        messages = self.mapper.finish(
+            answer=None,
+            status="failure",
+            usage=self.result.usage.model_dump() if self.result is not None else {},
+            elapsed=self.elapsed,
+            termination={"reason": "client_timeout"},
+            error=why,
+        )
+        for channel, data in messages[:-1]:
+            self.publish(channel, data)
+        self.status = "failure"
+        self.publish(*messages[-1])
+
+    def pending(self) -> list[dict[str, Any]]:
+        """The approvals this run waits for; `id` is the approval id (the tool call's id, as the
+        command line and the store name it) within the conversation `thread_id`."""
+        if self.status != "suspended" or self.result is None:
+            return []
+        return [
+            {
+                "id": a.id,
+                "run_id": self.run_id,
+                "thread_id": self.thread_id,
+                "call_id": a.id,
+                "tool": a.tool,
+                "arguments": redact(a.arguments),  # like every event: no secrets in streams
+                "reason": a.reason,
+                "policy": a.policy,
+                "decided": a.id in self.decisions,
+                "kind": a.kind,
+            }
+            for a in self.result.pending_approvals
+        ]
+
+    def summary(self) -> dict[str, Any]:
+        result = self.result
+        return {
+            "run_id": self.run_id,
+            "thread_id": self.thread_id,
+            "status": self.status,
+            "input": self.question,
+            "answer": result.final_answer if result is not None and self.finished else None,
+            "usage": result.usage.model_dump() if result is not None else None,
+            "termination": result.termination if result is not None else None,
+            "error": self.error,
+            "iterations": self.mapper.iteration,
+            "elapsed": self.elapsed,
+            "pending_approvals": self.pending(),
+            "events": len(self.log),
+        }
+
+
+def all_decided(items: dict[str, dict[str, Any]], decisions: Mapping[str, ApprovalDecision]) -> bool:
+    """Whether a suspended run can go on: every call waiting for a human is decided. Calls
+    waiting for a client do not hold up a human's decisions (the run goes on and waits for the
+    client again); without any human's, every client call must be answered (they come together)."""
+    human = [call_id for call_id, item in items.items() if item.get("kind") != "client_tool"]
+    needed = human or list(items)
+    return all(call_id in decisions for call_id in needed)
+
+
+def run_messages(record: RunRecord) -> list[dict[str, Any]]:
+    """The conversation's messages at the run's end or suspension (its output namespace's, as
+    the model received them), redacted like every event; a run still working is a RunConflict."""
+    result = record.result
+    if result is None or record.status == "running":
+        raise RunConflict(
+            f"run {record.run_id!r} is {record.status}: its messages are read when it finishes or "
+            f"waits for approvals (follow GET /api/runs/{record.run_id}/events meanwhile)"
+        )
+    state = result.state
+    if result.output_namespace is not None:
+        state = getattr(state, result.output_namespace, None)
+    messages = getattr(state, "messages", None)
+    if not isinstance(messages, list):
+        raise RunConflict(f"run {record.run_id!r}: this agent keeps no `messages` in its state")
+    return [redact(m.to_openai()) if hasattr(m, "to_openai") else redact(m) for m in messages]
