@@ -12,7 +12,6 @@ presets inside its own directory tree (or configured roots), and is read with YA
 
 from __future__ import annotations
 
-import copy
 import functools
 import os
 from collections.abc import Callable, Sequence
@@ -34,7 +33,6 @@ from .._sources import (
     in_line_order,
     load_yaml,
 )
-from .._validation import error_locations
 from ..bt import _composites as composites
 from ..bt._conditions import StateCondition
 from ..bt._loop import LoopUntilSuccess
@@ -56,6 +54,7 @@ from ..tools.mcp._config import parse_mcp_servers
 from . import _wiring as wiring
 from ._kinds import AGENT_KINDS, FILE_KINDS, AgentKind
 from ._modules import ModulePolicy
+from ._partial import without_bad_keys
 from ._shipped import SHIPPED_DIR
 from ._spec import AgentFileSpec, MCPPromptSpec, ModelSpec, PresetRefSpec, ReActSpec, TreeNodeSpec
 
@@ -165,7 +164,7 @@ class _Builder:
         self._shared_guards: dict[int, tuple[dict[str, Any], GuardEnforcer]] = {}
         self.pruned: set[Path] = set()
         """Files whose schema errors were reported and whose other keys were checked without
-        the bad ones (`_without_bad_keys`): never built, never wired."""
+        the bad ones (`without_bad_keys`): never built, never wired."""
 
     # ------------------------------------------------------------------ checking
     def spec_of(self, file: Path, referenced_at: str | None = None) -> AgentFileSpec | None:
@@ -199,7 +198,7 @@ class _Builder:
             self.problems.extend(describe_errors(exc, where=doc.where, model=AgentFileSpec))
             # The rest of the file is checked too (its references: tools, MCP servers, guard
             # rules), so one `validate` reports every problem; the file stays refused.
-            rest = _without_bad_keys(doc.data, exc)
+            rest = without_bad_keys(doc.data, exc)
             if rest is None:
                 return None
             spec = rest
@@ -668,44 +667,6 @@ def resolve_output_schema(
     if not (isinstance(target, type) and issubclass(target, BaseModel)):
         raise ValueError(f"{reference!r} is not a pydantic model class (found {type(target).__name__})")
     return target
-
-
-_PRUNE_ROUNDS = 5
-"""How many times a file is validated again without its bad keys (a key removed can reveal no
-new error but a required one missing; a few rounds settle every file seen in practice)."""
-
-
-def _without_bad_keys(data: Any, error: ValidationError) -> AgentFileSpec | None:
-    """The spec of `data` with every mapping key that failed validation removed, so that its
-    references can be checked in the same pass as its schema; None when the file is not valid
-    enough for that (an error in a list item, a required key missing). Only keys are removed,
-    never list items: every other problem keeps its place (its line)."""
-    pruned = copy.deepcopy(data)
-    for _ in range(_PRUNE_ROUNDS):
-        if not all(_prune(pruned, loc) for loc in error_locations(error)):
-            return None
-        try:
-            return AgentFileSpec.model_validate(pruned)
-        except ValidationError as again:
-            error = again
-    return None
-
-
-def _prune(data: Any, loc: tuple[int | str, ...]) -> bool:
-    """Remove the mapping key at `loc` (a pydantic error location, whose union tags are not keys
-    of the data and are stepped over); False when `loc` does not end at a mapping key."""
-    if not loc:
-        return False
-    node = data
-    for key in loc[:-1]:
-        in_list = isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node)
-        if in_list or (isinstance(node, dict) and key in node):
-            node = node[key]
-    last = loc[-1]
-    if isinstance(node, dict) and last in node:
-        del node[last]
-        return True
-    return False
 
 
 def _looks_like_agent_file(data: Any) -> bool:
