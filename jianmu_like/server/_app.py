@@ -41,6 +41,7 @@ from ._console import console_routes
 from ._elicitations import elicitation_routes
 from ._errors import error_response, http_error, internal_error
 from ._idempotency import WINDOW, IdempotencyKeys
+from ._interruptions import interruption_routes
 from ._markdown import shown_messages
 from ._nodes import node_entries, tree_json
 from ._openai_compat import ChatCompletionRequest, openai_routes
@@ -377,6 +378,7 @@ def create_app(
             idempotency,
         ),
         *elicitation_routes(registry),
+        *interruption_routes(registry),
         *a2a_routes(registry, sample, a2a, token=bool(token), version=_version()),
     ]  # fmt: skip
 

@@ -123,9 +123,21 @@ class ChannelMapper:
         if kind == ev.ARTIFACT:
             return [("artifact", dict(data))]
         if kind == ev.ELICITATION_REQUESTED:  # a question for a person: the human channel
-            return [("approval", {"status": "elicitation", "elicitation": data.get("request")})]
-        if kind == ev.ELICITATION_RESOLVED:
-            return [("approval", {"status": "elicitation_resolved", **data})]
+            request = data.get("request") or {}
+            question = {
+                "id": request.get("id"),
+                "kind": "question",
+                "state": "pending",
+                "requested_at": request.get("requested_at"),
+                "payload": request,
+            }
+            return [
+                ("approval", {"status": "elicitation", "elicitation": request, "interruptions": [question]})
+            ]
+        if kind == ev.ELICITATION_RESOLVED:  # its answer, an interruption decided
+            answer = {"action": data.get("action")}
+            decided = {"id": data.get("id"), "kind": "question", "state": "decided", "answer": answer}
+            return [("approval", {"status": "elicitation_resolved", **data, "interruptions": [decided]})]
         return []
 
     def finish(
