@@ -54,9 +54,7 @@ def agents_waiting(srv: ScriptedOpenAIServer) -> Agent:
         "Both",
         policy=py_trees.common.ParallelPolicy.SuccessOnAll(),
         children=[
-            create_react_node(
-                "A", namespace="a", model_client=client, tools=[delete_file], constraints=guard
-            ),
+            create_react_node("A", namespace="a", model_client=client, tools=[delete_file], constraints=gate),
             create_react_node("B", namespace="b", model_client=client, tool_providers=[provider]),
         ],
     )
