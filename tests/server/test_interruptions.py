@@ -6,6 +6,7 @@ stdio, the real `openai` client against the strict scripted model server, uvicor
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
@@ -16,7 +17,7 @@ from jianmu_like.server import create_app
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, wait_until
 from tests.mcp.test_interruptions import delete_file, model, needs_approval
 from tests.server.sse_live import live_server, read_events
-from tests.server.test_mcp_elicitations import everything, skip_without_everything
+from tests.server.test_mcp_elicitations import everything, jianmu, skip_without_everything
 
 pytestmark = skip_without_everything
 
@@ -71,6 +72,15 @@ def test_an_approval_and_a_question_share_the_listing_the_route_and_the_channel(
             assert unknown.status_code == 404
             assert listing(http) == listed
 
+            # The command line lists them and sends its answers to the same route.
+            shown = jianmu("interruptions", "list", "--url", url, "--json")
+            assert shown.returncode == 0, shown.stderr
+            assert sorted(json.loads(line)["id"] for line in shown.stdout.splitlines()) == sorted(
+                [approval["id"], question["id"]]
+            )
+            refused = jianmu("interruptions", "answer", approval["id"], "decline", "--url", url)
+            assert refused.returncode == 2 and "waiting for a decision" in refused.stderr
+
             # The same route answers both.
             answered = http.post(
                 route.format(question["id"]), json={"action": "accept", "content": {"name": "Ada"}}
@@ -80,6 +90,8 @@ def test_an_approval_and_a_question_share_the_listing_the_route_and_the_channel(
             decided = http.post(route.format(approval["id"]), json={"decision": "approve"})
             assert decided.status_code == 200, decided.text
             assert decided.json()["kind"] == "approval" and decided.json()["run_id"] == deleting
+            late = jianmu("interruptions", "answer", approval["id"], "deny", "--url", url)
+            assert late.returncode == 2 and "already decided (approved)" in late.stderr
 
             streams = {run_id: read_events(http, run_id) for run_id in (deleting, asking)}
             assert http.get("/api/interruptions").json()["interruptions"] == []
