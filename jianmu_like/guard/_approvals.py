@@ -58,7 +58,8 @@ WaitKind = Literal["approval", "client_tool"]
 """Whom a waiting tool call waits for: a human's decision (`approval`), or the client that
 offered the tool and runs it itself (`client_tool`, the OpenAI-compatible endpoint's client
 tools), whose answer is the call's result. Both suspend the run the same way and are answered
-through the same decide path; a later kind (a question, a breakpoint) is one more value here."""
+through the same decide path. Both are kinds of `Interruption` (`guard._interruptions`), where a
+kind that is not a tool call (a question, a breakpoint) is registered."""
 
 
 class Approval(BaseModel):
