@@ -133,7 +133,7 @@ class RunCore:
         self.durability = durability
         self.interrupts = Interrupts(telemetry, namespace=namespace, node=trees.tree.name)
         self.approvals = Approvals(sm, keys)
-        self.interruptions = Interruptions(self.approvals, lambda: self.trees.toolsets())
+        self.interruptions = Interruptions(self.approvals, trees.toolsets)  # no cycle back to self
         self.recorder: RunRecorder | None = None
         self.recording: RunRecording | None = None
         """Where every run and resume is recorded (`Agent(record=...)`; None: not recorded)."""
