@@ -194,6 +194,8 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .tools._errors import ToolExitError as ToolExitError
     from .tools._errors import ToolProviderError as ToolProviderError
     from .tools._errors import UnknownToolError as UnknownToolError
+    from .tools._questions import ElicitationError as ElicitationError
+    from .tools._questions import UnknownElicitation as UnknownElicitation
     from .tools.builtin import CalculatorError as CalculatorError
     from .tools.mcp._auth import MCPAuthError as MCPAuthError
     from .tools.mcp._auth import MCPLoginRequiredError as MCPLoginRequiredError
@@ -203,6 +205,4 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .tools.mcp._content import MCPServerError as MCPServerError
     from .tools.mcp._content import MCPTimeoutError as MCPTimeoutError
     from .tools.mcp._content import MCPToolError as MCPToolError
-    from .tools._questions import ElicitationError as ElicitationError
-    from .tools._questions import UnknownElicitation as UnknownElicitation
     from .tools.mcp._prompts import MCPPromptError as MCPPromptError
