@@ -5,9 +5,11 @@ hooks, the run-id source, a telemetry subscriber), so nothing inside the tree kn
 replay: no provider is asked (no socket is opened to a model server) and no tool runs (a tool
 that would write a file does not). Every event the tree publishes is compared, as it is
 published, with the recorded one at the same place: type, node, namespace, run id and payload,
-apart from the timing fields (`recording.TIMING_FIELDS`). The first difference stops the replay
-(the run is cancelled) with a `Divergence` naming the tick, the node, and the recorded and the
-new request or event.
+apart from the timing fields (`recording.TIMING_FIELDS`). "The same place" is the recorded order
+of the run's events, except across the branches of a parallel node, whose events may interleave
+differently (each branch's in its recorded order, see `_order`). The first difference stops the
+replay (the run is cancelled) with a `Divergence` naming the tick, the node, and the recorded
+and the new request or event.
 
 Model calls are matched by their request (first unanswered recorded call with an equal request),
 tool calls by tool and arguments, so the calls of a parallel batch or of parallel sub-agents
@@ -52,6 +54,7 @@ from ..telemetry.events import Event
 from ..tools._base import Tool
 from ..tools._errors import ToolArgumentsError
 from ..tools._hooks import ToolInvoke, use_tool_call_hook
+from ._order import Branches, EventOrder
 
 AgentSource = Agent | Callable[[], Agent] | str | Path
 """What replay runs: an `Agent`, a function building one, an agent file or `module:function`."""
@@ -165,7 +168,8 @@ class Player:
         self.forked = False
         self.divergence: Divergence | None = None
         self._operation = 0
-        self._cursor = 0
+        self._branches = Branches(lambda: self._agent.root if self._agent is not None else None)
+        self._order = EventOrder(self.events[0], self._branches)
         self._task: asyncio.Task[AgentResult] | None = None
         self._agent: Agent | None = None
         self._tick: Callable[[], int] = lambda: 0
@@ -188,7 +192,8 @@ class Player:
         try:
             with use_model_call_hook(self._model), use_tool_call_hook(self._tool):
                 for index, operation in enumerate(self.operations):
-                    self._operation, self._cursor = index, 0
+                    self._operation = index
+                    self._order = EventOrder(self.events[index], self._branches)
                     run_id = operation.get("run_id")
                     if isinstance(run_id, str):
                         core.new_run_id = lambda run_id=run_id: run_id  # type: ignore[misc]
@@ -237,9 +242,8 @@ class Player:
     def _finish_operation(self) -> None:
         if self.forked:
             return
-        expected = self.events[self._operation]
-        if self._cursor < len(expected):
-            line = expected[self._cursor]
+        line = self._order.pending()
+        if line is not None:
             self._diverge("missing_event", line.get("node"), _event_view(line), None)
             raise ReplayDivergence(self.divergence)  # type: ignore[arg-type]
 
@@ -265,30 +269,31 @@ class Player:
             self.on_event(event)
         if self.divergence is not None or self.forked or event.type.startswith("replay."):
             return
-        expected = self.events[self._operation]
+        order = self._order
         new = _event_view(event)
-        if self._cursor >= len(expected):
+        due = order.due(event.node)
+        if due is None:
             self._diverge("extra_event", event.node, None, new)
             return
-        recorded = _event_view(expected[self._cursor])
+        recorded = _event_view(order.expected[due])
         if recorded != new:
             self._diverge("event", event.node, recorded, new)
             return
-        self._cursor += 1
+        order.publish(due)
         self._release()
         self._follow_up()
 
     def _follow_up(self) -> None:
         """Send the follow-ups the recording received at this place of the event stream (an
-        `inject` queued there): the replay injects them itself, at the same point of the run."""
-        expected = self.events[self._operation]
+        `inject` queued there, once every event before it is published): the replay injects
+        them itself, at the same point of the run."""
+        order = self._order
         agent = self._agent
-        while not self._injecting and agent is not None and self._cursor < len(expected):
-            line = expected[self._cursor]
+        while not self._injecting and agent is not None and (line := order.pending()) is not None:
             data = line.get("data") or {}
             if line.get("type") != ev.INJECT or data.get("status") != "queued":
                 return
-            at = self._cursor
+            at = order.low
             self._injecting = True
             try:
                 agent.inject(str(data.get("content") or ""), namespace=line.get("namespace"))
@@ -297,30 +302,30 @@ class Player:
                 return
             finally:
                 self._injecting = False
-            if self._cursor == at:  # it published nothing the comparison took
+            if order.low == at:  # it published nothing the comparison took
                 return
 
     async def _turn(self, before: Any) -> None:
-        """Wait until the replay has published `before` events in this operation, as the
-        recording had at this point of a call (a parallel batch answers, and parallel model
-        calls publish, in their recorded order); a wait that the replay cannot end within
-        `TURN_PATIENCE` seconds is a divergence (an event that never came)."""
-        if not isinstance(before, int) or self.forked or self._cursor >= before:
+        """Wait until the replay has published the first `before` recorded events of this
+        operation, as the recording had at this point of a call (a parallel batch answers, and
+        parallel model calls publish, in their recorded order); a wait that the replay cannot
+        end within `TURN_PATIENCE` seconds is a divergence (an event that never came)."""
+        if not isinstance(before, int) or self.forked or self._order.low >= before:
             return
         waiter = asyncio.get_running_loop().create_future()
         self._waiters.append((before, waiter))
         try:
             await asyncio.wait_for(waiter, TURN_PATIENCE)
         except TimeoutError:
-            expected = self.events[self._operation]
-            missing = expected[self._cursor] if self._cursor < len(expected) else None
+            missing = self._order.pending()
             self._diverge("missing_event", None, _event_view(missing) if missing else None, None)
             raise _Stop from None
 
     def _release(self) -> None:
         waiters = self._waiters
         if waiters:
-            ready = [w for w in waiters if self._cursor >= w[0]]
+            low = self._order.low
+            ready = [w for w in waiters if low >= w[0]]
             for item in ready:
                 waiters.remove(item)
                 if not item[1].done():

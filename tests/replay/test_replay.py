@@ -91,6 +91,12 @@ def view(event: dict[str, Any]) -> tuple[Any, ...]:
     )
 
 
+def as_line(event: Event) -> dict[str, Any]:
+    """A published event as `view` takes a recorded one."""
+    fields = ("type", "node", "namespace", "run_id", "data")
+    return {name: getattr(event, name) for name in fields}
+
+
 SCRIPT = [
     calls(call("write_note", text="buy milk"), content="Writing it down."),
     reply("Noted: buy milk."),
@@ -409,6 +415,149 @@ async def test_the_supervisor_with_parallel_sub_agents_replays(tmp_path: Path) -
         k: a.final_answer for k, a in recorded.agents.items()
     }
     assert len(seen) == len(recorded_events(path))
+
+
+SUB_AGENTS = "Supervisor/Supervisor.Agents/Supervisor.q"
+
+
+def rewrite_events(source: Path, out: Path, reorder: Any, change: Any = None) -> None:
+    """Writes `source` to `out` with its event lines in the order `reorder(events)` gives (a
+    list of the original indices), each model line's references to them renumbered and each
+    call's `events_before` moved to the first place of an event published after it started:
+    another interleaving the recording could have had. `change(events)` may edit events first."""
+    lines = [json.loads(raw) for raw in source.read_text().splitlines()]
+    assert [line["kind"] for line in lines].count("run") == 1
+    events = [line for line in lines if line["kind"] == "event"]
+    if change is not None:
+        change(events)
+    order = reorder(events)
+    assert sorted(order) == list(range(len(events)))
+    place = {old: new for new, old in enumerate(order)}
+    calls = [line for line in lines if line["kind"] in ("model", "tool")]
+    for line in calls:
+        later = [place[e] for e in range(line["events_before"], len(events))]
+        line["events_before"] = min(later, default=len(events))
+        if line["kind"] == "model":
+            line["events"] = [place[e] if isinstance(e, int) else e for e in line["events"]]
+    head = [line for line in lines if line["kind"] in ("header", "run")]
+    tail = [line for line in lines if line["kind"] == "result"]
+    written = [*head, *(events[i] for i in order), *calls, *tail]
+    out.write_text("".join(json.dumps(line) + "\n" for line in written))
+
+
+def interleave(pattern: str) -> Any:
+    """A reorder for `rewrite_events`: the sub-agents' events (one contiguous stretch) merged
+    as `pattern` says, a lane number per event ("1122..." = two of q1, two of q2, ...); a `*`
+    after a lane takes that lane's next event of the type named up to the following space."""
+
+    def reorder(events: list[dict[str, Any]]) -> list[int]:
+        lanes: dict[str, list[int]] = {"1": [], "2": []}
+        stretch = [i for i, e in enumerate(events) if str(e["node"]).startswith(SUB_AGENTS)]
+        assert stretch == list(range(stretch[0], stretch[-1] + 1))  # nothing else in between
+        for i in stretch:
+            lanes[events[i]["node"][len(SUB_AGENTS)]].append(i)
+        merged = [lanes[lane].pop(0) for lane in pattern]
+        assert not lanes["1"] and not lanes["2"], pattern  # the pattern covers every event
+        return [*range(stretch[0]), *merged, *range(stretch[-1] + 1, len(events))]
+
+    return reorder
+
+
+def lane_types(path: Path) -> dict[str, list[str]]:
+    """The event types of each sub-agent (lane "1": q1, "2": q2) in the recording at `path`."""
+    events = [json.loads(raw) for raw in path.read_text().splitlines() if '"kind":"event"' in raw]
+    return {lane: [e["type"] for e in events if e["node"].startswith(SUB_AGENTS + lane)] for lane in "12"}
+
+
+async def record_supervisor(path: Path) -> Any:
+    async with ScriptedOpenAIServer(supervisor_model) as srv:
+        recorded = await Agent(create_supervisor_node(model_client=srv.client())).run(
+            {"messages": [human("Paris or Rome?")]}, record=path
+        )
+    assert recorded.status == "success", recorded.error
+    return recorded
+
+
+def supervisor_offline() -> Agent:
+    return Agent(create_supervisor_node(model_client=scripted_client([])))
+
+
+def ci_interleaving(lanes: dict[str, list[str]]) -> str:
+    """The order a loaded CI machine recorded: q2's model answered between q1's reply and the
+    end of q1's loop (before the tick that ends it)."""
+    one, two = lanes["1"], lanes["2"]
+    answered, ended = two.index("model.call.completed"), one.index("loop.terminated")
+    started = "1" * 2 + "2" * 2  # each: its reply and its model call started
+    q1_replied = "1" * (ended - 2)  # q1's answer and reply, up to the end of its loop
+    q2_answered = "2" * (answered - 1)
+    rest = "1" * (len(one) - ended) + "2" * (len(two) - answered - 1)
+    return started + q1_replied + q2_answered + rest
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        pytest.param(ci_interleaving, id="q2-answers-before-q1-loop-ends"),
+        pytest.param(lambda lanes: "1" * len(lanes["1"]) + "2" * len(lanes["2"]), id="q1-then-q2"),
+        pytest.param(lambda lanes: "2" * len(lanes["2"]) + "1" * len(lanes["1"]), id="q2-then-q1"),
+        pytest.param(lambda lanes: "12" * len(lanes["1"]), id="alternating"),
+    ],
+)
+async def test_parallel_sub_agents_replay_whatever_their_recorded_interleaving(
+    tmp_path: Path, rule: Any
+) -> None:
+    """The sub-agents' events may interleave in any order (each sub-agent's in its own order):
+    every such recording replays, the replay publishing the same events of each sub-agent."""
+    path, variant = tmp_path / "run.jsonl", tmp_path / "variant.jsonl"
+    recorded = await record_supervisor(path)
+    rewrite_events(path, variant, interleave(rule(lane_types(path))))
+    seen: list[Event] = []
+    result = await areplay(variant, agent=supervisor_offline, on_event=seen.append)
+    assert result.final_answer == recorded.final_answer
+    for lane in "12":
+        mine = SUB_AGENTS + lane
+        new = [view(as_line(e)) for e in seen if str(e.node).startswith(mine)]
+        assert new == [view(e) for e in recorded_events(variant) if str(e["node"]).startswith(mine)]
+    assert len(seen) == len(recorded_events(variant))
+
+
+async def test_a_difference_inside_a_sub_agent_is_reported_at_that_sub_agent(tmp_path: Path) -> None:
+    """Comparing per branch keeps divergences precise: the changed event of q2 is named, with
+    q2's recorded event, even while q1's events are still due."""
+    path, variant = tmp_path / "run.jsonl", tmp_path / "variant.jsonl"
+    await record_supervisor(path)
+
+    def change(events: list[dict[str, Any]]) -> None:
+        [ended] = [e for e in events if e["type"] == "loop.terminated" and e["node"] == SUB_AGENTS + "2"]
+        ended["data"]["iterations"] = 7
+
+    rewrite_events(path, variant, lambda events: list(range(len(events))), change)
+    with pytest.raises(ReplayDivergence) as caught:
+        await areplay(variant, agent=supervisor_offline)
+    divergence = caught.value.divergence
+    assert (divergence.kind, divergence.path) == ("event", "data.iterations")
+    assert divergence.node == SUB_AGENTS + "2"
+    assert (divergence.recorded["data"]["iterations"], divergence.new["data"]["iterations"]) == (7, 1)
+
+
+async def test_events_outside_parallel_branches_keep_their_exact_order(tmp_path: Path) -> None:
+    """A parent's event and its children's are not concurrent: the parallel node's start moved
+    after a sub-agent's first event is a divergence at that sub-agent's event."""
+    path, variant = tmp_path / "run.jsonl", tmp_path / "variant.jsonl"
+    await record_supervisor(path)
+
+    def late_start(events: list[dict[str, Any]]) -> list[int]:
+        start = next(i for i, e in enumerate(events) if e["type"] == "parallel.started")
+        order = list(range(len(events)))
+        order[start], order[start + 1] = order[start + 1], order[start]
+        return order
+
+    rewrite_events(path, variant, late_start)
+    with pytest.raises(ReplayDivergence) as caught:
+        await areplay(variant, agent=supervisor_offline)
+    divergence = caught.value.divergence
+    assert divergence.kind == "event" and divergence.path == "type"
+    assert (divergence.recorded["type"], divergence.new["type"]) == ("reply.started", "parallel.started")
 
 
 async def test_a_follow_up_injected_during_the_run_replays_at_its_place(tmp_path: Path) -> None:
