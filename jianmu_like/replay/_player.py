@@ -53,7 +53,7 @@ from ..telemetry import events as ev
 from ..telemetry.events import Event
 from ..tools._base import Tool
 from ..tools._errors import ToolArgumentsError
-from ..tools._hooks import ToolInvoke, use_tool_call_hook
+from ..tools._hooks import ToolInvoke, ToolTimedOut, use_tool_call_hook
 from ._order import Branches, EventOrder
 
 AgentSource = Agent | Callable[[], Agent] | str | Path
@@ -517,6 +517,8 @@ def _rebuild(error: Mapping[str, Any]) -> BaseException:
     """The recorded failure of a call, raised again: the same class name and message, so the
     node turns it into the same observation or failure it did when recorded."""
     name, message = str(error.get("type", "Exception")), str(error.get("message", ""))
+    if error.get("timed_out") is True:  # a tool call its deadline cancelled
+        return ToolTimedOut(message)
     if name == "ModelCallFailed":
         attempts = [ModelError(str(a)) for a in error.get("attempts") or ()]
         return ModelCallFailed(message, attempts=attempts)

@@ -24,7 +24,14 @@ from jianmu_like import (
     human,
     tool,
 )
-from jianmu_like._redact import redact, redact_bulk, register_secret
+from jianmu_like._redact import (
+    _SECRET_KEY,
+    _SECRET_VALUE,
+    might_hold_secret,
+    redact,
+    redact_bulk,
+    register_secret,
+)
 from jianmu_like.guard import GuardDecision, GuardEnforcer
 from jianmu_like.replay import (
     RecordingError,
@@ -611,6 +618,29 @@ def test_the_bulk_redaction_masks_what_redact_masks(value: Any) -> None:
     assert json.dumps(redact_bulk(value)) == json.dumps(redact(value))
 
 
+def secret_key_spellings() -> list[str]:
+    """Every word `_SECRET_KEY` matches, each optional separator spelled each way."""
+    words = _SECRET_KEY.pattern.strip("()").split("|")
+    return sorted({w.replace("[_-]?", sep) for w in words for sep in ("", "_", "-")})
+
+
+@pytest.mark.parametrize("word", [*secret_key_spellings(), "sk-abcdefgh12", "Bearer abcdefgh12", "x://y"])
+@pytest.mark.parametrize("around", ["a {} b", "é {} b"])  # ASCII text takes the quick check
+@pytest.mark.parametrize("case", [str.lower, str.upper, str.title])
+def test_the_quick_secret_check_sees_what_the_patterns_see(word: str, around: str, case: Any) -> None:
+    """`might_hold_secret`'s fixed clues stay in step with `redact`'s patterns: every spelling
+    they match, in any case, in ASCII or other text, is seen (a word added to the patterns
+    without a clue fails here)."""
+    text = around.format(word if word.startswith(("sk-", "Bearer")) else case(word))
+    assert _SECRET_KEY.search(text) or _SECRET_VALUE.search(text) or "://" in text
+
+    def check(value: Any) -> bool:
+        return might_hold_secret(json.dumps(value, ensure_ascii=False).encode())
+
+    assert check({"key": text}) and check({text: 1})
+    assert not check({"key": around.format("nothing here")})
+
+
 async def test_the_research_preset_replays_without_searching(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     searched: list[str] = []
@@ -696,3 +726,34 @@ async def test_failures_replay_as_they_happened(tmp_path: Path) -> None:
     assert (result.status, result.error) == (recorded.status, recorded.error)
     [failed] = [e for e in seen if e.type == "tool.call.completed" or e.type == "tool.call.failed"]
     assert "LookupError: no record 7" in str(failed.data)
+
+
+async def test_a_tool_call_that_timed_out_replays_as_timed_out(tmp_path: Path) -> None:
+    """The timeout cancelled the call while recording; the replay answers it as timed out (at
+    once, nothing waits), and the run goes on as it did."""
+    path = tmp_path / "run.jsonl"
+
+    @tool(timeout=0.2)
+    async def stuck(query: str) -> str:
+        """Never answers.
+
+        Args:
+            query: Anything.
+        """
+        await asyncio.Event().wait()  # never set: the tool's own timeout ends the call
+        return query
+
+    script = [calls(call("stuck", query="x")), reply("It timed out.")]
+
+    def build(client: Any) -> Agent:
+        return Agent(create_react_node(model_client=client, tools=[stuck]))
+
+    async with ScriptedOpenAIServer(script) as srv:
+        recorded = await build(srv.client()).run({"messages": [human("Try it.")]}, record=path)
+    [line] = [line for line in read_recording(path) if line["kind"] == "tool"]
+    assert line["error"]["timed_out"] is True
+    seen: list[Event] = []
+    result = await areplay(path, agent=lambda: build(scripted_client([])), on_event=seen.append)
+    assert (result.status, result.final_answer) == (recorded.status, "It timed out.")
+    [failed] = [e for e in seen if e.type == "tool.call.failed"]
+    assert failed.data["error"] == "tool 'stuck' timed out after 0.2 s"
