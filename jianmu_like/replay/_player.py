@@ -18,7 +18,10 @@ find their answers whatever order they are made in.
 `until=N, live=True` answers the first N model calls (and the tool calls before the next one)
 from the recording in their recorded order, whatever the requests now say, then lets the run go
 on against the real model and tools: the fork point is published as a `replay.forked` event
-and, when the live part is recorded, written into the new recording's header.
+and, when the live part is recorded, written into the new recording's header. `until_tick=T`
+forks instead at the first model or tool call the recording made at tick T or later: the
+recording's ticks, its lines' `tick` (a replay, answering at once, may take fewer); with
+several runs or resumes, each one's ticks go on from the previous one's last.
 """
 
 from __future__ import annotations
@@ -127,33 +130,44 @@ class Player:
         live: bool = False,
         on_event: Callable[[Event], None] | None = None,
         source: str = "",
+        until_tick: int | None = None,
     ) -> None:
+        if until is not None and until_tick is not None:
+            raise RecordingError("give until=N (model calls) or until_tick=T (ticks), not both")
         if until is not None and not live:
             raise RecordingError(
                 "until=N replays N model calls and then goes on live: give live=True (--live) too"
             )
-        if until is not None and until < 0:
-            raise RecordingError(f"until must be 0 or more, not {until}")
+        if until_tick is not None and not live:
+            raise RecordingError(
+                "until_tick=T replays up to tick T and then goes on live: give live=True (--live) too"
+            )
+        for name, value in (("until", until), ("until_tick", until_tick)):
+            if value is not None and value < 0:
+                raise RecordingError(f"{name} must be 0 or more, not {value}")
         self.header = lines[0]
         self.source = source
         self.until = until
+        self.until_tick = until_tick
         self.live = live
         self.on_event = on_event
         self.operations: list[dict[str, Any]] = []
         self.events: list[list[dict[str, Any]]] = []
         self.models: list[dict[str, Any]] = []
         self.tools: list[dict[str, Any]] = []
+        offset = last = 0  # the recording's ticks, counted on over its runs and resumes
         for line in lines[1:]:
             kind = line["kind"]
             if kind == "run":
                 self.operations.append(line)
                 self.events.append([])
+                offset, last = offset + last, 0
             elif kind == "event" and self.events:
                 self.events[-1].append(line)
-            elif kind == "model":
-                self.models.append(line)
-            elif kind == "tool":
-                self.tools.append(line)
+                last = max(last, int(line.get("tick") or 0))
+            elif kind in ("model", "tool"):
+                line["at_tick"] = offset + int(line.get("tick") or 0)
+                (self.models if kind == "model" else self.tools).append(line)
         if not self.operations:
             raise RecordingError(f"{source}: the recording holds no run")
         self._model_queues: dict[str, deque[dict[str, Any]]] = {}
@@ -185,7 +199,11 @@ class Player:
         runner = agent.runner
         recording: RunRecording | None = None
         if record is not None:
-            forked = {"recording": self.source, "iteration": self.until} if self.live else None
+            forked: dict[str, Any] | None = None
+            if self.live:
+                forked = {"recording": self.source, "iteration": self.until}
+                if self.until_tick is not None:
+                    forked = {"recording": self.source, "tick": self.until_tick}
             recording = RunRecording(record, agent=self.header.get("agent"), forked_from=forked)
         unsubscribe = agent.telemetry.subscribe(self._compare)
         result: AgentResult | None = None
@@ -337,13 +355,13 @@ class Player:
     ) -> ModelResponse:
         if self.forked:
             return await call(request, on_event)
-        if self.until is not None and self.model_served >= self.until:
-            self._fork(node_of(on_event))
-            return await call(request, on_event)
         new = request_data(request)
         line: dict[str, Any] | None
         if self.live:  # answered in recorded order: the requests may have changed on purpose
             line = self.models[self.model_served] if self.model_served < len(self.models) else None
+            if (self.until is not None and self.model_served >= self.until) or self._tick_reached(line):
+                self._fork(node_of(on_event))
+                return await call(request, on_event)
         else:
             queue = self._model_queues.get(_key(new))
             line = queue.popleft() if queue else None
@@ -374,6 +392,9 @@ class Player:
 
         new = [tool.name, redact(jsonable(arguments))]
         queue = self._tool_queues.get(_key(new))
+        if self.until_tick is not None and self._tick_reached(queue[0] if queue else None):
+            self._fork(None)
+            return await invoke(tool, arguments)
         line = queue.popleft() if queue else None
         if line is None:
             waiting = [t for i, t in enumerate(self.tools) if i not in self._tools_used]
@@ -385,6 +406,13 @@ class Player:
         if "error" in line:
             raise _rebuild(line["error"])
         return line["output"]
+
+    def _tick_reached(self, line: dict[str, Any] | None) -> bool:
+        """Whether `until_tick` says to go live at the call the recording answered with `line`
+        (None: one it never made)."""
+        if self.until_tick is None:
+            return False
+        return line is None or int(line["at_tick"]) >= self.until_tick
 
     def _fork(self, node: str | None) -> None:
         self.forked = True

@@ -301,6 +301,44 @@ async def test_replay_until_an_iteration_then_live_on_a_changed_model(tmp_path: 
     assert read_recording(forked)[0]["forked_from"] == {"recording": str(path), "iteration": 1}
 
 
+@pytest.mark.parametrize("fork_at", ["tool", "model"])
+async def test_replay_until_a_tick_then_live(tmp_path: Path, notes: Path, fork_at: str) -> None:
+    """`until_tick=T`: every call made before tick T is answered from the recording, the first
+    one from T on (the tool call, or the second model call) and all after it go live."""
+    path, forked = tmp_path / "run.jsonl", tmp_path / "forked.jsonl"
+    await record_notes(path, notes)
+    lines = read_recording(path)
+    [tool_line] = [line for line in lines if line["kind"] == "tool"]
+    first, second = [line for line in lines if line["kind"] == "model"]
+    assert first["tick"] < tool_line["tick"] < second["tick"]
+    tick = tool_line["tick"] if fork_at == "tool" else second["tick"]
+    seen: list[Event] = []
+    async with ScriptedOpenAIServer([reply("Noted, live.")]) as live:
+        result = await areplay(
+            path,
+            agent=lambda: note_agent(live.client()),
+            until_tick=tick,
+            live=True,
+            on_event=seen.append,
+            record=forked,
+        )
+        assert len(live.requests) == 1  # the second model call only
+    assert result.final_answer == "Noted, live."
+    assert notes.exists() == (fork_at == "tool")  # the tool ran only when the fork came before it
+    [fork] = [e for e in seen if e.type == "replay.forked"]
+    assert fork.data["iteration"] == 1  # its `tick` is the replay's: answered at once, it may be earlier
+    assert read_recording(forked)[0]["forked_from"] == {"recording": str(path), "tick": tick}
+
+
+async def test_until_and_until_tick_together_are_refused(tmp_path: Path, notes: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    await record_notes(path, notes)
+    with pytest.raises(RecordingError, match="not both"):
+        await areplay(path, agent=agents.offline, until=1, until_tick=2, live=True)
+    with pytest.raises(RecordingError, match="live"):
+        await areplay(path, agent=agents.offline, until_tick=2)
+
+
 async def test_until_without_live_is_refused(tmp_path: Path, notes: Path) -> None:
     path = tmp_path / "run.jsonl"
     await record_notes(path, notes)
