@@ -36,6 +36,7 @@ from ..checkpoint._threads import (
 from ..guard._approvals import InvalidEdit
 from ..models._describe import clients_in, describe_all
 from ._a2a import A2ACard, a2a_routes
+from ._agui import agui_routes
 from ._artifacts import artifact_response
 from ._console import console_routes
 from ._elicitations import elicitation_routes
@@ -378,6 +379,7 @@ def create_app(
             idempotency,
         ),
         *responses_routes(registry, served_model, idempotency),
+        *agui_routes(registry, served_model),
         *elicitation_routes(registry),
         *a2a_routes(registry, sample, a2a, token=bool(token), version=_version()),
     ]  # fmt: skip
