@@ -6,7 +6,9 @@ says which), on the same run core as every other face: an AG-UI run is a run of 
 (seen in the console and `GET /api/runs`), its `threadId` the server's thread (a conversation
 continues when the front-end sends its next message with the same `threadId`), its `runId`
 echoed on `RUN_STARTED` and `RUN_FINISHED` (the server's own run id is `RUN_STARTED`'s
-`metadata.jianmu_run_id`).
+`metadata.jianmu_run_id`). A request that repeats a `runId` of the thread (a front-end's retry)
+streams the run that `runId` began again, from the same point: the agent does not run twice (the
+last 10,000 are remembered).
 
 What a request does, by what it carries:
 
@@ -37,6 +39,7 @@ run (as a chat UI's Stop does on `/v1/`).
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -67,6 +70,8 @@ from ._v1_runs import StreamStops, resume_client_run, start_client_run
 __all__ = ["AGUIRunInput", "agui_routes"]
 
 PATH = "/ag-ui"
+REMEMBERED = 10_000
+"""Recent (threadId, runId) pairs remembered, so a retried request follows its run."""
 
 
 class AGUIRunInput(BaseModel):
@@ -155,6 +160,8 @@ def agui_routes(registry: RunRegistry, model_name: Callable[[], str]) -> list[Ap
     stops = StreamStops(registry)
     shown: dict[str, dict[str, Any]] = {}
     """The state each thread was last shown (a request may send it back)."""
+    begun: OrderedDict[tuple[str, str], tuple[str, int, int]] = OrderedDict()
+    """What each recent (threadId, runId) began: its server run and where its logs stood."""
 
     async def run(request: Request, _body: None) -> Response:
         wanted = request.path_params.get("agent")
@@ -178,10 +185,15 @@ def agui_routes(registry: RunRegistry, model_name: Callable[[], str]) -> list[Ap
         thread = body.thread_id
         if not 1 <= len(thread) <= 200:
             raise _invalid("threadId", "must be 1 to 200 characters")
-        _check_state(body.state, shown.get(thread))
-        if body.forwarded_props not in (None, {}):
-            raise _invalid("forwardedProps", "not supported: this agent takes nothing forwarded; send {}")
-        record, after, nodes_after = _begin(body)
+        retried = _again(thread, body.run_id)
+        if retried is None:
+            _check_state(body.state, shown.get(thread))
+            if body.forwarded_props not in (None, {}):
+                raise _invalid("forwardedProps", "not supported: this agent takes nothing forwarded; send {}")
+        record, after, nodes_after = retried or _begin(body)
+        begun[(thread, body.run_id)] = (record.run_id, after, nodes_after)
+        while len(begun) > REMEMBERED:
+            begun.popitem(last=False)
         events = agui.RunEvents(record, thread, body.run_id, nodes_after)
         encoder = agui.EventEncoder()
 
@@ -197,6 +209,15 @@ def agui_routes(registry: RunRegistry, model_name: Callable[[], str]) -> list[Ap
             media_type=encoder.get_content_type(),
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )
+
+    def _again(thread: str, run_id: str) -> tuple[RunRecord, int, int] | None:
+        """A request with the `runId` of one already begun (a retry): the same run, streamed
+        again from where that request began, never a second run."""
+        found = begun.get((thread, run_id))
+        record = registry.runs.get(found[0]) if found is not None else None
+        if found is None or record is None:
+            return None
+        return record, found[1], found[2]
 
     def _begin(body: Any) -> tuple[RunRecord, int, int]:
         """Start or resume the run the request asks for; where its logs stood before."""

@@ -22,6 +22,7 @@ from ag_ui_validate.pytest_plugin import assert_valid_agui
 
 import jianmu_like.server
 from jianmu_like import AgentTemplate, ReActConfig, create_react_node, tool
+from jianmu_like._redact import register_secret
 from jianmu_like.guard import GuardEnforcer, RequireApproval
 from jianmu_like.server import create_app
 from jianmu_like.testing import PATIENCE, call, calls, reply, scripted_client
@@ -43,6 +44,16 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
+SECRET = "hunter2-agui-topsecret"
+register_secret(SECRET, source="test")
+
+
+@tool
+def leak() -> str:
+    """Read the vault (its output holds a secret)."""
+    return f"the key is {SECRET}"
+
+
 @tool
 def delete_all(what: str) -> str:
     """Delete everything (needs a person's approval)."""
@@ -61,6 +72,10 @@ def responder(body: dict[str, Any]) -> Any:
         return calls(call("get_weather", city=text.split()[-1]))
     if text == "delete":
         return calls(call("delete_all", what="files"))
+    if text == "vault":
+        return calls(call("leak"))
+    if text == "think":
+        return reply("It is 42.", reasoning_content="Six times seven is forty-two.")
     return reply(f"echo: {text}")
 
 
@@ -68,7 +83,7 @@ def responder(body: dict[str, Any]) -> Any:
 def url() -> Iterator[str]:
     root = create_react_node(
         model_client=scripted_client(responder),
-        tools=[add, delete_all],
+        tools=[add, delete_all, leak],
         constraints=GuardEnforcer([RequireApproval(tools=["delete_all"])]),
         config=ReActConfig(max_iterations=6, stream=True),
     )
@@ -242,3 +257,32 @@ def test_without_the_extra_the_endpoint_names_it(url: str, monkeypatch: pytest.M
     monkeypatch.delattr(jianmu_like.server, "_agui_events")  # imported again, without ag_ui
     answer = post(url, run_input("chat-9", "run-1", "hi"))
     assert answer.status_code == 501 and "jianmu_like[agui]" in answer.json()["error"]
+
+
+def test_reasoning_streams_as_reasoning_messages(url: str) -> None:
+    events = stream(url, run_input("chat-10", "run-1", "think"))
+    text = "".join(event["delta"] for event in of(events, "REASONING_MESSAGE_CONTENT"))
+    assert text == "Six times seven is forty-two."
+    assert of(events, "REASONING_START") and of(events, "REASONING_END")
+    assert "".join(event["delta"] for event in of(events, "TEXT_MESSAGE_CONTENT")) == "It is 42."
+
+
+def test_no_secret_reaches_the_front_end(url: str) -> None:
+    answer = post(url, run_input("chat-11", "run-1", "vault"))
+    assert answer.status_code == 200
+    assert SECRET not in answer.text
+    events = [json.loads(line[5:]) for line in answer.text.splitlines() if line.startswith("data:")]
+    assert "the key is" in of(events, "TOOL_CALL_RESULT")[0]["content"]
+
+
+def test_a_retried_run_id_follows_the_same_run(url: str) -> None:
+    body = run_input("chat-12", "run-1", "add")
+    first = stream(url, body)
+    again = stream(url, body)
+    assert again[0]["metadata"]["jianmu_run_id"] == first[0]["metadata"]["jianmu_run_id"]
+    assert [e["type"] for e in again if e["type"].startswith("TEXT")] == [
+        e["type"] for e in first if e["type"].startswith("TEXT")
+    ]
+    with httpx.Client(base_url=url, headers=AUTH, timeout=PATIENCE) as http:
+        runs = http.get("/api/runs", params={"thread_id": "chat-12"}).json()["runs"]
+    assert len(runs) == 1

@@ -242,3 +242,11 @@ def test_an_idempotency_key_names_one_run(url: str) -> None:
     again = api.responses.create(model="helper", input="once", extra_headers=key)
     assert (again.model_extra or {})["run_id"] == (first.model_extra or {})["run_id"]
     assert again.output_text == "echo: once"
+
+
+def test_a_streamed_response_waiting_for_a_person_ends_with_an_error_event(url: str) -> None:
+    events = list(client(url).responses.create(model="helper", input="delete", stream=True))
+    assert [event.type for event in events[:2]] == ["response.created", "response.in_progress"]
+    last = events[-1]
+    assert last.type == "error" and last.code == "approval_required"
+    assert "POST" in last.message and "/api/approvals/" in last.message
