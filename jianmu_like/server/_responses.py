@@ -32,14 +32,13 @@ file's model settings, as on chat completions.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-from sse_starlette import EventSourceResponse, ServerSentEvent
+from sse_starlette import EventSourceResponse
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -57,6 +56,7 @@ from ._idempotency import IdempotencyKeys, identify
 from ._openai_compat import answer_content, approval_error, progress
 from ._openai_errors import OpenAIError, invalid
 from ._response_format import JSONSchemaFormat, ResponseFormat, output_schema
+from ._responses_stream import function_calls, message_item, reasoning_item, typed_events, usage_of
 from ._routes import ApiRoute, BadRequest, read_body
 from ._run_record import NotFound, RunConflict
 from ._runs import RunRegistry
@@ -67,7 +67,6 @@ from ._v1_runs import (
     resume_client_run,
     start_client_run,
     stored_approval_error,
-    usage_totals,
 )
 
 __all__ = ["ResponseObject", "ResponsesRequest", "responses_routes"]
@@ -326,32 +325,6 @@ def _format(body: ResponsesRequest) -> ResponseFormat | None:
     return ResponseFormat(type="json_schema", json_schema=schema)
 
 
-def _usage(usage: dict[str, Any] | None, spent: dict[str, int] | None = None) -> dict[str, Any]:
-    totals = usage_totals(usage, spent)
-    return {
-        "input_tokens": totals["prompt_tokens"],
-        "input_tokens_details": {"cached_tokens": 0},
-        "output_tokens": totals["completion_tokens"],
-        "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": totals["total_tokens"],
-    }
-
-
-def _calls(tool_calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Chat completions' `tool_calls` as `function_call` items."""
-    return [
-        {
-            "type": "function_call",
-            "id": f"fc_{item['id']}",
-            "call_id": item["id"],
-            "name": item["function"]["name"],
-            "arguments": item["function"]["arguments"],
-            "status": "completed",
-        }
-        for item in tool_calls
-    ]
-
-
 def responses_routes(
     registry: RunRegistry, model_name: Callable[[], str], keys: IdempotencyKeys | None = None
 ) -> list[ApiRoute]:
@@ -397,7 +370,15 @@ def responses_routes(
                 param="previous_response_id",
             )
         thread = match.group(1)
-        if body.instructions is not None and instructions.get(thread, body.instructions) != body.instructions:
+        if body.instructions is not None and thread not in instructions:
+            raise invalid(
+                "instructions cannot be checked against the conversation's: this server did not start "
+                "it (it restarted since); the server keeps the conversation, its system message "
+                "included: send no instructions",
+                "instructions_unknown",
+                "instructions",
+            )
+        if body.instructions is not None and instructions[thread] != body.instructions:
             raise invalid(
                 "instructions differ from those the conversation started with: the server keeps the "
                 "conversation, its system message included; send the same instructions or none",
@@ -450,7 +431,10 @@ def responses_routes(
                     record = start_client_run(
                         registry, question, thread, history, client, schema, format_field="text.format"
                     )
-                    instructions.setdefault(record.thread_id, body.instructions)
+                    if thread is None:  # a new conversation: its instructions are known from now on
+                        for gone in [t for t in instructions if t not in registry.threads]:
+                            del instructions[gone]  # conversations the server no longer holds
+                        instructions[record.thread_id] = body.instructions
                 claim.remember(record)
         run_id = record.run_id if record is not None else found.run_id if found is not None else ""
         thread_id = record.thread_id if record is not None else found.thread_id if found is not None else ""
@@ -498,20 +482,20 @@ def responses_routes(
             rid = skeleton["id"]
             output: list[dict[str, Any]] = []
             if reasoning.whole is not None:
-                output.append(_reasoning_item(f"rs_{rid[5:]}", reasoning.whole))
+                output.append(reasoning_item(f"rs_{rid[5:]}", reasoning.whole))
             if kind == "tool_calls":
-                output += _calls(done["tool_calls"])
+                output += function_calls(done["tool_calls"])
                 result = record.result if record is not None else None
-                usage = _usage(result.usage.model_dump() if result is not None else None, spent)
+                usage = usage_of(result.usage.model_dump() if result is not None else None, spent)
             else:
-                output.append(_message_item(f"msg_{rid[5:]}", answer_content(record, done, structured)))
-                usage = _usage(done.get("usage"), spent)
+                output.append(message_item(f"msg_{rid[5:]}", answer_content(record, done, structured)))
+                usage = usage_of(done.get("usage"), spent)
             response = {**skeleton, "status": "completed", "output": output, "usage": usage}
             keep(response)
             return response
 
         if body.stream:
-            source = _stream(skeleton, steps, error, finished)
+            source = typed_events(skeleton, steps, error, finished)
             if record is not None:
                 source = stops.watched(record, source)
             return EventSourceResponse(source, ping=15, headers={"Cache-Control": "no-store"})
@@ -573,143 +557,3 @@ def responses_routes(
             tag="openai",
         ),
     ]
-
-
-def _message_item(item_id: str, text: str) -> dict[str, Any]:
-    return {
-        "type": "message",
-        "id": item_id,
-        "role": "assistant",
-        "status": "completed",
-        "content": [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}],
-    }
-
-
-def _reasoning_item(item_id: str, text: str) -> dict[str, Any]:
-    return {
-        "type": "reasoning",
-        "id": item_id,
-        "summary": [],
-        "content": [{"type": "reasoning_text", "text": text}],
-        "status": "completed",
-    }
-
-
-async def _stream(
-    skeleton: dict[str, Any],
-    steps: Callable[[ChatReasoning], AsyncIterator[tuple[str, Any]]],
-    error: Callable[[str, dict[str, Any]], OpenAIError],
-    finished: Callable[[str, dict[str, Any], ChatReasoning], dict[str, Any]],
-) -> AsyncIterator[ServerSentEvent]:
-    """The response's typed events, numbered by `sequence_number`: created, in_progress, the
-    reasoning item as it arrives, then the message (or function calls) and completed; a run
-    that cannot answer ends with `error` (waiting for a human) or `response.failed`."""
-    sequence = 0
-
-    def event(kind: str, **fields: Any) -> ServerSentEvent:
-        nonlocal sequence
-        data = {"type": kind, "sequence_number": sequence, **fields}
-        sequence += 1
-        return ServerSentEvent(data=json.dumps(data, ensure_ascii=False), event=kind)
-
-    rid = skeleton["id"][5:]
-    working = {**skeleton, "status": "in_progress", "output": [], "usage": None}
-    yield event("response.created", response=working)
-    yield event("response.in_progress", response=working)
-    reasoning = ChatReasoning()
-    thinking = False
-    kind: str = "failure"
-    done: dict[str, Any] = {}
-    async for kind, done in steps(reasoning):
-        if kind == "reasoning":
-            if not thinking:
-                thinking = True
-                item = {**_reasoning_item(f"rs_{rid}", ""), "content": [], "status": "in_progress"}
-                yield event("response.output_item.added", output_index=0, item=item)
-            yield event(
-                "response.reasoning_text.delta",
-                item_id=f"rs_{rid}",
-                output_index=0,
-                content_index=0,
-                delta=done,
-            )
-    if kind not in ("answer", "tool_calls"):
-        problem = error(kind, done)
-        if kind == "approval" or kind == "interrupted":
-            yield event("error", code=problem.code, message=str(problem), param=None)
-            return
-        failed = {
-            **working,
-            "status": "failed",
-            "error": {"code": problem.code or "server_error", "message": str(problem)},
-        }
-        yield event("response.failed", response=failed)
-        return
-    response = finished(kind, done, reasoning)
-    for index, item in enumerate(response["output"]):
-        if item["type"] == "reasoning":
-            text = item["content"][0]["text"]
-            if not thinking:  # the model's reasoning came whole: added now
-                yield event("response.output_item.added", output_index=index, item={**item, "content": []})
-            yield event(
-                "response.reasoning_text.done",
-                item_id=item["id"],
-                output_index=index,
-                content_index=0,
-                text=text,
-            )
-        elif item["type"] == "message":
-            part = item["content"][0]
-            text = part["text"]
-            opened = {**item, "status": "in_progress", "content": []}
-            yield event("response.output_item.added", output_index=index, item=opened)
-            empty = {**part, "text": ""}
-            yield event(
-                "response.content_part.added",
-                item_id=item["id"],
-                output_index=index,
-                content_index=0,
-                part=empty,
-            )
-            if text:
-                yield event(
-                    "response.output_text.delta",
-                    item_id=item["id"],
-                    output_index=index,
-                    content_index=0,
-                    delta=text,
-                    logprobs=[],
-                )
-            yield event(
-                "response.output_text.done",
-                item_id=item["id"],
-                output_index=index,
-                content_index=0,
-                text=text,
-                logprobs=[],
-            )
-            yield event(
-                "response.content_part.done",
-                item_id=item["id"],
-                output_index=index,
-                content_index=0,
-                part=part,
-            )
-        else:
-            opened = {**item, "status": "in_progress", "arguments": ""}
-            yield event("response.output_item.added", output_index=index, item=opened)
-            yield event(
-                "response.function_call_arguments.delta",
-                item_id=item["id"],
-                output_index=index,
-                delta=item["arguments"],
-            )
-            yield event(
-                "response.function_call_arguments.done",
-                item_id=item["id"],
-                output_index=index,
-                name=item["name"],
-                arguments=item["arguments"],
-            )
-        yield event("response.output_item.done", output_index=index, item=item)
-    yield event("response.completed", response=response)

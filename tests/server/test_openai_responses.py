@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,7 +20,8 @@ import openai
 import pytest
 from pydantic import BaseModel
 
-from jianmu_like import AgentTemplate, ReActConfig, create_react_node, tool
+from jianmu_like import Agent, AgentTemplate, ReActConfig, ReActState, create_react_node, tool
+from jianmu_like.checkpoint import SQLiteCheckpointer
 from jianmu_like.guard import GuardEnforcer, RequireApproval
 from jianmu_like.server import create_app
 from jianmu_like.testing import PATIENCE, call, calls, reply, scripted_client
@@ -250,3 +252,29 @@ def test_a_streamed_response_waiting_for_a_person_ends_with_an_error_event(url: 
     last = events[-1]
     assert last.type == "error" and last.code == "approval_required"
     assert "POST" in last.message and "/api/approvals/" in last.message
+
+
+def test_previous_response_id_continues_after_a_restart_with_a_store(tmp_path: Path) -> None:
+    store_path = tmp_path / "threads.db"
+
+    def serve() -> Any:
+        store = SQLiteCheckpointer(store_path)
+
+        def factory() -> Agent:
+            root = create_react_node(model_client=scripted_client(responder), tools=[delete_all])
+            return Agent(root, state_schema=ReActState, checkpointer=store, log_events=False)
+
+        return live_server(create_app(factory, token=TOKEN, model_name="helper"))
+
+    with serve() as base:
+        first = client(base).responses.create(model="helper", input="count")
+    assert first.output_text == "users: 1; terse: False"
+    with serve() as base:  # a new server: the response id still names the conversation
+        api = client(base, max_retries=0)
+        second = api.responses.create(model="helper", input="count", previous_response_id=first.id)
+        with pytest.raises(openai.BadRequestError) as unknown:  # nothing to check them against
+            api.responses.create(
+                model="helper", input="count", previous_response_id=first.id, instructions="Be nice."
+            )
+    assert second.output_text == "users: 2; terse: False"
+    assert unknown.value.code == "instructions_unknown"
