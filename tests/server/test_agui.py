@@ -9,9 +9,11 @@ message: `add` (its own `add` tool, then the sum), `weather <city>` (the front-e
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,7 @@ from jianmu_like import AgentTemplate, ReActConfig, create_react_node, tool
 from jianmu_like._redact import register_secret
 from jianmu_like.guard import GuardEnforcer, RequireApproval
 from jianmu_like.server import create_app
-from jianmu_like.testing import PATIENCE, call, calls, reply, scripted_client
+from jianmu_like.testing import PATIENCE, call, calls, reply, scripted_client, wait_until
 from tests.server.sse_live import live_server
 
 TOKEN = "s3cret-token-for-ag-ui"
@@ -44,6 +46,8 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
+RELEASE = threading.Event()
+"""Lets `slow` end (set when a test is done with a run held in it)."""
 SECRET = "hunter2-agui-topsecret"
 register_secret(SECRET, source="test")
 
@@ -52,6 +56,13 @@ register_secret(SECRET, source="test")
 def leak() -> str:
     """Read the vault (its output holds a secret)."""
     return f"the key is {SECRET}"
+
+
+@tool
+async def slow() -> str:
+    """Work until released."""
+    await asyncio.to_thread(RELEASE.wait, PATIENCE)
+    return "released"
 
 
 @tool
@@ -72,6 +83,8 @@ def responder(body: dict[str, Any]) -> Any:
         return calls(call("get_weather", city=text.split()[-1]))
     if text == "delete":
         return calls(call("delete_all", what="files"))
+    if text == "slow":
+        return calls(call("slow"))
     if text == "vault":
         return calls(call("leak"))
     if text == "think":
@@ -83,7 +96,7 @@ def responder(body: dict[str, Any]) -> Any:
 def url() -> Iterator[str]:
     root = create_react_node(
         model_client=scripted_client(responder),
-        tools=[add, delete_all, leak],
+        tools=[add, delete_all, leak, slow],
         constraints=GuardEnforcer([RequireApproval(tools=["delete_all"])]),
         config=ReActConfig(max_iterations=6, stream=True),
     )
@@ -286,3 +299,24 @@ def test_a_retried_run_id_follows_the_same_run(url: str) -> None:
     with httpx.Client(base_url=url, headers=AUTH, timeout=PATIENCE) as http:
         runs = http.get("/api/runs", params={"thread_id": "chat-12"}).json()["runs"]
     assert len(runs) == 1
+
+
+def test_closing_the_stream_cancels_the_run(url: str) -> None:
+    """A front-end's Stop closes the stream: the run is cancelled, not left working."""
+    body = run_input("chat-13", "run-1", "slow")
+    run_id = None
+    try:
+        with httpx.stream("POST", f"{url}/ag-ui", json=body, headers=AUTH, timeout=PATIENCE) as answer:
+            for line in answer.iter_lines():
+                if line.startswith("data:"):
+                    event = json.loads(line[5:])
+                    run_id = run_id or event.get("metadata", {}).get("jianmu_run_id")
+                    if event["type"] == "TOOL_CALL_START":
+                        break  # the run is in its tool: close the stream
+        with httpx.Client(base_url=url, headers=AUTH, timeout=PATIENCE) as http:
+            wait_until(
+                lambda: http.get(f"/api/runs/{run_id}").json()["status"] == "cancelled",
+                "the run to be cancelled once its stream closed",
+            )
+    finally:
+        RELEASE.set()
