@@ -23,11 +23,21 @@ import pytest
 from ag_ui_validate.pytest_plugin import assert_valid_agui
 
 import jianmu_like.server
-from jianmu_like import AgentTemplate, ReActConfig, create_react_node, tool
+from jianmu_like import Agent, AgentTemplate, ReActConfig, create_react_node, tool
 from jianmu_like._redact import register_secret
 from jianmu_like.guard import GuardEnforcer, RequireApproval
 from jianmu_like.server import create_app
-from jianmu_like.testing import PATIENCE, call, calls, reply, scripted_client, wait_until
+from jianmu_like.testing import (
+    PATIENCE,
+    ScriptedOpenAIServer,
+    call,
+    calls,
+    reply,
+    scripted_client,
+    wait_until,
+)
+from jianmu_like.tools import MCPToolProvider
+from tests.mcp.everything import everything_command, needs_everything
 from tests.server.sse_live import live_server
 
 TOKEN = "s3cret-token-for-ag-ui"
@@ -83,6 +93,8 @@ def responder(body: dict[str, Any]) -> Any:
         return calls(call("get_weather", city=text.split()[-1]))
     if text == "delete":
         return calls(call("delete_all", what="files"))
+    if text == "fail":
+        raise RuntimeError("the model is down")
     if text == "slow":
         return calls(call("slow"))
     if text == "vault":
@@ -320,3 +332,34 @@ def test_closing_the_stream_cancels_the_run(url: str) -> None:
             )
     finally:
         RELEASE.set()
+
+
+def test_a_failed_run_ends_with_run_error(url: str) -> None:
+    events = stream(url, run_input("chat-14", "run-1", "fail"))
+    assert events[-1]["type"] == "RUN_ERROR"
+    assert "model" in events[-1]["message"]
+    assert not of(events, "RUN_FINISHED")
+
+
+@needs_everything
+def test_a_question_is_an_interrupt_answered_by_resume() -> None:
+    """An MCP server's question (server-everything's elicitation) is an interrupt; `resume` with
+    the values asked for answers it, and the run goes on."""
+    node, *args = everything_command("stdio")
+    with ScriptedOpenAIServer([call("trigger-elicitation-request"), reply("thanks")]) as model:
+
+        def factory() -> Agent:
+            provider = MCPToolProvider(
+                name="ev", command=node, args=args, elicitation="ask", allow=["trigger-elicitation-request"]
+            )
+            return Agent(create_react_node(model_client=model.client(), tool_providers=[provider]))
+
+        with live_server(create_app(factory)) as base:
+            first = stream(base, run_input("ask-1", "run-1", "ask me"))
+            (interrupt,) = first[-1]["outcome"]["interrupts"]
+            assert interrupt["reason"] == "question" and interrupt["responseSchema"]["required"] == ["name"]
+            payload = {"name": "Ada Lovelace", "check": True}
+            answer = [{"interruptId": interrupt["id"], "status": "resolved", "payload": payload}]
+            second = stream(base, run_input("ask-1", "run-2", None, resume=answer))
+            assert "".join(e["delta"] for e in of(second, "TEXT_MESSAGE_CONTENT")) == "thanks"
+            assert "Ada Lovelace" in of(second, "TOOL_CALL_RESULT")[0]["content"]
