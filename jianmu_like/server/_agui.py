@@ -27,8 +27,10 @@ What a request does, by what it carries:
 
 `state` is the agent's, shown (read-only) by `STATE_SNAPSHOT`/`STATE_DELTA`: a request may send
 back what it was last shown (front-ends echo their copy) or nothing; a changed state is refused,
-not silently dropped (a browser writing an agent's state would bypass its tools and guard).
-`forwardedProps` other than empty are refused for the same reason: nothing here would read them.
+not silently dropped (a browser writing an agent's state would bypass its tools and guard). A
+thread this server has shown nothing yet (since a restart, say) cannot be compared: its state is
+taken as the front-end's copy, which the run's `STATE_SNAPSHOT` replaces.
+`forwardedProps` other than empty are refused: nothing here would read them.
 Refusals before the stream starts are HTTP errors in the server's shape (422 naming the field,
 409 for a thread that is busy or waits for something else, 404 for an unknown agent, 501 when
 the `agui` extra is missing); a run that fails once started ends with `RUN_ERROR`. The same
@@ -202,6 +204,8 @@ def agui_routes(registry: RunRegistry, model_name: Callable[[], str]) -> list[Ap
                 yield encoder.encode(_stamped(event))
             async for event in _events(record, events, after, agui):
                 yield encoder.encode(_stamped(event))
+            for gone in [t for t in shown if t not in registry.threads]:
+                del shown[gone]  # conversations the server no longer holds
             shown[thread] = events.state
 
         return StreamingResponse(
@@ -343,7 +347,11 @@ def _stamped(event: Any) -> Any:
 
 
 def _check_state(state: Any, last: dict[str, Any] | None) -> None:
-    if state in (None, {}) or state == last:
+    """A request's `state` must be the one the thread was last shown (front-ends echo their
+    copy). A thread this server has shown nothing (a restart, an evicted conversation, another
+    server) has nothing to compare with: the state is taken as the front-end's copy, which the
+    run's STATE_SNAPSHOT replaces; it is never written into the agent's state either way."""
+    if state in (None, {}) or last is None or state == last:
         return
     raise _invalid(
         "state",
