@@ -93,6 +93,8 @@ def responder(body: dict[str, Any]) -> Any:
         return calls(call("get_weather", city=text.split()[-1]))
     if text == "delete":
         return calls(call("delete_all", what="files"))
+    if text == "draft":  # text before a tool call: a thought, not the answer
+        return calls(call("add", a=2, b=2), content="Let me add that up.")
     if text == "fail":
         raise RuntimeError("the model is down")
     if text == "slow":
@@ -363,3 +365,22 @@ def test_a_question_is_an_interrupt_answered_by_resume() -> None:
             second = stream(base, run_input("ask-1", "run-2", None, resume=answer))
             assert "".join(e["delta"] for e in of(second, "TEXT_MESSAGE_CONTENT")) == "thanks"
             assert "Ada Lovelace" in of(second, "TOOL_CALL_RESULT")[0]["content"]
+
+
+def test_a_draft_before_a_tool_call_is_ended_and_the_snapshot_has_the_answer(url: str) -> None:
+    events = stream(url, run_input("chat-15", "run-1", "draft"))
+    starts = of(events, "TEXT_MESSAGE_START")
+    assert len(starts) == 2  # the thought, ended where the run withdrew it, then the answer
+    by_message: dict[str, str] = {}
+    for event in of(events, "TEXT_MESSAGE_CONTENT"):
+        by_message[event["messageId"]] = by_message.get(event["messageId"], "") + event["delta"]
+    assert list(by_message.values()) == ["Let me add that up.", "read: 4"]
+    messages = of(events, "MESSAGES_SNAPSHOT")[0]["messages"]
+    assert messages[-1] == {"id": messages[-1]["id"], "role": "assistant", "content": "read: 4"}
+
+
+def test_the_openapi_document_lists_the_endpoint(url: str) -> None:
+    with httpx.Client(base_url=url, headers=AUTH, timeout=PATIENCE) as http:
+        paths = http.get("/openapi.json").json()["paths"]
+    assert {"/ag-ui", "/ag-ui/{agent}", "/v1/responses", "/v1/responses/{response_id}"} <= set(paths)
+    assert "text/event-stream" in paths["/ag-ui"]["post"]["responses"]["200"]["content"]
