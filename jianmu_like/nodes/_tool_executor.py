@@ -102,7 +102,6 @@ class ToolExecutor(AsyncBehaviour):
         self.max_budget_tokens = max_budget_tokens
         """The run's token budget: tokens a call spends itself (MCP sampling) are checked
         against it before they are spent (`ToolCallContext.budget`)."""
-        self._budget: TokenBudget | None = None
         self.tools = tools
         self.keys = keys or StateKeys()
         self.namespace = namespace
@@ -408,23 +407,26 @@ class ToolExecutor(AsyncBehaviour):
 
     # ------------------------------------------------------------------ execution
     async def _execute(self, to_run: list[tuple[ToolCall, Tool]], journal: ToolJournal | None) -> None:
+        budget: TokenBudget | None = None
         limit = self.max_budget_tokens
         if limit is not None:  # one budget for the batch's calls: what the run spent so far
             usage = self.state_manager.get(self.keys.usage, self.namespace)
-            self._budget = TokenBudget(limit, usage.total_tokens if usage is not None else 0)
+            budget = TokenBudget(limit, usage.total_tokens if usage is not None else 0)
         if len(to_run) == 1:  # the usual batch: nothing to decide
             call, tool = to_run[0]
-            await self._run_and_record(call, tool, journal)
+            await self._run_and_record(call, tool, journal, budget)
             return
         if not to_run:
             return
         if self._parallel([tool for _, tool in to_run]):
-            await asyncio.gather(*(self._run_and_record(call, tool, journal) for call, tool in to_run))
+            await asyncio.gather(*(self._run_and_record(c, t, journal, budget) for c, t in to_run))
         else:
             for call, tool in to_run:
-                await self._run_and_record(call, tool, journal)
+                await self._run_and_record(call, tool, journal, budget)
 
-    async def _run_and_record(self, call: ToolCall, tool: Tool, journal: ToolJournal | None) -> None:
+    async def _run_and_record(
+        self, call: ToolCall, tool: Tool, journal: ToolJournal | None, budget: TokenBudget | None
+    ) -> None:
         key = self._journal_key(call) if journal is not None else ""
         context = construct(
             ToolCallContext,
@@ -435,7 +437,7 @@ class ToolExecutor(AsyncBehaviour):
                 "final_answer": None,
                 "artifacts": [],
                 "usage": None,
-                "budget": self._budget,
+                "budget": budget,
                 "emit": self.emit,
             },
         )
