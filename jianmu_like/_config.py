@@ -35,7 +35,7 @@ class _Section(BaseModel):
 ToolProtocol = Literal["native", "json", "text", "auto"]
 """How tools reach a model: native function calling, `json` or `text` (described in the prompt,
 for servers without function calling), `auto` (native, JSON when the server rejects tools).
-Declared once here (the configuration's vocabulary); `models.tool_protocol` implements it."""
+Declared once here (the configuration's vocabulary); `models._tool_protocol` implements it."""
 
 
 class ProviderEntryConfig(_Section):
@@ -86,8 +86,8 @@ note saying how much there was)."""
 class ModelSettings(BaseModel):
     """How one model call samples and how long it may take: each setting with its bounds,
     declared once. The configuration file's `llm:` section (`LLMConfig`), an agent file's `llm:`
-    (`agentfile.spec.LLMSpec`) and the Python configs of the model-calling nodes
-    (`nodes.settings.ModelCallConfig`, so `ReActConfig`) are this model, each with its own
+    (`agentfile._spec.LLMSpec`) and the Python configs of the model-calling nodes
+    (`nodes._settings.ModelCallConfig`, so `ReActConfig`) are this model, each with its own
     defaults: an out-of-bounds value is refused the same way wherever it is written. None here:
     not set (the configuration's value, or the server's own)."""
 
@@ -266,7 +266,7 @@ class ResilienceConfig(_Section):
 
 
 class CapabilityOverrides(_Section):
-    """What an OpenAI-compatible server offers, where the probe (`models.server_probe`) cannot
+    """What an OpenAI-compatible server offers, where the probe (`models._server_probe`) cannot
     tell or tells wrong; None: as probed. Set under `provider.capabilities`."""
 
     supports_tools: bool | None = None

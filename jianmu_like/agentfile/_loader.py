@@ -116,7 +116,7 @@ def load_agent(
     file = Path(path)
     spec = builder.check(file)
     root = builder.build_root(file, spec)
-    inputs = (*wiring.RUN_INPUTS, *spec.inputs)  # every run gives task and messages (see cli.run)
+    inputs = (*wiring.RUN_INPUTS, *spec.inputs)  # every run gives task and messages (see cli._run)
     source = str(file.resolve())
     # Agent files run on the ReAct state (their wiring checks keys against it), whatever nodes
     # their tree holds: a tree of plain nodes has no preset root to say so.

@@ -22,7 +22,7 @@ token counts before and after.
 
 The budget is the window (`ContextConfig.window`, else the client's `context_window`, else
 `DEFAULT_CONTEXT_WINDOW`) less the reply's room (the request's `max_tokens`, else
-`reserve_tokens`); messages and tool schemas count (see `models.tokens`).
+`reserve_tokens`); messages and tool schemas count (see `models._tokens`).
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ class AgentLLMNode(AsyncBehaviour):
     corrective message after it and is not an answer: the loop asks again (one iteration).
     With `selection_key`, only the tools named in that state key (tool selection) are sent.
 
-    A run's client tools (`client_tools`, see `nodes.client_tools`) are sent beside the agent's
+    A run's client tools (`client_tools`, see `nodes._client_tools`) are sent beside the agent's
     own, with the client's `tool_choice` where it forces a call (on every call of the run: the
     run ends by calling a client tool); a run's `output_schema` is asked for in the system prompt.
     """
@@ -100,7 +100,7 @@ class AgentLLMNode(AsyncBehaviour):
             self.request_transform = rebind(self)
 
     def reset_run(self) -> None:
-        """Back to as-built (bt.clone): a request transform with per-conversation memory (the
+        """Back to as-built (bt._clone): a request transform with per-conversation memory (the
         context guard's counted history) forgets it, so a pooled tree holds no conversation."""
         super().reset_run()
         forget = getattr(self.request_transform, "reset", None)
@@ -223,7 +223,7 @@ class AgentLLMNode(AsyncBehaviour):
     def _truncated(
         self, message: Message, answer: str, history: list[Message], usage: Usage, rounds: int
     ) -> Status:
-        """A final answer cut off by the length limit (see `nodes.truncation`): ask once to
+        """A final answer cut off by the length limit (see `nodes._truncation`): ask once to
         continue it, or end the run as `truncated` with the partial answer kept."""
         sm, keys, ns, config = self.state_manager, self.keys, self.namespace, self.config
         continued = bool(history) and is_continuation_request(history[-1])

@@ -13,11 +13,11 @@ A suspension never runs a finished call twice: the outcomes of the batch's finis
 the state before it suspends (with a journal, each as soon as it is known). With a checkpointer
 (`state_manager.journal`), the batch's calls are journaled as started (one write) before the first
 runs, and each as finished with its outcome right after, inside the batch (the last one with the
-checkpoint saved after the tick: see checkpoint.recorder): after a crash, finished calls are replayed from
+checkpoint saved after the tick: see checkpoint._recorder): after a crash, finished calls are replayed from
 the journal, never run again; a call that started but has no outcome runs again only if its tool
 is `idempotent`, otherwise the model is told its outcome is unknown.
 
-A call of a client tool (a tool the run's caller offered and runs itself, `nodes.client_tools`)
+A call of a client tool (a tool the run's caller offered and runs itself, `nodes._client_tools`)
 waits the same way, as an `Approval` of kind `client_tool`, while the batch's other calls run
 here; the caller's result (the decision's `output`) becomes its observation, cut like any
 output. With `parallel_tool_calls` off only a batch's first client call goes to the caller; the
@@ -188,7 +188,7 @@ class ToolExecutor(AsyncBehaviour):
         self._finished = {}
 
     def on_clone(self) -> None:
-        """A clone gets its own call runner, emitting as itself (bt.clone)."""
+        """A clone gets its own call runner, emitting as itself (bt._clone)."""
         calls = copy.copy(self.calls)
         calls.emit = self.emit
         self.calls = calls
@@ -452,7 +452,7 @@ class ToolExecutor(AsyncBehaviour):
             outcome = outcome.model_copy(update={"content": f"{note}\n{outcome.content}"})
         if context.final_answer is not None and not outcome.failed:  # the tool called finish()
             outcome = outcome.model_copy(update={"final_answer": context.final_answer})
-        if context.artifacts and not outcome.failed:  # kept out of the observation (tools.artifact)
+        if context.artifacts and not outcome.failed:  # kept out of the observation (tools._artifact)
             outcome = outcome.model_copy(update={"artifacts": context.artifacts})
         if context.usage is not None:  # spent even when the call failed afterwards
             outcome = outcome.model_copy(update={"usage": context.usage})
@@ -557,7 +557,7 @@ class ToolExecutor(AsyncBehaviour):
             if call.id in outcomes:
                 continue
             if call.id in waiting and waiting[call.id].kind == "client_tool":
-                text = NO_CLIENT_RESULT  # the rule of nodes.open_calls
+                text = NO_CLIENT_RESULT  # the rule of nodes._open_calls
             else:
                 text = NOT_RUN_WAITING if call.id in waiting else INTERRUPTED
             outcomes[call.id] = ToolOutcome(content=text, failed=True)

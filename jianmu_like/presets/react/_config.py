@@ -1,6 +1,6 @@
 """ReActConfig: everything `create_react_node` can be told, in one object.
 
-It extends the LLM node's own config (`nodes.settings.LLMNodeConfig`: model, sampling, retries,
+It extends the LLM node's own config (`nodes._settings.LLMNodeConfig`: model, sampling, retries,
 tool protocol, system prompt, state keys) with what only the ReAct loop reads: its limits, how
 tools run, and the optional answer check, context guard, tool selection and synthesis. The
 factory passes it to each node as that node's small config (a `ReActConfig` is an
@@ -43,7 +43,7 @@ class ReActConfig(LLMNodeConfig):
     """Tool outputs longer than this are cut, with a note telling the model so."""
     reflect_after: Positive | None = None
     """After every N tool calls of a run, one call asks the model whether its chain is
-    consistent; the verdict becomes an observation (`nodes.reflection`). None: off."""
+    consistent; the verdict becomes an observation (`nodes._reflection`). None: off."""
     breakpoint_every: Positive | None = None
     """A human breakpoint: the tool calls of every N-th model round wait for approval, like a
     guard's `require_approval` (the run suspends; approve or deny, then resume). None: off."""
@@ -60,7 +60,7 @@ class ReActConfig(LLMNodeConfig):
     """The answer-quality check (`<name>.AnswerCheck`); `AnswerCheckConfig(enabled=False)` turns
     it off. `True`/`False` are accepted as shorthands."""
     context: ContextConfig = Field(default_factory=lambda: get_config().context.model_copy())
-    """The context guard (`nodes.context_guard`): window, strategy, ...; `False` turns it off."""
+    """The context guard (`nodes._context_guard`): window, strategy, ...; `False` turns it off."""
     tool_selection: ToolSelectionConfig = Field(
         default_factory=lambda: get_config().tools.selection.model_copy()
     )
