@@ -72,6 +72,8 @@ class NodeWatcher:
         self._previous: TickHook | None = None
         self._entries: list[_Entry] = []
         self._by_path: dict[str, _Entry] = {}
+        self._chains: dict[str, list[_Entry]] = {}
+        """Each emitting path's nodes, root first (events come from a few nodes, many times)."""
         self._active: list[_Entry] = []
         """The nodes shown RUNNING for the last event (its node and ancestors)."""
 
@@ -101,7 +103,7 @@ class NodeWatcher:
         if self._runner.on_tick is self._hook:
             self._runner.on_tick = self._previous
         self._runner = self._hook = self._previous = None
-        self._entries, self._by_path, self._active = [], {}, []
+        self._entries, self._by_path, self._chains, self._active = [], {}, {}, []
 
     def look(self, active: str | None = None) -> None:
         """Publish what changed; `active` is the path of a node emitting an event right now."""
@@ -126,18 +128,22 @@ class NodeWatcher:
             _Entry(node_id, path, node) for node_id, path, node in node_entries(self._runner.root)
         ]
         self._by_path = {entry.path: entry for entry in self._entries}
+        self._chains = {}
         self._active = []
 
     def _mark(self, active: str | None) -> None:
         """Mark the emitting node and its ancestors as working."""
-        self._active = []
-        if active:
+        if not active:
+            self._active = []
+            return
+        chain = self._chains.get(active)
+        if chain is None:  # the first event of this node in this run
             parts = active.split("/")
-            for i in range(len(parts)):
-                entry = self._by_path.get("/".join(parts[: i + 1]))
-                if entry is not None:
-                    entry.active = True
-                    self._active.append(entry)
+            found = (self._by_path.get("/".join(parts[: i + 1])) for i in range(len(parts)))
+            chain = self._chains[active] = [entry for entry in found if entry is not None]
+        for entry in chain:
+            entry.active = True
+        self._active = chain
 
     def _compare(self, changes: list[NodeChange]) -> bool:
         """Publish the nodes (not working) whose status object is not the one seen last; False,
