@@ -146,8 +146,9 @@ class NodeWatcher:
         self._active = chain
 
     def _compare(self, changes: list[NodeChange]) -> bool:
-        """Publish the nodes (not working) whose status object is not the one seen last; False,
-        publishing nothing, when a node's children changed."""
+        """Publish the nodes (not working) whose status object is not the one seen last; False
+        when a node's children changed (what came before it in the walk stands: an ancestor's or
+        an earlier sibling's id does not change with them)."""
         for entry in self._entries:
             node = entry.node
             if node.children is not entry.kids or len(node.children) != entry.width:
