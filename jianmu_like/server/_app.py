@@ -19,6 +19,7 @@ from starlette.responses import Response
 from .._config import get_config
 from ..checkpoint._threads import UnknownThreadError
 from ._a2a import A2ACard, a2a_routes
+from ._agui import agui_routes
 from ._api import ROUTES, server_version
 from ._console import console_routes
 from ._context import Cleanup, ServerContext
@@ -27,6 +28,7 @@ from ._errors import error_response, http_error, internal_error
 from ._idempotency import WINDOW, IdempotencyKeys
 from ._openai_compat import ChatCompletionRequest, openai_routes
 from ._openai_errors import OpenAIErrorShape
+from ._responses import responses_routes
 from ._routes import ApiRoute, BadRequest, read_body, starlette_routes
 from ._run_record import NotFound, Retention, RunConflict
 from ._runs import AgentFactory, RunRegistry
@@ -124,6 +126,8 @@ def route_table(server: ServerContext) -> list[ApiRoute]:
             lambda request: read_body(request, ChatCompletionRequest),
             server.idempotency,
         ),
+        *responses_routes(registry, server.served_model, server.idempotency),
+        *agui_routes(registry, server.served_model),
         *elicitation_routes(registry),
         *a2a_routes(registry, server.sample, server.a2a, token=server.token, version=server_version()),
     ]
