@@ -19,7 +19,8 @@ from ._schemas import ErrorBody
 
 REF = "#/components/schemas/{model}"
 MIDDLEWARE_ERRORS = {
-    401: "no or a wrong bearer token (a server started with --token; `/api/`, `/v1/`, `/a2a/` routes)",
+    401: "no or a wrong bearer token (a server started with --token; `/api/`, `/v1/`, `/a2a/`, "
+    "`/ag-ui` routes)",
     403: "a state change from a page of another origin",
     413: "a body over the server's limit",
     415: "a state change without a JSON body",
@@ -61,6 +62,9 @@ def _operation(route: ApiRoute) -> dict[str, Any]:
         else {route.media_type: {"schema": {"type": "string"}}}
     )
     responses: dict[str, Any] = {str(route.status): {"description": route.summary, "content": content}}
+    if route.stream is not None:
+        sse = {"text/event-stream": {"schema": {"type": "string"}}}
+        responses["200"] = {"description": route.stream, "content": sse}
     error = {"application/json": {"schema": _ref(ErrorBody)}}
     for status in sorted({*route.errors, *MIDDLEWARE_ERRORS, 500}):
         why = ROUTE_ERRORS.get(status) or MIDDLEWARE_ERRORS[status]
