@@ -8,8 +8,10 @@ cancellation), and the run's channels become MCP messages:
 - the agent's iterations (a model reply starting, a tool call starting or ending) are
   `notifications/progress`, when the caller sent a `progressToken` (the SDK only sends them then);
 - an approval the run waits for is an elicitation to the calling client (approve or deny, with a
-  reason told to the model); a client that declines, cancels, cannot elicit or does not answer in
-  time denies the call, and the reason says which; a question one of the agent's own MCP servers
+  reason told to the model; over MCP 2026-07-28, which has no server-initiated requests, it is
+  denied saying so, until approvals become `input_required` rounds); a client that declines,
+  cancels, cannot elicit or does not answer in time denies the call, and the reason says which;
+  a question one of the agent's own MCP servers
   asks a person is forwarded as it came;
 - `notifications/cancelled` cancels the run (the SDK cancels the handler; the run's tree is halted,
   an approval it waits for is denied);
@@ -39,6 +41,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import Route
@@ -107,6 +110,7 @@ class AgentTool:
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_templates,
             on_read_resource=self._read_resource,
         )
 
@@ -173,8 +177,15 @@ class AgentTool:
             for n, artifact in enumerate(artifacts(record)):
                 name = str(artifact.get("name") or f"artifact-{n}")
                 media = str(artifact.get("mime_type") or "application/octet-stream")
-                listed.append(types.Resource(uri=_artifact_uri(record, n), name=name, mime_type=media))
+                made = f"made by tool {artifact.get('tool')!r} in run {record.run_id}"
+                uri = _artifact_uri(record, n)
+                listed.append(types.Resource(uri=uri, name=name, description=made, mime_type=media))
         return types.ListResourcesResult(resources=listed)
+
+    async def _list_templates(
+        self, _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[])  # URIs come with results
 
     async def _read_resource(
         self, _ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
@@ -248,6 +259,13 @@ class AgentTool:
         self, ctx: ServerRequestContext[Any], message: str, schema: dict[str, Any]
     ) -> tuple[dict[str, Any] | None, str]:
         """The accepted content of an elicitation, or None and why there is none."""
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            # 2026-07-28 has no server-initiated requests; approvals as `input_required` rounds
+            # are not implemented here yet, so the call is denied rather than left waiting.
+            return None, (
+                f"denied: over MCP {ctx.protocol_version} this server cannot ask the client mid-call "
+                "(a client of 2025-11-25 can approve)"
+            )
         capabilities = ctx.session.client_capabilities
         if capabilities is None or capabilities.elicitation is None:
             return None, "denied: the MCP client cannot be asked (it declared no elicitation capability)"

@@ -413,3 +413,27 @@ async def test_a_question_of_the_agent_s_own_mcp_server_is_relayed_to_the_caller
     [question] = elicit.asked
     assert question.requested_schema["required"] == ["name"]
     assert "- Name: Ada Lovelace" in observation  # the caller's answer reached the agent's server
+
+
+async def test_a_2026_07_28_client_runs_the_agent_and_is_told_why_an_approval_is_denied(
+    tmp_path: Path, model: ScriptedOpenAIServer
+) -> None:
+    """The project's own client negotiates 2026-07-28 with `mcp serve` (stdio): the agent runs;
+    an approval, which that revision cannot ask for mid-call, is denied saying so."""
+    from jianmu_like.tools import MCPToolProvider
+
+    agent = write_agent(tmp_path, "effects")
+    config = {
+        "name": "served",
+        "command": sys.executable,
+        "args": ["-m", "jianmu_like", "mcp", "serve", str(agent)],
+        "env": environment(model.base_url),
+        "cwd": str(tmp_path),
+        "call_timeout": PATIENCE,
+    }
+    async with MCPToolProvider(config) as provider:
+        assert await provider.call("Careful", {"question": "2 + 3"}) == "result: 5"
+        assert provider.protocol_version == "2026-07-28"
+        denied = await provider.call("Careful", {"question": "delete notes.txt"})
+    assert "cannot ask the client mid-call" in denied, denied
+    assert deleted(tmp_path) == []

@@ -136,12 +136,17 @@ class Listener:
                 if changed is not None:
                     changed()
 
+        declared = session.server_capabilities
+
+        def changes(kind: str) -> bool:  # what the server says it notifies
+            return bool(getattr(getattr(declared, kind, None), "list_changed", False))
+
         listener = cls(
             server,
             session,
-            tools=handlers.tools_changed is not None,
-            prompts=handlers.prompts_changed is not None,
-            resources=handlers.resources_changed is not None,
+            tools=handlers.tools_changed is not None and changes("tools"),
+            prompts=handlers.prompts_changed is not None and changes("prompts"),
+            resources=handlers.resources_changed is not None and changes("resources"),
             reopened=reopened,
         )
         listener.start()
@@ -176,7 +181,9 @@ class Listener:
             await asyncio.wait({task})
 
     async def _run(self) -> None:
+        from mcp import MCPError
         from mcp.client.subscriptions import listen
+        from mcp.types import METHOD_NOT_FOUND
 
         delay, first = RELISTEN_DELAY, True
         while True:
@@ -202,17 +209,30 @@ class Listener:
                 )
             except asyncio.CancelledError:
                 raise
+            except MCPError as exc:
+                if exc.code != METHOD_NOT_FOUND:
+                    self._failed(exc, delay)
+                else:
+                    logger.info(
+                        "MCP server %r offers no subscriptions/listen: its changes are not notified",
+                        self.server,
+                    )
+                    self._acked.set()
+                    return
             except Exception as exc:
-                logger.warning(
-                    "MCP server %r: subscriptions/listen failed (%s); change notifications are missed "
-                    "until it is open again in %g s",
-                    self.server,
-                    redact_text(f"{type(exc).__name__}: {exc}"),
-                    delay,
-                )
+                self._failed(exc, delay)
             self._acked.set()  # a waiting `set_uris` learns no more by waiting
             await asyncio.sleep(delay)  # a back-off, not a synchronisation
             delay = min(delay * 2, 30.0)
+
+    def _failed(self, exc: BaseException, delay: float) -> None:
+        logger.warning(
+            "MCP server %r: subscriptions/listen failed (%s); change notifications are missed "
+            "until it is open again in %g s",
+            self.server,
+            redact_text(f"{type(exc).__name__}: {exc}"),
+            delay,
+        )
 
     async def _until_changed_or_ended(self, subscription: Any) -> None:
         """Drain the stream (its events already went to the message handler) until it ends or
