@@ -237,4 +237,7 @@ def task_log() -> str:
 
 
 if __name__ == "__main__":
-    run_legacy(server)
+    if os.environ.get("TASK_SERVER_BOTH_ERAS"):
+        server.run()  # answers the 2026-07-28 probe too, where core tasks do not exist
+    else:
+        run_legacy(server)

@@ -32,6 +32,7 @@ from ._elicitation import Action, ElicitationBox, ElicitationRequest
 from ._handlers import SessionHandlers
 from ._prompts import prompt_messages
 from ._resources import ResourceIndex, read_resource_tool, render_read_result
+from ._revision import is_modern
 from ._sampling import SamplingPolicy, answer_sampling
 from ._session import MCPSession
 from ._tasks import call_as_task, task_support
@@ -557,6 +558,11 @@ class MCPToolProvider:
             if as_task is None:
                 # Offered, it would fail every call ("requires task augmentation"): say so once.
                 why = "tasks: never" if config.tasks == "never" else "the server does not offer tool tasks"
+                if config.tasks != "never" and session is not None and is_modern(session.protocol_version):
+                    why = (  # a revision removed them: say how to reach them, never silently
+                        f"at protocol {session.protocol_version} tasks are an extension this client does "
+                        "not speak (`protocol: legacy` reaches a server's 2025-11-25 tasks)"
+                    )
                 logger.warning(
                     "MCP server %r: tool %r requires task-augmented execution (MCP tasks) and %s; "
                     "it is not offered to the model",
