@@ -166,7 +166,8 @@ class Listener:
             return
         self.uris = list(uris)
         self._acked.clear()
-        if self._task is None:
+        if self._task is None or self._task.done():  # never started, or the server has no listen
+            self._task = None
             self.start()
         else:
             self._changed.set()
@@ -217,10 +218,12 @@ class Listener:
                         "MCP server %r offers no subscriptions/listen: its changes are not notified",
                         self.server,
                     )
+                    self.honored = None
                     self._acked.set()
                     return
             except Exception as exc:
                 self._failed(exc, delay)
+            self.honored = None
             self._acked.set()  # a waiting `set_uris` learns no more by waiting
             await asyncio.sleep(delay)  # a back-off, not a synchronisation
             delay = min(delay * 2, 30.0)

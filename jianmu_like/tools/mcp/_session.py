@@ -461,6 +461,12 @@ class MCPSession:
                 raise MCPTimeoutError(
                     self.name, f"MCP server {self.name!r} did not acknowledge subscriptions/listen for {what}"
                 ) from None
+            honored = getattr(listener.honored, "resource_subscriptions", None) or []
+            if on and uri not in honored:
+                raise MCPServerError(
+                    self.name,
+                    f"MCP server {self.name!r} did not take {what} on its subscriptions/listen stream",
+                )
             return
         await self._request(what, self.config.connect_timeout, send)
 
