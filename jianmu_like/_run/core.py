@@ -41,7 +41,7 @@ from ..state._manager import StateManager
 from ..state._schema import schema_spec
 from ..telemetry import events as ev
 from ..telemetry._hub import TelemetryHub, structlog_sink
-from ..telemetry.events import Event
+from ..telemetry.events import AnyEvent
 from ..tools._run_context import RunContext, enter_run, leave_run
 from .approvals import Approvals
 from .errors import ConversationError
@@ -476,9 +476,9 @@ class RunCore:
             weakref.finalize(self, self._sync_runner.close)
         return self._sync_runner.run(start())
 
-    async def stream(self, start: Callable[[], Coroutine[Any, Any, AgentResult]]) -> AsyncIterator[Event]:
+    async def stream(self, start: Callable[[], Coroutine[Any, Any, AgentResult]]) -> AsyncIterator[AnyEvent]:
         """Run `start()` (a `run()`) and yield its telemetry events as they happen."""
-        queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        queue: asyncio.Queue[AnyEvent | None] = asyncio.Queue()
         unsubscribe = self.telemetry.subscribe(queue.put_nowait)
         task = asyncio.create_task(start())
         task.add_done_callback(lambda _t: queue.put_nowait(None))

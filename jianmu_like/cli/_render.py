@@ -26,7 +26,7 @@ from rich.tree import Tree
 from .._agent import AgentResult
 from ..models._types import Usage
 from ..telemetry import events as ev
-from ..telemetry.events import Event
+from ..telemetry.events import AnyEvent
 
 _STATUS_STYLE = {
     Status.RUNNING: ("◐", "yellow"),
@@ -142,7 +142,7 @@ class EventRenderer:
         """Reasoning was streamed for the current reply (its `reply.completed` repeats it whole)."""
 
     # ------------------------------------------------------------------ events
-    def handle(self, event: Event) -> None:
+    def handle(self, event: AnyEvent) -> None:
         """Render one event."""
         data, kind = event.data, event.type
         if kind == ev.REASONING_DELTA:

@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from ..telemetry import events as ev
-from ..telemetry.events import Event
+from ..telemetry.events import AnyEvent
 from ._markdown import answer_html
 
 Channel = Literal["step", "answer", "reasoning", "compact", "phase", "inject", "approval", "artifact", "done"]
@@ -58,7 +58,7 @@ class ChannelMapper:
         self._answer_done = False
         self._tool_args: dict[str, Any] = {}
 
-    def map(self, event: Event) -> list[Message]:
+    def map(self, event: AnyEvent) -> list[Message]:
         """The messages `event` amounts to (often none)."""
         kind, data = event.type, event.data
         if kind == ev.REPLY_STARTED:

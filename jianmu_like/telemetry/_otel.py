@@ -20,7 +20,7 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, TracerProvider
 
 from . import events as ev
-from .events import Event
+from .events import AnyEvent
 
 INSTRUMENTATION = "jianmu_like"
 MAX_OPEN_RUNS = 1024
@@ -29,7 +29,7 @@ _RAISED = re.compile(r"raised ([A-Za-z_][\w.]*)")
 _ERROR_TYPE = re.compile(r"^([A-Za-z_][\w.]*):")
 
 
-def _ns(event: Event) -> int:
+def _ns(event: AnyEvent) -> int:
     return int(event.ts * 1e9)
 
 
@@ -98,7 +98,7 @@ class OTelSubscriber:
         self.capture_content = capture_content
         self._runs: OrderedDict[str, _Run] = OrderedDict()
 
-    def __call__(self, event: Event) -> None:
+    def __call__(self, event: AnyEvent) -> None:
         run_id = event.run_id
         if run_id is None or event.type == ev.TEXT_DELTA:
             return
@@ -115,7 +115,7 @@ class OTelSubscriber:
             self._annotate(run, event)
 
     # ------------------------------------------------------------------ runs
-    def _start_run(self, run_id: str, event: Event) -> None:
+    def _start_run(self, run_id: str, event: AnyEvent) -> None:
         root = event.node or "agent"
         thread_id = event.data.get("thread_id")
         common = {"gen_ai.conversation.id": str(thread_id)} if thread_id is not None else {}
@@ -137,7 +137,7 @@ class OTelSubscriber:
             _, stale = self._runs.popitem(last=False)
             self._end_run(stale, _ns(event), abandoned=True)
 
-    def _run_completed(self, run: _Run, event: Event) -> None:
+    def _run_completed(self, run: _Run, event: AnyEvent) -> None:
         self._runs.pop(str(event.run_id), None)
         data, ts, span = event.data, _ns(event), run.span
         status = str(data.get("status"))
@@ -179,7 +179,7 @@ class OTelSubscriber:
         run.span.end(ts)
 
     # ------------------------------------------------------------------ nodes
-    def _node(self, run: _Run, event: Event) -> Span:
+    def _node(self, run: _Run, event: AnyEvent) -> Span:
         """The open span of the event's node (the run's span for the root), opened if needed."""
         path = event.node
         if path is None or path == run.root:
@@ -207,20 +207,20 @@ class OTelSubscriber:
         if span is not None:
             span.end(ts)
 
-    def _reply_started(self, run: _Run, event: Event) -> None:
+    def _reply_started(self, run: _Run, event: AnyEvent) -> None:
         self._end_node(run, event.node, _ns(event))  # a new activation of the node
         span = self._node(run, event)
         if "round" in event.data:
             span.set_attribute("jianmu.round", int(event.data["round"]))
 
-    def _reply_completed(self, run: _Run, event: Event) -> None:
+    def _reply_completed(self, run: _Run, event: AnyEvent) -> None:
         span = self._node(run, event)
         _set_usage(span, event.data.get("usage"))
         if event.data.get("model"):
             span.set_attribute("gen_ai.response.model", str(event.data["model"]))
         self._end_node(run, event.node, _ns(event))
 
-    def _loop_boundary(self, run: _Run, event: Event) -> None:
+    def _loop_boundary(self, run: _Run, event: AnyEvent) -> None:
         """An iteration ended: the loop's children have finished their activations."""
         prefix = (event.node or run.root) + "/"
         ts = _ns(event)
@@ -231,7 +231,7 @@ class OTelSubscriber:
         elif event.node in (None, run.root):
             run.span.add_event(event.type, _flat(event.data), ts)
 
-    def _node_failed(self, run: _Run, event: Event) -> None:
+    def _node_failed(self, run: _Run, event: AnyEvent) -> None:
         data, ts = event.data, _ns(event)
         error_type = str(data.get("error_type") or "NodeFailed")
         message = str(data.get("error") or error_type)
@@ -244,11 +244,11 @@ class OTelSubscriber:
         _record_error(span, error_type, message, ts)
         self._end_node(run, event.node, ts)
 
-    def _annotate(self, run: _Run, event: Event) -> None:
+    def _annotate(self, run: _Run, event: AnyEvent) -> None:
         self._node(run, event).add_event(event.type, _flat(event.data), _ns(event))
 
     # ------------------------------------------------------------------ model calls
-    def _model_started(self, run: _Run, event: Event) -> None:
+    def _model_started(self, run: _Run, event: AnyEvent) -> None:
         path, ts = event.node or run.root, _ns(event)
         previous = run.models.pop(path, None)
         if previous is not None:  # a non-retryable error moved on to the next model
@@ -288,7 +288,7 @@ class OTelSubscriber:
             start_time=ts,
         )
 
-    def _model_completed(self, run: _Run, event: Event) -> None:
+    def _model_completed(self, run: _Run, event: AnyEvent) -> None:
         path = event.node or run.root
         span = run.models.pop(path, None)
         if span is None:
@@ -324,7 +324,7 @@ class OTelSubscriber:
                 if usage.get(key) is not None:
                     self.token_usage.record(int(usage[key]), {**attributes, "gen_ai.token.type": kind})
 
-    def _model_failed(self, run: _Run, event: Event) -> None:
+    def _model_failed(self, run: _Run, event: AnyEvent) -> None:
         """A retry ends the failed attempt; `model.call.failed` ends the last one."""
         span = run.models.pop(event.node or run.root, None)
         if span is None:
@@ -338,7 +338,7 @@ class OTelSubscriber:
         self._measure(run, event.node or run.root, _ns(event), {}, error_type)
 
     # ------------------------------------------------------------------ tool calls
-    def _tool_span(self, run: _Run, event: Event) -> Span:
+    def _tool_span(self, run: _Run, event: AnyEvent) -> Span:
         data = event.data
         tool, call_id = str(data.get("tool") or ""), str(data.get("call_id") or "")
         attributes: dict[str, Any] = {
@@ -357,11 +357,11 @@ class OTelSubscriber:
             start_time=_ns(event),
         )
 
-    def _tool_started(self, run: _Run, event: Event) -> None:
+    def _tool_started(self, run: _Run, event: AnyEvent) -> None:
         key = (event.node or run.root, str(event.data.get("call_id") or ""))
         run.tools[key] = self._tool_span(run, event)
 
-    def _tool_completed(self, run: _Run, event: Event) -> None:
+    def _tool_completed(self, run: _Run, event: AnyEvent) -> None:
         key = (event.node or run.root, str(event.data.get("call_id") or ""))
         span = run.tools.pop(key, None)
         if span is None:
@@ -371,7 +371,7 @@ class OTelSubscriber:
         span.set_status(Status(StatusCode.OK))
         span.end(_ns(event))
 
-    def _tool_failed(self, run: _Run, event: Event) -> None:
+    def _tool_failed(self, run: _Run, event: AnyEvent) -> None:
         key = (event.node or run.root, str(event.data.get("call_id") or ""))
         span = run.tools.pop(key, None)
         if span is None:  # refused before it ran (guard, denied approval): a span all the same
