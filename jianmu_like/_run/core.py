@@ -271,7 +271,7 @@ class RunCore:
 
             try:
                 return await self._drive(
-                    root, runner, max_ticks, event=ev.RUN_STARTED, deps=deps, record=(record, note)
+                    root, runner, max_ticks, event=ev.RunStarted, deps=deps, record=(record, note)
                 )
             finally:
                 if recorder is not None:
@@ -326,7 +326,7 @@ class RunCore:
                     recording.record_resume(decisions, thread_id, run_id)
 
                 return await self._drive(
-                    root, runner, max_ticks, event=ev.RUN_RESUMED, deps=deps, record=(None, note)
+                    root, runner, max_ticks, event=ev.RunResumed, deps=deps, record=(None, note)
                 )
             finally:
                 if recorder is not None:
@@ -370,7 +370,7 @@ class RunCore:
         runner: ReactiveRunner,
         max_ticks: int,
         *,
-        event: str,
+        event: type[ev.RunStarted | ev.RunResumed],
         deps: Any = None,
         record: tuple[RunRecording | None, RecordOp] | None = None,
     ) -> AgentResult:
@@ -395,7 +395,7 @@ class RunCore:
         root: py_trees.behaviour.Behaviour,
         runner: ReactiveRunner,
         max_ticks: int,
-        event: str,
+        event: type[ev.RunStarted | ev.RunResumed],
         deps: Any,
         run_id: str,
     ) -> AgentResult:
@@ -409,7 +409,7 @@ class RunCore:
             hub.emit(event, node=root.name, namespace=self.namespace, thread_id=thread_id)
             if repaired:
                 hub.emit(
-                    ev.THREAD_REPAIRED,
+                    ev.ThreadRepaired,
                     node=root.name,
                     namespace=self.namespace,
                     thread_id=thread_id,
@@ -448,7 +448,7 @@ class RunCore:
             interrupts.drop()
         if hub.active:
             hub.emit(
-                ev.RUN_COMPLETED,
+                ev.RunCompleted,
                 node=root.name,
                 namespace=self.namespace,
                 status=result.status,

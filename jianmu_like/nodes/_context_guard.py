@@ -64,7 +64,7 @@ class GuardHost(Protocol):
     namespace: str | None
     keys: StateKeys
 
-    def emit(self, event_type: str, **data: Any) -> None: ...
+    def emit(self, event: type[ev.ContextCompacted], /, **data: Any) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -286,7 +286,7 @@ class ContextGuard:
         if changed:
             after = size(rest_sizes, kept)
             host.emit(
-                ev.CONTEXT_COMPACTED,
+                ev.ContextCompacted,
                 messages_before=len(messages),
                 messages_after=len(view),
                 tokens_before=total,

@@ -386,7 +386,7 @@ class Player:
         agent = self._agent
         if agent is not None:
             agent.telemetry.emit(
-                ev.REPLAY_FORKED,
+                ev.ReplayForked,
                 node=node,
                 namespace=agent.namespace,
                 iteration=self.model_served,

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any, ParamSpec, cast, overload
 
 from .._redact import redact
-from .events import CATALOGUE, AnyEvent, CatalogueEvent, Event, LoopTerminated, check
+from .events import CATALOGUE, AnyEvent, CatalogueEvent, Event, check
 from .logging import get_logger
 
 Subscriber = Callable[[AnyEvent], None]
@@ -91,7 +91,9 @@ class TelemetryHub:
         if isinstance(event, str):
             published = self._named(event, node, namespace, data)
         else:
-            published = event(*args, node=node, namespace=namespace, run_id=self.run_id, **redact(data))
+            data = redact(data)
+            kept = None if event.adapts else data  # type: ignore[attr-defined]  # adapts: keys != fields
+            published = event(*args, node=node, namespace=namespace, run_id=self.run_id, _data=kept, **data)
         for subscriber in tuple(subscribers):
             try:
                 subscriber(published)
@@ -115,7 +117,7 @@ class TelemetryHub:
                         node=node,
                         namespace=namespace,
                         run_id=self.run_id,
-                        **(LoopTerminated.split(data) if cls is LoopTerminated else data),
+                        **(cls.kwargs(data) if cls.adapts else data),
                     ),
                 )
             except TypeError:

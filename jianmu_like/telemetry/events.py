@@ -50,9 +50,14 @@ class TypedEvent:
     namespace: str | None = None
     ts: float = field(default_factory=time.time)
     run_id: str | None = None
+    _data: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    """The fields as the emitter sent them (the hub keeps the dict it was given, so `data` is
+    exactly what went out before events were classes: the keys sent, explicit Nones kept)."""
 
     __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
     """The suite's check (`check`) refuses a field the class does not declare."""
+    adapts: ClassVar[bool] = False
+    """Whether the keys of `data` differ from the class's fields (`kwargs` maps them)."""
     _fields: ClassVar[tuple[str, ...]] = ()
     """The type's own fields (not the envelope's), set by `declare`."""
     _optional: ClassVar[frozenset[str]] = frozenset()
@@ -60,13 +65,23 @@ class TypedEvent:
 
     @property
     def data(self) -> dict[str, Any]:
-        """The type's fields as a dict (an optional field left out while None): the wire's `data`."""
+        """The type's fields as a dict, the wire's `data`: as the emitter sent them, or (an event
+        built directly) every field but the optional ones left None."""
+        sent = self._data
+        return self._dict() if sent is None else sent
+
+    def _dict(self) -> dict[str, Any]:
         optional = self._optional
         data: dict[str, Any] = {}
         for name in self._fields:
             value = getattr(self, name)
             if value is not None or name not in optional:
                 data[name] = value
+        return data
+
+    @staticmethod
+    def kwargs(data: dict[str, Any]) -> dict[str, Any]:
+        """The class's keyword arguments for the keys of `data` (where `adapts`)."""
         return data
 
     def payload(self) -> TypedEvent:
@@ -114,7 +129,7 @@ def declare(name: str, payload: type[TypedEvent]) -> str:
         raise ValueError(f"event type {name!r} is declared twice")
     if payload.type != name:
         raise ValueError(f"{payload.__name__}.type is {payload.type!r}, not {name!r}")
-    own = [f for f in fields(payload) if f.name not in _ENVELOPE]
+    own = [f for f in fields(payload) if f.name not in _ENVELOPE]  # `_data` is the envelope's
     payload._fields = tuple(f.name for f in own)
     payload._optional = frozenset(f.name for f in own if f.default is None)
     CATALOGUE[name] = EventType(name, payload)
@@ -145,8 +160,8 @@ def check(event_type: str, data: dict[str, Any]) -> TypedEvent:
     if entry is None:
         raise UnknownEventType(event_type)
     cls = entry.payload
-    if cls is LoopTerminated:
-        data = LoopTerminated.split(data)
+    if cls.adapts:
+        data = cls.kwargs(data)
     elif clash := sorted(_ENVELOPE & data.keys()):  # the hub's, never an emitter's fields
         raise ValueError(f"{event_type}: {clash} belong to the envelope the hub fills in")
     return _adapter(cls).validate_python(data)
@@ -160,10 +175,11 @@ def build(event_type: str, data: dict[str, Any], **envelope: Any) -> TypedEvent:
     if entry is None:
         raise UnknownEventType(event_type)
     cls = entry.payload
-    if cls is LoopTerminated:
-        data = LoopTerminated.split(data)
-    return cls(**data, **envelope)
+    return cls(**(cls.kwargs(data) if cls.adapts else data), _data=data, **envelope)
 
+
+AnswerProblem = Literal["empty", "too_short", "non_answer", "repeat", "tool_call_as_text"]
+"""What the answer-quality check found wrong with a final answer (`answer.rejected`)."""
 
 UsageData = dict[str, Any]
 """`Usage.model_dump()`: prompt_tokens, completion_tokens, total_tokens, estimated..."""
@@ -426,7 +442,26 @@ class MCPLog(TypedEvent):
     server: str
     level: str
     logger: str | None = None
-    data: Any = None
+    log_data: Any = None
+    """The notification's `data` (`data` on the wire; `data` here is every event's dict)."""
+    adapts: ClassVar[bool] = True
+
+    def _dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"tool": self.tool, "call_id": self.call_id, "server": self.server}
+        data["level"] = self.level
+        if self.logger is not None:
+            data["logger"] = self.logger
+        if self.log_data is not None:
+            data["data"] = self.log_data
+        return data
+
+    @staticmethod
+    def kwargs(data: dict[str, Any]) -> dict[str, Any]:
+        if "data" not in data:
+            return data
+        kwargs = dict(data)
+        kwargs["log_data"] = kwargs.pop("data")
+        return kwargs
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -511,13 +546,17 @@ class LoopTerminated(TypedEvent):
     extra: dict[str, Any] = field(default_factory=dict)
     """The abort condition's own keys (in `data` beside `reason` and `iterations`)."""
 
-    @property
-    def data(self) -> dict[str, Any]:
+    def _dict(self) -> dict[str, Any]:
         return {"reason": self.reason, "iterations": self.iterations, **self.extra}
 
+    adapts: ClassVar[bool] = True
+
     @staticmethod
-    def split(data: dict[str, Any]) -> dict[str, Any]:
-        """Emitted keys as the class takes them: the abort condition's own ones under `extra`."""
+    def kwargs(data: dict[str, Any]) -> dict[str, Any]:
+        """Emitted keys as the class takes them: the abort condition's own ones under `extra`
+        (as they are when they come as the class's fields already)."""
+        if "extra" in data:
+            return data
         own: dict[str, Any] = {key: data[key] for key in ("reason", "iterations") if key in data}
         extra = {key: value for key, value in data.items() if key not in own}
         return {**own, "extra": extra} if extra else own
@@ -568,7 +607,7 @@ class AnswerRejected(TypedEvent):
     """The answer-quality check rejected a final answer."""
 
     type: ClassVar[Literal["answer.rejected"]] = "answer.rejected"
-    problem: Literal["empty", "too_short", "non_answer", "repeat", "tool_call_as_text"]
+    problem: AnswerProblem
     retry: bool
     """Re-asked, else accepted as it is."""
     answer: str
@@ -764,10 +803,10 @@ class Event(BaseModel):
     def payload(self) -> TypedEvent:
         """The event as its type's class (`data` validated; built on demand, never on the hot
         path). Raises `UnknownEventType` for a type the catalogue does not declare."""
-        typed = check(self.type, self.data)
+        check(self.type, self.data)
         return build(
             self.type,
-            typed.data,
+            self.data,
             node=self.node,
             namespace=self.namespace,
             ts=self.ts,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import typing
 import re
+import typing
 from pathlib import Path
 
 import pytest
@@ -28,7 +28,8 @@ TABLE_HEADER = "| event | emitted by | data |"
 
 def _fields(name: str) -> set[str]:
     envelope = {f.name for f in dataclasses.fields(ev.TypedEvent)}
-    return {f.name for f in dataclasses.fields(ev.CATALOGUE[name].payload)} - envelope - {"extra"}
+    own = {f.name for f in dataclasses.fields(ev.CATALOGUE[name].payload)} - envelope - {"extra"}
+    return {"data" if field == "log_data" else field for field in own}  # mcp.log's `data`
 
 
 # ------------------------------------------------------------------ the catalogue and its check
@@ -74,6 +75,10 @@ def test_a_hub_builds_the_class_from_a_class_or_a_name_and_keeps_extra_terminati
     assert isinstance(second, ev.ToolCallStarted) and second.node == "root" and second.call_id == "c2"
     assert isinstance(terminated, ev.LoopTerminated) and terminated.extra == {"spent": 12}
     assert terminated.data == {"reason": "budget", "iterations": 3, "spent": 12}
+    hub.emit(ev.MCP_LOG, tool="t", call_id="c3", server="s", level="info", data={"line": 1})
+    log = seen[-1]
+    assert isinstance(log, ev.MCPLog) and log.log_data == {"line": 1}  # `data` is every event's dict
+    assert log.data == {"tool": "t", "call_id": "c3", "server": "s", "level": "info", "data": {"line": 1}}
 
 
 def test_an_event_built_by_hand_is_typed_by_payload() -> None:
