@@ -22,10 +22,10 @@ ends without an answer withdraws whatever was streamed and sends no `done` on th
 
 from __future__ import annotations
 
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from ..telemetry import events as ev
-from ..telemetry.events import AnyEvent, Event
+from ..telemetry.events import AnyEvent
 from ._markdown import answer_html
 
 Channel = Literal["step", "answer", "reasoning", "compact", "phase", "inject", "approval", "artifact", "done"]
@@ -61,11 +61,8 @@ class ChannelMapper:
     def map(self, event: AnyEvent) -> list[Message]:
         """The messages `event` amounts to (often none). A plain `Event` of a catalogue type (one
         built by hand) is read as its class; any other type has no channel."""
-        if isinstance(event, Event):
-            if event.type not in ev.CATALOGUE:
-                return []
-            event = cast("ev.CatalogueEvent", event.payload())
-        match event:
+        typed = ev.typed(event)
+        match typed:
             case ev.ReplyStarted():
                 self.iteration += 1
                 return [*self._withdraw(), ("step", self._step("thinking", "start"))]
@@ -78,43 +75,43 @@ class ChannelMapper:
             case ev.ReasoningDelta(delta=delta):
                 return [("reasoning", self._reasoning("delta", delta))]
             case ev.ReplyCompleted():
-                return self._reply_completed(event)
+                return self._reply_completed(typed)
             case ev.ToolCallStarted(tool=tool, call_id=call_id, arguments=arguments):
                 self._tool_args[call_id] = arguments
                 step = self._step("iteration", "start", tool_name=tool, tool_args=arguments, call_id=call_id)
                 return [("step", step)]
             case ev.ToolCallCompleted() | ev.ToolCallFailed():
-                return [("step", self._tool_done(event))]
+                return [("step", self._tool_done(typed))]
             case ev.ToolProgress():  # a long tool call reporting (MCP progress): its card
                 note: dict[str, Any] = {
-                    "progress": event.progress,
-                    "total": event.total,
-                    "message": event.message,
+                    "progress": typed.progress,
+                    "total": typed.total,
+                    "message": typed.message,
                 }
-                return [("step", self._tool_note("progress", event.tool, event.call_id, note))]
+                return [("step", self._tool_note("progress", typed.tool, typed.call_id, note))]
             case ev.MCPLog():  # an MCP server's log line while it works on a call
                 note = {
-                    "server": event.server,
-                    "level": event.level,
-                    "logger": event.logger,
-                    "data": event.log_data,
+                    "server": typed.server,
+                    "level": typed.level,
+                    "logger": typed.logger,
+                    "data": typed.log_data,
                 }
-                return [("step", self._tool_note("log", event.tool, event.call_id, note))]
+                return [("step", self._tool_note("log", typed.tool, typed.call_id, note))]
             case ev.Inject(status=status, content=content):
                 inject: dict[str, Any] = {"type": "inject", "status": status, "content": content}
                 if status == "applied":
                     inject["iteration"] = self.iteration
                 return [("inject", inject)]
             case ev.ContextCompacted():
-                return [("compact", _compact(event))]
+                return [("compact", _compact(typed))]
             case ev.Phase():
-                return [("phase", _phase(event))]
+                return [("phase", _phase(typed))]
             case ev.ArtifactProduced():
-                return [("artifact", event.data)]
+                return [("artifact", typed.data)]
             case ev.ElicitationRequested(request=request):  # a question for a person: the human channel
                 return [("approval", {"status": "elicitation", "elicitation": request})]
             case ev.ElicitationResolved():
-                return [("approval", {"status": "elicitation_resolved", **event.data})]
+                return [("approval", {"status": "elicitation_resolved", **typed.data})]
             case _:  # the finer telemetry has no channel of its own
                 return []
 

@@ -874,3 +874,14 @@ CatalogueEvent = (
 AnyEvent = CatalogueEvent | Event
 """What a subscriber receives: an event of the catalogue, or a plain `Event` of a name it does
 not declare (a user's own type, outside the test suite)."""
+
+
+def typed(event: AnyEvent) -> CatalogueEvent | None:
+    """`event` as its catalogue class, for readers that `match` on it: itself, a plain `Event` of
+    a declared type (one built by hand) read as its class (validated), None for a type the
+    catalogue does not declare (a user's own)."""
+    if not isinstance(event, Event):
+        return event
+    if event.type not in CATALOGUE:
+        return None
+    return event.payload()  # type: ignore[return-value]  # the catalogue's classes are the union's
