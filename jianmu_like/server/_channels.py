@@ -22,7 +22,7 @@ ends without an answer withdraws whatever was streamed and sends no `done` on th
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, assert_never
 
 from ..telemetry import events as ev
 from ..telemetry.events import AnyEvent
@@ -112,8 +112,45 @@ class ChannelMapper:
                 return [("approval", {"status": "elicitation", "elicitation": request})]
             case ev.ElicitationResolved():
                 return [("approval", {"status": "elicitation_resolved", **typed.data})]
-            case _:  # the finer telemetry has no channel of its own
+            case (
+                ev.RunStarted()
+                | ev.RunResumed()
+                | ev.RunCompleted()
+                | ev.ThreadRepaired()
+                | ev.ModelCallStarted()
+                | ev.ModelCallRetry()
+                | ev.ModelCallCompleted()
+                | ev.ModelCallFailure()
+                | ev.ApprovalRequested()
+                | ev.ApprovalResolved()
+                | ev.ToolCapReached()
+                | ev.MCPSampling()
+                | ev.MCPTask()
+                | ev.LoopIteration()
+                | ev.LoopTerminated()
+                | ev.NodeFailure()
+                | ev.ParallelStarted()
+                | ev.OutputValidated()
+                | ev.OutputInvalid()
+                | ev.AnswerRejected()
+                | ev.AnswerFallback()
+                | ev.PlanCreated()
+                | ev.PlanStepStarted()
+                | ev.PlanStepCompleted()
+                | ev.SupervisorPlanned()
+                | ev.SupervisorFollowUps()
+                | ev.CriticReview()
+                | ev.CriticFailed()
+                | ev.SupervisorPruned()
+                | ev.ReflectionCompleted()
+                | ev.ReflectionFailed()
+                | ev.ReplayForked()
+            ):  # the finer telemetry has no channel of its own
                 return []
+            case None:  # a type of the user's own
+                return []
+            case _:  # a new event type: say above whether it has a channel (mypy asks)
+                assert_never(typed)
 
     def finish(
         self,

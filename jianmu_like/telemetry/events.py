@@ -127,8 +127,11 @@ def declare(name: str, payload: type[TypedEvent]) -> str:
     """Add an event type to the catalogue; returns its name (the constant emitters may use)."""
     if name in CATALOGUE:
         raise ValueError(f"event type {name!r} is declared twice")
-    if payload.type != name:
-        raise ValueError(f"{payload.__name__}.type is {payload.type!r}, not {name!r}")
+    if "__dataclass_fields__" not in vars(payload) or getattr(payload, "type", None) != name:
+        raise TypeError(  # e.g. a payload model written before events were classes
+            f"{payload.__name__}: an event class is a @dataclass(frozen=True, slots=True, "
+            f"kw_only=True) subclass of TypedEvent with type: ClassVar[Literal[{name!r}]] = {name!r}"
+        )
     own = [f for f in fields(payload) if f.name not in _ENVELOPE]  # `_data` is the envelope's
     payload._fields = tuple(f.name for f in own)
     payload._optional = frozenset(f.name for f in own if f.default is None)

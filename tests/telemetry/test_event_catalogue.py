@@ -62,6 +62,15 @@ def test_each_type_is_a_frozen_class_named_by_its_literal_type_and_the_union_lis
     }
 
 
+def test_a_payload_model_in_the_old_style_is_refused_with_what_an_event_class_is() -> None:
+    class Drafted(ev.Payload):  # how a payload was declared before events were classes
+        step: int
+
+    with pytest.raises(TypeError, match=re.escape("type: ClassVar[Literal['draft.made']]")):
+        ev.declare("draft.made", Drafted)
+    assert "draft.made" not in ev.CATALOGUE
+
+
 def test_a_hub_builds_the_class_from_a_class_or_a_name_and_keeps_extra_termination_keys() -> None:
     hub = TelemetryHub(run_id="r1")
     seen: list[ev.AnyEvent] = []
@@ -75,6 +84,9 @@ def test_a_hub_builds_the_class_from_a_class_or_a_name_and_keeps_extra_terminati
     assert isinstance(second, ev.ToolCallStarted) and second.node == "root" and second.call_id == "c2"
     assert isinstance(terminated, ev.LoopTerminated) and terminated.extra == {"spent": 12}
     assert terminated.data == {"reason": "budget", "iterations": 3, "spent": 12}
+    # data is what was sent: an explicit None stays (the wire before classes), an unsent one is absent
+    hub.emit(ev.ToolProgress, tool="t", call_id="c4", server="s", progress=1.0, total=None)
+    assert seen[-1].data == {"tool": "t", "call_id": "c4", "server": "s", "progress": 1.0, "total": None}
     hub.emit(ev.MCP_LOG, tool="t", call_id="c3", server="s", level="info", data={"line": 1})
     log = seen[-1]
     assert isinstance(log, ev.MCPLog) and log.log_data == {"line": 1}  # `data` is every event's dict
