@@ -66,6 +66,8 @@ class ApiRoute:
     tag: str = "runs"
     read_body: bool = True
     """False: the handler reads the body itself (the OpenAI face answers in its own shape)."""
+    stream: str | None = None
+    """A route that may also answer Server-Sent Events (200, `text/event-stream`): when it does."""
 
     @property
     def path_params(self) -> list[str]:
