@@ -125,7 +125,7 @@ class EventRenderer:
     ) -> None:
         self.console = console
         self.models = list(models or [])
-        """What answers (`models.describe`), said once, on the run's first line."""
+        """What answers (`models._describe`), said once, on the run's first line."""
         self.root = root
         self.namespace = namespace
         """The agent's own namespace: its events get no prefix."""
@@ -204,7 +204,7 @@ class EventRenderer:
                 verdict = "✓ approved" if approved else "✗ denied"
                 edits = f" with corrected arguments {shorten(edited)}" if edited is not None else ""
                 return Text(f"{verdict}: {approval_id}{edits}", style="yellow")
-            case ev.SupervisorPlanned(sub_questions=questions):  # presets.supervisor
+            case ev.SupervisorPlanned(sub_questions=questions):  # presets._supervisor
                 return _plan_line(questions, "sub-question(s)")
             case ev.SupervisorFollowUps(follow_ups=questions):
                 return _plan_line(questions, "follow-up(s)")
