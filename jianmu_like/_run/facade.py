@@ -26,7 +26,7 @@ from ..guard._interruptions import Interruption
 from ..nodes._interrupts import InterruptBox
 from ..state._manager import StateManager
 from ..telemetry._hub import TelemetryHub
-from ..telemetry.events import Event
+from ..telemetry.events import AnyEvent
 from ..tools._questions import Action as QuestionAction
 from ..tools._questions import Question
 from ..tools._toolset import ToolSet
@@ -230,7 +230,7 @@ class RunFacade:
 
     async def stream(
         self, input_data: Mapping[str, Any] | None = None, *, max_ticks: int = 100_000
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncIterator[AnyEvent]:
         """Run and yield telemetry events as they happen; the last one is `run.completed`."""
         async for event in self._core.stream(lambda: self.run(input_data, max_ticks=max_ticks)):
             yield event

@@ -140,7 +140,7 @@ class QuestionBox:
             details=dict(details or {}),
         )
         if emit is not None:
-            emit(ev.ELICITATION_REQUESTED, request=request.model_dump())
+            emit(ev.ElicitationRequested, request=request.model_dump())
         future: asyncio.Future[QuestionAnswer] = asyncio.get_running_loop().create_future()
         self._open[request.id] = (request, future)
         try:
@@ -160,7 +160,7 @@ class QuestionBox:
         finally:
             self._open.pop(request.id, None)
         if emit is not None:
-            emit(ev.ELICITATION_RESOLVED, id=request.id, server=self.server, action=answer.action)
+            emit(ev.ElicitationResolved, id=request.id, server=self.server, action=answer.action)
         return answer
 
 
