@@ -58,7 +58,7 @@ MOVED = {
     "jianmu_like.bt": ("AsyncBehaviour", "StateCondition", "DynamicParallel", "LoopUntilSuccess", "Node",
                        "ReactiveRunner", "RunOutcome"),
     "jianmu_like.state": ("StateContract", "declare", "StateError", "StateManager", "Ephemeral"),
-    "jianmu_like.nodes": ("ContextBuilder", "ContextBuilderProtocol", "ContextGuard", "CriticNode",
+    "jianmu_like.nodes": ("A2AAgentNode", "ContextBuilder", "ContextBuilderProtocol", "ContextGuard", "CriticNode",
                           "InterruptGate", "AgentLLMNode", "LLMCallNode", "ToolExecutor", "ToolNode",
                           "ToolSelectionNode", "StateKeys"),
     "jianmu_like.checkpoint": ("Checkpoint", "Checkpointer", "MemoryCheckpointer", "SQLiteCheckpointer",
