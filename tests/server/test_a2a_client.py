@@ -522,3 +522,41 @@ def test_a_tree_node_call_is_journaled_and_never_sent_twice(
         )
 
     asyncio.run(asyncio.wait_for(go(), PATIENCE))
+
+
+RELAY = """\
+kind: tree
+name: Relay
+inputs: [question]
+tree:
+  sequence:
+    children:
+      - a2a_agent:
+          name: keeper
+          url: {url}
+          auth: {{token_env: KEEPER_TOKEN}}
+          message_key: {key}
+          output_key: final_answer
+"""
+
+
+def test_an_agent_file_places_a_remote_agent_in_its_tree(
+    remote: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KEEPER_TOKEN", TOKEN)
+    relay = tmp_path / "relay.yaml"
+    relay.write_text(RELAY.format(url=remote, key="questoin"))
+    with pytest.raises(AgentFileError) as caught:
+        validate_agent_file(relay)
+    assert "relay.yaml:11" in str(caught.value) and "(did you mean 'question'?)" in str(caught.value)
+    relay.write_text(RELAY.format(url=remote, key="question"))
+
+    async def go() -> Any:
+        agent = load_agent(relay)
+        try:
+            return await agent.run({"question": "yaml hello"})
+        finally:
+            await agent.aclose()
+
+    result = asyncio.run(asyncio.wait_for(go(), PATIENCE))
+    assert result.status == "success" and result.final_answer == "B echoes yaml hello"
