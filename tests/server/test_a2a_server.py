@@ -398,7 +398,7 @@ def test_an_approval_decided_elsewhere_moves_the_task_on(served: str) -> None:
     resubscribed stream (which sees it go on to `completed`)."""
     path = "/tmp/approve-elsewhere"
 
-    async def go() -> tuple[pb.Task, list[pb.StreamResponse], pb.Task]:
+    async def go() -> tuple[list[pb.StreamResponse], pb.Task]:
         a2a = await client(served, streaming=False)
         first = final_task(
             await collect(a2a.send_message(pb.SendMessageRequest(message=new_text_message(f"delete {path}"))))
@@ -420,9 +420,9 @@ def test_an_approval_decided_elsewhere_moves_the_task_on(served: str) -> None:
             assert decided.status_code == 200, decided.text
         seen += [e async for e in resubscribed]
         task = await a2a.get_task(pb.GetTaskRequest(id=first.id))
-        return first, seen, task
+        return seen, task
 
-    first, seen, task = run(go())
+    seen, task = run(go())
     assert states(seen)[0] == "TASK_STATE_INPUT_REQUIRED" and states(seen)[-1] == "TASK_STATE_COMPLETED"
     assert "TASK_STATE_WORKING" in states(seen)
     assert pb.TaskState.Name(task.status.state) == "TASK_STATE_COMPLETED", task.status
