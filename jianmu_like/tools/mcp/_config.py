@@ -126,7 +126,7 @@ class MCPServerConfig(BaseModel):
     model call, until the model reads it again."""
     max_output_chars: int | None = Field(None, ge=100)
     """The most characters of one of this server's results the model reads (None: the agent's
-    limit); longer results are cut by their shape (`tools.truncation`)."""
+    limit); longer results are cut by their shape (`tools._truncation`)."""
 
     @field_validator("env", "headers", mode="before")
     @classmethod
