@@ -25,7 +25,7 @@ from ..guard._approvals import Approval, ApprovalDecision
 from ..nodes._interrupts import InterruptBox
 from ..state._manager import StateManager
 from ..telemetry._hub import TelemetryHub
-from ..telemetry.events import Event
+from ..telemetry.events import AnyEvent
 from ..tools._toolset import ToolSet
 from ..tools.mcp._elicitation import Action as ElicitationAction
 from ..tools.mcp._elicitation import ElicitationRequest, boxes_of, pending_in, respond_in
@@ -229,7 +229,7 @@ class RunFacade:
 
     async def stream(
         self, input_data: Mapping[str, Any] | None = None, *, max_ticks: int = 100_000
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncIterator[AnyEvent]:
         """Run and yield telemetry events as they happen; the last one is `run.completed`."""
         async for event in self._core.stream(lambda: self.run(input_data, max_ticks=max_ticks)):
             yield event
