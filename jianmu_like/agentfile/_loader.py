@@ -41,11 +41,12 @@ from ..guard._enforcer import GuardEnforcer
 from ..guard._policies import unknown_tool
 from ..models._client import ModelClient
 from ..models._named_providers import served_name
+from ..nodes._a2a_node import A2AAgentNode
 from ..nodes._message import MessageNode
 from ..presets.react._config import ReActConfig
 from ..presets.react._state import ReActState
 from ..state._contract import StateContract, declare
-from ..tools._a2a import a2a_providers
+from ..tools._a2a import A2AAgentConfig, a2a_providers
 from ..tools._base import Tool
 from ..tools._provider import ToolProvider
 from ..tools._skills import SKILL_FILE, Skill, SkillSet, load_skill
@@ -488,6 +489,15 @@ class _Builder:
             return condition
         if kind == "message":
             return MessageNode(name, body.content, namespace=body.namespace, role=body.role)
+        if kind == "a2a_agent":
+            node_keys = {"namespace", "message_key", "output_key"}
+            return A2AAgentNode(
+                name,
+                A2AAgentConfig.model_validate(body.model_dump(exclude=node_keys)),
+                message_key=body.message_key,
+                output_key=body.output_key,
+                namespace=body.namespace,
+            )
         agent = AGENT_KINDS.get(kind)
         if agent is not None:
             built = self._agent(file, body, agent, defaults)

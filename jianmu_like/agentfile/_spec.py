@@ -268,6 +268,7 @@ NODE_KINDS = (
     "supervisor",
     "plan_execute",
     "research",
+    "a2a_agent",
 )
 
 
@@ -285,6 +286,7 @@ class TreeNodeSpec(_Strict):
     supervisor: SupervisorSpec | None = None
     plan_execute: PlanExecuteSpec | None = None
     research: ResearchSpec | None = None
+    a2a_agent: A2ANodeSpec | None = None
 
     @model_validator(mode="after")
     def _exactly_one(self) -> TreeNodeSpec:
@@ -329,6 +331,17 @@ class MessageSpec(_Strict):
     namespace: str | None = None
     content: str
     role: Literal["user", "system"] = "user"
+
+
+class A2ANodeSpec(A2AAgentConfig):
+    """A remote A2A agent as a leaf of the tree (`nodes.A2AAgentNode`): the `a2a_agents` entry's
+    keys (`name` is the node's name too) and where the node reads and writes."""
+
+    namespace: str | None = None
+    message_key: str | None = None
+    """The state key whose text is sent; unset: the last user message of `messages`."""
+    output_key: str = "a2a_reply"
+    """Where the remote answer is written (in `namespace`)."""
 
 
 class PresetRefSpec(_Strict):
