@@ -188,6 +188,8 @@ class TreeNode(BaseModel):
     id: str
     name: str
     type: str
+    kind: Literal["sequence", "selector", "parallel", "composite", "decorator", "condition", "action"]
+    """What the console's drawing shapes the node as (Groot2's classes of node)."""
     status: str
     namespace: str | None
     children: list[TreeNode]

@@ -1,8 +1,8 @@
 // The jianmu-like console: asks questions through the server's /api/ routes and renders a run's
 // Server-Sent Events (tool-call cards, the streamed answer, approvals, usage) and its tree's node
 // statuses, the conversations a checkpoint store keeps (their versions, the state saved in each,
-// forking from one) and an inspector of the current run's state. Plain JavaScript, no
-// dependencies. Streams are read with fetch(), not EventSource, because EventSource cannot send
+// forking from one) and an inspector of the current run's state. Plain JavaScript; its one
+// dependency, the tree's layout (dagre), is shipped in the package (treeview.js). Streams are read with fetch(), not EventSource, because EventSource cannot send
 // the bearer token of a protected server. Every piece of server data reaches the page through
 // textContent, never as HTML, with one exception: an answer's markdown, which the server renders
 // and sanitises (`answer_html`, see server/_markdown.py) and the page parses inertly (DOMParser).
@@ -17,7 +17,7 @@
     runId: null,
     running: false,
     streams: null, // AbortController of the current run's streams
-    nodes: new Map(), // node id -> .node element of the tree view
+    tree: null, // the drawing of the tree (treeview.js)
     view: null, // elements of the current run
     checkpoints: false, // the server keeps a checkpoint store: threads, versions, forks
     fork: null, // {threadId, seq}: the next question continues that saved version
@@ -193,32 +193,13 @@
   }
 
   // ------------------------------------------------------------------ the tree
-  function drawTree(node) {
-    const item = el("li");
-    const row = el("div", "node");
-    row.dataset.id = node.id;
-    row.dataset.status = node.status;
-    row.title = `${node.type} · ${node.status}` + (node.namespace ? ` · namespace ${node.namespace}` : "");
-    row.append(el("span", "dot"), el("span", "name", node.name), el("span", "type", node.type));
-    state.nodes.set(node.id, row);
-    item.append(row);
-    if (node.children.length) {
-      const list = el("ul");
-      for (const child of node.children) list.append(drawTree(child));
-      item.append(list);
-    }
-    return item;
-  }
-
+  // Drawn by treeview.js (a graph laid out by the vendored dagre); the console only sets statuses.
   async function loadTree() {
     try {
       const { tree, checkpoints, models } = await api("GET", "/api/agent");
       state.checkpoints = checkpoints;
       $("models").textContent = (models || []).map((m) => `model: ${m}`).join("; ");
-      state.nodes.clear();
-      const list = el("ul");
-      list.append(drawTree(tree));
-      $("tree").replaceChildren(list);
+      state.tree = window.JianmuTree.create($("tree"), tree);
     } catch (error) {
       $("tree").replaceChildren(el("p", "muted", `tree unavailable: ${error.message}`));
     }
@@ -227,19 +208,11 @@
   // A new run (or conversation) starts from a grey tree: statuses are a run's, not the page's.
   function resetTree() {
     $("tree-caption").textContent = "";
-    for (const row of state.nodes.values()) {
-      row.dataset.status = "INVALID";
-      row.title = row.title.replace(/ · [A-Z]+/, " · INVALID");
-    }
+    state.tree?.reset();
   }
 
   function onNodes(data) {
-    for (const change of data.changes || []) {
-      const row = state.nodes.get(change.id);
-      if (!row) continue; // a node added while running (not in the drawn structure)
-      row.dataset.status = change.status;
-      row.title = row.title.replace(/ · [A-Z]+/, ` · ${change.status}`);
-    }
+    state.tree?.apply(data.changes || []);
   }
 
   // ------------------------------------------------------------------ a run's events
@@ -773,10 +746,9 @@
       }
       $("version-pending-title").hidden = saved.pending_approvals.length === 0;
       resetTree();
-      for (const node of saved.nodes) {
-        const row = node.id && state.nodes.get(node.id);
-        if (row) row.dataset.status = node.status;
-      }
+      const statuses = {};
+      for (const node of saved.nodes) if (node.id) statuses[node.id] = node.status;
+      state.tree?.setStatuses(statuses, Object.keys(statuses).filter((id) => statuses[id] === "RUNNING"));
       $("tree-caption").textContent = `statuses of ${threadId} v${seq}`;
       $("fork").onclick = () => setFork({ threadId, seq });
       box.hidden = false;
