@@ -119,7 +119,7 @@ class PendingApprovalItem(BaseModel):
     reason: str | None = None
     policy: str | None = None
     decided: bool
-    kind: Literal["approval", "client_tool"] = "approval"
+    kind: Literal["approval", "client_tool", "breakpoint"] = "approval"
     """Whom it waits for: a human's decision, or the result of a call the OpenAI-compatible
     endpoint's client runs (answered by its next request's tool messages)."""
 
