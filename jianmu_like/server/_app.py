@@ -38,6 +38,7 @@ from ..models._describe import clients_in, describe_all
 from ._a2a import A2ACard, a2a_routes
 from ._artifacts import artifact_response
 from ._console import console_routes
+from ._debug import Debugging, debug_routes
 from ._elicitations import elicitation_routes
 from ._errors import error_response, http_error, internal_error
 from ._idempotency import WINDOW, IdempotencyKeys
@@ -143,6 +144,7 @@ def create_app(
     if max_body_bytes <= 0:
         raise ValueError(f"max_body_bytes must be positive, got {max_body_bytes}")
     retention = Retention(max_runs=max_runs, ttl=run_ttl)
+    agent_factory = (debugging := Debugging()).factory(agent_factory)  # the server's breakpoints
     registry = RunRegistry(agent_factory, max_ticks=max_ticks, retention=retention)
     described: list[AgentLike] = []
     idempotency = IdempotencyKeys(lambda: sample().checkpointer, window=idempotency_window)
@@ -377,6 +379,7 @@ def create_app(
             idempotency,
         ),
         *elicitation_routes(registry),
+        *debug_routes(registry, debugging),
         *a2a_routes(registry, sample, a2a, token=bool(token), version=_version()),
     ]  # fmt: skip
 
