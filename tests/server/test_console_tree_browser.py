@@ -8,6 +8,7 @@ Screenshots go to the test's temporary folder, and to `docs/images/console/` whe
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -173,3 +174,53 @@ def test_a_200_node_tree_is_readable(page: Any, big_app: Any, tmp_path: Path) ->
         page.locator('#tree .tree-tools button[data-action="widen"]').click()
         page.locator('#tree .tree-tools button[data-action="fit"]').click()
         expect(page.locator("body.wide-tree")).to_have_count(1)
+
+
+@pytest.mark.console_errors("status of 422")
+def test_breakpoints_in_the_console_pause_edit_step_and_continue(page: Any, tmp_path: Path) -> None:
+    with live_server(console_app()) as url:
+        page.goto(url + "/")
+        tools = page.locator('#tree .node[data-id="0.0.1"]')
+        tools.locator(".shape").click()  # a click on a node sets a breakpoint there
+        expect(tools).to_have_attribute("data-breakpoint", "")
+        expect(page.locator('#breakpoint-list li[data-node="0.0.1"]')).to_contain_text("ReActAgent.Tools")
+        page.fill("#break-tool", "explode")  # and a tool's name, one before its calls
+        page.click("#break-tool-form button")
+        expect(page.locator('#breakpoint-list li[data-tool="explode"]')).to_have_count(1)
+        listed = httpx.get(url + "/api/breakpoints").json()["breakpoints"]
+        assert listed == [{"node": "0.0.1"}, {"tool": "explode"}]
+        page.locator('#breakpoint-list li[data-tool="explode"] button').click()
+        expect(page.locator('#breakpoint-list li[data-tool="explode"]')).to_have_count(0)
+
+        run = ask(page, "add 41")
+        pause = page.locator("#approvals .approval.breakpoint")
+        expect(pause.locator(".paused-at")).to_contain_text("Paused before ReActAgent.Tools (0.0.1")
+        expect(tools).to_have_attribute("data-paused", "")
+        expect(page.locator("#run-status")).to_have_attribute("data-status", "suspended")
+        expect(page.locator("#run-status")).to_have_text("paused at a breakpoint")
+        pause.locator("summary").click()
+        expect(pause.locator("pre.state")).to_contain_text('"a": 41')
+        expect(run.locator('.tool-card[data-tool="add"]')).to_have_count(0)  # the tool waits
+        shot(page, tmp_path, "breakpoint-paused.png")
+
+        # A change the state schema refuses: an error, and the pause still waits.
+        pause.locator("textarea.state-edit").fill('{"rounds": "many"}')
+        pause.locator("button.step").click()
+        expect(page.locator("#error")).to_contain_text("rounds")
+        expect(pause).to_be_visible()
+
+        # Edit the call, step: the tool runs with it and the run pauses at the next node.
+        call = httpx.get(url + "/api/runs").json()["runs"][-1]
+        state = httpx.get(f"{url}/api/runs/{call['run_id']}/state").json()["state"]
+        action = {**state["actions"][0], "arguments": {"a": 99, "b": 1}}
+        page.locator('#breakpoint-list li[data-node="0.0.1"] button').click()  # no more pauses there
+        expect(tools).not_to_have_attribute("data-breakpoint", "")
+        pause.locator("textarea.state-edit").fill(json.dumps({"actions": [action]}))
+        pause.locator("button.step").click()
+        expect(run.locator('.tool-card[data-tool="add"] .observation')).to_have_text("100")
+        expect(pause.locator(".paused-at")).to_contain_text("Paused before ReActAgent.Done (0.0.2")
+        expect(page.locator('#tree .node[data-id="0.0.2"]')).to_have_attribute("data-paused", "")
+        pause.locator("button.continue").click()
+        expect(run.locator(".answer")).to_have_text("result 100")
+        expect(page.locator("#run-status")).to_have_attribute("data-status", "success")
+        expect(page.locator("#tree .node[data-paused]")).to_have_count(0)

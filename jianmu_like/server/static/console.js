@@ -18,6 +18,8 @@
     running: false,
     streams: null, // AbortController of the current run's streams
     tree: null, // the drawing of the tree (treeview.js)
+    breakpoints: [], // the server's: [{node}|{tool}]
+    pausedAt: null, // the node id a run is paused before
     view: null, // elements of the current run
     checkpoints: false, // the server keeps a checkpoint store: threads, versions, forks
     fork: null, // {threadId, seq}: the next question continues that saved version
@@ -62,11 +64,11 @@
   }
 
   // The header's badge and the footer's (while a run is shown) say the same words.
-  function setStatus(status) {
+  function setStatus(status, words) {
     for (const badge of [$("run-status"), document.querySelector("#usage .badge")]) {
       if (!badge) continue;
       badge.dataset.status = status;
-      badge.textContent = STATUS_WORDS[status] || status;
+      badge.textContent = words || STATUS_WORDS[status] || status;
     }
   }
 
@@ -199,9 +201,139 @@
       const { tree, checkpoints, models } = await api("GET", "/api/agent");
       state.checkpoints = checkpoints;
       $("models").textContent = (models || []).map((m) => `model: ${m}`).join("; ");
-      state.tree = window.JianmuTree.create($("tree"), tree);
+      state.tree = window.JianmuTree.create($("tree"), tree, { onSelect: toggleNodeBreakpoint });
     } catch (error) {
       $("tree").replaceChildren(el("p", "muted", `tree unavailable: ${error.message}`));
+      return;
+    }
+    await loadBreakpoints();
+  }
+
+  // ------------------------------------------------------------------ breakpoints
+  // The server's (every run pauses there): a click on a node sets or clears one, a tool's name
+  // sets one before its calls. A pause is a pending approval of kind "breakpoint" (drawApprovals).
+  async function loadBreakpoints() {
+    try {
+      const { breakpoints } = await api("GET", "/api/breakpoints");
+      showBreakpoints(breakpoints);
+    } catch (error) {
+      if (!(error instanceof Unauthorized)) showError(`could not read the breakpoints: ${error.message}`);
+    }
+  }
+
+  async function saveBreakpoints(list) {
+    try {
+      const { breakpoints } = await api("POST", "/api/breakpoints", { breakpoints: list });
+      showBreakpoints(breakpoints);
+    } catch (error) {
+      showError(`could not set the breakpoints: ${error.message}`);
+    }
+  }
+
+  function showBreakpoints(list) {
+    state.breakpoints = list;
+    const items = $("breakpoint-list");
+    items.replaceChildren();
+    list.forEach((item, index) => {
+      const where = item.node !== undefined ? `node ${state.tree?.nodes.get(item.node)?.data.name || item.node}` : `tool ${item.tool}`;
+      const row = el("li", "breakpoint");
+      row.dataset.node = item.node ?? "";
+      row.dataset.tool = item.tool ?? "";
+      const remove = el("button", "small", "×");
+      remove.type = "button";
+      remove.title = `remove the breakpoint on ${where}`;
+      remove.addEventListener("click", () => saveBreakpoints(state.breakpoints.filter((_, i) => i !== index)));
+      row.append(el("span", "bp-dot"), el("span", null, where), remove);
+      items.append(row);
+    });
+    markTree();
+  }
+
+  function markTree() {
+    const nodes = (state.breakpoints || []).filter((b) => b.node !== undefined).map((b) => b.node);
+    state.tree?.mark(nodes, state.pausedAt || null);
+  }
+
+  function toggleNodeBreakpoint(id) {
+    const list = state.breakpoints || [];
+    const has = list.some((b) => b.node === id);
+    saveBreakpoints(has ? list.filter((b) => b.node !== id) : [...list, { node: id }]);
+  }
+
+  function addToolBreakpoint(event) {
+    event.preventDefault();
+    const name = $("break-tool").value.trim();
+    if (!name) return;
+    $("break-tool").value = "";
+    saveBreakpoints([...(state.breakpoints || []), { tool: name }]);
+  }
+
+  // A pause: where it stopped, the run's state (read from the server), an editor for the keys to
+  // change (a JSON object, checked against the state schema by the server), Continue/Step/Skip.
+  function drawPause(item, list) {
+    const box = el("div", "approval breakpoint");
+    box.dataset.approvalId = item.id;
+    const node = item.arguments?.node;
+    const name = state.tree?.nodes.get(node)?.data.name || item.tool;
+    box.append(el("div", "paused-at", `Paused before ${name} (${node}, ${item.arguments?.type || "node"})`));
+    const shown = el("details", "state-view");
+    const stateText = el("pre", "state", "loading…");
+    shown.append(el("summary", null, "state of the run"), stateText);
+    const edit = el("textarea", "state-edit");
+    edit.value = "{}";
+    edit.rows = 3;
+    edit.spellcheck = false;
+    edit.setAttribute("aria-label", "state keys to change, as a JSON object");
+    box.append(shown, el("div", "label", "change state keys (JSON object)"), edit);
+    api("GET", `/api/runs/${encodeURIComponent(item.run_id)}/state`)
+      .then((read) => {
+        stateText.textContent = pretty(read.state);
+      })
+      .catch((error) => {
+        stateText.textContent = `could not read the state: ${error.message}`;
+      });
+    const buttons = el("div", "buttons");
+    const go = (label, className, decision, step) => {
+      const button = el("button", className, label);
+      button.type = "button";
+      button.addEventListener("click", () => resumePause(item, box, decision, step));
+      buttons.append(button);
+    };
+    go("Continue", "approve continue", "approve", false);
+    go("Step", "step", "approve", true);
+    go("Skip node", "deny skip", "deny", false);
+    box.append(buttons);
+    list.append(box);
+    state.pausedAt = node;
+    markTree();
+  }
+
+  async function resumePause(item, box, decision, step) {
+    const body = { decision, thread_id: item.thread_id };
+    if (decision === "approve") {
+      let changes;
+      try {
+        changes = JSON.parse(box.querySelector("textarea.state-edit").value || "{}");
+      } catch (error) {
+        showError(`the state changes are not JSON: ${error.message}`);
+        return;
+      }
+      const args = {};
+      if (step) args.step = true;
+      if (changes && Object.keys(changes).length) args.state = changes;
+      if (Object.keys(args).length) body.arguments = args;
+    }
+    for (const button of box.querySelectorAll("button")) button.disabled = true;
+    try {
+      await api("POST", `/api/approvals/${encodeURIComponent(item.id)}`, body);
+      showError("");
+      box.remove();
+      state.pausedAt = null;
+      markTree();
+      $("approvals").hidden = $("approval-list").children.length === 0;
+    } catch (error) {
+      for (const button of box.querySelectorAll("button")) button.disabled = false;
+      showError(`could not go on: ${error.message}`);
     }
   }
 
@@ -358,6 +490,10 @@
     list.replaceChildren();
     for (const item of items) {
       if (item.decided) continue;
+      if (item.kind === "breakpoint") {
+        drawPause(item, list);
+        continue;
+      }
       const box = el("div", "approval");
       box.dataset.approvalId = item.id;
       // The arguments are editable: Approve sends the corrected ones when they were changed
@@ -495,9 +631,13 @@
 
   function onApproval(view, data) {
     if (data.status === "pending") {
-      setStatus("suspended", "waiting for approval");
+      const pauses = (data.approvals || []).filter((item) => item.kind === "breakpoint");
+      setStatus("suspended", pauses.length && pauses.length === data.approvals.length ? "paused at a breakpoint" : "waiting for approval");
       drawApprovals(data.approvals || []);
-      for (const item of data.approvals || []) note(view, `${item.tool} waits for approval`, "inject");
+      for (const item of data.approvals || []) {
+        const paused = item.kind === "breakpoint";
+        note(view, paused ? `paused before ${item.tool.split("/").pop()} (breakpoint)` : `${item.tool} waits for approval`, "inject");
+      }
       scrollDown();
     } else {
       setStatus("running");
@@ -879,6 +1019,7 @@
     $("ask-form").addEventListener("submit", ask);
     $("inject-form").addEventListener("submit", sendFollowup);
     $("token-form").addEventListener("submit", useToken);
+    $("break-tool-form").addEventListener("submit", addToolBreakpoint);
     $("new-thread").addEventListener("click", newConversation);
     $("stop").addEventListener("click", stopRun);
     $("refresh-threads").addEventListener("click", loadThreads);

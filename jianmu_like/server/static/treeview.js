@@ -51,6 +51,8 @@ window.JianmuTree = (() => {
     const elements = new Map(); // id -> g.node of the visible nodes
     const edges = new Map(); // child id -> path.edge from its parent
     let path = new Set();
+    let marks = new Set(); // nodes with a breakpoint
+    let paused = null; // the node a run is paused before
     let scale = 1;
     let size = { width: 0, height: 0 };
 
@@ -140,6 +142,10 @@ window.JianmuTree = (() => {
       else delete g.dataset.inner;
       if (path.has(id)) g.dataset.path = "";
       else delete g.dataset.path;
+      if (marks.has(id)) g.dataset.breakpoint = "";
+      else delete g.dataset.breakpoint;
+      if (paused === id) g.dataset.paused = "";
+      else delete g.dataset.paused;
     }
 
     function render() {
@@ -197,6 +203,7 @@ window.JianmuTree = (() => {
         g.append(svg("text", { class: "name", x: textLeft, y: 19 }, cut(data.name, LABEL)));
         g.append(svg("text", { class: "type", x: textLeft, y: 35 }, cut(data.type, 26)));
         g.append(svg("circle", { class: "dot", cx: WIDTH - 10, cy: 10, r: 4.5 }));
+        g.append(svg("circle", { class: "bp", cx: 0, cy: 0, r: 6 }));
         g.addEventListener("click", (event) => {
           if (event.target.closest(".toggle")) return;
           if (options.onSelect) options.onSelect(id, data);
@@ -286,6 +293,13 @@ window.JianmuTree = (() => {
         for (const node of nodes.values()) node.status = "INVALID";
         path = new Set();
         refresh();
+      },
+      // Breakpoints drawn as a red mark at a node's left; the node a run is paused before.
+      mark(ids, pausedAt = null) {
+        marks = new Set(ids);
+        paused = pausedAt;
+        if (pausedAt) for (const a of ancestors(pausedAt).slice(0, -1)) collapsed.delete(a);
+        render();
       },
       fold(id, folded = true) {
         if (folded) collapsed.add(id);
