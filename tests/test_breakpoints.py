@@ -125,3 +125,20 @@ async def test_a_paused_run_survives_a_new_process(tmp_path: Path) -> None:
     assert result.status == "success" and result.final_answer == "result 42"
     assert ran == [{"a": 41, "b": 1}] and asked == [1, 1]
     await later.aclose()
+
+
+def test_breakpoints_in_an_agent_file(tmp_path: Path) -> None:
+    from jianmu_like import load_agent
+    from jianmu_like.errors import JianmuError
+    from jianmu_like.testing import scripted_client as client
+
+    path = tmp_path / "agent.yaml"
+    path.write_text("kind: react\nmodel: m\nbreakpoints:\n  - node: ReActAgent.Tools\n  - tool: add\n")
+    loaded = load_agent(path, model_client=client(responder))
+    assert [b.model_dump(exclude_none=True) for b in loaded.breakpoints.items] == [
+        {"node": "ReActAgent.Tools"},
+        {"tool": "add"},
+    ]
+    path.write_text("kind: react\nmodel: m\nbreakpoints:\n  - tool: add\n  - status: FAILURE\n")
+    with pytest.raises(JianmuError, match=r"agent.yaml:5.*not implemented"):
+        load_agent(path, model_client=client(responder))

@@ -379,7 +379,7 @@ def create_app(
             idempotency,
         ),
         *elicitation_routes(registry),
-        *debug_routes(registry, debugging),
+        *debug_routes(registry, debugging, sample),
         *a2a_routes(registry, sample, a2a, token=bool(token), version=_version()),
     ]  # fmt: skip
 

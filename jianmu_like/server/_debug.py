@@ -49,7 +49,8 @@ class Debugging:
     """The server's breakpoints, applied to every agent it makes (held weakly)."""
 
     def __init__(self) -> None:
-        self.items: list[Breakpoint] = []
+        self.items: list[Breakpoint] | None = None
+        """None until set over HTTP: then the first agent's own (an agent file's `breakpoints:`)."""
         self._agents: weakref.WeakSet[Any] = weakref.WeakSet()
 
     def factory(self, make: Callable[[], AgentLike]) -> Callable[[], AgentLike]:
@@ -58,6 +59,8 @@ class Debugging:
         def made() -> AgentLike:
             agent = make()
             self._agents.add(agent)
+            if self.items is None:
+                self.items = list(agent.breakpoints.items)
             agent.breakpoints.set(self.items)
             return agent
 
@@ -81,13 +84,19 @@ class Debugging:
             agent.breakpoints.set(items)
 
     def listing(self) -> BreakpointList:
-        return BreakpointList(breakpoints=[item.model_dump(exclude_none=True) for item in self.items])
+        items = self.items or []
+        return BreakpointList(breakpoints=[item.model_dump(exclude_none=True) for item in items])
 
 
-def debug_routes(registry: RunRegistry, debugging: Debugging) -> list[ApiRoute]:
-    """`GET`/`POST /api/breakpoints` and `GET /api/runs/{run_id}/state`."""
+def debug_routes(
+    registry: RunRegistry, debugging: Debugging, sample: Callable[[], AgentLike]
+) -> list[ApiRoute]:
+    """`GET`/`POST /api/breakpoints` and `GET /api/runs/{run_id}/state`; `sample()` is the
+    server's first agent, whose own breakpoints (an agent file's) the server starts with."""
 
     async def get_breakpoints(_request: Request, _body: None) -> BreakpointList:
+        if debugging.items is None:
+            sample()
         return debugging.listing()
 
     async def set_breakpoints(_request: Request, body: BreakpointList) -> BreakpointList:

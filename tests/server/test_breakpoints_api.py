@@ -67,3 +67,23 @@ def test_pause_read_edit_step_and_continue_over_http() -> None:
         assert after["id"] != pause["id"] and after["arguments"]["node"] == "0.0.2"
         assert http.post(f"/api/approvals/{after['id']}", json={"decision": "approve"}).status_code == 200
         assert finished(http, run["run_id"])["answer"] == "result 100"
+
+
+def test_an_agent_files_breakpoints_are_the_servers() -> None:
+    from jianmu_like import Agent
+    from jianmu_like.server import create_app
+    from tests.server.console_agent import build_root
+
+    def made() -> Agent:
+        agent = Agent(build_root(), log_events=False)
+        agent.breakpoints.set([{"tool": "add"}])  # as load_agent does with `breakpoints:`
+        return agent
+
+    with live_server(create_app(made)) as url, httpx.Client(base_url=url, timeout=PATIENCE) as http:
+        assert http.get("/api/breakpoints").json() == {"breakpoints": [{"tool": "add"}]}
+        run = http.post("/api/runs", json={"input": "add 1"}).json()
+        [pause] = pauses(http)
+        assert pause["kind"] == "breakpoint"
+        http.post("/api/breakpoints", json={"breakpoints": []})
+        http.post(f"/api/approvals/{pause['id']}", json={"decision": "approve"})
+        assert finished(http, run["run_id"])["answer"] == "result 2"
