@@ -622,6 +622,7 @@
       const run = await api("GET", `/api/runs/${encodeURIComponent(approvals[0].run_id)}`);
       if (state.running) return;
       state.threadId = run.thread_id;
+      rememberThread(run.thread_id);
       $("thread").textContent = `conversation ${run.thread_id}`;
       watch(run.run_id, run.input);
     } catch (_error) {
@@ -745,6 +746,31 @@
   // the list of conversations, one conversation's messages (continue it by asking), its
   // versions, the state saved in one (messages, the tree's statuses, pending approvals) and a
   // fork from it (the next question continues that version: POST /api/runs from_checkpoint).
+  // A conversation is named by its first question (read from the store; its id stays its title).
+  async function nameThreads(heads) {
+    await Promise.all(
+      heads.map(async (head) => {
+        try {
+          const view = await api("GET", `/api/threads/${encodeURIComponent(head.thread_id)}`);
+          const first = (view.messages || []).find((m) => m.role === "user" && typeof m.content === "string");
+          if (!first) return;
+          const text = first.content.trim().replace(/\s+/g, " ");
+          const button = document.querySelector(`#thread-list .thread-item[data-thread-id="${CSS.escape(head.thread_id)}"] button`);
+          if (button) button.textContent = text.length > 60 ? text.slice(0, 59) + "…" : text;
+        } catch (_error) {
+          // the id stays its name
+        }
+      }),
+    );
+  }
+
+  // The open conversation is kept across a reload of the page (this tab only).
+  const THREAD_KEY = "jianmu-like-thread";
+  function rememberThread(threadId) {
+    if (threadId) sessionStorage.setItem(THREAD_KEY, threadId);
+    else sessionStorage.removeItem(THREAD_KEY);
+  }
+
   async function loadThreads() {
     const list = $("thread-list");
     if (!state.checkpoints) {
@@ -760,11 +786,13 @@
         item.dataset.threadId = head.thread_id;
         const open = el("button", "link", head.thread_id);
         open.type = "button";
+        open.title = `conversation ${head.thread_id}`;
         open.addEventListener("click", () => openThread(head.thread_id));
         item.append(open, el("span", "muted", ` ${head.messages} messages · ${STATUS_WORDS[head.status] || head.status}`));
         if (head.thread_id === state.threadId) item.classList.add("current");
         list.append(item);
       }
+      nameThreads(threads.slice(0, 30));
     } catch (error) {
       if (!(error instanceof Unauthorized)) list.replaceChildren(el("li", "error", `threads unavailable: ${error.message}`));
     }
@@ -825,6 +853,7 @@
       if (state.streams) state.streams.abort();
       state.streams = null;
       state.threadId = threadId;
+      rememberThread(threadId);
       state.runId = null;
       setFork(null);
       $("thread").textContent = `conversation ${threadId}`;
@@ -960,6 +989,7 @@
       const run = await api("POST", "/api/runs", body);
       setFork(null);
       state.threadId = run.thread_id;
+      rememberThread(run.thread_id);
       $("thread").textContent = `conversation ${run.thread_id}`;
       $("question").value = "";
       watch(run.run_id, question);
@@ -985,6 +1015,7 @@
     if (state.streams) state.streams.abort();
     state.streams = null;
     state.threadId = state.runId = null;
+    rememberThread(null);
     setRunning(false);
     setStatus("idle");
     resetTree();
@@ -1010,8 +1041,10 @@
 
   async function connect() {
     await loadTree();
-    loadApprovals();
-    loadThreads();
+    await loadApprovals();
+    await loadThreads();
+    const kept = sessionStorage.getItem(THREAD_KEY);
+    if (kept && state.checkpoints && !state.threadId && !state.running) await openThread(kept);
   }
 
   function start() {
