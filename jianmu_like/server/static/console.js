@@ -871,7 +871,7 @@
         }
       }
       if (question !== null) transcript.append(pastRun(question, answer));
-      drawVersions(threadId, history.versions);
+      drawVersions(threadId, history.versions, view.messages || []);
       closeVersion();
       setStatus(view.thread.status);
       $("usage").replaceChildren(statusBadge(view.thread.status), el("span", null, `${view.versions} saved versions`));
@@ -881,19 +881,40 @@
     }
   }
 
-  function drawVersions(threadId, versions) {
+  // Versions in plain words, grouped per turn (the question each one belongs to: the last user
+  // message among its first `messages`, read from the conversation's messages).
+  function versionWords(info) {
+    const where = info.node ? info.node.split("/").pop() : "";
+    const waits = info.pending_approvals.length;
+    if (info.status === "success") return "answered";
+    if (info.status === "failure") return "failed";
+    if (info.status === "suspended")
+      return waits ? `waiting for a decision on ${waits === 1 ? "one call" : `${waits} calls`} (${info.pending_approvals.join(", ")})` : "waiting";
+    if (info.status === "running") return where ? `working, at ${where}` : "working";
+    return STATUS_WORDS[info.status] || info.status;
+  }
+
+  function drawVersions(threadId, versions, messages = []) {
     const list = $("version-list");
     list.replaceChildren();
+    let turn = null;
     for (const info of versions) {
+      const asked = messages.slice(0, info.messages).filter((m) => m.role === "user");
+      const question = asked.length ? String(asked[asked.length - 1].content ?? "") : "";
+      const key = `${asked.length}:${question}`;
+      if (key !== turn) {
+        turn = key;
+        const head = el("li", "turn", asked.length ? `Turn ${asked.length}: ${question.length > 50 ? question.slice(0, 49) + "…" : question}` : "Before the first question");
+        list.append(head);
+      }
       const item = el("li", "version");
       item.dataset.seq = String(info.seq);
       const open = el("button", "link", `v${info.seq}`);
       open.type = "button";
       open.addEventListener("click", () => showVersion(threadId, info.seq));
       const fork = info.parent_seq !== null && info.parent_seq !== info.seq - 1 ? ` · fork of v${info.parent_seq}` : "";
-      const where = info.node ? ` · at ${info.node.split("/").pop()}` : "";
-      const waits = info.pending_approvals.length ? ` · waits for ${info.pending_approvals.join(", ")}` : "";
-      item.append(open, el("span", "muted", ` ${STATUS_WORDS[info.status] || info.status} · ${info.messages} messages${where}${fork}${waits}`));
+      const count = `${info.messages} message${info.messages === 1 ? "" : "s"}`;
+      item.append(open, el("span", "muted", ` ${versionWords(info)} · ${count}${fork}`));
       list.append(item);
     }
     $("versions").hidden = false;
