@@ -224,3 +224,45 @@ def test_breakpoints_in_the_console_pause_edit_step_and_continue(page: Any, tmp_
         expect(run.locator(".answer")).to_have_text("result 100")
         expect(page.locator("#run-status")).to_have_attribute("data-status", "success")
         expect(page.locator("#tree .node[data-paused]")).to_have_count(0)
+
+
+def test_the_timeline_scrubs_a_runs_steps(page: Any, tmp_path: Path) -> None:
+    with live_server(console_app()) as url:
+        page.goto(url + "/")
+        expect(page.locator("#timeline")).to_be_hidden()
+        run = ask(page, "add 41")
+        expect(run.locator(".answer")).to_have_text("result 42")
+        expect(page.locator("#run-status")).to_have_attribute("data-status", "success")
+        expect(page.locator("#timeline-label")).to_contain_text("live")
+        steps = int(page.locator("#timeline-range").get_attribute("max") or 0) + 1
+        assert steps >= 3
+
+        # The first step: the tree before it finished anything.
+        page.locator("#timeline-range").fill("0")
+        expect(page.locator("#timeline-label")).to_have_text(f"step 1 of {steps}")
+        expect(page.locator('#tree .node[data-status="SUCCESS"]')).to_have_count(0)
+
+        # Stepping on reaches the step where the tool node works, with the call it made.
+        tool_step = None
+        for index in range(steps):
+            page.locator("#timeline-range").fill(str(index))
+            if page.locator('#tree .node[data-id="0.0.1"]').get_attribute("data-status") == "RUNNING":
+                tool_step = index
+                break
+        assert tool_step is not None
+        detail = page.locator("#timeline-detail")
+        expect(detail.locator('li.change[data-id="0.0.1"]')).to_have_attribute("data-status", "RUNNING")
+        page.locator("#timeline-next").click()
+        expect(page.locator("#timeline-label")).to_have_text(f"step {tool_step + 2} of {steps}")
+        calls = [page.locator("#timeline-range").fill(str(i)) or detail.inner_text() for i in range(steps)]
+        assert 'iteration 1: tool add called with {"a":41,"b":1}' in calls[tool_step], calls
+        assert "iteration 1: tool add → 42" in calls[tool_step], calls
+        assert "iteration 1: model replied" in calls[tool_step], calls
+        assert "tool add" not in calls[-1]  # the last step: the second iteration, an answer
+        page.locator("#timeline-range").fill(str(tool_step))
+        shot(page, tmp_path, "timeline.png")
+
+        # Live again: the run's last statuses.
+        page.locator("#timeline-live").click()
+        expect(page.locator("#timeline-label")).to_contain_text("live")
+        expect(page.locator('#tree .node[data-id="0"]')).to_have_attribute("data-status", "SUCCESS")

@@ -20,6 +20,7 @@
     tree: null, // the drawing of the tree (treeview.js)
     breakpoints: [], // the server's: [{node}|{tool}]
     pausedAt: null, // the node id a run is paused before
+    timeline: { frames: [], at: null, calls: [] }, // the current run's steps; `at` null: live
     view: null, // elements of the current run
     checkpoints: false, // the server keeps a checkpoint store: threads, versions, forks
     fork: null, // {threadId, seq}: the next question continues that saved version
@@ -341,10 +342,89 @@
   function resetTree() {
     $("tree-caption").textContent = "";
     state.tree?.reset();
+    resetTimeline();
   }
 
   function onNodes(data) {
-    state.tree?.apply(data.changes || []);
+    const changes = data.changes || [];
+    recordFrame(changes);
+    if (state.timeline.at === null) state.tree?.apply(changes);
+  }
+
+  // ------------------------------------------------------------------ the timeline
+  // Each batch of the run's `nodes` stream is a step of the timeline (the tree after a tick, or
+  // while a node works): every node's status then and what changed. The model and tool calls
+  // come on the run's other stream, numbered by the loop's iteration: a step shows the calls of
+  // its iteration (the number of times a model node had started by then). Scrubbing draws that
+  // step; "live" follows the run again.
+  function resetTimeline() {
+    state.timeline = { frames: [], at: null, calls: [] };
+    $("timeline").hidden = true;
+    $("timeline-detail").replaceChildren();
+  }
+
+  function recordFrame(changes) {
+    const frames = state.timeline.frames;
+    const last = frames.length ? frames[frames.length - 1] : { statuses: {}, iteration: 0 };
+    const statuses = { ...last.statuses };
+    let iteration = last.iteration;
+    for (const change of changes) {
+      const type = state.tree?.nodes.get(change.id)?.data.type || "";
+      if (change.status === "RUNNING" && statuses[change.id] !== "RUNNING" && /LLM/.test(type)) iteration += 1;
+      statuses[change.id] = change.status;
+    }
+    frames.push({ statuses, changes, iteration });
+    drawTimeline();
+  }
+
+  function timelineEvent(iteration, text) {
+    state.timeline.calls.push({ iteration: Number(iteration) || 0, text });
+    if (state.timeline.at !== null) showFrame(state.timeline.at);
+  }
+
+  function drawTimeline() {
+    const { frames, at } = state.timeline;
+    $("timeline").hidden = frames.length === 0;
+    const slider = $("timeline-range");
+    slider.max = String(Math.max(0, frames.length - 1));
+    if (at === null) slider.value = slider.max;
+    $("timeline-live").disabled = at === null;
+    $("timeline-label").textContent = at === null ? `live · ${frames.length} steps` : `step ${at + 1} of ${frames.length}`;
+  }
+
+  function showFrame(index) {
+    const frames = state.timeline.frames;
+    if (!frames.length) return;
+    const at = Math.max(0, Math.min(frames.length - 1, index));
+    state.timeline.at = at;
+    const frame = frames[at];
+    const running = Object.keys(frame.statuses).filter((id) => frame.statuses[id] === "RUNNING");
+    state.tree?.setStatuses(frame.statuses, [...frame.changes.map((c) => c.id), ...running]);
+    $("timeline-range").value = String(at);
+    const detail = $("timeline-detail");
+    detail.replaceChildren();
+    for (const change of frame.changes) {
+      const item = el("li", "change", `${change.name}: ${change.status}`);
+      item.dataset.id = change.id;
+      item.dataset.status = change.status;
+      detail.append(item);
+    }
+    for (const call of state.timeline.calls) {
+      if (call.iteration === frame.iteration) detail.append(el("li", "call", `iteration ${call.iteration}: ${call.text}`));
+    }
+    drawTimeline();
+  }
+
+  function goLive() {
+    const frames = state.timeline.frames;
+    state.timeline.at = null;
+    $("timeline-detail").replaceChildren();
+    if (frames.length) {
+      const last = frames[frames.length - 1];
+      const running = Object.keys(last.statuses).filter((id) => last.statuses[id] === "RUNNING");
+      state.tree?.setStatuses(last.statuses, [...last.changes.map((c) => c.id), ...running]);
+    }
+    drawTimeline();
   }
 
   // ------------------------------------------------------------------ a run's events
@@ -705,6 +785,13 @@
   function onEvent(view, event, data) {
     // other parts of the page (elicitation.js: the MCP servers' questions) follow the stream too
     document.dispatchEvent(new CustomEvent("jianmu:event", { detail: { runId: view.runId, name: event, data } }));
+    if (event === "step" && data.type === "iteration" && data.status === "start") {
+      timelineEvent(data.iteration, `tool ${data.tool_name} called with ${JSON.stringify(data.tool_args ?? {})}`);
+    } else if (event === "step" && data.type === "iteration" && data.status === "done") {
+      timelineEvent(data.iteration, `tool ${data.tool_name} → ${data.error ? "error: " + data.error : pretty(data.observation)}`);
+    } else if (event === "step" && data.type === "thinking" && data.status === "done") {
+      timelineEvent(data.iteration, `model replied${data.reasoning ? ": " + data.reasoning : ""}`);
+    }
     switch (event) {
       case "step": onStep(view, data); break;
       case "answer": onAnswer(view, data); break;
@@ -1074,6 +1161,10 @@
     $("inject-form").addEventListener("submit", sendFollowup);
     $("token-form").addEventListener("submit", useToken);
     $("break-tool-form").addEventListener("submit", addToolBreakpoint);
+    $("timeline-range").addEventListener("input", () => showFrame(Number($("timeline-range").value)));
+    $("timeline-back").addEventListener("click", () => showFrame((state.timeline.at ?? state.timeline.frames.length - 1) - 1));
+    $("timeline-next").addEventListener("click", () => showFrame((state.timeline.at ?? state.timeline.frames.length - 1) + 1));
+    $("timeline-live").addEventListener("click", goLive);
     $("new-thread").addEventListener("click", newConversation);
     $("stop").addEventListener("click", stopRun);
     $("refresh-threads").addEventListener("click", loadThreads);
