@@ -42,10 +42,10 @@ TIMEOUT = 120.0
 # Packages that only an extra or `dev` brings: none may be importable in a plain install, or this
 # venv would not show what a user's does.
 NOT_PLAIN = ("httpx", "pytest", "psycopg", "dbos", "xllamacpp", "llama_cpp", "playwright", "tiktoken")
-NOT_PLAIN += ("pydantic_evals", "a2a")
+NOT_PLAIN += ("pydantic_evals", "a2a", "ag_ui")
 NOT_PLAIN_SDK = "opentelemetry.sdk"
 EXTRA_PACKAGES = {"psycopg", "psycopg_pool", "dbos", "opentelemetry", "xllamacpp", "llama_cpp", "tiktoken"}
-EXTRA_PACKAGES |= {"pydantic_evals", "a2a"}
+EXTRA_PACKAGES |= {"pydantic_evals", "a2a", "ag_ui"}
 
 CALL = {"name": "calculator", "arguments": {"expression": "25 * 4 + 10"}}
 JSON_CALL = json.dumps({"tool": CALL["name"], "arguments": CALL["arguments"]})

@@ -36,6 +36,7 @@ from ..checkpoint._threads import (
 from ..guard._approvals import InvalidEdit
 from ..models._describe import clients_in, describe_all
 from ._a2a import A2ACard, a2a_routes
+from ._agui import agui_routes
 from ._artifacts import artifact_response
 from ._console import console_routes
 from ._debug import Debugging, debug_routes
@@ -47,6 +48,7 @@ from ._nodes import node_entries, tree_json
 from ._openai_compat import ChatCompletionRequest, openai_routes
 from ._openai_errors import OpenAIErrorShape
 from ._openapi import openapi_document
+from ._responses import responses_routes
 from ._routes import ApiRoute, BadRequest, Param, read_body, starlette_routes
 from ._run_record import NotFound, Retention, RunConflict, run_messages
 from ._runs import AgentFactory, RunRegistry
@@ -378,6 +380,8 @@ def create_app(
             lambda request: read_body(request, ChatCompletionRequest),
             idempotency,
         ),
+        *responses_routes(registry, served_model, idempotency),
+        *agui_routes(registry, served_model),
         *elicitation_routes(registry),
         *debug_routes(registry, debugging, sample),
         *a2a_routes(registry, sample, a2a, token=bool(token), version=_version()),

@@ -46,15 +46,9 @@ from ._client_tools import (
     NamedChoice,
     ToolAnswers,
     ToolSpec,
-    agent_tool_names,
-    answer_decision,
-    check_answers,
     client_calls,
-    find_answered,
-    find_waiting,
     history_message,
     parse_client_tools,
-    refuse_clashes,
     tool_call_items,
 )
 from ._idempotency import IdempotencyKeys, identify
@@ -64,7 +58,15 @@ from ._routes import ApiRoute, BadRequest
 from ._run_record import NotFound, RunConflict, RunRecord
 from ._runs import RunRegistry
 from ._schemas import ChatCompletion, ModelCard, ModelList
-from ._v1_runs import StreamStops, failure_error, replayed, stored_approval_error
+from ._v1_runs import (
+    StreamStops,
+    failure_error,
+    replayed,
+    resume_client_run,
+    start_client_run,
+    stored_approval_error,
+    usage_totals,
+)
 
 __all__ = ["ChatCompletionRequest", "OpenAIError", "OpenAIErrorShape", "conversation", "openai_routes"]
 
@@ -185,23 +187,7 @@ def conversation(messages: list[ChatMessage]) -> tuple[list[Message], str, ToolA
     return history[:-1], str(history[-1].content), None
 
 
-def _usage(usage: dict[str, Any] | None, spent: dict[str, int] | None = None) -> dict[str, int]:
-    """The usage of a response; `spent` (the run's usage reported by earlier responses: a run
-    resumed by a client's tool results) is left out, so a client summing its responses counts
-    each model call once."""
-    usage = usage or {}
-    prompt, completion = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
-    total = {
-        "prompt_tokens": prompt,
-        "completion_tokens": completion,
-        "total_tokens": int(usage.get("total_tokens") or prompt + completion),
-    }
-    if spent:
-        total = {key: max(0, value - spent.get(key, 0)) for key, value in total.items()}
-    return total
-
-
-def _approval_error(record: RunRecord, base_url: str) -> OpenAIError:
+def approval_error(record: RunRecord, base_url: str) -> OpenAIError:
     waiting = [item for item in record.pending() if item.get("kind") != "client_tool"]
     calls = "; ".join(
         f"{a['tool']}({json.dumps(a['arguments'], ensure_ascii=False)}) [approval id {a['id']}]"
@@ -243,7 +229,7 @@ async def progress(
     yield "failure", {"error": record.error or "the run ended without an answer"}
 
 
-def _content(record: RunRecord | None, done: dict[str, Any], structured: bool) -> str:
+def answer_content(record: RunRecord | None, done: dict[str, Any], structured: bool) -> str:
     """The response's content: for a request with a `response_format`, the validated value as
     JSON (whatever the model wrapped around it); else the answer as the agent gave it."""
     output = record.result.output if record is not None and record.result is not None else None
@@ -322,9 +308,11 @@ def openai_routes(
                 if thread is not None:
                     await stops.settle(thread)
                 if answers is not None:
-                    record, after, spent = _answer(answers, thread)
+                    record, after, spent = resume_client_run(registry, answers, thread)
                 else:
-                    record = _start(body, question, thread, history)
+                    client = parse_client_tools(body.tools, body.tool_choice, body.parallel_tool_calls)
+                    schema = output_schema(body.response_format)
+                    record = start_client_run(registry, question, thread, history, client, schema)
                 claim.remember(record)
         run_id = record.run_id if record is not None else found.run_id if found is not None else ""
         thread_id = record.thread_id if record is not None else found.thread_id if found is not None else ""
@@ -339,7 +327,7 @@ def openai_routes(
 
         def error(kind: str, done: dict[str, Any]) -> OpenAIError:
             if record is not None and kind == "approval":
-                return _approval_error(record, base)
+                return approval_error(record, base)
             if record is None and found is not None and kind in ("approval", "interrupted"):
                 return stored_approval_error(found, kind, base)
             failure = record.model_failure if record is not None else None
@@ -362,7 +350,7 @@ def openai_routes(
                 record.result.usage.model_dump() if record is not None and record.result is not None else None
             )
         else:
-            message["content"], usage = _content(record, done, structured), done.get("usage")
+            message["content"], usage = answer_content(record, done, structured), done.get("usage")
         if reasoning.whole is not None:
             message["reasoning_content"] = reasoning.whole
         completion = ChatCompletion(
@@ -377,74 +365,10 @@ def openai_routes(
                     "finish_reason": finish,
                 }
             ],
-            usage=_usage(usage, spent),
+            usage=usage_totals(usage, spent),
             **extra,
         )
         return JSONResponse(completion.model_dump(mode="json"))
-
-    def _start(
-        body: ChatCompletionRequest, question: str, thread: str | None, history: list[Message]
-    ) -> RunRecord:
-        """A new run for the request's question, with its client tools and output schema."""
-        client = parse_client_tools(body.tools, body.tool_choice, body.parallel_tool_calls)
-        schema = output_schema(body.response_format)
-        inputs: dict[str, Any] = {}
-        if client is not None:
-            inputs["client_tools"] = client
-        if schema is not None:
-            inputs["output_schema"] = schema
-        if thread is not None:
-            waiting = registry.active.get(thread)
-            if waiting is not None and client_calls(waiting):
-                ids = ", ".join(client_calls(waiting))
-                raise RunConflict(
-                    f"run {waiting.run_id} of thread {thread!r} waits for the results of client tool "
-                    f"calls {ids}: send the conversation with a tool message answering each"
-                )
-
-        def check(agent: Any) -> None:
-            for key in inputs:
-                if not agent.accepts(key):
-                    field = "tools" if key == "client_tools" else "response_format"
-                    raise ClientRequestError(
-                        f"{field}: the served agent takes no {key.replace('_', ' ')} (only a ReAct "
-                        "agent does)",
-                        field,
-                    )
-            if client is not None:
-                refuse_clashes(client, agent_tool_names(agent))
-
-        return registry.start(question, thread, history=history, inputs=inputs, check=check)
-
-    def _answer(answers: ToolAnswers, thread: str | None) -> tuple[RunRecord, int, dict[str, int] | None]:
-        """Resume the run waiting for these tool results; returns it, where its log stood and
-        the usage the client was already told of."""
-        record = find_waiting(registry, answers, thread)
-        if record is None and (answered := find_answered(registry, answers.results, thread)) is not None:
-            raise RunConflict(
-                f"tool call {', '.join(map(repr, answers.results))} was already answered: run "
-                f"{answered.run_id} took that answer (its outcome: GET /api/runs/{answered.run_id})"
-            )
-        if record is None and thread is not None:  # waiting in the store since an earlier server
-            decisions = {call_id: answer_decision(text) for call_id, text in answers.results.items()}
-            stored = registry.resume_stored(thread, decisions)
-            if stored is not None:
-                return stored, 0, None
-        if record is None:
-            ids = ", ".join(map(repr, answers.results))
-            raise ClientRequestError(
-                f"tool message for unknown tool call id {ids}: no run waits for it (answered "
-                "already, expired, or never asked)",
-                "messages",
-                "unknown_tool_call",
-            )
-        check_answers(record, answers)
-        after = len(record.log)
-        spent = _usage(record.result.usage.model_dump()) if record.result is not None else None
-        for call_id, content in answers.results.items():
-            decision = answer_decision(content)
-            registry.decide(call_id, True, decision.reason, record.thread_id, output=decision.output)
-        return record, after, spent
 
     def _stream(
         record: RunRecord | None,
@@ -486,13 +410,13 @@ def openai_routes(
             if kind == "tool_calls":
                 reason = "tool_calls"
                 result = record.result if record is not None else None
-                usage = _usage(result.usage.model_dump() if result is not None else None, spent)
+                usage = usage_totals(result.usage.model_dump() if result is not None else None, spent)
             else:
                 reason = "stop"
-                answer = _content(record, done, structured)
+                answer = answer_content(record, done, structured)
                 if answer:
                     yield chunk([{"index": 0, "delta": {"content": answer}, "finish_reason": None}])
-                usage = _usage(done.get("usage"), spent)
+                usage = usage_totals(done.get("usage"), spent)
             finish = [{"index": 0, "delta": {}, "finish_reason": reason}]
             if include_usage:
                 yield chunk(finish)

@@ -19,7 +19,8 @@ from ._schemas import ErrorBody
 
 REF = "#/components/schemas/{model}"
 MIDDLEWARE_ERRORS = {
-    401: "no or a wrong bearer token (a server started with --token; `/api/`, `/v1/`, `/a2a/` routes)",
+    401: "no or a wrong bearer token (a server started with --token; `/api/`, `/v1/`, `/a2a/`, "
+    "`/ag-ui` routes)",
     403: "a state change from a page of another origin",
     413: "a body over the server's limit",
     415: "a state change without a JSON body",

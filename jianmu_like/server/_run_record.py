@@ -141,7 +141,9 @@ class RunRecord:
         changed.set()
 
     def _publish_nodes(self, changes: list[NodeChange]) -> None:
-        self.node_log.append(SSEMessage(id=len(self.node_log) + 1, event="node", data={"changes": changes}))
+        # `after`: the id of the last event before these changes (AG-UI orders its steps by it)
+        data = {"changes": changes, "after": len(self.log)}
+        self.node_log.append(SSEMessage(id=len(self.node_log) + 1, event="node", data=data))
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()
 

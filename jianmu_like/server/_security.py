@@ -69,13 +69,14 @@ def check_bind(host: str, token: str | None) -> None:
         )
 
 
-PROTECTED = ("/api/", "/v1/", "/a2a/")
-"""The path prefixes a token protects: the API, its OpenAI-compatible face and its A2A endpoint
-(the A2A agent card stays public: it is where a client learns that a token is wanted)."""
+PROTECTED = ("/api/", "/v1/", "/a2a/", "/ag-ui")
+"""The path prefixes a token protects: the API, its OpenAI-compatible face, its A2A endpoint and
+its AG-UI endpoint (the A2A agent card stays public: it is where a client learns that a token is
+wanted)."""
 
 
 class BearerTokenMiddleware:
-    """Answers 401 to `/api/`, `/v1/` (OpenAI-compatible) and `/a2a/` requests without
+    """Answers 401 to `/api/`, `/v1/` (OpenAI-compatible), `/a2a/` and `/ag-ui` requests without
     `Authorization: Bearer <token>` (the OpenAI SDKs send their API key so)."""
 
     def __init__(self, app: ASGIApp, token: str, protected: Sequence[str] = PROTECTED) -> None:

@@ -11,15 +11,32 @@
   /api/runs/{id}/cancel` does when the last stream following it closes before its end
   (`StreamStops.watched`), and the conversation's next message waits (boundedly) for that
   cancellation to end instead of finding the thread busy (`StreamStops.settle`).
+
+Both `/v1/` faces (chat completions and responses) start and resume their runs here
+(`start_client_run`, `resume_client_run`): one way a request's client tools and output schema
+reach a run, and one way the client's tool results resume it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, TypeVar
 
+from ..models._messages import Message
+from ..nodes._client_tools import ClientTools
+from ._client_tools import (
+    ClientRequestError,
+    ToolAnswers,
+    agent_tool_names,
+    answer_decision,
+    check_answers,
+    client_calls,
+    find_answered,
+    find_waiting,
+    refuse_clashes,
+)
 from ._idempotency import Remembered
 from ._openai_errors import OpenAIError, retry_after_header
 from ._run_record import NotFound, RunConflict, RunRecord
@@ -30,6 +47,96 @@ STOP_GRACE = 1.0
 """Seconds a message waits for its conversation's streamed run to notice that its stream closed."""
 CANCEL_GRACE = 10.0
 """Seconds a message waits for its conversation's cancelled run to end (then: 409 thread busy)."""
+
+
+def usage_totals(usage: dict[str, Any] | None, spent: dict[str, int] | None = None) -> dict[str, int]:
+    """The usage of a response (chat completions' names); `spent` (the run's usage reported by
+    earlier responses: a run resumed by a client's tool results) is left out, so a client
+    summing its responses counts each model call once."""
+    usage = usage or {}
+    prompt, completion = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+    total = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": int(usage.get("total_tokens") or prompt + completion),
+    }
+    if spent:
+        total = {key: max(0, value - spent.get(key, 0)) for key, value in total.items()}
+    return total
+
+
+def start_client_run(
+    registry: RunRegistry,
+    question: str,
+    thread: str | None,
+    history: Sequence[Message],
+    client: ClientTools | None,
+    schema: dict[str, Any] | None,
+    *,
+    tools_field: str = "tools",
+    format_field: str = "response_format",
+) -> RunRecord:
+    """A new run for a request's question, with its client tools and output schema (the
+    request's fields `tools_field` and `format_field`, named in a refusal)."""
+    inputs: dict[str, Any] = {}
+    if client is not None:
+        inputs["client_tools"] = client
+    if schema is not None:
+        inputs["output_schema"] = schema
+    if thread is not None:
+        waiting = registry.active.get(thread)
+        if waiting is not None and client_calls(waiting):
+            ids = ", ".join(client_calls(waiting))
+            raise RunConflict(
+                f"run {waiting.run_id} of thread {thread!r} waits for the results of client tool "
+                f"calls {ids}: send the result of each"
+            )
+
+    def check(agent: Any) -> None:
+        for key in inputs:
+            if not agent.accepts(key):
+                field = tools_field if key == "client_tools" else format_field
+                raise ClientRequestError(
+                    f"{field}: the served agent takes no {key.replace('_', ' ')} (only a ReAct agent does)",
+                    field,
+                )
+        if client is not None:
+            refuse_clashes(client, agent_tool_names(agent))
+
+    return registry.start(question, thread, history=history, inputs=inputs, check=check)
+
+
+def resume_client_run(
+    registry: RunRegistry, answers: ToolAnswers, thread: str | None, *, field: str = "messages"
+) -> tuple[RunRecord, int, dict[str, int] | None]:
+    """Resume the run waiting for these tool results; returns it, where its log stood and the
+    usage the client was already told of. `field` names the request's field in a refusal."""
+    record = find_waiting(registry, answers, thread)
+    if record is None and (answered := find_answered(registry, answers.results, thread)) is not None:
+        raise RunConflict(
+            f"tool call {', '.join(map(repr, answers.results))} was already answered: run "
+            f"{answered.run_id} took that answer (its outcome: GET /api/runs/{answered.run_id})"
+        )
+    if record is None and thread is not None:  # waiting in the store since an earlier server
+        decisions = {call_id: answer_decision(text) for call_id, text in answers.results.items()}
+        stored = registry.resume_stored(thread, decisions)
+        if stored is not None:
+            return stored, 0, None
+    if record is None:
+        ids = ", ".join(map(repr, answers.results))
+        raise ClientRequestError(
+            f"tool result for unknown tool call id {ids}: no run waits for it (answered "
+            "already, expired, or never asked)",
+            field,
+            "unknown_tool_call",
+        )
+    check_answers(record, answers)
+    after = len(record.log)
+    spent = usage_totals(record.result.usage.model_dump()) if record.result is not None else None
+    for call_id, content in answers.results.items():
+        decision = answer_decision(content)
+        registry.decide(call_id, True, decision.reason, record.thread_id, output=decision.output)
+    return record, after, spent
 
 
 def failure_error(done: dict[str, Any], model_failure: dict[str, Any] | None) -> OpenAIError:

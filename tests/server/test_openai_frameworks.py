@@ -173,3 +173,30 @@ def test_openai_agents_and_pydantic_ai_stream(base: str) -> None:
     from_agents, from_pydantic_ai = asyncio.run(main())
     assert ran == ["Paris", "Paris"]
     assert from_agents == from_pydantic_ai == CityReport(city="Paris", population=2100000)
+
+
+def test_openai_agents_default_responses_model_whole_and_streamed(base: str) -> None:
+    """openai-agents' default model speaks the Responses API (`/v1/responses`): its function tool
+    runs on its side, its typed output comes back typed, whole and streamed."""
+    agents.set_tracing_disabled(True)
+
+    async def main() -> tuple[Any, Any]:
+        async with AsyncOpenAI(base_url=base, api_key=TOKEN, timeout=PATIENCE) as api:
+            model = agents.OpenAIResponsesModel(model="helper", openai_client=api)
+            agent = agents.Agent(
+                name="asker",
+                instructions="Answer about cities.",
+                tools=[agents.function_tool(lookup_city)],
+                output_type=CityReport,
+                model=model,
+            )
+            whole = await agents.Runner.run(agent, "How many people live in Paris?")
+            streamed = agents.Runner.run_streamed(agent, "How many people live in Paris?")
+            async for _ in streamed.stream_events():
+                pass
+            return whole.final_output, streamed.final_output
+
+    ran.clear()
+    whole, streamed = asyncio.run(main())
+    assert ran == ["Paris", "Paris"]
+    assert whole == streamed == CityReport(city="Paris", population=2100000)

@@ -175,6 +175,9 @@ def test_every_json_answer_validates_against_its_schema(served: Any) -> None:
         json={"model": models["data"][0]["id"], "messages": [{"role": "user", "content": "add 2"}]},
     )
     assert completion["choices"][0]["message"]["content"] == "result 3"
+    response = check("POST", "/v1/responses", 200, json={"model": models["data"][0]["id"], "input": "add 4"})
+    assert response["output"][-1]["content"][0]["text"] == "result 5"
+    check("GET", "/v1/responses/{response_id}", 200, response_id=response["id"])
     card = check("GET", "/.well-known/agent-card.json", 200)
     assert card["supportedInterfaces"][0]["url"].endswith("/a2a/")
     unknown = check(
