@@ -142,3 +142,16 @@ def test_breakpoints_in_an_agent_file(tmp_path: Path) -> None:
     path.write_text("kind: react\nmodel: m\nbreakpoints:\n  - tool: add\n  - status: FAILURE\n")
     with pytest.raises(JianmuError, match=r"agent.yaml:5.*not implemented"):
         load_agent(path, model_client=client(responder))
+
+
+async def test_a_state_without_approvals_refuses_breakpoints_and_runs_as_before() -> None:
+    import py_trees
+    from pydantic import BaseModel
+
+    class Plain(BaseModel):
+        count: int = 0
+
+    bot = Agent(py_trees.behaviours.Success("Done"), Plain, log_events=False)
+    with pytest.raises(ValueError, match="keeps approvals"):
+        bot.breakpoints.set([{"node": "Done"}])
+    assert (await bot.run()).status == "success"  # no breakpoint: the state is never asked

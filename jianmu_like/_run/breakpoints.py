@@ -114,11 +114,25 @@ class Breakpoints:
 
     def set(self, items: Iterable[Breakpoint | dict[str, Any]]) -> None:
         """Replace the breakpoints (each validated: a bad one is a ValueError, nothing changes)."""
-        self.items = [Breakpoint.model_validate(item) for item in items]
+        checked = [Breakpoint.model_validate(item) for item in items]
+        if checked:
+            keys = (self._keys.pending_approvals, self._keys.approval_decisions)
+            try:
+                for key in keys:
+                    self._sm.get(key)
+            except KeyError:
+                raise ValueError(
+                    f"breakpoints need a state that keeps approvals ({', '.join(keys)}): a pause is "
+                    f"one; state schema {self._sm.schema.__name__} has no such fields"
+                ) from None
+        self.items = checked
 
     def paused(self) -> list[Approval]:
         """The pauses waiting for a decision (top-level state)."""
-        pending: list[Approval] = self._sm.get(self._keys.pending_approvals) or []
+        try:
+            pending: list[Approval] = self._sm.get(self._keys.pending_approvals) or []
+        except KeyError:  # a state without approvals (a plain tree's own schema): never paused
+            return []
         return [a for a in pending if a.kind == KIND]
 
     def install(self, root: py_trees.behaviour.Behaviour) -> None:
