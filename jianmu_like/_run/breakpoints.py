@@ -137,6 +137,8 @@ class Breakpoints:
 
     def install(self, root: py_trees.behaviour.Behaviour) -> None:
         """Watch every node of `root` while there is anything to break on (else unwatch)."""
+        # Walked at every run, even with nothing to break on: a pooled tree (a Conversation's)
+        # may come back watched by another conversation's breakpoints, and is unwatched here.
         active = bool(self.items or self.stepping or self.paused())
         for node_id, path, node in node_ids(root):
             cls = type(node)
