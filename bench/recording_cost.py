@@ -12,8 +12,11 @@ Four shapes, run interleaved in one process, each round timing `runs` fresh runs
 - `langgraph`: LangGraph's prebuilt ReAct agent on the same scenario (when the `bench` extra is
   installed), from bench/langgraph_compare.py.
 
-Prints the median wall time per run of each shape and the recording's extra cost against the
-unobserved and the observed run. Run by hand only (never collected by pytest).
+Prints the median wall time and CPU time (`time.process_time`) per run of each shape and the
+recording's extra cost against the unobserved and the observed run. On a shared, loaded machine
+read the CPU figures: a run's wall time there is its CPU time times however long the scheduler
+kept it waiting, which swings with the load from one round to the next. Run by hand only (never
+collected by pytest).
 """
 
 from __future__ import annotations
@@ -80,15 +83,17 @@ def langgraph(k: int) -> Run | None:
     return run
 
 
-async def timed(make: Callable[[], Run], runs: int) -> list[float]:
-    walls = []
+async def timed(make: Callable[[], Run], runs: int) -> tuple[list[float], list[float]]:
+    """The wall and the CPU seconds of `runs` fresh runs."""
+    walls, cpus = [], []
     for _ in range(runs):
         run = make()  # built outside the timed window
         gc.collect()
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         await run()
         walls.append(time.perf_counter() - started)
-    return walls
+        cpus.append(time.process_time() - cpu)
+    return walls, cpus
 
 
 async def main(argv: list[str] | None = None) -> int:
@@ -112,24 +117,31 @@ async def main(argv: list[str] | None = None) -> int:
     else:
         print("langgraph not installed (pip install -e '.[bench]'): measured without it")
     medians: dict[str, list[float]] = {name: [] for name in shapes}
+    cpu_medians: dict[str, list[float]] = {name: [] for name in shapes}
     for make in shapes.values():  # warm-up
         await timed(make, 2)
     for _ in range(args.rounds):
         for name, make in shapes.items():
-            medians[name].append(statistics.median(await timed(make, args.runs)))
+            walls, cpus = await timed(make, args.runs)
+            medians[name].append(statistics.median(walls))
+            cpu_medians[name].append(statistics.median(cpus))
     size = statistics.median(p.stat().st_size for p in folder.glob("*.jsonl"))
     ms = {name: statistics.median(values) * 1000 for name, values in medians.items()}
+    cpu = {name: statistics.median(values) * 1000 for name, values in cpu_medians.items()}
     print(f"k={k}, {args.rounds} rounds x {args.runs} runs per shape (median of per-round medians)")
-    print("| shape | ms/run | µs/iteration |")
-    print("|---|---|---|")
+    print("| shape | wall ms/run | CPU ms/run | CPU µs/iteration |")
+    print("|---|---|---|---|")
     for name, value in ms.items():
-        print(f"| {name} | {value:.2f} | {value * 1000 / k:.1f} |")
-    plain, observed, recorded = ms["jianmu"], ms["jianmu + events"], ms["jianmu + recording"]
-    print(f"recording vs unobserved run: +{(recorded / plain - 1) * 100:.1f}%")
-    print(f"recording vs observed run (one event subscriber): +{(recorded / observed - 1) * 100:.1f}%")
+        print(f"| {name} | {value:.2f} | {cpu[name]:.2f} | {cpu[name] * 1000 / k:.1f} |")
+    for what, of in (("wall", ms), ("CPU", cpu)):
+        plain, observed, recorded = of["jianmu"], of["jianmu + events"], of["jianmu + recording"]
+        print(f"{what}: recording vs unobserved run: +{(recorded / plain - 1) * 100:.1f}%")
+        extra = (recorded / observed - 1) * 100
+        print(f"{what}: recording vs observed run (one event subscriber): +{extra:.1f}%")
     print(f"recording size: {size / 1024:.0f} KiB per run")
     if "langgraph" in ms:
-        print(f"langgraph / jianmu + recording: {ms['langgraph'] / recorded:.2f}x")
+        recorded = ms["jianmu + recording"]
+        print(f"langgraph / jianmu + recording (wall): {ms['langgraph'] / recorded:.2f}x")
     return 0
 
 

@@ -38,6 +38,11 @@ from pydantic_core import to_json
 
 _SECRET_KEY = re.compile(r"(api[_-]?key|authorization|secret|password|passwd|bearer|access[_-]?token)", re.I)
 _SECRET_VALUE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,}|Bearer\s+[A-Za-z0-9._\-]{8,})")
+_CLUES = (b"://", b"sk-")
+_KEY_CLUES = (b"api", b"authorization", b"secret", b"passw", b"bearer", b"access")
+"""What `might_hold_secret` looks for in ASCII text: `_CLUES` as written, `_KEY_CLUES` in the
+lowered text. Each alternative of `_SECRET_KEY` (any case) and of `_SECRET_VALUE` contains one
+(tests/replay keep them in step): C substring scans, ~20x faster than the two patterns."""
 REDACTED = "***"
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s'\"<>`]+")
 _USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.\-]*://)[^/?#@]*@")
@@ -220,19 +225,24 @@ def redact(value: Any) -> Any:
     return value
 
 
-def redact_bulk(value: Any) -> Any:
-    """`redact(value)` for bulk JSON data (a recording's model requests and replies, tool
-    arguments and outputs): when the value's JSON text holds nothing `redact` would mask (no
-    secret-named key or secret-looking value, no URL, no registered secret) the value itself is
-    returned, which is far cheaper than walking it; otherwise `redact(value)`. The check reads the
-    text conservatively (a match anywhere, key or value, takes the full path)."""
-    text = to_json(value, fallback=repr).decode("utf-8", "replace")
+def might_hold_secret(data: bytes) -> bool:
+    """Whether the JSON text `data` may hold something `redact` masks: a secret-named key or a
+    secret-looking value, a URL, a registered secret. Conservative (a match anywhere, key or
+    value, says yes: the caller then redacts the value), and cheap on ASCII text, where it
+    looks for fixed clues (`_KEY_CLUES`) instead of running the patterns."""
+    text = data.decode("utf-8", "replace")
+    if data.isascii():
+        lowered = data.lower()
+        if any(clue in data for clue in _CLUES) or any(clue in lowered for clue in _KEY_CLUES):
+            return True
+    elif "://" in text or _SECRET_KEY.search(text) is not None or _SECRET_VALUE.search(text) is not None:
+        return True
     forms = _by_value
-    if (
-        "://" in text
-        or _SECRET_KEY.search(text) is not None
-        or _SECRET_VALUE.search(text) is not None
-        or (forms is not None and any(form in text for form in forms))
-    ):
-        return redact(value)
-    return value
+    return forms is not None and any(form in text for form in forms)
+
+
+def redact_bulk(value: Any) -> Any:
+    """`redact(value)` for bulk JSON data (a recording's run input): when the value's JSON text
+    holds nothing `redact` would mask (`might_hold_secret`) the value itself is returned, which
+    is far cheaper than walking it; otherwise `redact(value)`."""
+    return redact(value) if might_hold_secret(to_json(value, fallback=repr)) else value

@@ -15,12 +15,16 @@ each of them rather than inside any node:
 The file is bounded (`max_bytes`): once a line would pass the limit, nothing more is written but
 one `truncated` line, and replay refuses such a file (it cannot answer what it never saw).
 Model requests and responses and tool arguments and outputs are redacted like every event
-(`_redact.redact`). The line schema is documented in docs/guides/replay.md.
+(`_redact.redact`), checked on the line's JSON text once it is serialized (`write`): the full
+walk only for a line whose text may hold a secret. The line schema is documented in
+docs/guides/replay.md.
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime
+import functools
 import json
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
@@ -30,7 +34,7 @@ from typing import IO, Any
 from pydantic import BaseModel
 from pydantic_core import to_json, to_jsonable_python
 
-from .._redact import redact, redact_bulk
+from .._redact import might_hold_secret, redact, redact_bulk
 from ..errors import JianmuError
 from ..models._client import ContentEvents
 from ..models._hooks import ModelCall, model_call_hook, use_model_call_hook
@@ -39,7 +43,7 @@ from ..models._types import ModelEventCallback, ModelRequest, ModelResponse
 from ..telemetry._hub import TelemetryHub
 from ..telemetry.events import Event
 from ..tools._base import Tool, render_result
-from ..tools._hooks import ToolInvoke, tool_call_hook, use_tool_call_hook
+from ..tools._hooks import ToolInvoke, call_timed_out, tool_call_hook, use_tool_call_hook
 
 FORMAT = "jianmu-like.recording"
 VERSION = 1
@@ -78,14 +82,15 @@ class RequestDeltas:
     recorded as `base` (the `seq` of that node's previous call), `keep` (how many of its
     messages come first, unchanged), the new `messages`, and `tools` only when they changed
     (`tools_same` otherwise). `expand_requests` rebuilds every full request when a recording is
-    read.
+    read. Not redacted here: `RunRecording.write` redacts the line's request when its text may
+    hold a secret.
     """
 
-    __slots__ = ("_fields", "_last")
+    __slots__ = ("_last", "_settings")
 
     def __init__(self) -> None:
         self._last: dict[str | None, tuple[int, list[Message], Any]] = {}
-        self._fields: dict[str | None, tuple[dict[str, Any], dict[str, Any]]] = {}
+        self._settings: dict[str | None, tuple[tuple[Any, ...], dict[str, Any]]] = {}
 
     def encode(self, node: str | None, seq: int, request: ModelRequest) -> dict[str, Any]:
         messages, tools = request.messages, request.tools
@@ -100,20 +105,22 @@ class RequestDeltas:
             tools_same = tools is previous_tools or tools == previous_tools
             out["base"], out["keep"] = base, keep
         self._last[node] = (seq, messages, tools)
-        fields = request.model_dump(mode="json", exclude_none=True, exclude={"messages", "tools"})
-        cached = self._fields.get(node)
-        if cached is None or cached[0] != fields:  # the sampling settings rarely change
-            cached = self._fields[node] = (fields, redact_bulk(fields))
+        values = tuple(getattr(request, name) for name in _SETTINGS)
+        cached = self._settings.get(node)
+        if cached is None or cached[0] != values:  # the sampling settings rarely change
+            dumped = request.model_dump(mode="json", exclude_none=True, exclude={"messages", "tools"})
+            cached = self._settings[node] = (values, dumped)
         out.update(cached[1])
-        out["messages"] = [redact_bulk(m.model_dump(mode="json", exclude_none=True)) for m in messages[keep:]]
+        out["messages"] = messages[keep:]  # the models: `write` serializes them (None fields left out)
         if tools_same:
             out["tools_same"] = True
         elif tools is not None:
-            out["tools"] = redact_bulk(tools)
+            out["tools"] = tools
         return out
 
 
 _REQUEST_FIELDS = tuple(ModelRequest.model_fields)
+_SETTINGS = tuple(name for name in _REQUEST_FIELDS if name not in ("messages", "tools"))
 
 
 def expand_requests(lines: list[dict[str, Any]]) -> None:
@@ -133,6 +140,7 @@ def expand_requests(lines: list[dict[str, Any]]) -> None:
         full[line["seq"]] = line["request"] = {**order, **request}
 
 
+@functools.cache
 def package_version() -> str | None:
     """The installed jianmu_like's version (None: not installed, a source checkout)."""
     from importlib.metadata import PackageNotFoundError, version
@@ -204,12 +212,22 @@ class RunRecording:
         return f"RunRecording({str(self.path)!r}, written={self.written})"
 
     # ------------------------------------------------------------------ writing
-    def write(self, line: dict[str, Any]) -> None:
-        """Append one line, or, past the size limit, the `truncated` line and nothing after it."""
+    def write(self, line: dict[str, Any], redacted: tuple[str, ...] = ()) -> None:
+        """Append one line, or, past the size limit, the `truncated` line and nothing after it.
+        The values under the keys `redacted` names are redacted (`_redact.redact`) when the
+        line's JSON text may hold a secret (`might_hold_secret`): one scan of the text written
+        instead of one per value, and no walk of a line without a secret. A pydantic model in a
+        line is written without its None fields (`jsonable`); a plain dict keeps its nulls."""
         file = self._file
         if file is None or self.truncated:
             return
-        data = to_json(line, fallback=repr) + b"\n"
+        data = to_json(line, fallback=repr, exclude_none=True)
+        if redacted and might_hold_secret(data):
+            for key in redacted:
+                if key in line:
+                    line[key] = redact(jsonable(line[key]))
+            data = to_json(line, fallback=repr, exclude_none=True)
+        data += b"\n"
         size = len(data)
         if self.written + size > self.max_bytes:
             self.truncated = True
@@ -308,11 +326,11 @@ class RunRecording:
         except BaseException as exc:
             line["events"] = emitted
             line["error"] = error_data(exc)
-            self.write(line)
+            self.write(line, ("request",))
             raise
         line["events"] = emitted
-        line["response"] = redact_bulk(response.model_dump(mode="json", exclude_none=True))
-        self.write(line)
+        line["response"] = response
+        self.write(line, ("request", "response"))
         return response
 
     async def tool_hook(self, invoke: ToolInvoke, tool: Tool, arguments: dict[str, Any], outer: Any) -> Any:
@@ -321,19 +339,21 @@ class RunRecording:
             "tick": self.tick(),
             "after_model": self.model_calls,
             "tool": tool.name,
-            "arguments": redact_bulk(jsonable(arguments)),
+            "arguments": jsonable(arguments),
         }
         try:
             output = await (outer(invoke, tool, arguments) if outer is not None else invoke(tool, arguments))
         except BaseException as exc:
             line["events_before"] = self.events
             line["error"] = error_data(exc)
-            self.write(line)
+            if isinstance(exc, asyncio.CancelledError) and call_timed_out():
+                line["error"]["timed_out"] = True  # its deadline, not the run, cancelled it
+            self.write(line, ("arguments",))
             raise
         text = output if isinstance(output, str) else render_result(output)
         line["events_before"] = self.events
-        line["output"] = redact_bulk(text)
-        self.write(line)
+        line["output"] = text
+        self.write(line, ("arguments", "output"))
         return text
 
     @contextmanager

@@ -197,6 +197,12 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument(
         "--until", type=int, metavar="N", help="with --live: replay N model calls, then go live"
     )
+    replay.add_argument(
+        "--until-tick",
+        type=int,
+        metavar="T",
+        help="with --live: replay up to tick T (the first model or tool call from it on goes live)",
+    )
     replay.add_argument("--live", action="store_true", help="continue against the real model and tools")
     replay.add_argument("--record", metavar="OUT", help="with --live: record the forked run to OUT")
     replay.add_argument(

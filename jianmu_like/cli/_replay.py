@@ -29,16 +29,24 @@ if TYPE_CHECKING:
 
 
 def replay_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
-    """`replay FILE [--json] [--agent FILE] [--until N --live] [--record OUT] [--export-mock OUT]`."""
+    """`replay FILE [--json] [--agent FILE] [--until N | --until-tick T] [--live] [--record OUT]
+    [--export-mock OUT]`."""
     try:
         if args.export_mock:
-            if args.until is not None or args.live or args.record:
-                raise CliError("--export-mock writes a replies file: it takes no --until, --live or --record")
+            if args.until is not None or args.until_tick is not None or args.live or args.record:
+                raise CliError(
+                    "--export-mock writes a replies file: "
+                    "it takes no --until, --until-tick, --live or --record"
+                )
             out = export_mock(args.file, args.export_mock)
             errors.print(Text(f"wrote {out} (serve it with: jianmu-like mock {out})", style="dim"))
             return EXIT_OK
         if args.until is not None and not args.live:
             raise CliError("--until N replays N model calls and then goes on live: add --live")
+        if args.until_tick is not None and not args.live:
+            raise CliError("--until-tick T replays up to tick T and then goes on live: add --live")
+        if args.until is not None and args.until_tick is not None:
+            raise CliError("give --until N (model calls) or --until-tick T (ticks), not both")
         lines = read_recording(args.file)
     except RecordingError as exc:
         raise CliError(str(exc)) from exc
@@ -57,6 +65,7 @@ def replay_command(args: argparse.Namespace, console: Console, errors: Console) 
                 args.file,
                 agent=args.agent,
                 until=args.until,
+                until_tick=args.until_tick,
                 live=args.live,
                 on_event=sink,
                 record=args.record,
@@ -76,7 +85,8 @@ def replay_command(args: argparse.Namespace, console: Console, errors: Console) 
     operations = sum(1 for line in lines if line["kind"] == "run")
     if args.live:
         forked = any(e.type == ev.REPLAY_FORKED for e in events)
-        where = f"forked live after {args.until} model call(s)" if forked else "the recording ended the run"
+        point = f"tick {args.until_tick}" if args.until_tick is not None else f"{args.until} model call(s)"
+        where = f"forked live after {point}" if forked else "the recording ended the run"
         console.print(Text(f"▶ replayed, {where}: {result.status}", style="bold"))
     else:
         console.print(

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from .._agent import Agent
     from .._run.protocol import AgentLike
-    from ..server._app import Cleanup
+    from ..server._context import Cleanup
     from ..server._runs import AgentFactory
     from ..telemetry._hub import Subscriber
 

@@ -30,7 +30,7 @@ from ..telemetry import events as ev
 from ..telemetry.logging import get_logger
 from ..tools._base import Tool, render_result
 from ..tools._errors import ToolArgumentsError, ToolExitError, safe_message
-from ..tools._hooks import tool_call_hook
+from ..tools._hooks import ToolTimedOut, deadline_watch, tool_call_hook
 from ..tools._toolset import ToolSet
 from ..tools._truncation import cut_output
 from ._tool_outcome import ToolOutcome
@@ -99,7 +99,7 @@ class ToolCallRunner:
         deadline: _Deadline | None = None
         # A plain Tool is executed directly and its result rendered here: two coroutine layers
         # fewer per call than going through `_invoke` and `Tool.invoke`. A tool-call hook
-        # (tools.hooks: durable runs) sees every call, so none is direct under one.
+        # (tools._hooks: durable runs) sees every call, so none is direct under one.
         direct = self.tool_runner is None and type(tool).invoke is _TOOL_INVOKE and tool_call_hook() is None
         work: Coroutine[Any, Any, Any] = (
             tool.execute(call.arguments) if direct else self._invoke(tool, call.arguments)
@@ -114,7 +114,7 @@ class ToolCallRunner:
                 output = done.value
             else:
                 deadline = _Deadline(begun + timeout)
-                output = await deadline.run(work, pending)
+                output = await deadline.run(work, pending, watched=not direct)
             if direct:
                 output = render_result(output)
         except ToolArgumentsError as exc:
@@ -124,6 +124,8 @@ class ToolCallRunner:
         except TimeoutError as exc:
             if deadline is not None and deadline.expired():
                 deadline.settle(call.name, timeout)
+                return self.fail(call, _timed_out(call, timeout))
+            if isinstance(exc, ToolTimedOut):  # a hook's answer: it timed out (when recorded)
                 return self.fail(call, _timed_out(call, timeout))
             return self.fail(call, f"tool {call.name!r} raised TimeoutError: {safe_message(exc)}")
         except asyncio.CancelledError:
@@ -191,7 +193,7 @@ class ToolCallRunner:
         masked by value (`_redact.register_secret`: before the text reaches the state, the
         journal, the checkpoint, the events or the model), then at most `limit` (the tool's own
         `max_output_chars`) or else `max_output_chars`, cut by its shape with a note saying how
-        much there was (`tools.truncation`)."""
+        much there was (`tools._truncation`)."""
         output = redact_secrets(output)
         limit = limit or self.max_output_chars
         if len(output) <= limit:
@@ -217,10 +219,16 @@ class _Deadline:
         """Whether the deadline passed while the work was waiting (as `Timeout.expired`)."""
         return self._timeout is not None and self._timeout.expired()
 
-    async def run(self, work: Coroutine[Any, Any, Any], pending: Any) -> Any:
-        """Carry on `work`, whose first step yielded `pending`, until the deadline (loop time)."""
+    async def run(self, work: Coroutine[Any, Any, Any], pending: Any, *, watched: bool = False) -> Any:
+        """Carry on `work`, whose first step yielded `pending`, until the deadline (loop time).
+        `watched`: a tool-call hook runs in `work`, and may ask whether the deadline passed
+        (`tools._hooks.call_timed_out`: a recording tells a timeout from a cancelled run)."""
         self._timeout = timeout = asyncio.timeout_at(self.at)  # no extra task, unlike wait_for on 3.11
         self._resume = resume = _Resume(work, pending)
+        if watched:
+            with deadline_watch(timeout.expired):
+                async with timeout:
+                    return await resume
         async with timeout:
             return await resume
 

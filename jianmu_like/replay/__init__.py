@@ -61,6 +61,7 @@ async def areplay(
     live: bool = False,
     on_event: Callable[[Event], None] | None = None,
     record: str | Path | None = None,
+    until_tick: int | None = None,
 ) -> AgentResult:
     """Replay the recording at `path`; the result of its last `run()`/`resume()`.
 
@@ -71,10 +72,12 @@ async def areplay(
     tools, publishing a `replay.forked` event at the fork; `record` writes the whole replayed
     run to a new recording whose header names the fork (`forked_from`). `on_event` receives
     every event the replay publishes. Raises `ReplayDivergence` at the first difference (never
-    after going live) and `RecordingError` for a file that cannot be replayed.
+    after going live) and `RecordingError` for a file that cannot be replayed. `until_tick=T`
+    (with `live`) goes live at the first model or tool call made at tick T or later instead
+    (ticks counted from the replay's start).
     """
     lines = read_recording(path)
-    player = Player(lines, until=until, live=live, on_event=on_event, source=str(path))
+    player = Player(lines, until=until, until_tick=until_tick, live=live, on_event=on_event, source=str(path))
     built = load_replay_agent(agent, lines[0], str(path))
     return await player.play(built, record=record)
 
@@ -87,6 +90,7 @@ def replay(
     live: bool = False,
     on_event: Callable[[Event], None] | None = None,
     record: str | Path | None = None,
+    until_tick: int | None = None,
 ) -> AgentResult:
     """`areplay` for scripts and tests: runs it to its end (inside a running event loop,
     `await areplay(...)` instead: this raises RuntimeError there)."""
@@ -96,6 +100,8 @@ def replay(
         pass
     else:
         raise RuntimeError("replay() cannot run inside a running event loop: use `await areplay(...)`")
-    coroutine: Any = areplay(path, agent=agent, until=until, live=live, on_event=on_event, record=record)
+    coroutine: Any = areplay(
+        path, agent=agent, until=until, live=live, on_event=on_event, record=record, until_tick=until_tick
+    )
     result: AgentResult = asyncio.run(coroutine)
     return result

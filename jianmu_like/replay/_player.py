@@ -5,9 +5,11 @@ hooks, the run-id source, a telemetry subscriber), so nothing inside the tree kn
 replay: no provider is asked (no socket is opened to a model server) and no tool runs (a tool
 that would write a file does not). Every event the tree publishes is compared, as it is
 published, with the recorded one at the same place: type, node, namespace, run id and payload,
-apart from the timing fields (`recording.TIMING_FIELDS`). The first difference stops the replay
-(the run is cancelled) with a `Divergence` naming the tick, the node, and the recorded and the
-new request or event.
+apart from the timing fields (`recording.TIMING_FIELDS`). "The same place" is the recorded order
+of the run's events, except across the branches of a parallel node, whose events may interleave
+differently (each branch's in its recorded order, see `_order`). The first difference stops the
+replay (the run is cancelled) with a `Divergence` naming the tick, the node, and the recorded
+and the new request or event.
 
 Model calls are matched by their request (first unanswered recorded call with an equal request),
 tool calls by tool and arguments, so the calls of a parallel batch or of parallel sub-agents
@@ -16,7 +18,10 @@ find their answers whatever order they are made in.
 `until=N, live=True` answers the first N model calls (and the tool calls before the next one)
 from the recording in their recorded order, whatever the requests now say, then lets the run go
 on against the real model and tools: the fork point is published as a `replay.forked` event
-and, when the live part is recorded, written into the new recording's header.
+and, when the live part is recorded, written into the new recording's header. `until_tick=T`
+forks instead at the first model or tool call the recording made at tick T or later: the
+recording's ticks, its lines' `tick` (a replay, answering at once, may take fewer); with
+several runs or resumes, each one's ticks go on from the previous one's last.
 """
 
 from __future__ import annotations
@@ -51,7 +56,8 @@ from ..telemetry import events as ev
 from ..telemetry.events import Event
 from ..tools._base import Tool
 from ..tools._errors import ToolArgumentsError
-from ..tools._hooks import ToolInvoke, use_tool_call_hook
+from ..tools._hooks import ToolInvoke, ToolTimedOut, use_tool_call_hook
+from ._order import Branches, EventOrder
 
 AgentSource = Agent | Callable[[], Agent] | str | Path
 """What replay runs: an `Agent`, a function building one, an agent file or `module:function`."""
@@ -124,33 +130,44 @@ class Player:
         live: bool = False,
         on_event: Callable[[Event], None] | None = None,
         source: str = "",
+        until_tick: int | None = None,
     ) -> None:
+        if until is not None and until_tick is not None:
+            raise RecordingError("give until=N (model calls) or until_tick=T (ticks), not both")
         if until is not None and not live:
             raise RecordingError(
                 "until=N replays N model calls and then goes on live: give live=True (--live) too"
             )
-        if until is not None and until < 0:
-            raise RecordingError(f"until must be 0 or more, not {until}")
+        if until_tick is not None and not live:
+            raise RecordingError(
+                "until_tick=T replays up to tick T and then goes on live: give live=True (--live) too"
+            )
+        for name, value in (("until", until), ("until_tick", until_tick)):
+            if value is not None and value < 0:
+                raise RecordingError(f"{name} must be 0 or more, not {value}")
         self.header = lines[0]
         self.source = source
         self.until = until
+        self.until_tick = until_tick
         self.live = live
         self.on_event = on_event
         self.operations: list[dict[str, Any]] = []
         self.events: list[list[dict[str, Any]]] = []
         self.models: list[dict[str, Any]] = []
         self.tools: list[dict[str, Any]] = []
+        offset = last = 0  # the recording's ticks, counted on over its runs and resumes
         for line in lines[1:]:
             kind = line["kind"]
             if kind == "run":
                 self.operations.append(line)
                 self.events.append([])
+                offset, last = offset + last, 0
             elif kind == "event" and self.events:
                 self.events[-1].append(line)
-            elif kind == "model":
-                self.models.append(line)
-            elif kind == "tool":
-                self.tools.append(line)
+                last = max(last, int(line.get("tick") or 0))
+            elif kind in ("model", "tool"):
+                line["at_tick"] = offset + int(line.get("tick") or 0)
+                (self.models if kind == "model" else self.tools).append(line)
         if not self.operations:
             raise RecordingError(f"{source}: the recording holds no run")
         self._model_queues: dict[str, deque[dict[str, Any]]] = {}
@@ -165,7 +182,8 @@ class Player:
         self.forked = False
         self.divergence: Divergence | None = None
         self._operation = 0
-        self._cursor = 0
+        self._branches = Branches(lambda: self._agent.root if self._agent is not None else None)
+        self._order = EventOrder(self.events[0], self._branches)
         self._task: asyncio.Task[AgentResult] | None = None
         self._agent: Agent | None = None
         self._tick: Callable[[], int] = lambda: 0
@@ -181,14 +199,19 @@ class Player:
         runner = agent.runner
         recording: RunRecording | None = None
         if record is not None:
-            forked = {"recording": self.source, "iteration": self.until} if self.live else None
+            forked: dict[str, Any] | None = None
+            if self.live:
+                forked = {"recording": self.source, "iteration": self.until}
+                if self.until_tick is not None:
+                    forked = {"recording": self.source, "tick": self.until_tick}
             recording = RunRecording(record, agent=self.header.get("agent"), forked_from=forked)
         unsubscribe = agent.telemetry.subscribe(self._compare)
         result: AgentResult | None = None
         try:
             with use_model_call_hook(self._model), use_tool_call_hook(self._tool):
                 for index, operation in enumerate(self.operations):
-                    self._operation, self._cursor = index, 0
+                    self._operation = index
+                    self._order = EventOrder(self.events[index], self._branches)
                     run_id = operation.get("run_id")
                     if isinstance(run_id, str):
                         core.new_run_id = lambda run_id=run_id: run_id  # type: ignore[misc]
@@ -237,9 +260,8 @@ class Player:
     def _finish_operation(self) -> None:
         if self.forked:
             return
-        expected = self.events[self._operation]
-        if self._cursor < len(expected):
-            line = expected[self._cursor]
+        line = self._order.pending()
+        if line is not None:
             self._diverge("missing_event", line.get("node"), _event_view(line), None)
             raise ReplayDivergence(self.divergence)  # type: ignore[arg-type]
 
@@ -265,30 +287,31 @@ class Player:
             self.on_event(event)
         if self.divergence is not None or self.forked or event.type.startswith("replay."):
             return
-        expected = self.events[self._operation]
+        order = self._order
         new = _event_view(event)
-        if self._cursor >= len(expected):
+        due = order.due(event.node)
+        if due is None:
             self._diverge("extra_event", event.node, None, new)
             return
-        recorded = _event_view(expected[self._cursor])
+        recorded = _event_view(order.expected[due])
         if recorded != new:
             self._diverge("event", event.node, recorded, new)
             return
-        self._cursor += 1
+        order.publish(due)
         self._release()
         self._follow_up()
 
     def _follow_up(self) -> None:
         """Send the follow-ups the recording received at this place of the event stream (an
-        `inject` queued there): the replay injects them itself, at the same point of the run."""
-        expected = self.events[self._operation]
+        `inject` queued there, once every event before it is published): the replay injects
+        them itself, at the same point of the run."""
+        order = self._order
         agent = self._agent
-        while not self._injecting and agent is not None and self._cursor < len(expected):
-            line = expected[self._cursor]
+        while not self._injecting and agent is not None and (line := order.pending()) is not None:
             data = line.get("data") or {}
             if line.get("type") != ev.INJECT or data.get("status") != "queued":
                 return
-            at = self._cursor
+            at = order.low
             self._injecting = True
             try:
                 agent.inject(str(data.get("content") or ""), namespace=line.get("namespace"))
@@ -297,30 +320,30 @@ class Player:
                 return
             finally:
                 self._injecting = False
-            if self._cursor == at:  # it published nothing the comparison took
+            if order.low == at:  # it published nothing the comparison took
                 return
 
     async def _turn(self, before: Any) -> None:
-        """Wait until the replay has published `before` events in this operation, as the
-        recording had at this point of a call (a parallel batch answers, and parallel model
-        calls publish, in their recorded order); a wait that the replay cannot end within
-        `TURN_PATIENCE` seconds is a divergence (an event that never came)."""
-        if not isinstance(before, int) or self.forked or self._cursor >= before:
+        """Wait until the replay has published the first `before` recorded events of this
+        operation, as the recording had at this point of a call (a parallel batch answers, and
+        parallel model calls publish, in their recorded order); a wait that the replay cannot
+        end within `TURN_PATIENCE` seconds is a divergence (an event that never came)."""
+        if not isinstance(before, int) or self.forked or self._order.low >= before:
             return
         waiter = asyncio.get_running_loop().create_future()
         self._waiters.append((before, waiter))
         try:
             await asyncio.wait_for(waiter, TURN_PATIENCE)
         except TimeoutError:
-            expected = self.events[self._operation]
-            missing = expected[self._cursor] if self._cursor < len(expected) else None
+            missing = self._order.pending()
             self._diverge("missing_event", None, _event_view(missing) if missing else None, None)
             raise _Stop from None
 
     def _release(self) -> None:
         waiters = self._waiters
         if waiters:
-            ready = [w for w in waiters if self._cursor >= w[0]]
+            low = self._order.low
+            ready = [w for w in waiters if low >= w[0]]
             for item in ready:
                 waiters.remove(item)
                 if not item[1].done():
@@ -332,13 +355,13 @@ class Player:
     ) -> ModelResponse:
         if self.forked:
             return await call(request, on_event)
-        if self.until is not None and self.model_served >= self.until:
-            self._fork(node_of(on_event))
-            return await call(request, on_event)
         new = request_data(request)
         line: dict[str, Any] | None
         if self.live:  # answered in recorded order: the requests may have changed on purpose
             line = self.models[self.model_served] if self.model_served < len(self.models) else None
+            if (self.until is not None and self.model_served >= self.until) or self._tick_reached(line):
+                self._fork(node_of(on_event))
+                return await call(request, on_event)
         else:
             queue = self._model_queues.get(_key(new))
             line = queue.popleft() if queue else None
@@ -369,6 +392,9 @@ class Player:
 
         new = [tool.name, redact(jsonable(arguments))]
         queue = self._tool_queues.get(_key(new))
+        if self.until_tick is not None and self._tick_reached(queue[0] if queue else None):
+            self._fork(None)
+            return await invoke(tool, arguments)
         line = queue.popleft() if queue else None
         if line is None:
             waiting = [t for i, t in enumerate(self.tools) if i not in self._tools_used]
@@ -380,6 +406,13 @@ class Player:
         if "error" in line:
             raise _rebuild(line["error"])
         return line["output"]
+
+    def _tick_reached(self, line: dict[str, Any] | None) -> bool:
+        """Whether `until_tick` says to go live at the call the recording answered with `line`
+        (None: one it never made)."""
+        if self.until_tick is None:
+            return False
+        return line is None or int(line["at_tick"]) >= self.until_tick
 
     def _fork(self, node: str | None) -> None:
         self.forked = True
@@ -512,6 +545,8 @@ def _rebuild(error: Mapping[str, Any]) -> BaseException:
     """The recorded failure of a call, raised again: the same class name and message, so the
     node turns it into the same observation or failure it did when recorded."""
     name, message = str(error.get("type", "Exception")), str(error.get("message", ""))
+    if error.get("timed_out") is True:  # a tool call its deadline cancelled
+        return ToolTimedOut(message)
     if name == "ModelCallFailed":
         attempts = [ModelError(str(a)) for a in error.get("attempts") or ()]
         return ModelCallFailed(message, attempts=attempts)

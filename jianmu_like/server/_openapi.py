@@ -62,6 +62,9 @@ def _operation(route: ApiRoute) -> dict[str, Any]:
         else {route.media_type: {"schema": {"type": "string"}}}
     )
     responses: dict[str, Any] = {str(route.status): {"description": route.summary, "content": content}}
+    if route.stream is not None:
+        sse = {"text/event-stream": {"schema": {"type": "string"}}}
+        responses["200"] = {"description": route.stream, "content": sse}
     error = {"application/json": {"schema": _ref(ErrorBody)}}
     for status in sorted({*route.errors, *MIDDLEWARE_ERRORS, 500}):
         why = ROUTE_ERRORS.get(status) or MIDDLEWARE_ERRORS[status]

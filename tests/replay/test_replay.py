@@ -24,7 +24,14 @@ from jianmu_like import (
     human,
     tool,
 )
-from jianmu_like._redact import redact, redact_bulk, register_secret
+from jianmu_like._redact import (
+    _SECRET_KEY,
+    _SECRET_VALUE,
+    might_hold_secret,
+    redact,
+    redact_bulk,
+    register_secret,
+)
 from jianmu_like.guard import GuardDecision, GuardEnforcer
 from jianmu_like.replay import (
     RecordingError,
@@ -89,6 +96,12 @@ def view(event: dict[str, Any]) -> tuple[Any, ...]:
         event["run_id"],
         json.dumps(data, sort_keys=True),
     )
+
+
+def as_line(event: Event) -> dict[str, Any]:
+    """A published event as `view` takes a recorded one."""
+    fields = ("type", "node", "namespace", "run_id", "data")
+    return {name: getattr(event, name) for name in fields}
 
 
 SCRIPT = [
@@ -288,6 +301,44 @@ async def test_replay_until_an_iteration_then_live_on_a_changed_model(tmp_path: 
     assert read_recording(forked)[0]["forked_from"] == {"recording": str(path), "iteration": 1}
 
 
+@pytest.mark.parametrize("fork_at", ["tool", "model"])
+async def test_replay_until_a_tick_then_live(tmp_path: Path, notes: Path, fork_at: str) -> None:
+    """`until_tick=T`: every call made before tick T is answered from the recording, the first
+    one from T on (the tool call, or the second model call) and all after it go live."""
+    path, forked = tmp_path / "run.jsonl", tmp_path / "forked.jsonl"
+    await record_notes(path, notes)
+    lines = read_recording(path)
+    [tool_line] = [line for line in lines if line["kind"] == "tool"]
+    first, second = [line for line in lines if line["kind"] == "model"]
+    assert first["tick"] < tool_line["tick"] < second["tick"]
+    tick = tool_line["tick"] if fork_at == "tool" else second["tick"]
+    seen: list[Event] = []
+    async with ScriptedOpenAIServer([reply("Noted, live.")]) as live:
+        result = await areplay(
+            path,
+            agent=lambda: note_agent(live.client()),
+            until_tick=tick,
+            live=True,
+            on_event=seen.append,
+            record=forked,
+        )
+        assert len(live.requests) == 1  # the second model call only
+    assert result.final_answer == "Noted, live."
+    assert notes.exists() == (fork_at == "tool")  # the tool ran only when the fork came before it
+    [fork] = [e for e in seen if e.type == "replay.forked"]
+    assert fork.data["iteration"] == 1  # its `tick` is the replay's: answered at once, it may be earlier
+    assert read_recording(forked)[0]["forked_from"] == {"recording": str(path), "tick": tick}
+
+
+async def test_until_and_until_tick_together_are_refused(tmp_path: Path, notes: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    await record_notes(path, notes)
+    with pytest.raises(RecordingError, match="not both"):
+        await areplay(path, agent=agents.offline, until=1, until_tick=2, live=True)
+    with pytest.raises(RecordingError, match="live"):
+        await areplay(path, agent=agents.offline, until_tick=2)
+
+
 async def test_until_without_live_is_refused(tmp_path: Path, notes: Path) -> None:
     path = tmp_path / "run.jsonl"
     await record_notes(path, notes)
@@ -330,20 +381,25 @@ async def test_secrets_never_reach_the_recording(tmp_path: Path) -> None:
     register_secret(declared, source="test")
 
     @tool
-    def credentials(service: str) -> str:
+    def credentials(service: str, note: str = "") -> str:
         """Credentials of a service.
 
         Args:
             service: The service.
+            note: A note.
         """
         return f"token sk-abcdefghijklmnop1234 and password {declared} for " + service
 
-    script = [calls(call("credentials", service="db")), reply(f"Got it: sk-abcdefghijklmnop1234 {declared}")]
+    script = [
+        calls(call("credentials", service="db", note="Bearer abcdefghijklmnop5678")),
+        reply(f"Got it: sk-abcdefghijklmnop1234 {declared}"),
+    ]
     async with ScriptedOpenAIServer(script) as srv:
         agent = Agent(create_react_node(model_client=srv.client(), tools=[credentials]))
         await agent.run({"messages": [human(f"key? mine is {declared}")]}, record=path)
     text = path.read_text()
     assert "sk-abcdefghijklmnop1234" not in text and declared not in text and "***" in text
+    assert "abcdefghijklmnop5678" not in text  # in the tool call's arguments (and the request)
 
 
 def test_bad_files_are_refused_clearly(tmp_path: Path) -> None:
@@ -411,6 +467,149 @@ async def test_the_supervisor_with_parallel_sub_agents_replays(tmp_path: Path) -
     assert len(seen) == len(recorded_events(path))
 
 
+SUB_AGENTS = "Supervisor/Supervisor.Agents/Supervisor.q"
+
+
+def rewrite_events(source: Path, out: Path, reorder: Any, change: Any = None) -> None:
+    """Writes `source` to `out` with its event lines in the order `reorder(events)` gives (a
+    list of the original indices), each model line's references to them renumbered and each
+    call's `events_before` moved to the first place of an event published after it started:
+    another interleaving the recording could have had. `change(events)` may edit events first."""
+    lines = [json.loads(raw) for raw in source.read_text().splitlines()]
+    assert [line["kind"] for line in lines].count("run") == 1
+    events = [line for line in lines if line["kind"] == "event"]
+    if change is not None:
+        change(events)
+    order = reorder(events)
+    assert sorted(order) == list(range(len(events)))
+    place = {old: new for new, old in enumerate(order)}
+    calls = [line for line in lines if line["kind"] in ("model", "tool")]
+    for line in calls:
+        later = [place[e] for e in range(line["events_before"], len(events))]
+        line["events_before"] = min(later, default=len(events))
+        if line["kind"] == "model":
+            line["events"] = [place[e] if isinstance(e, int) else e for e in line["events"]]
+    head = [line for line in lines if line["kind"] in ("header", "run")]
+    tail = [line for line in lines if line["kind"] == "result"]
+    written = [*head, *(events[i] for i in order), *calls, *tail]
+    out.write_text("".join(json.dumps(line) + "\n" for line in written))
+
+
+def interleave(pattern: str) -> Any:
+    """A reorder for `rewrite_events`: the sub-agents' events (one contiguous stretch) merged
+    as `pattern` says, a lane number per event ("1122..." = two of q1, two of q2, ...); a `*`
+    after a lane takes that lane's next event of the type named up to the following space."""
+
+    def reorder(events: list[dict[str, Any]]) -> list[int]:
+        lanes: dict[str, list[int]] = {"1": [], "2": []}
+        stretch = [i for i, e in enumerate(events) if str(e["node"]).startswith(SUB_AGENTS)]
+        assert stretch == list(range(stretch[0], stretch[-1] + 1))  # nothing else in between
+        for i in stretch:
+            lanes[events[i]["node"][len(SUB_AGENTS)]].append(i)
+        merged = [lanes[lane].pop(0) for lane in pattern]
+        assert not lanes["1"] and not lanes["2"], pattern  # the pattern covers every event
+        return [*range(stretch[0]), *merged, *range(stretch[-1] + 1, len(events))]
+
+    return reorder
+
+
+def lane_types(path: Path) -> dict[str, list[str]]:
+    """The event types of each sub-agent (lane "1": q1, "2": q2) in the recording at `path`."""
+    events = [json.loads(raw) for raw in path.read_text().splitlines() if '"kind":"event"' in raw]
+    return {lane: [e["type"] for e in events if e["node"].startswith(SUB_AGENTS + lane)] for lane in "12"}
+
+
+async def record_supervisor(path: Path) -> Any:
+    async with ScriptedOpenAIServer(supervisor_model) as srv:
+        recorded = await Agent(create_supervisor_node(model_client=srv.client())).run(
+            {"messages": [human("Paris or Rome?")]}, record=path
+        )
+    assert recorded.status == "success", recorded.error
+    return recorded
+
+
+def supervisor_offline() -> Agent:
+    return Agent(create_supervisor_node(model_client=scripted_client([])))
+
+
+def ci_interleaving(lanes: dict[str, list[str]]) -> str:
+    """The order a loaded CI machine recorded: q2's model answered between q1's reply and the
+    end of q1's loop (before the tick that ends it)."""
+    one, two = lanes["1"], lanes["2"]
+    answered, ended = two.index("model.call.completed"), one.index("loop.terminated")
+    started = "1" * 2 + "2" * 2  # each: its reply and its model call started
+    q1_replied = "1" * (ended - 2)  # q1's answer and reply, up to the end of its loop
+    q2_answered = "2" * (answered - 1)
+    rest = "1" * (len(one) - ended) + "2" * (len(two) - answered - 1)
+    return started + q1_replied + q2_answered + rest
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        pytest.param(ci_interleaving, id="q2-answers-before-q1-loop-ends"),
+        pytest.param(lambda lanes: "1" * len(lanes["1"]) + "2" * len(lanes["2"]), id="q1-then-q2"),
+        pytest.param(lambda lanes: "2" * len(lanes["2"]) + "1" * len(lanes["1"]), id="q2-then-q1"),
+        pytest.param(lambda lanes: "12" * len(lanes["1"]), id="alternating"),
+    ],
+)
+async def test_parallel_sub_agents_replay_whatever_their_recorded_interleaving(
+    tmp_path: Path, rule: Any
+) -> None:
+    """The sub-agents' events may interleave in any order (each sub-agent's in its own order):
+    every such recording replays, the replay publishing the same events of each sub-agent."""
+    path, variant = tmp_path / "run.jsonl", tmp_path / "variant.jsonl"
+    recorded = await record_supervisor(path)
+    rewrite_events(path, variant, interleave(rule(lane_types(path))))
+    seen: list[Event] = []
+    result = await areplay(variant, agent=supervisor_offline, on_event=seen.append)
+    assert result.final_answer == recorded.final_answer
+    for lane in "12":
+        mine = SUB_AGENTS + lane
+        new = [view(as_line(e)) for e in seen if str(e.node).startswith(mine)]
+        assert new == [view(e) for e in recorded_events(variant) if str(e["node"]).startswith(mine)]
+    assert len(seen) == len(recorded_events(variant))
+
+
+async def test_a_difference_inside_a_sub_agent_is_reported_at_that_sub_agent(tmp_path: Path) -> None:
+    """Comparing per branch keeps divergences precise: the changed event of q2 is named, with
+    q2's recorded event, even while q1's events are still due."""
+    path, variant = tmp_path / "run.jsonl", tmp_path / "variant.jsonl"
+    await record_supervisor(path)
+
+    def change(events: list[dict[str, Any]]) -> None:
+        [ended] = [e for e in events if e["type"] == "loop.terminated" and e["node"] == SUB_AGENTS + "2"]
+        ended["data"]["iterations"] = 7
+
+    rewrite_events(path, variant, lambda events: list(range(len(events))), change)
+    with pytest.raises(ReplayDivergence) as caught:
+        await areplay(variant, agent=supervisor_offline)
+    divergence = caught.value.divergence
+    assert (divergence.kind, divergence.path) == ("event", "data.iterations")
+    assert divergence.node == SUB_AGENTS + "2"
+    assert (divergence.recorded["data"]["iterations"], divergence.new["data"]["iterations"]) == (7, 1)
+
+
+async def test_events_outside_parallel_branches_keep_their_exact_order(tmp_path: Path) -> None:
+    """A parent's event and its children's are not concurrent: the parallel node's start moved
+    after a sub-agent's first event is a divergence at that sub-agent's event."""
+    path, variant = tmp_path / "run.jsonl", tmp_path / "variant.jsonl"
+    await record_supervisor(path)
+
+    def late_start(events: list[dict[str, Any]]) -> list[int]:
+        start = next(i for i, e in enumerate(events) if e["type"] == "parallel.started")
+        order = list(range(len(events)))
+        order[start], order[start + 1] = order[start + 1], order[start]
+        return order
+
+    rewrite_events(path, variant, late_start)
+    with pytest.raises(ReplayDivergence) as caught:
+        await areplay(variant, agent=supervisor_offline)
+    divergence = caught.value.divergence
+    assert divergence.kind == "event" and divergence.path == "type"
+    assert (divergence.recorded["type"], divergence.new["type"]) == ("reply.started", "parallel.started")
+
+
 async def test_a_follow_up_injected_during_the_run_replays_at_its_place(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     holder: list[Agent] = []
@@ -460,6 +659,29 @@ async def test_a_follow_up_injected_during_the_run_replays_at_its_place(tmp_path
 def test_the_bulk_redaction_masks_what_redact_masks(value: Any) -> None:
     register_secret("replay-test-declared-secret-4711", source="test")
     assert json.dumps(redact_bulk(value)) == json.dumps(redact(value))
+
+
+def secret_key_spellings() -> list[str]:
+    """Every word `_SECRET_KEY` matches, each optional separator spelled each way."""
+    words = _SECRET_KEY.pattern.strip("()").split("|")
+    return sorted({w.replace("[_-]?", sep) for w in words for sep in ("", "_", "-")})
+
+
+@pytest.mark.parametrize("word", [*secret_key_spellings(), "sk-abcdefgh12", "Bearer abcdefgh12", "x://y"])
+@pytest.mark.parametrize("around", ["a {} b", "é {} b"])  # ASCII text takes the quick check
+@pytest.mark.parametrize("case", [str.lower, str.upper, str.title])
+def test_the_quick_secret_check_sees_what_the_patterns_see(word: str, around: str, case: Any) -> None:
+    """`might_hold_secret`'s fixed clues stay in step with `redact`'s patterns: every spelling
+    they match, in any case, in ASCII or other text, is seen (a word added to the patterns
+    without a clue fails here)."""
+    text = around.format(word if word.startswith(("sk-", "Bearer")) else case(word))
+    assert _SECRET_KEY.search(text) or _SECRET_VALUE.search(text) or "://" in text
+
+    def check(value: Any) -> bool:
+        return might_hold_secret(json.dumps(value, ensure_ascii=False).encode())
+
+    assert check({"key": text}) and check({text: 1})
+    assert not check({"key": around.format("nothing here")})
 
 
 async def test_the_research_preset_replays_without_searching(tmp_path: Path) -> None:
@@ -547,3 +769,34 @@ async def test_failures_replay_as_they_happened(tmp_path: Path) -> None:
     assert (result.status, result.error) == (recorded.status, recorded.error)
     [failed] = [e for e in seen if e.type == "tool.call.completed" or e.type == "tool.call.failed"]
     assert "LookupError: no record 7" in str(failed.data)
+
+
+async def test_a_tool_call_that_timed_out_replays_as_timed_out(tmp_path: Path) -> None:
+    """The timeout cancelled the call while recording; the replay answers it as timed out (at
+    once, nothing waits), and the run goes on as it did."""
+    path = tmp_path / "run.jsonl"
+
+    @tool(timeout=0.2)
+    async def stuck(query: str) -> str:
+        """Never answers.
+
+        Args:
+            query: Anything.
+        """
+        await asyncio.Event().wait()  # never set: the tool's own timeout ends the call
+        return query
+
+    script = [calls(call("stuck", query="x")), reply("It timed out.")]
+
+    def build(client: Any) -> Agent:
+        return Agent(create_react_node(model_client=client, tools=[stuck]))
+
+    async with ScriptedOpenAIServer(script) as srv:
+        recorded = await build(srv.client()).run({"messages": [human("Try it.")]}, record=path)
+    [line] = [line for line in read_recording(path) if line["kind"] == "tool"]
+    assert line["error"]["timed_out"] is True
+    seen: list[Event] = []
+    result = await areplay(path, agent=lambda: build(scripted_client([])), on_event=seen.append)
+    assert (result.status, result.final_answer) == (recorded.status, "It timed out.")
+    [failed] = [e for e in seen if e.type == "tool.call.failed"]
+    assert failed.data["error"] == "tool 'stuck' timed out after 0.2 s"

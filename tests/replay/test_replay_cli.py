@@ -83,3 +83,20 @@ def test_until_needs_live_and_live_goes_on_against_the_model(
     assert "forked live after 1 model call" in out and "Live: 110." in out
     header = json.loads(forked.read_text().splitlines()[0])
     assert header["forked_from"]["iteration"] == 1
+
+
+def test_until_tick_goes_live_from_the_recordings_tick(
+    recorded: tuple[Path, object], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, cli = recorded
+    code, out = cli("replay", str(path), "--until-tick", "2")  # type: ignore[operator]
+    assert code == 2 and "add --live" in out
+    code, out = cli("replay", str(path), "--until", "1", "--until-tick", "2", "--live")  # type: ignore[operator]
+    assert code == 2 and "not both" in out
+    second = [json.loads(x) for x in path.read_text().splitlines() if '"kind":"model"' in x][1]
+    with ScriptedOpenAIServer([reply("Live: 110.")]) as live:
+        monkeypatch.setenv("OPENAI_BASE_URL", live.base_url)
+        code, out = cli("replay", str(path), "--until-tick", str(second["tick"]), "--live")  # type: ignore[operator]
+        assert len(live.requests) == 1  # the second model call, made at that tick when recorded
+    assert code == 0, out
+    assert f"forked live after tick {second['tick']}" in out and "Live: 110." in out
