@@ -44,6 +44,7 @@ from ..telemetry._hub import TelemetryHub, structlog_sink
 from ..telemetry.events import AnyEvent
 from ..tools._run_context import RunContext, enter_run, leave_run
 from .approvals import Approvals
+from .breakpoints import Breakpoints
 from .errors import ConversationError
 from .interrupts import Interrupts
 from .open_calls import repair_open_calls
@@ -131,6 +132,8 @@ class RunCore:
         self.durability = durability
         self.interrupts = Interrupts(telemetry, namespace=namespace, node=trees.tree.name)
         self.approvals = Approvals(sm, keys)
+        self.breakpoints = Breakpoints(sm, keys)
+        """Where runs pause before a node ticks (`_run.breakpoints`); none by default."""
         self.recorder: RunRecorder | None = None
         self.recording: RunRecording | None = None
         """Where every run and resume is recorded (`Agent(record=...)`; None: not recorded)."""
@@ -417,6 +420,7 @@ class RunCore:
                 )
         started = time.perf_counter()
         ticks = 0
+        self.breakpoints.install(root)
         interrupts = self.interrupts
         interrupts.loop = asyncio.get_running_loop()
         interrupts.running = True

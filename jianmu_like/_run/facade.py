@@ -29,6 +29,7 @@ from ..telemetry.events import AnyEvent
 from ..tools._toolset import ToolSet
 from ..tools.mcp._elicitation import Action as ElicitationAction
 from ..tools.mcp._elicitation import ElicitationRequest, boxes_of, pending_in, respond_in
+from .breakpoints import Breakpoints
 from .core import RunCore
 from .recording import RunRecording
 from .result import AgentResult
@@ -90,6 +91,12 @@ class RunFacade:
     def runner(self) -> ReactiveRunner | None:
         """The runner of the tree in hand (a Conversation holds none between runs)."""
         return self._core.trees.runner
+
+    @property
+    def breakpoints(self) -> Breakpoints:
+        """Where this agent's runs pause before a node ticks (`set([...])`; see `_run.breakpoints`):
+        a pause is a pending approval of kind `breakpoint`, decided and resumed like one."""
+        return self._core.breakpoints
 
     @property
     def recorder(self) -> RunRecorder | None:
