@@ -45,6 +45,7 @@ from ..telemetry._hub import TelemetryHub, structlog_sink
 from ..telemetry.events import AnyEvent
 from ..tools._run_context import RunContext, enter_run, leave_run
 from .approvals import Approvals
+from .breakpoints import Breakpoints
 from .errors import ConversationError
 from .interruptions import Interruptions
 from .interrupts import Interrupts
@@ -134,6 +135,8 @@ class RunCore:
         self.interrupts = Interrupts(telemetry, namespace=namespace, node=trees.tree.name)
         self.approvals = Approvals(sm, keys)
         self.interruptions = Interruptions(self.approvals, trees.toolsets)  # no cycle back to self
+        self.breakpoints = Breakpoints(sm, keys)
+        """Where runs pause before a node ticks (`_run.breakpoints`); none by default."""
         self.recorder: RunRecorder | None = None
         self.recording: RunRecording | None = None
         """Where every run and resume is recorded (`Agent(record=...)`; None: not recorded)."""
@@ -422,6 +425,7 @@ class RunCore:
                 )
         started = time.perf_counter()
         ticks = 0
+        self.breakpoints.install(root)
         interrupts = self.interrupts
         interrupts.loop = asyncio.get_running_loop()
         interrupts.running = True

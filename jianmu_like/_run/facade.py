@@ -30,6 +30,7 @@ from ..telemetry.events import AnyEvent
 from ..tools._questions import Action as QuestionAction
 from ..tools._questions import Question
 from ..tools._toolset import ToolSet
+from .breakpoints import Breakpoints
 from .core import RunCore
 from .recording import RunRecording
 from .result import AgentResult
@@ -91,6 +92,12 @@ class RunFacade:
     def runner(self) -> ReactiveRunner | None:
         """The runner of the tree in hand (a Conversation holds none between runs)."""
         return self._core.trees.runner
+
+    @property
+    def breakpoints(self) -> Breakpoints:
+        """Where this agent's runs pause before a node ticks (`set([...])`; see `_run.breakpoints`):
+        a pause is a pending approval of kind `breakpoint`, decided and resumed like one."""
+        return self._core.breakpoints
 
     @property
     def recorder(self) -> RunRecorder | None:

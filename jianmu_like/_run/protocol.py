@@ -23,6 +23,7 @@ from ..state._manager import StateManager
 from ..telemetry._hub import TelemetryHub
 from ..tools._questions import Action as QuestionAction
 from ..tools._questions import Question
+from .breakpoints import Breakpoints
 from .result import AgentResult
 
 
@@ -56,6 +57,9 @@ class AgentLike(Protocol):
 
     @property
     def checkpointer(self) -> Checkpointer | None: ...
+
+    @property
+    def breakpoints(self) -> Breakpoints: ...
 
     def accepts(self, key: str) -> bool: ...
 

@@ -122,10 +122,13 @@ def load_agent(
     # Agent files run on the ReAct state (their wiring checks keys against it), whatever nodes
     # their tree holds: a tree of plain nodes has no preset root to say so.
     if spec.kind == "tree":
-        return Agent(
+        agent = Agent(
             root, ReActState, namespace=None, output_namespace=spec.output, inputs=inputs, source=source
         )
-    return Agent(root, ReActState, namespace=spec.namespace, inputs=inputs, source=source)
+    else:
+        agent = Agent(root, ReActState, namespace=spec.namespace, inputs=inputs, source=source)
+    agent.breakpoints.set(spec.breakpoints)
+    return agent
 
 
 def _client_for(spec: ModelSpec | None) -> ModelClient:

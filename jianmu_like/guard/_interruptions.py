@@ -12,15 +12,16 @@ the server streams them on one SSE channel (`approval`, the human channel).
 
 The kinds are a registry, not a hard-wired union: `KINDS` maps each kind's name to its
 `InterruptionKind` (payload model, answer model, the parser of an answer's shorthand forms). To
-add one (the debugger's `breakpoint`), declare its payload and answer models and call
-`register_kind(InterruptionKind("breakpoint", BreakpointStop, BreakpointAnswer, parse))` where
-the kind is defined; listing, validation from JSON and the decide path then know it. The kinds
-registered here:
+add one, declare its payload and answer models and call
+`register_kind(InterruptionKind("name", Payload, Answer, parse))` where the kind is defined;
+listing, validation from JSON and the decide path then know it. The kinds registered here (a
+breakpoint is, for now, a waiting `Approval` of kind `breakpoint`, see `_run.breakpoints`):
 
 | kind          | payload            | answer (`parse` accepts)                                       |
 |---------------|--------------------|----------------------------------------------------------------|
 | `approval`    | `Approval`         | `ApprovalDecision` (True/"approve", False/"deny", ("deny", why)) |
 | `client_tool` | `Approval`         | `ApprovalDecision` with `output` (the client's result)         |
+| `breakpoint`  | `Approval`         | `ApprovalDecision` (approve: go on; deny: the node fails)      |
 | `question`    | `Question`         | `QuestionAnswer` ("accept"/"decline"/"cancel", or a mapping)   |
 
 Where each lives differs and stays so: an approval (and a client tool's call) is plain state,
@@ -159,6 +160,9 @@ def parse_question_answer(value: Any) -> QuestionAnswer:
 register_kind(InterruptionKind("approval", Approval, ApprovalDecision, parse_decision, "a person's decision"))
 register_kind(
     InterruptionKind("client_tool", Approval, ApprovalDecision, parse_decision, "the client's result")
+)
+register_kind(  # a run paused before a node ticks (`_run.breakpoints`): approve goes on, deny fails it
+    InterruptionKind("breakpoint", Approval, ApprovalDecision, parse_decision, "someone to continue")
 )
 register_kind(
     InterruptionKind("question", Question, QuestionAnswer, parse_question_answer, "a person's answer")

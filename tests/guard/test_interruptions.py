@@ -51,7 +51,7 @@ def test_each_kind_takes_its_own_answers_and_refuses_the_others() -> None:
 
 def test_an_unknown_kind_is_refused_naming_the_known_ones() -> None:
     with pytest.raises(
-        InterruptionError, match=r"unknown interruption kind 'nap' \(known: approval, client_tool"
+        InterruptionError, match=r"unknown interruption kind 'nap' \(known: approval, breakpoint, client_tool, question\)"
     ):
         Interruption.model_validate({"id": "x", "kind": "nap", "payload": {}})
 
