@@ -50,9 +50,8 @@ def test_each_kind_takes_its_own_answers_and_refuses_the_others() -> None:
 
 
 def test_an_unknown_kind_is_refused_naming_the_known_ones() -> None:
-    with pytest.raises(
-        InterruptionError, match=r"unknown interruption kind 'nap' \(known: approval, breakpoint, client_tool, question\)"
-    ):
+    known = "approval, breakpoint, client_tool, question"
+    with pytest.raises(InterruptionError, match=rf"unknown interruption kind 'nap' \(known: {known}\)"):
         Interruption.model_validate({"id": "x", "kind": "nap", "payload": {}})
 
 
@@ -65,22 +64,22 @@ class Go(BaseModel):
 
 
 @pytest.fixture
-def breakpoints() -> Iterator[InterruptionKind]:
-    kind = register_kind(InterruptionKind("breakpoint", Stop, Go, lambda value: Go.model_validate(value)))
+def pauses() -> Iterator[InterruptionKind]:
+    kind = register_kind(InterruptionKind("pause", Stop, Go, lambda value: Go.model_validate(value)))
     try:
         yield kind
     finally:
-        KINDS.pop("breakpoint")
+        KINDS.pop("pause")
 
 
-def test_a_kind_is_added_by_registering_it(breakpoints: InterruptionKind) -> None:
-    stop = Interruption(id="bp-1", kind="breakpoint", payload=Stop(node="Root/LLM"))
+def test_a_kind_is_added_by_registering_it(pauses: InterruptionKind) -> None:
+    stop = Interruption(id="bp-1", kind="pause", payload=Stop(node="Root/LLM"))
     back = Interruption.model_validate_json(stop.model_dump_json())
     assert back.payload == Stop(node="Root/LLM")
     assert back.parse_answer({"step": True}) == Go(step=True)
-    register_kind(breakpoints)  # the same models again: no conflict
-    with pytest.raises(ValueError, match="'breakpoint' is registered already"):
-        register_kind(InterruptionKind("breakpoint", Go, Stop, lambda value: value))
+    register_kind(pauses)  # the same models again: no conflict
+    with pytest.raises(ValueError, match="'pause' is registered already"):
+        register_kind(InterruptionKind("pause", Go, Stop, lambda value: value))
 
 
 async def test_a_suspended_runs_interruptions_are_answered_by_decide(tmp_path: Path) -> None:
