@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
@@ -35,7 +35,7 @@ class _Section(BaseModel):
 ToolProtocol = Literal["native", "json", "text", "auto"]
 """How tools reach a model: native function calling, `json` or `text` (described in the prompt,
 for servers without function calling), `auto` (native, JSON when the server rejects tools).
-Declared once here (the configuration's vocabulary); `models.tool_protocol` implements it."""
+Declared once here (the configuration's vocabulary); `models._tool_protocol` implements it."""
 
 
 class ProviderEntryConfig(_Section):
@@ -70,15 +70,49 @@ words fits, and a model that rambles (a small local one) stops within seconds, n
 It is also the room the context guard keeps for a reply (`context.reserve_tokens`)."""
 
 
-class LLMConfig(_Section):
-    temperature: float = Field(0.0, ge=0.0, le=2.0)
-    max_tokens: int | None = Field(DEFAULT_MAX_TOKENS, gt=0)
+Temperature = Annotated[float, Field(ge=0.0, le=2.0)]
+"""Sampling temperature: 0 (the most likely tokens) to 2."""
+TopP = Annotated[float, Field(gt=0.0, le=1.0)]
+"""Nucleus sampling: the smallest set of tokens whose probabilities add up to this (0 < p <= 1)."""
+Positive = Annotated[int, Field(ge=1)]
+"""A count of at least 1 (`max_tokens`, `top_k`)."""
+Seconds = Annotated[float, Field(gt=0.0)]
+"""A duration in seconds, above 0."""
+OutputChars = Annotated[int, Field(ge=100)]
+"""The most characters of one tool result the model reads (at least 100: a cut result keeps a
+note saying how much there was)."""
+
+
+class ModelSettings(BaseModel):
+    """How one model call samples and how long it may take: each setting with its bounds,
+    declared once. The configuration file's `llm:` section (`LLMConfig`), an agent file's `llm:`
+    (`agentfile._spec.LLMSpec`) and the Python configs of the model-calling nodes
+    (`nodes._settings.ModelCallConfig`, so `ReActConfig`) are this model, each with its own
+    defaults: an out-of-bounds value is refused the same way wherever it is written. None here:
+    not set (the configuration's value, or the server's own)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    temperature: Temperature | None = None
+    max_tokens: Positive | None = None
     """Length limit of one reply; None: the server's own (unbounded on llama.cpp)."""
-    top_p: float | None = Field(None, gt=0.0, le=1.0)
-    top_k: int | None = Field(None, gt=0)
-    timeout: float = Field(60.0, gt=0.0)
+    top_p: TopP | None = None
+    top_k: Positive | None = None
+    timeout: Seconds | None = None
     """Seconds for one model call attempt, a streamed reply included from the request to its
     last chunk."""
+    stream: bool | None = None
+    """Stream the model's answer (emits `text.delta` events)."""
+
+
+class LLMConfig(ModelSettings):
+    """The configuration file's `llm:` section: the model settings with their defaults."""
+
+    model_config = _Section.model_config
+
+    temperature: Temperature = 0.0
+    max_tokens: Positive | None = DEFAULT_MAX_TOKENS
+    timeout: Seconds = 60.0
     max_budget_tokens: int | None = Field(None, gt=0)
     """Total tokens one ReAct run may spend before it is aborted (None: unlimited)."""
     stream: bool = False
@@ -232,7 +266,7 @@ class ResilienceConfig(_Section):
 
 
 class CapabilityOverrides(_Section):
-    """What an OpenAI-compatible server offers, where the probe (`models.server_probe`) cannot
+    """What an OpenAI-compatible server offers, where the probe (`models._server_probe`) cannot
     tell or tells wrong; None: as probed. Set under `provider.capabilities`."""
 
     supports_tools: bool | None = None

@@ -3,7 +3,7 @@
 An agent file's code and a skill's files must be the user's own, not the standard library or an
 installed package that happens to sit under the same folder (pyenv keeps the standard library in
 the home directory, a project keeps its `.venv` beside its agent files). One rule, used by the
-agent-file module policy (`agentfile.modules`) and by skill folders (`tools.skills`).
+agent-file module policy (`agentfile._modules`) and by skill folders (`tools._skills`).
 """
 
 from __future__ import annotations

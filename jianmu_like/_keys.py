@@ -51,6 +51,6 @@ class StateKeys(BaseModel):
     skill_result: str = "skill_result"
     """What a skill (a node of your own acting as one) returns to skill-aware callers."""
     client_tools: str = "client_tools"
-    """Tools a caller offered for this run and runs itself (`nodes.client_tools`)."""
+    """Tools a caller offered for this run and runs itself (`nodes._client_tools`)."""
     output_schema: str = "output_schema"
     """A JSON schema this run's final answer must match (a caller's per-run output type)."""

@@ -29,7 +29,7 @@ from .state._manager import StateManager
 from .tools._artifact import Artifact
 
 OutcomeStatus = EndStatus | Literal["not_finished"]
-"""A namespace's status: how its run ended (`bt.runner.RunStatus`'s words), or `not_finished`."""
+"""A namespace's status: how its run ended (`bt._runner.RunStatus`'s words), or `not_finished`."""
 
 _READER = "result_reader"
 """The attribute of a tree node that carries its preset's `ResultReader`."""

@@ -4,9 +4,9 @@ An `Agent` is one conversation bound to one tree, so serving N conversations at 
 mean N agents, each built through its preset. A template keeps a pool of trees instead; a
 `Conversation` holds only its state (a StateManager) and borrows a tree for the duration of each
 `run()`/`resume()`, returning it — reset — when the run ends or suspends. A suspended run's tree
-progress is kept with the conversation (bt.progress), so the tree can serve others meanwhile and
+progress is kept with the conversation (bt._progress), so the tree can serve others meanwhile and
 the resume continues at the node that was waiting. Trees come from a factory, or are cloned from
-a prototype (bt.clone: tools, schemas, configs, prompts and the model client are shared).
+a prototype (bt._clone: tools, schemas, configs, prompts and the model client are shared).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ class AgentTemplate:
     def from_prototype(
         cls, root: py_trees.behaviour.Behaviour, state_schema: type[BaseModel] | None = None, **options: Any
     ) -> AgentTemplate:
-        """A template whose trees are clones of `root` (bt.clone). `root` itself serves too."""
+        """A template whose trees are clones of `root` (bt._clone). `root` itself serves too."""
         handed = [root]
 
         def factory() -> py_trees.behaviour.Behaviour:

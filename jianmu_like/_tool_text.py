@@ -4,8 +4,8 @@ Some models (or prompting styles such as text-mode ReAct and the JSON and text t
 read tools from the prompt rather than from the function-calling `tools` parameter. They need a
 listing that states each parameter's type, whether it is required and its default, which a raw
 JSON schema hides in noise. Only what a model needs to form a correct call is rendered. The
-input is an OpenAI function (`{"name", "description", "parameters"}`), so `tools.describe`
-(a `Tool`) and `models.text_protocol` (a request's functions) describe tools the same way.
+input is an OpenAI function (`{"name", "description", "parameters"}`), so `tools._describe`
+(a `Tool`) and `models._text_protocol` (a request's functions) describe tools the same way.
 """
 
 from __future__ import annotations

@@ -136,7 +136,7 @@ _EXPORTS = {
     ),
 }
 """Where each public exception is defined. Left out on purpose: the control-flow signals that
-never reach a caller (`cli.signals.Terminated`, `cli.common.CliError`, the server's HTTP
+never reach a caller (`cli._signals.Terminated`, `cli._common.CliError`, the server's HTTP
 mapping: `BadRequest`, `NotFound`, `RunConflict`, `BodyTooLarge`; the test server's
 `RequestRejected`; a replay's internal `_Stop`; a local backend's
 `GenerationStopped`); they derive from `JianmuError` all the same."""

@@ -46,7 +46,7 @@ _HINT = re.compile(
     r"(nothing listens on|the server at \S+ does not speak TLS)"
     r".*?\(set OPENAI_BASE_URL or provider\.base_url\)"
 )
-"""A hint of `models.url_hints` inside a model error's text."""
+"""A hint of `models._url_hints` inside a model error's text."""
 
 
 def _reason_words(termination: Mapping[str, Any]) -> str | None:

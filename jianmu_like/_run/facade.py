@@ -246,7 +246,7 @@ class RunFacade:
         It waits until the ReAct loop's next iteration boundary (after the tool results of the
         current one) and enters as one pinned `[USER INTERRUPT]` user message with any others
         waiting; a final answer of the iteration it arrived in is held back so the model
-        addresses it (`nodes.interrupts`). `namespace` picks the loop (default: the agent's, or
+        addresses it (`nodes._interrupts`). `namespace` picks the loop (default: the agent's, or
         the tree's only ReAct loop). Callable from another task, and from another thread (it is
         handed to the run's event loop, and returns once queued). An `inject` event reports it
         queued, applied, or dropped (the run ended first).

@@ -4,7 +4,7 @@ A run cancelled at an await of a tool batch (Ctrl-C, SIGTERM, `task.cancel()`) k
 checkpoint of its last tick, whose batch is still open: `resume` carries it on. A new question
 instead must not follow those calls unanswered (the chat API refuses such a conversation, and
 every later run of the thread would fail), so before the new input goes in, every unanswered
-call of every namespace is answered by the rule of `nodes.open_calls` — a finished call with its
+call of every namespace is answered by the rule of `nodes._open_calls` — a finished call with its
 recorded outcome (the state's, else the journal's: it never runs twice), the others as not run
 or interrupted — and the repair is said in a `thread.repaired` event and a warning log line. A
 thread written by an older version with such a history is repaired the same way.

@@ -3,7 +3,7 @@
 This is the one thing an `Agent` and a `Conversation` do differently. An Agent owns its tree and
 runner for its whole life; a suspended run simply leaves the tree RUNNING. A Conversation holds
 no tree between runs: each run or resume borrows one from its template (`TreePool`), puts it
-where the conversation's last run stopped (bt.progress), and hands it back — reset — when the run
+where the conversation's last run stopped (bt._progress), and hands it back — reset — when the run
 ends or suspends, keeping only the progress of a suspended run.
 
 Both serve one run at a time: a second run or resume while one is in progress is a

@@ -168,7 +168,7 @@ FILE_KINDS: tuple[str, ...] = (*AGENT_KINDS, "tree")
 """Every `kind:` an agent file may have."""
 
 if tuple(AGENT_KINDS) != get_args(AgentKindName) or get_args(FileKindName) != FILE_KINDS:
-    raise AssertionError("agentfile.kinds: AgentKindName/FileKindName differ from AGENT_KINDS")
+    raise AssertionError("agentfile._kinds: AgentKindName/FileKindName differ from AGENT_KINDS")
 
 
 def agent_kind(name: str) -> AgentKind | None:

@@ -116,7 +116,7 @@ def load_agent(
     file = Path(path)
     spec = builder.check(file)
     root = builder.build_root(file, spec)
-    inputs = (*wiring.RUN_INPUTS, *spec.inputs)  # every run gives task and messages (see cli.run)
+    inputs = (*wiring.RUN_INPUTS, *spec.inputs)  # every run gives task and messages (see cli._run)
     source = str(file.resolve())
     # Agent files run on the ReAct state (their wiring checks keys against it), whatever nodes
     # their tree holds: a tree of plain nodes has no preset root to say so.
@@ -547,19 +547,13 @@ class _Builder:
             key, self.client_factory(model if spec.model is not None else None)
         )
         values: dict[str, Any] = {
+            **{key: getattr(spec, key) for key in SAME_NAMED},
+            **spec.llm.model_dump(),
+            **spec.limits.model_dump(),
             "model": served_name(model.name, get_config().models.providers),
             **_prompt_values(spec),
-            "tool_choice": spec.tool_choice,
-            "execution_mode": spec.execution_mode,
-            "breakpoint_every": spec.breakpoint_every,
-            "reflect_after": spec.reflect_after,
             "tool_protocol": spec.tool_protocol or model.tool_protocol,
-            "synthesize": spec.synthesize,
-            "answer_check": spec.answer_check,
             "context": _context(spec.context, model.context_window),
-            "tool_selection": spec.tool_selection,
-            **{k: v for k, v in spec.llm.model_dump().items() if v is not None},
-            **{k: v for k, v in spec.limits.model_dump().items() if v is not None},
         }
         if spec.guard is None:
             guard = None
@@ -589,6 +583,20 @@ class _Builder:
                 else None
             ),
         }
+
+
+SAME_NAMED = tuple(
+    sorted(
+        set(ReActSpec.model_fields)
+        & set(ReActConfig.model_fields)
+        - {"model", "system_prompt", "tool_protocol", "context"}  # read with more (see BUILT_FROM)
+    )
+)
+"""The agent-file fields that are `ReActConfig` settings of the same name, passed as they are
+(set ones; unset, the configuration's default applies): `tool_choice`, `execution_mode`,
+`synthesize`, ... The `llm:` and `limits:` sections are settings by their fields' names too, and
+every other field is one the loader builds the agent from (`spec.BUILT_FROM`; a test checks
+that each field of the spec is one or the other)."""
 
 
 def _prompt_values(spec: ReActSpec) -> dict[str, Any]:

@@ -9,7 +9,7 @@ Unknown keys are errors; every error is reported with its line.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -20,7 +20,15 @@ from pydantic import (
     model_validator,
 )
 
-from .._config import AnswerCheckConfig, ContextConfig, ToolProtocol, ToolSelectionConfig
+from .._config import (
+    AnswerCheckConfig,
+    ContextConfig,
+    ModelSettings,
+    OutputChars,
+    Positive,
+    ToolProtocol,
+    ToolSelectionConfig,
+)
 from ..tools._a2a import A2AAgentConfig
 from ..tools.mcp._prompts import MCPPrompt
 
@@ -76,22 +84,18 @@ class A2ACard(_Strict):
 
 
 class LimitsSpec(_Strict):
-    max_iterations: int | None = Field(None, ge=1)
-    max_budget_tokens: int | None = Field(None, ge=1)
-    max_tool_failures: int | None = Field(None, ge=1)
+    max_iterations: Positive | None = None
+    max_budget_tokens: Positive | None = None
+    max_tool_failures: Positive | None = None
     """Stop after this many failed tool calls in a row (termination `tool_failures`)."""
-    max_output_chars: int | None = Field(None, ge=100)
+    max_output_chars: OutputChars | None = None
     """The most characters of one tool result the model reads (default 8000); see
     `tool_output_chars` for single tools."""
 
 
-class LLMSpec(_Strict):
-    temperature: float | None = Field(None, ge=0.0, le=2.0)
-    max_tokens: int | None = Field(None, ge=1)
-    top_p: float | None = Field(None, gt=0.0, le=1.0)
-    top_k: int | None = Field(None, ge=1)
-    timeout: float | None = Field(None, gt=0.0)
-    stream: bool | None = None
+class LLMSpec(ModelSettings):
+    """An agent's `llm:` section: the model settings (`_config.ModelSettings`, bounds
+    included), each unset one taken from the configuration."""
 
 
 class MCPPromptSpec(_Strict):
@@ -123,7 +127,7 @@ class ReActSpec(_Strict):
     skills: list[str] = Field(default_factory=list)
     """Skill folders (a `SKILL.md` each), relative to the agent file and under its directory:
     their descriptions join the system prompt, the model loads one with `use_skill`."""
-    tool_output_chars: dict[str, Annotated[int, Field(ge=100)]] = Field(default_factory=dict)
+    tool_output_chars: dict[str, OutputChars] = Field(default_factory=dict)
     """Tool name -> the most characters of one of its results the model reads (the tools listed
     in `tools`; an MCP server takes `max_output_chars` in its own entry)."""
     guard: dict[str, Any] | None = None
@@ -131,9 +135,9 @@ class ReActSpec(_Strict):
     llm: LLMSpec = Field(default_factory=LLMSpec)
     tool_choice: Any = None
     execution_mode: Literal["serial", "parallel", "auto"] = "auto"
-    breakpoint_every: int | None = Field(None, ge=1)
+    breakpoint_every: Positive | None = None
     """A human breakpoint: the tool calls of every N-th model round wait for approval."""
-    reflect_after: int | None = Field(None, ge=1)
+    reflect_after: Positive | None = None
     """After every N tool calls, one call checks that the chain is consistent."""
     tool_protocol: ToolProtocol | None = None
     """Overrides the model's tool protocol for this agent."""
@@ -163,6 +167,29 @@ class ReActSpec(_Strict):
     input: str | None = None
     """In a tree: a message template written to this agent's namespace before it starts, e.g.
     "Research: {plan.final_answer}" (`{task}` is the run's question)."""
+
+
+BUILT_FROM = frozenset(
+    {
+        "name",
+        "namespace",
+        "description",
+        "input",
+        "tools",
+        "mcp_servers",
+        "a2a_agents",
+        "skills",
+        "tool_output_chars",
+        "guard",
+        "output_schema",
+        "first_messages",
+    }
+)
+"""The `ReActSpec` fields the loader builds an agent from (its tools, guard, prompt, place in a
+tree). Every other field is a `ReActConfig` setting: of the same name (`_loader.SAME_NAMED`), the
+`llm:` and `limits:` sections (settings by their fields' names), or one read with more than the
+spec says (`model`, `system_prompt`, `tool_protocol`, `context`). tests/agentfile/test_settings.py
+checks that every field is one or the other, so none is accepted and ignored."""
 
 
 class SupervisorOptions(_Strict):

@@ -3,13 +3,13 @@
 The BehaviorTree.CPP `StatefulActionNode` pattern on py_trees: the first tick starts
 `update_async()` as a task and reports RUNNING; when the task ends the runner is signalled and the
 next tick reports its outcome; halting the node cancels the task. The task's first step runs
-eagerly inside the tick (bt.eager): work that never waits reports its outcome in that same
+eagerly inside the tick (bt._eager): work that never waits reports its outcome in that same
 tick. A subclass may also answer synchronously from `update_sync()` (return a status) to skip
 the task for trivial cases. A node the runner marked `exclusive` (no other leaf can run beside
-it) has no task at all: work that waits is carried on by the runner's own task (bt.inline).
+it) has no task at all: work that waits is carried on by the runner's own task (bt._inline).
 
 An exception escaping `update_async()` is not a FAILURE: the next tick raises it as `NodeFailed`
-(see `bt.fault`), which ends the run naming this node and the error.
+(see `bt._fault`), which ends the run naming this node and the error.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ class AsyncBehaviour(Node):
     """Base class for nodes that await I/O (model calls, tools, approvals)."""
 
     exclusive = False
-    """Set by the runner when no other leaf can run while this one does (bt.inline): its work
+    """Set by the runner when no other leaf can run while this one does (bt._inline): its work
     then runs in the runner's task instead of a task of its own."""
 
     def __init__(self, name: str) -> None:
@@ -86,7 +86,7 @@ class AsyncBehaviour(Node):
             wakeup = self.state_manager.wakeup
             if self.exclusive and _INLINE:
                 # The first step runs in this (the runner's) task; work that waits is handed to
-                # the runner to carry on after the tick (bt.inline).
+                # the runner to carry on after the tick (bt._inline).
                 coro = self._run(wakeup)
                 context = contextvars.copy_context()
                 try:
@@ -172,7 +172,7 @@ class AsyncBehaviour(Node):
                 task.cancel()
 
     def reset_run(self) -> None:
-        """Back to as-built (bt.clone): no task, no error."""
+        """Back to as-built (bt._clone): no task, no error."""
         self._task = None
         self._inline = None
         self.error = self._raised = None

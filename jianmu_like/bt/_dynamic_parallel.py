@@ -7,7 +7,7 @@ sub-question each), `seed(node, items)` may write what the children start from, 
 async work overlaps — until every child has finished. The children stay attached after the run,
 so a live view shows them.
 
-Checkpoints: the children are `runtime_children` (bt.progress): the tree's fingerprint leaves
+Checkpoints: the children are `runtime_children` (bt._progress): the tree's fingerprint leaves
 them out, and a restore calls `rebuild_children()`, which plans again from the restored state
 (without seeding), so a run suspended inside a child — an approval — resumes in another process.
 """
@@ -45,7 +45,7 @@ class DynamicParallel(NodeMixin, py_trees.composites.Composite):
     """
 
     runtime_children = True
-    """Tells bt.progress that the children are built per run (see `rebuild_children`)."""
+    """Tells bt._progress that the children are built per run (see `rebuild_children`)."""
 
     def __init__(
         self,
@@ -137,12 +137,12 @@ class DynamicParallel(NodeMixin, py_trees.composites.Composite):
 
     # ------------------------------------------------------------------ checkpoints
     def rebuild_children(self) -> None:
-        """After a checkpoint's state is restored: the children that run had (bt.progress then
+        """After a checkpoint's state is restored: the children that run had (bt._progress then
         puts each back where it stood)."""
         self._attach(self._planned()[0])
 
     def reset_run(self) -> None:
-        """Back to as-built (bt.clone): no children until the next run plans them."""
+        """Back to as-built (bt._clone): no children until the next run plans them."""
         for child in self.children:
             child.parent = None
         self.children = []

@@ -1,7 +1,7 @@
 """InlineWork: an async node's coroutine carried on by the runner's own task, not a task of its own.
 
 In a tree where only one leaf can be running at a time (from the root down only memory
-sequences and loops: bt.runner marks such nodes `exclusive`), nothing needs a tick while that
+sequences and loops: bt._runner marks such nodes `exclusive`), nothing needs a tick while that
 leaf's work waits: its ancestors would only report RUNNING again. So an exclusive node runs its
 coroutine's first step in the tick, inside the runner's task, and if the step waits, the runner
 awaits the rest itself after the tick (`await work`), then ticks again. A model call that waits

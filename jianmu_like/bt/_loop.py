@@ -7,7 +7,7 @@ metadata (`{"reason", "iterations", ...}`) to the state.
 
 Only a FAILURE status starts another iteration. An exception in the subtree is not retried: the
 loop records it (reason = the fault's kind, e.g. "node_error", with `failed_node` and `error`), stops
-its child and lets it travel on as `NodeFailed`, which ends the run (see `bt.fault`).
+its child and lets it travel on as `NodeFailed`, which ends the run (see `bt._fault`).
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
         self._just_checked = False
 
     def reset_run(self) -> None:
-        """Back to as-built (bt.clone)."""
+        """Back to as-built (bt._clone)."""
         self.iterations = 0
         self.termination = None
         self._just_checked = False
@@ -85,7 +85,7 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
             self.on_termination = rebind(self)
 
     def progress(self) -> dict[str, Any]:
-        """What a checkpoint needs to continue this loop (see bt.progress)."""
+        """What a checkpoint needs to continue this loop (see bt._progress)."""
         return {"iterations": self.iterations}
 
     def restore_progress(self, entry: dict[str, Any]) -> None:

@@ -1,11 +1,11 @@
 """ReactiveRunner: tick a tree when, and only when, something signalled.
 
 No timer, no polling, no throttle: after each tick the runner awaits the StateManager's wake-up
-(or first carries on the waiting work of an exclusive node, bt.inline, then ticks again).
+(or first carries on the waiting work of an exclusive node, bt._inline, then ticks again).
 It returns when the root finishes, when `max_ticks` is reached, or when the tree is quiescent
 (RUNNING with nothing in flight and nothing signalled — e.g. waiting for a human approval), which
 is reported as a suspended run that a later `run()` resumes. An exception raised by a node ends
-the run as a failure carrying the `NodeFault` (see `bt.fault`); the tree is halted first.
+the run as a failure carrying the `NodeFault` (see `bt._fault`); the tree is halted first.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ class ReactiveRunner:
 
     def bind(self) -> None:
         """Give every node (plain py_trees behaviours included) the state manager and hub, and
-        mark the async nodes that no other leaf can run beside (bt.inline)."""
+        mark the async nodes that no other leaf can run beside (bt._inline)."""
         sm, hub = self.state_manager, self.telemetry
         # Exclusive: every ancestor runs one child at a time and re-ticks only the running one
         # (a memory Sequence, a loop). Below anything else (a Parallel, a reactive Selector, a

@@ -31,7 +31,7 @@ FORMAT = "jianmu_like.checkpoint/3"
 """The checkpoint record's format (also the SQLite store's format marker)."""
 CheckpointStatus = Literal["running", "suspended", "success", "failure"]
 Durability = Literal["sync", "async", "exit"]
-"""When a run's checkpoints are written (see checkpoint.recorder; the journal is always synchronous)."""
+"""When a run's checkpoints are written (see checkpoint._recorder; the journal is always synchronous)."""
 
 
 class CheckpointError(RuntimeError, JianmuError):
@@ -70,7 +70,7 @@ class Checkpoint(BaseModel):
     older version where a run was continued from it (`from_checkpoint`)."""
     status: CheckpointStatus = "running"
     owner: str | None = None
-    """The process running the thread (see checkpoint.owner); None when nobody does."""
+    """The process running the thread (see checkpoint._owner); None when nobody does."""
     schema_name: str
     schema_fingerprint: str
     tree_fingerprint: str
@@ -106,7 +106,7 @@ def schema_fingerprint(schema: type[BaseModel]) -> str:
     """Identifies a state schema by its field names and types (a changed schema cannot load).
 
     A type's repr names its module. Module paths of this package are spelled without the private
-    underscore (`models._messages.Message` as `models.messages.Message`):
+    underscore (`models._messages.Message` as `models._messages.Message`):
     every store holds fingerprints from before the implementation modules became private, and
     moving a class between private modules is no change of schema."""
     shape = "\n".join(f"{name}:{info.annotation!r}" for name, info in schema.model_fields.items())

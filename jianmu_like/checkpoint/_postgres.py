@@ -1,7 +1,7 @@
 """Checkpoints in PostgreSQL: the SQLite store's contract on a database many processes and hosts
 share.
 
-Selected by URL (`postgresql://...`, see checkpoint.target). The tables (`jianmu_checkpoints`,
+Selected by URL (`postgresql://...`, see checkpoint._target). The tables (`jianmu_checkpoints`,
 `jianmu_journal`, `jianmu_decisions`) are created and migrated by the library: the applied
 versions are rows of `jianmu_schema_version`, and each pending migration runs in one transaction
 under an advisory lock, so processes starting together migrate once and never see half a schema.
@@ -16,7 +16,7 @@ or goes on when the owner it found is a process that is gone. Checkpoints are st
 Two ways in. The synchronous contract (the command line, the server's listings, approvals) runs
 on psycopg's sync `ConnectionPool`: each call one short transaction on a pooled connection. A
 run's own calls (`acommit`, `aload`, `ajournal`, `arelease`: the AsyncCheckpointer contract) are
-awaited on async connections of the running event loop (checkpoint.aconnections), so a database
+awaited on async connections of the running event loop (checkpoint._aconnections), so a database
 round trip never blocks the loop, and the commits of the concurrent runs of one process are in
 flight together: PostgreSQL flushes their WAL with one fsync. `pool_size` bounds each: the sync
 pool, and the async connections of each loop.

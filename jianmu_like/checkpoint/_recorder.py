@@ -110,7 +110,7 @@ class RunRecorder:
         self._saver: ThreadPoolExecutor | None = None
         """The thread a synchronous store's background saves ("async") run in."""
         self._turns = Turns()
-        """The run's writes land in the order it made them (see checkpoint.turns)."""
+        """The run's writes land in the order it made them (see checkpoint._turns)."""
         self._saving: set[asyncio.Task[None]] = set()
         self._failed: CheckpointError | None = None
         self._cancelled = False

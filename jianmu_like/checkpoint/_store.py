@@ -1,4 +1,4 @@
-"""Checkpoint stores in memory and in SQLite (the contract they implement: checkpoint.contract).
+"""Checkpoint stores in memory and in SQLite (the contract they implement: checkpoint._contract).
 
 A checkpoint lets a suspended run (waiting for an approval) be resumed minutes later by another
 process, and a finished conversation be continued. Every save is a new version of its thread

@@ -130,6 +130,8 @@ def print_mcp_targets(console: Console, spec: BaseModel) -> None:
         line.append(server.describe(), style="bold")
         if server.auth is not None:
             line.append(f" ({_oauth_state(server)})", style="dim")
+        if server.protocol != "auto":  # the default needs no word: the newest the server offers
+            line.append(f" (protocol {server.protocol})", style="dim")
         console.print(line, highlight=False)
     for agent, key, prompt in mcp_prompt_uses(spec):
         line = Text(f"  {agent} {key}: from ", style="dim")

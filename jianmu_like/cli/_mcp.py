@@ -82,6 +82,7 @@ def serve_mcp_command(args: argparse.Namespace, errors: Console) -> int:
         name=spec.name or path.stem,
         description=spec.description or "",
         question_timeout=args.question_timeout,
+        inputs=spec.inputs,
     )
 
     async def cleanup() -> None:

@@ -125,7 +125,7 @@ class EventRenderer:
     ) -> None:
         self.console = console
         self.models = list(models or [])
-        """What answers (`models.describe`), said once, on the run's first line."""
+        """What answers (`models._describe`), said once, on the run's first line."""
         self.root = root
         self.namespace = namespace
         """The agent's own namespace: its events get no prefix."""
@@ -211,7 +211,7 @@ class EventRenderer:
             edited = data.get("arguments")
             edits = f" with corrected arguments {shorten(edited)}" if edited is not None else ""
             return Text(f"{verdict}: {data.get('approval_id')}{edits}", style="yellow")
-        if kind in (ev.SUPERVISOR_PLANNED, ev.SUPERVISOR_FOLLOW_UPS):  # presets.supervisor
+        if kind in (ev.SUPERVISOR_PLANNED, ev.SUPERVISOR_FOLLOW_UPS):  # presets._supervisor
             questions = data.get("sub_questions") or data.get("follow_ups") or []
             what = "sub-question(s)" if kind == ev.SUPERVISOR_PLANNED else "follow-up(s)"
             return Text(f"◆ {len(questions)} {what}: " + " | ".join(map(str, questions)), style="magenta")

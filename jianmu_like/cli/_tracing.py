@@ -1,4 +1,4 @@
-"""`--otel` (or `telemetry.otel: true`): OpenTelemetry spans for the CLI's runs.
+"""`--otel` (or `telemetry._otel: true`): OpenTelemetry spans for the CLI's runs.
 
 Checked before the agent file is loaded, so a missing extra or a bad `OTEL_*` variable is a
 usage error (exit 2) that names its fix, not a failure halfway through a run.

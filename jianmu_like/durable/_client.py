@@ -225,7 +225,7 @@ class DurableClient:
         admin endpoint `/dbos-workflow-recovery`) does for an executor.
 
         Only for executors that are really gone: a live one (its worker holds its executor lock,
-        durable.liveness) is an ExecutorInUseError and nothing is recovered — its runs would
+        durable._liveness) is an ExecutorInUseError and nothing is recovered — its runs would
         execute twice, the call in flight with them. The dead ones' locks are held while their
         runs are handed over, so a worker restarting with such an id cannot take them meanwhile.
         """

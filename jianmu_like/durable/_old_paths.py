@@ -2,7 +2,7 @@
 
 DBOS pickles what a step returns and the error it raises: a model call's `ModelResponse`, a tool
 call's artifacts, a `ModelCallFailed`. A pickle names each class by the module that defined it,
-and those modules moved (`models.types` is now `models._types`), so a
+and those modules moved (`models._types` is now `models._types`), so a
 run recorded by an older worker could not be replayed by a newer one: unpickling its steps would
 fail, although nothing in them changed.
 

@@ -21,7 +21,7 @@ WorkflowStatus = Literal[
     "ENQUEUED", "PENDING", "SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"
 ]
 """DBOS's statuses of a workflow, as DBOS spells them (its wire format): not a run status of
-this package (`bt.runner.RunStatus`), which `DurableRunResult.status` uses."""
+this package (`bt._runner.RunStatus`), which `DurableRunResult.status` uses."""
 
 
 class DurableRunResult(BaseModel):

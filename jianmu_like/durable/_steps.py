@@ -1,8 +1,8 @@
 """Model calls and tool calls as DBOS steps: recorded once, replayed after a crash.
 
 The hooks use the framework's own seams, both context variables set around the whole run: the
-model-call hook of `ModelClient.complete` (models.hooks) and the tool-call hook of
-`ToolCallRunner` (tools.hooks), which every tool call of every node passes through — also the
+model-call hook of `ModelClient.complete` (models._hooks) and the tool-call hook of
+`ToolCallRunner` (tools._hooks), which every tool call of every node passes through — also the
 nodes a tree builds during the run (a supervisor's sub-agents, a plan's steps). Outside a
 workflow no hook is set and calls are plain calls.
 

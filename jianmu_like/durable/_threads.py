@@ -1,7 +1,7 @@
 """Threads of durable runs: a run submitted with a `thread_id` continues that conversation.
 
 The conversation lives in the checkpoint store of the durable database itself (the tables of
-`checkpoint.postgres`, next to DBOS's): a run loads the thread's newest version as a step (so a
+`checkpoint._postgres`, next to DBOS's): a run loads the thread's newest version as a step (so a
 replay after a crash starts from the very state the first execution loaded, whatever was saved
 since), runs on it (run-scoped state reset, as `Agent.run` does), and appends its final state as
 a new version as another step. Nothing is overwritten: two runs of one thread that overlapped
@@ -97,7 +97,7 @@ async def save_thread(
     run_id: str,
 ) -> int:
     """Append the run's final state as the thread's next version; its seq (a step's output).
-    `fingerprint` identifies the agent (durable.fingerprint: a worker's tree is borrowed per
+    `fingerprint` identifies the agent (durable._fingerprint: a worker's tree is borrowed per
     run, so the agent's own tree may be gone by now)."""
     store, sm = _store(database), agent.state_manager
     state, mark = sm.snapshot(), version_source(run_id)

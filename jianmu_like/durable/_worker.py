@@ -73,7 +73,7 @@ class DurableWorker:
         self._lock: ExecutorLock | None = None
 
     def _served(self) -> tuple[Callable[[], AgentLike], str]:
-        """How runs build their agent, and its fingerprint (durable.fingerprint)."""
+        """How runs build their agent, and its fingerprint (durable._fingerprint)."""
         if self._factory is not None:
             probe = self._factory()
             return self._factory, agent_fingerprint(None, probe.tree)
@@ -99,7 +99,7 @@ class DurableWorker:
 
     def start(self) -> None:
         """Launch DBOS and start taking runs from the queue (returns at once). Another live
-        worker with this executor id is an ExecutorInUseError (see durable.liveness)."""
+        worker with this executor id is an ExecutorInUseError (see durable._liveness)."""
         self._lock = ExecutorLock.acquire(self.database, self.executor_id)
         try:
             factory, fingerprint = self._served()

@@ -4,8 +4,8 @@ steps, wait durably for approvals, return a `DurableRunResult`.
 A recovered workflow runs this function again from the top on whichever worker took it over:
 a fresh agent, the same inputs, and every step already recorded answered from the database.
 Its first step records the agent's fingerprint, so a worker whose agent file changed since the
-run started fails the run before replaying anything (durable.fingerprint); the steps after it
-start in their recorded order (durable.steps.StepOrder), and DBOS checks each replayed step's
+run started fails the run before replaying anything (durable._fingerprint); the steps after it
+start in their recorded order (durable._steps.StepOrder), and DBOS checks each replayed step's
 name against the record, so a diverging tree is an error, not a silent wrong answer. Nothing
 else is kept: the DBOS record *is* the run's journal.
 """
@@ -44,7 +44,7 @@ AgentFactory = Callable[[], AgentLike]
 
 @dataclass(frozen=True)
 class ServedAgent:
-    """An agent a worker serves: how to build it per run, and its fingerprint (durable.fingerprint)."""
+    """An agent a worker serves: how to build it per run, and its fingerprint (durable._fingerprint)."""
 
     factory: AgentFactory
     fingerprint: str
@@ -85,7 +85,7 @@ async def agent_run(
     agent: str, question: str, inputs: dict[str, Any], thread_id: str | None = None
 ) -> dict[str, Any]:
     """Run the agent `agent` on `question` (plus extra `inputs`) to its end; with `thread_id`,
-    continuing that conversation and appending the run's end to it (durable.threads)."""
+    continuing that conversation and appending the run's end to it (durable._threads)."""
     served = _served.get(agent)
     if served is None:
         known = ", ".join(sorted(_served)) or "none"

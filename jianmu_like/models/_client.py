@@ -113,11 +113,11 @@ class ModelClient:
 
     `tool_protocol` is how tools reach the model: "native" function calling, "json" or "text"
     (described in the prompt, replies parsed: any chat model can act) or "auto" (native unless
-    `supports_tools` is False or the server rejects tools); see `models.tool_protocol`. None
+    `supports_tools` is False or the server rejects tools); see `models._tool_protocol`. None
     keeps `provider` as given (a `ProtocolAdapter` stays one).
 
     `context_window` is the model's context window in tokens (None: unknown); the context guard
-    of an agent keeps every request within it (see `nodes.context_guard`).
+    of an agent keeps every request within it (see `nodes._context_guard`).
 
     `supports_json_mode` says whether the server has JSON mode (`response_format`); False makes
     `structured_llm_call` skip that level (None: unknown, tried).
@@ -182,7 +182,7 @@ class ModelClient:
         (`models.local_backend`, default xllamacpp) is installed and its weights are pulled
         (`local/<name>` picks one, else the default; set
         `JIANMU_NO_LOCAL_MODEL=1` to opt out); otherwise it is a `ConfigError` saying what to set.
-        `tool_protocol` (default `models.tool_protocol`, "native") and `supports_tools`: see the
+        `tool_protocol` (default `models._tool_protocol`, "native") and `supports_tools`: see the
         class; the embedded model has its own grammar-constrained JSON protocol and takes them
         only when given explicitly. `context_window`, `supports_json_mode`: see the class.
 
@@ -279,7 +279,7 @@ class ModelClient:
 
     async def capabilities(self, model: str | None = None) -> ServerCapabilities:
         """What the provider's server offers `model` (default: this client's): probed once per
-        server and model (`models.server_probe`); all unknown for a provider that cannot say."""
+        server and model (`models._server_probe`); all unknown for a provider that cannot say."""
         ask = getattr(self.provider, "capabilities", None)
         if ask is None:
             return ServerCapabilities()

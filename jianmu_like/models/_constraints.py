@@ -50,7 +50,7 @@ def schema_constraint(
     schema: Mapping[str, Any], name: str, caps: ServerCapabilities, extra_params: Mapping[str, Any]
 ) -> dict[str, Any]:
     """The strongest constraint of a reply to one JSON object matching `schema`: a grammar in
-    `json.dumps`'s layout where the server takes one (see `models.gbnf`), else the schema, else
+    `json.dumps`'s layout where the server takes one (see `models._gbnf`), else the schema, else
     JSON mode."""
     if _caller_constrained(extra_params):
         return {}

@@ -13,7 +13,7 @@ class ModelError(JianmuError):
     (seconds), which the client's backoff honours."""
 
     failure_kind: ClassVar[str] = "model_error"
-    """How a run that ends on this error names its termination (see `bt.fault`)."""
+    """How a run that ends on this error names its termination (see `bt._fault`)."""
 
     def __init__(
         self,

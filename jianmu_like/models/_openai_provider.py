@@ -122,7 +122,7 @@ def build_create_kwargs(request: ModelRequest, model: str) -> dict[str, Any]:
 
 
 def _usage(raw: Any, request: ModelRequest, message: Message) -> Usage:
-    """The call's usage as reported, the gaps filled (see `models.usage`)."""
+    """The call's usage as reported, the gaps filled (see `models._usage`)."""
     return complete_usage(
         getattr(raw, "prompt_tokens", None),
         getattr(raw, "completion_tokens", None),
@@ -225,13 +225,13 @@ class OpenAIProvider:
         self.base_url: str | None = redact_url(base_url)  # for display: the SDK client has the real one
         self.timeout = timeout
         self.probe = probe
-        """Ask the server what it offers (`models.server_probe`); False: only `overrides`."""
+        """Ask the server what it offers (`models._server_probe`); False: only `overrides`."""
         self.overrides = capabilities
         """Configured facts about the server, winning over the probe's."""
         self.max_tokens = max_tokens
         """Sent when a request sets no `max_tokens` (`llm.max_tokens`): no call is unbounded."""
         self.quirks = quirks if quirks is not None else quirks_for_url(base_url)
-        """The server's departures from OpenAI's request format (`models.named_providers`):
+        """The server's departures from OpenAI's request format (`models._named_providers`):
         its provider's, or those of the hosted provider at the same host."""
         self.provider_name = provider_name or (urlsplit(base_url).hostname or base_url)
         if api_key and api_key != _PLACEHOLDER_KEY:

@@ -51,7 +51,7 @@ class ServerCapabilities(CapabilityOverrides):
     reached: bool = True
     """False when the probe got no answer at all (the server is down, or the URL is wrong)."""
     url_hint: str | None = None
-    """What is wrong with the base URL, when a sign says (`models.url_hints`): nothing listens
+    """What is wrong with the base URL, when a sign says (`models._url_hints`): nothing listens
     there, https to a plain-HTTP server, or the `/v1` left out."""
 
     def overridden(self, overrides: CapabilityOverrides | None) -> ServerCapabilities:

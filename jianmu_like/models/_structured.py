@@ -4,7 +4,7 @@ Servers differ: some force a function call, some only have a JSON mode, some onl
 So the call degrades: a native tool call with the schema as the only tool (forced
 `tool_choice`; skipped on a server that reports no tool support) → JSON mode (one re-format
 retry) → plain text with the JSON extracted (one retry). The prompted levels send the strongest
-constraint the server offers (`models.constraints`: a grammar or the JSON schema itself, else
+constraint the server offers (`models._constraints`: a grammar or the JSON schema itself, else
 JSON mode; `json_mode` sends `response_format={"type": "json_object"}` to a server not known
 to offer any). It starts at the highest level the client's
 declared abilities allow (`declared_levels`: no native call for a model declared without
@@ -285,7 +285,7 @@ class _Call:
 
     async def prompted(self, level: Level) -> tuple[dict[str, Any], Any]:
         """One ask (and one re-ask quoting the error) under the strongest constraint the
-        server offers (`models.constraints`); JSON mode at the `json_mode` level when the server
+        server offers (`models._constraints`); JSON mode at the `json_mode` level when the server
         is not known to offer any (a 400 then moves on to `text`)."""
         caps = await self.client.capabilities(self.params["model"])
         extra = schema_constraint(self.output.json_schema, self.output.name, caps, {})

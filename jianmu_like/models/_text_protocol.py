@@ -40,7 +40,7 @@ ERROR_NUDGE = "Correct the call and try again."
 
 CORRECTION_PREFIX = "Your last reply could not be read"
 """Starts the corrective message sent after a reply in neither the tool protocol nor a final
-answer (`models.tool_protocol`); the reply it follows is shown back to the model verbatim."""
+answer (`models._tool_protocol`); the reply it follows is shown back to the model verbatim."""
 
 ParsedReply = tuple[Message, bool]
 """The message a reply stands for, and whether the reply was in the protocol at all."""

@@ -3,7 +3,7 @@
 A real tokenizer is used where one is installed and usable offline: `tiktoken`, when it imports
 and its encoding loads (from `TIKTOKEN_CACHE_DIR` or its cache; a machine without network and
 without a cached encoding cannot load one, and the counter falls back instead of failing).
-Otherwise the framework's one estimate (`models.usage`: ~4 characters per token) is used. Each
+Otherwise the framework's one estimate (`models._usage`: ~4 characters per token) is used. Each
 message also costs `MESSAGE_OVERHEAD` tokens (role and separators, as OpenAI counts them).
 """
 

@@ -192,7 +192,7 @@ class ProtocolAdapter:
         on_delta: ReasoningOnly | None,
     ) -> ModelResponse:
         """`plain` sent under the strongest reply constraint the server offers (see
-        `models.constraints`); a server that rejects it (400) is asked again without, and no
+        `models._constraints`); a server that rejects it (400) is asked again without, and no
         constraint is sent to it after that. The streamed content is protocol text, so only
         the reasoning streams on (`on_delta`)."""
         constraint: dict[str, Any] = {}

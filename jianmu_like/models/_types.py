@@ -104,7 +104,7 @@ class ModelResponse(BaseModel):
     in the prompt, the reply parsed); None when the call offered no tools through an adapter."""
     correction: Message | None = None
     """A corrective message to append after `message` and ask again: the reply could not be
-    read in the tool protocol (see `models.tool_protocol`)."""
+    read in the tool protocol (see `models._tool_protocol`)."""
 
 
 ModelEventCallback = Callable[[str, dict[str, Any]], None]

@@ -3,7 +3,7 @@
 The hand-written loops' lesson: an empty reply, a two-character one, a bare "I don't know"
 (`AnswerCheckConfig.non_answers`, in many languages), the previous question's answer again, or
 a tool call the model wrote as text instead of making it (with native function calling; the
-json/text protocols already correct that in `models.tool_protocol`) must not end a run as
+json/text protocols already correct that in `models._tool_protocol`) must not end a run as
 "success". Such an answer gets a corrective message, `done` is cleared and the loop asks
 again (an iteration). After `AnswerCheckConfig.retries` re-asks the answer is accepted as it is:
 the check nudges, it never fails a run.
@@ -32,7 +32,7 @@ TOOL_CALL_AS_TEXT = (
     "call written as text. Call tools through the function-calling interface (the system runs "
     "them), or reply with the final answer only."
 )
-"""The protocol's corrective message (same opening, see `models.tool_protocol`) for native calling."""
+"""The protocol's corrective message (same opening, see `models._tool_protocol`) for native calling."""
 
 
 def _normal(text: str) -> str:

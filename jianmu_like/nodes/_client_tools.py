@@ -78,18 +78,9 @@ class ClientTools(BaseModel):
         return self.choice not in ("auto", "none")
 
 
-def read_optional(sm: StateManager, key: str, namespace: str | None) -> Any:
-    """The value of a run input that a state schema may lack (a custom state built before the
-    key existed): None then."""
-    try:
-        return sm.get(key, namespace)
-    except (KeyError, AttributeError):
-        return None
-
-
 def client_tools(sm: StateManager, keys: StateKeys, namespace: str | None) -> ClientTools | None:
     """The run's client tools, if the caller offered any."""
-    value = read_optional(sm, keys.client_tools, namespace)
-    if value is None:
-        return None
-    return value if isinstance(value, ClientTools) else ClientTools.model_validate(value)
+    value = sm.get_optional(keys.client_tools, namespace)
+    if value is None or isinstance(value, ClientTools):
+        return value
+    return ClientTools.model_validate(value)

@@ -22,13 +22,13 @@ token counts before and after.
 
 The budget is the window (`ContextConfig.window`, else the client's `context_window`, else
 `DEFAULT_CONTEXT_WINDOW`) less the reply's room (the request's `max_tokens`, else
-`reserve_tokens`); messages and tool schemas count (see `models.tokens`).
+`reserve_tokens`); messages and tool schemas count (see `models._tokens`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .._config import DEFAULT_CONTEXT_WINDOW, ContextConfig
@@ -168,126 +168,22 @@ class ContextGuard:
 
     # ------------------------------------------------------------------ compacting
     async def _compact(self, request: ModelRequest, host: GuardHost, total: int, budget: int) -> ModelRequest:
-        messages, sizes, counter = request.messages, self._sizes, self.counter
-        fixed = total - self._total
-        start = 0
-        while start < len(messages) and messages[start].role == "system":
-            start += 1
-        head, body = messages[:start], messages[start:]
-        head_tokens = sum(sizes[:start])
-
-        memory = self._memory
-        if memory is not None and not (
-            len(body) >= memory.covered and body[memory.covered - 1] is memory.anchor
-        ):
-            memory = self._memory = None
-        covered = memory.covered if memory is not None else 0
-        kept: list[Message] = list(memory.replacement) if memory is not None else []
-        removed = memory.removed if memory is not None else 0
-
-        # 1. cut oversized tool results of the turns not yet compacted
-        limit = max(int(budget * self.config.max_tool_result_share), 1)
-        rest = [cut_tool_result(m, limit) if m.role == "tool" else m for m in body[covered:]]
-        rest_sizes = [
-            s if r is m else counter.message(r)
-            for r, m, s in zip(rest, body[covered:], sizes[start + covered :], strict=True)
-        ]
-        cut_now = {id(m) for r, m in zip(rest, body[covered:], strict=True) if r is not m}
-        newly_cut, self._cut = cut_now - self._cut, cut_now  # live messages: their ids are unique
-
-        def size(view_rest: Sequence[int], replacement: Sequence[Message]) -> int:
-            return fixed + head_tokens + counter.messages(replacement) + sum(view_rest)
-
+        """The request within `budget`, in three steps, each only while it is still over: cut
+        oversized tool results (1), let old turns leave for a summary or a note (2), cut the
+        remaining tool results further (3); the `context.compacted` event says what changed."""
+        work = self._open(request, total)
+        newly_cut = self._cut_results(work, budget)
         summarized = dropped = 0
         summary_error: str | None = None
-        if size(rest_sizes, kept) > budget:
-            # 2. old turns leave: keep the newest turns within the target
-            target = int(budget * self.config.target)
-            reserve = self._summary_tokens(budget) + MESSAGE_OVERHEAD + 16
-            units = turn_units(rest)
-            pinned_tokens = counter.messages([m for m in kept if self.pinned(m)])
-            room = target - fixed - head_tokens - pinned_tokens - reserve
-            # The current turn (its question and everything after it) stays: whole when cutting
-            # its tool results can make it fit the budget, else its question and newest units.
-            ceiling = budget - fixed - head_tokens - pinned_tokens - reserve
-            turn = _current_turn_unit(rest, units)
-            held = memory.question if memory is not None and turn is None else None
-            asked = rest[units[turn][0]] if turn is not None else held
-            after = turn + 1 if turn is not None else 0
-            question: Message | None = None
-            if asked is None:  # no question of the user's in sight: the newest unit stays
-                first = len(units) - 1
-                used = sum(rest_sizes[units[first][0] :])
-            else:
-                asked_size = counter.message(asked)
-                tail = units[after][0] if after < len(units) else len(rest)
-                if asked_size + _squeezed(rest[tail:], rest_sizes[tail:]) <= ceiling:
-                    first = turn if turn is not None else 0
-                    used = sum(rest_sizes[units[first][0] :])
-                elif after >= len(units):  # the question alone: nothing of its turn to drop
-                    first = len(units) - 1
-                    used = sum(rest_sizes[units[first][0] :])
-                else:  # too large even cut: the question and the newest units that fit
-                    question, first = asked, len(units) - 1
-                    used = asked_size + sum(rest_sizes[units[first][0] :])
-                    while first - 1 >= after:
-                        lo, hi = units[first - 1]
-                        extra = sum(rest_sizes[lo:hi])
-                        if used + extra > ceiling:
-                            break
-                        used += extra
-                        first -= 1
-            while question is None and first > 0:
-                lo, hi = units[first - 1]
-                extra = sum(rest_sizes[lo:hi])
-                if used + extra > room:
-                    break
-                used += extra
-                first -= 1
-            split = units[first][0] if units else 0
-            old = [m for m in rest[:split] if m is not question]
-            old_pinned = [m for m in old if self.pinned(m)]
-            leaving = [m for m in old if not self.pinned(m)]
-            if split:
-                previous = [m for m in kept if not self.pinned(m) and m is not held]
-                keep_pinned = [m for m in kept if self.pinned(m)] + old_pinned
-                if leaving:
-                    note, summary_error = await self._replace(previous, leaving, removed, budget, host)
-                    removed += len(leaving)
-                    if (note.content or "").startswith(SUMMARY_PREFIX):
-                        summarized = len(leaving)
-                    else:
-                        dropped = len(leaving)
-                    previous = [note]
-                current = question or held
-                kept = [*keep_pinned, *previous, *([current] if current is not None else [])]
-                covered += split
-                self._memory = memory = _Compaction(covered, body[covered - 1], tuple(kept), removed, current)
-                rest, rest_sizes = rest[split:], rest_sizes[split:]
-
-        # 3. still too large: cut the remaining tool results further, largest first
-        squeezed = 0
-        over = size(rest_sizes, kept) - budget
-        if over > 0:
-            order = sorted((i for i, m in enumerate(rest) if m.role == "tool"), key=lambda i: -rest_sizes[i])
-            for i in order:
-                if over <= 0:
-                    break
-                # the cut adds a note of its own (about CUT_NOTE_TOKENS): leave room for it
-                allowed = max(rest_sizes[i] - over - MESSAGE_OVERHEAD - CUT_NOTE_TOKENS, 50)
-                cut = cut_tool_result(rest[i], allowed)
-                if cut is not rest[i] and (new := counter.message(cut)) < rest_sizes[i]:
-                    over -= rest_sizes[i] - new
-                    rest[i], rest_sizes[i] = cut, new
-                    squeezed += 1
-
-        view = [*head, *kept, *rest]
-        changed = bool(newly_cut or summarized or dropped or squeezed)
-        if changed:
-            after = size(rest_sizes, kept)
+        if work.size(self.counter) > budget:
+            summarized, dropped, summary_error = await self._drop_old_turns(work, budget, host)
+        squeezed = self._squeeze(work, budget)
+        view = [*work.head, *work.kept, *work.rest]
+        if newly_cut or summarized or dropped or squeezed:
+            after = work.size(self.counter)
             host.emit(
                 ev.CONTEXT_COMPACTED,
-                messages_before=len(messages),
+                messages_before=len(request.messages),
                 messages_after=len(view),
                 tokens_before=total,
                 tokens_after=after,
@@ -298,10 +194,159 @@ class ContextGuard:
                 dropped=dropped,
                 cut_tool_results=len(newly_cut) + squeezed,
                 over_budget=after > budget,
-                tokenizer=counter.name,
+                tokenizer=self.counter.name,
                 **({"summary_error": summary_error} if summary_error else {}),
             )
         return request.model_copy(update={"messages": view})
+
+    def _open(self, request: ModelRequest, total: int) -> _Work:
+        """The request split into its system head, the turns an earlier compaction already
+        stands for (still valid when the history still holds their last message) and the rest."""
+        messages, sizes = request.messages, self._sizes
+        start = 0
+        while start < len(messages) and messages[start].role == "system":
+            start += 1
+        body = messages[start:]
+        memory = self._memory
+        if memory is not None and not (
+            len(body) >= memory.covered and body[memory.covered - 1] is memory.anchor
+        ):
+            memory = self._memory = None
+        return _Work(
+            fixed=total - self._total,
+            head=messages[:start],
+            head_tokens=sum(sizes[:start]),
+            body=body,
+            body_start=start,
+            memory=memory,
+            covered=memory.covered if memory is not None else 0,
+            kept=list(memory.replacement) if memory is not None else [],
+            removed=memory.removed if memory is not None else 0,
+        )
+
+    def _cut_results(self, work: _Work, budget: int) -> set[int]:
+        """1. Cut the oversized tool results of the turns not yet compacted; the ids of the
+        results cut now and not at the last request (each is reported once)."""
+        limit = max(int(budget * self.config.max_tool_result_share), 1)
+        fresh = work.body[work.covered :]
+        rest = [cut_tool_result(m, limit) if m.role == "tool" else m for m in fresh]
+        work.rest = rest
+        work.rest_sizes = [
+            s if r is m else self.counter.message(r)
+            for r, m, s in zip(rest, fresh, self._sizes[work.body_start + work.covered :], strict=True)
+        ]
+        cut_now = {id(m) for r, m in zip(rest, fresh, strict=True) if r is not m}
+        newly_cut, self._cut = cut_now - self._cut, cut_now  # live messages: their ids are unique
+        return newly_cut
+
+    async def _drop_old_turns(self, work: _Work, budget: int, host: GuardHost) -> tuple[int, int, str | None]:
+        """2. Old turns leave, summarized or dropped for a note, so that the newest turns fit
+        the target: (messages summarized, messages dropped, why a summary failed)."""
+        counter, rest = self.counter, work.rest
+        reserve = self._summary_tokens(budget) + MESSAGE_OVERHEAD + 16
+        units = turn_units(rest)
+        pinned_tokens = counter.messages([m for m in work.kept if self.pinned(m)])
+        spare = work.fixed + work.head_tokens + pinned_tokens + reserve
+        turn = _current_turn_unit(rest, units)
+        memory = work.memory
+        held = memory.question if memory is not None and turn is None else None
+        first, question = self._first_kept(
+            work, units, turn, held, room=int(budget * self.config.target) - spare, ceiling=budget - spare
+        )
+        split = units[first][0] if units else 0
+        if not split:
+            return 0, 0, None
+        old = [m for m in rest[:split] if m is not question]
+        leaving = [m for m in old if not self.pinned(m)]
+        previous = [m for m in work.kept if not self.pinned(m) and m is not held]
+        keep_pinned = [m for m in work.kept if self.pinned(m)] + [m for m in old if self.pinned(m)]
+        summarized = dropped = 0
+        summary_error: str | None = None
+        if leaving:
+            note, summary_error = await self._replace(previous, leaving, work.removed, budget, host)
+            work.removed += len(leaving)
+            if (note.content or "").startswith(SUMMARY_PREFIX):
+                summarized = len(leaving)
+            else:
+                dropped = len(leaving)
+            previous = [note]
+        current = question or held
+        work.kept = [*keep_pinned, *previous, *([current] if current is not None else [])]
+        work.covered += split
+        self._memory = _Compaction(
+            work.covered, work.body[work.covered - 1], tuple(work.kept), work.removed, current
+        )
+        work.rest, work.rest_sizes = rest[split:], work.rest_sizes[split:]
+        return summarized, dropped, summary_error
+
+    def _first_kept(
+        self,
+        work: _Work,
+        units: Sequence[tuple[int, int]],
+        turn: int | None,
+        held: Message | None,
+        *,
+        room: int,
+        ceiling: int,
+    ) -> tuple[int, Message | None]:
+        """The first unit of `work.rest` that stays, and the current turn's question when it
+        stays apart from its unit. The current turn (its question and everything after it)
+        stays: whole when cutting its tool results can make it fit the budget (`ceiling`), else
+        its question and its newest units; older units then stay while they fit `room`."""
+        rest, rest_sizes = work.rest, work.rest_sizes
+        asked = rest[units[turn][0]] if turn is not None else held
+        after = turn + 1 if turn is not None else 0
+        question: Message | None = None
+        if asked is None:  # no question of the user's in sight: the newest unit stays
+            first = len(units) - 1
+            used = sum(rest_sizes[units[first][0] :])
+        else:
+            asked_size = self.counter.message(asked)
+            tail = units[after][0] if after < len(units) else len(rest)
+            if asked_size + _squeezed(rest[tail:], rest_sizes[tail:]) <= ceiling:
+                first = turn if turn is not None else 0
+                used = sum(rest_sizes[units[first][0] :])
+            elif after >= len(units):  # the question alone: nothing of its turn to drop
+                first = len(units) - 1
+                used = sum(rest_sizes[units[first][0] :])
+            else:  # too large even cut: the question and the newest units that fit
+                question, first = asked, len(units) - 1
+                used = asked_size + sum(rest_sizes[units[first][0] :])
+                while first - 1 >= after:
+                    lo, hi = units[first - 1]
+                    extra = sum(rest_sizes[lo:hi])
+                    if used + extra > ceiling:
+                        break
+                    used += extra
+                    first -= 1
+        while question is None and first > 0:
+            lo, hi = units[first - 1]
+            extra = sum(rest_sizes[lo:hi])
+            if used + extra > room:
+                break
+            used += extra
+            first -= 1
+        return first, question
+
+    def _squeeze(self, work: _Work, budget: int) -> int:
+        """3. Still too large: cut the remaining tool results further, largest first; how many."""
+        rest, rest_sizes = work.rest, work.rest_sizes
+        squeezed = 0
+        over = work.size(self.counter) - budget
+        if over <= 0:
+            return 0
+        order = sorted((i for i, m in enumerate(rest) if m.role == "tool"), key=lambda i: -rest_sizes[i])
+        for i in order:
+            if over <= 0:
+                break
+            # the cut adds a note of its own (about CUT_NOTE_TOKENS): leave room for it
+            allowed = max(rest_sizes[i] - over - MESSAGE_OVERHEAD - CUT_NOTE_TOKENS, 50)
+            cut = cut_tool_result(rest[i], allowed)
+            if cut is not rest[i] and (new := self.counter.message(cut)) < rest_sizes[i]:
+                over -= rest_sizes[i] - new
+                rest[i], rest_sizes[i] = cut, new
+                squeezed += 1
+        return squeezed
 
     def _summary_tokens(self, budget: int) -> int:
         """Room for the message standing for removed turns: a summary takes at most a fifth of
@@ -347,6 +392,34 @@ class ContextGuard:
         count = removed + len(leaving)
         note = f"[{count} earlier messages were removed to fit the context window.]"
         return human(note), error
+
+
+@dataclass
+class _Work:
+    """A request being compacted (`ContextGuard._compact`): its system head, the messages that
+    stand for turns compacted before (`kept`) and the turns after them (`rest`, with their
+    token counts), as each step leaves them."""
+
+    fixed: int
+    """Tokens outside the messages (the tool schemas)."""
+    head: list[Message]
+    head_tokens: int
+    body: list[Message]
+    """The messages after the system head."""
+    body_start: int
+    memory: _Compaction | None
+    """The earlier compaction that still holds for this history, if any."""
+    covered: int
+    """How many messages of `body` `kept` stands for."""
+    kept: list[Message]
+    removed: int
+    """Messages removed so far in this conversation (a note says how many)."""
+    rest: list[Message] = field(default_factory=list)
+    rest_sizes: list[int] = field(default_factory=list)
+
+    def size(self, counter: TokenCounter) -> int:
+        """Tokens of the request as it stands."""
+        return self.fixed + self.head_tokens + counter.messages(self.kept) + sum(self.rest_sizes)
 
 
 def _current_turn_unit(messages: Sequence[Message], units: Sequence[tuple[int, int]]) -> int | None:

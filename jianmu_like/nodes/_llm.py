@@ -16,7 +16,7 @@ from ..models._structured import OutputSchema
 from ..models._types import ModelRequest, Usage
 from ..telemetry import events as ev
 from ..tools._toolset import ToolSet
-from ._client_tools import client_tools, read_optional
+from ._client_tools import client_tools
 from ._context import ContextBuilder, ContextBuilderProtocol
 from ._settings import LLMNodeConfig, ModelCallConfig
 from ._tool_selection import ToolView
@@ -47,7 +47,7 @@ class AgentLLMNode(AsyncBehaviour):
     corrective message after it and is not an answer: the loop asks again (one iteration).
     With `selection_key`, only the tools named in that state key (tool selection) are sent.
 
-    A run's client tools (`client_tools`, see `nodes.client_tools`) are sent beside the agent's
+    A run's client tools (`client_tools`, see `nodes._client_tools`) are sent beside the agent's
     own, with the client's `tool_choice` where it forces a call (on every call of the run: the
     run ends by calling a client tool); a run's `output_schema` is asked for in the system prompt.
     """
@@ -76,13 +76,22 @@ class AgentLLMNode(AsyncBehaviour):
         )
         params = dict(self.config.extra_params)
         extra_choice = params.pop("tool_choice", None)
-        self._tool_choice = self.config.tool_choice if self.config.tool_choice is not None else extra_choice
-        self._extra_params = params
+        choice = self.config.tool_choice if self.config.tool_choice is not None else extra_choice
+        # Attributes are few on purpose, pairs kept as one: CPython 3.11 keeps an instance's
+        # attributes inline (fast reads) only while its class has fewer than 30 of them, and this
+        # node's are read on every model call (tests/nodes/test_react_nodes.py checks the count).
+        self._request_defaults: tuple[Any, dict[str, Any]] = (choice, params)
+        """(tool_choice of the first round, the other extra params) of every request."""
         self._client = configured_client(model_client, self.config)
-        self.selection_key = selection_key
-        self._view = ToolView()
+        self._selection = (selection_key, ToolView()) if selection_key is not None else None
+        """(the state key naming the tools to send, the view that filters them), or None."""
         self._providers = tools is not None and bool(tools.providers)
         """Whether the tools can change while the agent runs (providers; else no check per call)."""
+
+    @property
+    def selection_key(self) -> str | None:
+        """The state key naming the tools each call sends (tool selection), or None: all."""
+        return self._selection[0] if self._selection is not None else None
 
     def on_clone(self) -> None:
         """A request transform with per-conversation memory (`for_node`) gets a fresh copy."""
@@ -91,7 +100,7 @@ class AgentLLMNode(AsyncBehaviour):
             self.request_transform = rebind(self)
 
     def reset_run(self) -> None:
-        """Back to as-built (bt.clone): a request transform with per-conversation memory (the
+        """Back to as-built (bt._clone): a request transform with per-conversation memory (the
         context guard's counted history) forgets it, so a pooled tree holds no conversation."""
         super().reset_run()
         forget = getattr(self.request_transform, "reset", None)
@@ -107,12 +116,14 @@ class AgentLLMNode(AsyncBehaviour):
                 await tools.refresh()
             if not tools.ready:
                 await tools.ensure_ready()
-            if self.selection_key is not None:
-                tools = self._view.visible(tools, sm.get(self.selection_key, ns))
+            if self._selection is not None:
+                key, view = self._selection
+                tools = view.visible(tools, sm.get(key, ns))
             schemas = tools.schemas() or None
         rounds: int = sm.get(keys.rounds, ns) or 0
-        tool_choice = self._tool_choice if rounds == 0 else None
-        extra_params = self._extra_params
+        tool_choice, extra_params = self._request_defaults
+        if rounds:
+            tool_choice = None
         client = client_tools(sm, keys, ns)
         if client is not None and self.tools is not None:  # e.g. an MCP server listed it since
             clash = sorted(client.names() & set(self.tools.names()))
@@ -133,7 +144,7 @@ class AgentLLMNode(AsyncBehaviour):
                     extra_params = {**extra_params, "parallel_tool_calls": False}
         history = sm.get(keys.messages, ns)
         prompt = self.context_builder.build(history, tools)
-        output_schema = read_optional(sm, keys.output_schema, ns)
+        output_schema = sm.get_optional(keys.output_schema, ns)
         if output_schema is not None:
             prompt = with_output_instruction(prompt, output_schema)
         config = self.config
@@ -212,7 +223,7 @@ class AgentLLMNode(AsyncBehaviour):
     def _truncated(
         self, message: Message, answer: str, history: list[Message], usage: Usage, rounds: int
     ) -> Status:
-        """A final answer cut off by the length limit (see `nodes.truncation`): ask once to
+        """A final answer cut off by the length limit (see `nodes._truncation`): ask once to
         continue it, or end the run as `truncated` with the partial answer kept."""
         sm, keys, ns, config = self.state_manager, self.keys, self.namespace, self.config
         continued = bool(history) and is_continuation_request(history[-1])

@@ -40,7 +40,7 @@ NOT_RUN_WAITING = "Error: not run: it was waiting for human approval when the ru
 """The observation of a call that waited for an approval when the run stopped (it never ran)."""
 
 NO_CLIENT_RESULT = "Error: no result: the client had not answered when the run was stopped"
-"""The observation of a client tool's call (`nodes.client_tools`) still waiting for its client's
+"""The observation of a client tool's call (`nodes._client_tools`) still waiting for its client's
 result when the run stopped (it never ran here)."""
 
 

@@ -22,7 +22,6 @@ from ..bt._node import Node
 from ..models._messages import human
 from ..models._structured import OutputSchema
 from ..telemetry import events as ev
-from ._client_tools import read_optional
 
 INVALID_OUTPUT = "invalid output"
 """Starts the `error` written when the answer stays invalid (the loop's abort reason reads it)."""
@@ -56,9 +55,7 @@ class OutputNode(Node):
         """The schema this run's answer must match: the node's, else the run's own."""
         if self.schema is not None:
             return self.schema
-        raw: dict[str, Any] | None = read_optional(
-            self.state_manager, self.keys.output_schema, self.namespace
-        )
+        raw: dict[str, Any] | None = self.state_manager.get_optional(self.keys.output_schema, self.namespace)
         if raw is None:
             return None
         text = json.dumps(raw, sort_keys=True)

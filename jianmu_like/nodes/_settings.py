@@ -12,25 +12,37 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
-from .._config import ResilienceConfig, ToolProtocol, get_config
+from .._config import (
+    ModelSettings,
+    Positive,
+    ResilienceConfig,
+    Seconds,
+    Temperature,
+    ToolProtocol,
+    TopP,
+    get_config,
+)
 from .._keys import StateKeys
 
 
-class ModelCallConfig(BaseModel):
+class ModelCallConfig(ModelSettings):
     """What a node needs to ask the model: which model, how to sample, how to retry, and the
-    state keys it reads and writes (models.react, llm.* of the configuration by default)."""
+    state keys it reads and writes (models.react, llm.* of the configuration by default).
+
+    The sampling settings and their bounds are `ModelSettings`' (the configuration file's and
+    the agent file's `llm:` are the same model): `ModelCallConfig(temperature=5)` is refused."""
 
     model_config = ConfigDict(extra="forbid")
 
     model: str | None = Field(default_factory=lambda: get_config().models.react)
     """Model name; None uses the ModelClient's own default model."""
-    temperature: float | None = Field(default_factory=lambda: get_config().llm.temperature)
-    max_tokens: int | None = Field(default_factory=lambda: get_config().llm.max_tokens)
-    top_p: float | None = Field(default_factory=lambda: get_config().llm.top_p)
-    top_k: int | None = Field(default_factory=lambda: get_config().llm.top_k)
-    timeout: float = Field(default_factory=lambda: get_config().llm.timeout, gt=0)
+    temperature: Temperature | None = Field(default_factory=lambda: get_config().llm.temperature)
+    max_tokens: Positive | None = Field(default_factory=lambda: get_config().llm.max_tokens)
+    top_p: TopP | None = Field(default_factory=lambda: get_config().llm.top_p)
+    top_k: Positive | None = Field(default_factory=lambda: get_config().llm.top_k)
+    timeout: Seconds = Field(default_factory=lambda: get_config().llm.timeout)
     """Seconds for one model call attempt (a streamed reply included)."""
     resilience: ResilienceConfig | None = None
     """Retries and fallback models; None keeps the ModelClient's own policy."""

@@ -1,6 +1,6 @@
 """SkillNode: the tree, not the model, picks a skill — the primary spec's skill runtime node.
 
-A ReAct agent picks skills itself (`use_skill`, see `tools.skills`). When the tree's author
+A ReAct agent picks skills itself (`use_skill`, see `tools._skills`). When the tree's author
 knows which skill a step needs (or a state key names it, written by an earlier node), a
 `SkillNode` activates it: it writes `skill_result` (`StateKeys.skill_result`, an
 `Ephemeral(scope="run")` key of `ReActState`, as the spec's state contract has it) with the

@@ -1,6 +1,6 @@
 """The supervisor's own model calls: split the task, gather the sub-agents' answers, answer.
 
-The sub-agents themselves are ReAct subtrees built per run (presets.supervisor); these nodes
+The sub-agents themselves are ReAct subtrees built per run (presets._supervisor); these nodes
 are the supervisor's side. Each call's usage is added to the supervisor's namespace, so
 `AgentResult.agents[<supervisor>]` says what supervising cost and `AgentResult.usage` the total.
 """

@@ -99,7 +99,7 @@ class ToolCallRunner:
         deadline: _Deadline | None = None
         # A plain Tool is executed directly and its result rendered here: two coroutine layers
         # fewer per call than going through `_invoke` and `Tool.invoke`. A tool-call hook
-        # (tools.hooks: durable runs) sees every call, so none is direct under one.
+        # (tools._hooks: durable runs) sees every call, so none is direct under one.
         direct = self.tool_runner is None and type(tool).invoke is _TOOL_INVOKE and tool_call_hook() is None
         work: Coroutine[Any, Any, Any] = (
             tool.execute(call.arguments) if direct else self._invoke(tool, call.arguments)
@@ -193,7 +193,7 @@ class ToolCallRunner:
         masked by value (`_redact.register_secret`: before the text reaches the state, the
         journal, the checkpoint, the events or the model), then at most `limit` (the tool's own
         `max_output_chars`) or else `max_output_chars`, cut by its shape with a note saying how
-        much there was (`tools.truncation`)."""
+        much there was (`tools._truncation`)."""
         output = redact_secrets(output)
         limit = limit or self.max_output_chars
         if len(output) <= limit:

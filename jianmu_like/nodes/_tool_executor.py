@@ -13,11 +13,11 @@ A suspension never runs a finished call twice: the outcomes of the batch's finis
 the state before it suspends (with a journal, each as soon as it is known). With a checkpointer
 (`state_manager.journal`), the batch's calls are journaled as started (one write) before the first
 runs, and each as finished with its outcome right after, inside the batch (the last one with the
-checkpoint saved after the tick: see checkpoint.recorder): after a crash, finished calls are replayed from
+checkpoint saved after the tick: see checkpoint._recorder): after a crash, finished calls are replayed from
 the journal, never run again; a call that started but has no outcome runs again only if its tool
 is `idempotent`, otherwise the model is told its outcome is unknown.
 
-A call of a client tool (a tool the run's caller offered and runs itself, `nodes.client_tools`)
+A call of a client tool (a tool the run's caller offered and runs itself, `nodes._client_tools`)
 waits the same way, as an `Approval` of kind `client_tool`, while the batch's other calls run
 here; the caller's result (the decision's `output`) becomes its observation, cut like any
 output. With `parallel_tool_calls` off only a batch's first client call goes to the caller; the
@@ -102,7 +102,6 @@ class ToolExecutor(AsyncBehaviour):
         self.max_budget_tokens = max_budget_tokens
         """The run's token budget: tokens a call spends itself (MCP sampling) are checked
         against it before they are spent (`ToolCallContext.budget`)."""
-        self._budget: TokenBudget | None = None
         self.tools = tools
         self.keys = keys or StateKeys()
         self.namespace = namespace
@@ -189,7 +188,7 @@ class ToolExecutor(AsyncBehaviour):
         self._finished = {}
 
     def on_clone(self) -> None:
-        """A clone gets its own call runner, emitting as itself (bt.clone)."""
+        """A clone gets its own call runner, emitting as itself (bt._clone)."""
         calls = copy.copy(self.calls)
         calls.emit = self.emit
         self.calls = calls
@@ -408,23 +407,26 @@ class ToolExecutor(AsyncBehaviour):
 
     # ------------------------------------------------------------------ execution
     async def _execute(self, to_run: list[tuple[ToolCall, Tool]], journal: ToolJournal | None) -> None:
+        budget: TokenBudget | None = None
         limit = self.max_budget_tokens
         if limit is not None:  # one budget for the batch's calls: what the run spent so far
             usage = self.state_manager.get(self.keys.usage, self.namespace)
-            self._budget = TokenBudget(limit, usage.total_tokens if usage is not None else 0)
+            budget = TokenBudget(limit, usage.total_tokens if usage is not None else 0)
         if len(to_run) == 1:  # the usual batch: nothing to decide
             call, tool = to_run[0]
-            await self._run_and_record(call, tool, journal)
+            await self._run_and_record(call, tool, journal, budget)
             return
         if not to_run:
             return
         if self._parallel([tool for _, tool in to_run]):
-            await asyncio.gather(*(self._run_and_record(call, tool, journal) for call, tool in to_run))
+            await asyncio.gather(*(self._run_and_record(c, t, journal, budget) for c, t in to_run))
         else:
             for call, tool in to_run:
-                await self._run_and_record(call, tool, journal)
+                await self._run_and_record(call, tool, journal, budget)
 
-    async def _run_and_record(self, call: ToolCall, tool: Tool, journal: ToolJournal | None) -> None:
+    async def _run_and_record(
+        self, call: ToolCall, tool: Tool, journal: ToolJournal | None, budget: TokenBudget | None
+    ) -> None:
         key = self._journal_key(call) if journal is not None else ""
         context = construct(
             ToolCallContext,
@@ -435,7 +437,7 @@ class ToolExecutor(AsyncBehaviour):
                 "final_answer": None,
                 "artifacts": [],
                 "usage": None,
-                "budget": self._budget,
+                "budget": budget,
                 "emit": self.emit,
             },
         )
@@ -450,7 +452,7 @@ class ToolExecutor(AsyncBehaviour):
             outcome = outcome.model_copy(update={"content": f"{note}\n{outcome.content}"})
         if context.final_answer is not None and not outcome.failed:  # the tool called finish()
             outcome = outcome.model_copy(update={"final_answer": context.final_answer})
-        if context.artifacts and not outcome.failed:  # kept out of the observation (tools.artifact)
+        if context.artifacts and not outcome.failed:  # kept out of the observation (tools._artifact)
             outcome = outcome.model_copy(update={"artifacts": context.artifacts})
         if context.usage is not None:  # spent even when the call failed afterwards
             outcome = outcome.model_copy(update={"usage": context.usage})
@@ -555,7 +557,7 @@ class ToolExecutor(AsyncBehaviour):
             if call.id in outcomes:
                 continue
             if call.id in waiting and waiting[call.id].kind == "client_tool":
-                text = NO_CLIENT_RESULT  # the rule of nodes.open_calls
+                text = NO_CLIENT_RESULT  # the rule of nodes._open_calls
             else:
                 text = NOT_RUN_WAITING if call.id in waiting else INTERRUPTED
             outcomes[call.id] = ToolOutcome(content=text, failed=True)

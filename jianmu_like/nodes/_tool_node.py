@@ -63,7 +63,7 @@ class ToolNode(AsyncBehaviour):
         declare(self, StateContract(owner, (), namespace, reads=tuple(self.arguments.values())))
 
     def on_clone(self) -> None:
-        """A clone emits as itself (bt.clone)."""
+        """A clone emits as itself (bt._clone)."""
         self.calls = ToolCallRunner(
             self.tools,
             emit=self.emit,

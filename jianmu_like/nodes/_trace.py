@@ -25,7 +25,7 @@ ANSWER_CORRECTION_PREFIX = "Your final answer "
 """Opens the corrective messages about a final answer (output validation, answer check)."""
 
 REFLECTION_PREFIX = "[Reflection]"
-"""Opens the verdict of a reflection check (`nodes.reflection`), a framework's note too."""
+"""Opens the verdict of a reflection check (`nodes._reflection`), a framework's note too."""
 
 _CORRECTIVE = (CORRECTION_PREFIX, ANSWER_CORRECTION_PREFIX, REFLECTION_PREFIX)
 

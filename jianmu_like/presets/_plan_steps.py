@@ -7,7 +7,7 @@ ordinary nodes — and runs them one after the other. Each step's prompt carries
 plan and the results of the steps before it; a finished step's result is appended to
 `plan_results`; a failed one is also written to `plan_failure` and the node fails (the preset's
 loop then re-plans). The children are rebuilt from the state after a checkpoint restore
-(`runtime_children`, see bt.progress) and dropped when the node is reset.
+(`runtime_children`, see bt._progress) and dropped when the node is reset.
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ class PlanSteps(Node):
             self.children = []
 
     def reset_run(self) -> None:
-        """Back to as-built (bt.clone): no steps until a plan exists."""
+        """Back to as-built (bt._clone): no steps until a plan exists."""
         self.children = []
 
     def _start(self, step: Mapping[str, Any]) -> None:

@@ -43,7 +43,7 @@ CHANNELS: tuple[Channel, ...] = (
 
 Message = tuple[Channel, dict[str, Any]]
 ARTIFACT_CHANNEL: Channel = "artifact"
-"""The channel of the documents tools made (`server.artifacts` numbers them in its order)."""
+"""The channel of the documents tools made (`server._artifacts` numbers them in its order)."""
 
 
 class ChannelMapper:

@@ -1,7 +1,7 @@
 """Client tools on the OpenAI-compatible endpoint: the request's `tools`, and the `tool`
 messages that answer the calls the agent made of them.
 
-A request's `tools` are offered to the agent's model beside its own (`nodes.client_tools`); a
+A request's `tools` are offered to the agent's model beside its own (`nodes._client_tools`); a
 call of one suspends the run (a waiting call of kind `client_tool`, like an approval) and the
 response ends with `finish_reason: "tool_calls"`. The client runs the calls and sends the same
 conversation again with a `tool` message answering each: that request resumes the suspended run

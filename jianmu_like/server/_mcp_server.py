@@ -8,13 +8,18 @@ cancellation), and the run's channels become MCP messages:
 - the agent's iterations (a model reply starting, a tool call starting or ending) are
   `notifications/progress`, when the caller sent a `progressToken` (the SDK only sends them then);
 - an approval the run waits for is an elicitation to the calling client (approve or deny, with a
-  reason told to the model); a client that declines, cancels, cannot elicit or does not answer in
-  time denies the call, and the reason says which; a question one of the agent's own MCP servers
+  reason told to the model; over MCP 2026-07-28, which has no server-initiated requests, it is
+  denied saying so, until approvals become `input_required` rounds); a client that declines,
+  cancels, cannot elicit or does not answer in time denies the call, and the reason says which;
+  a question one of the agent's own MCP servers
   asks a person is forwarded as it came;
 - `notifications/cancelled` cancels the run (the SDK cancels the handler; the run's tree is halted,
   an approval it waits for is denied);
-- the final answer is the tool result's text, each artifact an embedded resource; a run that fails
-  is a tool error (`isError`) saying why.
+- the final answer is the tool result's text, each artifact an embedded resource, readable again
+  (`resources/read` of its `jianmu://runs/{run_id}/artifacts/{n}` URI) while the server holds the
+  run; a run that fails is a tool error (`isError`) saying why;
+- the agent file's declared `inputs:` are arguments of the tool besides `question` (strings, each
+  required: its templates read them).
 
 Over streamable HTTP the server keeps the API's rules: loopback unless a token guards `/mcp`
 (`check_bind`), a `Host` the server does not answer to is refused (421) and so is a state-changing
@@ -36,6 +41,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import Route
@@ -84,8 +90,11 @@ class AgentTool:
         name: str,
         description: str,
         question_timeout: float = 300.0,
+        inputs: Sequence[str] = (),
     ) -> None:
         self.registry = registry
+        self.inputs = [key for key in inputs if key != "question"]
+        """The agent file's declared inputs: the tool's arguments besides `question`."""
         self.name = tool_name(name)
         self.title = name
         self.description = description or f"Ask the agent {name!r} a question; it answers in text."
@@ -100,6 +109,9 @@ class AgentTool:
             description=self.description,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_templates,
+            on_read_resource=self._read_resource,
         )
 
     def tool(self) -> types.Tool:
@@ -109,8 +121,14 @@ class AgentTool:
             description=self.description,
             input_schema={
                 "type": "object",
-                "properties": {"question": {"type": "string", "description": "what to ask the agent"}},
-                "required": ["question"],
+                "properties": {
+                    "question": {"type": "string", "description": "what to ask the agent"},
+                    **{
+                        key: {"type": "string", "description": f"the agent's input `{key}`"}
+                        for key in self.inputs
+                    },
+                },
+                "required": ["question", *self.inputs],
                 "additionalProperties": False,
             },
         )
@@ -131,10 +149,15 @@ class AgentTool:
         question = arguments.pop("question", None)
         if not isinstance(question, str) or not question.strip():
             return _error("`question` (a non-empty string) is required")
+        inputs = {key: arguments.pop(key, None) for key in self.inputs}
+        wrong = [key for key, value in inputs.items() if not isinstance(value, str)]
+        if wrong:
+            return _error(f"{', '.join(f'`{key}`' for key in wrong)} (a string each) required")
         if arguments:
-            return _error(f"unknown arguments {sorted(arguments)}: this tool takes only `question`")
+            takes = ", ".join(f"`{key}`" for key in ["question", *self.inputs])
+            return _error(f"unknown arguments {sorted(arguments)}: this tool takes {takes}")
         try:
-            record = self.registry.start(question)
+            record = self.registry.start(question, inputs=inputs or None)
         except RunConflict as exc:
             return _error(str(exc))
         try:
@@ -144,6 +167,42 @@ class AgentTool:
                 await self._stop(record)
             raise
         return self._result(record)
+
+    async def _list_resources(
+        self, _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        """The artifacts of the runs the server holds (the registry's retention bounds them)."""
+        listed: list[types.Resource] = []
+        for record in list(self.registry.runs.values()):
+            for n, artifact in enumerate(artifacts(record)):
+                name = str(artifact.get("name") or f"artifact-{n}")
+                media = str(artifact.get("mime_type") or "application/octet-stream")
+                made = f"made by tool {artifact.get('tool')!r} in run {record.run_id}"
+                uri = _artifact_uri(record, n)
+                listed.append(types.Resource(uri=uri, name=name, description=made, mime_type=media))
+        return types.ListResourcesResult(resources=listed)
+
+    async def _list_templates(
+        self, _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[])  # URIs come with results
+
+    async def _read_resource(
+        self, _ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        found = re.fullmatch(r"jianmu://runs/([^/]+)/artifacts/(\d+)", uri)
+        if found is None:
+            raise MCPError(types.INVALID_PARAMS, f"no resource {uri!r}: this server has run artifacts only")
+        try:
+            record = self.registry.get(found[1])
+        except NotFound as exc:
+            raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+        made, n = artifacts(record), int(found[2])
+        contents = _contents(record, n, made[n]) if n < len(made) else None
+        if contents is None:
+            raise MCPError(types.INVALID_PARAMS, f"run {record.run_id!r} has no artifact {n} (any more)")
+        return types.ReadResourceResult(contents=[contents])
 
     async def _follow(self, ctx: ServerRequestContext[Any], record: RunRecord) -> None:
         """Relay the run's messages until its `done`: progress, approvals, questions."""
@@ -200,6 +259,13 @@ class AgentTool:
         self, ctx: ServerRequestContext[Any], message: str, schema: dict[str, Any]
     ) -> tuple[dict[str, Any] | None, str]:
         """The accepted content of an elicitation, or None and why there is none."""
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            # 2026-07-28 has no server-initiated requests; approvals as `input_required` rounds
+            # are not implemented here yet, so the call is denied rather than left waiting.
+            return None, (
+                f"denied: over MCP {ctx.protocol_version} this server cannot ask the client mid-call "
+                "(a client of 2025-11-25 can approve)"
+            )
         capabilities = ctx.session.client_capabilities
         if capabilities is None or capabilities.elicitation is None:
             return None, "denied: the MCP client cannot be asked (it declared no elicitation capability)"
@@ -271,15 +337,32 @@ def _progress_note(message: SSEMessage) -> str | None:
     return None
 
 
+def _artifact_uri(record: RunRecord, n: int) -> str:
+    return f"jianmu://runs/{record.run_id}/artifacts/{n}"
+
+
 def _embedded(record: RunRecord, n: int, artifact: dict[str, Any]) -> types.EmbeddedResource | None:
-    """An artifact as an embedded resource (text for text, base64 for the rest); one whose file
-    is gone by now is left out (the run's log names it)."""
+    """An artifact as an embedded resource; one whose file is gone by now is left out (the run's
+    log names it)."""
+    resource = _contents(record, n, artifact)
+    if resource is None:
+        return None
+    meta = redact_secrets_in(
+        {"name": str(artifact.get("name") or f"artifact-{n}"), "tool": artifact.get("tool")}
+    )
+    return types.EmbeddedResource(type="resource", resource=resource, meta=meta)
+
+
+def _contents(
+    record: RunRecord, n: int, artifact: dict[str, Any]
+) -> types.TextResourceContents | types.BlobResourceContents | None:
+    """An artifact's contents: text for text, base64 for the rest; None when its file is gone."""
     name = str(artifact.get("name") or f"artifact-{n}")
     try:
         body = _body(artifact, f"artifact {n} ({name}) of run {record.run_id!r}")
     except NotFound:
         return None
-    uri = f"jianmu://runs/{record.run_id}/artifacts/{n}"
+    uri = _artifact_uri(record, n)
     media = str(artifact.get("mime_type") or "application/octet-stream")
     textual = media.startswith("text/") or media in ("application/json", "application/xml")
     resource: types.TextResourceContents | types.BlobResourceContents
@@ -289,8 +372,7 @@ def _embedded(record: RunRecord, n: int, artifact: dict[str, Any]) -> types.Embe
     else:
         blob = base64.b64encode(body).decode("ascii")
         resource = types.BlobResourceContents(uri=uri, mime_type=media, blob=blob)
-    meta = redact_secrets_in({"name": name, "tool": artifact.get("tool")})
-    return types.EmbeddedResource(type="resource", resource=resource, meta=meta)
+    return resource
 
 
 async def serve_stdio(tool: AgentTool) -> None:

@@ -13,15 +13,15 @@ later one adds only its last user message (front-ends resend the whole history e
 
 Client tools and structured output: a request's `tools` are offered to the agent's model
 beside its own, and a call of one ends the response with `finish_reason: "tool_calls"`; the next
-request, answering those calls with `tool` messages, resumes the run (`server.client_tools`). A
-`response_format` becomes the run's output schema (`server.response_format`).
+request, answering those calls with `tool` messages, resumes the run (`server._client_tools`). A
+`response_format` becomes the run's output schema (`server._response_format`).
 
 A run that needs a human approval cannot answer: the response is an error (409 `approval_required`,
 or an error chunk in a stream) telling where to approve and how to read the answer afterwards.
 
 Streaming sends the role at once, the model's reasoning as it arrives (`delta.reasoning_content`,
 as llama.cpp and DeepSeek do; the whole reply carries it on `message.reasoning_content`: see
-`server.chat_reasoning`), and the final answer when the agent knows it is final: a reply's text
+`server._chat_reasoning`), and the final answer when the agent knows it is final: a reply's text
 may turn out to be a thought before a tool call, which a chat-completions stream cannot withdraw.
 Usage comes in the last chunk (per the spec's empty-choices chunk when
 `stream_options.include_usage` is set).

@@ -83,7 +83,7 @@ async def read_body(request: Request, model: type[Model]) -> Model:
         raise BadRequest(
             f"request body is not valid UTF-8 (at byte {exc.start}): JSON bodies are UTF-8", []
         ) from None
-    try:  # the limits of model-written JSON (depth, number size): one rule, models.json_text
+    try:  # the limits of model-written JSON (depth, number size): one rule, models._json_text
         data = loads_bounded(text or "null", "request body is")
     except JSONTextError as exc:
         raise BadRequest(str(exc), []) from None

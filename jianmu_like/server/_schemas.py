@@ -15,7 +15,7 @@ from ..bt._runner import RunStatus as RunnerStatus
 from ..checkpoint._history import CheckpointInfo
 
 ServedRunStatus = Literal[RunnerStatus, "cancelled"]
-"""A served run's status: the runner's (`bt.runner.RunStatus`, the one vocabulary), and
+"""A served run's status: the runner's (`bt._runner.RunStatus`, the one vocabulary), and
 `cancelled` (`POST /api/runs/{id}/cancel`)."""
 
 
@@ -83,7 +83,7 @@ class FieldProblem(BaseModel):
 
 
 class ErrorBody(BaseModel):
-    """Every refusal: `error` says what and why (see `server.errors`); a 422 names the fields;
+    """Every refusal: `error` says what and why (see `server._errors`); a 422 names the fields;
     a 409 may add context (`decision`, `thread_id`)."""
 
     model_config = ConfigDict(extra="allow")

@@ -6,7 +6,7 @@ checks every declaration against its state schema when it is built (`check_contr
 every missing field at once.
 
 A contract also says which keys the subtree *reads* (`reads`), so the Agent can refuse input that
-no node of the tree will ever read (see `state.inputs`) instead of running without it.
+no node of the tree will ever read (see `state._inputs`) instead of running without it.
 """
 
 from __future__ import annotations

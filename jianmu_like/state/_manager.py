@@ -130,6 +130,19 @@ class StateManager:
             return spec.fresh_default() if spec is not None else default
         return value
 
+    def get_optional(self, key: str, namespace: str | None = None) -> Any:
+        """The value of `key`, or None where the state schema lacks it (a run input added after
+        a custom schema was written: `client_tools`, `output_schema`). Read once or twice per
+        model call, so the common case (a plain field) is `get`'s fast path, inlined."""
+        if namespace is None:
+            plain = self._plain.get(key)
+            if plain is not None:
+                return self.state.__dict__[plain[0]]
+        try:
+            return self.get(key, namespace)
+        except (KeyError, AttributeError):
+            return None
+
     # ------------------------------------------------------------------ write
     def update(self, updates: Mapping[str, Any], namespace: str | None = None) -> None:
         """Merge `updates` into the state through each field's reducer."""

@@ -25,7 +25,7 @@ class Wakeup:
         self.in_flight = 0
         self.parked: Awaitable[None] | None = None
         """Work an exclusive node left for the runner to carry on after the tick (a
-        `bt.inline.InlineWork`; typed as what the runner does with it, so the state kernel does
+        `bt._inline.InlineWork`; typed as what the runner does with it, so the state kernel does
         not import the tree kernel above it)."""
         self._tracked: set[asyncio.Future[Any]] | None = None
         """Tasks counted in flight (created by the first `track`: most runs of a conversation

@@ -219,10 +219,10 @@ class ScriptedOpenAIServer:
     requests sleeping on a scripted `delay`, so a timeout test cannot hang shutdown.
     `reject_fields` (e.g. `("tools",)`, `("response_format",)`, `("messages[].name",)`) are
     request fields answered with HTTP 400 without consuming a reply, like a server that lacks the
-    feature (or a provider that refuses the field, see `models.named_providers`). `props` makes it
+    feature (or a provider that refuses the field, see `models._named_providers`). `props` makes it
     describe itself as llama.cpp does (`GET /props`, see `llama_cpp_props`).
 
-    Every request is checked as OpenAI's API checks it (`testing.openai_rules`: message order
+    Every request is checked as OpenAI's API checks it (`testing._openai_rules`: message order
     and pairing, tool-call ids, roles, tool names, `n`, `response_format`) and refused with a 400
     and OpenAI's error body; a scripted text reply to a `json_object`/`json_schema` request must
     be JSON (valid against the schema), as a real server's constrained decoding makes it. The
@@ -491,7 +491,7 @@ class ScriptedOpenAIServer:
 
 
 def llama_cpp_props(*, supports_tools: bool = False, n_ctx: int = 2048, alias: str = "-") -> dict[str, Any]:
-    """The parts of llama.cpp's `GET /props` the server probe reads (`models.server_probe`)."""
+    """The parts of llama.cpp's `GET /props` the server probe reads (`models._server_probe`)."""
     return {
         "default_generation_settings": {"n_ctx": n_ctx, "params": {}},
         "model_alias": alias,

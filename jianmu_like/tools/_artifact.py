@@ -2,7 +2,7 @@
 
 A tool that writes a 50 KB HTML report should not put 50 KB into the conversation: the model
 cannot use it, and it is paid for on every later call. A tool returns an `Artifact` (or a list
-of them) instead, or attaches one with `add_artifact()` (tools.call_context) while it runs and
+of them) instead, or attaches one with `add_artifact()` (tools._call_context) while it runs and
 returns text as usual: the model reads a short placeholder (`[Artifact generated: name] ...`
 with its type, size and a summary or a preview), while the artifact itself travels with the
 call's outcome into the state (the run-scoped `artifacts` key), the `artifact` telemetry event

@@ -149,7 +149,7 @@ class Tool(BaseModel):
     again; otherwise the model is told the call's outcome is unknown."""
     max_output_chars: int | None = Field(default=None, ge=100)
     """The most characters of one result the model reads (None: the agent's limit, 8,000 by
-    default); longer results are cut by `tools.truncation`."""
+    default); longer results are cut by `tools._truncation`."""
 
     _binder: ArgumentBinder | None = PrivateAttr(default=None)
     _is_async: bool = PrivateAttr(default=False)

@@ -8,7 +8,7 @@ across a resume of the thread and unique within the checkpoint store.
 A tool can also end the ReAct loop it runs in: `finish(answer)` makes `answer` the agent's final
 answer (the state contract lets the tool executor write `done` and `final_answer`), so a tool
 that *is* the answer (a submit, a hand-off) saves the model a last round. `add_artifact(a)`
-hands the user a document the model only sees as a placeholder (see `tools.artifact`).
+hands the user a document the model only sees as a placeholder (see `tools._artifact`).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ class ToolCallContext(BaseModel):
     artifacts: list[Artifact] = Field(default_factory=list)
     """Artifacts the call produced (returned, or `add_artifact()`): kept out of the observation."""
     usage: Any = None
-    """`models.types.Usage` of model calls made on the call's behalf (`add_call_usage`): an MCP
+    """`models._types.Usage` of model calls made on the call's behalf (`add_call_usage`): an MCP
     server's sampling requests; the executor adds it to the run's usage."""
     budget: TokenBudget | None = Field(default=None, exclude=True, repr=False)
     """The run's token budget (None: unlimited), checked before tokens are spent on the call's
@@ -127,7 +127,7 @@ def tool_event_emitter() -> Callable[..., None] | None:
 
 
 def add_call_usage(context: ToolCallContext | None, usage: Any) -> None:
-    """Count `usage` (a `models.types.Usage`) against the call `context` (None: nowhere)."""
+    """Count `usage` (a `models._types.Usage`) against the call `context` (None: nowhere)."""
     if context is not None:
         context.usage = usage if context.usage is None else context.usage + usage
         if context.budget is not None:

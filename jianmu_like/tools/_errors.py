@@ -60,7 +60,7 @@ class ToolProviderError(ToolError):
 
     Raised with the provider's own exception as `__cause__`, so the message can stay short
     while the traceback keeps the full story. A run whose tools cannot be set up ends with
-    termination reason "provider_error" (see `bt.fault`).
+    termination reason "provider_error" (see `bt._fault`).
     """
 
     failure_kind: ClassVar[str] = "provider_error"

@@ -6,7 +6,7 @@ A context variable rather than something installed on the tree's nodes: trees bu
 during the run (a supervisor's sub-agents, a plan's steps, `DynamicParallel`), and asyncio tasks
 started by the tree inherit the context, so one `use_tool_call_hook` around a run reaches every
 tool call made in it, whichever node makes it and whenever that node was built. Every call
-passes through `ToolCallRunner` (nodes.tool_calls), the one place that consults the hook.
+passes through `ToolCallRunner` (nodes._tool_calls), the one place that consults the hook.
 """
 
 from __future__ import annotations

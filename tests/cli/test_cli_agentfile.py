@@ -65,7 +65,8 @@ def test_validate_and_show_list_the_mcp_servers_a_file_would_start(tmp_path: Pat
         "  react:\n"
         "    name: web\n"
         "    mcp_servers:\n"
-        "      - {name: search, url: 'https://user:hunter2@search.example/mcp?token=s3cret'}\n"
+        "      - {name: search, url: 'https://user:hunter2@search.example/mcp?token=s3cret',\n"
+        "         protocol: legacy}\n"
     )
     done = jianmu(tmp_path, "validate", "agent.yaml")
     assert done.returncode == 0, done.stderr
@@ -73,6 +74,7 @@ def test_validate_and_show_list_the_mcp_servers_a_file_would_start(tmp_path: Pat
     assert lines[0] == "agent.yaml: ok"
     assert "mcp server files: starts npx -y @modelcontextprotocol/server-filesystem /srv" in lines[1]
     assert "mcp server search: reaches https://search.example/mcp" in lines[2]
+    assert lines[2].endswith("(protocol legacy)") and "(protocol" not in lines[1]  # auto: unsaid
     assert "hunter2" not in done.stdout and "s3cret" not in done.stdout
     shown = jianmu(tmp_path, "show", "agent.yaml")
     assert shown.returncode == 0, shown.stderr

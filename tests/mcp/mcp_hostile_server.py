@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
+from legacy_stdio import run_legacy  # the script's folder is first on sys.path
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resources import TextResource
 from mcp.types import SamplingMessage, TextContent
@@ -120,4 +121,4 @@ async def url_elicitation(url: str, ctx: Context) -> str:
 
 
 if __name__ == "__main__":
-    server.run()
+    run_legacy(server)  # its floods are requests of its own: the handshake era's

@@ -9,7 +9,8 @@ that fails, one the server cancels itself, one that never ends (the client must 
 server that stops answering `tasks/get`, and a malformed `CreateTaskResult`. `task_log` tells a
 test what the server saw (the tasks cancelled through `tasks/cancel`). With the environment
 variable `TASK_SERVER_NO_CAPABILITY` set, it does not declare the `tasks` capability (its tools
-still say they support tasks, which a client must then ignore).
+still say they support tasks, which a client must then ignore). It speaks 2025-11-25 only
+(`legacy_stdio`), as servers of that revision do.
 
 The `mcp` SDK (2.3) serves no `tasks/*` methods and would refuse a `CreateTaskResult` as a
 `tools/call` result, so a server middleware (`MCPServer(middleware=...)`, the SDK's hook that
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from legacy_stdio import run_legacy  # the script's folder is first on sys.path
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
@@ -235,4 +237,7 @@ def task_log() -> str:
 
 
 if __name__ == "__main__":
-    server.run()
+    if os.environ.get("TASK_SERVER_BOTH_ERAS"):
+        server.run()  # answers the 2026-07-28 probe too, where core tasks do not exist
+    else:
+        run_legacy(server)

@@ -20,11 +20,14 @@ from pathlib import Path
 from typing import Annotated
 from urllib.parse import quote
 
+from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.prompts.base import AssistantMessage, Message, UserMessage
+from mcp.server.mcpserver.resolve import Elicit, Resolve, Sample
 from mcp.server.mcpserver.resources import TextResource
 from mcp.types import (
     CallToolResult,
+    CreateMessageResult,
     EmbeddedResource,
     ModelHint,
     ModelPreferences,
@@ -150,8 +153,19 @@ async def add_note(title: str, text: str, ctx: Context) -> str:
     """Add a text resource `note://<title>` and tell the client the resource list changed (the
     server starts with none, so other tests see no `read_resource` tool)."""
     server.add_resource(TextResource(uri=f"note://{title}", name=title, text=text, mime_type="text/plain"))
-    await ctx.session.send_resource_list_changed()
+    await ctx.session.send_resource_list_changed()  # a client of 2025-11-25 or before
+    await ctx.notify_resources_changed()  # a 2026-07-28 client's subscriptions/listen stream
     return f"note://{title}"
+
+
+@server.tool()
+async def edit_note(title: str, text: str, ctx: Context) -> str:
+    """Change the text of `note://<title>` and tell the clients subscribed to it."""
+    uri = f"note://{title}"
+    server._resource_manager._resources.pop(uri, None)  # the SDK keeps the first of a URI
+    server.add_resource(TextResource(uri=uri, name=title, text=text, mime_type="text/plain"))
+    await ctx.notify_resource_updated(uri)  # 2026-07-28: the subscriptions/listen streams naming it
+    return uri
 
 
 @server.tool()
@@ -159,7 +173,8 @@ async def grow(ctx: Context) -> str:
     """Add a tool named `grown` and tell the client the tool list changed."""
     if "grown" not in {t.name for t in await server.list_tools()}:
         server.add_tool(lambda: "I am new", name="grown", description="Added at run time.")
-    await ctx.session.send_tool_list_changed()
+    await ctx.session.send_tool_list_changed()  # a client of 2025-11-25 or before
+    await ctx.notify_tools_changed()  # a 2026-07-28 client's subscriptions/listen stream
     return "grown"
 
 
@@ -212,16 +227,36 @@ async def chatty(count: int, ctx: Context) -> str:
     return f"chatted {count} times"
 
 
-@server.tool()
-async def ask_model(hint: str, ctx: Context) -> str:
-    """Ask the client's model for a word (sampling), preferring a model named like `hint`."""
+class Pick(BaseModel):
+    colour: str = "blue"
+
+
+def _pick(question: str) -> Elicit[Pick]:
+    return Elicit(question, Pick)
+
+
+def _one_word(hint: str) -> Sample:
     preferences = ModelPreferences(hints=[ModelHint(name=hint)]) if hint else None
     message = SamplingMessage(role="user", content=TextContent(type="text", text="One word, please."))
-    result = await ctx.session.create_message(
-        [message], max_tokens=10, model_preferences=preferences, related_request_id=ctx.request_id
-    )
-    text = result.content.text if isinstance(result.content, TextContent) else "?"
-    return f"{result.model} said {text}"
+    return Sample([message], max_tokens=10, model_preferences=preferences)
+
+
+@server.tool()
+async def ask_model(hint: str, answer: Annotated[CreateMessageResult, Resolve(_one_word)]) -> str:
+    """Ask the client's model for a word (sampling), preferring a model named like `hint`. The
+    SDK asks in the way of the revision spoken: a request of its own up to 2025-11-25, an
+    `input_required` result at 2026-07-28."""
+    text = answer.content.text if isinstance(answer.content, TextContent) else "?"
+    return f"{answer.model} said {text}"
+
+
+@server.tool()
+async def ask_user(question: str, answer: Annotated[ElicitationResult[Pick], Resolve(_pick)]) -> str:
+    """Ask the person a question (elicitation): a request of the server's own up to
+    2025-11-25, an `input_required` result at 2026-07-28 (the SDK asks as the revision says)."""
+    if isinstance(answer, AcceptedElicitation):
+        return f"picked {answer.data.colour}"
+    return answer.action
 
 
 PERSONA = ["You answer in full sentences."]
@@ -237,7 +272,8 @@ def persona() -> str:
 async def reword(text: str, ctx: Context) -> str:
     """Change the `persona` prompt and tell the client the prompts changed."""
     PERSONA[0] = text
-    await ctx.session.send_prompt_list_changed()
+    await ctx.session.send_prompt_list_changed()  # a client of 2025-11-25 or before
+    await ctx.notify_prompts_changed()  # a 2026-07-28 client's subscriptions/listen stream
     return "reworded"
 
 

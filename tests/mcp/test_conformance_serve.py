@@ -32,6 +32,7 @@ APPLICABLE = [
     "tools-list",
     "server-sse-multiple-streams",
     "dns-rebinding-protection",
+    "resources-list",  # the artifacts of the runs it holds (none yet: an empty list, well formed)
 ]
 FIXTURES = {
     "logging-set-level": "logging/setLevel (deprecated in 2026-07-28; an agent server offers no logging)",
@@ -57,7 +58,7 @@ FIXTURES = {
     "server-sse-polling": "the reference server's fixture tool",
     **{
         f"resources-{name}": "the reference server's fixture resources"
-        for name in ("list", "read-text", "read-binary", "templates-read", "subscribe", "unsubscribe")
+        for name in ("read-text", "read-binary", "templates-read", "subscribe", "unsubscribe")
     },
     **{
         f"prompts-{name}": "the reference server's fixture prompts"

@@ -20,6 +20,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
 
 from jianmu_like.cli._serve import agent_factory
 from jianmu_like.server._mcp_server import AgentTool, http_app
@@ -321,6 +322,13 @@ async def test_artifacts_come_back_as_embedded_resources() -> None:
     with live_server(http_app(AgentTool(registry, name="Artist", description=""), token=None)) as url:
         async with http_session(url) as session:
             result = await session.call_tool("Artist", {"question": "make them"})
+            # Each one can be read again (`resources/read`) while the server holds the run.
+            listed = (await session.list_resources()).resources
+            again = {str(r.uri): (await session.read_resource(str(r.uri))).contents[0] for r in listed}
+            with pytest.raises(MCPError, match="no run 'gone'"):
+                await session.read_resource("jianmu://runs/gone/artifacts/0")
+            with pytest.raises(MCPError, match="run artifacts only"):
+                await session.read_resource("file:///etc/passwd")
     assert text_of(result) == "made them"
     resources = [block for block in result.content if isinstance(block, types.EmbeddedResource)]
     by_name = {block.meta["name"]: block.resource for block in resources if block.meta}
@@ -330,6 +338,43 @@ async def test_artifacts_come_back_as_embedded_resources() -> None:
     assert isinstance(table, types.TextResourceContents) and table.text == made.CSV
     assert isinstance(photo, types.BlobResourceContents) and base64.b64decode(photo.blob) == made.PNG
     assert photo.mime_type == "image/png" and str(photo.uri).startswith("jianmu://runs/")
+    assert sorted(r.name for r in listed) == ["chart.html", "cities.csv", "dot.png"]
+    assert again == {str(block.uri): block for block in by_name.values()}
+
+
+INPUTS_AGENT = """\
+kind: tree
+output: main
+inputs: [city]
+tree:
+  sequence:
+    children:
+      - react: {namespace: main, input: "In {city}: {task}"}
+"""
+
+
+async def test_the_agent_files_inputs_are_arguments_of_the_tool(tmp_path: Path) -> None:
+    """Declared `inputs:` join `question` in the tool's input schema, each required, and reach
+    the run's templates."""
+    (tmp_path / "agent.yaml").write_text(INPUTS_AGENT)
+    with ScriptedOpenAIServer(lambda body: reply(f"heard: {body['messages'][-1]['content']}")) as srv:
+        mp = pytest.MonkeyPatch()
+        mp.setenv("OPENAI_BASE_URL", srv.base_url)
+        mp.setenv("OPENAI_API_KEY", "x")
+        try:
+            factory, cleanups, _ = agent_factory(str(tmp_path / "agent.yaml"))
+            tool = AgentTool(RunRegistry(factory), name="Local", description="", inputs=["city"])
+            with live_server(http_app(tool, token=None, on_shutdown=cleanups)) as url:
+                async with http_session(url) as session:
+                    [listed] = (await session.list_tools()).tools
+                    answered = await session.call_tool("Local", {"question": "rain?", "city": "Oslo"})
+                    missing = await session.call_tool("Local", {"question": "rain?"})
+        finally:
+            mp.undo()
+    assert listed.input_schema["required"] == ["question", "city"]
+    assert listed.input_schema["properties"]["city"]["type"] == "string"
+    assert text_of(answered) == "heard: In Oslo: rain?", text_of(answered)
+    assert missing.is_error and "`city` (a string each) required" in text_of(missing)
 
 
 def test_the_command_refuses_a_public_bind_without_a_token_and_a_bad_timeout(
@@ -368,3 +413,27 @@ async def test_a_question_of_the_agent_s_own_mcp_server_is_relayed_to_the_caller
     [question] = elicit.asked
     assert question.requested_schema["required"] == ["name"]
     assert "- Name: Ada Lovelace" in observation  # the caller's answer reached the agent's server
+
+
+async def test_a_2026_07_28_client_runs_the_agent_and_is_told_why_an_approval_is_denied(
+    tmp_path: Path, model: ScriptedOpenAIServer
+) -> None:
+    """The project's own client negotiates 2026-07-28 with `mcp serve` (stdio): the agent runs;
+    an approval, which that revision cannot ask for mid-call, is denied saying so."""
+    from jianmu_like.tools import MCPToolProvider
+
+    agent = write_agent(tmp_path, "effects")
+    config = {
+        "name": "served",
+        "command": sys.executable,
+        "args": ["-m", "jianmu_like", "mcp", "serve", str(agent)],
+        "env": environment(model.base_url),
+        "cwd": str(tmp_path),
+        "call_timeout": PATIENCE,
+    }
+    async with MCPToolProvider(config) as provider:
+        assert await provider.call("Careful", {"question": "2 + 3"}) == "result: 5"
+        assert provider.protocol_version == "2026-07-28"
+        denied = await provider.call("Careful", {"question": "delete notes.txt"})
+    assert "cannot ask the client mid-call" in denied, denied
+    assert deleted(tmp_path) == []

@@ -146,8 +146,10 @@ async def test_tool_list_is_cached_and_refreshed_on_change(plain: MCPToolProvide
     first = await plain.get_tools()
     assert [t.name for t in first] == [t.name for t in await plain.get_tools()]
     assert "grown" not in {t.name for t in first}
-    # The server adds a tool and sends notifications/tools/list_changed: the next listing sees it.
+    # The server adds a tool and sends notifications/tools/list_changed (at 2026-07-28 on the
+    # client's subscriptions/listen stream, which may deliver it after the call's result).
     assert await invoke(plain, "grow") == "grown"
+    await wait_until_async(lambda: plain.stale, "the tool list change was received")
     assert "grown" in {t.name for t in await plain.get_tools()}
     assert "grown" in {t.name for t in await plain.refresh()}
 
@@ -173,7 +175,9 @@ async def test_a_resource_list_change_reaches_the_read_resource_tool() -> None:
 async def test_a_server_without_subscriptions_says_so_and_still_works(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    async with MCPToolProvider(server_config(subscribe=["note://x"])) as provider:
+    # The handshake era: this server declares no `resources.subscribe` there (at 2026-07-28 it
+    # takes subscriptions on its subscriptions/listen stream, see test_mcp_revision).
+    async with MCPToolProvider(server_config(subscribe=["note://x"], protocol="legacy")) as provider:
         assert "does not offer resource subscriptions; not subscribed to note://x" in caplog.text
         with pytest.raises(MCPServerError, match="'test' does not offer resource subscriptions"):
             await provider.subscribe_resource("note://y")

@@ -268,6 +268,20 @@ async def test_without_the_servers_tasks_capability_no_call_is_a_task() -> None:
         assert (await server_log(provider))["status"] == {}
 
 
+async def test_a_server_of_both_eras_keeps_its_tasks_at_protocol_legacy_and_says_so_otherwise(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Core tasks are 2025-11-25's: a server that also speaks 2026-07-28 is reached there by
+    `protocol: auto`, and its task tools are left out naming the way to them."""
+    both = {"TASK_SERVER_BOTH_ERAS": "1"}
+    async with task_server(env=both) as provider:
+        assert "breaks" not in {tool.name for tool in await provider.get_tools()}
+    assert "tasks are an extension this client does not speak (`protocol: legacy`" in caplog.text
+    async with task_server(env=both, protocol="legacy") as provider:
+        assert "breaks" in {tool.name for tool in await provider.get_tools()}
+        assert provider.protocol_version == "2025-11-25"
+
+
 # -- which calls are tasks, the setting, the SDK -----------------------------------------------
 
 

@@ -289,3 +289,24 @@ def test_a_repeated_call_is_recognised_whatever_the_key_order() -> None:
     again = call_signature(ToolCall(id="2", name="f", arguments={"a": [2], "b": 1}))
     other = call_signature(ToolCall(id="3", name="f", arguments={"a": [3], "b": 1}))
     assert first == again and first != other
+
+
+INLINE_ATTRIBUTES = 30
+"""CPython 3.11 keeps an instance's attributes inline (a read is a fixed offset) only while its
+class has fewer than this many; from this many on every instance holds a real dict and each read
+of an attribute is a dict lookup. The ReAct loop's nodes read theirs on every iteration."""
+
+
+async def test_the_react_loops_nodes_keep_their_attributes_inline() -> None:
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    client = scripted_client([call("add", a=1, b=2), reply("3")])
+    root = create_react_node(model_client=client, tools=[add], config=ReActConfig(max_tool_failures=2))
+    result = await Agent(root, log_events=False).run({"messages": [human("1+2?")]})
+    assert result.final_answer == "3"
+    counts = {type(node).__name__: len(vars(node)) for node in root.iterate()}
+    hot = {name: counts[name] for name in ("AgentLLMNode", "ToolExecutor", "InterruptGate", "OutputNode")}
+    assert all(count < INLINE_ATTRIBUTES for count in hot.values()), hot

@@ -381,20 +381,25 @@ async def test_secrets_never_reach_the_recording(tmp_path: Path) -> None:
     register_secret(declared, source="test")
 
     @tool
-    def credentials(service: str) -> str:
+    def credentials(service: str, note: str = "") -> str:
         """Credentials of a service.
 
         Args:
             service: The service.
+            note: A note.
         """
         return f"token sk-abcdefghijklmnop1234 and password {declared} for " + service
 
-    script = [calls(call("credentials", service="db")), reply(f"Got it: sk-abcdefghijklmnop1234 {declared}")]
+    script = [
+        calls(call("credentials", service="db", note="Bearer abcdefghijklmnop5678")),
+        reply(f"Got it: sk-abcdefghijklmnop1234 {declared}"),
+    ]
     async with ScriptedOpenAIServer(script) as srv:
         agent = Agent(create_react_node(model_client=srv.client(), tools=[credentials]))
         await agent.run({"messages": [human(f"key? mine is {declared}")]}, record=path)
     text = path.read_text()
     assert "sk-abcdefghijklmnop1234" not in text and declared not in text and "***" in text
+    assert "abcdefghijklmnop5678" not in text  # in the tool call's arguments (and the request)
 
 
 def test_bad_files_are_refused_clearly(tmp_path: Path) -> None:

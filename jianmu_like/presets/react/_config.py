@@ -1,6 +1,6 @@
 """ReActConfig: everything `create_react_node` can be told, in one object.
 
-It extends the LLM node's own config (`nodes.settings.LLMNodeConfig`: model, sampling, retries,
+It extends the LLM node's own config (`nodes._settings.LLMNodeConfig`: model, sampling, retries,
 tool protocol, system prompt, state keys) with what only the ReAct loop reads: its limits, how
 tools run, and the optional answer check, context guard, tool selection and synthesis. The
 factory passes it to each node as that node's small config (a `ReActConfig` is an
@@ -14,7 +14,15 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
-from ..._config import AnswerCheckConfig, ContextConfig, JianmuConfig, ToolSelectionConfig, get_config
+from ..._config import (
+    AnswerCheckConfig,
+    ContextConfig,
+    JianmuConfig,
+    OutputChars,
+    Positive,
+    ToolSelectionConfig,
+    get_config,
+)
 from ...nodes._settings import LLMNodeConfig
 from ...nodes._tool_executor import ExecutionMode
 from ...tools.mcp._prompts import MCPPrompt
@@ -24,35 +32,35 @@ class ReActConfig(LLMNodeConfig):
     """Configuration of `create_react_node`. Unset fields take their value from `get_config()`
     at construction time (models.react, llm.*, limits.max_iterations)."""
 
-    max_budget_tokens: int | None = Field(default_factory=lambda: get_config().llm.max_budget_tokens)
+    max_budget_tokens: Positive | None = Field(default_factory=lambda: get_config().llm.max_budget_tokens)
     """Total tokens (`llm.usage.total_tokens`) a run may spend; checked before each iteration."""
-    max_iterations: int = Field(default_factory=lambda: get_config().limits.max_iterations, ge=1)
+    max_iterations: Positive = Field(default_factory=lambda: get_config().limits.max_iterations)
     execution_mode: ExecutionMode = "auto"
     """auto: parallel when several calls are requested and all their tools are parallel-safe."""
     tool_timeout: float = Field(60.0, gt=0)
     """Default seconds per tool call (a Tool's own `timeout` wins)."""
-    max_output_chars: int = Field(8000, ge=100)
+    max_output_chars: OutputChars = 8000
     """Tool outputs longer than this are cut, with a note telling the model so."""
-    reflect_after: int | None = Field(None, ge=1)
+    reflect_after: Positive | None = None
     """After every N tool calls of a run, one call asks the model whether its chain is
-    consistent; the verdict becomes an observation (`nodes.reflection`). None: off."""
-    breakpoint_every: int | None = Field(None, ge=1)
+    consistent; the verdict becomes an observation (`nodes._reflection`). None: off."""
+    breakpoint_every: Positive | None = None
     """A human breakpoint: the tool calls of every N-th model round wait for approval, like a
     guard's `require_approval` (the run suspends; approve or deny, then resume). None: off."""
-    max_tool_failures: int | None = Field(default_factory=lambda: get_config().limits.max_tool_failures, gt=0)
+    max_tool_failures: Positive | None = Field(default_factory=lambda: get_config().limits.max_tool_failures)
     """Stop (termination `tool_failures`) after this many failed tool calls in a row; None: never."""
     synthesize: bool = Field(default_factory=lambda: get_config().answers.synthesize)
     """Two-phase answers: after the loop, one streaming call writes the user-facing answer from
     the execution trace (`<name>.Synthesize`); on any failure the loop's own answer is kept."""
-    synthesis_tool_chars: int = Field(
-        default_factory=lambda: get_config().answers.synthesis_tool_chars, ge=100
+    synthesis_tool_chars: OutputChars = Field(
+        default_factory=lambda: get_config().answers.synthesis_tool_chars
     )
     """Each tool result is cut to this many characters in the synthesis prompt."""
     answer_check: AnswerCheckConfig = Field(default_factory=lambda: get_config().answers.check.model_copy())
     """The answer-quality check (`<name>.AnswerCheck`); `AnswerCheckConfig(enabled=False)` turns
     it off. `True`/`False` are accepted as shorthands."""
     context: ContextConfig = Field(default_factory=lambda: get_config().context.model_copy())
-    """The context guard (`nodes.context_guard`): window, strategy, ...; `False` turns it off."""
+    """The context guard (`nodes._context_guard`): window, strategy, ...; `False` turns it off."""
     tool_selection: ToolSelectionConfig = Field(
         default_factory=lambda: get_config().tools.selection.model_copy()
     )

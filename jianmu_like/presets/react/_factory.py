@@ -87,10 +87,10 @@ def create_react_node(
     key (`AgentResult.output`), an invalid answer is re-asked once, then the run fails with
     termination reason `invalid_output`.
 
-    `skills` (a `SkillSet`, or skill folders) gives the agent skills (see `tools.skills`): their
+    `skills` (a `SkillSet`, or skill folders) gives the agent skills (see `tools._skills`): their
     catalogue follows the system prompt, `use_skill`, `read_skill_file` and one `run_<skill>`
     tool per skill with scripts join its tools. `prompt_runtime` supplies the system prompt at
-    run time, before the default one (see `nodes.context.ContextBuilder`); with an explicit
+    run time, before the default one (see `nodes._context.ContextBuilder`); with an explicit
     `context_builder` it is refused (that builder owns the prompt).
     """
     config = config or ReActConfig()

@@ -72,7 +72,7 @@ class ReActState(BaseModel):
     """What a skill returned this run (written by your own skill nodes; nothing built in does)."""
     client_tools: Annotated[ClientTools | None, Ephemeral(scope="run")] = None
     """Tools the caller offered for this run and runs itself (the OpenAI endpoint's `tools`): a
-    call of one suspends the run until the caller's result arrives (`nodes.client_tools`)."""
+    call of one suspends the run until the caller's result arrives (`nodes._client_tools`)."""
     output_schema: Annotated[dict[str, Any] | None, Ephemeral(scope="run")] = None
     """A JSON schema this run's final answer must match (the OpenAI endpoint's
     `response_format`), validated into `output` like an `output_type`."""

@@ -28,6 +28,7 @@ from ..._config import ConfigError
 from ..._redact import REDACTED, redact_text, redact_url, register_secret
 from ..._validation import describe_validation
 from ._auth import MCPAuthConfig
+from ._revision import ProtocolChoice
 from ._tasks import TaskMode
 
 _PREFIX_RE = re.compile(r"^[a-zA-Z0-9_-]*$")
@@ -67,6 +68,10 @@ class MCPServerConfig(BaseModel):
     auth: MCPAuthConfig | None = None
     """OAuth 2.1 with the server (HTTP only; see `tools.mcp._auth`): `auth: {}` logs in through a
     browser once (`jianmu-like mcp login`) and registers the client itself."""
+    protocol: ProtocolChoice = "auto"
+    """The MCP revision to speak (`tools.mcp._revision`): "auto" 2026-07-28 when the server offers
+    it, the `initialize` handshake of earlier revisions otherwise; "legacy" only the handshake;
+    "2026-07-28" only that revision."""
     prefix: str = ""
     """Prepended to every tool name (e.g. "github_") so two servers' tools cannot collide."""
     allow: list[str] | None = None
@@ -126,7 +131,7 @@ class MCPServerConfig(BaseModel):
     model call, until the model reads it again."""
     max_output_chars: int | None = Field(None, ge=100)
     """The most characters of one of this server's results the model reads (None: the agent's
-    limit); longer results are cut by their shape (`tools.truncation`)."""
+    limit); longer results are cut by their shape (`tools._truncation`)."""
 
     @field_validator("env", "headers", mode="before")
     @classmethod

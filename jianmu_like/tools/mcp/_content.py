@@ -8,7 +8,7 @@ A `CallToolResult` carries content blocks (text, images, audio, embedded resourc
 links), optional `structuredContent` and an `isError` flag. The model only reads text, so:
 text blocks are joined; structured content is sent as compact JSON when no text says the same;
 images, audio, binary resources and embedded HTML or markdown documents become artifacts, whole
-for the user (`tools.artifact`), while the model reads a short placeholder naming the type and
+for the user (`tools._artifact`), while the model reads a short placeholder naming the type and
 size (a base64 blob would burn the context window and mean nothing to the model); a resource
 link tells the model to read it with the `read_resource` tool; an `isError` result
 raises `MCPToolError` with the server's own words, which the executor turns into an error

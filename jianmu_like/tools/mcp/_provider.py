@@ -29,10 +29,12 @@ from ._bounds import Flight, LogGate, refusal
 from ._config import MCPServerConfig, parse_mcp_servers
 from ._content import MCPServerCrashedError, MCPServerError, render_mcp_result
 from ._elicitation import Action, ElicitationBox, ElicitationRequest
+from ._handlers import SessionHandlers
 from ._prompts import prompt_messages
 from ._resources import ResourceIndex, read_resource_tool, render_read_result
+from ._revision import is_modern
 from ._sampling import SamplingPolicy, answer_sampling
-from ._session import MCPSession, SessionHandlers
+from ._session import MCPSession
 from ._tasks import call_as_task, task_support
 
 if TYPE_CHECKING:
@@ -400,6 +402,11 @@ class MCPToolProvider:
         return self._stale
 
     @property
+    def protocol_version(self) -> str | None:
+        """The MCP revision agreed with the server (`protocol:`), once connected."""
+        return self._session.protocol_version if self._session is not None else None
+
+    @property
     def connected(self) -> bool:
         return self._session is not None and self._session.alive
 
@@ -551,6 +558,11 @@ class MCPToolProvider:
             if as_task is None:
                 # Offered, it would fail every call ("requires task augmentation"): say so once.
                 why = "tasks: never" if config.tasks == "never" else "the server does not offer tool tasks"
+                if config.tasks != "never" and session is not None and is_modern(session.protocol_version):
+                    why = (  # a revision removed them: say how to reach them, never silently
+                        f"at protocol {session.protocol_version} tasks are an extension this client does "
+                        "not speak (`protocol: legacy` reaches a server's 2025-11-25 tasks)"
+                    )
                 logger.warning(
                     "MCP server %r: tool %r requires task-augmented execution (MCP tasks) and %s; "
                     "it is not offered to the model",
@@ -593,6 +605,8 @@ class MCPToolProvider:
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "connected" if self.connected else "not connected"
+        if self.connected and self.protocol_version is not None:
+            state += f", protocol={self.protocol_version}"
         return (
             f"MCPToolProvider(name={self.name!r}, transport={self.config.transport!r}, "
             f"target={self.config.describe()!r}, {state})"

@@ -18,7 +18,7 @@ under rules the server cannot change:
   run and the batch's calls spent, and the requests in flight): once it is spent the request is
   refused, and `maxTokens` is capped by what is left. The tokens then count in the run's usage
   and budget (through the tool call that was running when the server asked:
-  `tools.call_context.add_call_usage`), and each request is an `mcp.sampling` event (server,
+  `tools.call_context.add_call_usage`), and each request is an `mcp._sampling` event (server,
   model, max_tokens, usage, or why it was refused). A request while none of the server's calls
   runs is refused (`tools.mcp._bounds`).
 - **Model preferences are hints, among the models allowed.** With `sampling_models` configured,

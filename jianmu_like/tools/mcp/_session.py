@@ -17,11 +17,10 @@ import signal
 import warnings
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, contextmanager, suppress
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..._redact import redact_text, redacting_logger
-from ._auth import Authorize, HTTPRefusals, MCPAuthError, build_oauth, describe_auth_failure
+from ._auth import HTTPRefusals, MCPAuthError, build_oauth
 from ._config import MCPServerConfig
 from ._content import (
     MCPConnectError,
@@ -30,7 +29,10 @@ from ._content import (
     MCPTimeoutError,
     MCPToolError,
 )
+from ._failures import connection_closed, leaf, sends_authorization, start_failure
+from ._handlers import SessionHandlers, notify
 from ._process import StdioProcess
+from ._revision import Listener, answer_input_rounds, is_modern, negotiate
 from ._tasks import (
     MCPTasksUnavailableError,
     Progress,
@@ -66,33 +68,6 @@ if TYPE_CHECKING:
     from mcp.types import Tool as MCPTool
 
 
-@dataclass
-class SessionHandlers:
-    """What the session tells its owner about the server, between and during requests.
-
-    Every field is optional; a server notification nobody handles is dropped. `roots` is asked
-    whenever the server sends `roots/list`; with it set, the client declares the roots
-    capability in its handshake (servers only ask clients that declare it)."""
-
-    tools_changed: Callable[[], None] | None = None
-    resources_changed: Callable[[], None] | None = None
-    """`resources/list_changed` (or `resources/updated` when `resource_updated` is unset): what
-    `read_resource` offers is stale."""
-    resource_updated: Callable[[str], None] | None = None
-    """`resources/updated` of a subscribed resource, with its URI."""
-    prompts_changed: Callable[[], None] | None = None
-    log: Callable[[LoggingMessageNotificationParams], None] | None = None
-    roots: Callable[[], list[tuple[str, str | None]]] | None = None
-    """`(uri, name)` pairs sent to a server asking for the client's roots."""
-    sampling: Callable[[CreateMessageRequestParams], Awaitable[CreateMessageResult | ErrorData]] | None = None
-    """Answers `sampling/createMessage`; with it set, the client declares sampling."""
-    elicitation: Callable[[ElicitRequestParams], Awaitable[ElicitResult | ErrorData]] | None = None
-    """Answers `elicitation/create`; with it set, the client declares elicitation."""
-    authorize: Authorize | None = None
-    """Plays the person's part of an OAuth login (`auth:` servers): without it, a server that
-    needs one fails with `MCPLoginRequiredError`."""
-
-
 logger = redacting_logger(__name__)  # they quote what servers and tools say
 for _sdk_logger in (
     "mcp.client.stdio",
@@ -112,28 +87,6 @@ CLOSE_TIMEOUT = 10.0
 6.5 s (flush, stdin-close grace, SIGTERM, SIGKILL), so this only trips on a wedged transport."""
 
 _T = TypeVar("_T")
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    """The first real error inside (nested) exception groups."""
-    while isinstance(exc, BaseExceptionGroup):
-        inner = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
-        exc = (inner or list(exc.exceptions))[0]
-    return exc
-
-
-def _sends_authorization(config: MCPServerConfig) -> bool:
-    return any(key.lower() == "authorization" for key in config.headers)
-
-
-def _connection_closed(exc: BaseException) -> bool:
-    import anyio
-    from mcp import MCPError
-    from mcp.types import CONNECTION_CLOSED
-
-    if isinstance(exc, MCPError):
-        return exc.code == CONNECTION_CLOSED
-    return isinstance(exc, anyio.ClosedResourceError | anyio.BrokenResourceError | ConnectionError)
 
 
 class _CallClock:
@@ -169,6 +122,11 @@ class MCPSession:
         if on_tools_changed is not None:
             self.handlers.tools_changed = on_tools_changed
         self.server_info: Implementation | None = None
+        """What the server says it is (a 2026-07-28 server may not say)."""
+        self.protocol_version: str | None = None
+        """The revision agreed with the server (`_revision`), once connected."""
+        self._listener: Listener | None = None
+        """The `subscriptions/listen` stream of a 2026-07-28 session."""
         self.failure: BaseException | None = None
         """Why the owner task ended on its own, if it did."""
         self._process = StdioProcess(config.name)
@@ -248,12 +206,12 @@ class MCPSession:
         except Exception as exc:
             if self.config.transport == "stdio":
                 await self._process.settle()  # its exit status, and all it wrote to stderr
-            message = self._start_failure(exc) + self._stderr_note()
+            message = start_failure(self.config, exc, self.refusals, self.returncode) + self._stderr_note()
             await asyncio.shield(self.close())
-            leaf = _leaf(exc)
+            cause = leaf(exc)
             kind: type[MCPConnectError] = MCPConnectError
-            if isinstance(leaf, MCPConnectError):  # MCPLoginRequiredError, MCPAuthError
-                kind = type(leaf)
+            if isinstance(cause, MCPConnectError):  # MCPLoginRequiredError, MCPAuthError
+                kind = type(cause)
             elif self.refusals.status is not None:
                 kind = MCPAuthError
             raise kind(config.name, message) from exc
@@ -261,26 +219,6 @@ class MCPSession:
             if ready.done() and not ready.cancelled():
                 ready.exception()  # retrieved: no "exception never retrieved" warning
             ready.cancel()
-
-    def _start_failure(self, exc: BaseException) -> str:
-        config, leaf = self.config, _leaf(exc)
-        where = f"MCP server {config.name!r} ({config.describe()})"
-        if config.transport == "http":
-            explained = describe_auth_failure(config.name, config.describe(), leaf)
-            explained = explained or self.refusals.explain(
-                config.name, config.describe(), config.auth, header=_sends_authorization(config)
-            )
-            if explained is not None:
-                return explained
-        if _connection_closed(leaf):
-            status = self.returncode
-            exited = f" (exit status {status})" if status is not None else ""
-            return f"{where} closed the connection before completing the MCP handshake{exited}"
-        code = getattr(leaf, "code", None)
-        if isinstance(code, int):  # an MCPError: it answered, but not with a handshake
-            return f"{where} refused the MCP handshake: {leaf} (error {code})"
-        verb = "could not be started" if config.transport == "stdio" else "could not be reached"
-        return f"{where} {verb}: {type(leaf).__name__}: {leaf}"
 
     def _stderr_note(self) -> str:
         if self._process.pid is None:
@@ -320,22 +258,30 @@ class MCPSession:
                     sampling_callback=self._sample if self.handlers.sampling is not None else None,
                     elicitation_callback=self._elicit if self.handlers.elicitation is not None else None,
                     client_info=Implementation(name="jianmu_like", version="0.1.0"),
+                    # 2026-07-28 sends log messages only to requests that ask (SEP-2577); earlier
+                    # revisions send them at the server's level.
+                    log_level="info",
                 )
                 await stack.enter_async_context(session)
-                result = await session.initialize()
-                self.server_info = result.server_info
+                await negotiate(session, self.config.protocol)
+                self.server_info, self.protocol_version = session.server_info, session.protocol_version
+                logger.info("MCP server %r: protocol revision %s", self.name, self.protocol_version)
+                if is_modern(self.protocol_version):
+                    self._listener = Listener.for_handlers(self.name, session, self.handlers)
                 self._session = session
                 if not ready.done():
                     ready.set_result(None)
-                await stop.wait()
+                try:
+                    await stop.wait()
+                finally:
+                    if self._listener is not None:
+                        await self._listener.stop()
         except Exception as exc:
             self.failure = exc
             if not ready.done():
                 ready.set_exception(exc)
             elif not stop.is_set():
-                logger.warning(
-                    "MCP server %r: connection ended: %s", self.name, redact_text(repr(_leaf(exc)))
-                )
+                logger.warning("MCP server %r: connection ended: %s", self.name, redact_text(repr(leaf(exc))))
         finally:
             self._session = None
 
@@ -374,21 +320,7 @@ class MCPSession:
             if report is not None:
                 await report(params.progress, params.total, params.message)
             return
-        handlers = self.handlers
-        handler = (
-            {
-                "notifications/tools/list_changed": handlers.tools_changed,
-                "notifications/resources/list_changed": handlers.resources_changed,
-                "notifications/resources/updated": handlers.resources_changed,
-                "notifications/prompts/list_changed": handlers.prompts_changed,
-            }.get(method)
-            if isinstance(method, str)
-            else None
-        )
-        if method == "notifications/resources/updated" and handlers.resource_updated is not None:
-            handlers.resource_updated(str(getattr(getattr(message, "params", None), "uri", "")))
-        elif handler is not None:
-            handler()
+        notify(self.handlers, message)
 
     async def _on_log(self, params: LoggingMessageNotificationParams) -> None:
         if self.handlers.log is not None:
@@ -498,9 +430,15 @@ class MCPSession:
         )
 
     async def read_resource(self, uri: str) -> ReadResourceResult:
-        return await self._request(
-            f"resources/read of {uri!r}", self.config.call_timeout, lambda s: s.read_resource(uri)
-        )
+        async def send(session: ClientSession) -> ReadResourceResult:
+            async def again(answers: Any, state: str | None) -> Any:
+                return await session.read_resource(
+                    uri, input_responses=answers, request_state=state, allow_input_required=True
+                )
+
+            return await answer_input_rounds(session, await again(None, None), again)
+
+        return await self._request(f"resources/read of {uri!r}", self.config.call_timeout, send)
 
     async def subscribe(self, uri: str, *, on: bool = True) -> None:
         """`resources/subscribe` (or `unsubscribe`) of `uri`: the server then sends
@@ -514,19 +452,43 @@ class MCPSession:
                 return await (session.subscribe_resource(uri) if on else session.unsubscribe_resource(uri))
 
         what = f"resources/{'subscribe' if on else 'unsubscribe'} of {uri!r}"
+        listener = self._listener
+        if listener is not None:  # 2026-07-28: the listen stream's filter names the resources
+            uris = [u for u in listener.uris if u != uri] + ([uri] if on else [])
+            try:
+                await listener.set_uris(uris, timeout=self.config.connect_timeout)
+            except TimeoutError:
+                raise MCPTimeoutError(
+                    self.name, f"MCP server {self.name!r} did not acknowledge subscriptions/listen for {what}"
+                ) from None
+            honored = getattr(listener.honored, "resource_subscriptions", None) or []
+            if on and uri not in honored:
+                raise MCPServerError(
+                    self.name,
+                    f"MCP server {self.name!r} did not take {what} on its subscriptions/listen stream",
+                )
+            return
         await self._request(what, self.config.connect_timeout, send)
 
     async def list_prompts(self) -> list[Prompt]:
         return await self._paginate("prompts/list", "list_prompts", "prompts")
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> GetPromptResult:
-        return await self._request(
-            f"prompt {name!r}", self.config.connect_timeout, lambda s: s.get_prompt(name, arguments)
-        )
+        async def send(session: ClientSession) -> GetPromptResult:
+            async def again(answers: Any, state: str | None) -> Any:
+                return await session.get_prompt(
+                    name, arguments, input_responses=answers, request_state=state, allow_input_required=True
+                )
+
+            return await answer_input_rounds(session, await again(None, None), again)
+
+        return await self._request(f"prompt {name!r}", self.config.connect_timeout, send)
 
     async def roots_changed(self) -> None:
         """Tell the server the client's roots changed (`notifications/roots/list_changed`)."""
         session = self._session
+        if is_modern(self.protocol_version):
+            return  # 2026-07-28 asks for the roots with each request that needs them
         if session is not None and self.alive:
             # Roots are deprecated from protocol 2026-07-28 (SEP-2577), but servers of earlier
             # revisions (server-everything, the filesystem server) still ask for them.
@@ -566,7 +528,10 @@ class MCPSession:
             )
         if report is None:
             return await self._request(
-                f"tool {name!r}", config.call_timeout, lambda s: s.call_tool(name, arguments), tool=name
+                f"tool {name!r}",
+                config.call_timeout,
+                lambda s: self._call(s, name, arguments, None),
+                tool=name,
             )
         loop = asyncio.get_running_loop()
         clock = _CallClock(loop, config.call_timeout, loop.time() + config.max_call_duration)
@@ -582,7 +547,7 @@ class MCPSession:
                     self._clocks.add(clock)
                     if self._waiting_on_us:
                         clock.hold()
-                    return await session.call_tool(name, arguments, progress_callback=on_progress)
+                    return await self._call(session, name, arguments, on_progress)
             except TimeoutError:
                 if loop.time() >= clock.limit:
                     limit_s = config.max_call_duration
@@ -599,6 +564,30 @@ class MCPSession:
 
         # The outer bound is only a backstop: `send` ends the call first, saying why.
         return await self._request(f"tool {name!r}", config.max_call_duration + 5.0, send, tool=name)
+
+    async def _call(
+        self, session: ClientSession, name: str, arguments: dict[str, Any], on_progress: Any
+    ) -> CallToolResult:
+        """`tools/call`, answering the server's `input_required` rounds (2026-07-28)."""
+        from mcp.types import CallToolResult
+
+        async def again(answers: Any, state: str | None) -> Any:
+            result = await session.call_tool(
+                name,
+                arguments,
+                progress_callback=on_progress,
+                input_responses=answers,
+                request_state=state,
+                allow_input_required=True,
+            )
+            return result
+
+        result = await answer_input_rounds(session, await again(None, None), again)
+        if not isinstance(result, CallToolResult):  # an extension's result: none is enabled
+            raise MCPToolError(
+                self.name, name, f"MCP server {self.name!r}: tool {name!r} sent an unknown result"
+            )
+        return result
 
     async def _call_task(
         self,
@@ -655,7 +644,7 @@ class MCPSession:
         except TimeoutError:
             pass
         except Exception as exc:
-            if _connection_closed(_leaf(exc)):
+            if connection_closed(leaf(exc)):
                 self._lost = True
                 await self._process.settle()
                 raise MCPServerCrashedError(
@@ -675,7 +664,7 @@ class MCPSession:
                     self.name,
                     self.config.describe(),
                     self.config.auth,
-                    header=_sends_authorization(self.config),
+                    header=sends_authorization(self.config),
                 )
                 if refused is not None and self.config.transport == "http":
                     message = f"{refused} (during {what})"
