@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from serving import model_server  # noqa: E402  (a script beside this one)
+from serving import model_server
 
-from jianmu_like.models import ModelRequest, human  # noqa: E402
-from jianmu_like.models import _openai_provider as provider_module  # noqa: E402
-from jianmu_like.models._messages import Message, ToolCall  # noqa: E402
+from jianmu_like.models import ModelRequest, human
+from jianmu_like.models import _openai_provider as provider_module
+from jianmu_like.models._messages import Message, ToolCall
 
 TOOLS = [
     {
@@ -45,7 +45,11 @@ REQUEST = ModelRequest(
     messages=[
         Message(role="system", content="You are a helpful assistant. Use the tools when they help."),
         human("Add one to 41 with the tool, then answer. [k=2]"),
-        Message(role="assistant", content=None, tool_calls=[ToolCall(id="call_1", name="add", arguments={"a": 41, "b": 1})]),
+        Message(
+            role="assistant",
+            content=None,
+            tool_calls=[ToolCall(id="call_1", name="add", arguments={"a": 41, "b": 1})],
+        ),
         Message(role="tool", content="42", tool_call_id="call_1"),
     ],
     tools=TOOLS,
@@ -79,7 +83,9 @@ async def bench(base_url: str, calls: int, rounds: int) -> dict[str, list[tuple[
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()

@@ -418,7 +418,9 @@ def main() -> None:
     parser.add_argument("--runs-per-slot", type=int, default=2, help="runs per concurrent slot, per batch")
     parser.add_argument("--langgraph", default=LANGGRAPH, help="the `langgraph` CLI of its own virtualenv")
     parser.add_argument(
-        "--baseline", metavar="CHECKOUT", help="also serve (one and two requests) from this checkout, e.g. /work/main"
+        "--baseline",
+        metavar="CHECKOUT",
+        help="also serve (one and two requests) from this checkout, e.g. /work/main",
     )
     parser.add_argument(
         "--skip-sdk-transform", action="store_true", help="an experiment: see skip_sdk_transform()"

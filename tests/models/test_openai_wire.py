@@ -20,7 +20,7 @@ TOOLS = [
         "type": "function",
         "function": {
             "name": "add",
-            "description": "Add two numbers (ünïcode, \"quotes\").",
+            "description": 'Add two numbers (ünïcode, "quotes").',
             "parameters": {
                 "type": "object",
                 "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
@@ -32,7 +32,11 @@ TOOLS = [
 HISTORY = [
     Message(role="system", content="You add."),
     human("what is 1 + 2? ☃"),
-    Message(role="assistant", content=None, tool_calls=[ToolCall(id="call_1", name="add", arguments={"a": 1, "b": 2})]),
+    Message(
+        role="assistant",
+        content=None,
+        tool_calls=[ToolCall(id="call_1", name="add", arguments={"a": 1, "b": 2})],
+    ),
     Message(role="tool", content="3", tool_call_id="call_1"),
 ]
 SCHEMA_FORMAT = {
@@ -60,11 +64,20 @@ CASES: dict[str, tuple[dict[str, Any], Any]] = {
         "hello",
     ),
     "request options": (
-        {"extra_params": {"extra_headers": {"X-Trace": "t1"}, "extra_query": {"q": "1"}, "extra_body": {"x": 1}}},
+        {
+            "extra_params": {
+                "extra_headers": {"X-Trace": "t1"},
+                "extra_query": {"q": "1"},
+                "extra_body": {"x": 1},
+            }
+        },
         "hello",
     ),
     "stream": ({"stream": True, "tools": TOOLS, "tool_choice": "auto"}, "hello"),
-    "stream options": ({"stream": True, "extra_params": {"stream_options": {"include_usage": False}}}, "hello"),
+    "stream options": (
+        {"stream": True, "extra_params": {"stream_options": {"include_usage": False}}},
+        "hello",
+    ),
 }
 
 
