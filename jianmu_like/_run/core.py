@@ -41,9 +41,10 @@ from ..state._manager import StateManager
 from ..state._schema import schema_spec
 from ..telemetry import events as ev
 from ..telemetry._hub import TelemetryHub, structlog_sink
-from ..telemetry.events import Event
+from ..telemetry.events import AnyEvent
 from ..tools._run_context import RunContext, enter_run, leave_run
 from .approvals import Approvals
+from .breakpoints import Breakpoints
 from .errors import ConversationError
 from .interrupts import Interrupts
 from .open_calls import repair_open_calls
@@ -131,6 +132,8 @@ class RunCore:
         self.durability = durability
         self.interrupts = Interrupts(telemetry, namespace=namespace, node=trees.tree.name)
         self.approvals = Approvals(sm, keys)
+        self.breakpoints = Breakpoints(sm, keys)
+        """Where runs pause before a node ticks (`_run.breakpoints`); none by default."""
         self.recorder: RunRecorder | None = None
         self.recording: RunRecording | None = None
         """Where every run and resume is recorded (`Agent(record=...)`; None: not recorded)."""
@@ -271,7 +274,7 @@ class RunCore:
 
             try:
                 return await self._drive(
-                    root, runner, max_ticks, event=ev.RUN_STARTED, deps=deps, record=(record, note)
+                    root, runner, max_ticks, event=ev.RunStarted, deps=deps, record=(record, note)
                 )
             finally:
                 if recorder is not None:
@@ -326,7 +329,7 @@ class RunCore:
                     recording.record_resume(decisions, thread_id, run_id)
 
                 return await self._drive(
-                    root, runner, max_ticks, event=ev.RUN_RESUMED, deps=deps, record=(None, note)
+                    root, runner, max_ticks, event=ev.RunResumed, deps=deps, record=(None, note)
                 )
             finally:
                 if recorder is not None:
@@ -370,7 +373,7 @@ class RunCore:
         runner: ReactiveRunner,
         max_ticks: int,
         *,
-        event: str,
+        event: type[ev.RunStarted | ev.RunResumed],
         deps: Any = None,
         record: tuple[RunRecording | None, RecordOp] | None = None,
     ) -> AgentResult:
@@ -395,7 +398,7 @@ class RunCore:
         root: py_trees.behaviour.Behaviour,
         runner: ReactiveRunner,
         max_ticks: int,
-        event: str,
+        event: type[ev.RunStarted | ev.RunResumed],
         deps: Any,
         run_id: str,
     ) -> AgentResult:
@@ -409,7 +412,7 @@ class RunCore:
             hub.emit(event, node=root.name, namespace=self.namespace, thread_id=thread_id)
             if repaired:
                 hub.emit(
-                    ev.THREAD_REPAIRED,
+                    ev.ThreadRepaired,
                     node=root.name,
                     namespace=self.namespace,
                     thread_id=thread_id,
@@ -417,6 +420,7 @@ class RunCore:
                 )
         started = time.perf_counter()
         ticks = 0
+        self.breakpoints.install(root)
         interrupts = self.interrupts
         interrupts.loop = asyncio.get_running_loop()
         interrupts.running = True
@@ -448,7 +452,7 @@ class RunCore:
             interrupts.drop()
         if hub.active:
             hub.emit(
-                ev.RUN_COMPLETED,
+                ev.RunCompleted,
                 node=root.name,
                 namespace=self.namespace,
                 status=result.status,
@@ -476,9 +480,9 @@ class RunCore:
             weakref.finalize(self, self._sync_runner.close)
         return self._sync_runner.run(start())
 
-    async def stream(self, start: Callable[[], Coroutine[Any, Any, AgentResult]]) -> AsyncIterator[Event]:
+    async def stream(self, start: Callable[[], Coroutine[Any, Any, AgentResult]]) -> AsyncIterator[AnyEvent]:
         """Run `start()` (a `run()`) and yield its telemetry events as they happen."""
-        queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        queue: asyncio.Queue[AnyEvent | None] = asyncio.Queue()
         unsubscribe = self.telemetry.subscribe(queue.put_nowait)
         task = asyncio.create_task(start())
         task.add_done_callback(lambda _t: queue.put_nowait(None))

@@ -25,10 +25,11 @@ from ..guard._approvals import Approval, ApprovalDecision
 from ..nodes._interrupts import InterruptBox
 from ..state._manager import StateManager
 from ..telemetry._hub import TelemetryHub
-from ..telemetry.events import Event
+from ..telemetry.events import AnyEvent
 from ..tools._toolset import ToolSet
 from ..tools.mcp._elicitation import Action as ElicitationAction
 from ..tools.mcp._elicitation import ElicitationRequest, boxes_of, pending_in, respond_in
+from .breakpoints import Breakpoints
 from .core import RunCore
 from .recording import RunRecording
 from .result import AgentResult
@@ -90,6 +91,12 @@ class RunFacade:
     def runner(self) -> ReactiveRunner | None:
         """The runner of the tree in hand (a Conversation holds none between runs)."""
         return self._core.trees.runner
+
+    @property
+    def breakpoints(self) -> Breakpoints:
+        """Where this agent's runs pause before a node ticks (`set([...])`; see `_run.breakpoints`):
+        a pause is a pending approval of kind `breakpoint`, decided and resumed like one."""
+        return self._core.breakpoints
 
     @property
     def recorder(self) -> RunRecorder | None:
@@ -229,7 +236,7 @@ class RunFacade:
 
     async def stream(
         self, input_data: Mapping[str, Any] | None = None, *, max_ticks: int = 100_000
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncIterator[AnyEvent]:
         """Run and yield telemetry events as they happen; the last one is `run.completed`."""
         async for event in self._core.stream(lambda: self.run(input_data, max_ticks=max_ticks)):
             yield event

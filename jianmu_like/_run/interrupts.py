@@ -159,7 +159,7 @@ class Interrupts:
                 raise
         if self._telemetry.active:
             self._telemetry.emit(
-                ev.INJECT, node=self._node, namespace=target, status="queued", content=content
+                ev.Inject, node=self._node, namespace=target, status="queued", content=content
             )
 
     def _target(self, namespace: str | None) -> str | None:
@@ -190,5 +190,5 @@ class Interrupts:
         for ns, content in self.box.drain():
             if self._telemetry.active:
                 self._telemetry.emit(
-                    ev.INJECT, node=self._node, namespace=ns, status="dropped", content=content
+                    ev.Inject, node=self._node, namespace=ns, status="dropped", content=content
                 )

@@ -22,6 +22,7 @@ from ..state._manager import StateManager
 from ..telemetry._hub import TelemetryHub
 from ..tools.mcp._elicitation import Action as ElicitationAction
 from ..tools.mcp._elicitation import ElicitationRequest
+from .breakpoints import Breakpoints
 from .result import AgentResult
 
 
@@ -55,6 +56,9 @@ class AgentLike(Protocol):
 
     @property
     def checkpointer(self) -> Checkpointer | None: ...
+
+    @property
+    def breakpoints(self) -> Breakpoints: ...
 
     def accepts(self, key: str) -> bool: ...
 

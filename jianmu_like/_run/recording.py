@@ -41,7 +41,7 @@ from ..models._hooks import ModelCall, model_call_hook, use_model_call_hook
 from ..models._messages import Message
 from ..models._types import ModelEventCallback, ModelRequest, ModelResponse
 from ..telemetry._hub import TelemetryHub
-from ..telemetry.events import Event
+from ..telemetry.events import AnyEvent
 from ..tools._base import Tool, render_result
 from ..tools._hooks import ToolInvoke, call_timed_out, tool_call_hook, use_tool_call_hook
 
@@ -161,9 +161,6 @@ def node_of(on_event: ModelEventCallback | None) -> str | None:
     return path if isinstance(path, str) else None
 
 
-_EVENT_JSON = Event.__pydantic_serializer__.to_json
-
-
 class RunRecording:
     """Writes one recording file (see the module); a RunCore calls `record_run` / `record_resume`
     and runs each drive inside `recording()`.
@@ -273,15 +270,15 @@ class RunRecording:
             self._file.flush()
 
     # ------------------------------------------------------------------ the seams
-    def on_event(self, event: Event) -> None:
-        """The telemetry subscriber: every event of the run, with its tick (the event model
-        serialized as it is, by pydantic-core: an event line costs a few microseconds)."""
+    def on_event(self, event: AnyEvent) -> None:
+        """The telemetry subscriber: every event of the run, with its tick (the event's wire
+        shape serialized by pydantic-core: an event line costs a few microseconds)."""
         self.events += 1
         self.last_type = event.type
         file = self._file
         if file is None or self.truncated:
             return
-        data = b'{"kind":"event","tick":%d,' % self.tick() + _EVENT_JSON(event, fallback=repr)[1:] + b"\n"
+        data = b'{"kind":"event","tick":%d,' % self.tick() + to_json(event.wire(), fallback=repr)[1:] + b"\n"
         if self.written + len(data) > self.max_bytes:
             self.write({})  # writes the truncation note
             return

@@ -41,11 +41,12 @@ from ..guard._enforcer import GuardEnforcer
 from ..guard._policies import unknown_tool
 from ..models._client import ModelClient
 from ..models._named_providers import served_name
+from ..nodes._a2a_node import A2AAgentNode
 from ..nodes._message import MessageNode
 from ..presets.react._config import ReActConfig
 from ..presets.react._state import ReActState
 from ..state._contract import StateContract, declare
-from ..tools._a2a import a2a_providers
+from ..tools._a2a import A2AAgentConfig, a2a_providers
 from ..tools._base import Tool
 from ..tools._provider import ToolProvider
 from ..tools._skills import SKILL_FILE, Skill, SkillSet, load_skill
@@ -121,10 +122,13 @@ def load_agent(
     # Agent files run on the ReAct state (their wiring checks keys against it), whatever nodes
     # their tree holds: a tree of plain nodes has no preset root to say so.
     if spec.kind == "tree":
-        return Agent(
+        agent = Agent(
             root, ReActState, namespace=None, output_namespace=spec.output, inputs=inputs, source=source
         )
-    return Agent(root, ReActState, namespace=spec.namespace, inputs=inputs, source=source)
+    else:
+        agent = Agent(root, ReActState, namespace=spec.namespace, inputs=inputs, source=source)
+    agent.breakpoints.set(spec.breakpoints)
+    return agent
 
 
 def _client_for(spec: ModelSpec | None) -> ModelClient:
@@ -488,6 +492,15 @@ class _Builder:
             return condition
         if kind == "message":
             return MessageNode(name, body.content, namespace=body.namespace, role=body.role)
+        if kind == "a2a_agent":
+            node_keys = {"namespace", "message_key", "output_key"}
+            return A2AAgentNode(
+                name,
+                A2AAgentConfig.model_validate(body.model_dump(exclude=node_keys)),
+                message_key=body.message_key,
+                output_key=body.output_key,
+                namespace=body.namespace,
+            )
         agent = AGENT_KINDS.get(kind)
         if agent is not None:
             built = self._agent(file, body, agent, defaults)

@@ -29,6 +29,7 @@ from .._config import (
     ToolProtocol,
     ToolSelectionConfig,
 )
+from .._run.breakpoints import Breakpoint
 from ..tools._a2a import A2AAgentConfig
 from ..tools.mcp._prompts import MCPPrompt
 
@@ -268,6 +269,7 @@ NODE_KINDS = (
     "supervisor",
     "plan_execute",
     "research",
+    "a2a_agent",
 )
 
 
@@ -285,6 +287,7 @@ class TreeNodeSpec(_Strict):
     supervisor: SupervisorSpec | None = None
     plan_execute: PlanExecuteSpec | None = None
     research: ResearchSpec | None = None
+    a2a_agent: A2ANodeSpec | None = None
 
     @model_validator(mode="after")
     def _exactly_one(self) -> TreeNodeSpec:
@@ -331,6 +334,17 @@ class MessageSpec(_Strict):
     role: Literal["user", "system"] = "user"
 
 
+class A2ANodeSpec(A2AAgentConfig):
+    """A remote A2A agent as a leaf of the tree (`nodes.A2AAgentNode`): the `a2a_agents` entry's
+    keys (`name` is the node's name too) and where the node reads and writes."""
+
+    namespace: str | None = None
+    message_key: str | None = None
+    """The state key whose text is sent; unset: the last user message of `messages`."""
+    output_key: str = "a2a_reply"
+    """Where the remote answer is written (in `namespace`)."""
+
+
 class PresetRefSpec(_Strict):
     path: str
     """Agent file, relative to the file that references it; it must lie in that file's directory
@@ -358,6 +372,9 @@ class AgentFileSpec(ReActSpec):
     """For `kind: research`."""
     a2a: A2ACard | None = None
     """The A2A agent card `jianmu-like serve` publishes (see `server._a2a`)."""
+    breakpoints: list[Breakpoint] = Field(default_factory=list)
+    """Where the agent's runs pause before a node ticks (`{node: ...}` or `{tool: ...}` each;
+    see `_run.breakpoints`): for debugging an agent file in the console or the command line."""
 
     def a2a_card(self) -> A2ACard:
         """The card's settings: the `a2a:` section, its name and description defaulting to the

@@ -67,6 +67,11 @@ def _walk(
     elif kind == "message":
         wiring.add(body.namespace, {"messages"})
         wiring.templates.append((file, (*here, "content"), body.content))
+    elif kind == "a2a_agent":
+        wiring.add(body.namespace, {body.output_key})
+        if body.message_key is not None:
+            reference = f"{body.namespace}.{body.message_key}" if body.namespace else body.message_key
+            wiring.templates.append((file, (*here, "message_key"), "{" + reference + "}"))
     elif kind == "preset":
         found = resolve(file, body)
         if found is not None:

@@ -103,7 +103,7 @@ class DynamicParallel(NodeMixin, py_trees.composites.Composite):
             self.seed(self, items)
         self._attach(items)
         self.feedback_message = f"{len(items)} child(ren)" + (f", {dropped} dropped" if dropped else "")
-        self.emit(ev.PARALLEL_STARTED, children=[c.name for c in self.children], dropped=dropped)
+        self.emit(ev.ParallelStarted, children=[c.name for c in self.children], dropped=dropped)
 
     # ------------------------------------------------------------------ ticking
     def tick(self) -> Iterator[py_trees.behaviour.Behaviour]:

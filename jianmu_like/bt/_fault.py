@@ -128,7 +128,7 @@ def report(failed: NodeFailed, telemetry: TelemetryHub | None) -> None:
     if telemetry is not None and telemetry.active:
         fault = failed.fault
         telemetry.emit(
-            ev.NODE_FAILED,
+            ev.NodeFailure,
             node=fault.node,
             namespace=fault.namespace,
             kind=fault.kind,

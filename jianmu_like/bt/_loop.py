@@ -139,7 +139,7 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
             self._write_termination("max_iterations", max_iterations=self.max_iterations)
             return Status.FAILURE
         if self.telemetry is not None and self.telemetry.active:
-            self.emit(ev.LOOP_ITERATION, iteration=self.iterations)
+            self.emit(ev.LoopIteration, iteration=self.iterations)
         self._just_checked = self.abort_condition is not None
         sm = self.state_manager
         sm.reset_ephemeral("step", self.namespace)
@@ -176,7 +176,7 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
         self.termination = {"reason": reason, "iterations": self.iterations, **extra}
         self.state_manager.update({self.termination_key: self.termination}, self.namespace)
         self.feedback_message = f"{reason} after {self.iterations} iteration(s)"
-        self.emit(ev.LOOP_TERMINATED, **self.termination)
+        self.emit(ev.LoopTerminated, reason=reason, iterations=self.iterations, extra=extra)
         if self.on_termination is not None:
             self.on_termination(self.termination)
 

@@ -8,8 +8,8 @@ RUNNING, terminate before the status changes).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, ParamSpec, overload
 
 import py_trees
 from py_trees.common import Status
@@ -19,6 +19,9 @@ from .._speed import fast
 if TYPE_CHECKING:
     from ..state._manager import StateManager
     from ..telemetry._hub import TelemetryHub
+    from ..telemetry.events import CatalogueEvent
+
+P = ParamSpec("P")
 
 
 class NodeMixin:
@@ -40,11 +43,16 @@ class NodeMixin:
             parent = parent.parent
         return "/".join(reversed(names))
 
-    def emit(self, event_type: str, **data: Any) -> None:
-        """Publish a telemetry event tagged with this node's path and namespace."""
+    @overload
+    def emit(self, event: Callable[P, CatalogueEvent], /, *args: P.args, **data: P.kwargs) -> None: ...
+    @overload
+    def emit(self, event: str, /, **data: Any) -> None: ...
+    def emit(self, event: Callable[..., CatalogueEvent] | str, /, *args: Any, **data: Any) -> None:
+        """Publish a telemetry event tagged with this node's path and namespace: its class and
+        fields (`self.emit(ev.ToolCallStarted, tool=..., ...)`), or its catalogue name."""
         hub = self.telemetry
         if hub is not None and hub.active:
-            hub.emit(event_type, node=self.path, namespace=self.namespace, **data)
+            hub.emit(event, *args, node=self.path, namespace=self.namespace, **data)  # type: ignore[arg-type, unused-ignore]
 
 
 def walk(root: py_trees.behaviour.Behaviour) -> list[py_trees.behaviour.Behaviour]:

@@ -26,7 +26,7 @@ from rich.tree import Tree
 from .._agent import AgentResult
 from ..models._types import Usage
 from ..telemetry import events as ev
-from ..telemetry.events import Event
+from ..telemetry.events import AnyEvent
 
 _STATUS_STYLE = {
     Status.RUNNING: ("◐", "yellow"),
@@ -142,83 +142,77 @@ class EventRenderer:
         """Reasoning was streamed for the current reply (its `reply.completed` repeats it whole)."""
 
     # ------------------------------------------------------------------ events
-    def handle(self, event: Event) -> None:
-        """Render one event."""
-        data, kind = event.data, event.type
-        if kind == ev.REASONING_DELTA:
-            self._think(event.namespace, str(data.get("delta", "")))
-            return
-        if kind == ev.REPLY_STARTED:
-            self._reasoned = False
-            return
-        if kind == ev.TEXT_DELTA:
-            self._end_thought()
-            self._delta(event.namespace, str(data.get("delta", "")))
-            return
-        if kind == ev.TEXT_RESET:
-            self._end_thought(void=bool(data.get("reasoning_discarded")))
-            self._void_segment(event.namespace)
-            return
-        if kind == ev.REPLY_COMPLETED:
-            self._end_thought()
-            self._end_segment()
-            reasoning = data.get("reasoning")
-            if reasoning and not self._reasoned:  # not streamed: the whole reasoning, once
-                self.console.print(self._prefixed(event.namespace, _thought(str(reasoning).strip())))
-            self._reasoned = False
-            return
-        line = self._line(kind, data)
-        if line is not None:
-            self._end_thought()
-            self._end_segment()
-            self.console.print(self._prefixed(event.namespace, line))
+    def handle(self, event: AnyEvent) -> None:
+        """Render one event (a type the catalogue does not declare renders nothing)."""
+        typed = ev.typed(event)
+        match typed:
+            case ev.ReasoningDelta(delta=delta):
+                self._think(typed.namespace, delta)
+            case ev.ReplyStarted():
+                self._reasoned = False
+            case ev.TextDelta(delta=delta):
+                self._end_thought()
+                self._delta(typed.namespace, delta)
+            case ev.TextReset(reasoning_discarded=discarded):
+                self._end_thought(void=bool(discarded))
+                self._void_segment(typed.namespace)
+            case ev.ReplyCompleted(reasoning=reasoning):
+                self._end_thought()
+                self._end_segment()
+                if reasoning and not self._reasoned:  # not streamed: the whole reasoning, once
+                    self.console.print(self._prefixed(typed.namespace, _thought(reasoning.strip())))
+                self._reasoned = False
+            case None:
+                pass
+            case _:
+                line = self._line(typed)
+                if line is not None:
+                    self._end_thought()
+                    self._end_segment()
+                    self.console.print(self._prefixed(typed.namespace, line))
 
-    def _line(self, kind: str, data: dict[str, Any]) -> Text | None:
-        if kind in (ev.RUN_STARTED, ev.RUN_RESUMED):
-            verb = "resumed" if kind == ev.RUN_RESUMED else "started"
-            thread = data.get("thread_id")
-            line = f"▶ run {verb}" + (f" (thread {thread})" if thread else "")
-            if self.models:
-                line += " · model: " + "; ".join(self.models)
-                self.models = []
-            return Text(line, style="dim")
-        if kind == ev.TOOL_CALL_STARTED:
-            return Text(f"→ {data.get('tool')}({shorten(data.get('arguments', {}))})", style="cyan")
-        if kind == ev.TOOL_CALL_COMPLETED:
-            return Text(f"← {shorten(data.get('output', ''))}", style="green")
-        if kind == ev.TOOL_CALL_FAILED:
-            what = "denied" if data.get("denied") else "failed"
-            return Text(f"✗ {data.get('tool')} {what}: {shorten(data.get('error', ''))}", style="red")
-        if kind == ev.MODEL_CALL_RETRY:
-            delay = data.get("delay")
-            when = f" in {delay:.1f}s" if isinstance(delay, int | float) else ""
-            error = shorten(str(data.get("error", "")).split("; ", 1)[0])  # its hint: in `error:`
-            return Text(f"↻ retrying {data.get('model')}{when}: {error}", style="yellow")
-        if kind == ev.MODEL_CALL_FAILED:  # why: once, in the run's `error:` line (`report`)
-            attempts = data.get("attempts")
-            after = (
-                f" after {attempts} attempt{'s' if attempts != 1 else ''}"
-                if isinstance(attempts, int)
-                else ""
-            )
-            return Text(f"✗ model call failed{after}", style="red")
-        if kind == ev.APPROVAL_REQUESTED:
-            call = f"{data.get('tool')}({shorten(data.get('arguments', {}))})"
-            reason = f": {data['reason']}" if data.get("reason") else ""
-            return Text(f"⏸ {call} needs approval (id {data.get('approval_id')}){reason}", style="yellow")
-        if kind == ev.APPROVAL_RESOLVED:
-            verdict = "✓ approved" if data.get("approved") else "✗ denied"
-            edited = data.get("arguments")
-            edits = f" with corrected arguments {shorten(edited)}" if edited is not None else ""
-            return Text(f"{verdict}: {data.get('approval_id')}{edits}", style="yellow")
-        if kind in (ev.SUPERVISOR_PLANNED, ev.SUPERVISOR_FOLLOW_UPS):  # presets._supervisor
-            questions = data.get("sub_questions") or data.get("follow_ups") or []
-            what = "sub-question(s)" if kind == ev.SUPERVISOR_PLANNED else "follow-up(s)"
-            return Text(f"◆ {len(questions)} {what}: " + " | ".join(map(str, questions)), style="magenta")
-        if kind == ev.CRITIC_VERDICT:
-            verdict = "accepted" if data.get("accept") else f"rejected: {shorten(data.get('critique', ''))}"
-            return Text(f"◆ critic {verdict}" + (" (re-run)" if data.get("rerun") else ""), style="magenta")
-        return None
+    def _line(self, event: ev.CatalogueEvent) -> Text | None:
+        """The transcript's line for `event` (None: it has none)."""
+        match event:
+            case ev.RunStarted() | ev.RunResumed():
+                verb = "resumed" if isinstance(event, ev.RunResumed) else "started"
+                thread = event.thread_id
+                line = f"▶ run {verb}" + (f" (thread {thread})" if thread else "")
+                if self.models:
+                    line += " · model: " + "; ".join(self.models)
+                    self.models = []
+                return Text(line, style="dim")
+            case ev.ToolCallStarted(tool=tool, arguments=arguments):
+                return Text(f"→ {tool}({shorten(arguments)})", style="cyan")
+            case ev.ToolCallCompleted(output=output):
+                return Text(f"← {shorten(output)}", style="green")
+            case ev.ToolCallFailed(tool=tool, denied=denied, error=error):
+                return Text(f"✗ {tool} {'denied' if denied else 'failed'}: {shorten(error)}", style="red")
+            case ev.ModelCallRetry(model=model, delay=delay, error=error):
+                error = shorten(error.split("; ", 1)[0])  # its hint: in `error:`
+                return Text(f"↻ retrying {model} in {delay:.1f}s: {error}", style="yellow")
+            case ev.ModelCallFailure(attempts=attempts):  # why: once, in the run's `error:` line
+                return Text(
+                    f"✗ model call failed after {attempts} attempt{'s' if attempts != 1 else ''}", style="red"
+                )
+            case ev.ApprovalRequested(tool=tool, arguments=arguments, reason=reason, approval_id=approval_id):
+                why = f": {reason}" if reason else ""
+                return Text(
+                    f"⏸ {tool}({shorten(arguments)}) needs approval (id {approval_id}){why}", style="yellow"
+                )
+            case ev.ApprovalResolved(approved=approved, arguments=edited, approval_id=approval_id):
+                verdict = "✓ approved" if approved else "✗ denied"
+                edits = f" with corrected arguments {shorten(edited)}" if edited is not None else ""
+                return Text(f"{verdict}: {approval_id}{edits}", style="yellow")
+            case ev.SupervisorPlanned(sub_questions=questions):  # presets._supervisor
+                return _plan_line(questions, "sub-question(s)")
+            case ev.SupervisorFollowUps(follow_ups=questions):
+                return _plan_line(questions, "follow-up(s)")
+            case ev.CriticReview(accept=accept, critique=critique, rerun=rerun):
+                verdict = "accepted" if accept else f"rejected: {shorten(critique)}"
+                return Text(f"◆ critic {verdict}" + (" (re-run)" if rerun else ""), style="magenta")
+            case _:
+                return None
 
     def _prefix(self, namespace: str | None) -> str:
         return f"[{namespace}] " if namespace and namespace != self.namespace else ""
@@ -323,6 +317,10 @@ class EventRenderer:
         if result.status == "success" and answer and answer not in self.shown:
             self.console.print(Text(answer, style="bold"))
         self.console.print(summary_line(result, usage))
+
+
+def _plan_line(questions: list[str], what: str) -> Text:
+    return Text(f"◆ {len(questions)} {what}: " + " | ".join(questions), style="magenta")
 
 
 def _thought(reasoning: str) -> Text:

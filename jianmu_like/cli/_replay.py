@@ -21,7 +21,7 @@ from rich.text import Text
 
 from ..replay import RecordingError, ReplayDivergence, areplay, export_mock, read_recording
 from ..telemetry import events as ev
-from ..telemetry.events import Event
+from ..telemetry.events import AnyEvent
 from ._common import EXIT_FAILED, EXIT_OK, CliError
 
 if TYPE_CHECKING:
@@ -50,9 +50,9 @@ def replay_command(args: argparse.Namespace, console: Console, errors: Console) 
         lines = read_recording(args.file)
     except RecordingError as exc:
         raise CliError(str(exc)) from exc
-    events: list[Event] = []
+    events: list[AnyEvent] = []
 
-    def sink(event: Event) -> None:
+    def sink(event: AnyEvent) -> None:
         if args.json:
             sys.stdout.write(
                 json.dumps(event.model_dump(mode="json"), ensure_ascii=False, default=str) + "\n"

@@ -33,7 +33,7 @@ from ..models._messages import human
 from ..models._types import Usage
 from ..telemetry import events as ev
 from ..telemetry._hub import structlog_sink
-from ..telemetry.events import Event
+from ..telemetry.events import AnyEvent
 from ..telemetry.otel_setup import flush_tracing
 from ..tools.mcp._elicitation import close_human_channel
 from ._common import (
@@ -98,10 +98,10 @@ def total_usage(agent: Agent) -> Usage:
     return total
 
 
-async def pump(agent: Agent, start: Start, sink: Callable[[Event], None]) -> AgentResult:
+async def pump(agent: Agent, start: Start, sink: Callable[[AnyEvent], None]) -> AgentResult:
     """Run `start()` as a task and pass every event to `sink` as it happens; cancelling the
     caller cancels the run."""
-    queue: asyncio.Queue[Event | None] = asyncio.Queue()
+    queue: asyncio.Queue[AnyEvent | None] = asyncio.Queue()
     unsubscribe = agent.telemetry.subscribe(queue.put_nowait)
     task = asyncio.ensure_future(start())
     task.add_done_callback(lambda _task: queue.put_nowait(None))
@@ -116,7 +116,7 @@ async def pump(agent: Agent, start: Start, sink: Callable[[Event], None]) -> Age
             await asyncio.gather(task, return_exceptions=True)
 
 
-def _json_line(event: Event) -> None:
+def _json_line(event: AnyEvent) -> None:
     sys.stdout.write(json.dumps(event.model_dump(mode="json"), ensure_ascii=False, default=str) + "\n")
     sys.stdout.flush()
 
@@ -148,7 +148,7 @@ async def session(agent: Agent, start: Start, view: RunView) -> AgentResult:
             with Live(renderer, console=view.console, auto_refresh=False, transient=True) as live:
                 last = 0.0
 
-                def sink(event: Event) -> None:
+                def sink(event: AnyEvent) -> None:
                     nonlocal last
                     renderer.handle(event)
                     now = time.monotonic()

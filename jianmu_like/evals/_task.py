@@ -28,7 +28,7 @@ from ..agentfile._loader import load_agent
 from ..models._client import ModelClient
 from ..models._messages import Message, human
 from ..replay import areplay
-from ..telemetry.events import Event
+from ..telemetry.events import AnyEvent
 from ._errors import CaseRunFailed
 from ._library import increment_eval_metric, set_eval_attribute
 from ._trace import RunTrace, build_trace
@@ -119,7 +119,7 @@ class AgentTask:
 
     async def _run(self, inputs: CaseInputs) -> Any:
         agent = load_agent(self.agent_file, allow_modules=self.allow_modules)
-        events: list[Event] = []
+        events: list[AnyEvent] = []
         started = time.perf_counter()
         if inputs.recording is not None:
             try:

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..telemetry import events as ev
-from ..telemetry.events import Event
+from ..telemetry.events import AnyEvent
 
 
 class ToolCallTrace(BaseModel):
@@ -51,7 +51,7 @@ class RunTrace(BaseModel):
 
 
 def build_trace(
-    events: Sequence[Event],
+    events: Sequence[AnyEvent],
     *,
     status: str,
     answer: str | None,

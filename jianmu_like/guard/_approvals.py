@@ -54,11 +54,12 @@ class InvalidEdit(ApprovalError, ValueError):
     recorded, the approval still waits (the API answers 422, the command line exits 2)."""
 
 
-WaitKind = Literal["approval", "client_tool"]
+WaitKind = Literal["approval", "client_tool", "breakpoint"]
 """Whom a waiting tool call waits for: a human's decision (`approval`), or the client that
 offered the tool and runs it itself (`client_tool`, the OpenAI-compatible endpoint's client
 tools), whose answer is the call's result. Both suspend the run the same way and are answered
-through the same decide path; a later kind (a question, a breakpoint) is one more value here."""
+through the same decide path; a `breakpoint` is a run paused before a node ticks
+(`_run.breakpoints`): approved it goes on, denied the node fails unticked."""
 
 
 class Approval(BaseModel):
@@ -117,8 +118,10 @@ def check_answer(approval: Approval, decision: ApprovalDecision) -> None:
             f"call {approval.id!r} of client tool {approval.tool!r} waits for the client's result "
             "(a tool message answering it), not for an approval"
         )
-    if approval.kind == "approval" and decision.output is not None:
-        raise ApprovalError(f"approval {approval.id!r} is decided (approve or deny); it takes no result")
+    if approval.kind in ("approval", "breakpoint") and decision.output is not None:
+        raise ApprovalError(
+            f"{approval.kind} {approval.id!r} is decided (approve or deny); it takes no result"
+        )
 
 
 def check_edit(approval: Approval, decision: ApprovalDecision) -> None:

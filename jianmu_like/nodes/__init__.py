@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from ..exports import lazy_exports
 
 _EXPORTS = {
+    "._a2a_node": ("A2AAgentNode",),
     "._answer_check": ("AnswerCheck",),
     "._context": (
         "ContextBuilder",
@@ -36,6 +37,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py checks they match
     from .._keys import StateKeys as StateKeys
+    from ._a2a_node import A2AAgentNode as A2AAgentNode
     from ._answer_check import AnswerCheck as AnswerCheck
     from ._context import ContextBuilder as ContextBuilder
     from ._context import ContextBuilderProtocol as ContextBuilderProtocol

@@ -90,7 +90,7 @@ class AnswerCheck(Node):
             return Status.SUCCESS
         retried: int = sm.get(keys.answer_retries, ns) or 0
         again = retried < self.config.retries
-        self.emit(ev.ANSWER_REJECTED, problem=problem, retry=again, answer=answer[:200])
+        self.emit(ev.AnswerRejected, problem=problem, retry=again, answer=answer[:200])
         if not again:
             return Status.SUCCESS  # asked once already: the answer stands
         sm.update(
@@ -105,7 +105,7 @@ class AnswerCheck(Node):
         self.feedback_message = f"answer re-asked: {problem}"
         return Status.FAILURE
 
-    def problem(self, answer: str, messages: Sequence[Message]) -> tuple[str | None, str]:
+    def problem(self, answer: str, messages: Sequence[Message]) -> tuple[ev.AnswerProblem | None, str]:
         """What is wrong with `answer` (None: nothing) and the corrective message to send."""
         text = answer.strip()
         config = self.config

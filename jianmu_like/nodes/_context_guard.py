@@ -64,7 +64,7 @@ class GuardHost(Protocol):
     namespace: str | None
     keys: StateKeys
 
-    def emit(self, event_type: str, **data: Any) -> None: ...
+    def emit(self, event: type[ev.ContextCompacted], /, **data: Any) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -182,7 +182,7 @@ class ContextGuard:
         if newly_cut or summarized or dropped or squeezed:
             after = work.size(self.counter)
             host.emit(
-                ev.CONTEXT_COMPACTED,
+                ev.ContextCompacted,
                 messages_before=len(request.messages),
                 messages_after=len(view),
                 tokens_before=total,

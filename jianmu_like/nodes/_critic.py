@@ -98,14 +98,14 @@ class CriticNode(AsyncBehaviour):
             sm.update({REVIEWS: [*reviews, review]}, ns)
             if (cost := spent(exc)) is not None:
                 sm.update({keys.usage: cost}, self.usage_namespace)
-            self.emit(ev.CRITIC_FAILED, error=str(exc))
+            self.emit(ev.CriticFailed, error=str(exc))
             return Status.SUCCESS
         verdict: CriticVerdict = result.value
         sm.update({keys.usage: result.usage}, self.usage_namespace)
         rerun = not verdict.accept and rejected_before < self.max_retries
         review = {"accept": verdict.accept, "critique": verdict.critique, "rerun": rerun}
         sm.update({REVIEWS: [*reviews, review]}, ns)
-        self.emit(ev.CRITIC_VERDICT, accept=verdict.accept, critique=verdict.critique, rerun=rerun)
+        self.emit(ev.CriticReview, accept=verdict.accept, critique=verdict.critique, rerun=rerun)
         if not rerun:
             return Status.SUCCESS
         critique = verdict.critique or "it does not answer the question"

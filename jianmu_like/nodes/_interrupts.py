@@ -104,7 +104,7 @@ class InterruptGate(StateCondition):
         sm.update(updates, ns)
         self.feedback_message = f"{len(contents)} follow-up(s) let in"
         self.emit(
-            ev.INJECT, status="applied", content=message.content, count=len(contents), held_back_answer=held
+            ev.Inject, status="applied", content=message.content, count=len(contents), held_back_answer=held
         )
         return Status.FAILURE
 

@@ -172,7 +172,7 @@ class AgentLLMNode(AsyncBehaviour):
         hub = self.telemetry
         active = hub is not None and hub.active
         if active:
-            self.emit(ev.REPLY_STARTED, round=rounds + 1)
+            self.emit(ev.ReplyStarted, round=rounds + 1)
         on_event = model_events(hub, self._on_model_event) if active else None
         try:
             response = await self._client.complete(request, on_event=on_event)
@@ -207,7 +207,7 @@ class AgentLLMNode(AsyncBehaviour):
         sm.update(updates, ns)
         if active:
             self.emit(
-                ev.REPLY_COMPLETED,
+                ev.ReplyCompleted,
                 round=rounds + 1,
                 tool_calls=[a.name for a in actions],
                 final=not actions and correction is None,
@@ -229,7 +229,7 @@ class AgentLLMNode(AsyncBehaviour):
         continued = bool(history) and is_continuation_request(history[-1])
         updates: dict[str, Any] = {keys.rounds: rounds + 1, keys.usage: usage, keys.actions: []}
         self.emit(
-            ev.REPLY_COMPLETED,
+            ev.ReplyCompleted,
             round=rounds + 1,
             tool_calls=[],
             final=False,
@@ -278,5 +278,5 @@ def fail_with_model_error(
     node.state_manager.update(updates, getattr(node, "namespace", None))
     node.feedback_message = reason
     kind = getattr(exc, "failure_kind", "model_error")
-    node.emit(ev.NODE_FAILED, kind=kind, error_type=type(exc).__name__, error=reason)
+    node.emit(ev.NodeFailure, kind=kind, error_type=type(exc).__name__, error=reason)
     return Status.FAILURE

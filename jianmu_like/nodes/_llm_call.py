@@ -77,7 +77,7 @@ class LLMCallNode(AsyncBehaviour):
         prompt = [*([system(self.system_prompt)] if self.system_prompt else []), *sm.get(keys.messages, ns)]
         prompt.extend(asked)
         on_event = model_events(self.telemetry, self._on_model_event)
-        self.emit(ev.REPLY_STARTED, round=1)
+        self.emit(ev.ReplyStarted, round=1)
         updates: dict[str, Any] = {}
         try:
             if self.output_schema is None:

@@ -71,7 +71,7 @@ def reply_completed(emit: Callable[..., None], content: str, usage: Usage, reaso
     `PromptCall`, the supervisor's answer): final, no tool calls, and the model's reasoning on
     it as the ReAct loop's LLM node puts it, for people (never sent back to the model)."""
     emit(
-        ev.REPLY_COMPLETED,
+        ev.ReplyCompleted,
         round=1,
         tool_calls=[],
         final=True,

@@ -75,7 +75,7 @@ class OutputNode(Node):
         except ValueError as exc:
             retried: int = sm.get(keys.output_retries, ns) or 0
             again = retried < self.retries
-            self.emit(ev.OUTPUT_INVALID, error=str(exc), retry=again)
+            self.emit(ev.OutputInvalid, error=str(exc), retry=again)
             if again:
                 correction = human(
                     f"Your final answer is not valid: {exc}. Give the final answer again. "
@@ -90,5 +90,5 @@ class OutputNode(Node):
                 self.feedback_message = reason
             return Status.FAILURE
         sm.update({keys.output: value}, ns)
-        self.emit(ev.OUTPUT_VALIDATED, schema=schema.name)
+        self.emit(ev.OutputValidated, schema=schema.name)
         return Status.SUCCESS

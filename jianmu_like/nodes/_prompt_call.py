@@ -65,7 +65,7 @@ class PromptCall(AsyncBehaviour):
         keys, config = self.keys, self.config
         messages = self.prompt()
         on_event = model_events(self.telemetry, self._on_model_event)
-        self.emit(ev.REPLY_STARTED, round=1)
+        self.emit(ev.ReplyStarted, round=1)
         try:
             if self.schema is None:
                 request = request_for(config, messages)

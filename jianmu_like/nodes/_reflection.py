@@ -99,15 +99,15 @@ class ReflectionNode(AsyncBehaviour):
         try:
             response = await self.model_client.complete(request, on_event=self._on_model_event)
         except ModelError as exc:
-            self.emit(ev.REFLECTION_FAILED, tool_calls=calls, error=str(exc))
+            self.emit(ev.ReflectionFailed, tool_calls=calls, error=str(exc))
             return Status.SUCCESS
         verdict = (response.message.content or "").strip()
         if not verdict:
-            self.emit(ev.REFLECTION_FAILED, tool_calls=calls, error="the reply was empty")
+            self.emit(ev.ReflectionFailed, tool_calls=calls, error="the reply was empty")
             return Status.SUCCESS
         note = human(f"{REFLECTION_PREFIX} after {calls} tool calls: {verdict}")
         sm.update({keys.messages: [note], keys.usage: response.usage}, ns)
-        self.emit(ev.REFLECTION_COMPLETED, tool_calls=calls, verdict=verdict)
+        self.emit(ev.ReflectionCompleted, tool_calls=calls, verdict=verdict)
         return Status.SUCCESS
 
     def _on_model_event(self, event_type: str, data: dict[str, Any]) -> None:

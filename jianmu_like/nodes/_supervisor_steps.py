@@ -245,7 +245,7 @@ class SplitStep(SupervisorCall):
             return self.fail(exc)
         questions = [q.strip() for q in plan.sub_questions if q.strip()][: self.max_agents]
         sm.update({SUB_QUESTIONS: questions, self.keys.usage: usage}, ns)
-        self.emit(ev.SUPERVISOR_PLANNED, sub_questions=questions, asked=len(plan.sub_questions))
+        self.emit(ev.SupervisorPlanned, sub_questions=questions, asked=len(plan.sub_questions))
         return Status.SUCCESS
 
 
@@ -290,7 +290,7 @@ class GatherStep(SupervisorCall):
         follow_ups = [q.strip() for q in decision.follow_ups if q.strip()][: self.max_follow_ups]
         if follow_ups:
             sm.update({FOLLOW_UPS: follow_ups, self.keys.usage: usage}, ns)
-            self.emit(ev.SUPERVISOR_FOLLOW_UPS, follow_ups=follow_ups)
+            self.emit(ev.SupervisorFollowUps, follow_ups=follow_ups)
             return Status.SUCCESS
         self.answer(decision.answer, usage, reasoning)
         return Status.SUCCESS
@@ -324,7 +324,7 @@ class ContextPruner(Node):
             sm.set(keys.messages, kept, ns)
             pruned[ns] = size
         if pruned:
-            self.emit(ev.SUPERVISOR_PRUNED, notes=pruned, max_chars=self.max_chars)
+            self.emit(ev.SupervisorPruned, notes=pruned, max_chars=self.max_chars)
         return Status.SUCCESS
 
 
@@ -417,7 +417,7 @@ class RoundStep(SupervisorCall):
             sm.update(
                 {FOLLOW_UPS: [*before, *follow_ups], ROUND_START: len(before), self.keys.usage: usage}, ns
             )
-            self.emit(ev.SUPERVISOR_FOLLOW_UPS, follow_ups=follow_ups)
+            self.emit(ev.SupervisorFollowUps, follow_ups=follow_ups)
             return Status.FAILURE  # the rounds loop runs the next round
         self.answer(decision.answer, usage, reasoning)
         return Status.SUCCESS

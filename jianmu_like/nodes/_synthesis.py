@@ -81,7 +81,7 @@ class SynthesisNode(AsyncBehaviour):
             stream=True,
             extra_params={k: v for k, v in config.extra_params.items() if k != "tool_choice"},
         )
-        self.emit(ev.PHASE, phase=PHASE, status="started", tool_calls=len(trace.steps))
+        self.emit(ev.Phase, phase=PHASE, status="started", tool_calls=len(trace.steps))
         try:
             response = await self.model_client.complete(request, on_event=self._on_model_event)
         except ModelError as exc:
@@ -100,14 +100,14 @@ class SynthesisNode(AsyncBehaviour):
             ns,
         )
         self.emit(
-            ev.PHASE, phase=PHASE, status="completed", content=answer, usage=response.usage.model_dump()
+            ev.Phase, phase=PHASE, status="completed", content=answer, usage=response.usage.model_dump()
         )
         return Status.SUCCESS
 
     def _keep(self, reason: str) -> Status:
         """A failed synthesis: the loop's answer stands."""
         self.feedback_message = reason
-        self.emit(ev.PHASE, phase=PHASE, status="failed", error=reason)
+        self.emit(ev.Phase, phase=PHASE, status="failed", error=reason)
         return Status.SUCCESS
 
     def _on_model_event(self, event_type: str, data: dict[str, Any]) -> None:

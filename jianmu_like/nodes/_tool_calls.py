@@ -93,7 +93,7 @@ class ToolCallRunner:
         timeout = tool.timeout if tool.timeout is not None else self.default_timeout
         listening = self.listening()
         if listening:
-            self.emit(ev.TOOL_CALL_STARTED, tool=call.name, call_id=call.id, arguments=call.arguments)
+            self.emit(ev.ToolCallStarted, tool=call.name, call_id=call.id, arguments=call.arguments)
         started = time.perf_counter() if listening else 0.0
         begun = asyncio.get_running_loop().time()  # the deadline counts from the call's start
         deadline: _Deadline | None = None
@@ -145,7 +145,7 @@ class ToolCallRunner:
         content = self.truncate(output, tool.max_output_chars)
         if listening:
             self.emit(
-                ev.TOOL_CALL_COMPLETED,
+                ev.ToolCallCompleted,
                 tool=call.name,
                 call_id=call.id,
                 output=clip(content, 500),
@@ -179,7 +179,7 @@ class ToolCallRunner:
         reaches the event, the observation and, through it, the state and the next request."""
         reason = self.truncate(reason)
         self.emit(
-            ev.TOOL_CALL_FAILED,
+            ev.ToolCallFailed,
             tool=call.name,
             call_id=call.id,
             error=reason,

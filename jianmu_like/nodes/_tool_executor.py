@@ -273,7 +273,7 @@ class ToolExecutor(AsyncBehaviour):
                     parameters=tool.parameters,
                 )
             self.emit(
-                ev.APPROVAL_RESOLVED,
+                ev.ApprovalResolved,
                 approval_id=call.id,
                 tool=call.name,
                 approved=decision.approved,
@@ -319,7 +319,7 @@ class ToolExecutor(AsyncBehaviour):
                 kind="client_tool",
             )
         self.emit(
-            ev.APPROVAL_RESOLVED,
+            ev.ApprovalResolved,
             approval_id=call.id,
             tool=call.name,
             approved=decision.approved,
@@ -370,7 +370,7 @@ class ToolExecutor(AsyncBehaviour):
         for approval in waiting:
             if approval.id not in known:
                 self.emit(
-                    ev.APPROVAL_REQUESTED,
+                    ev.ApprovalRequested,
                     approval_id=approval.id,
                     tool=approval.tool,
                     arguments=approval.arguments,
@@ -541,7 +541,7 @@ class ToolExecutor(AsyncBehaviour):
             updates[keys.usage] = spent
         sm.update(updates, ns)
         for call, artifact in artifacts:
-            self.emit(ev.ARTIFACT, tool=call.name, call_id=call.id, artifact=artifact.model_dump())
+            self.emit(ev.ArtifactProduced, tool=call.name, call_id=call.id, artifact=artifact.model_dump())
         sm.clear((keys.tool_results, keys.approval_decisions, keys.pending_approvals), ns)
         self._committed = True
 

@@ -93,5 +93,5 @@ class ToolNode(AsyncBehaviour):
             return Status.FAILURE
         sm.update({self.output_key: outcome.content}, ns)
         for artifact in context.artifacts:  # the output holds placeholders: the documents go out here
-            self.emit(ev.ARTIFACT, tool=call.name, call_id=call.id, artifact=artifact.model_dump())
+            self.emit(ev.ArtifactProduced, tool=call.name, call_id=call.id, artifact=artifact.model_dump())
         return Status.SUCCESS

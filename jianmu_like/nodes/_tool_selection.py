@@ -151,7 +151,7 @@ class ToolSelectionNode(AsyncBehaviour):
         if not settings.enabled or len(names) <= settings.threshold:
             sm.update({keys.selected_tools: names}, ns)
             return Status.SUCCESS
-        self.emit(ev.PHASE, phase=PHASE, status="started", total=len(names))
+        self.emit(ev.Phase, phase=PHASE, status="started", total=len(names))
         config = self.config
         picker = _Picker(names, settings.max_tools)
         result = await structured_llm_call(
@@ -174,11 +174,11 @@ class ToolSelectionNode(AsyncBehaviour):
             why = "; ".join(f"{level}: {error}" for level, error in result.failures.items())
             self.feedback_message = f"tool selection failed, every tool is offered: {why}"
             sm.update({keys.selected_tools: names, keys.usage: result.usage}, ns)
-            self.emit(ev.PHASE, phase=PHASE, status="failed", total=len(names), chosen=names, error=why)
+            self.emit(ev.Phase, phase=PHASE, status="failed", total=len(names), chosen=names, error=why)
             return Status.SUCCESS
         sm.update({keys.selected_tools: chosen, keys.usage: result.usage}, ns)
         self.emit(
-            ev.PHASE,
+            ev.Phase,
             phase=PHASE,
             status="completed",
             total=len(names),

@@ -198,7 +198,7 @@ class Planner(PromptCall):
         updates: dict[str, Any] = {PLAN: steps}
         if sm.get(FAILURE, ns):
             updates[REPLANS] = (sm.get(REPLANS, ns) or 0) + 1
-        self.emit(ev.PLAN_CREATED, steps=steps, replan=REPLANS in updates)
+        self.emit(ev.PlanCreated, steps=steps, replan=REPLANS in updates)
         return updates
 
 

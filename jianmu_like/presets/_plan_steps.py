@@ -169,7 +169,7 @@ class PlanSteps(Node):
         # A fresh history: a step never reads an earlier run's conversation in its namespace.
         sm.set(keys.messages, [human(prompt)], self.builder.step_namespace(int(step["number"])))
         self.emit(
-            ev.PLAN_STEP_STARTED, step=step["number"], task=step["task"], model=self.builder.model_of(step)
+            ev.PlanStepStarted, step=step["number"], task=step["task"], model=self.builder.model_of(step)
         )
 
     def _finish(self, step: Mapping[str, Any], status: Status) -> None:
@@ -199,4 +199,4 @@ class PlanSteps(Node):
         results = [*(sm.get(RESULTS, self.namespace) or []), result]
         sm.update({RESULTS: results, **({} if ok else {FAILURE: result})}, self.namespace)
         details = {k: v for k, v in result.items() if k != "namespace"}
-        self.emit(ev.PLAN_STEP_COMPLETED, step_namespace=step_ns, **details)
+        self.emit(ev.PlanStepCompleted, step_namespace=step_ns, **details)

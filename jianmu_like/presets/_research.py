@@ -197,7 +197,7 @@ class ToolCap(Node):
             )
         if refused:
             sm.update({keys.tool_results: refused}, ns)
-            self.emit(ev.TOOL_CAP_REACHED, max_tool_calls=self.max_tool_calls, refused=sorted(refused))
+            self.emit(ev.ToolCapReached, max_tool_calls=self.max_tool_calls, refused=sorted(refused))
         return Status.SUCCESS
 
 

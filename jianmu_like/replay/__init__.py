@@ -32,7 +32,7 @@ from .._run.recording import (
     read_recording,
 )
 from .._run.result import AgentResult
-from ..telemetry.events import Event
+from ..telemetry.events import AnyEvent
 from ._mock import export_mock, mock_replies
 from ._player import AgentSource, Divergence, Player, ReplayDivergence, load_replay_agent
 
@@ -59,7 +59,7 @@ async def areplay(
     agent: AgentSource | None = None,
     until: int | None = None,
     live: bool = False,
-    on_event: Callable[[Event], None] | None = None,
+    on_event: Callable[[AnyEvent], None] | None = None,
     record: str | Path | None = None,
     until_tick: int | None = None,
 ) -> AgentResult:
@@ -88,7 +88,7 @@ def replay(
     agent: AgentSource | None = None,
     until: int | None = None,
     live: bool = False,
-    on_event: Callable[[Event], None] | None = None,
+    on_event: Callable[[AnyEvent], None] | None = None,
     record: str | Path | None = None,
     until_tick: int | None = None,
 ) -> AgentResult:

@@ -53,7 +53,7 @@ from ..models._errors import ModelCallFailed, ModelError
 from ..models._hooks import ModelCall, use_model_call_hook
 from ..models._types import ModelEventCallback, ModelRequest, ModelResponse
 from ..telemetry import events as ev
-from ..telemetry.events import Event
+from ..telemetry.events import AnyEvent
 from ..tools._base import Tool
 from ..tools._errors import ToolArgumentsError
 from ..tools._hooks import ToolInvoke, ToolTimedOut, use_tool_call_hook
@@ -128,7 +128,7 @@ class Player:
         *,
         until: int | None = None,
         live: bool = False,
-        on_event: Callable[[Event], None] | None = None,
+        on_event: Callable[[AnyEvent], None] | None = None,
         source: str = "",
         until_tick: int | None = None,
     ) -> None:
@@ -282,7 +282,7 @@ class Player:
             task.cancel()
 
     # ------------------------------------------------------------------ events
-    def _compare(self, event: Event) -> None:
+    def _compare(self, event: AnyEvent) -> None:
         if self.on_event is not None:
             self.on_event(event)
         if self.divergence is not None or self.forked or event.type.startswith("replay."):
@@ -419,7 +419,7 @@ class Player:
         agent = self._agent
         if agent is not None:
             agent.telemetry.emit(
-                ev.REPLAY_FORKED,
+                ev.ReplayForked,
                 node=node,
                 namespace=agent.namespace,
                 iteration=self.model_served,
@@ -479,9 +479,9 @@ def _key(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=repr)
 
 
-def _event_view(event: Event | Mapping[str, Any]) -> dict[str, Any]:
+def _event_view(event: AnyEvent | Mapping[str, Any]) -> dict[str, Any]:
     """What of an event replay compares: everything but the timing fields."""
-    if isinstance(event, Event):
+    if not isinstance(event, Mapping):
         raw: Mapping[str, Any] = {
             "type": event.type,
             "node": event.node,

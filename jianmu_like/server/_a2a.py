@@ -16,7 +16,8 @@ happen, as `/api/runs` and `/v1/` do):
   ends `completed`, `failed` or `canceled` with the run;
 - a pending approval (guard PENDING) or an open question (MCP elicitation) is `input-required`,
   with the approvals or the question as a data part; the client's next message on that task
-  answers it (`decision_of`), and the run goes on streaming on that task;
+  answers it (`decision_of`), and the run goes on streaming on that task; answered elsewhere
+  (the console, `/api/approvals`, the CLI), the task goes on by itself (`RunExecutor._watch`);
 - `CancelTask` cancels the run (a run waiting for approvals: they are denied, and it ends
   cancelled).
 
@@ -205,6 +206,10 @@ class _Binding:
     run_id: str
     sent: int = 0
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    ended: bool = False
+    """The task's end was sent (a second follower of a finished run sends nothing)."""
+    watch: asyncio.Task[None] | None = None
+    """Follows a run waiting for input that may be answered elsewhere (see `_watch`)."""
 
 
 class A2AInputError(JianmuError):
@@ -319,7 +324,7 @@ class RunExecutor:
                 task = context.current_task
                 done = task is not None and pb.TaskState.Name(task.status.state) in _TERMINAL
                 if not done:
-                    await self._finish(record, {"error": record.error}, updater)
+                    await self._finish(record, binding, {"error": record.error}, updater)
                 return
             if message is not None:
                 try:
@@ -407,10 +412,13 @@ class RunExecutor:
                     )
                 )
                 # The run is suspended (an approval) or waits inside a tool call (a question): the
-                # client's next message on the task answers, and this task follows on from here.
+                # client's next message on the task answers, and this task follows on from here;
+                # answered elsewhere (the console, /api/approvals, the CLI), the watch does.
+                if binding.watch is None or binding.watch.done():
+                    binding.watch = asyncio.create_task(self._watch(record, binding, updater, pb))
                 return
             if channel == "done":
-                await self._finish(record, data, updater)
+                await self._finish(record, binding, data, updater)
                 return
             if channel == "answer" and data.get("type") == "delta":
                 continue  # the answer is the `answer` artifact at the end, not its drafts
@@ -419,10 +427,25 @@ class RunExecutor:
                 updater.new_agent_message([new_data_part(_jsonable({"channel": channel, **data}))]),
             )
         if record.finished:  # the log ended before this follower saw `done`
-            await self._finish(record, {"status": record.status, "error": record.error}, updater)
+            await self._finish(record, binding, {"status": record.status, "error": record.error}, updater)
 
-    async def _finish(self, record: RunRecord, data: dict[str, Any], updater: Any) -> None:
+    async def _watch(self, record: RunRecord, binding: _Binding, updater: Any, pb: Any) -> None:
+        """Once the run says anything after its `input-required` (an approval decided or a
+        question answered elsewhere, or the client's message), follow it on the task's queue,
+        which the SDK keeps open between requests: `GetTask` and `SubscribeToTask` then see the
+        task go on (`working`, then its end) without the client having to send a message. Bounded
+        by the run: its log ends when the run does."""
+        async for _ in record.follow(binding.sent):
+            break
+        async with binding.lock:
+            await self._follow(record, binding, updater, pb)
+
+    async def _finish(self, record: RunRecord, binding: _Binding, data: dict[str, Any], updater: Any) -> None:
         from a2a.helpers.proto_helpers import new_text_part
+
+        if binding.ended:  # a second follower (the watch, a queued message) of a finished run
+            return
+        binding.ended = True
 
         status = record.status
         answer = record.result.final_answer if record.result is not None else None

@@ -18,7 +18,8 @@ What a request does, by what it carries:
   A question's (an MCP server's elicitation) is the values asked for, or `{"action": "decline" |
   "cancel"}`; `status: "cancelled"` cancels it.
 - tool messages answering the front-end tool calls the thread's run waits for: their results
-  resume it (the one client-tool mechanism of `/v1/`: `server._v1_runs`).
+  resume it (the one client-tool mechanism of `/v1/`: `server._v1_runs`), a run waiting in the
+  checkpoint store since an earlier server included.
 - otherwise its last message is the user's next message: a new run, with the request's `tools`
   offered to the agent's model as front-end tools (client tools: a call of one ends the AG-UI run
   with `pendingToolCallIds`), and its `context` entries given to the model before the message.
@@ -251,6 +252,21 @@ def agui_routes(registry: RunRegistry, model_name: Callable[[], str]) -> list[Ap
                 registry, ToolAnswers(results=results), thread, field="messages"
             )
             return record, after, nodes_after
+        if history and history[-1].role == "tool" and not waiting:
+            # The run waiting for these results is not in memory (this server restarted): one
+            # waiting in the checkpoint store is resumed, as `/v1` resumes one (`resume_client_run`).
+            trailing: dict[str, str] = {}
+            for m in reversed(history):
+                if m.role != "tool":
+                    break
+                trailing[str(m.tool_call_id)] = str(m.content or "")
+            try:
+                record, _after, _spent = resume_client_run(
+                    registry, ToolAnswers(results=trailing), thread, field="messages"
+                )
+            except ClientRequestError as exc:
+                raise _invalid(exc.param, str(exc)) from None
+            return record, 0, 0
         if not history or history[-1].role != "user" or not history[-1].content:
             raise _invalid(
                 "messages", "the last message must be the user's (or resume entries, or tool results)"

@@ -23,6 +23,7 @@ from ._agui import agui_routes
 from ._api import ROUTES, server_version
 from ._console import console_routes
 from ._context import Cleanup, ServerContext
+from ._debug import Debugging, debug_routes
 from ._elicitations import elicitation_routes
 from ._errors import error_response, http_error, internal_error
 from ._idempotency import WINDOW, IdempotencyKeys
@@ -89,6 +90,8 @@ def create_app(
         max_body_bytes = settings.max_body_bytes
     if max_body_bytes <= 0:
         raise ValueError(f"max_body_bytes must be positive, got {max_body_bytes}")
+    debugging = Debugging()
+    agent_factory = debugging.factory(agent_factory)  # the server's breakpoints (server._debug)
     registry = RunRegistry(
         agent_factory, max_ticks=max_ticks, retention=Retention(max_runs=max_runs, ttl=run_ttl)
     )
@@ -100,6 +103,7 @@ def create_app(
         token=bool(token),
         a2a=a2a,
         on_shutdown=on_shutdown,
+        debugging=debugging,
     )
     server.table = route_table(server)
     app = Starlette(
@@ -129,6 +133,7 @@ def route_table(server: ServerContext) -> list[ApiRoute]:
         *responses_routes(registry, server.served_model, server.idempotency),
         *agui_routes(registry, server.served_model),
         *elicitation_routes(registry),
+        *debug_routes(registry, server.debugging, server.sample),
         *a2a_routes(registry, server.sample, server.a2a, token=server.token, version=server_version()),
     ]
 

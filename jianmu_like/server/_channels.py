@@ -22,10 +22,10 @@ ends without an answer withdraws whatever was streamed and sends no `done` on th
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, assert_never
 
 from ..telemetry import events as ev
-from ..telemetry.events import Event
+from ..telemetry.events import AnyEvent
 from ._markdown import answer_html
 
 Channel = Literal["step", "answer", "reasoning", "compact", "phase", "inject", "approval", "artifact", "done"]
@@ -58,75 +58,99 @@ class ChannelMapper:
         self._answer_done = False
         self._tool_args: dict[str, Any] = {}
 
-    def map(self, event: Event) -> list[Message]:
-        """The messages `event` amounts to (often none)."""
-        kind, data = event.type, event.data
-        if kind == ev.REPLY_STARTED:
-            self.iteration += 1
-            return [*self._withdraw(), ("step", self._step("thinking", "start"))]
-        if kind == ev.TEXT_DELTA:
-            return self._delta(str(data.get("delta") or ""))
-        if kind == ev.TEXT_RESET:
-            if data.get("reasoning_discarded"):
-                return [*self._withdraw(), ("reasoning", self._reasoning("reset", ""))]
-            return self._withdraw()
-        if kind == ev.REASONING_DELTA:
-            return [("reasoning", self._reasoning("delta", str(data.get("delta") or "")))]
-        if kind == ev.REPLY_COMPLETED:
-            return self._reply_completed(data)
-        if kind == ev.TOOL_CALL_STARTED:
-            self._tool_args[str(data.get("call_id"))] = data.get("arguments")
-            return [
-                (
-                    "step",
-                    self._step(
-                        "iteration",
-                        "start",
-                        tool_name=data.get("tool"),
-                        tool_args=data.get("arguments"),
-                        call_id=data.get("call_id"),
-                    ),
-                )
-            ]
-        if kind in (ev.TOOL_CALL_COMPLETED, ev.TOOL_CALL_FAILED):
-            failed = kind == ev.TOOL_CALL_FAILED
-            call_id = data.get("call_id")
-            return [
-                (
-                    "step",
-                    self._step(
-                        "iteration",
-                        "done",
-                        tool_name=data.get("tool"),
-                        tool_args=self._tool_args.pop(str(call_id), None) or data.get("arguments"),
-                        call_id=call_id,
-                        observation=None if failed else data.get("output"),
-                        error=data.get("error") if failed else None,
-                        iter_elapsed=data.get("duration"),
-                        denied=bool(data.get("denied")) if failed else False,
-                    ),
-                )
-            ]
-        if kind == ev.TOOL_PROGRESS:  # a long tool call reporting (MCP progress): its card
-            return [("step", self._tool_note("progress", data, ("progress", "total", "message")))]
-        if kind == ev.MCP_LOG:  # an MCP server's log line while it works on a call
-            return [("step", self._tool_note("log", data, ("server", "level", "logger", "data")))]
-        if kind == ev.INJECT:
-            inject = {"type": "inject", "status": data.get("status"), "content": data.get("content")}
-            if data.get("status") == "applied":
-                inject["iteration"] = self.iteration
-            return [("inject", inject)]
-        if kind.startswith("context.compact"):
-            return [("compact", _compact(data))]
-        if kind.startswith("phase"):
-            return [("phase", _phase(kind, data))]
-        if kind == ev.ARTIFACT:
-            return [("artifact", dict(data))]
-        if kind == ev.ELICITATION_REQUESTED:  # a question for a person: the human channel
-            return [("approval", {"status": "elicitation", "elicitation": data.get("request")})]
-        if kind == ev.ELICITATION_RESOLVED:
-            return [("approval", {"status": "elicitation_resolved", **data})]
-        return []
+    def map(self, event: AnyEvent) -> list[Message]:
+        """The messages `event` amounts to (often none). A plain `Event` of a catalogue type (one
+        built by hand) is read as its class; any other type has no channel."""
+        typed = ev.typed(event)
+        match typed:
+            case ev.ReplyStarted():
+                self.iteration += 1
+                return [*self._withdraw(), ("step", self._step("thinking", "start"))]
+            case ev.TextDelta(delta=delta):
+                return self._delta(delta)
+            case ev.TextReset(reasoning_discarded=discarded):
+                if discarded:
+                    return [*self._withdraw(), ("reasoning", self._reasoning("reset", ""))]
+                return self._withdraw()
+            case ev.ReasoningDelta(delta=delta):
+                return [("reasoning", self._reasoning("delta", delta))]
+            case ev.ReplyCompleted():
+                return self._reply_completed(typed)
+            case ev.ToolCallStarted(tool=tool, call_id=call_id, arguments=arguments):
+                self._tool_args[call_id] = arguments
+                step = self._step("iteration", "start", tool_name=tool, tool_args=arguments, call_id=call_id)
+                return [("step", step)]
+            case ev.ToolCallCompleted() | ev.ToolCallFailed():
+                return [("step", self._tool_done(typed))]
+            case ev.ToolProgress():  # a long tool call reporting (MCP progress): its card
+                note: dict[str, Any] = {
+                    "progress": typed.progress,
+                    "total": typed.total,
+                    "message": typed.message,
+                }
+                return [("step", self._tool_note("progress", typed.tool, typed.call_id, note))]
+            case ev.MCPLog():  # an MCP server's log line while it works on a call
+                note = {
+                    "server": typed.server,
+                    "level": typed.level,
+                    "logger": typed.logger,
+                    "data": typed.log_data,
+                }
+                return [("step", self._tool_note("log", typed.tool, typed.call_id, note))]
+            case ev.Inject(status=status, content=content):
+                inject: dict[str, Any] = {"type": "inject", "status": status, "content": content}
+                if status == "applied":
+                    inject["iteration"] = self.iteration
+                return [("inject", inject)]
+            case ev.ContextCompacted():
+                return [("compact", _compact(typed))]
+            case ev.Phase():
+                return [("phase", _phase(typed))]
+            case ev.ArtifactProduced():
+                return [("artifact", typed.data)]
+            case ev.ElicitationRequested(request=request):  # a question for a person: the human channel
+                return [("approval", {"status": "elicitation", "elicitation": request})]
+            case ev.ElicitationResolved():
+                return [("approval", {"status": "elicitation_resolved", **typed.data})]
+            case (
+                ev.RunStarted()
+                | ev.RunResumed()
+                | ev.RunCompleted()
+                | ev.ThreadRepaired()
+                | ev.ModelCallStarted()
+                | ev.ModelCallRetry()
+                | ev.ModelCallCompleted()
+                | ev.ModelCallFailure()
+                | ev.ApprovalRequested()
+                | ev.ApprovalResolved()
+                | ev.ToolCapReached()
+                | ev.MCPSampling()
+                | ev.MCPTask()
+                | ev.LoopIteration()
+                | ev.LoopTerminated()
+                | ev.NodeFailure()
+                | ev.ParallelStarted()
+                | ev.OutputValidated()
+                | ev.OutputInvalid()
+                | ev.AnswerRejected()
+                | ev.AnswerFallback()
+                | ev.PlanCreated()
+                | ev.PlanStepStarted()
+                | ev.PlanStepCompleted()
+                | ev.SupervisorPlanned()
+                | ev.SupervisorFollowUps()
+                | ev.CriticReview()
+                | ev.CriticFailed()
+                | ev.SupervisorPruned()
+                | ev.ReflectionCompleted()
+                | ev.ReflectionFailed()
+                | ev.ReplayForked()
+            ):  # the finer telemetry has no channel of its own
+                return []
+            case None:  # a type of the user's own
+                return []
+            case _:  # a new event type: say above whether it has a channel (mypy asks)
+                assert_never(typed)
 
     def finish(
         self,
@@ -168,13 +192,22 @@ class ChannelMapper:
     def _step(self, type_: str, status: str, **fields: Any) -> dict[str, Any]:
         return {"type": type_, "status": status, "iteration": self.iteration, **fields}
 
-    def _tool_note(self, status: str, data: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
+    def _tool_note(self, status: str, tool: str, call_id: str, note: dict[str, Any]) -> dict[str, Any]:
         """`step` `iteration` `progress` / `log` (extensions of FIM One's table): a note on the
         running call's card, named by its `call_id` and `tool_name`."""
-        note = {key: data.get(key) for key in fields}
-        return self._step(
-            "iteration", status, tool_name=data.get("tool"), call_id=data.get("call_id"), **note
-        )
+        return self._step("iteration", status, tool_name=tool, call_id=call_id, **note)
+
+    def _tool_done(self, event: ev.ToolCallCompleted | ev.ToolCallFailed) -> dict[str, Any]:
+        """`step` `iteration` `done`: the call's card closed with its observation or its error."""
+        args = self._tool_args.pop(event.call_id, None)
+        done = self._step("iteration", "done", tool_name=event.tool)
+        if isinstance(event, ev.ToolCallFailed):
+            done.update(tool_args=args or event.arguments, call_id=event.call_id, observation=None)
+            done.update(error=event.error, iter_elapsed=None, denied=event.denied)
+        else:
+            done.update(tool_args=args, call_id=event.call_id, observation=event.output)
+            done.update(error=None, iter_elapsed=event.duration, denied=False)
+        return done
 
     def _reasoning(self, status: str, content: str) -> dict[str, Any]:
         return {"status": status, "iteration": self.iteration, "content": content}
@@ -197,12 +230,12 @@ class ChannelMapper:
         self._streamed = []
         return [("answer", {"status": "reset", "content": ""})]
 
-    def _reply_completed(self, data: dict[str, Any]) -> list[Message]:
+    def _reply_completed(self, event: ev.ReplyCompleted) -> list[Message]:
         """`thinking` `done`: `reasoning` as FIM One's table means it (the text beside the tool
         calls, falling back to the model's own reasoning), `reasoning_content` that reasoning."""
-        final = bool(data.get("final"))
-        reasoning = data.get("reasoning")
-        thought = None if final else data.get("content")
+        final = event.final
+        reasoning = event.reasoning
+        thought = None if final else event.content
         messages: list[Message] = [
             (
                 "step",
@@ -224,20 +257,20 @@ class ChannelMapper:
 
 
 # FIM One's protocol names these payloads' fields; the telemetry's own names stay as extra fields.
-def _compact(data: dict[str, Any]) -> dict[str, Any]:
+def _compact(event: ev.ContextCompacted) -> dict[str, Any]:
     """`compact`: `original_messages` and `kept_messages` (the event's `messages_before` and
     `messages_after`), then the rest of the event."""
     return {
-        "original_messages": data.get("messages_before"),
-        "kept_messages": data.get("messages_after"),
-        **data,
+        "original_messages": event.messages_before,
+        "kept_messages": event.messages_after,
+        **event.data,
     }
 
 
-def _phase(kind: str, data: dict[str, Any]) -> dict[str, Any]:
+def _phase(event: ev.Phase) -> dict[str, Any]:
     """`phase`: the phase's name and, when it chooses among tools, `total_tools` (the event's
     `total`)."""
-    payload = {"phase": data.get("phase", kind.partition(".")[2] or kind), **data}
-    if data.get("total") is not None:
-        payload["total_tools"] = data["total"]
+    payload = {"phase": event.phase, **event.data}
+    if event.total is not None:
+        payload["total_tools"] = event.total
     return payload

@@ -26,6 +26,21 @@ ASSETS = {
         "text/javascript; charset=utf-8",
         "the console's forms for MCP servers' questions",
     ),
+    "/treeview.js": (
+        "treeview.js",
+        "text/javascript; charset=utf-8",
+        "the console's drawing of the tree",
+    ),
+    "/vendor/dagre.min.js": (
+        "vendor/dagre.min.js",
+        "text/javascript; charset=utf-8",
+        "dagre 3.1.4 (MIT, shipped in the package): the drawing's layout",
+    ),
+    "/vendor/dagre.LICENSE.txt": (
+        "vendor/dagre.LICENSE.txt",
+        "text/plain; charset=utf-8",
+        "dagre's licence",
+    ),
     "/console.css": ("console.css", "text/css; charset=utf-8", "the console's and the docs' style"),
     "/docs": ("docs.html", "text/html; charset=utf-8", "this API's routes, read from /openapi.json"),
     "/docs.js": ("docs.js", "text/javascript; charset=utf-8", "the docs page's script"),

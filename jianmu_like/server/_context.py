@@ -17,6 +17,7 @@ from starlette.requests import Request
 from .._run.protocol import AgentLike
 from ..checkpoint._contract import Checkpointer
 from ._a2a import A2ACard
+from ._debug import Debugging
 from ._idempotency import IdempotencyKeys
 from ._routes import ApiRoute
 from ._run_record import RunConflict
@@ -36,6 +37,8 @@ class ServerContext:
     token: bool = False
     a2a: A2ACard | None = None
     on_shutdown: Sequence[Cleanup] = ()
+    debugging: Debugging = field(default_factory=Debugging)
+    """The server's breakpoints (`server._debug`)."""
     table: list[ApiRoute] = field(default_factory=list)
     described: list[AgentLike] = field(default_factory=list)
     """The sample agent, once built (closed with the app)."""

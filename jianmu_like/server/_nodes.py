@@ -25,6 +25,8 @@ from typing import Any
 import py_trees
 from py_trees.common import Status
 
+from ..bt._conditions import StateCondition
+from ..bt._dynamic_parallel import DynamicParallel
 from ..bt._runner import ReactiveRunner, TickHook
 
 NodeChange = dict[str, str]
@@ -165,13 +167,32 @@ class NodeWatcher:
             changes.append({"id": entry.node_id, "name": entry.node.name, "status": status})
 
 
+def node_kind(node: py_trees.behaviour.Behaviour) -> str:
+    """The kind a drawing gives its own shape, as Groot2 and BehaviorTree.CPP class nodes:
+    sequence, selector (fallback), parallel, other composite, decorator, condition, action."""
+    if isinstance(node, py_trees.composites.Sequence):
+        return "sequence"
+    if isinstance(node, py_trees.composites.Selector):
+        return "selector"
+    if isinstance(node, py_trees.composites.Parallel | DynamicParallel):
+        return "parallel"
+    if isinstance(node, py_trees.composites.Composite):
+        return "composite"
+    if isinstance(node, py_trees.decorators.Decorator):
+        return "decorator"
+    if isinstance(node, StateCondition):
+        return "condition"
+    return "action"
+
+
 def tree_json(node: py_trees.behaviour.Behaviour, node_id: str = "0") -> dict[str, Any]:
-    """A tree as nested JSON: id (index path, as in the `node` stream), name, node type, status,
-    namespace, children."""
+    """A tree as nested JSON: id (index path, as in the `node` stream), name, node type, kind
+    (`node_kind`), status, namespace, children."""
     return {
         "id": node_id,
         "name": node.name,
         "type": type(node).__name__,
+        "kind": node_kind(node),
         "status": node.status.name,
         "namespace": getattr(node, "namespace", None),
         "children": [tree_json(child, f"{node_id}.{i}") for i, child in enumerate(node.children)],

@@ -23,7 +23,7 @@ from ..checkpoint._store import Checkpointer
 from ..errors import JianmuError
 from ..guard._approvals import ApprovalDecision
 from ..telemetry import events as ev
-from ..telemetry.events import Event
+from ..telemetry.events import AnyEvent
 from ._channels import Channel, ChannelMapper
 from ._nodes import NodeChange, NodeWatcher
 from ._schemas import ServedRunStatus
@@ -162,7 +162,7 @@ class RunRecord:
             await changed.wait()
 
     # ------------------------------------------------------------------ driving
-    def on_event(self, event: Event) -> None:
+    def on_event(self, event: AnyEvent) -> None:
         """Telemetry subscriber from the run's start to its end (suspensions included, so a
         follow-up queued while it waits for an approval is published too)."""
         agent = self.agent

@@ -119,7 +119,7 @@ class PendingApprovalItem(BaseModel):
     reason: str | None = None
     policy: str | None = None
     decided: bool
-    kind: Literal["approval", "client_tool"] = "approval"
+    kind: Literal["approval", "client_tool", "breakpoint"] = "approval"
     """Whom it waits for: a human's decision, or the result of a call the OpenAI-compatible
     endpoint's client runs (answered by its next request's tool messages)."""
 
@@ -188,6 +188,8 @@ class TreeNode(BaseModel):
     id: str
     name: str
     type: str
+    kind: Literal["sequence", "selector", "parallel", "composite", "decorator", "condition", "action"]
+    """What the console's drawing shapes the node as (Groot2's classes of node)."""
     status: str
     namespace: str | None
     children: list[TreeNode]

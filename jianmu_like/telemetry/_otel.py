@@ -20,7 +20,7 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, TracerProvider
 
 from . import events as ev
-from .events import Event
+from .events import AnyEvent
 
 INSTRUMENTATION = "jianmu_like"
 MAX_OPEN_RUNS = 1024
@@ -29,7 +29,7 @@ _RAISED = re.compile(r"raised ([A-Za-z_][\w.]*)")
 _ERROR_TYPE = re.compile(r"^([A-Za-z_][\w.]*):")
 
 
-def _ns(event: Event) -> int:
+def _ns(event: ev.CatalogueEvent) -> int:
     return int(event.ts * 1e9)
 
 
@@ -98,33 +98,57 @@ class OTelSubscriber:
         self.capture_content = capture_content
         self._runs: OrderedDict[str, _Run] = OrderedDict()
 
-    def __call__(self, event: Event) -> None:
+    def __call__(self, event: AnyEvent) -> None:
         run_id = event.run_id
-        if run_id is None or event.type == ev.TEXT_DELTA:
+        typed = ev.typed(event)
+        if run_id is None or typed is None or isinstance(typed, ev.TextDelta):
             return
-        if event.type in (ev.RUN_STARTED, ev.RUN_RESUMED):
-            self._start_run(run_id, event)
+        if isinstance(typed, ev.RunStarted | ev.RunResumed):
+            self._start_run(run_id, typed)
             return
         run = self._runs.get(run_id)
-        if run is None:
-            return
-        handler = _HANDLERS.get(event.type)
-        if handler is not None:
-            handler(self, run, event)
-        else:
-            self._annotate(run, event)
+        if run is not None:
+            self._dispatch(run, typed)
+
+    def _dispatch(self, run: _Run, event: ev.CatalogueEvent) -> None:
+        """Each type's place in the trace: a span opened or closed, else an event on its node's."""
+        match event:
+            case ev.RunCompleted():
+                self._run_completed(run, event)
+            case ev.ReplyStarted():
+                self._reply_started(run, event)
+            case ev.ReplyCompleted():
+                self._reply_completed(run, event)
+            case ev.LoopIteration() | ev.LoopTerminated():
+                self._loop_boundary(run, event)
+            case ev.NodeFailure():
+                self._node_failed(run, event)
+            case ev.ModelCallStarted():
+                self._model_started(run, event)
+            case ev.ModelCallCompleted():
+                self._model_completed(run, event)
+            case ev.ModelCallRetry() | ev.ModelCallFailure():
+                self._model_failed(run, event)
+            case ev.ToolCallStarted():
+                run.tools[(event.node or run.root, event.call_id)] = self._tool_span(run, event)
+            case ev.ToolCallCompleted():
+                self._tool_completed(run, event)
+            case ev.ToolCallFailed():
+                self._tool_failed(run, event)
+            case _:
+                self._annotate(run, event)
 
     # ------------------------------------------------------------------ runs
-    def _start_run(self, run_id: str, event: Event) -> None:
+    def _start_run(self, run_id: str, event: ev.RunStarted | ev.RunResumed) -> None:
         root = event.node or "agent"
-        thread_id = event.data.get("thread_id")
+        thread_id = event.thread_id
         common = {"gen_ai.conversation.id": str(thread_id)} if thread_id is not None else {}
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "invoke_agent",
             "gen_ai.agent.name": root,
             "gen_ai.agent.id": f"{event.namespace}/{root}" if event.namespace else root,
             "jianmu.run_id": run_id,
-            "jianmu.resumed": event.type == ev.RUN_RESUMED,
+            "jianmu.resumed": isinstance(event, ev.RunResumed),
             **common,
         }
         if event.namespace is not None:
@@ -137,22 +161,20 @@ class OTelSubscriber:
             _, stale = self._runs.popitem(last=False)
             self._end_run(stale, _ns(event), abandoned=True)
 
-    def _run_completed(self, run: _Run, event: Event) -> None:
+    def _run_completed(self, run: _Run, event: ev.RunCompleted) -> None:
         self._runs.pop(str(event.run_id), None)
-        data, ts, span = event.data, _ns(event), run.span
-        status = str(data.get("status"))
+        ts, span, status = _ns(event), run.span, event.status
         span.set_attribute("jianmu.run.status", status)
-        termination = data.get("termination") or {}
-        if isinstance(termination, dict):
-            if termination.get("reason") is not None:
-                span.set_attribute("jianmu.termination.reason", str(termination["reason"]))
-            if termination.get("iterations") is not None:
-                span.set_attribute("jianmu.iterations", int(termination["iterations"]))
-        _set_usage(span, data.get("usage"))
-        if self.capture_content and data.get("final_answer") is not None:
-            span.set_attribute("gen_ai.output.messages", _output_messages(str(data["final_answer"]), "stop"))
+        termination = event.termination or {}
+        if termination.get("reason") is not None:
+            span.set_attribute("jianmu.termination.reason", str(termination["reason"]))
+        if termination.get("iterations") is not None:
+            span.set_attribute("jianmu.iterations", int(termination["iterations"]))
+        _set_usage(span, event.usage)
+        if self.capture_content and event.final_answer is not None:
+            span.set_attribute("gen_ai.output.messages", _output_messages(event.final_answer, "stop"))
         if status == "failure":
-            error = str(data.get("error") or f"run failed ({termination.get('reason', 'unknown')})")
+            error = event.error or f"run failed ({termination.get('reason', 'unknown')})"
             named = _ERROR_TYPE.match(error)
             error_type = named.group(1) if named else "RunFailed"
             _record_error(span, error_type, error, ts)
@@ -179,7 +201,7 @@ class OTelSubscriber:
         run.span.end(ts)
 
     # ------------------------------------------------------------------ nodes
-    def _node(self, run: _Run, event: Event) -> Span:
+    def _node(self, run: _Run, event: ev.CatalogueEvent) -> Span:
         """The open span of the event's node (the run's span for the root), opened if needed."""
         path = event.node
         if path is None or path == run.root:
@@ -207,56 +229,54 @@ class OTelSubscriber:
         if span is not None:
             span.end(ts)
 
-    def _reply_started(self, run: _Run, event: Event) -> None:
+    def _reply_started(self, run: _Run, event: ev.ReplyStarted) -> None:
         self._end_node(run, event.node, _ns(event))  # a new activation of the node
-        span = self._node(run, event)
-        if "round" in event.data:
-            span.set_attribute("jianmu.round", int(event.data["round"]))
+        self._node(run, event).set_attribute("jianmu.round", event.round)
 
-    def _reply_completed(self, run: _Run, event: Event) -> None:
+    def _reply_completed(self, run: _Run, event: ev.ReplyCompleted) -> None:
         span = self._node(run, event)
-        _set_usage(span, event.data.get("usage"))
-        if event.data.get("model"):
-            span.set_attribute("gen_ai.response.model", str(event.data["model"]))
+        _set_usage(span, event.usage)
+        if event.model:
+            span.set_attribute("gen_ai.response.model", event.model)
         self._end_node(run, event.node, _ns(event))
 
-    def _loop_boundary(self, run: _Run, event: Event) -> None:
+    def _loop_boundary(self, run: _Run, event: ev.LoopIteration | ev.LoopTerminated) -> None:
         """An iteration ended: the loop's children have finished their activations."""
         prefix = (event.node or run.root) + "/"
         ts = _ns(event)
         for path in [p for p in run.nodes if p.startswith(prefix)]:
             self._end_node(run, path, ts)
-        if event.type == ev.LOOP_TERMINATED:
+        if isinstance(event, ev.LoopTerminated):
             self._annotate(run, event)
         elif event.node in (None, run.root):
             run.span.add_event(event.type, _flat(event.data), ts)
 
-    def _node_failed(self, run: _Run, event: Event) -> None:
-        data, ts = event.data, _ns(event)
-        error_type = str(data.get("error_type") or "NodeFailed")
-        message = str(data.get("error") or error_type)
+    def _node_failed(self, run: _Run, event: ev.NodeFailure) -> None:
+        ts = _ns(event)
+        error_type = event.error_type or "NodeFailed"
+        message = event.error or error_type
         model = run.models.pop(event.node or "", None)
         if model is not None:
             _record_error(model, error_type, message, ts)
             model.end(ts)
         span = self._node(run, event)
-        span.set_attribute("jianmu.failure.kind", str(data.get("kind") or "node_error"))
+        span.set_attribute("jianmu.failure.kind", event.kind or "node_error")
         _record_error(span, error_type, message, ts)
         self._end_node(run, event.node, ts)
 
-    def _annotate(self, run: _Run, event: Event) -> None:
+    def _annotate(self, run: _Run, event: ev.CatalogueEvent) -> None:
         self._node(run, event).add_event(event.type, _flat(event.data), _ns(event))
 
     # ------------------------------------------------------------------ model calls
-    def _model_started(self, run: _Run, event: Event) -> None:
+    def _model_started(self, run: _Run, event: ev.ModelCallStarted) -> None:
         path, ts = event.node or run.root, _ns(event)
         previous = run.models.pop(path, None)
         if previous is not None:  # a non-retryable error moved on to the next model
             _record_error(previous, "ModelError", "attempt failed; trying the next model", ts)
             previous.end(ts)
-            self._measure(run, path, ts, {}, "ModelError")
-        data = event.data
-        model = str(data.get("model") or "")
+            self._measure(run, path, ts, error_type="ModelError")
+        data = event.data  # the optional fields, by name (`_SERVER`, `_REQUEST`, `_CONTENT`)
+        model = event.model
         measured: dict[str, Any] = {
             "gen_ai.operation.name": "chat",
             "gen_ai.provider.name": self.provider_name,
@@ -269,8 +289,8 @@ class OTelSubscriber:
         attributes: dict[str, Any] = {
             **measured,
             "gen_ai.system": self.provider_name,
-            "jianmu.attempt": int(data.get("attempt") or 1),
-            "jianmu.streaming": bool(data.get("streaming")),
+            "jianmu.attempt": event.attempt or 1,
+            "jianmu.streaming": event.streaming,
             **run.common,
         }
         for key, name in _REQUEST:
@@ -288,59 +308,63 @@ class OTelSubscriber:
             start_time=ts,
         )
 
-    def _model_completed(self, run: _Run, event: Event) -> None:
+    def _model_completed(self, run: _Run, event: ev.ModelCallCompleted) -> None:
         path = event.node or run.root
         span = run.models.pop(path, None)
         if span is None:
             return
-        data, ts = event.data, _ns(event)
-        if data.get("model"):
-            span.set_attribute("gen_ai.response.model", str(data["model"]))
-        if data.get("response_id"):
-            span.set_attribute("gen_ai.response.id", str(data["response_id"]))
-        if data.get("finish_reason"):
-            span.set_attribute("gen_ai.response.finish_reasons", [str(data["finish_reason"])])
-        _set_usage(span, data.get("usage"))
+        ts = _ns(event)
+        if event.model:
+            span.set_attribute("gen_ai.response.model", event.model)
+        if event.response_id:
+            span.set_attribute("gen_ai.response.id", event.response_id)
+        if event.finish_reason:
+            span.set_attribute("gen_ai.response.finish_reasons", [event.finish_reason])
+        _set_usage(span, event.usage)
         span.set_status(Status(StatusCode.OK))
         span.end(ts)
-        self._measure(run, path, ts, data)
+        self._measure(run, path, ts, event.model, event.usage)
 
     def _measure(
-        self, run: _Run, path: str, ts: int, data: dict[str, Any], error_type: str | None = None
+        self,
+        run: _Run,
+        path: str,
+        ts: int,
+        model: str | None = None,
+        usage: dict[str, Any] | None = None,
+        error_type: str | None = None,
     ) -> None:
         """The conventions' metrics of one model call attempt: its duration and its tokens."""
         started = run.calls.pop(path, None)
         if started is None:
             return
         began, attributes = started
-        if data.get("model"):
-            attributes = {**attributes, "gen_ai.response.model": str(data["model"])}
+        if model:
+            attributes = {**attributes, "gen_ai.response.model": model}
         if error_type is not None:
             attributes = {**attributes, "error.type": error_type}
         self.duration.record(max(ts - began, 0) / 1e9, attributes)
-        usage = data.get("usage")
-        if error_type is None and isinstance(usage, dict):
+        if error_type is None and usage is not None:
             for key, kind in (("prompt_tokens", "input"), ("completion_tokens", "output")):
                 if usage.get(key) is not None:
                     self.token_usage.record(int(usage[key]), {**attributes, "gen_ai.token.type": kind})
 
-    def _model_failed(self, run: _Run, event: Event) -> None:
+    def _model_failed(self, run: _Run, event: ev.ModelCallRetry | ev.ModelCallFailure) -> None:
         """A retry ends the failed attempt; `model.call.failed` ends the last one."""
         span = run.models.pop(event.node or run.root, None)
         if span is None:
             return
-        message = str(event.data.get("error") or "model call failed")
-        error_type = "ModelCallFailed" if event.type == ev.MODEL_CALL_FAILED else "ModelError"
-        if event.type == ev.MODEL_CALL_RETRY and event.data.get("delay") is not None:
-            span.set_attribute("jianmu.retry_delay", float(event.data["delay"]))
+        message = event.error or "model call failed"
+        error_type = "ModelCallFailed" if isinstance(event, ev.ModelCallFailure) else "ModelError"
+        if isinstance(event, ev.ModelCallRetry):
+            span.set_attribute("jianmu.retry_delay", event.delay)
         _record_error(span, error_type, message, _ns(event))
         span.end(_ns(event))
-        self._measure(run, event.node or run.root, _ns(event), {}, error_type)
+        self._measure(run, event.node or run.root, _ns(event), error_type=error_type)
 
     # ------------------------------------------------------------------ tool calls
-    def _tool_span(self, run: _Run, event: Event) -> Span:
-        data = event.data
-        tool, call_id = str(data.get("tool") or ""), str(data.get("call_id") or "")
+    def _tool_span(self, run: _Run, event: ev.ToolCallStarted | ev.ToolCallFailed) -> Span:
+        tool, call_id = event.tool, event.call_id
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": tool,
@@ -348,8 +372,8 @@ class OTelSubscriber:
             "gen_ai.tool.type": "function",
             **run.common,
         }
-        if self.capture_content and "arguments" in data:
-            attributes["gen_ai.tool.call.arguments"] = _json(data["arguments"])
+        if self.capture_content and event.arguments is not None:
+            attributes["gen_ai.tool.call.arguments"] = _json(event.arguments)
         return self.tracer.start_span(
             f"execute_tool {tool}".strip(),
             context=trace.set_span_in_context(self._node(run, event)),
@@ -357,49 +381,26 @@ class OTelSubscriber:
             start_time=_ns(event),
         )
 
-    def _tool_started(self, run: _Run, event: Event) -> None:
-        key = (event.node or run.root, str(event.data.get("call_id") or ""))
-        run.tools[key] = self._tool_span(run, event)
-
-    def _tool_completed(self, run: _Run, event: Event) -> None:
-        key = (event.node or run.root, str(event.data.get("call_id") or ""))
-        span = run.tools.pop(key, None)
+    def _tool_completed(self, run: _Run, event: ev.ToolCallCompleted) -> None:
+        span = run.tools.pop((event.node or run.root, event.call_id), None)
         if span is None:
             return
-        if self.capture_content and "output" in event.data:
-            span.set_attribute("gen_ai.tool.call.result", str(event.data["output"]))
+        if self.capture_content:
+            span.set_attribute("gen_ai.tool.call.result", event.output)
         span.set_status(Status(StatusCode.OK))
         span.end(_ns(event))
 
-    def _tool_failed(self, run: _Run, event: Event) -> None:
-        key = (event.node or run.root, str(event.data.get("call_id") or ""))
-        span = run.tools.pop(key, None)
+    def _tool_failed(self, run: _Run, event: ev.ToolCallFailed) -> None:
+        span = run.tools.pop((event.node or run.root, event.call_id), None)
         if span is None:  # refused before it ran (guard, denied approval): a span all the same
             span = self._tool_span(run, event)
-        message = str(event.data.get("error") or "tool call failed")
-        denied = bool(event.data.get("denied"))
+        message = event.error or "tool call failed"
+        denied = event.denied
         found = _RAISED.search(message)
         error_type = "ToolDenied" if denied else found.group(1) if found else "ToolError"
         span.set_attribute("jianmu.tool.denied", denied)
         _record_error(span, error_type, message, _ns(event))
         span.end(_ns(event))
-
-
-_HANDLERS = {
-    ev.RUN_COMPLETED: OTelSubscriber._run_completed,
-    ev.REPLY_STARTED: OTelSubscriber._reply_started,
-    ev.REPLY_COMPLETED: OTelSubscriber._reply_completed,
-    ev.LOOP_ITERATION: OTelSubscriber._loop_boundary,
-    ev.LOOP_TERMINATED: OTelSubscriber._loop_boundary,
-    ev.NODE_FAILED: OTelSubscriber._node_failed,
-    ev.MODEL_CALL_STARTED: OTelSubscriber._model_started,
-    ev.MODEL_CALL_COMPLETED: OTelSubscriber._model_completed,
-    ev.MODEL_CALL_RETRY: OTelSubscriber._model_failed,
-    ev.MODEL_CALL_FAILED: OTelSubscriber._model_failed,
-    ev.TOOL_CALL_STARTED: OTelSubscriber._tool_started,
-    ev.TOOL_CALL_COMPLETED: OTelSubscriber._tool_completed,
-    ev.TOOL_CALL_FAILED: OTelSubscriber._tool_failed,
-}
 
 
 TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864]

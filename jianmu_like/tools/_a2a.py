@@ -270,7 +270,7 @@ class A2AAgentProvider:
                 state.state = "TASK_STATE_COMPLETED"
             if emit is not None and state.state:
                 emit(
-                    ev.TOOL_PROGRESS,
+                    ev.ToolProgress,
                     server=self.name,
                     progress=float(state.updates),
                     total=None,

@@ -120,8 +120,8 @@ def tool_event_emitter() -> Callable[..., None] | None:
         return None
     emit, tool, call_id = context.emit, context.tool, context.call_id
 
-    def emit_tool_event(event_type: str, **payload: Any) -> None:
-        emit(event_type, tool=tool, call_id=call_id, **payload)
+    def emit_tool_event(event: Callable[..., Any] | str, /, **payload: Any) -> None:
+        emit(event, tool=tool, call_id=call_id, **payload)
 
     return emit_tool_event
 

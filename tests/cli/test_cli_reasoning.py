@@ -13,9 +13,10 @@ from rich.console import Console
 
 from jianmu_like import AgentResult, Usage
 from jianmu_like.cli._render import EventRenderer
-from jianmu_like.telemetry.events import Event
+from jianmu_like.telemetry import events as ev
 from jianmu_like.testing import ScriptedOpenAIServer, call, calls, reply
 from tests.cli.running import PRESETS, jianmu
+from tests.telemetry.event_kit import sample
 
 THINK_1 = "Twenty-five times four, plus ten: the calculator."
 THINK_2 = "The tool said 110."
@@ -34,8 +35,8 @@ def _console(*, color: bool = False) -> tuple[Console, io.StringIO]:
     return con, out
 
 
-def _event(kind: str, namespace: str | None = None, **data: Any) -> Event:
-    return Event(type=kind, namespace=namespace, data=data)
+def _event(kind: str, namespace: str | None = None, **data: Any) -> ev.CatalogueEvent:
+    return sample(kind, namespace, **data)
 
 
 def test_run_shows_the_reasoning_before_each_reply(tmp_path: Path) -> None:

@@ -12,8 +12,9 @@ from rich.console import Console
 from jianmu_like import AgentResult, ModelClient, Usage
 from jianmu_like.agentfile._loader import load_agent
 from jianmu_like.cli._render import EventRenderer, dot_text, summary_line, tree_view
-from jianmu_like.telemetry.events import Event
+from jianmu_like.telemetry import events as ev
 from jianmu_like.testing import ScriptedProvider
+from tests.telemetry.event_kit import sample
 
 PRESET = Path(__file__).resolve().parents[2] / "presets" / "react.yaml"
 
@@ -23,8 +24,8 @@ def console() -> tuple[Console, io.StringIO]:
     return Console(file=out, width=100, highlight=False, soft_wrap=True, force_terminal=False), out
 
 
-def event(kind: str, namespace: str | None = None, **data: Any) -> Event:
-    return Event(type=kind, namespace=namespace, data=data)
+def event(kind: str, namespace: str | None = None, **data: Any) -> ev.CatalogueEvent:
+    return sample(kind, namespace, **data)
 
 
 def test_transcript_of_a_react_run() -> None:

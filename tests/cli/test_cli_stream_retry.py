@@ -16,8 +16,9 @@ from rich.console import Console
 from jianmu_like import ModelClient
 from jianmu_like.agentfile._loader import load_agent
 from jianmu_like.cli._render import EventRenderer
-from jianmu_like.telemetry.events import Event
+from jianmu_like.telemetry import events as ev
 from jianmu_like.testing import ScriptedOpenAIServer, ScriptedProvider, fault_reply
+from tests.telemetry.event_kit import sample
 
 PRESET = Path(__file__).resolve().parents[2] / "presets" / "react.yaml"
 ANSWER = "The capital of France is Paris."
@@ -47,8 +48,8 @@ def test_the_cli_marks_a_cut_off_stream_and_prints_the_retried_answer(tmp_path: 
     assert done.stdout.count(ANSWER) == 1
 
 
-def _event(kind: str, **data: Any) -> Event:
-    return Event(type=kind, data=data)
+def _event(kind: str, **data: Any) -> ev.CatalogueEvent:
+    return sample(kind, **data)
 
 
 def test_the_live_view_drops_the_text_of_a_cut_off_stream() -> None:

@@ -9,6 +9,7 @@ from jianmu_like.models._messages import Message, ToolCall, ai, human, system, t
 from jianmu_like.models._types import ModelRequest
 from jianmu_like.nodes import ContextGuard, StateKeys
 from jianmu_like.state import StateManager
+from jianmu_like.telemetry import events as ev
 from jianmu_like.testing import scripted_client
 
 
@@ -21,8 +22,8 @@ class Host:
         self.keys = StateKeys()
         self.events: list[tuple[str, dict[str, Any]]] = []
 
-    def emit(self, event_type: str, **data: Any) -> None:
-        self.events.append((event_type, data))
+    def emit(self, event: type[ev.ContextCompacted], /, **data: Any) -> None:
+        self.events.append((event.type, data))
 
 
 def _history(turns: int) -> list[Message]:

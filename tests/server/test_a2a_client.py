@@ -23,6 +23,7 @@ from jianmu_like import (
     Agent,
     AgentFileError,
     ReActConfig,
+    ReActState,
     create_react_node,
     human,
     load_agent,
@@ -30,7 +31,9 @@ from jianmu_like import (
     validate_agent_file,
 )
 from jianmu_like.guard import GuardEnforcer, RequireApproval
+from jianmu_like.nodes import A2AAgentNode
 from jianmu_like.server import A2ACard, create_app
+from jianmu_like.state._journal import JournalEntry
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wait_until, wait_until_async
 from jianmu_like.tools._a2a import A2AAgentError, A2AAgentProvider
 from tests.server.guarded_agent import environment
@@ -373,3 +376,187 @@ def test_a_cancelled_run_cancels_the_remote_task(
     finally:
         gate.set()
     assert [r["status"] for r in found] == ["cancelled"]
+
+
+# -- a remote agent as a node of a tree (`A2AAgentNode`) -----------------------------------------
+
+
+class Journal:
+    """A tool journal as the checkpoint recorder keeps one (`state._journal.ToolJournal`), with
+    entries a test can set as a crash would have left them."""
+
+    thread_id = "th"
+
+    def __init__(self, **entries: dict[str, Any]) -> None:
+        self.found = {
+            key: JournalEntry(key=key, tool_call_id=key, tool="keeper", **e) for key, e in entries.items()
+        }
+
+    def entries(self) -> dict[str, JournalEntry]:
+        return self.found
+
+    async def started(self, calls: Any, *, serial: bool) -> None:
+        for key, call_id, name in calls:
+            self.found[key] = JournalEntry(key=key, tool_call_id=call_id, tool=name, status="started")
+
+    async def finished(self, key: str, outcome: dict[str, Any]) -> None:
+        self.found[key] = self.found[key].model_copy(update={"status": "finished", "outcome": outcome})
+
+
+def node_agent(url: str, *, journal: Journal | None = None, **node: Any) -> Agent:
+    ask = A2AAgentNode(
+        "Ask",
+        {"name": "keeper", "url": url, "auth": {"token_env": "KEEPER_TOKEN"}},
+        output_key="reply",
+        **node,
+    )
+    agent = Agent(ask, ReActState, log_events=False)
+    agent.state_manager.journal = journal
+    return agent
+
+
+async def remote_runs(url: str, text: str) -> list[dict[str, Any]]:
+    async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}) as http:
+        runs: list[dict[str, Any]] = (await http.get("/api/runs")).json()["runs"]
+    return [r for r in runs if r["input"] == text]
+
+
+def test_a_tree_node_asks_the_remote_agent_and_writes_its_answer(
+    remote: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KEEPER_TOKEN", TOKEN)
+
+    async def go() -> tuple[Any, list[Any]]:
+        agent = node_agent(remote)
+        events: list[Any] = []
+        agent.telemetry.subscribe(events.append)
+        try:
+            return await agent.run({"messages": [human("node hello")]}), events
+        finally:
+            await agent.aclose()
+
+    result, events = asyncio.run(asyncio.wait_for(go(), PATIENCE))
+    assert result.status == "success" and result.state.model_extra["reply"] == "B echoes node hello"
+    progress = [e for e in events if e.type == "tool.progress"]
+    assert any("TASK_STATE_COMPLETED" in str(e.data.get("message")) for e in progress)
+    assert TOKEN not in repr([e.data for e in events])
+
+
+def test_a_tree_node_sends_a_state_field_and_its_failure_fails_the_node(
+    remote: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KEEPER_TOKEN", "wrong-token-0123456789abcdef")
+
+    async def go() -> tuple[Any, list[Any]]:
+        agent = node_agent(remote, message_key="question")
+        events: list[Any] = []
+        agent.telemetry.subscribe(events.append)
+        try:
+            return await agent.run({"question": "from a field"}), events
+        finally:
+            await agent.aclose()
+
+    result, events = asyncio.run(asyncio.wait_for(go(), PATIENCE))
+    [failed] = [e for e in events if e.type == "tool.call.failed"]
+    assert result.status == "failure" and "reply" not in (result.state.model_extra or {})
+    assert "401" in failed.data["error"] and "wrong-token" not in repr([e.data for e in events])
+
+
+def test_a_remote_approval_asked_by_a_tree_node_is_answered_here(
+    remote: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KEEPER_TOKEN", TOKEN)
+    path = "/tmp/remote-node"
+
+    async def go() -> tuple[Any, Any]:
+        agent = node_agent(remote)
+        try:
+            running = asyncio.create_task(agent.run({"messages": [human(f"delete {path}")]}))
+            [question] = await wait_until_async(agent.pending_elicitations, "B's question to reach the node")
+            assert path not in deleted
+            agent.respond_elicitation(question.id, "accept", {"decision": "approve"})
+            return await running, question
+        finally:
+            await agent.aclose()
+
+    result, question = asyncio.run(asyncio.wait_for(go(), PATIENCE))
+    assert "delete_file" in question.message and question.requested_schema["required"] == ["decision"]
+    assert result.state.model_extra["reply"] == f"B: deleted {path}" and deleted.count(path) == 1
+
+
+def test_a_tree_node_call_is_journaled_and_never_sent_twice(
+    remote: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finished: replayed, not sent; started with no outcome (a crash mid-call): a failure saying
+    so, not sent; a finished failure: a retry sends the next attempt."""
+    monkeypatch.setenv("KEEPER_TOKEN", TOKEN)
+    key = "a2a-node//Ask/1"
+    ok = {"status": "finished", "outcome": {"content": "replayed answer"}}
+    failed = {"status": "finished", "outcome": {"content": "boom", "failed": True}}
+
+    async def run(journal: Journal, text: str) -> Any:
+        agent = node_agent(remote, journal=journal)
+        try:
+            return await agent.run({"messages": [human(text)]})
+        finally:
+            await agent.aclose()
+
+    async def go() -> None:
+        done = await run(Journal(**{f"{key}#0": ok}), "journal replayed")
+        assert done.status == "success" and done.state.model_extra["reply"] == "replayed answer"
+        unknown = Journal(**{f"{key}#0": {"status": "started"}})
+        crashed = await run(unknown, "journal unknown")
+        assert crashed.status == "failure" and unknown.found[f"{key}#0"].outcome["failed"]  # type: ignore[index]
+        assert "outcome is unknown" in unknown.found[f"{key}#0"].outcome["content"]  # type: ignore[index]
+        assert (
+            await remote_runs(remote, "journal replayed")
+            == await remote_runs(remote, "journal unknown")
+            == []
+        )
+        retried = Journal(**{f"{key}#0": failed})
+        again = await run(retried, "journal retried")
+        assert again.state.model_extra["reply"] == "B echoes journal retried"
+        assert (
+            retried.found[f"{key}#1"].status == "finished"
+            and len(await remote_runs(remote, "journal retried")) == 1
+        )
+
+    asyncio.run(asyncio.wait_for(go(), PATIENCE))
+
+
+RELAY = """\
+kind: tree
+name: Relay
+inputs: [question]
+tree:
+  sequence:
+    children:
+      - a2a_agent:
+          name: keeper
+          url: {url}
+          auth: {{token_env: KEEPER_TOKEN}}
+          message_key: {key}
+          output_key: final_answer
+"""
+
+
+def test_an_agent_file_places_a_remote_agent_in_its_tree(
+    remote: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KEEPER_TOKEN", TOKEN)
+    relay = tmp_path / "relay.yaml"
+    relay.write_text(RELAY.format(url=remote, key="questoin"))
+    with pytest.raises(AgentFileError) as caught:
+        validate_agent_file(relay)
+    assert "relay.yaml:11" in str(caught.value) and "(did you mean 'question'?)" in str(caught.value)
+    relay.write_text(RELAY.format(url=remote, key="question"))
+
+    async def go() -> Any:
+        agent = load_agent(relay)
+        try:
+            return await agent.run({"question": "yaml hello"})
+        finally:
+            await agent.aclose()
+
+    result = asyncio.run(asyncio.wait_for(go(), PATIENCE))
+    assert result.status == "success" and result.final_answer == "B echoes yaml hello"

@@ -390,3 +390,40 @@ def test_two_answers_to_one_task_at_once_decide_once(served: str) -> None:
     assert not any(
         isinstance(o, pb.Task) and o.status.state == pb.TaskState.TASK_STATE_FAILED for o in outcomes
     )
+
+
+def test_an_approval_decided_elsewhere_moves_the_task_on(served: str) -> None:
+    """Decided through `/api/approvals` (the console's and the CLI's way), not by the client's
+    next message: the task leaves `input-required` by itself, for `GetTask` and for a
+    resubscribed stream (which sees it go on to `completed`)."""
+    path = "/tmp/approve-elsewhere"
+
+    async def go() -> tuple[list[pb.StreamResponse], pb.Task]:
+        a2a = await client(served, streaming=False)
+        first = final_task(
+            await collect(a2a.send_message(pb.SendMessageRequest(message=new_text_message(f"delete {path}"))))
+        )
+        assert pb.TaskState.Name(first.status.state) == "TASK_STATE_INPUT_REQUIRED"
+        streaming = await client(served)
+        resubscribed = streaming.subscribe(pb.SubscribeToTaskRequest(id=first.id))
+        seen = [await anext(resubscribed)]  # the task as it stands: still waiting
+        async with auth() as http:
+            [waiting] = [
+                a
+                for a in (await http.get(f"{served}/api/approvals")).json()["approvals"]
+                if a["thread_id"] == first.context_id
+            ]
+            decided = await http.post(
+                f"{served}/api/approvals/{waiting['id']}",
+                json={"decision": "approve", "thread_id": first.context_id},
+            )
+            assert decided.status_code == 200, decided.text
+        seen += [e async for e in resubscribed]
+        task = await a2a.get_task(pb.GetTaskRequest(id=first.id))
+        return seen, task
+
+    seen, task = run(go())
+    assert states(seen)[0] == "TASK_STATE_INPUT_REQUIRED" and states(seen)[-1] == "TASK_STATE_COMPLETED"
+    assert "TASK_STATE_WORKING" in states(seen)
+    assert pb.TaskState.Name(task.status.state) == "TASK_STATE_COMPLETED", task.status
+    assert answer(task) == f"result: deleted {path}" and deleted.count(path) == 1

@@ -384,3 +384,44 @@ def test_the_openapi_document_lists_the_endpoint(url: str) -> None:
         paths = http.get("/openapi.json").json()["paths"]
     assert {"/ag-ui", "/ag-ui/{agent}", "/v1/responses", "/v1/responses/{response_id}"} <= set(paths)
     assert "text/event-stream" in paths["/ag-ui"]["post"]["responses"]["200"]["content"]
+
+
+def test_a_front_end_tool_result_resumes_the_run_across_a_restart(tmp_path: Path) -> None:
+    """With a checkpoint store, a run waiting for a front-end tool's result outlives the server:
+    the next server on the store resumes it with the result (as `/v1` does)."""
+    from jianmu_like.checkpoint import SQLiteCheckpointer
+
+    def serve() -> Any:
+        store = SQLiteCheckpointer(tmp_path / "runs.db")
+
+        def factory() -> Agent:
+            root = create_react_node(
+                model_client=scripted_client(responder), config=ReActConfig(max_iterations=4, stream=True)
+            )
+            return Agent(root, log_events=False, checkpointer=store)
+
+        return live_server(create_app(factory, token=TOKEN))
+
+    body = run_input("chat-restart", "run-1", "weather in Oslo", tools=[WEATHER])
+    with serve() as first_url:
+        first = stream(first_url, body)
+    (start,) = of(first, "TOOL_CALL_START")
+    call_id = start["toolCallId"]
+    messages = [
+        *body["messages"],
+        {"id": "a1", "role": "assistant", "toolCalls": [
+            {"id": call_id, "type": "function",
+             "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}},
+        ]},
+        {"id": "t1", "role": "tool", "toolCallId": call_id, "content": "snow -3"},
+    ]  # fmt: skip
+    with serve() as second_url:
+        second = stream(
+            second_url, {**run_input("chat-restart", "run-2", None, tools=[WEATHER]), "messages": messages}
+        )
+        again = post(
+            second_url,
+            {**run_input("chat-restart", "run-3", None, tools=[WEATHER]), "messages": messages},
+        )
+    assert "".join(event["delta"] for event in of(second, "TEXT_MESSAGE_CONTENT")) == "read: snow -3"
+    assert again.status_code == 409 and "already answered" in again.text  # resumed once

@@ -22,11 +22,17 @@ def test_text_streamed_before_tool_calls_is_withdrawn_and_the_answer_streams_aga
         mapper,
         (ev.REPLY_STARTED, {"round": 1}),
         (ev.TEXT_DELTA, {"delta": "Let me check."}),
-        (ev.REPLY_COMPLETED, {"final": False, "content": "Let me check.", "tool_calls": ["add"]}),
+        (
+            ev.REPLY_COMPLETED,
+            {"round": 1, "final": False, "content": "Let me check.", "tool_calls": ["add"], "usage": {}},
+        ),
         (ev.REPLY_STARTED, {"round": 2}),
         (ev.TEXT_DELTA, {"delta": "It is "}),
         (ev.TEXT_DELTA, {"delta": "42."}),
-        (ev.REPLY_COMPLETED, {"final": True, "content": "It is 42."}),
+        (
+            ev.REPLY_COMPLETED,
+            {"round": 2, "final": True, "content": "It is 42.", "tool_calls": [], "usage": {}},
+        ),
     )
     answer = [(d["status"], d["content"]) for c, d in messages if c == "answer"]
     assert answer == [
@@ -48,12 +54,22 @@ def test_text_streamed_before_tool_calls_is_withdrawn_and_the_answer_streams_aga
 
 def test_a_run_without_replies_still_carries_its_answer_and_other_channels_map() -> None:
     mapper = ChannelMapper()
-    assert feed(mapper, ("context.compacted", {"original_messages": 9, "kept_messages": 4})) == [
-        ("compact", {"original_messages": 9, "kept_messages": 4})
+    compacted = {
+        "messages_before": 9, "messages_after": 4, "tokens_before": 900, "tokens_after": 400,
+        "budget": 500, "window": 1000, "strategy": "drop", "summarized": 0, "dropped": 5,
+        "cut_tool_results": 0, "over_budget": False, "tokenizer": "estimate",
+    }  # fmt: skip
+    assert feed(mapper, (ev.CONTEXT_COMPACTED, compacted)) == [
+        ("compact", {"original_messages": 9, "kept_messages": 4, **compacted})
     ]
-    [(channel, data)] = feed(mapper, ("phase.started", {"phase": "synthesis"}))
-    assert channel == "phase" and data["phase"] == "synthesis"
-    assert feed(mapper, (ev.MODEL_CALL_STARTED, {"model": "m"})) == []
+    [(channel, data)] = feed(
+        mapper, (ev.PHASE, {"phase": "selecting_tools", "status": "started", "total": 7})
+    )
+    assert channel == "phase" and data == {
+        "phase": "selecting_tools", "status": "started", "total": 7, "total_tools": 7
+    }  # fmt: skip
+    assert feed(mapper, (ev.MODEL_CALL_STARTED, {"model": "m", "attempt": 1, "streaming": True})) == []
+    assert feed(mapper, ("my.own.event", {"anything": 1})) == []  # a user's own type: no channel
     closing = mapper.finish(
         answer="done it", status="success", usage={}, elapsed=0.0, termination=None, error=None
     )

@@ -75,7 +75,7 @@ def test_every_console_file_is_package_data() -> None:
     root = Path(__file__).resolve().parents[2]
     patterns = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     static = root / "jianmu_like" / "server" / "static"
-    files = sorted(p.relative_to(root / "jianmu_like").as_posix() for p in static.iterdir())
+    files = sorted(p.relative_to(root / "jianmu_like").as_posix() for p in static.rglob("*") if p.is_file())
     assert files == [
         "server/static/console.css",
         "server/static/console.js",
@@ -83,6 +83,9 @@ def test_every_console_file_is_package_data() -> None:
         "server/static/docs.js",
         "server/static/elicitation.js",
         "server/static/index.html",
+        "server/static/treeview.js",
+        "server/static/vendor/dagre.LICENSE.txt",
+        "server/static/vendor/dagre.min.js",
     ]
     for name in files:
         assert any(fnmatch(name, pattern) for pattern in patterns["jianmu_like"]), name

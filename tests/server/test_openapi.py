@@ -138,6 +138,17 @@ def test_every_json_answer_validates_against_its_schema(served: Any) -> None:
         "POST", "/api/approvals/{approval_id}", 409, json={"decision": "deny"}, approval_id=approvals[0]["id"]
     )
 
+    # A breakpoint before the tool: the paused run's state, read, then the run continues.
+    check("POST", "/api/breakpoints", 200, json={"breakpoints": [{"tool": "add"}]})
+    check("GET", "/api/breakpoints", 200)
+    paused = check("POST", "/api/runs", 201, json={"input": "add 5", "thread_id": "t4"})
+    [pause] = _wait_for_approvals(check)
+    assert pause["kind"] == "breakpoint"
+    check("GET", "/api/runs/{run_id}/state", 200, run_id=paused["run_id"])
+    check("POST", "/api/breakpoints", 200, json={"breakpoints": []})
+    check("POST", "/api/approvals/{approval_id}", 200, json={"decision": "approve"}, approval_id=pause["id"])
+    assert check.done(paused["run_id"])["answer"] == "result 6"
+
     gate.clear()  # a run held in its tool: a follow-up, then cancelled
     try:
         held = check("POST", "/api/runs", 201, json={"input": "wait A", "thread_id": "t3"})

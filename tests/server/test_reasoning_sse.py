@@ -58,7 +58,8 @@ def test_reasoning_streams_on_its_channel_and_the_thinking_step_carries_it_whole
 def _thinking_done(data: dict[str, Any]) -> dict[str, Any]:
     mapper = ChannelMapper()
     mapper.map(Event(type=ev.REPLY_STARTED, data={"round": 1}))
-    [step, *_] = mapper.map(Event(type=ev.REPLY_COMPLETED, data=data))
+    full = {"round": 1, "tool_calls": [] if data["final"] else ["add"], "usage": {}, **data}
+    [step, *_] = mapper.map(Event(type=ev.REPLY_COMPLETED, data=full))
     return step[1]
 
 

@@ -4,7 +4,9 @@ it, no event type spelled as a string literal outside it, and the README's table
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
+import typing
 from pathlib import Path
 
 import pytest
@@ -25,8 +27,9 @@ TABLE_HEADER = "| event | emitted by | data |"
 
 
 def _fields(name: str) -> set[str]:
-    payload = ev.CATALOGUE[name].payload
-    return {field.alias or key for key, field in payload.model_fields.items()}
+    envelope = {f.name for f in dataclasses.fields(ev.TypedEvent)}
+    own = {f.name for f in dataclasses.fields(ev.CATALOGUE[name].payload)} - envelope - {"extra"}
+    return {"data" if field == "log_data" else field for field in own}  # mcp.log's `data`
 
 
 # ------------------------------------------------------------------ the catalogue and its check
@@ -35,6 +38,66 @@ def test_every_constant_of_the_module_is_a_declared_type() -> None:
     assert constants == set(ev.CATALOGUE)
     with pytest.raises(ValueError, match="declared twice"):
         ev.declare(ev.TOOL_CALL_STARTED, ev.ToolCallStarted)
+
+
+def test_each_type_is_a_frozen_class_named_by_its_literal_type_and_the_union_lists_them_all() -> None:
+    classes = [entry.payload for entry in ev.CATALOGUE.values()]
+    assert len(set(classes)) == len(classes)  # one class per type: `match` tells them apart
+    assert set(typing.get_args(ev.CatalogueEvent)) == set(classes)
+    for name, entry in ev.CATALOGUE.items():
+        assert entry.payload.type == name
+    started = ev.ToolCallStarted(tool="calculator", call_id="c1", arguments={}, node="root/tools")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        started.tool = "other"  # type: ignore[misc]
+    assert started.data == {"tool": "calculator", "call_id": "c1", "arguments": {}}
+    failed = ev.ToolCallFailed(tool="calculator", call_id="c1", error="boom", denied=False)
+    assert "arguments" not in failed.data  # an optional field left unset is not on the wire
+    assert failed.wire() == {
+        "type": "tool.call.failed",
+        "node": None,
+        "namespace": None,
+        "data": {"tool": "calculator", "call_id": "c1", "error": "boom", "denied": False},
+        "ts": failed.ts,
+        "run_id": None,
+    }
+
+
+def test_a_payload_model_in_the_old_style_is_refused_with_what_an_event_class_is() -> None:
+    class Drafted(ev.Payload):  # how a payload was declared before events were classes
+        step: int
+
+    with pytest.raises(TypeError, match=re.escape("type: ClassVar[Literal['draft.made']]")):
+        ev.declare("draft.made", Drafted)
+    assert "draft.made" not in ev.CATALOGUE
+
+
+def test_a_hub_builds_the_class_from_a_class_or_a_name_and_keeps_extra_termination_keys() -> None:
+    hub = TelemetryHub(run_id="r1")
+    seen: list[ev.AnyEvent] = []
+    hub.subscribe(seen.append)
+    hub.emit(ev.ToolCallStarted, tool="calculator", call_id="c1", arguments={"api_key": "sk-abcdefghijkl"})
+    hub.emit(ev.TOOL_CALL_STARTED, node="root", tool="calculator", call_id="c2", arguments={})
+    hub.emit(ev.LOOP_TERMINATED, reason="budget", iterations=3, spent=12)
+    first, second, terminated = seen
+    assert isinstance(first, ev.ToolCallStarted) and first.run_id == "r1"
+    assert first.arguments == {"api_key": "***"}  # redacted as the dict events were
+    assert isinstance(second, ev.ToolCallStarted) and second.node == "root" and second.call_id == "c2"
+    assert isinstance(terminated, ev.LoopTerminated) and terminated.extra == {"spent": 12}
+    assert terminated.data == {"reason": "budget", "iterations": 3, "spent": 12}
+    # data is what was sent: an explicit None stays (the wire before classes), an unsent one is absent
+    hub.emit(ev.ToolProgress, tool="t", call_id="c4", server="s", progress=1.0, total=None)
+    assert seen[-1].data == {"tool": "t", "call_id": "c4", "server": "s", "progress": 1.0, "total": None}
+    hub.emit(ev.MCP_LOG, tool="t", call_id="c3", server="s", level="info", data={"line": 1})
+    log = seen[-1]
+    assert isinstance(log, ev.MCPLog) and log.log_data == {"line": 1}  # `data` is every event's dict
+    assert log.data == {"tool": "t", "call_id": "c3", "server": "s", "level": "info", "data": {"line": 1}}
+
+
+def test_an_event_built_by_hand_is_typed_by_payload() -> None:
+    event = ev.Event(type=ev.REPLY_STARTED, node="root", data={"round": 2})
+    typed = event.payload()
+    assert isinstance(typed, ev.ReplyStarted) and typed.round == 2 and typed.node == "root"
+    assert typed.payload() is typed
 
 
 def test_the_suite_checks_every_event_against_the_catalogue() -> None:

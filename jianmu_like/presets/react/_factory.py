@@ -299,4 +299,4 @@ class ReActFallback:
         sm, keys, ns = self.loop.state_manager, self.config.keys, self.namespace
         answer = fallback_answer(read_trace(sm.get(keys.messages, ns)), termination)
         sm.update({keys.fallback_answer: answer}, ns)
-        self.loop.emit(ev.ANSWER_FALLBACK, reason=reason, answer=answer)
+        self.loop.emit(ev.AnswerFallback, reason=reason, answer=answer)

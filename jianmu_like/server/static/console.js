@@ -1,8 +1,8 @@
 // The jianmu-like console: asks questions through the server's /api/ routes and renders a run's
 // Server-Sent Events (tool-call cards, the streamed answer, approvals, usage) and its tree's node
 // statuses, the conversations a checkpoint store keeps (their versions, the state saved in each,
-// forking from one) and an inspector of the current run's state. Plain JavaScript, no
-// dependencies. Streams are read with fetch(), not EventSource, because EventSource cannot send
+// forking from one) and an inspector of the current run's state. Plain JavaScript; its one
+// dependency, the tree's layout (dagre), is shipped in the package (treeview.js). Streams are read with fetch(), not EventSource, because EventSource cannot send
 // the bearer token of a protected server. Every piece of server data reaches the page through
 // textContent, never as HTML, with one exception: an answer's markdown, which the server renders
 // and sanitises (`answer_html`, see server/_markdown.py) and the page parses inertly (DOMParser).
@@ -17,7 +17,10 @@
     runId: null,
     running: false,
     streams: null, // AbortController of the current run's streams
-    nodes: new Map(), // node id -> .node element of the tree view
+    tree: null, // the drawing of the tree (treeview.js)
+    breakpoints: [], // the server's: [{node}|{tool}]
+    pausedAt: null, // the node id a run is paused before
+    timeline: { frames: [], at: null, calls: [] }, // the current run's steps; `at` null: live
     view: null, // elements of the current run
     checkpoints: false, // the server keeps a checkpoint store: threads, versions, forks
     fork: null, // {threadId, seq}: the next question continues that saved version
@@ -62,11 +65,11 @@
   }
 
   // The header's badge and the footer's (while a run is shown) say the same words.
-  function setStatus(status) {
+  function setStatus(status, words) {
     for (const badge of [$("run-status"), document.querySelector("#usage .badge")]) {
       if (!badge) continue;
       badge.dataset.status = status;
-      badge.textContent = STATUS_WORDS[status] || status;
+      badge.textContent = words || STATUS_WORDS[status] || status;
     }
   }
 
@@ -193,53 +196,235 @@
   }
 
   // ------------------------------------------------------------------ the tree
-  function drawTree(node) {
-    const item = el("li");
-    const row = el("div", "node");
-    row.dataset.id = node.id;
-    row.dataset.status = node.status;
-    row.title = `${node.type} · ${node.status}` + (node.namespace ? ` · namespace ${node.namespace}` : "");
-    row.append(el("span", "dot"), el("span", "name", node.name), el("span", "type", node.type));
-    state.nodes.set(node.id, row);
-    item.append(row);
-    if (node.children.length) {
-      const list = el("ul");
-      for (const child of node.children) list.append(drawTree(child));
-      item.append(list);
-    }
-    return item;
-  }
-
+  // Drawn by treeview.js (a graph laid out by the vendored dagre); the console only sets statuses.
   async function loadTree() {
     try {
       const { tree, checkpoints, models } = await api("GET", "/api/agent");
       state.checkpoints = checkpoints;
       $("models").textContent = (models || []).map((m) => `model: ${m}`).join("; ");
-      state.nodes.clear();
-      const list = el("ul");
-      list.append(drawTree(tree));
-      $("tree").replaceChildren(list);
+      state.tree = window.JianmuTree.create($("tree"), tree, { onSelect: toggleNodeBreakpoint });
     } catch (error) {
       $("tree").replaceChildren(el("p", "muted", `tree unavailable: ${error.message}`));
+      return;
+    }
+    await loadBreakpoints();
+  }
+
+  // ------------------------------------------------------------------ breakpoints
+  // The server's (every run pauses there): a click on a node sets or clears one, a tool's name
+  // sets one before its calls. A pause is a pending approval of kind "breakpoint" (drawApprovals).
+  async function loadBreakpoints() {
+    try {
+      const { breakpoints } = await api("GET", "/api/breakpoints");
+      showBreakpoints(breakpoints);
+    } catch (error) {
+      if (!(error instanceof Unauthorized)) showError(`could not read the breakpoints: ${error.message}`);
+    }
+  }
+
+  async function saveBreakpoints(list) {
+    try {
+      const { breakpoints } = await api("POST", "/api/breakpoints", { breakpoints: list });
+      showBreakpoints(breakpoints);
+    } catch (error) {
+      showError(`could not set the breakpoints: ${error.message}`);
+    }
+  }
+
+  function showBreakpoints(list) {
+    state.breakpoints = list;
+    const items = $("breakpoint-list");
+    items.replaceChildren();
+    list.forEach((item, index) => {
+      const where = item.node !== undefined ? `node ${state.tree?.nodes.get(item.node)?.data.name || item.node}` : `tool ${item.tool}`;
+      const row = el("li", "breakpoint");
+      row.dataset.node = item.node ?? "";
+      row.dataset.tool = item.tool ?? "";
+      const remove = el("button", "small", "×");
+      remove.type = "button";
+      remove.title = `remove the breakpoint on ${where}`;
+      remove.addEventListener("click", () => saveBreakpoints(state.breakpoints.filter((_, i) => i !== index)));
+      row.append(el("span", "bp-dot"), el("span", null, where), remove);
+      items.append(row);
+    });
+    markTree();
+  }
+
+  function markTree() {
+    const nodes = (state.breakpoints || []).filter((b) => b.node !== undefined).map((b) => b.node);
+    state.tree?.mark(nodes, state.pausedAt || null);
+  }
+
+  function toggleNodeBreakpoint(id) {
+    const list = state.breakpoints || [];
+    const has = list.some((b) => b.node === id);
+    saveBreakpoints(has ? list.filter((b) => b.node !== id) : [...list, { node: id }]);
+  }
+
+  function addToolBreakpoint(event) {
+    event.preventDefault();
+    const name = $("break-tool").value.trim();
+    if (!name) return;
+    $("break-tool").value = "";
+    saveBreakpoints([...(state.breakpoints || []), { tool: name }]);
+  }
+
+  // A pause: where it stopped, the run's state (read from the server), an editor for the keys to
+  // change (a JSON object, checked against the state schema by the server), Continue/Step/Skip.
+  function drawPause(item, list) {
+    const box = el("div", "approval breakpoint");
+    box.dataset.approvalId = item.id;
+    const node = item.arguments?.node;
+    const name = state.tree?.nodes.get(node)?.data.name || item.tool;
+    box.append(el("div", "paused-at", `Paused before ${name} (${node}, ${item.arguments?.type || "node"})`));
+    const shown = el("details", "state-view");
+    const stateText = el("pre", "state", "loading…");
+    shown.append(el("summary", null, "state of the run"), stateText);
+    const edit = el("textarea", "state-edit");
+    edit.value = "{}";
+    edit.rows = 3;
+    edit.spellcheck = false;
+    edit.setAttribute("aria-label", "state keys to change, as a JSON object");
+    box.append(shown, el("div", "label", "change state keys (JSON object)"), edit);
+    api("GET", `/api/runs/${encodeURIComponent(item.run_id)}/state`)
+      .then((read) => {
+        stateText.textContent = pretty(read.state);
+      })
+      .catch((error) => {
+        stateText.textContent = `could not read the state: ${error.message}`;
+      });
+    const buttons = el("div", "buttons");
+    const go = (label, className, decision, step) => {
+      const button = el("button", className, label);
+      button.type = "button";
+      button.addEventListener("click", () => resumePause(item, box, decision, step));
+      buttons.append(button);
+    };
+    go("Continue", "approve continue", "approve", false);
+    go("Step", "step", "approve", true);
+    go("Skip node", "deny skip", "deny", false);
+    box.append(buttons);
+    list.append(box);
+    state.pausedAt = node;
+    markTree();
+  }
+
+  async function resumePause(item, box, decision, step) {
+    const body = { decision, thread_id: item.thread_id };
+    if (decision === "approve") {
+      let changes;
+      try {
+        changes = JSON.parse(box.querySelector("textarea.state-edit").value || "{}");
+      } catch (error) {
+        showError(`the state changes are not JSON: ${error.message}`);
+        return;
+      }
+      const args = {};
+      if (step) args.step = true;
+      if (changes && Object.keys(changes).length) args.state = changes;
+      if (Object.keys(args).length) body.arguments = args;
+    }
+    for (const button of box.querySelectorAll("button")) button.disabled = true;
+    try {
+      await api("POST", `/api/approvals/${encodeURIComponent(item.id)}`, body);
+      showError("");
+      box.remove();
+      state.pausedAt = null;
+      markTree();
+      $("approvals").hidden = $("approval-list").children.length === 0;
+    } catch (error) {
+      for (const button of box.querySelectorAll("button")) button.disabled = false;
+      showError(`could not go on: ${error.message}`);
     }
   }
 
   // A new run (or conversation) starts from a grey tree: statuses are a run's, not the page's.
   function resetTree() {
     $("tree-caption").textContent = "";
-    for (const row of state.nodes.values()) {
-      row.dataset.status = "INVALID";
-      row.title = row.title.replace(/ · [A-Z]+/, " · INVALID");
-    }
+    state.tree?.reset();
+    resetTimeline();
   }
 
   function onNodes(data) {
-    for (const change of data.changes || []) {
-      const row = state.nodes.get(change.id);
-      if (!row) continue; // a node added while running (not in the drawn structure)
-      row.dataset.status = change.status;
-      row.title = row.title.replace(/ · [A-Z]+/, ` · ${change.status}`);
+    const changes = data.changes || [];
+    recordFrame(changes);
+    if (state.timeline.at === null) state.tree?.apply(changes);
+  }
+
+  // ------------------------------------------------------------------ the timeline
+  // Each batch of the run's `nodes` stream is a step of the timeline (the tree after a tick, or
+  // while a node works): every node's status then and what changed. The model and tool calls
+  // come on the run's other stream, numbered by the loop's iteration: a step shows the calls of
+  // its iteration (the number of times a model node had started by then). Scrubbing draws that
+  // step; "live" follows the run again.
+  function resetTimeline() {
+    state.timeline = { frames: [], at: null, calls: [] };
+    $("timeline").hidden = true;
+    $("timeline-detail").replaceChildren();
+  }
+
+  function recordFrame(changes) {
+    const frames = state.timeline.frames;
+    const last = frames.length ? frames[frames.length - 1] : { statuses: {}, iteration: 0 };
+    const statuses = { ...last.statuses };
+    let iteration = last.iteration;
+    for (const change of changes) {
+      const type = state.tree?.nodes.get(change.id)?.data.type || "";
+      if (change.status === "RUNNING" && statuses[change.id] !== "RUNNING" && /LLM/.test(type)) iteration += 1;
+      statuses[change.id] = change.status;
     }
+    frames.push({ statuses, changes, iteration });
+    drawTimeline();
+  }
+
+  function timelineEvent(iteration, text) {
+    state.timeline.calls.push({ iteration: Number(iteration) || 0, text });
+    if (state.timeline.at !== null) showFrame(state.timeline.at);
+  }
+
+  function drawTimeline() {
+    const { frames, at } = state.timeline;
+    $("timeline").hidden = frames.length === 0;
+    const slider = $("timeline-range");
+    slider.max = String(Math.max(0, frames.length - 1));
+    if (at === null) slider.value = slider.max;
+    $("timeline-live").disabled = at === null;
+    $("timeline-label").textContent = at === null ? `live · ${frames.length} steps` : `step ${at + 1} of ${frames.length}`;
+  }
+
+  function showFrame(index) {
+    const frames = state.timeline.frames;
+    if (!frames.length) return;
+    const at = Math.max(0, Math.min(frames.length - 1, index));
+    state.timeline.at = at;
+    const frame = frames[at];
+    const running = Object.keys(frame.statuses).filter((id) => frame.statuses[id] === "RUNNING");
+    state.tree?.setStatuses(frame.statuses, [...frame.changes.map((c) => c.id), ...running]);
+    $("timeline-range").value = String(at);
+    const detail = $("timeline-detail");
+    detail.replaceChildren();
+    for (const change of frame.changes) {
+      const item = el("li", "change", `${change.name}: ${change.status}`);
+      item.dataset.id = change.id;
+      item.dataset.status = change.status;
+      detail.append(item);
+    }
+    for (const call of state.timeline.calls) {
+      if (call.iteration === frame.iteration) detail.append(el("li", "call", `iteration ${call.iteration}: ${call.text}`));
+    }
+    drawTimeline();
+  }
+
+  function goLive() {
+    const frames = state.timeline.frames;
+    state.timeline.at = null;
+    $("timeline-detail").replaceChildren();
+    if (frames.length) {
+      const last = frames[frames.length - 1];
+      const running = Object.keys(last.statuses).filter((id) => last.statuses[id] === "RUNNING");
+      state.tree?.setStatuses(last.statuses, [...last.changes.map((c) => c.id), ...running]);
+    }
+    drawTimeline();
   }
 
   // ------------------------------------------------------------------ a run's events
@@ -385,6 +570,10 @@
     list.replaceChildren();
     for (const item of items) {
       if (item.decided) continue;
+      if (item.kind === "breakpoint") {
+        drawPause(item, list);
+        continue;
+      }
       const box = el("div", "approval");
       box.dataset.approvalId = item.id;
       // The arguments are editable: Approve sends the corrected ones when they were changed
@@ -513,6 +702,7 @@
       const run = await api("GET", `/api/runs/${encodeURIComponent(approvals[0].run_id)}`);
       if (state.running) return;
       state.threadId = run.thread_id;
+      rememberThread(run.thread_id);
       $("thread").textContent = `conversation ${run.thread_id}`;
       watch(run.run_id, run.input);
     } catch (_error) {
@@ -522,9 +712,13 @@
 
   function onApproval(view, data) {
     if (data.status === "pending") {
-      setStatus("suspended", "waiting for approval");
+      const pauses = (data.approvals || []).filter((item) => item.kind === "breakpoint");
+      setStatus("suspended", pauses.length && pauses.length === data.approvals.length ? "paused at a breakpoint" : "waiting for approval");
       drawApprovals(data.approvals || []);
-      for (const item of data.approvals || []) note(view, `${item.tool} waits for approval`, "inject");
+      for (const item of data.approvals || []) {
+        const paused = item.kind === "breakpoint";
+        note(view, paused ? `paused before ${item.tool.split("/").pop()} (breakpoint)` : `${item.tool} waits for approval`, "inject");
+      }
       scrollDown();
     } else {
       setStatus("running");
@@ -591,6 +785,13 @@
   function onEvent(view, event, data) {
     // other parts of the page (elicitation.js: the MCP servers' questions) follow the stream too
     document.dispatchEvent(new CustomEvent("jianmu:event", { detail: { runId: view.runId, name: event, data } }));
+    if (event === "step" && data.type === "iteration" && data.status === "start") {
+      timelineEvent(data.iteration, `tool ${data.tool_name} called with ${JSON.stringify(data.tool_args ?? {})}`);
+    } else if (event === "step" && data.type === "iteration" && data.status === "done") {
+      timelineEvent(data.iteration, `tool ${data.tool_name} → ${data.error ? "error: " + data.error : pretty(data.observation)}`);
+    } else if (event === "step" && data.type === "thinking" && data.status === "done") {
+      timelineEvent(data.iteration, `model replied${data.reasoning ? ": " + data.reasoning : ""}`);
+    }
     switch (event) {
       case "step": onStep(view, data); break;
       case "answer": onAnswer(view, data); break;
@@ -632,6 +833,31 @@
   // the list of conversations, one conversation's messages (continue it by asking), its
   // versions, the state saved in one (messages, the tree's statuses, pending approvals) and a
   // fork from it (the next question continues that version: POST /api/runs from_checkpoint).
+  // A conversation is named by its first question (read from the store; its id stays its title).
+  async function nameThreads(heads) {
+    await Promise.all(
+      heads.map(async (head) => {
+        try {
+          const view = await api("GET", `/api/threads/${encodeURIComponent(head.thread_id)}`);
+          const first = (view.messages || []).find((m) => m.role === "user" && typeof m.content === "string");
+          if (!first) return;
+          const text = first.content.trim().replace(/\s+/g, " ");
+          const button = document.querySelector(`#thread-list .thread-item[data-thread-id="${CSS.escape(head.thread_id)}"] button`);
+          if (button) button.textContent = text.length > 60 ? text.slice(0, 59) + "…" : text;
+        } catch (_error) {
+          // the id stays its name
+        }
+      }),
+    );
+  }
+
+  // The open conversation is kept across a reload of the page (this tab only).
+  const THREAD_KEY = "jianmu-like-thread";
+  function rememberThread(threadId) {
+    if (threadId) sessionStorage.setItem(THREAD_KEY, threadId);
+    else sessionStorage.removeItem(THREAD_KEY);
+  }
+
   async function loadThreads() {
     const list = $("thread-list");
     if (!state.checkpoints) {
@@ -647,11 +873,13 @@
         item.dataset.threadId = head.thread_id;
         const open = el("button", "link", head.thread_id);
         open.type = "button";
+        open.title = `conversation ${head.thread_id}`;
         open.addEventListener("click", () => openThread(head.thread_id));
         item.append(open, el("span", "muted", ` ${head.messages} messages · ${STATUS_WORDS[head.status] || head.status}`));
         if (head.thread_id === state.threadId) item.classList.add("current");
         list.append(item);
       }
+      nameThreads(threads.slice(0, 30));
     } catch (error) {
       if (!(error instanceof Unauthorized)) list.replaceChildren(el("li", "error", `threads unavailable: ${error.message}`));
     }
@@ -712,6 +940,7 @@
       if (state.streams) state.streams.abort();
       state.streams = null;
       state.threadId = threadId;
+      rememberThread(threadId);
       state.runId = null;
       setFork(null);
       $("thread").textContent = `conversation ${threadId}`;
@@ -729,7 +958,7 @@
         }
       }
       if (question !== null) transcript.append(pastRun(question, answer));
-      drawVersions(threadId, history.versions);
+      drawVersions(threadId, history.versions, view.messages || []);
       closeVersion();
       setStatus(view.thread.status);
       $("usage").replaceChildren(statusBadge(view.thread.status), el("span", null, `${view.versions} saved versions`));
@@ -739,19 +968,40 @@
     }
   }
 
-  function drawVersions(threadId, versions) {
+  // Versions in plain words, grouped per turn (the question each one belongs to: the last user
+  // message among its first `messages`, read from the conversation's messages).
+  function versionWords(info) {
+    const where = info.node ? info.node.split("/").pop() : "";
+    const waits = info.pending_approvals.length;
+    if (info.status === "success") return "answered";
+    if (info.status === "failure") return "failed";
+    if (info.status === "suspended")
+      return waits ? `waiting for a decision on ${waits === 1 ? "one call" : `${waits} calls`} (${info.pending_approvals.join(", ")})` : "waiting";
+    if (info.status === "running") return where ? `working, at ${where}` : "working";
+    return STATUS_WORDS[info.status] || info.status;
+  }
+
+  function drawVersions(threadId, versions, messages = []) {
     const list = $("version-list");
     list.replaceChildren();
+    let turn = null;
     for (const info of versions) {
+      const asked = messages.slice(0, info.messages).filter((m) => m.role === "user");
+      const question = asked.length ? String(asked[asked.length - 1].content ?? "") : "";
+      const key = `${asked.length}:${question}`;
+      if (key !== turn) {
+        turn = key;
+        const head = el("li", "turn", asked.length ? `Turn ${asked.length}: ${question.length > 50 ? question.slice(0, 49) + "…" : question}` : "Before the first question");
+        list.append(head);
+      }
       const item = el("li", "version");
       item.dataset.seq = String(info.seq);
       const open = el("button", "link", `v${info.seq}`);
       open.type = "button";
       open.addEventListener("click", () => showVersion(threadId, info.seq));
       const fork = info.parent_seq !== null && info.parent_seq !== info.seq - 1 ? ` · fork of v${info.parent_seq}` : "";
-      const where = info.node ? ` · at ${info.node.split("/").pop()}` : "";
-      const waits = info.pending_approvals.length ? ` · waits for ${info.pending_approvals.join(", ")}` : "";
-      item.append(open, el("span", "muted", ` ${STATUS_WORDS[info.status] || info.status} · ${info.messages} messages${where}${fork}${waits}`));
+      const count = `${info.messages} message${info.messages === 1 ? "" : "s"}`;
+      item.append(open, el("span", "muted", ` ${versionWords(info)} · ${count}${fork}`));
       list.append(item);
     }
     $("versions").hidden = false;
@@ -773,10 +1023,9 @@
       }
       $("version-pending-title").hidden = saved.pending_approvals.length === 0;
       resetTree();
-      for (const node of saved.nodes) {
-        const row = node.id && state.nodes.get(node.id);
-        if (row) row.dataset.status = node.status;
-      }
+      const statuses = {};
+      for (const node of saved.nodes) if (node.id) statuses[node.id] = node.status;
+      state.tree?.setStatuses(statuses, Object.keys(statuses).filter((id) => statuses[id] === "RUNNING"));
       $("tree-caption").textContent = `statuses of ${threadId} v${seq}`;
       $("fork").onclick = () => setFork({ threadId, seq });
       box.hidden = false;
@@ -848,6 +1097,7 @@
       const run = await api("POST", "/api/runs", body);
       setFork(null);
       state.threadId = run.thread_id;
+      rememberThread(run.thread_id);
       $("thread").textContent = `conversation ${run.thread_id}`;
       $("question").value = "";
       watch(run.run_id, question);
@@ -873,6 +1123,7 @@
     if (state.streams) state.streams.abort();
     state.streams = null;
     state.threadId = state.runId = null;
+    rememberThread(null);
     setRunning(false);
     setStatus("idle");
     resetTree();
@@ -898,8 +1149,10 @@
 
   async function connect() {
     await loadTree();
-    loadApprovals();
-    loadThreads();
+    await loadApprovals();
+    await loadThreads();
+    const kept = sessionStorage.getItem(THREAD_KEY);
+    if (kept && state.checkpoints && !state.threadId && !state.running) await openThread(kept);
   }
 
   function start() {
@@ -907,6 +1160,11 @@
     $("ask-form").addEventListener("submit", ask);
     $("inject-form").addEventListener("submit", sendFollowup);
     $("token-form").addEventListener("submit", useToken);
+    $("break-tool-form").addEventListener("submit", addToolBreakpoint);
+    $("timeline-range").addEventListener("input", () => showFrame(Number($("timeline-range").value)));
+    $("timeline-back").addEventListener("click", () => showFrame((state.timeline.at ?? state.timeline.frames.length - 1) - 1));
+    $("timeline-next").addEventListener("click", () => showFrame((state.timeline.at ?? state.timeline.frames.length - 1) + 1));
+    $("timeline-live").addEventListener("click", goLive);
     $("new-thread").addEventListener("click", newConversation);
     $("stop").addEventListener("click", stopRun);
     $("refresh-threads").addEventListener("click", loadThreads);

@@ -69,9 +69,16 @@
       document.getElementById("api-version").textContent = `${doc.info.title} ${doc.info.version} · OpenAPI ${doc.openapi}`;
       const schemas = doc.components?.schemas || {};
       main.replaceChildren();
+      // The API only: the console's own files (its page, scripts, style) are routes of the
+      // document (tag "console") but not part of the API; they are named in one line below.
+      const files = [];
       for (const [path, methods] of Object.entries(doc.paths)) {
-        for (const [method, op] of Object.entries(methods)) main.append(operation(method, path, op, schemas));
+        for (const [method, op] of Object.entries(methods)) {
+          if ((op.tags || []).includes("console")) files.push(path);
+          else main.append(operation(method, path, op, schemas));
+        }
       }
+      if (files.length) main.append(el("p", "muted console-files", `Not listed: the console's own files (${files.join(", ")}).`));
     } catch (error) {
       main.replaceChildren(el("p", "error", `could not read /openapi.json: ${error.message}`));
     }

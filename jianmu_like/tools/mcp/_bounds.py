@@ -122,11 +122,11 @@ class Flight:
             return False
         if self.emit is not None:
             self.emit(
-                ev.MCP_LOG,
+                ev.MCPLog,
                 server=self.server,
                 level=str(params.level),
                 logger=params.logger,
-                data=params.data,
+                log_data=params.data,
             )
         return True
 
@@ -151,7 +151,7 @@ class Flight:
         self._last_sent = asyncio.get_running_loop().time()
         if self.emit is not None:
             done, total, message = latest
-            self.emit(ev.TOOL_PROGRESS, server=self.server, progress=done, total=total, message=message)
+            self.emit(ev.ToolProgress, server=self.server, progress=done, total=total, message=message)
 
     def close(self) -> None:
         """The call ended: the latest unsent progress, and how many log notifications were
@@ -164,11 +164,11 @@ class Flight:
         self._send()
         if self.logs.dropped and self.emit is not None:
             self.emit(
-                ev.MCP_LOG,
+                ev.MCPLog,
                 server=self.server,
                 level="warning",
                 logger="jianmu_like",
-                data=(
+                log_data=(
                     f"{self.logs.dropped} more log notifications of this call were dropped "
                     f"(max_log_events={self.max_logs})"
                 ),

@@ -164,7 +164,7 @@ class ElicitationBox:
             details=dict(details or {}),
         )
         if emit is not None:
-            emit(ev.ELICITATION_REQUESTED, request=request.model_dump())
+            emit(ev.ElicitationRequested, request=request.model_dump())
         future: asyncio.Future[ElicitationAnswer] = asyncio.get_running_loop().create_future()
         self._open[request.id] = (request, future)
         try:
@@ -184,7 +184,7 @@ class ElicitationBox:
         finally:
             self._open.pop(request.id, None)
         if emit is not None:
-            emit(ev.ELICITATION_RESOLVED, id=request.id, server=self.server, action=answer.action)
+            emit(ev.ElicitationResolved, id=request.id, server=self.server, action=answer.action)
         return answer
 
 

@@ -520,7 +520,7 @@ class MCPToolProvider:
             logger.info("MCP server %r: task %s of tool %r: %s", self.name, task.task_id, tool, task.status)
             if emit is not None:
                 emit(
-                    ev.MCP_TASK,
+                    ev.MCPTask,
                     server=self.name,
                     task_id=task.task_id,
                     status=task.status,

@@ -134,7 +134,7 @@ async def answer_sampling(
 
     def report(**data: Any) -> None:
         if emit is not None:
-            emit(ev.MCP_SAMPLING, server=config.name, max_tokens=requested, model_hints=hints, **data)
+            emit(ev.MCPSampling, server=config.name, max_tokens=requested, model_hints=hints, **data)
 
     if config.sampling == "deny":
         reason = (

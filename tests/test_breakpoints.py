@@ -1,0 +1,157 @@
+"""Breakpoints: a run pauses before a node ticks, as a pending approval of kind `breakpoint`;
+its state is read and edited (checked against the state schema), it steps to the next node or
+continues, a denied pause skips the node as a failure, and a paused run with a store survives a
+new process paused. Nothing is held open: the pause comes before the node starts its call."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jianmu_like import Agent, ReActConfig, create_react_node, human, tool
+from jianmu_like.guard._approvals import ApprovalDecision, InvalidEdit
+from jianmu_like.testing import call, reply, scripted_client
+
+ran: list[dict[str, int]] = []
+asked: list[int] = []
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    ran.append({"a": a, "b": b})
+    return a + b
+
+
+def responder(body: dict[str, Any]) -> Any:
+    asked.append(1)
+    last = body["messages"][-1]
+    if last["role"] == "tool":
+        return reply(f"result {last['content']}")
+    return call("add", a=41, b=1)
+
+
+def agent(checkpointer: Any = None) -> Agent:
+    root = create_react_node(
+        model_client=scripted_client(responder), tools=[add], config=ReActConfig(max_iterations=4)
+    )
+    return Agent(root, checkpointer=checkpointer, log_events=False)
+
+
+@pytest.fixture(autouse=True)
+def fresh() -> None:
+    ran.clear()
+    asked.clear()
+
+
+async def test_pause_before_the_tool_node_edit_state_step_and_continue() -> None:
+    bot = agent()
+    bot.breakpoints.set([{"tool": "add"}])
+    result = await bot.run(input_data={"messages": [human("add")]})
+    assert result.status == "suspended"
+    [pause] = result.pending_approvals
+    assert pause.kind == "breakpoint" and pause.tool == "ReActAgent/ReActAgent.Loop/ReActAgent.Tools"
+    assert pause.arguments["node"] == "0.0.1"
+    assert asked == [1] and ran == []  # the model answered; the tool has not been called
+    tools = bot.tree.children[0].children[1]
+    assert type(tools).__name__ == "ToolExecutor" and tools.status.name == "RUNNING"
+
+    # The state can be read, and edited only as the schema allows: a bad edit records nothing.
+    assert bot.state.actions[0].arguments == {"a": 41, "b": 1}  # type: ignore[attr-defined]
+    with pytest.raises(InvalidEdit, match="rounds"):
+        bot.decide(pause.id, ApprovalDecision(approved=True, arguments={"state": {"rounds": "many"}}))
+    with pytest.raises(InvalidEdit, match="nope"):
+        bot.decide(pause.id, ApprovalDecision(approved=True, arguments={"state": {"nope": 1}}))
+    action = bot.state.actions[0].model_dump()  # type: ignore[attr-defined]
+    action["arguments"] = {"a": 99, "b": 1}
+    bot.breakpoints.set([])
+    edit = ApprovalDecision(approved=True, arguments={"step": True, "state": {"actions": [action]}})
+    result = await bot.resume(decisions={pause.id: edit})
+
+    # Stepped: the tool node ran on the edited call, and the run paused at the next node.
+    assert ran == [{"a": 99, "b": 1}]
+    assert result.status == "suspended"
+    [pause] = result.pending_approvals
+    assert pause.kind == "breakpoint" and pause.arguments["node"] == "0.0.2"  # the Done gate
+    result = await bot.resume(decisions={pause.id: True})
+    assert result.status == "success" and result.final_answer == "result 100"
+    assert asked == [1, 1] and ran == [{"a": 99, "b": 1}]
+
+    # Without breakpoints the tree ticks with its own classes again.
+    result = await bot.run(input_data={"messages": [human("add")]})
+    assert result.status == "success" and not hasattr(type(tools), "_jianmu_watched")
+
+
+async def test_a_denied_pause_skips_the_node_as_a_failure() -> None:
+    bot = agent()
+    bot.breakpoints.set([{"node": "ReActAgent.Done"}])
+    result = await bot.run(input_data={"messages": [human("add")]})
+    [pause] = result.pending_approvals
+    assert pause.arguments["node"] == "0.0.2" and ran == [{"a": 41, "b": 1}]
+    bot.breakpoints.set([])
+    result = await bot.resume(decisions={pause.id: False})
+    # The Done gate failed unticked: the loop went round again, the model saw the tool's result.
+    assert result.status == "success" and result.final_answer == "result 42"
+    assert asked == [1, 1] and result.usage.calls == 2
+
+
+def test_bad_breakpoints_are_refused() -> None:
+    bot = agent()
+    for bad, message in (
+        ({"status": "FAILURE"}, "not implemented"),
+        ({"event": "tool.call.started"}, "not implemented"),
+        ({}, "exactly one"),
+        ({"node": "x", "tool": "y"}, "exactly one"),
+        ({"nod": "x"}, "nod"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            bot.breakpoints.set([{"node": "0"}, bad])
+        assert bot.breakpoints.items == []
+
+
+async def test_a_paused_run_survives_a_new_process(tmp_path: Path) -> None:
+    store = tmp_path / "runs.db"
+    first = agent(store)
+    first.breakpoints.set([{"node": "0.0.1"}])
+    result = await first.run(input_data={"messages": [human("add")]}, thread_id="t")
+    [pause] = result.pending_approvals
+    assert pause.kind == "breakpoint" and ran == []
+    await first.aclose()
+
+    later = agent(store)  # a new process: no breakpoints set, the pause comes from the store
+    result = await later.resume(thread_id="t", decisions={pause.id: True})
+    assert result.status == "success" and result.final_answer == "result 42"
+    assert ran == [{"a": 41, "b": 1}] and asked == [1, 1]
+    await later.aclose()
+
+
+def test_breakpoints_in_an_agent_file(tmp_path: Path) -> None:
+    from jianmu_like import load_agent
+    from jianmu_like.errors import JianmuError
+    from jianmu_like.testing import scripted_client as client
+
+    path = tmp_path / "agent.yaml"
+    path.write_text("kind: react\nmodel: m\nbreakpoints:\n  - node: ReActAgent.Tools\n  - tool: add\n")
+    loaded = load_agent(path, model_client=client(responder))
+    assert [b.model_dump(exclude_none=True) for b in loaded.breakpoints.items] == [
+        {"node": "ReActAgent.Tools"},
+        {"tool": "add"},
+    ]
+    path.write_text("kind: react\nmodel: m\nbreakpoints:\n  - tool: add\n  - status: FAILURE\n")
+    with pytest.raises(JianmuError, match=r"agent.yaml:5.*not implemented"):
+        load_agent(path, model_client=client(responder))
+
+
+async def test_a_state_without_approvals_refuses_breakpoints_and_runs_as_before() -> None:
+    import py_trees
+    from pydantic import BaseModel
+
+    class Plain(BaseModel):
+        count: int = 0
+
+    bot = Agent(py_trees.behaviours.Success("Done"), Plain, log_events=False)
+    with pytest.raises(ValueError, match="keeps approvals"):
+        bot.breakpoints.set([{"node": "Done"}])
+    assert (await bot.run()).status == "success"  # no breakpoint: the state is never asked
