@@ -292,18 +292,25 @@ class RunRegistry:
                 raise NotFound(f"no pending interruption {approval_id!r}")
             thread_id = threads[0]
         try:
-            kept = record_decision(store, thread_id, approval_id, decision, keys=keys)
+            record_decision(store, thread_id, approval_id, decision, keys=keys)
         except AlreadyDecided as exc:
+            self._resume_decided(store, keys, thread_id)  # the first decision goes on with the thread
             raise RunConflict(str(exc), decision=verdict(exc.decision), thread_id=thread_id) from exc
         except InvalidEdit:
             raise
         except ApprovalError as exc:
             raise NotFound(str(exc)) from None
+        return self._resume_decided(store, keys, thread_id)
+
+    def _resume_decided(self, store: Checkpointer, keys: StateKeys, thread_id: str) -> RunRecord | None:
+        """Resume the stored thread as a new run once every interruption of it is decided (None
+        while some still wait); the run already resumed here when there is one."""
+        if thread_id in self.active:
+            return self.active[thread_id]
         pending = pending_of_thread(store, thread_id, keys=keys)
-        if not pending or any(p.decision is None for p in pending) or thread_id in self.active:
-            return self.active.get(thread_id)
+        if not pending or any(p.decision is None for p in pending):
+            return None
         decided = {p.approval.id: p.decision for p in pending if p.decision is not None}
-        decided[approval_id] = kept
         agent = self.threads.get(thread_id) or self.agent_factory()
         return self._adopt(thread_id, agent, decided)
 

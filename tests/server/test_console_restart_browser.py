@@ -9,8 +9,8 @@ from typing import Any
 
 from tests.server.browser_page import expect
 from tests.server.console_agent import console_app
-from tests.server.test_restart_interruptions import paused_before_restart
 from tests.server.sse_live import live_server
+from tests.server.test_restart_interruptions import paused_before_restart
 
 
 def test_a_stored_approval_is_approved_in_the_console_after_a_restart(page: Any, tmp_path: Path) -> None:

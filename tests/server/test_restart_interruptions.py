@@ -111,3 +111,33 @@ def test_a_breakpoint_pause_survives_a_restart_and_continues(tmp_path: Path) -> 
             f"/api/interruptions/{pause['id']}", json={"decision": "approve", "thread_id": pause["thread_id"]}
         )
         assert late.status_code == 409 and "already decided" in late.text
+
+
+def test_a_decision_made_elsewhere_stands_and_resumes_the_thread_once(tmp_path: Path) -> None:
+    """An operator decided the stored approval first (as `jianmu-like approvals deny` does): the
+    server's decision is a 409 naming the first, and the thread goes on with it, once."""
+    from jianmu_like._review import record_decision
+    from jianmu_like.checkpoint import SQLiteCheckpointer
+    from jianmu_like.guard import ApprovalDecision
+
+    store = tmp_path / "runs.db"
+    before = paused_before_restart(store, "delete notes.txt", [])
+    with (
+        live_server(console_app(checkpoint=str(store))) as url,
+        httpx.Client(base_url=url, timeout=PATIENCE) as http,
+    ):
+        operator = SQLiteCheckpointer(store)
+        try:
+            record_decision(
+                operator, before["thread_id"], before["id"], ApprovalDecision(approved=False, reason="no")
+            )
+        finally:
+            operator.close()
+        late = answer(url, before["id"], "/api/interruptions")
+        assert late.status_code == 409 and late.json()["decision"] == "denied", late.text
+        again = answer(url, before["id"], "/api/approvals")
+        assert again.status_code == 409
+        [run] = http.get("/api/runs").json()["runs"]  # resumed once, with the operator's denial
+        assert read_events(http, run["run_id"])[-1][2]["status"] == "success"
+        assert run["thread_id"] == before["thread_id"]
+        assert "denied" in http.get(f"/api/runs/{run['run_id']}").json()["answer"]
