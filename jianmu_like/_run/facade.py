@@ -30,6 +30,7 @@ from ..tools._toolset import ToolSet
 from ..tools.mcp._elicitation import Action as ElicitationAction
 from ..tools.mcp._elicitation import ElicitationRequest, boxes_of, pending_in, respond_in
 from .breakpoints import Breakpoints
+from .substitutions import Substitutions
 from .core import RunCore
 from .recording import RunRecording
 from .result import AgentResult
@@ -97,6 +98,13 @@ class RunFacade:
         """Where this agent's runs pause before a node ticks (`set([...])`; see `_run.breakpoints`):
         a pause is a pending approval of kind `breakpoint`, decided and resumed like one."""
         return self._core.breakpoints
+
+    @property
+    def substitutions(self) -> Substitutions:
+        """Rules that force a node's result or script a tool's output in this agent's runs and
+        replays (`set([{"node": ..., "status": "SUCCESS"}, {"tool": ..., "output": ...}])`; see
+        `_run.substitutions`)."""
+        return self._core.substitutions
 
     @property
     def recorder(self) -> RunRecorder | None:

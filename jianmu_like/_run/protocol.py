@@ -23,6 +23,7 @@ from ..telemetry._hub import TelemetryHub
 from ..tools.mcp._elicitation import Action as ElicitationAction
 from ..tools.mcp._elicitation import ElicitationRequest
 from .breakpoints import Breakpoints
+from .substitutions import Substitutions
 from .result import AgentResult
 
 
@@ -59,6 +60,8 @@ class AgentLike(Protocol):
 
     @property
     def breakpoints(self) -> Breakpoints: ...
+    @property
+    def substitutions(self) -> Substitutions: ...
 
     def accepts(self, key: str) -> bool: ...
 

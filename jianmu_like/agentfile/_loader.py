@@ -53,6 +53,7 @@ from ..tools._skills import SKILL_FILE, Skill, SkillSet, load_skill
 from ..tools.builtin import builtin_tools
 from ..tools.mcp._config import parse_mcp_servers
 from . import _wiring as wiring
+from .._run.substitutions import UnknownTarget
 from ._kinds import AGENT_KINDS, FILE_KINDS, AgentKind
 from ._modules import ModulePolicy
 from ._partial import without_bad_keys
@@ -128,6 +129,11 @@ def load_agent(
     else:
         agent = Agent(root, ReActState, namespace=spec.namespace, inputs=inputs, source=source)
     agent.breakpoints.set(spec.breakpoints)
+    try:
+        agent.substitutions.set(spec.substitutions)
+    except UnknownTarget as exc:  # a rule naming a node or a tool the tree lacks
+        where = builder._where(file, ("substitutions", exc.index))
+        raise AgentFileError([f"{where}: substitutions.{exc.index}: {exc.problem}"]) from None
     return agent
 
 

@@ -1,0 +1,183 @@
+"""Substitution without code: a node's result forced, or a tool's output scripted, by rules.
+
+BehaviorTree.CPP lets a robot developer swap a node for a test double from a JSON file, without
+rebuilding the tree; this is that for an agent. A rule either names a node (its index path
+"0.1.2", its name or its slash path, as breakpoints do) and the `status` it reports — SUCCESS or
+FAILURE — without being ticked (no `initialise()`, so no model or tool call starts under it), or
+names a tool (optionally with `arguments` a call must contain) and the `output` its call returns
+instead of calling it.
+
+Rules apply to the agent's next runs and resumes, and to a replay of a recording (the tool hook
+sits inside the replay player's and the recorder's, so a recording keeps the scripted output as
+what the tool returned). A rule naming a node the tree lacks, or a tool no tool node of the tree
+offers, is refused when set (`UnknownTarget`, a ValueError naming it), never a rule that silently never fires.
+Each substitution is published as a `debug.substituted` event, so the console and recordings see
+which results were scripted.
+
+A node is forced through the breakpoints' watched class (`_run.breakpoints`): its `tick()` asks
+first, so only forced nodes are swapped, and a tree without rules ticks exactly as before. A
+tool is scripted through the tool-call hook (`tools._hooks`), the seam durable runs and replay
+use. Scripting a model's reply is not implemented yet and is refused by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any, Literal
+
+import py_trees
+from py_trees.common import Status
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from ..errors import JianmuError
+from ..nodes._tool_executor import ToolExecutor
+from ..telemetry import events as ev
+from ..telemetry._hub import TelemetryHub
+from ..tools._base import Tool
+from ..tools._hooks import ToolInvoke, tool_call_hook, use_tool_call_hook
+from .breakpoints import _watched_class, node_ids
+
+
+class UnknownTarget(ValueError, JianmuError):
+    """A substitution rule naming a node or a tool the tree lacks (`index`: the rule's place)."""
+
+    def __init__(self, index: int, problem: str) -> None:
+        super().__init__(f"substitutions[{index}]: {problem}")
+        self.index = index
+        self.problem = problem
+
+
+class Substitution(BaseModel):
+    """One rule: `{node, status}` (the node reports `status` unticked) or `{tool, output,
+    arguments?}` (a call of `tool` whose arguments contain `arguments` returns `output`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    node: str | None = None
+    """A node's index path ("0.0.1", as `GET /api/agent` names it), its name, or its slash path."""
+    status: Literal["SUCCESS", "FAILURE"] | None = None
+    """What the node reports instead of ticking."""
+    tool: str | None = None
+    """A tool's name: its calls (those matching `arguments`) return `output` uncalled."""
+    arguments: dict[str, Any] | None = None
+    """Only calls whose arguments hold these keys with these values (None: every call)."""
+    output: str | None = None
+    """The tool's scripted output, as the model reads it."""
+    reply: Any = None
+    """Refused: scripting a model's reply is not implemented yet."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upper_status(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("status"), str):
+            data = {**data, "status": data["status"].upper()}
+        return data
+
+    @model_validator(mode="after")
+    def _one_target(self) -> Substitution:
+        if self.reply is not None:
+            raise ValueError("replacing a model's reply (reply=) is not implemented: force a node or a tool")
+        if (self.node is None) == (self.tool is None):
+            raise ValueError("a substitution names exactly one of node= or tool=")
+        if self.node is not None:
+            if self.status is None:
+                raise ValueError(f"substitution of node {self.node!r} needs status: SUCCESS or FAILURE")
+            if self.output is not None or self.arguments is not None:
+                raise ValueError("output= and arguments= belong to a tool substitution, not a node's")
+        else:
+            if self.output is None:
+                raise ValueError(f"substitution of tool {self.tool!r} needs output: the text it returns")
+            if self.status is not None:
+                raise ValueError("status= belongs to a node substitution; a tool's gives output=")
+        return self
+
+    def matches(self, tool: str, arguments: dict[str, Any]) -> bool:
+        """Whether a call of `tool` with `arguments` is this rule's."""
+        wanted = self.arguments or {}
+        return tool == self.tool and all(k in arguments and arguments[k] == v for k, v in wanted.items())
+
+
+def _tool_names(root: py_trees.behaviour.Behaviour) -> tuple[set[str], bool]:
+    """The tools the tree's tool nodes offer, and whether that is all of them (a set fed by
+    providers, such as MCP servers, is known only once it is ready)."""
+    names: set[str] = set()
+    complete = True
+    for _node_id, _path, node in node_ids(root):
+        if isinstance(node, ToolExecutor):
+            if node.tools.ready:
+                names.update(node.tools.names())
+            else:
+                complete = False
+    return names, complete
+
+
+class Substitutions:
+    """An agent's substitution rules (`set([...])`), applied to its runs and replays."""
+
+    def __init__(self, root: py_trees.behaviour.Behaviour, telemetry: TelemetryHub) -> None:
+        self._root = root
+        self._hub = telemetry
+        self.items: list[Substitution] = []
+
+    def set(self, items: Iterable[Substitution | dict[str, Any]]) -> None:
+        """Replace the rules (each validated against the tree: a rule naming a node or a tool it
+        lacks is a ValueError naming it, and nothing changes)."""
+        checked = [Substitution.model_validate(item) for item in items]
+        ids = {key for node_id, path, node in node_ids(self._root) for key in (node_id, path, node.name)}
+        tools, complete = _tool_names(self._root)
+        for i, rule in enumerate(checked):
+            if rule.node is not None and rule.node not in ids:
+                raise UnknownTarget(i, f"no node {rule.node!r} in tree {self._root.name!r}")
+            if rule.tool is not None and complete and rule.tool not in tools:
+                offered = ", ".join(sorted(tools)) or "none"
+                raise UnknownTarget(i, f"no tool {rule.tool!r} in the tree (tools: {offered})")
+        self.items = checked
+
+    def forced(self) -> dict[str, str]:
+        """Index path -> forced status of each node a rule names (for the console's drawing)."""
+        found: dict[str, str] = {}
+        for node_id, path, node in node_ids(self._root):
+            for rule in self.items:
+                if rule.node in (node_id, path, node.name) and rule.status is not None:
+                    found[node_id] = rule.status
+        return found
+
+    def install(self, root: py_trees.behaviour.Behaviour) -> None:
+        """Mark the nodes a rule forces (watched, so their `tick()` asks first); clear the others.
+        Runs after the breakpoints' `install`, which unwatches every node it has no use for."""
+        for node_id, path, node in node_ids(root):
+            status = next(
+                (r.status for r in self.items if r.status is not None and r.node in (node_id, path, node.name)),
+                None,
+            )
+            if status is None:
+                if getattr(node, "_jianmu_forced", None) is not None:
+                    node._jianmu_forced = None  # type: ignore[attr-defined]
+                continue
+            node._jianmu_forced = (Status[status], path, self._hub)  # type: ignore[attr-defined]
+            if getattr(type(node), "_jianmu_watched", None) is None:
+                node.__class__ = _watched_class(type(node))
+
+    @contextmanager
+    def tools(self) -> Iterator[None]:
+        """Answer matching tool calls made inside with the rules' outputs (around the hooks
+        already there: a replay's or a durable run's)."""
+        rules = [r for r in self.items if r.tool is not None]
+        if not rules:
+            yield
+            return
+        outer = tool_call_hook()
+        hub = self._hub
+
+        async def hook(invoke: ToolInvoke, tool: Tool, arguments: dict[str, Any]) -> Any:
+            for rule in rules:
+                if rule.matches(tool.name, arguments):
+                    if hub.active:
+                        hub.emit(ev.Substituted, target="tool", name=tool.name, output=rule.output, arguments=arguments)
+                    return rule.output
+            return await (outer(invoke, tool, arguments) if outer is not None else invoke(tool, arguments))
+
+        with use_tool_call_hook(hook):
+            yield
+
