@@ -61,6 +61,7 @@ async def test_a_tool_output_is_scripted_only_for_matching_arguments() -> None:
     assert ran == []  # the tool was never called
     [event] = [e for e in seen if e.type == "debug.substituted"]
     assert event.data == {"target": "tool", "name": "add", "output": "1000", "arguments": {"a": 41, "b": 1}}
+    assert event.node == "ReActAgent/ReActAgent.Loop/ReActAgent.Tools"  # the calling node's event
 
     # Arguments that do not match: the real tool answers.
     bot.substitutions.set([{"tool": "add", "arguments": {"a": 7}, "output": "1000"}])
@@ -144,7 +145,8 @@ def test_substitutions_in_an_agent_file(tmp_path: Path) -> None:
     path = tmp_path / "agent.yaml"
     path.write_text(
         "kind: react\nmodel: m\ntools: [calculator]\n"
-        "substitutions:\n  - tool: calculator\n    output: '4'\n  - node: ReActAgent.Done\n    status: FAILURE\n"
+        "substitutions:\n  - tool: calculator\n    output: '4'\n"
+        "  - node: ReActAgent.Done\n    status: FAILURE\n"
     )
     loaded = load_agent(path, model_client=scripted_client(responder))
     assert [s.model_dump(exclude_none=True) for s in loaded.substitutions.items] == [
@@ -153,7 +155,8 @@ def test_substitutions_in_an_agent_file(tmp_path: Path) -> None:
     ]
     path.write_text(
         "kind: react\nmodel: m\ntools: [calculator]\n"
-        "substitutions:\n  - tool: calculator\n    output: '4'\n  - node: ReActAgent.Gone\n    status: FAILURE\n"
+        "substitutions:\n  - tool: calculator\n    output: '4'\n"
+        "  - node: ReActAgent.Gone\n    status: FAILURE\n"
     )
     with pytest.raises(JianmuError, match=r"agent.yaml:7: substitutions.1: no node 'ReActAgent.Gone'"):
         load_agent(path, model_client=scripted_client(responder))

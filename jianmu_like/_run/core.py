@@ -45,12 +45,12 @@ from ..telemetry.events import AnyEvent
 from ..tools._run_context import RunContext, enter_run, leave_run
 from .approvals import Approvals
 from .breakpoints import Breakpoints
-from .substitutions import Substitutions
 from .errors import ConversationError
 from .interrupts import Interrupts
 from .open_calls import repair_open_calls
 from .recording import RunRecording
 from .result import AgentResult, build_result
+from .substitutions import Substitutions
 from .threads import Threads, needs_store, version_number
 from .trees import TreeSource
 

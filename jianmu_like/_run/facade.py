@@ -30,10 +30,10 @@ from ..tools._toolset import ToolSet
 from ..tools.mcp._elicitation import Action as ElicitationAction
 from ..tools.mcp._elicitation import ElicitationRequest, boxes_of, pending_in, respond_in
 from .breakpoints import Breakpoints
-from .substitutions import Substitutions
 from .core import RunCore
 from .recording import RunRecording
 from .result import AgentResult
+from .substitutions import Substitutions
 
 
 class RunFacade:

@@ -23,8 +23,8 @@ from ..telemetry._hub import TelemetryHub
 from ..tools.mcp._elicitation import Action as ElicitationAction
 from ..tools.mcp._elicitation import ElicitationRequest
 from .breakpoints import Breakpoints
-from .substitutions import Substitutions
 from .result import AgentResult
+from .substitutions import Substitutions
 
 
 @runtime_checkable

@@ -24,17 +24,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Literal
 
 import py_trees
 from py_trees.common import Status
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
+from .._sources import Loc, SourceError, describe_errors, load_yaml
 from ..errors import JianmuError
 from ..nodes._tool_executor import ToolExecutor
 from ..telemetry import events as ev
 from ..telemetry._hub import TelemetryHub
 from ..tools._base import Tool
+from ..tools._call_context import current_tool_call
 from ..tools._hooks import ToolInvoke, tool_call_hook, use_tool_call_hook
 from .breakpoints import _watched_class, node_ids
 
@@ -148,7 +151,11 @@ class Substitutions:
         Runs after the breakpoints' `install`, which unwatches every node it has no use for."""
         for node_id, path, node in node_ids(root):
             status = next(
-                (r.status for r in self.items if r.status is not None and r.node in (node_id, path, node.name)),
+                (
+                    r.status
+                    for r in self.items
+                    if r.status is not None and r.node in (node_id, path, node.name)
+                ),
                 None,
             )
             if status is None:
@@ -173,11 +180,48 @@ class Substitutions:
         async def hook(invoke: ToolInvoke, tool: Tool, arguments: dict[str, Any]) -> Any:
             for rule in rules:
                 if rule.matches(tool.name, arguments):
-                    if hub.active:
-                        hub.emit(ev.Substituted, target="tool", name=tool.name, output=rule.output, arguments=arguments)
+                    call = current_tool_call()
+                    data: dict[str, Any] = {
+                        "target": "tool",
+                        "name": tool.name,
+                        "output": rule.output,
+                        "arguments": arguments,
+                    }
+                    if call is not None and call.emit is not None:  # as the calling node's event
+                        call.emit(ev.SUBSTITUTED, **data)
+                    elif hub.active:
+                        hub.emit(ev.SUBSTITUTED, **data)
                     return rule.output
             return await (outer(invoke, tool, arguments) if outer is not None else invoke(tool, arguments))
 
         with use_tool_call_hook(hook):
             yield
 
+    def load(self, path: str | Path) -> None:
+        """Replace the rules with a rules file's (YAML or JSON, like BehaviorTree.CPP's
+        substitution files): a list of rules, or a mapping whose `substitutions:` key holds
+        one. Every problem is a `SourceError` at its line (`rules.yaml:4: substitutions.1: ...`),
+        a rule naming a node or a tool the tree lacks included; nothing changes then."""
+        doc = load_yaml(path)
+        data = doc.data
+        prefix: Loc = ()
+        if isinstance(data, dict) and set(data) == {"substitutions"}:
+            data, prefix = data["substitutions"], ("substitutions",)
+        if not isinstance(data, list):
+            raise SourceError(
+                [f"{doc.where(())}: a rules file holds a list of rules, or `substitutions:` and one"]
+            )
+        rules: list[Substitution] = []
+        problems = list(doc.problems)
+        for i, item in enumerate(data):
+            try:
+                rules.append(Substitution.model_validate(item))
+            except ValidationError as exc:
+                problems += describe_errors(exc, where=doc.where, model=Substitution, prefix=(*prefix, i))
+        if problems:
+            raise SourceError(problems)
+        try:
+            self.set(rules)
+        except UnknownTarget as exc:
+            where = doc.where((*prefix, exc.index))
+            raise SourceError([f"{where}: substitutions.{exc.index}: {exc.problem}"]) from None

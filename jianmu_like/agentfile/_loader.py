@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 from .._agent import Agent
 from .._config import ContextConfig, ResilienceConfig, get_config
 from .._names import did_you_mean
+from .._run.substitutions import UnknownTarget
 from .._sources import (
     Loc,
     SourceError,
@@ -53,7 +54,6 @@ from ..tools._skills import SKILL_FILE, Skill, SkillSet, load_skill
 from ..tools.builtin import builtin_tools
 from ..tools.mcp._config import parse_mcp_servers
 from . import _wiring as wiring
-from .._run.substitutions import UnknownTarget
 from ._kinds import AGENT_KINDS, FILE_KINDS, AgentKind
 from ._modules import ModulePolicy
 from ._partial import without_bad_keys

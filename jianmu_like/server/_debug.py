@@ -125,7 +125,9 @@ class Debugging:
             sample.substitutions.set(rules)
         except UnknownTarget as exc:
             field = f"substitutions[{exc.index}]"
-            raise BadRequest(f"invalid substitution: {exc}", [{"field": field, "message": exc.problem}]) from None
+            raise BadRequest(
+                f"invalid substitution: {exc}", [{"field": field, "message": exc.problem}]
+            ) from None
         finally:
             sample.substitutions.set(before)
         self.rules = rules
