@@ -83,7 +83,9 @@ graph = create_react_agent(model, [add])
 def skip_sdk_transform() -> None:
     """`--skip-sdk-transform` (an experiment, in both servers): the openai SDK's request
     transform (a walk of the body against its TypedDicts, ~1.5 ms CPU per chat call here) made
-    an identity that only drops the SDK's omitted-parameter sentinels."""
+    an identity that only drops the SDK's omitted-parameter sentinels. jianmu_like's provider
+    no longer calls it (`models._openai_provider.wire_body`), so this now changes LangGraph's
+    side only."""
     import openai._types
     import openai.resources.chat.completions.completions as completions
 
@@ -416,7 +418,9 @@ def main() -> None:
     parser.add_argument("--runs-per-slot", type=int, default=2, help="runs per concurrent slot, per batch")
     parser.add_argument("--langgraph", default=LANGGRAPH, help="the `langgraph` CLI of its own virtualenv")
     parser.add_argument(
-        "--baseline", metavar="CHECKOUT", help="also serve (two requests) from this checkout, e.g. /work/main"
+        "--baseline",
+        metavar="CHECKOUT",
+        help="also serve (one and two requests) from this checkout, e.g. /work/main",
     )
     parser.add_argument(
         "--skip-sdk-transform", action="store_true", help="an experiment: see skip_sdk_transform()"
@@ -448,6 +452,7 @@ def main() -> None:
             env = {**os.environ, "PYTHONPATH": str(Path(args.baseline).resolve())}
             url = f"http://127.0.0.1:{port}"
             before = servers.enter_context(http_server(command, url, "/healthz", env=env))
+            shapes.append(Shape("baseline 1 req", url, before, jianmu_one))
             shapes.append(Shape("baseline 2 req", url, before, jianmu_two))
         lg_url, lg_pid = servers.enter_context(langgraph_server(args.langgraph, base_url, max(levels), log))
         shapes.append(Shape("langgraph", lg_url, lg_pid, langgraph_run))

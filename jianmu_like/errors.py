@@ -13,6 +13,7 @@ The hierarchy (tests/test_errors.py checks this drawing against the classes):
       AgentChangedError (RuntimeError)
       ApprovalError (LookupError)
         AlreadyDecided
+        InterruptionError
         InvalidEdit (ValueError)
       CalculatorError (ValueError)
       CaseRunFailed (RuntimeError)
@@ -98,6 +99,7 @@ _EXPORTS = {
     ".evals._errors": ("CaseRunFailed", "EvalError", "EvalsUnavailable"),
     ".guard._approvals": ("AlreadyDecided", "ApprovalError", "InvalidEdit"),
     ".guard._enforcer": ("GuardConfigError",),
+    ".guard._interruptions": ("InterruptionError",),
     "._review": ("ThreadSuspendedError",),
     ".models._errors": ("ModelCallFailed", "ModelError"),
     "._run.recording": ("RecordingError",),
@@ -125,7 +127,7 @@ _EXPORTS = {
     ),
     ".tools.mcp._auth": ("MCPAuthError", "MCPLoginRequiredError"),
     ".tools.mcp._config": ("MCPConfigError",),
-    ".tools.mcp._elicitation": ("ElicitationError", "UnknownElicitation"),
+    ".tools._questions": ("ElicitationError", "UnknownElicitation"),
     ".tools.mcp._prompts": ("MCPPromptError",),
     ".tools.mcp._content": (
         "MCPConnectError",
@@ -171,6 +173,7 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .guard._approvals import ApprovalError as ApprovalError
     from .guard._approvals import InvalidEdit as InvalidEdit
     from .guard._enforcer import GuardConfigError as GuardConfigError
+    from .guard._interruptions import InterruptionError as InterruptionError
     from .models._errors import ModelCallFailed as ModelCallFailed
     from .models._errors import ModelError as ModelError
     from .models._json_text import JSONTextError as JSONTextError
@@ -191,6 +194,8 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .tools._errors import ToolExitError as ToolExitError
     from .tools._errors import ToolProviderError as ToolProviderError
     from .tools._errors import UnknownToolError as UnknownToolError
+    from .tools._questions import ElicitationError as ElicitationError
+    from .tools._questions import UnknownElicitation as UnknownElicitation
     from .tools.builtin import CalculatorError as CalculatorError
     from .tools.mcp._auth import MCPAuthError as MCPAuthError
     from .tools.mcp._auth import MCPLoginRequiredError as MCPLoginRequiredError
@@ -200,6 +205,4 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .tools.mcp._content import MCPServerError as MCPServerError
     from .tools.mcp._content import MCPTimeoutError as MCPTimeoutError
     from .tools.mcp._content import MCPToolError as MCPToolError
-    from .tools.mcp._elicitation import ElicitationError as ElicitationError
-    from .tools.mcp._elicitation import UnknownElicitation as UnknownElicitation
     from .tools.mcp._prompts import MCPPromptError as MCPPromptError

@@ -34,6 +34,7 @@ from ..checkpoint._history import CheckpointInfo
 from ..checkpoint._recorder import RunRecorder
 from ..checkpoint._store import Checkpoint, Checkpointer, CheckpointError
 from ..guard._approvals import Approval
+from ..guard._interruptions import Interruption
 from ..state._contract import check_contract
 from ..state._inputs import InputError, TreeInputs
 from ..state._journal import JournalEntry
@@ -46,6 +47,7 @@ from ..tools._run_context import RunContext, enter_run, leave_run
 from .approvals import Approvals
 from .breakpoints import Breakpoints
 from .errors import ConversationError
+from .interruptions import Interruptions
 from .interrupts import Interrupts
 from .open_calls import repair_open_calls
 from .recording import RunRecording
@@ -133,6 +135,7 @@ class RunCore:
         self.durability = durability
         self.interrupts = Interrupts(telemetry, namespace=namespace, node=trees.tree.name)
         self.approvals = Approvals(sm, keys)
+        self.interruptions = Interruptions(self.approvals, trees.toolsets)  # no cycle back to self
         self.breakpoints = Breakpoints(sm, keys)
         """Where runs pause before a node ticks (`_run.breakpoints`); none by default."""
         self.substitutions = Substitutions(trees.tree, telemetry)
@@ -364,8 +367,10 @@ class RunCore:
         except CheckpointError as exc:
             raise CheckpointError(f"inject(): the follow-up was not queued: {exc}") from exc
 
-    def decide(self, approval_id: str, decision: Any) -> None:
-        self.approvals.decide(approval_id, decision, recorder=self.recorder, thread_id=self.thread_id)
+    def decide(self, interruption_id: str, decision: Any) -> Interruption:
+        return self.interruptions.decide(
+            interruption_id, decision, recorder=self.recorder, thread_id=self.thread_id
+        )
 
     def pending_approvals(self) -> list[Approval]:
         return self.approvals.pending()

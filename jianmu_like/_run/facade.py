@@ -22,13 +22,14 @@ from ..checkpoint._history import CheckpointInfo
 from ..checkpoint._recorder import RunRecorder
 from ..checkpoint._store import Checkpointer
 from ..guard._approvals import Approval, ApprovalDecision
+from ..guard._interruptions import Interruption
 from ..nodes._interrupts import InterruptBox
 from ..state._manager import StateManager
 from ..telemetry._hub import TelemetryHub
 from ..telemetry.events import AnyEvent
+from ..tools._questions import Action as QuestionAction
+from ..tools._questions import Question
 from ..tools._toolset import ToolSet
-from ..tools.mcp._elicitation import Action as ElicitationAction
-from ..tools.mcp._elicitation import ElicitationRequest, boxes_of, pending_in, respond_in
 from .breakpoints import Breakpoints
 from .core import RunCore
 from .recording import RunRecording
@@ -275,9 +276,18 @@ class RunFacade:
         """
         self._core.inject(content, namespace, timeout)
 
-    # ------------------------------------------------------------------ approvals
+    # ------------------------------------------------------------------ interruptions
+    def pending_interruptions(self) -> list[Interruption]:
+        """Everything the run waits for someone to answer, as one list: the tool calls waiting
+        for a decision (`approval`) or for the client's result (`client_tool`), across every
+        namespace of the state, then the questions its tools hold open (`question`: an MCP
+        server's elicitation, a sampling request put to a person, a remote agent's question),
+        oldest first. Answer any of them with `decide(id, answer)`."""
+        return self._core.interruptions.pending()
+
     def pending_approvals(self) -> list[Approval]:
-        """Approvals waiting for a decision, across every namespace of the state."""
+        """Approvals waiting for a decision, across every namespace of the state (the
+        `approval` and `client_tool` entries of `pending_interruptions()`)."""
         return self._core.pending_approvals()
 
     def approve(self, approval_id: str, reason: str = "", *, arguments: dict[str, Any] | None = None) -> None:
@@ -290,31 +300,41 @@ class RunFacade:
         """Deny a pending tool call; the model reads "denied by a human reviewer: <reason>"."""
         self.decide(approval_id, ApprovalDecision(approved=False, reason=reason))
 
-    def decide(self, approval_id: str, decision: Any) -> None:
-        """Record a decision for one approval and wake the tree.
+    def decide(self, interruption_id: str, decision: Any) -> Interruption:
+        """Answer one of `pending_interruptions()`, whatever its kind, and wake what waits on it;
+        the interruption answered.
 
-        With a checkpointer the decision is stored first, in its own row. An approval is
-        decided once: a second decision (here or by another process) is `AlreadyDecided` (an
+        An approval takes an `ApprovalDecision` or its shorthand (True / "approve", False /
+        "deny", ("deny", reason)); a client tool's call an `ApprovalDecision` with `output`; a
+        question a `QuestionAnswer`, `{"action": ..., "content": ...}` or the action alone
+        ("accept" with content valid against its schema, "decline", "cancel":
+        `ElicitationError` otherwise, and the question stays open). An id nothing waits on is
+        an ApprovalError naming what does.
+
+        With a checkpointer an approval's decision is stored first, in its own row. An approval
+        is decided once: a second decision (here or by another process) is `AlreadyDecided` (an
         ApprovalError) naming the decision that stands.
         """
-        self._core.decide(approval_id, decision)
+        return self._core.decide(interruption_id, decision)
 
     # ------------------------------------------------------------------ tools and closing
     def toolsets(self) -> list[ToolSet]:
         """Tool sets used by nodes of the tree (each listed once)."""
         return self._core.trees.toolsets()
 
-    def pending_elicitations(self) -> list[ElicitationRequest]:
-        """The questions the agent's MCP servers put to a person while a tool call waits
-        (`elicitation: ask`, and the sampling requests of `sampling: ask`), oldest first."""
-        return pending_in(boxes_of(self.toolsets()))
+    def pending_elicitations(self) -> list[Question]:
+        """The questions of `pending_interruptions()` (kind `question`): those the agent's MCP
+        servers put to a person while a tool call waits (`elicitation: ask`, and the sampling
+        requests of `sampling: ask`), oldest first."""
+        return self._core.interruptions.questions()
 
     def respond_elicitation(
-        self, request_id: str, action: ElicitationAction, content: Mapping[str, Any] | None = None
-    ) -> ElicitationRequest:
-        """Answer one of `pending_elicitations()`: `accept` (with content valid against its
-        schema), `decline` or `cancel`; `UnknownElicitation` / `ElicitationError` otherwise."""
-        return respond_in(boxes_of(self.toolsets()), request_id, action, content)
+        self, request_id: str, action: QuestionAction, content: Mapping[str, Any] | None = None
+    ) -> Question:
+        """Answer one of `pending_elicitations()` (as `decide(request_id, {"action": action,
+        "content": content})` does): `accept` (with content valid against its schema),
+        `decline` or `cancel`; `UnknownElicitation` / `ElicitationError` otherwise."""
+        return self._core.interruptions.respond(request_id, action, content)
 
     async def aclose(self) -> None:
         """Halt the tree and close tool providers (e.g. MCP server sessions)."""

@@ -17,11 +17,12 @@ from .._keys import StateKeys
 from ..bt._runner import ReactiveRunner
 from ..checkpoint._contract import Durability
 from ..checkpoint._store import Checkpointer
+from ..guard._interruptions import Interruption
 from ..nodes._interrupts import InterruptBox
 from ..state._manager import StateManager
 from ..telemetry._hub import TelemetryHub
-from ..tools.mcp._elicitation import Action as ElicitationAction
-from ..tools.mcp._elicitation import ElicitationRequest
+from ..tools._questions import Action as QuestionAction
+from ..tools._questions import Question
 from .breakpoints import Breakpoints
 from .result import AgentResult
 from .substitutions import Substitutions
@@ -90,12 +91,14 @@ class AgentLike(Protocol):
 
     def inject(self, content: str, *, namespace: str | None = None, timeout: float = 30.0) -> None: ...
 
-    def decide(self, approval_id: str, decision: Any) -> None: ...
+    def pending_interruptions(self) -> list[Interruption]: ...
 
-    def pending_elicitations(self) -> list[ElicitationRequest]: ...
+    def decide(self, interruption_id: str, decision: Any) -> Interruption: ...
+
+    def pending_elicitations(self) -> list[Question]: ...
 
     def respond_elicitation(
-        self, request_id: str, action: ElicitationAction, content: Mapping[str, Any] | None = None
-    ) -> ElicitationRequest: ...
+        self, request_id: str, action: QuestionAction, content: Mapping[str, Any] | None = None
+    ) -> Question: ...
 
     async def aclose(self) -> None: ...

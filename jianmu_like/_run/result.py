@@ -18,6 +18,7 @@ from .._results import AgentOutcome, all_artifacts, read_key, total_usage, tree_
 from ..bt._fault import NodeFault
 from ..bt._runner import EndStatus, RunOutcome
 from ..guard._approvals import Approval
+from ..guard._interruptions import Interruption, from_approval
 from ..models._types import Usage
 from ..state._inputs import TreeInputs
 from ..state._manager import StateManager
@@ -66,6 +67,13 @@ class AgentResult(BaseModel):
     ticks: int = 0
     elapsed: float = 0.0
     run_id: str = ""
+
+    @property
+    def interruptions(self) -> list[Interruption]:
+        """What a suspended run waits for, as interruptions (`pending_approvals`, each of kind
+        `approval` or `client_tool`): answer each with `Agent.decide(id, answer)`, then
+        `resume()`. A question never outlives its run, so it is never here."""
+        return [from_approval(approval) for approval in self.pending_approvals]
 
 
 def build_result(

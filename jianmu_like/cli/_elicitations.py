@@ -34,7 +34,7 @@ def elicitations_command(args: argparse.Namespace, console: Console, errors: Con
     """Run `elicitations list|respond`; an unreachable server or a refusal is a CliError (exit 2)."""
     if args.action == "list":
         path = f"/api/runs/{quote(args.run_id, safe='')}/elicitations" if args.run_id else "/api/elicitations"
-        items = _call(args, "GET", path)["elicitations"]
+        items = call_server(args, "GET", path)["elicitations"]
         _list(items, args, console)
         return EXIT_OK
     body: dict[str, Any] = {"action": args.answer}
@@ -43,12 +43,12 @@ def elicitations_command(args: argparse.Namespace, console: Console, errors: Con
             raise CliError("--content comes with accept, not with decline or cancel")
         body["content"] = json_object_option(args.content, "--content", "the values asked for")
     path = f"/api/runs/{quote(args.run_id, safe='')}/elicitations/{quote(args.elicitation_id, safe='')}"
-    answer = _call(args, "POST", path, body)
+    answer = call_server(args, "POST", path, body)
     console.print(Text(f"{answer['action']} sent for {answer['id']} (run {answer['run_id']})", style="green"))
     return EXIT_OK
 
 
-def _call(args: argparse.Namespace, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+def call_server(args: argparse.Namespace, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
     """One request to the server; its JSON answer, or a CliError with its `error` text."""
     base = str(args.url).rstrip("/")
     if not base.startswith(("http://", "https://")):

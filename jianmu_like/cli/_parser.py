@@ -23,6 +23,7 @@ examples:
   jianmu-like show presets/research.yaml --dot
   jianmu-like approvals list runs.db
   jianmu-like elicitations list --url http://127.0.0.1:8321
+  jianmu-like interruptions list --url http://127.0.0.1:8321
   jianmu-like threads history runs.db THREAD
   jianmu-like serve presets/react.yaml --port 8321
   jianmu-like worker presets/react.yaml --database postgresql://host/db
@@ -222,6 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _approvals_parser(commands, parent)
     _elicitations_parser(commands, parent)
+    _interruptions_parser(commands, parent)
     _mcp_parser(commands, parent)
     _threads_parser(commands, parent)
     _serve_parser(commands, parent)
@@ -422,6 +424,40 @@ def _elicitations_parser(
         )
         action.add_argument("--token", help="its bearer token (default: env JIANMU_SERVER_TOKEN)")
     elicitations.set_defaults(handler="_elicitations:elicitations_command")
+
+
+def _interruptions_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser
+) -> None:
+    """Register `interruptions list|answer`: what a running `jianmu-like serve`'s runs wait for
+    (approvals, client tool calls, questions), answered through its one answer route."""
+    interruptions = commands.add_parser(
+        "interruptions",
+        parents=[parent],
+        help="list or answer what the runs of a running `jianmu-like serve` wait for "
+        "(approvals and questions)",
+    )
+    actions = interruptions.add_subparsers(dest="action", required=True, metavar="ACTION")
+    listing = actions.add_parser("list", parents=[parent], help="what every run (or one run) waits for")
+    listing.add_argument("run_id", metavar="RUN", nargs="?", help="only this run's")
+    listing.add_argument("--json", action="store_true", help="one JSON object per interruption")
+    answer = actions.add_parser("answer", parents=[parent], help="answer one, whatever its kind")
+    answer.add_argument("interruption_id", metavar="ID", help="its id (see `interruptions list`)")
+    answer.add_argument(
+        "answer", metavar="ANSWER", choices=("approve", "deny", "accept", "decline", "cancel"),
+        help="approve | deny (an approval), accept | decline | cancel (a question)",
+    )  # fmt: skip
+    answer.add_argument("--run", metavar="RUN", help="the run, when the id waits in several")
+    answer.add_argument("--thread", metavar="THREAD", help="the conversation, when the id waits in several")
+    answer.add_argument("--reason", default="", help="a denial's reason (the model reads it)")
+    answer.add_argument("--args", dest="arguments", metavar="JSON", help="approve with corrected arguments")
+    answer.add_argument("--content", metavar="JSON", help="with accept: the values asked for (a JSON object)")
+    for action in (listing, answer):
+        action.add_argument(
+            "--url", default="http://127.0.0.1:8321", help="the server (default http://127.0.0.1:8321)"
+        )
+        action.add_argument("--token", help="its bearer token (default: env JIANMU_SERVER_TOKEN)")
+    interruptions.set_defaults(handler="_interruptions:interruptions_command")
 
 
 def _threads_parser(

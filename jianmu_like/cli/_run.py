@@ -35,7 +35,7 @@ from ..telemetry import events as ev
 from ..telemetry._hub import structlog_sink
 from ..telemetry.events import AnyEvent
 from ..telemetry.otel_setup import flush_tracing
-from ..tools.mcp._elicitation import close_human_channel
+from ..tools._questions import close_human_channel
 from ._common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,

@@ -15,7 +15,15 @@ from dbos._utils import INTERNAL_QUEUE_NAME
 
 from .._review import store_decision, unknown_approval
 from ..checkpoint._postgres import PostgresCheckpointer
-from ..guard._approvals import AlreadyDecided, Approval, ApprovalDecision, ApprovalError, check_edit
+from ..guard._approvals import (
+    AlreadyDecided,
+    Approval,
+    ApprovalDecision,
+    ApprovalError,
+    check_edit,
+    parse_decision,
+)
+from ..guard._interruptions import Interruption, from_approval
 from ._liveness import ExecutorInUseError, ExecutorLock
 from ._naming import APP_NAME, APP_VERSION, APPROVAL_TOPIC, PENDING_EVENT, WORKFLOW_NAME, queue_name
 from ._result import DurableRunResult
@@ -54,6 +62,12 @@ class RunHandle:
         """The tool calls this run waits on (waits up to `wait` seconds for the run to publish them)."""
         value = self.client.dbos.get_event(self.run_id, PENDING_EVENT, timeout_seconds=wait)
         return [Approval.model_validate(item) for item in value or []]
+
+    def interruptions(self, *, wait: float = 0.0) -> list[Interruption]:
+        """What this run waits for, as interruptions (its pending approvals; a question a tool
+        asks lives in the worker running it, and is answered there): answer one with
+        `DurableClient.answer` (waits up to `wait` seconds, as `pending_approvals`)."""
+        return [from_approval(approval) for approval in self.pending_approvals(wait=wait)]
 
 
 class DurableClient:
@@ -172,6 +186,17 @@ class DurableClient:
         kept = store_decision(store, run_id, approval, decision, where=where)
         self._deliver(run_id, approval_id, kept)
         return kept
+
+    def answer(self, run_id: str, interruption_id: str, answer: Any) -> ApprovalDecision:
+        """Answer one of `RunHandle.interruptions()` in the forms `Agent.decide` takes (an
+        `ApprovalDecision`, True / "approve", False / "deny", ("deny", reason)): `decide`, with
+        its guarantees (stored first, decided once)."""
+        decision = parse_decision(answer)
+        if decision.output is not None:
+            raise ApprovalError(f"run {run_id!r}: a durable run has no client tools; an output answers none")
+        return self.decide(
+            run_id, interruption_id, decision.approved, decision.reason, arguments=decision.arguments
+        )
 
     def _deliver(self, run_id: str, approval_id: str, decision: ApprovalDecision) -> None:
         """The message that wakes the run (durable; the key makes a re-send a no-op)."""

@@ -13,6 +13,12 @@ _EXPORTS = {
         "ApprovalError",
         "InvalidEdit",
     ),
+    "._interruptions": (
+        "Interruption",
+        "InterruptionError",
+        "InterruptionKind",
+        "register_kind",
+    ),
     "._config": (
         "GuardConfig",
         "policies_from_config",
@@ -64,6 +70,10 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from ._enforcer import GuardConfigError as GuardConfigError
     from ._enforcer import GuardContext as GuardContext
     from ._enforcer import GuardEnforcer as GuardEnforcer
+    from ._interruptions import Interruption as Interruption
+    from ._interruptions import InterruptionError as InterruptionError
+    from ._interruptions import InterruptionKind as InterruptionKind
+    from ._interruptions import register_kind as register_kind
     from ._policies import AllowList as AllowList
     from ._policies import ArgumentRule as ArgumentRule
     from ._policies import Breakpoint as Breakpoint

@@ -59,7 +59,9 @@ WaitKind = Literal["approval", "client_tool", "breakpoint"]
 offered the tool and runs it itself (`client_tool`, the OpenAI-compatible endpoint's client
 tools), whose answer is the call's result. Both suspend the run the same way and are answered
 through the same decide path; a `breakpoint` is a run paused before a node ticks
-(`_run.breakpoints`): approved it goes on, denied the node fails unticked."""
+(`_run.breakpoints`): approved it goes on, denied the node fails unticked. Each is a kind of
+`Interruption` (`guard._interruptions`), where a kind that is not a tool call (a question) is
+registered."""
 
 
 class Approval(BaseModel):

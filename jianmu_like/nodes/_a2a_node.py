@@ -8,8 +8,8 @@ last message) to `output_key`.
 
 Everything about talking to the remote agent is `tools._a2a.A2AAgentProvider`'s, the same client a
 model's tool call uses, so there is one rule for each of: streamed updates re-emitted as this
-run's `tool.progress` events, a remote `input-required` asked of a person here (an
-`ElicitationBox`: `Agent.pending_elicitations`, `/api/elicitations`, this server's A2A face), the
+run's `tool.progress` events, a remote `input-required` asked of a person here (a
+`QuestionBox`: `Agent.pending_interruptions`, `/api/interruptions`, this server's A2A face), the
 bounded time (`timeout`, `connect_timeout`, `question_timeout`) and the secret token. A failure
 (an HTTP or protocol error, a failed, refused or cancelled remote task, no end in time, a
 question nobody answered) is the node's FAILURE with the reason as its feedback message and a

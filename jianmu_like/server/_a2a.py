@@ -44,9 +44,10 @@ from .._validation import describe_validation
 from ..agentfile._spec import A2ACard, A2ASkill
 from ..errors import JianmuError
 from ..guard._approvals import InvalidEdit
-from ..tools.mcp._elicitation import ElicitationError, UnknownElicitation
+from ..tools._questions import ElicitationError
 from ._channels import ARTIFACT_CHANNEL
 from ._errors import error_response
+from ._interruptions import answer_question
 from ._routes import ApiRoute
 from ._run_record import NotFound, RunConflict, RunRecord
 from ._runs import RunRegistry
@@ -348,16 +349,18 @@ class RunExecutor:
             return None
 
     def _answer(self, record: RunRecord, message: a2a_pb2.Message) -> None:
-        """Apply the client's message to what the run waits for: an approval or a question."""
-        questions = record.agent.pending_elicitations()
+        """Apply the client's message to what the run waits for (its interruptions, as
+        `GET /api/runs/{run_id}/interruptions` lists them): a question first, else approvals."""
+        waits = record.interruptions()
+        questions = [item.id for item in waits if item.kind == "question"]
         if questions:
             answer = answer_of(message)
-            try:
-                record.agent.respond_elicitation(questions[0].id, answer.action, answer.content)
-            except (UnknownElicitation, ElicitationError) as exc:
+            try:  # the answer path of every interruption (`POST /api/interruptions/{id}`)
+                answer_question(record, questions[0], answer.action, answer.content)
+            except (NotFound, RunConflict, ElicitationError) as exc:
                 raise A2AInputError(str(exc)) from None
             return
-        waiting = record.waiting()
+        waiting = [item.id for item in waits if item.kind != "question" and not item.decided]
         if not waiting:
             if record.status == "running":  # a follow-up while it works
                 try:

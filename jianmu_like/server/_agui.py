@@ -55,7 +55,7 @@ from .._validation import validation_problems
 from ..guard._approvals import InvalidEdit
 from ..models._messages import Message, ToolCall, ai, human, system, tool_message
 from ..nodes._client_tools import ClientTools
-from ..tools.mcp._elicitation import ElicitationError, UnknownElicitation
+from ..tools._questions import ElicitationError
 from ._client_tools import (
     ClientRequestError,
     FunctionDefinition,
@@ -65,8 +65,9 @@ from ._client_tools import (
     parse_client_tools,
 )
 from ._errors import error_response
+from ._interruptions import answer_question
 from ._routes import ApiRoute, BadRequest, read_body
-from ._run_record import RunConflict, RunRecord
+from ._run_record import NotFound, RunConflict, RunRecord
 from ._runs import RunRegistry
 from ._v1_runs import StreamStops, resume_client_run, start_client_run
 
@@ -284,8 +285,9 @@ def agui_routes(registry: RunRegistry, model_name: Callable[[], str]) -> list[Ap
 
     def _resume(record: RunRecord, entries: list[Any]) -> None:
         """Answer every interrupt the run waits for (checked whole before any is applied)."""
-        questions = {q.id: q for q in record.agent.pending_elicitations()}
-        approvals = set(record.waiting())
+        waits = record.interruptions()  # the run's one listing (`GET /api/runs/{id}/interruptions`)
+        questions = {item.id for item in waits if item.kind == "question"}
+        approvals = {item.id for item in waits if item.kind != "question" and not item.decided}
         given = {entry.interrupt_id for entry in entries}
         unknown = sorted(given - approvals - set(questions))
         if unknown:
@@ -332,7 +334,7 @@ def agui_routes(registry: RunRegistry, model_name: Callable[[], str]) -> list[Ap
                 )
         try:
             for question_id, action, content in answers:
-                record.agent.respond_elicitation(question_id, action, content)  # type: ignore[arg-type]
+                answer_question(record, question_id, action, content)  # the one answer path
             for approval_id, answer in decisions:
                 registry.decide(
                     approval_id,
@@ -341,7 +343,7 @@ def agui_routes(registry: RunRegistry, model_name: Callable[[], str]) -> list[Ap
                     record.thread_id,
                     arguments=answer.arguments,
                 )
-        except (InvalidEdit, UnknownElicitation, ElicitationError) as exc:
+        except (InvalidEdit, NotFound, ElicitationError) as exc:
             raise _invalid("resume", str(exc)) from None
 
     return [

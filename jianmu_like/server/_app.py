@@ -27,6 +27,7 @@ from ._debug import Debugging, debug_routes
 from ._elicitations import elicitation_routes
 from ._errors import error_response, http_error, internal_error
 from ._idempotency import WINDOW, IdempotencyKeys
+from ._interruptions import interruption_routes
 from ._openai_compat import ChatCompletionRequest, openai_routes
 from ._openai_errors import OpenAIErrorShape
 from ._responses import responses_routes
@@ -133,6 +134,7 @@ def route_table(server: ServerContext) -> list[ApiRoute]:
         *responses_routes(registry, server.served_model, server.idempotency),
         *agui_routes(registry, server.served_model),
         *elicitation_routes(registry),
+        *interruption_routes(registry),
         *debug_routes(registry, server.debugging, server.sample),
         *a2a_routes(registry, server.sample, server.a2a, token=server.token, version=server_version()),
     ]

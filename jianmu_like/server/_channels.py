@@ -109,9 +109,25 @@ class ChannelMapper:
             case ev.ArtifactProduced():
                 return [("artifact", typed.data)]
             case ev.ElicitationRequested(request=request):  # a question for a person: the human channel
-                return [("approval", {"status": "elicitation", "elicitation": request})]
-            case ev.ElicitationResolved():
-                return [("approval", {"status": "elicitation_resolved", **typed.data})]
+                question = {
+                    "id": request.get("id"),
+                    "kind": "question",
+                    "state": "pending",
+                    "requested_at": request.get("requested_at"),
+                    "payload": request,
+                }
+                message = {"status": "elicitation", "elicitation": request, "interruptions": [question]}
+                return [("approval", message)]
+            case ev.ElicitationResolved(id=question_id, action=action):  # its answer: decided
+                decided = {
+                    "id": question_id,
+                    "kind": "question",
+                    "state": "decided",
+                    "answer": {"action": action},
+                }
+                return [
+                    ("approval", {"status": "elicitation_resolved", **typed.data, "interruptions": [decided]})
+                ]
             case (
                 ev.RunStarted()
                 | ev.RunResumed()

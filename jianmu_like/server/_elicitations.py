@@ -2,8 +2,10 @@
 
 An elicitation (`elicitation: ask`) or a sampling request put to a person (`sampling: ask`)
 lives in the running agent, while a server's tool call waits for the answer: unlike an approval
-it suspends nothing and is never stored, so it is reached through its run
-(`Agent.pending_elicitations` / `respond_elicitation` of the run's agent):
+it suspends nothing and is never stored, so it is reached through its run. These routes are the
+questions' view of the interruption routes (`server._interruptions`: `GET /api/interruptions`
+lists them beside approvals, `POST /api/interruptions/{id}` answers either), kept for the
+console and the command line:
 
 - `GET /api/elicitations`: every open question of every run kept, oldest first;
 - `GET /api/runs/{run_id}/elicitations`: those of one run;
@@ -26,10 +28,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from .._redact import redact_secrets_in
-from ..tools.mcp._elicitation import ElicitationError, UnknownElicitation
+from ..tools._questions import ElicitationError
 from ._errors import error_response
+from ._interruptions import answer_question
 from ._routes import ApiRoute
-from ._run_record import NotFound, RunConflict, RunRecord
+from ._run_record import RunRecord
 from ._runs import RunRegistry
 
 
@@ -113,14 +116,10 @@ def elicitation_routes(registry: RunRegistry) -> list[ApiRoute]:
 
     async def respond(request: Request, body: ElicitationResponse) -> ElicitationAnswered | Response:
         record = registry.get(request.path_params["run_id"])
-        request_id = request.path_params["elicitation_id"]
-        if record.finished:
-            finished = f"run {record.run_id!r} has finished ({record.status})"
-            raise RunConflict(f"{finished}: nothing waits for an answer")
-        try:
-            answered = record.agent.respond_elicitation(request_id, body.action, body.content)
-        except UnknownElicitation as exc:
-            raise NotFound(f"run {record.run_id!r}: {exc}") from None
+        try:  # the answer route of every interruption, for a question of this run
+            answered = answer_question(
+                record, request.path_params["elicitation_id"], body.action, body.content
+            )
         except ElicitationError as exc:
             return error_response(422, str(exc), detail=[{"field": "content", "message": str(exc)}])
         return ElicitationAnswered(

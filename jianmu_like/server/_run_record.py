@@ -15,18 +15,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .._redact import redact, redact_text
+from .._redact import redact, redact_secrets_in, redact_text
 from .._run.explain import failure_text
 from .._run.protocol import AgentLike
 from .._run.result import AgentResult
 from ..checkpoint._store import Checkpointer
 from ..errors import JianmuError
 from ..guard._approvals import ApprovalDecision
+from ..guard._interruptions import Interruption, from_approval, from_question
 from ..telemetry import events as ev
 from ..telemetry.events import AnyEvent
 from ._channels import Channel, ChannelMapper
 from ._nodes import NodeChange, NodeWatcher
-from ._schemas import ServedRunStatus
+from ._schemas import ServedInterruption, ServedRunStatus
 
 _API_HINT = (
     "decide them first (POST /api/approvals/{id}; the run resumes by itself), or run on another thread"
@@ -198,7 +199,16 @@ class RunRecord:
         if result is not None and result.status == "suspended":
             self.decisions = {}
             self.status = "suspended"
-            self.publish("approval", {"status": "pending", "approvals": self.pending()})
+            self.publish(
+                "approval",
+                {
+                    "status": "pending",
+                    "approvals": self.pending(),
+                    "interruptions": [
+                        {**item.model_dump(mode="json"), "state": "pending"} for item in self.interruptions()
+                    ],
+                },
+            )
             return
         self._unsubscribe()
         self._unsubscribe = None
@@ -272,6 +282,36 @@ class RunRecord:
             }
             for a in self.result.pending_approvals
         ]
+
+    def interruptions(self) -> list[ServedInterruption]:
+        """What this run waits for someone to answer (`GET /api/interruptions`): the calls of its
+        suspension, then its tools' open questions; redacted like every event."""
+        if self.finished:
+            return []
+        found: list[ServedInterruption] = []
+        if self.status == "suspended" and self.result is not None:
+            found = [
+                self._served(from_approval(a), decided=a.id in self.decisions)
+                for a in self.result.pending_approvals
+            ]
+        return found + [self._served(from_question(q)) for q in self.agent.pending_elicitations()]
+
+    def _served(self, interruption: Interruption, *, decided: bool = False) -> ServedInterruption:
+        payload = interruption.payload.model_dump(mode="json")
+        if interruption.approval is not None:
+            payload["arguments"] = redact(payload.get("arguments"))  # like every event
+        else:
+            payload = redact_secrets_in(payload)  # a server's text may quote a secret
+        return ServedInterruption(
+            id=interruption.id,
+            kind=interruption.kind,
+            run_id=self.run_id,
+            thread_id=self.thread_id,
+            namespace=interruption.namespace,
+            requested_at=interruption.requested_at,
+            decided=decided,
+            payload=payload,
+        )
 
     def summary(self) -> dict[str, Any]:
         result = self.result

@@ -365,6 +365,19 @@ class RunRegistry:
                         "decided_by": by,
                     }
                 ],
+                "interruptions": [
+                    {
+                        "id": call_id,
+                        "kind": items[call_id].get("kind", "approval"),
+                        "state": "decided",
+                        "answer": {
+                            "decision": "approve" if decision.approved else "deny",
+                            "reason": decision.reason,
+                            "arguments": edited,
+                        },
+                        "decided_by": by,
+                    }
+                ],
             },
         )
         if all_decided(items, record.decisions):

@@ -124,6 +124,24 @@ class PendingApprovalItem(BaseModel):
     endpoint's client runs (answered by its next request's tool messages)."""
 
 
+class ServedInterruption(BaseModel):
+    """One thing a served run waits for someone to answer (see `jianmu_like.guard.Interruption`);
+    `payload` is the kind's record, secrets redacted."""
+
+    id: str
+    kind: str
+    """approval, client_tool, question (a registered kind)."""
+    run_id: str
+    thread_id: str | None = None
+    namespace: str | None = None
+    requested_at: float
+    decided: bool = False
+    """An approval decided while others of its run still wait (the run resumes once all are)."""
+    payload: dict[str, Any]
+    """An approval: tool, arguments, reason, policy, parameters...; a question: server, message,
+    requested_schema, url, kind (elicitation | sampling), details."""
+
+
 class RunSummary(BaseModel):
     """`GET /api/runs/{run_id}`: a run's status, answer, usage and what it waits for."""
 

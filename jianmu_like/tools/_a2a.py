@@ -6,7 +6,7 @@ by the card (its description and skills), taking a `message`. A call streams one
 
 - the remote task's status updates are this run's `tool.progress` events (as an MCP server's
   progress is), so a console or an SSE client sees the remote work as it happens;
-- a remote `input-required` becomes a question of this agent (an `ElicitationBox`, the path MCP
+- a remote `input-required` becomes a question of this agent (a `QuestionBox`, the path MCP
   elicitations take: `Agent.pending_elicitations`, `/api/elicitations`, the A2A face's own
   `input-required`): a person here answers, and the answer is the next message on the remote
   task. When the remote agent asks for an approval in this server's shape (a data part with
@@ -40,7 +40,7 @@ from ..telemetry import events as ev
 from ._base import Tool
 from ._call_context import current_tool_call, tool_event_emitter
 from ._errors import ToolError
-from .mcp._elicitation import ElicitationBox
+from ._questions import QuestionBox
 
 EXTRA_HINT = "remote A2A agents need the `a2a` extra: pip install 'jianmu_like[a2a]'"
 _TERMINAL = ("TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED")
@@ -109,7 +109,7 @@ class A2AAgentProvider:
     def __init__(self, config: A2AAgentConfig | None = None, **options: Any) -> None:
         self.config = config if config is not None else A2AAgentConfig.model_validate(options)
         self.name = self.config.name
-        self.elicitations = ElicitationBox(self.name, self.config.question_timeout)
+        self.elicitations = QuestionBox(self.name, self.config.question_timeout)
         """The remote agent's questions to a person here (its `input-required`)."""
         self._card: Any = None
         self._tool: Tool | None = None

@@ -15,6 +15,7 @@ import pytest
 
 from jianmu_like.durable import DurableClient
 from jianmu_like.durable._fingerprint import AgentChangedError
+from jianmu_like.guard import AlreadyDecided, ApprovalError
 from tests.durable.conftest import DESK, HERE, PAYMENTS, PLANNER, Cluster, executor_of
 
 
@@ -148,6 +149,8 @@ def test_approvals_are_decided_once_ids_must_exist_and_live_workers_are_not_reco
         assert (
             f"unknown approval id 'nope' in run '{handle.run_id}' (pending: {approval.id})" in unknown.stderr
         )
+        with pytest.raises(ApprovalError, match="unknown approval id 'nope'"):  # Agent.decide's forms
+            client.answer(handle.run_id, "nope", "approve")
 
         # A live worker's runs are not handed to anyone: it is still executing them; nor does a
         # second worker start with its executor id.
@@ -177,6 +180,8 @@ def test_approvals_are_decided_once_ids_must_exist_and_live_workers_are_not_reco
         assert f"approval '{approval.id}' in run '{handle.run_id}' was already decided ({won}) at " in loser
         again = cluster.cli("approvals", "deny", handle.run_id, approval.id, "--reason", "late")
         assert again.returncode == 2 and f"was already decided ({won})" in again.stderr
+        with pytest.raises(AlreadyDecided, match=rf"was already decided \({won}\)"):
+            client.answer(handle.run_id, approval.id, ("deny", "late"))  # Agent.decide's forms
         result = handle.result()
     assert result.status == "success"
     transfers = [line for line in cluster.ledger() if line.startswith("transfer")]

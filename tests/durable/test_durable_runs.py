@@ -101,6 +101,8 @@ def test_an_approval_from_a_third_process_finishes_the_run_on_another_worker(clu
         pending = handle.pending_approvals(wait=PATIENCE)
         assert [(a.tool, a.arguments) for a in pending] == [("transfer", {"amount": 5})]
         assert handle.status() == "PENDING"
+        [waiting] = handle.interruptions()  # the same waits, as the one record
+        assert (waiting.id, waiting.kind, waiting.approval) == (pending[0].id, "approval", pending[0])
 
         # The worker holding the waiting run dies; the wait itself is durable.
         holder = executor_of(cluster.database, handle.run_id)

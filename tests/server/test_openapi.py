@@ -137,6 +137,30 @@ def test_every_json_answer_validates_against_its_schema(served: Any) -> None:
     check(
         "POST", "/api/approvals/{approval_id}", 409, json={"decision": "deny"}, approval_id=approvals[0]["id"]
     )
+    again = check("POST", "/api/runs", 201, json={"input": "delete notes.txt", "thread_id": "t4"})
+    [waits] = _wait_for_approvals(check)
+    listed = check("GET", "/api/interruptions", 200)["interruptions"]
+    assert [(i["id"], i["kind"]) for i in listed] == [(waits["id"], "approval")]
+    assert (
+        check("GET", "/api/runs/{run_id}/interruptions", 200, run_id=again["run_id"])["interruptions"]
+        == listed
+    )
+    answered = check(
+        "POST",
+        "/api/interruptions/{interruption_id}",
+        200,
+        json={"decision": "deny"},
+        interruption_id=waits["id"],
+    )
+    assert answered["kind"] == "approval" and answered["run_id"] == again["run_id"]
+    check.done(again["run_id"])
+    check(
+        "POST",
+        "/api/interruptions/{interruption_id}",
+        409,
+        json={"decision": "deny"},
+        interruption_id=waits["id"],
+    )
 
     # A breakpoint before the tool: the paused run's state, read, then the run continues.
     check("POST", "/api/breakpoints", 200, json={"breakpoints": [{"tool": "add"}]})

@@ -1,122 +1,75 @@
 """Answering an MCP server's `elicitation/create`: the server asks the user for input mid-call.
 
-A server may need something only a person can give (a choice, a confirmation, a name) while it
-runs a tool. The request waits for an answer from outside the run: `pending()` lists the open
-requests (with the JSON schema of what is asked), `respond(id, action, content)` answers one with
-`accept` (and content valid against the schema), `decline` or `cancel`. Nothing hangs: a request
-nobody answers within `elicitation_timeout` seconds is answered `cancel`, and a provider whose
-config does not say `elicitation: ask` does not declare the capability (servers then do not ask).
-
-A handler (`ElicitationBox.handler`, an async function of the request) answers requests in code
-instead: a test, a UI that is not the framework's own, a policy. Where no person can answer (a
-`jianmu-like run` in a terminal), the handler is `no_human_channel`, which declines at once: an
-unanswerable question never holds a tool call for its timeout.
+The MCP half of a question (`tools._questions`): `ElicitationBox.ask` translates the server's
+`ElicitRequestParams` into a `Question` put to a person, and the person's `QuestionAnswer` back
+into an `ElicitResult`. Everything else (the open questions, their answers, the timeout, the
+handler) is the generic box's, so the run core lists and answers an MCP server's question as an
+interruption of kind `question` without knowing MCP. A provider whose config does not say
+`elicitation: ask` does not declare the capability (servers then do not ask).
 
 The same box carries the sampling requests a `sampling: ask` server makes (`kind="sampling"`):
 a person accepts (the agent's model answers the server) or declines them, through the same
-routes, CLI and console form (see `tools.mcp._sampling`). An agent's boxes are found with
-`boxes_of`; `pending_in` / `respond_in` list and answer across them (`Agent.pending_elicitations`).
+routes, CLI and console form (see `tools.mcp._sampling`).
+
+The names `ElicitationRequest`, `ElicitationAnswer` (public in `jianmu_like.tools`) are the
+generic `Question` and `QuestionAnswer`; the helpers (`boxes_of`, `pending_in`, `respond_in`,
+`close_human_channel`, `no_human_channel`, `with_defaults`) live in `tools._questions` and are
+re-exported here for the code that imported them from this module.
 """
 
 from __future__ import annotations
 
-import asyncio
-import itertools
 import logging
-import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
-from ...telemetry import events as ev
-from .._errors import ToolError
+from .._questions import (
+    Action,
+    ElicitationError,
+    Handler,
+    Question,
+    QuestionAnswer,
+    QuestionBox,
+    UnknownElicitation,
+    boxes_of,
+    close_human_channel,
+    no_human_channel,
+    pending_in,
+    respond_in,
+    with_defaults,
+)
 
 if TYPE_CHECKING:
     from mcp.types import ElicitRequestParams, ElicitResult, ErrorData
 
-    from .._toolset import ToolSet
+__all__ = [
+    "Action",
+    "ElicitationAnswer",
+    "ElicitationBox",
+    "ElicitationError",
+    "ElicitationRequest",
+    "Handler",
+    "UnknownElicitation",
+    "boxes_of",
+    "close_human_channel",
+    "no_human_channel",
+    "pending_in",
+    "respond_in",
+    "with_defaults",
+]
 
-Action = Literal["accept", "decline", "cancel"]
 logger = logging.getLogger(__name__)
 
-
-class ElicitationError(ToolError, ValueError):
-    """A response that cannot be given: unknown request id, or content the schema refuses."""
-
-
-class UnknownElicitation(ElicitationError, LookupError):
-    """No open request has this id (never asked, answered already, or timed out)."""
-
-    def __init__(self, request_id: str, pending: Iterable[str]) -> None:
-        known = ", ".join(pending) or "none"
-        super().__init__(f"no pending elicitation {request_id!r} (pending: {known})")
+ElicitationRequest = Question
+"""An MCP server's open question: a `Question` (the name this module always gave it)."""
+ElicitationAnswer = QuestionAnswer
+"""The answer to an elicitation: a `QuestionAnswer`."""
 
 
-class ElicitationRequest(BaseModel):
-    """One open question from a server to the user."""
-
-    id: str
-    server: str
-    message: str
-    requested_schema: dict[str, Any] = Field(default_factory=dict)
-    """The JSON schema (flat object of primitive fields) the accepted content must match."""
-    url: str | None = None
-    """URL-mode elicitation: the page the user should open (no content comes back)."""
-    kind: Literal["elicitation", "sampling"] = "elicitation"
-    """"sampling": the server asks the agent's model for a completion and a person decides
-    (`sampling: ask`); accept lets the model answer, decline or cancel refuses."""
-    details: dict[str, Any] = Field(default_factory=dict)
-    """What a sampling request asks (messages, system prompt, max_tokens): for the person."""
-    requested_at: float = Field(default_factory=time.time)
-
-
-class ElicitationAnswer(BaseModel):
-    action: Action
-    content: dict[str, Any] | None = None
-
-
-Handler = Callable[[ElicitationRequest], Awaitable[ElicitationAnswer]]
-
-
-class ElicitationBox:
-    """The open requests of one provider and the way answers reach them."""
-
-    def __init__(self, server: str, timeout: float, *, max_open: int = 4) -> None:
-        self.server = server
-        self.timeout = timeout
-        self.max_open = max_open
-        """Requests open at once; more are refused (see `tools.mcp._bounds`)."""
-        self.handler: Handler | None = None
-        self._open: dict[str, tuple[ElicitationRequest, asyncio.Future[ElicitationAnswer]]] = {}
-        self._ids = itertools.count(1)
-
-    def pending(self) -> list[ElicitationRequest]:
-        """Requests waiting for an answer, oldest first."""
-        return [request for request, _ in self._open.values()]
-
-    def respond(self, request_id: str, action: Action, content: Mapping[str, Any] | None = None) -> None:
-        """Answer a pending request; `accept` content is checked against its schema first."""
-        entry = self._open.get(request_id)
-        if entry is None:
-            raise UnknownElicitation(request_id, self._open)
-        request, future = entry
-        if action not in ("accept", "decline", "cancel"):
-            raise ElicitationError(f"action must be accept, decline or cancel, not {action!r}")
-        data = dict(content) if content is not None else None
-        if action == "accept" and request.url is None:
-            data = with_defaults(request.requested_schema, data)
-            _check_content(request, data)
-        if not future.done():
-            future.get_loop().call_soon_threadsafe(
-                _settle,
-                future,
-                ElicitationAnswer(action=action, content=data if action == "accept" else None),
-            )
-
-    def full(self) -> bool:
-        """`max_open` requests are open: the next is refused."""
-        return len(self._open) >= self.max_open
+class ElicitationBox(QuestionBox):
+    """An MCP provider's open questions, and the translation of the server's requests into them."""
 
     async def ask(
         self, params: ElicitRequestParams, emit: Callable[..., None] | None
@@ -142,98 +95,6 @@ class ElicitationBox:
         )
         return ElicitResult(action=answer.action, content=answer.content)
 
-    async def ask_human(
-        self,
-        *,
-        message: str,
-        requested_schema: dict[str, Any] | None = None,
-        url: str | None = None,
-        kind: Literal["elicitation", "sampling"] = "elicitation",
-        details: Mapping[str, Any] | None = None,
-        emit: Callable[..., None] | None = None,
-    ) -> ElicitationAnswer:
-        """One question up for a person's answer: the handler's, or `respond`'s within
-        `timeout` (then `cancel`); events for the question and its answer."""
-        request = ElicitationRequest(
-            id=f"{self.server}-{next(self._ids)}",
-            server=self.server,
-            message=message,
-            requested_schema=requested_schema or {},
-            url=url,
-            kind=kind,
-            details=dict(details or {}),
-        )
-        if emit is not None:
-            emit(ev.ElicitationRequested, request=request.model_dump())
-        future: asyncio.Future[ElicitationAnswer] = asyncio.get_running_loop().create_future()
-        self._open[request.id] = (request, future)
-        try:
-            if self.handler is not None:
-                answer = await asyncio.wait_for(self.handler(request), self.timeout)
-                if answer.action == "accept" and request.url is None:
-                    answer = answer.model_copy(
-                        update={"content": with_defaults(request.requested_schema, answer.content)}
-                    )
-                    _check_content(request, answer.content or {})
-            else:
-                answer = await asyncio.wait_for(future, self.timeout)
-        except TimeoutError:
-            answer = ElicitationAnswer(action="cancel")
-        except ElicitationError:
-            answer = ElicitationAnswer(action="decline")  # a handler's invalid answer
-        finally:
-            self._open.pop(request.id, None)
-        if emit is not None:
-            emit(ev.ElicitationResolved, id=request.id, server=self.server, action=answer.action)
-        return answer
-
-
-async def no_human_channel(request: ElicitationRequest) -> ElicitationAnswer:
-    """The handler where no person can answer (a `jianmu-like run`): decline at once, so the
-    server's tool goes on (or fails) instead of waiting out `elicitation_timeout`."""
-    return ElicitationAnswer(action="decline")
-
-
-def boxes_of(toolsets: Iterable[ToolSet]) -> list[ElicitationBox]:
-    """The elicitation boxes of the providers of `toolsets` (MCP providers have one)."""
-    found = (getattr(p, "elicitations", None) for toolset in toolsets for p in toolset.providers)
-    return [box for box in found if isinstance(box, ElicitationBox)]
-
-
-def close_human_channel(toolsets: Iterable[ToolSet]) -> None:
-    """Where no person can answer: every box without a handler declines at once."""
-    for box in boxes_of(toolsets):
-        if box.handler is None:
-            box.handler = no_human_channel
-
-
-def pending_in(boxes: Iterable[ElicitationBox]) -> list[ElicitationRequest]:
-    """Every open request of `boxes`, oldest first."""
-    found = [request for box in boxes for request in box.pending()]
-    return sorted(found, key=lambda request: request.requested_at)
-
-
-def respond_in(
-    boxes: Iterable[ElicitationBox],
-    request_id: str,
-    action: Action,
-    content: Mapping[str, Any] | None = None,
-) -> ElicitationRequest:
-    """Answer the open request `request_id` of one of `boxes` (see `ElicitationBox.respond`);
-    `ElicitationError` naming the open ones when none has it."""
-    boxes = list(boxes)
-    for box in boxes:
-        for request in box.pending():
-            if request.id == request_id:
-                box.respond(request_id, action, content)
-                return request
-    raise UnknownElicitation(request_id, (request.id for request in pending_in(boxes)))
-
-
-def _settle(future: asyncio.Future[ElicitationAnswer], answer: ElicitationAnswer) -> None:
-    if not future.done():
-        future.set_result(answer)
-
 
 def _dump(schema: Any) -> dict[str, Any]:
     if schema is None:
@@ -241,29 +102,3 @@ def _dump(schema: Any) -> dict[str, Any]:
     if isinstance(schema, BaseModel):
         return schema.model_dump(by_alias=True, exclude_none=True)
     return dict(schema)
-
-
-def with_defaults(schema: Mapping[str, Any], content: Mapping[str, Any] | None) -> dict[str, Any]:
-    """`content` with the schema's `default` of every field it leaves out (SEP-1034): a person
-    who accepts a form without touching a field accepts the value it showed."""
-    filled = dict(content or {})
-    properties = schema.get("properties")
-    if isinstance(properties, Mapping):
-        for name, field in properties.items():
-            if name not in filled and isinstance(field, Mapping) and "default" in field:
-                filled[name] = field["default"]
-    return filled
-
-
-def _check_content(request: ElicitationRequest, content: dict[str, Any]) -> None:
-    """Accepted content must match the requested schema: the server would reject it otherwise."""
-    from ..._json_schema import compile_schema, key_problems  # the one JSON-schema path
-
-    try:
-        validator = compile_schema(request.requested_schema, known_keywords=False)
-    except ValueError as exc:
-        raise ElicitationError(f"elicitation {request.id!r} has an invalid schema: {exc}") from None
-    problems = key_problems(validator, content)
-    if problems:
-        lines = "; ".join(map(str, problems[:10]))
-        raise ElicitationError(f"content for elicitation {request.id!r} does not match its schema: {lines}")

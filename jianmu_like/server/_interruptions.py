@@ -1,0 +1,208 @@
+"""What the served runs wait for someone to answer, over HTTP: one listing, one answer route.
+
+Every way a run waits for someone is an interruption (`guard._interruptions`): a tool call
+waiting for a person's decision (`approval`) or for its client's result (`client_tool`), a
+question a tool puts to a person (`question`: an MCP server's elicitation, a sampling request
+under `sampling: ask`, a remote agent's question). The routes:
+
+- `GET /api/interruptions`: every interruption of every run kept, oldest first, each with its
+  run and conversation; `GET /api/runs/{run_id}/interruptions`: one run's;
+- `POST /api/interruptions/{id}`: the answer, whatever the kind: `{"decision": "approve" |
+  "deny", "reason"?, "arguments"?}` for an approval (`{"output": ...}` for a client tool's call),
+  `{"action": "accept" | "decline" | "cancel", "content"?}` for a question; `run_id` or
+  `thread_id` names the run when the id waits in several. An answer of the other kind's form is
+  a 422; an unknown id a 404 naming what waits; a decided one a 409.
+
+An approval's answer takes the approval path (`RunRegistry.decide`: stored first, the run resumes
+once every call is decided); a question's reaches the tool waiting on it through the run's agent
+(`Agent.decide`). The older routes (`/api/approvals`, `/api/runs/{run_id}/elicitations`) stay, as
+views of the same records. The events of both kinds reach the run's event stream on one
+channel, `approval` (the human channel): each message there carries `interruptions`, the records
+it concerns (`pending` / `decided` with their answer), beside the fields it always had.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ..guard._approvals import InvalidEdit
+from ..tools._questions import ElicitationError, Question, UnknownElicitation
+from ._errors import error_response
+from ._routes import ApiRoute, BadRequest
+from ._run_record import NotFound, RunConflict, RunRecord
+from ._runs import RunRegistry
+from ._schemas import ServedInterruption, ServedRunStatus
+
+
+class InterruptionList(BaseModel):
+    """`GET /api/interruptions`: what every run kept waits for, oldest first."""
+
+    interruptions: list[ServedInterruption]
+
+
+class RunInterruptions(BaseModel):
+    """`GET /api/runs/{run_id}/interruptions`: what one run waits for."""
+
+    run_id: str
+    interruptions: list[ServedInterruption]
+
+
+class InterruptionAnswer(BaseModel):
+    """`POST /api/interruptions/{id}`: the answer to one interruption, in its kind's form."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decision: Literal["approve", "deny"] | None = None
+    """An approval's (or a client tool call's denial)."""
+    reason: str = ""
+    arguments: dict[str, Any] | None = None
+    """With `approve`: corrected arguments (checked against the tool's schema: 422)."""
+    output: str | None = None
+    """A client tool call's result, instead of a decision."""
+    action: Literal["accept", "decline", "cancel"] | None = None
+    """A question's."""
+    content: dict[str, Any] | None = None
+    """With `accept`: the values asked for, valid against the question's `requested_schema`."""
+    run_id: str | None = Field(default=None, min_length=1, max_length=200)
+    thread_id: str | None = Field(default=None, min_length=1, max_length=200)
+
+    @model_validator(mode="after")
+    def _one_form(self) -> InterruptionAnswer:
+        forms = [self.decision is not None, self.output is not None, self.action is not None]
+        if sum(forms) != 1:
+            raise ValueError("give one answer: a decision (approve | deny), an output, or an action")
+        if self.arguments is not None and self.decision != "approve":
+            raise ValueError("arguments come with an approval (decision 'approve')")
+        if self.content is not None and self.action != "accept":
+            raise ValueError("content comes with action 'accept', not with a decline or cancel")
+        if self.reason and self.action is not None:
+            raise ValueError("a question's answer takes no reason")
+        return self
+
+    @property
+    def answers_a_question(self) -> bool:
+        return self.action is not None
+
+
+class InterruptionAnswered(BaseModel):
+    """The answer is taken: what it answered, and the run's status now."""
+
+    run_id: str
+    id: str
+    kind: str
+    status: ServedRunStatus
+
+
+def answer_question(record: RunRecord, question_id: str, action: str, content: Any) -> Question:
+    """Give an open question of `record` its answer through the run's agent (`Agent.decide`):
+    a RunConflict for a finished run, NotFound for an unknown id, `ElicitationError` for content
+    its schema refuses (the question stays open)."""
+    if record.finished:
+        raise RunConflict(
+            f"run {record.run_id!r} has finished ({record.status}): nothing waits for an answer"
+        )
+    for question in record.agent.pending_elicitations():
+        if question.id == question_id:
+            record.agent.decide(question_id, {"action": action, "content": content})  # the one path
+            return question
+    open_ids = [q.id for q in record.agent.pending_elicitations()]
+    raise NotFound(f"run {record.run_id!r}: {UnknownElicitation(question_id, open_ids)}")
+
+
+def asks(record: RunRecord, question_id: str) -> bool:
+    """Whether a tool of `record`'s run holds the question `question_id` open."""
+    return any(question.id == question_id for question in record.agent.pending_elicitations())
+
+
+def interruption_routes(registry: RunRegistry) -> list[ApiRoute]:
+    """The interruption routes over `registry`, as entries of the server's route table."""
+
+    def kept(run_id: str | None, thread_id: str | None) -> list[RunRecord]:
+        return [
+            record
+            for record in list(registry.runs.values())
+            if (run_id is None or record.run_id == run_id)
+            and (thread_id is None or record.thread_id == thread_id)
+        ]
+
+    async def list_all(_request: Request, _body: None) -> InterruptionList:
+        items = [item for record in kept(None, None) for item in record.interruptions()]
+        items.sort(key=lambda item: item.requested_at)
+        return InterruptionList(interruptions=items)
+
+    async def list_run(request: Request, _body: None) -> RunInterruptions:
+        record = registry.get(request.path_params["run_id"])
+        return RunInterruptions(run_id=record.run_id, interruptions=record.interruptions())
+
+    async def answer(request: Request, body: InterruptionAnswer) -> InterruptionAnswered | Response:
+        interruption_id = request.path_params["interruption_id"]
+        if body.run_id is not None:
+            registry.get(body.run_id)  # an unknown run: 404 naming it
+        records = kept(body.run_id, body.thread_id)
+        asking = [r for r in records if not r.finished and asks(r, interruption_id)]
+        if len(asking) > 1:
+            runs = ", ".join(sorted(r.run_id for r in asking))
+            raise RunConflict(
+                f"question {interruption_id!r} is open in several runs ({runs}); name one: run_id"
+            )
+        if asking:
+            record = asking[0]
+            if not body.answers_a_question:
+                raise BadRequest(
+                    f"{interruption_id!r} is a question: answer it with an action (accept, decline, cancel)",
+                    [{"field": "action", "message": "a question is answered with an action"}],
+                )
+            try:
+                answer_question(record, interruption_id, str(body.action), body.content)
+            except ElicitationError as exc:
+                return error_response(422, str(exc), detail=[{"field": "content", "message": str(exc)}])
+            return InterruptionAnswered(
+                run_id=record.run_id, id=interruption_id, kind="question", status=record.status
+            )
+        if body.answers_a_question:
+            waiting = [r for r in records if interruption_id in r.waiting()]
+            if waiting:
+                raise BadRequest(
+                    f"{interruption_id!r} is a tool call waiting for a decision: answer it with "
+                    '"decision" (approve | deny), or "output" for a client tool\'s call',
+                    [{"field": "decision", "message": "an approval is answered with a decision"}],
+                )
+            pending = ", ".join(f"{i.id} (run {i.run_id})" for r in records for i in r.interruptions())
+            raise NotFound(f"no open question {interruption_id!r} (pending: {pending or 'none'})")
+        thread_id = body.thread_id
+        if body.run_id is not None:
+            thread_id = registry.get(body.run_id).thread_id
+        kinds = {i.id: i.kind for r in records for i in r.interruptions()}
+        try:
+            record = registry.decide(
+                interruption_id,
+                body.decision != "deny",
+                body.reason,
+                thread_id,
+                arguments=body.arguments,
+                output=body.output,
+            )
+        except InvalidEdit as exc:
+            raise BadRequest(str(exc), [{"field": "arguments", "message": str(exc)}]) from None
+        kind = kinds.get(interruption_id, "approval")
+        return InterruptionAnswered(run_id=record.run_id, id=interruption_id, kind=kind, status=record.status)
+
+    return [
+        ApiRoute(
+            "GET", "/api/interruptions", list_all, "what every run waits for someone to answer "
+            "(approvals, client tool calls, questions), oldest first", InterruptionList, tag="interruptions",
+        ),
+        ApiRoute(
+            "GET", "/api/runs/{run_id}/interruptions", list_run, "what one run waits for",
+            RunInterruptions, errors=(404,), tag="interruptions",
+        ),
+        ApiRoute(
+            "POST", "/api/interruptions/{interruption_id}", answer, "answer one interruption: a "
+            "decision for an approval, an output for a client tool's call, an action for a question",
+            InterruptionAnswered, InterruptionAnswer, errors=(404, 409, 422), tag="interruptions",
+        ),
+    ]  # fmt: skip

@@ -1,0 +1,237 @@
+"""Questions put to a person while a tool call waits: the tools layer's half of an interruption.
+
+A tool may need something only a person can give (a choice, a confirmation, a name) while it
+runs: an MCP server's `elicitation/create` (`tools.mcp._elicitation` translates it into a
+`Question` and the answer back), a sampling request a person decides (`sampling: ask`), a remote
+A2A agent's `input-required` (`tools._a2a`). Each provider that asks keeps a `QuestionBox` (its
+`elicitations` attribute); the run core finds the boxes with `boxes_of` and lists and answers
+their questions as interruptions of kind `question` (`guard._interruptions`), beside approvals,
+through the same listing and the same decide path. Nothing here knows MCP.
+
+A question waits for an answer from outside the run: `pending()` lists the open ones (with the
+JSON schema of what is asked), `respond(id, action, content)` answers one with `accept` (and
+content valid against the schema), `decline` or `cancel`. Nothing hangs: a question nobody
+answers within the box's `timeout` seconds is answered `cancel`.
+
+A handler (`QuestionBox.handler`, an async function of the question) answers in code instead: a
+test, a UI that is not the framework's own, a policy. Where no person can answer (a
+`jianmu-like run` in a terminal), the handler is `no_human_channel`, which declines at once: an
+unanswerable question never holds a tool call for its timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from ..telemetry import events as ev
+from ._errors import ToolError
+
+if TYPE_CHECKING:
+    from ._toolset import ToolSet
+
+Action = Literal["accept", "decline", "cancel"]
+
+
+class ElicitationError(ToolError, ValueError):
+    """An answer that cannot be given: unknown question id, or content the schema refuses (the
+    name predates questions other than MCP elicitations; it is every question's error)."""
+
+
+class UnknownElicitation(ElicitationError, LookupError):
+    """No open question has this id (never asked, answered already, or timed out)."""
+
+    def __init__(self, request_id: str, pending: Iterable[str]) -> None:
+        known = ", ".join(pending) or "none"
+        super().__init__(f"no pending elicitation {request_id!r} (pending: {known})")
+
+
+class Question(BaseModel):
+    """One open question from a tool (an MCP server, a remote agent) to a person."""
+
+    id: str
+    server: str
+    message: str
+    requested_schema: dict[str, Any] = Field(default_factory=dict)
+    """The JSON schema (flat object of primitive fields) the accepted content must match."""
+    url: str | None = None
+    """URL-mode elicitation: the page the user should open (no content comes back)."""
+    kind: Literal["elicitation", "sampling"] = "elicitation"
+    """"sampling": the server asks the agent's model for a completion and a person decides
+    (`sampling: ask`); accept lets the model answer, decline or cancel refuses."""
+    details: dict[str, Any] = Field(default_factory=dict)
+    """What a sampling request asks (messages, system prompt, max_tokens): for the person."""
+    requested_at: float = Field(default_factory=time.time)
+
+
+class QuestionAnswer(BaseModel):
+    """A person's answer to one question: `accept` (with `content`), `decline` or `cancel`."""
+
+    action: Action
+    content: dict[str, Any] | None = None
+
+
+Handler = Callable[[Question], Awaitable[QuestionAnswer]]
+
+
+class QuestionBox:
+    """The open questions of one provider and the way answers reach them."""
+
+    def __init__(self, server: str, timeout: float, *, max_open: int = 4) -> None:
+        self.server = server
+        self.timeout = timeout
+        self.max_open = max_open
+        """Questions open at once; the provider refuses more (`full()`)."""
+        self.handler: Handler | None = None
+        self._open: dict[str, tuple[Question, asyncio.Future[QuestionAnswer]]] = {}
+        self._ids = itertools.count(1)
+
+    def pending(self) -> list[Question]:
+        """Requests waiting for an answer, oldest first."""
+        return [request for request, _ in self._open.values()]
+
+    def respond(self, request_id: str, action: Action, content: Mapping[str, Any] | None = None) -> None:
+        """Answer a pending request; `accept` content is checked against its schema first."""
+        entry = self._open.get(request_id)
+        if entry is None:
+            raise UnknownElicitation(request_id, self._open)
+        request, future = entry
+        if action not in ("accept", "decline", "cancel"):
+            raise ElicitationError(f"action must be accept, decline or cancel, not {action!r}")
+        data = dict(content) if content is not None else None
+        if action == "accept" and request.url is None:
+            data = with_defaults(request.requested_schema, data)
+            _check_content(request, data)
+        if not future.done():
+            future.get_loop().call_soon_threadsafe(
+                _settle,
+                future,
+                QuestionAnswer(action=action, content=data if action == "accept" else None),
+            )
+
+    def full(self) -> bool:
+        """`max_open` requests are open: the next is refused."""
+        return len(self._open) >= self.max_open
+
+    async def ask_human(
+        self,
+        *,
+        message: str,
+        requested_schema: dict[str, Any] | None = None,
+        url: str | None = None,
+        kind: Literal["elicitation", "sampling"] = "elicitation",
+        details: Mapping[str, Any] | None = None,
+        emit: Callable[..., None] | None = None,
+    ) -> QuestionAnswer:
+        """One question up for a person's answer: the handler's, or `respond`'s within
+        `timeout` (then `cancel`); events for the question and its answer."""
+        request = Question(
+            id=f"{self.server}-{next(self._ids)}",
+            server=self.server,
+            message=message,
+            requested_schema=requested_schema or {},
+            url=url,
+            kind=kind,
+            details=dict(details or {}),
+        )
+        if emit is not None:
+            emit(ev.ElicitationRequested, request=request.model_dump())
+        future: asyncio.Future[QuestionAnswer] = asyncio.get_running_loop().create_future()
+        self._open[request.id] = (request, future)
+        try:
+            if self.handler is not None:
+                answer = await asyncio.wait_for(self.handler(request), self.timeout)
+                if answer.action == "accept" and request.url is None:
+                    answer = answer.model_copy(
+                        update={"content": with_defaults(request.requested_schema, answer.content)}
+                    )
+                    _check_content(request, answer.content or {})
+            else:
+                answer = await asyncio.wait_for(future, self.timeout)
+        except TimeoutError:
+            answer = QuestionAnswer(action="cancel")
+        except ElicitationError:
+            answer = QuestionAnswer(action="decline")  # a handler's invalid answer
+        finally:
+            self._open.pop(request.id, None)
+        if emit is not None:
+            emit(ev.ElicitationResolved, id=request.id, server=self.server, action=answer.action)
+        return answer
+
+
+async def no_human_channel(request: Question) -> QuestionAnswer:
+    """The handler where no person can answer (a `jianmu-like run`): decline at once, so the
+    server's tool goes on (or fails) instead of waiting out `elicitation_timeout`."""
+    return QuestionAnswer(action="decline")
+
+
+def boxes_of(toolsets: Iterable[ToolSet]) -> list[QuestionBox]:
+    """The elicitation boxes of the providers of `toolsets` (MCP providers have one)."""
+    found = (getattr(p, "elicitations", None) for toolset in toolsets for p in toolset.providers)
+    return [box for box in found if isinstance(box, QuestionBox)]
+
+
+def close_human_channel(toolsets: Iterable[ToolSet]) -> None:
+    """Where no person can answer: every box without a handler declines at once."""
+    for box in boxes_of(toolsets):
+        if box.handler is None:
+            box.handler = no_human_channel
+
+
+def pending_in(boxes: Iterable[QuestionBox]) -> list[Question]:
+    """Every open request of `boxes`, oldest first."""
+    found = [request for box in boxes for request in box.pending()]
+    return sorted(found, key=lambda request: request.requested_at)
+
+
+def respond_in(
+    boxes: Iterable[QuestionBox],
+    request_id: str,
+    action: Action,
+    content: Mapping[str, Any] | None = None,
+) -> Question:
+    """Answer the open request `request_id` of one of `boxes` (see `QuestionBox.respond`);
+    `ElicitationError` naming the open ones when none has it."""
+    boxes = list(boxes)
+    for box in boxes:
+        for request in box.pending():
+            if request.id == request_id:
+                box.respond(request_id, action, content)
+                return request
+    raise UnknownElicitation(request_id, (request.id for request in pending_in(boxes)))
+
+
+def _settle(future: asyncio.Future[QuestionAnswer], answer: QuestionAnswer) -> None:
+    if not future.done():
+        future.set_result(answer)
+
+
+def with_defaults(schema: Mapping[str, Any], content: Mapping[str, Any] | None) -> dict[str, Any]:
+    """`content` with the schema's `default` of every field it leaves out (SEP-1034): a person
+    who accepts a form without touching a field accepts the value it showed."""
+    filled = dict(content or {})
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping):
+        for name, field in properties.items():
+            if name not in filled and isinstance(field, Mapping) and "default" in field:
+                filled[name] = field["default"]
+    return filled
+
+
+def _check_content(request: Question, content: dict[str, Any]) -> None:
+    """Accepted content must match the requested schema: the server would reject it otherwise."""
+    from .._json_schema import compile_schema, key_problems  # the one JSON-schema path
+
+    try:
+        validator = compile_schema(request.requested_schema, known_keywords=False)
+    except ValueError as exc:
+        raise ElicitationError(f"elicitation {request.id!r} has an invalid schema: {exc}") from None
+    problems = key_problems(validator, content)
+    if problems:
+        lines = "; ".join(map(str, problems[:10]))
+        raise ElicitationError(f"content for elicitation {request.id!r} does not match its schema: {lines}")
