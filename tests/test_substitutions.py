@@ -99,17 +99,45 @@ async def test_a_forced_node_is_not_ticked() -> None:
     assert all(not hasattr(type(n), "_jianmu_watched") for n in bot.tree.iterate())
 
 
+async def test_a_model_reply_is_scripted_without_asking_the_model() -> None:
+    bot = agent()
+    seen = watch(bot)
+    bot.substitutions.set([{"node": "ReActAgent.LLM", "reply": "scripted answer"}])
+    result = await bot.run(input_data={"messages": [human("add")]})
+    assert result.status == "success" and result.final_answer == "scripted answer"
+    assert asked == [] and ran == []
+    [event] = [e for e in seen if e.type == "debug.substituted"]
+    assert event.node == "ReActAgent/ReActAgent.Loop/ReActAgent.LLM"
+    assert event.data == {
+        "target": "model",
+        "name": "ReActAgent/ReActAgent.Loop/ReActAgent.LLM",
+        "output": "scripted answer",
+        "tool_calls": None,
+    }
+
+    # Tool calls scripted: the real tool runs them, the model is never asked (the loop ends at
+    # its iteration limit, as a model that always calls a tool would make it).
+    reply_calls = {"tool_calls": [{"name": "add", "arguments": {"a": 2, "b": 3}}]}
+    bot.substitutions.set([{"node": "0.0.0", "reply": reply_calls}])
+    result = await bot.run(input_data={"messages": [human("add")]})
+    assert asked == [] and ran == [{"a": 2, "b": 3}] * 3
+    assert result.status == "failure" and result.termination["reason"] == "max_iterations"
+
+
 def test_bad_rules_are_refused() -> None:
     bot = agent()
     for bad, message in (
         ({"node": "Nope", "status": "SUCCESS"}, "no node 'Nope'"),
         ({"tool": "mul", "output": "1"}, r"no tool 'mul' in the tree \(tools: add\)"),
         ({"node": "0", "status": "RUNNING"}, "SUCCESS"),
-        ({"node": "0"}, "needs status"),
+        ({"node": "0"}, "exactly one of status"),
         ({"tool": "add"}, "needs output"),
-        ({"tool": "add", "status": "SUCCESS", "output": "x"}, "status= belongs"),
+        ({"tool": "add", "status": "SUCCESS", "output": "x"}, "status= and reply= belong"),
         ({"node": "0", "tool": "add", "status": "SUCCESS"}, "exactly one"),
-        ({"node": "0", "reply": "hi", "status": "SUCCESS"}, "not implemented"),
+        ({"node": "ReActAgent.LLM", "reply": "hi", "status": "SUCCESS"}, "exactly one of status"),
+        ({"node": "ReActAgent.Tools", "reply": "hi"}, "not a model node"),
+        ({"node": "ReActAgent.LLM", "reply": {}}, "content, tool_calls, or both"),
+        ({"tool": "add", "output": "1", "reply": "hi"}, "reply= belong"),
         ({"tool": "add", "ouptut": "1"}, "ouptut"),
     ):
         with pytest.raises(ValueError, match=message):
@@ -136,6 +164,18 @@ async def test_a_recording_keeps_the_scripted_output_and_replays_it(tmp_path: Pa
     again.substitutions.set([{"tool": "add", "output": "9"}])
     replayed = await areplay(path, agent=again, live=True, until=0)
     assert replayed.final_answer == "result 9" and ran == []
+
+
+async def test_a_scripted_reply_replays_from_its_recording(tmp_path: Path) -> None:
+    from jianmu_like.replay import areplay
+
+    path = tmp_path / "run.jsonl"
+    bot = agent(record=path)
+    bot.substitutions.set([{"node": "ReActAgent.LLM", "reply": "scripted answer"}])
+    result = await bot.run(input_data={"messages": [human("add")]})
+    assert result.final_answer == "scripted answer" and asked == []
+    replayed = await areplay(path, agent=agent())  # the recorded rule answers again
+    assert replayed.final_answer == "scripted answer" and asked == []
 
 
 def test_substitutions_in_an_agent_file(tmp_path: Path) -> None:

@@ -390,7 +390,7 @@ class RunCore:
         recordings = [r for r in ((record[0], self.recording) if record else ()) if r is not None]
         rules = self.substitutions
         if not recordings:
-            with rules.tools():
+            with rules.model(), rules.tools():
                 return await self._drive_run(root, runner, max_ticks, event, deps, run_id)
         with ExitStack() as stack:
             first = runner.ticks_now
@@ -399,8 +399,9 @@ class RunCore:
                 recording.substitutions = [r.model_dump(exclude_none=True) for r in rules.items]
                 record[1](recording, run_id)  # type: ignore[index]
                 stack.enter_context(recording.recording(hub))
-            # Scripted tool outputs answer inside the recorders' hooks: a recording holds no call
+            # Scripted replies and tool outputs answer inside the recorders' hooks: a recording holds no call
             # for them, only their events, and a replay applies the rules its run lines keep.
+            stack.enter_context(rules.model())
             stack.enter_context(rules.tools())
             result = await self._drive_run(root, runner, max_ticks, event, deps, run_id)
         for recording in recordings:

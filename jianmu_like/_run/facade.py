@@ -102,9 +102,9 @@ class RunFacade:
 
     @property
     def substitutions(self) -> Substitutions:
-        """Rules that force a node's result or script a tool's output in this agent's runs and
-        replays (`set([{"node": ..., "status": "SUCCESS"}, {"tool": ..., "output": ...}])`; see
-        `_run.substitutions`)."""
+        """Rules that force a node's result or script a model's reply or a tool's output in this
+        agent's runs and replays (`set([{"node": ..., "status": "SUCCESS"}, {"node": ...,
+        "reply": "..."}, {"tool": ..., "output": ...}])`; see `_run.substitutions`)."""
         return self._core.substitutions
 
     @property

@@ -1,23 +1,26 @@
-"""Substitution without code: a node's result forced, or a tool's output scripted, by rules.
+"""Substitution without code: a node's result forced, a model's reply or a tool's output
+scripted, by rules.
 
 BehaviorTree.CPP lets a robot developer swap a node for a test double from a JSON file, without
-rebuilding the tree; this is that for an agent. A rule either names a node (its index path
-"0.1.2", its name or its slash path, as breakpoints do) and the `status` it reports — SUCCESS or
-FAILURE — without being ticked (no `initialise()`, so no model or tool call starts under it), or
-names a tool (optionally with `arguments` a call must contain) and the `output` its call returns
-instead of calling it.
+rebuilding the tree; this is that for an agent. A rule names a node (its index path "0.1.2", its
+name or its slash path, as breakpoints do) and either the `status` it reports — SUCCESS or
+FAILURE — without being ticked (no `initialise()`, so no model or tool call starts under it), or,
+for a model node (an `AgentLLMNode`), the `reply` its calls get without asking the model (a text,
+tool calls, or both); or a rule names a tool (optionally with `arguments` a call must contain)
+and the `output` its calls return without calling it.
 
-Rules apply to the agent's next runs and resumes, and to a replay of a recording (the tool hook
-sits inside the replay player's and the recorder's, so a recording keeps the scripted output as
-what the tool returned). A rule naming a node the tree lacks, or a tool no tool node of the tree
-offers, is refused when set (`UnknownTarget`, a ValueError naming it), never a rule that silently never fires.
-Each substitution is published as a `debug.substituted` event, so the console and recordings see
-which results were scripted.
+Rules apply to the agent's next runs and resumes, and to replays. A rule naming a node the tree
+lacks, or a tool no tool node of the tree offers, is refused when set (`UnknownTarget`, a
+ValueError naming it), never kept as a rule that silently never fires. Each substitution is
+published as a `debug.substituted` event, so the console and recordings see what was scripted.
+The hooks answer inside the recorder's: a recording holds no model or tool call for a scripted
+one, only its events, and keeps the rules on its run lines, so a replay applies them and answers
+the same (a replay's agent with rules of its own applies those instead).
 
 A node is forced through the breakpoints' watched class (`_run.breakpoints`): its `tick()` asks
 first, so only forced nodes are swapped, and a tree without rules ticks exactly as before. A
-tool is scripted through the tool-call hook (`tools._hooks`), the seam durable runs and replay
-use. Scripting a model's reply is not implemented yet and is refused by name.
+tool is scripted through the tool-call hook (`tools._hooks`), a reply through the model-call hook
+(`models._hooks`): the seams durable runs and the replay player use.
 """
 
 from __future__ import annotations
@@ -33,6 +36,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from .._sources import Loc, SourceError, describe_errors, load_yaml
 from ..errors import JianmuError
+from ..models._hooks import ModelCall, model_call_hook, use_model_call_hook
+from ..models._messages import Message, ToolCall, ai
+from ..models._types import ModelEventCallback, ModelRequest, ModelResponse
+from ..nodes._llm import AgentLLMNode
 from ..nodes._tool_executor import ToolExecutor
 from ..telemetry import events as ev
 from ..telemetry._hub import TelemetryHub
@@ -40,6 +47,7 @@ from ..tools._base import Tool
 from ..tools._call_context import current_tool_call
 from ..tools._hooks import ToolInvoke, tool_call_hook, use_tool_call_hook
 from .breakpoints import _watched_class, node_ids
+from .recording import node_of
 
 
 class UnknownTarget(ValueError, JianmuError):
@@ -49,6 +57,37 @@ class UnknownTarget(ValueError, JianmuError):
         super().__init__(f"substitutions[{index}]: {problem}")
         self.index = index
         self.problem = problem
+
+
+class ScriptedCall(BaseModel):
+    """A tool call a scripted reply asks for."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    arguments: dict[str, Any] = {}
+
+
+class ScriptedReply(BaseModel):
+    """A model's scripted reply: a text answer, tool calls, or both."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: str | None = None
+    tool_calls: list[ScriptedCall] = []
+
+    @model_validator(mode="after")
+    def _something(self) -> ScriptedReply:
+        if self.content is None and not self.tool_calls:
+            raise ValueError("a scripted reply gives content, tool_calls, or both")
+        return self
+
+    def message(self) -> Message:
+        calls = [
+            ToolCall(id=f"sub_{i + 1}", name=call.name, arguments=call.arguments)
+            for i, call in enumerate(self.tool_calls)
+        ]
+        return ai(self.content, calls)
 
 
 class Substitution(BaseModel):
@@ -67,8 +106,9 @@ class Substitution(BaseModel):
     """Only calls whose arguments hold these keys with these values (None: every call)."""
     output: str | None = None
     """The tool's scripted output, as the model reads it."""
-    reply: Any = None
-    """Refused: scripting a model's reply is not implemented yet."""
+    reply: str | ScriptedReply | None = None
+    """What the model node's calls answer, uncalled: a text answer, or `{content?, tool_calls:
+    [{name, arguments}]}`."""
 
     @model_validator(mode="before")
     @classmethod
@@ -79,20 +119,21 @@ class Substitution(BaseModel):
 
     @model_validator(mode="after")
     def _one_target(self) -> Substitution:
-        if self.reply is not None:
-            raise ValueError("replacing a model's reply (reply=) is not implemented: force a node or a tool")
         if (self.node is None) == (self.tool is None):
             raise ValueError("a substitution names exactly one of node= or tool=")
         if self.node is not None:
-            if self.status is None:
-                raise ValueError(f"substitution of node {self.node!r} needs status: SUCCESS or FAILURE")
+            if (self.status is None) == (self.reply is None):
+                raise ValueError(
+                    f"substitution of node {self.node!r} gives exactly one of status: (SUCCESS or "
+                    "FAILURE, forced unticked) or reply: (its model's scripted answer)"
+                )
             if self.output is not None or self.arguments is not None:
                 raise ValueError("output= and arguments= belong to a tool substitution, not a node's")
         else:
             if self.output is None:
                 raise ValueError(f"substitution of tool {self.tool!r} needs output: the text it returns")
-            if self.status is not None:
-                raise ValueError("status= belongs to a node substitution; a tool's gives output=")
+            if self.status is not None or self.reply is not None:
+                raise ValueError("status= and reply= belong to a node substitution; a tool's gives output=")
         return self
 
     def matches(self, tool: str, arguments: dict[str, Any]) -> bool:
@@ -132,6 +173,13 @@ class Substitutions:
         for i, rule in enumerate(checked):
             if rule.node is not None and rule.node not in ids:
                 raise UnknownTarget(i, f"no node {rule.node!r} in tree {self._root.name!r}")
+            if rule.reply is not None and not any(
+                isinstance(node, AgentLLMNode) and rule.node in (node_id, path, node.name)
+                for node_id, path, node in node_ids(self._root)
+            ):
+                raise UnknownTarget(
+                    i, f"node {rule.node!r} is not a model node (AgentLLMNode): no reply to script"
+                )
             if rule.tool is not None and complete and rule.tool not in tools:
                 offered = ", ".join(sorted(tools)) or "none"
                 raise UnknownTarget(i, f"no tool {rule.tool!r} in the tree (tools: {offered})")
@@ -165,6 +213,48 @@ class Substitutions:
             node._jianmu_forced = (Status[status], path, self._hub)  # type: ignore[attr-defined]
             if getattr(type(node), "_jianmu_watched", None) is None:
                 node.__class__ = _watched_class(type(node))
+
+    @contextmanager
+    def model(self) -> Iterator[None]:
+        """Answer the model calls of the nodes a `reply` rule names with the scripted reply
+        (around the hooks already there)."""
+        replies: dict[str, ScriptedReply] = {}
+        for rule in self.items:
+            if rule.reply is not None:
+                for node_id, path, node in node_ids(self._root):
+                    if rule.node in (node_id, path, node.name):
+                        reply = rule.reply
+                        replies[path] = (
+                            reply if isinstance(reply, ScriptedReply) else ScriptedReply(content=reply)
+                        )
+        if not replies:
+            yield
+            return
+        outer = model_call_hook()
+        hub = self._hub
+
+        async def hook(
+            call: ModelCall, request: ModelRequest, on_event: ModelEventCallback | None
+        ) -> ModelResponse:
+            path = node_of(on_event)
+            reply = replies.get(path) if path is not None else None
+            if reply is None:
+                return await (
+                    outer(call, request, on_event) if outer is not None else call(request, on_event)
+                )
+            if hub.active:
+                hub.emit(
+                    ev.Substituted,
+                    node=path,
+                    target="model",
+                    name=path or "",
+                    output=reply.content,
+                    tool_calls=[c.model_dump() for c in reply.tool_calls] or None,
+                )
+            return ModelResponse(message=reply.message(), model="substituted", finish_reason="stop")
+
+        with use_model_call_hook(hook):
+            yield
 
     @contextmanager
     def tools(self) -> Iterator[None]:

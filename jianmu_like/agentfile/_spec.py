@@ -377,8 +377,9 @@ class AgentFileSpec(ReActSpec):
     """Where the agent's runs pause before a node ticks (`{node: ...}` or `{tool: ...}` each;
     see `_run.breakpoints`): for debugging an agent file in the console or the command line."""
     substitutions: list[Substitution] = Field(default_factory=list)
-    """Nodes forced (`{node: ..., status: SUCCESS}`) and tool outputs scripted (`{tool: ...,
-    output: ...}`) in the agent's runs, without code (see `_run.substitutions`)."""
+    """Nodes forced (`{node: ..., status: SUCCESS}`), model replies (`{node: ..., reply: ...}`)
+    and tool outputs (`{tool: ..., output: ...}`) scripted in the agent's runs, without code (see
+    `_run.substitutions`)."""
 
     def a2a_card(self) -> A2ACard:
         """The card's settings: the `a2a:` section, its name and description defaulting to the

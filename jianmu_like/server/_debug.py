@@ -47,7 +47,8 @@ class SubstitutionList(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     substitutions: list[dict[str, Any]]
-    """Each `{"node", "status"}` (forced unticked) or `{"tool", "output", "arguments"?}` (scripted)."""
+    """Each `{"node", "status"}` (forced unticked), `{"node", "reply"}` (a model node's reply
+    scripted) or `{"tool", "output", "arguments"?}` (a tool's output scripted)."""
     forced: dict[str, str] = {}
     """Answer only: the index path of each node a rule forces, and its status (for the drawing)."""
 

@@ -800,15 +800,18 @@ class Substituted(TypedEvent):
 
     type: ClassVar[Literal["debug.substituted"]] = "debug.substituted"
     target: str
-    """"node" (a node's result forced, unticked) or "tool" (a tool's output scripted, uncalled)."""
+    """"node" (a node's result forced, unticked), "model" (a model node's reply scripted, the
+    model not asked) or "tool" (a tool's output scripted, uncalled)."""
     name: str
     """The node's slash path, or the tool's name."""
     status: str | None = None
     """The node's forced status."""
     output: str | None = None
-    """The tool's scripted output."""
+    """The tool's scripted output, or the scripted reply's text."""
     arguments: dict[str, Any] | None = None
     """The call's arguments (a tool rule)."""
+    tool_calls: list[dict[str, Any]] | None = None
+    """The scripted reply's tool calls (`name`, `arguments` each)."""
 
 
 SUBSTITUTED = declare("debug.substituted", Substituted)
