@@ -40,7 +40,6 @@ from ..models._hooks import ModelCall, model_call_hook, use_model_call_hook
 from ..models._messages import Message, ToolCall, ai
 from ..models._types import ModelEventCallback, ModelRequest, ModelResponse
 from ..nodes._llm import AgentLLMNode
-from ..nodes._tool_executor import ToolExecutor
 from ..telemetry import events as ev
 from ..telemetry._hub import TelemetryHub
 from ..tools._base import Tool
@@ -48,6 +47,7 @@ from ..tools._call_context import current_tool_call
 from ..tools._hooks import ToolInvoke, tool_call_hook, use_tool_call_hook
 from .breakpoints import _watched_class, node_ids
 from .recording import node_of
+from .trees import tree_toolsets
 
 
 class UnknownTarget(ValueError, JianmuError):
@@ -143,16 +143,15 @@ class Substitution(BaseModel):
 
 
 def _tool_names(root: py_trees.behaviour.Behaviour) -> tuple[set[str], bool]:
-    """The tools the tree's tool nodes offer, and whether that is all of them (a set fed by
+    """The tools the tree's nodes offer, and whether that is all of them (a set fed by
     providers, such as MCP servers, is known only once it is ready)."""
     names: set[str] = set()
     complete = True
-    for _node_id, _path, node in node_ids(root):
-        if isinstance(node, ToolExecutor):
-            if node.tools.ready:
-                names.update(node.tools.names())
-            else:
-                complete = False
+    for tools in tree_toolsets(root):
+        if tools.ready:
+            names.update(tools.names())
+        else:
+            complete = False
     return names, complete
 
 
