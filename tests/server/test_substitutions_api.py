@@ -20,13 +20,18 @@ def test_rules_are_checked_listed_and_applied_to_the_next_run() -> None:
             ({"node": "0", "status": "RUNNING"}, "status"),
             ({"tool": "add"}, "needs output"),
         ):
-            answer = http.post("/api/substitutions", json={"substitutions": [{"tool": "add", "output": "1"}, bad]})
+            answer = http.post(
+                "/api/substitutions", json={"substitutions": [{"tool": "add", "output": "1"}, bad]}
+            )
             assert answer.status_code == 422, answer.text
             assert answer.json()["detail"][0]["field"].startswith("substitutions[1]")
             assert message in answer.text
         assert http.get("/api/substitutions").json() == {"substitutions": [], "forced": {}}  # unchanged
 
-        rules = [{"tool": "add", "arguments": {"a": 5}, "output": "500"}, {"node": "ReActAgent.Done", "status": "failure"}]
+        rules = [
+            {"tool": "add", "arguments": {"a": 5}, "output": "500"},
+            {"node": "ReActAgent.Done", "status": "failure"},
+        ]
         answer = http.post("/api/substitutions", json={"substitutions": rules})
         assert answer.status_code == 200, answer.text
         assert answer.json()["forced"] == {"0.0.2": "FAILURE"}
@@ -38,3 +43,9 @@ def test_rules_are_checked_listed_and_applied_to_the_next_run() -> None:
         assert finished(http, run["run_id"])["answer"] == "result 500"
         run = http.post("/api/runs", json={"input": "add 6"}).json()  # arguments that do not match
         assert finished(http, run["run_id"])["answer"] == "result 7"
+
+        # A model node's reply scripted: the run answers without asking the model.
+        rules = [{"node": "ReActAgent.LLM", "reply": "scripted"}]
+        assert http.post("/api/substitutions", json={"substitutions": rules}).status_code == 200
+        run = http.post("/api/runs", json={"input": "add 6"}).json()
+        assert finished(http, run["run_id"])["answer"] == "scripted"
