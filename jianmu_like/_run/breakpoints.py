@@ -32,6 +32,7 @@ from .._keys import StateKeys
 from ..guard._approvals import Approval, ApprovalDecision
 from ..nodes._tool_executor import ToolExecutor
 from ..state._manager import StateManager
+from ..telemetry import events as ev
 
 KIND = "breakpoint"
 
@@ -93,12 +94,28 @@ def _watched_class(cls: type[py_trees.behaviour.Behaviour]) -> type:
             self.status = Status.FAILURE
             yield self
             return
+        if _forced(self):  # a substitution rule's result (`_run.substitutions`)
+            yield self
+            return
         yield from original(self)
 
     watched = type(cls.__name__, (cls,), {"tick": tick, "__module__": cls.__module__, "_jianmu_watched": cls})
     watched.__qualname__ = cls.__qualname__
     _WATCHED[cls] = watched
     return watched
+
+
+def _forced(node: Any) -> bool:
+    """If a substitution rule forces `node` (`_run.substitutions`), report its status unticked,
+    publish it as a `debug.substituted` event, and say so."""
+    forced = getattr(node, "_jianmu_forced", None)
+    if forced is None:
+        return False
+    status, path, hub = forced
+    node.status = status
+    if hub.active:
+        hub.emit(ev.Substituted, node=path, target="node", name=path, status=status.name)
+    return True
 
 
 class Breakpoints:
@@ -148,8 +165,10 @@ class Breakpoints:
                 node._jianmu_breakpoints = self  # type: ignore[attr-defined]
                 if base is None:
                     node.__class__ = _watched_class(cls)
-            elif base is not None:
-                node.__class__ = base
+            else:
+                node._jianmu_breakpoints = None  # type: ignore[attr-defined]  # a pooled tree's old gate
+                if base is not None:
+                    node.__class__ = base
 
     def ask(self, node: py_trees.behaviour.Behaviour) -> str:
         """ "tick", "hold" (paused, waiting) or "skip" (denied: the node fails unticked)."""
