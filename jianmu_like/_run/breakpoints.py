@@ -37,7 +37,7 @@ from ..telemetry import events as ev
 KIND = "breakpoint"
 
 
-class Breakpoint(BaseModel):
+class BreakpointRule(BaseModel):
     """Where a run pauses: before `node` ticks, or before the tool node that would call `tool`."""
 
     model_config = ConfigDict(extra="forbid")
@@ -50,7 +50,7 @@ class Breakpoint(BaseModel):
     event: str | None = Field(default=None, exclude=True)
 
     @model_validator(mode="after")
-    def _one_target(self) -> Breakpoint:
+    def _one_target(self) -> BreakpointRule:
         if self.status is not None or self.event is not None:
             field = "status" if self.status is not None else "event"
             raise ValueError(
@@ -124,14 +124,14 @@ class Breakpoints:
     def __init__(self, state_manager: StateManager, keys: StateKeys) -> None:
         self._sm = state_manager
         self._keys = keys
-        self.items: list[Breakpoint] = []
+        self.items: list[BreakpointRule] = []
         self.stepping = False
         """Pause at the next node entered (a `step` decision)."""
         self._ids: dict[int, tuple[str, str]] = {}
 
-    def set(self, items: Iterable[Breakpoint | dict[str, Any]]) -> None:
+    def set(self, items: Iterable[BreakpointRule | dict[str, Any]]) -> None:
         """Replace the breakpoints (each validated: a bad one is a ValueError, nothing changes)."""
-        checked = [Breakpoint.model_validate(item) for item in items]
+        checked = [BreakpointRule.model_validate(item) for item in items]
         if checked:
             keys = (self._keys.pending_approvals, self._keys.approval_decisions)
             try:

@@ -68,7 +68,7 @@ class ScriptedCall(BaseModel):
     arguments: dict[str, Any] = {}
 
 
-class ScriptedReply(BaseModel):
+class SubstitutedReply(BaseModel):
     """A model's scripted reply: a text answer, tool calls, or both."""
 
     model_config = ConfigDict(extra="forbid")
@@ -77,7 +77,7 @@ class ScriptedReply(BaseModel):
     tool_calls: list[ScriptedCall] = []
 
     @model_validator(mode="after")
-    def _something(self) -> ScriptedReply:
+    def _something(self) -> SubstitutedReply:
         if self.content is None and not self.tool_calls:
             raise ValueError("a scripted reply gives content, tool_calls, or both")
         return self
@@ -106,7 +106,7 @@ class Substitution(BaseModel):
     """Only calls whose arguments hold these keys with these values (None: every call)."""
     output: str | None = None
     """The tool's scripted output, as the model reads it."""
-    reply: str | ScriptedReply | None = None
+    reply: str | SubstitutedReply | None = None
     """What the model node's calls answer, uncalled: a text answer, or `{content?, tool_calls:
     [{name, arguments}]}`."""
 
@@ -217,14 +217,14 @@ class Substitutions:
     def model(self) -> Iterator[None]:
         """Answer the model calls of the nodes a `reply` rule names with the scripted reply
         (around the hooks already there)."""
-        replies: dict[str, ScriptedReply] = {}
+        replies: dict[str, SubstitutedReply] = {}
         for rule in self.items:
             if rule.reply is not None:
                 for node_id, path, node in node_ids(self._root):
                     if rule.node in (node_id, path, node.name):
                         reply = rule.reply
                         replies[path] = (
-                            reply if isinstance(reply, ScriptedReply) else ScriptedReply(content=reply)
+                            reply if isinstance(reply, SubstitutedReply) else SubstitutedReply(content=reply)
                         )
         if not replies:
             yield

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.requests import Request
 
 from .._redact import redact
-from .._run.breakpoints import Breakpoint
+from .._run.breakpoints import BreakpointRule
 from .._run.protocol import AgentLike
 from .._run.substitutions import Substitution, UnknownTarget
 from .._validation import validation_problems
@@ -33,7 +33,7 @@ from ._runs import RunRegistry
 
 
 class BreakpointList(BaseModel):
-    """`GET`/`POST /api/breakpoints`: where every run of the server pauses (see `Breakpoint`)."""
+    """`GET`/`POST /api/breakpoints`: where every run of the server pauses (see `BreakpointRule`)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -68,7 +68,7 @@ class Debugging:
     """The server's breakpoints, applied to every agent it makes (held weakly)."""
 
     def __init__(self) -> None:
-        self.items: list[Breakpoint] | None = None
+        self.items: list[BreakpointRule] | None = None
         """None until set over HTTP: then the first agent's own (an agent file's `breakpoints:`)."""
         self.rules: list[Substitution] | None = None
         """The same for substitution rules (an agent file's `substitutions:`)."""
@@ -91,12 +91,12 @@ class Debugging:
         return made
 
     def set(self, raw: list[dict[str, Any]]) -> None:
-        items: list[Breakpoint] = []
+        items: list[BreakpointRule] = []
         for i, item in enumerate(raw):
             try:
-                items.append(Breakpoint.model_validate(item))
+                items.append(BreakpointRule.model_validate(item))
             except ValidationError as exc:
-                problems = validation_problems(exc, model=Breakpoint)
+                problems = validation_problems(exc, model=BreakpointRule)
                 detail = [
                     {"field": f"breakpoints[{i}]" + (f".{p.key}" if p.key else ""), "message": p.message}
                     for p in problems
