@@ -400,7 +400,9 @@ def test_the_command_refuses_a_public_bind_without_a_token_and_a_bad_timeout(
 
 
 @needs_everything
-async def test_a_question_of_the_agent_s_own_mcp_server_is_relayed_to_the_caller() -> None:
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+async def test_a_question_of_the_agent_s_own_mcp_server_is_relayed_to_the_caller(revision: str) -> None:
+    """Asked mid-call (2025-11-25) or as an `input_required` round (2026-07-28)."""
     from jianmu_like import Agent, create_react_node
     from tests.server import test_mcp_elicitations as human
 
@@ -414,8 +416,12 @@ async def test_a_question_of_the_agent_s_own_mcp_server_is_relayed_to_the_caller
 
         registry = RunRegistry(factory)
         with live_server(http_app(AgentTool(registry, name="Asker", description=""), token=None)) as url:
-            async with http_session(url, elicit=elicit) as session:
-                result = await session.call_tool("Asker", {"question": "ask them"})
+            if revision == "2026-07-28":
+                async with modern_http(url, elicit) as client:
+                    result = await client.call_tool("Asker", {"question": "ask them"})
+            else:
+                async with http_session(url, elicit=elicit) as session:
+                    result = await session.call_tool("Asker", {"question": "ask them"})
         observation = next(m["content"] for m in srv.requests[-1]["messages"] if m["role"] == "tool")
     assert text_of(result) == "thanks"
     [question] = elicit.asked
