@@ -78,6 +78,9 @@ _LATE = 600.0
 what became of the run rather than that its `requestState` is unknown."""
 
 
+_CANNOT_ELICIT = "denied: the MCP client cannot be asked (it declared no elicitation capability)"
+
+
 @dataclass
 class _Round:
     """One `input_required` round of a 2026-07-28 call, held by the server between the answer it
@@ -265,7 +268,7 @@ class AgentTool:
             elif message.event == "approval":
                 status = message.data.get("status")
                 if modern:
-                    asked = self._open_round(record, position, message)
+                    asked = self._open_round(ctx, record, position, message)
                     if asked is not None:
                         return asked
                 elif status == "pending":
@@ -275,7 +278,7 @@ class AgentTool:
         return None
 
     def _open_round(
-        self, record: RunRecord, position: int, message: SSEMessage
+        self, ctx: ServerRequestContext[Any], record: RunRecord, position: int, message: SSEMessage
     ) -> types.InputRequiredResult | None:
         """The undecided approvals (or the question) `message` announces as one round, held
         until the client retries or the question timeout denies them; None: nothing to ask."""
@@ -297,6 +300,11 @@ class AgentTool:
                 turn.requests["question"] = _form(str(request.get("message") or ""), schema)
                 turn.answers["question"] = functools.partial(self._respond, record, request)
         if not turn.requests:
+            return None
+        capabilities = ctx.session.client_capabilities  # declared with each request at 2026-07-28
+        if capabilities is None or capabilities.elicitation is None:
+            for answer in turn.answers.values():
+                answer(None, _CANNOT_ELICIT)
             return None
         state = secrets.token_urlsafe(24)
         self._rounds[state] = turn
@@ -386,7 +394,7 @@ class AgentTool:
         """The accepted content of an elicitation, or None and why there is none."""
         capabilities = ctx.session.client_capabilities
         if capabilities is None or capabilities.elicitation is None:
-            return None, "denied: the MCP client cannot be asked (it declared no elicitation capability)"
+            return None, _CANNOT_ELICIT
         try:
             with anyio.fail_after(self.question_timeout):
                 result = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)

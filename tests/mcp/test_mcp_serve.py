@@ -469,6 +469,15 @@ async def test_a_2026_07_28_client_that_declines_gets_the_call_denied_over_stdio
     assert f"answered '{action}'" in text_of(result), text_of(result)
 
 
+async def test_a_2026_07_28_client_that_cannot_elicit_gets_the_call_denied(
+    tmp_path: Path, model: ScriptedOpenAIServer
+) -> None:
+    async with modern_stdio(tmp_path, model, None) as client:
+        result = await client.call_tool("Careful", {"question": "delete notes.txt"})
+    assert deleted(tmp_path) == []
+    assert "declared no elicitation capability" in text_of(result), text_of(result)
+
+
 @asynccontextmanager
 async def modern_http(url: str, elicit: Any) -> AsyncIterator[Client]:
     client = create_mcp_http_client(headers={"Authorization": f"Bearer {TOKEN}"})
@@ -553,7 +562,9 @@ async def test_request_state_is_single_use_and_cannot_be_forged(
     approve = {"approval-0": types.ElicitResult(action="accept", content={"approve": True})}
     arguments = {"question": "delete notes.txt"}
     with anyio.fail_after(PATIENCE * 2):
-        async with Client(tool.server(), mode="2026-07-28") as client:
+        # the callback only declares the capability: the rounds are driven by hand here
+        declares = answering("decline")
+        async with Client(tool.server(), mode="2026-07-28", elicitation_callback=declares) as client:
             session = client.session
             first = await session.call_tool("Careful", arguments, allow_input_required=True)
             assert isinstance(first, types.InputRequiredResult) and first.request_state
