@@ -171,7 +171,13 @@ class Breakpoints:
             if self._telemetry is not None:
                 answer = decision.model_dump(mode="json")
                 self._telemetry.emit(
-                    ev.InterruptionDecided, node=path, id=approval.id, kind=KIND, answer=answer
+                    ev.InterruptionDecided,
+                    node=path,
+                    id=approval.id,
+                    kind=KIND,
+                    tool=None,
+                    call_id=None,
+                    answer=answer,
                 )
             if not decision.approved:
                 return "skip"
@@ -227,7 +233,13 @@ class Breakpoints:
         if self._telemetry is not None:
             payload = approval.model_dump(mode="json")
             self._telemetry.emit(
-                ev.InterruptionRequested, node=path, id=approval.id, kind=KIND, request=payload
+                ev.InterruptionRequested,
+                node=path,
+                id=approval.id,
+                kind=KIND,
+                tool=None,
+                call_id=None,
+                request=payload,
             )
 
     def _edit(self, changes: dict[str, Any]) -> None:
