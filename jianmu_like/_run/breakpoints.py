@@ -38,7 +38,7 @@ from ..telemetry._hub import TelemetryHub
 KIND = "breakpoint"
 
 
-class Breakpoint(BaseModel):
+class BreakpointRule(BaseModel):
     """Where a run pauses: before `node` ticks, or before the tool node that would call `tool`."""
 
     model_config = ConfigDict(extra="forbid")
@@ -51,7 +51,7 @@ class Breakpoint(BaseModel):
     event: str | None = Field(default=None, exclude=True)
 
     @model_validator(mode="after")
-    def _one_target(self) -> Breakpoint:
+    def _one_target(self) -> BreakpointRule:
         if self.status is not None or self.event is not None:
             field = "status" if self.status is not None else "event"
             raise ValueError(
@@ -95,12 +95,28 @@ def _watched_class(cls: type[py_trees.behaviour.Behaviour]) -> type:
             self.status = Status.FAILURE
             yield self
             return
+        if _forced(self):  # a substitution rule's result (`_run.substitutions`)
+            yield self
+            return
         yield from original(self)
 
     watched = type(cls.__name__, (cls,), {"tick": tick, "__module__": cls.__module__, "_jianmu_watched": cls})
     watched.__qualname__ = cls.__qualname__
     _WATCHED[cls] = watched
     return watched
+
+
+def _forced(node: Any) -> bool:
+    """If a substitution rule forces `node` (`_run.substitutions`), report its status unticked,
+    publish it as a `debug.substituted` event, and say so."""
+    forced = getattr(node, "_jianmu_forced", None)
+    if forced is None:
+        return False
+    status, path, hub = forced
+    node.status = status
+    if hub.active:
+        hub.emit(ev.Substituted, node=path, target="node", name=path, status=status.name)
+    return True
 
 
 class Breakpoints:
@@ -113,14 +129,14 @@ class Breakpoints:
         self._keys = keys
         self._telemetry = telemetry
         """Where a pause and its decision are published (`interruption.requested`/`decided`)."""
-        self.items: list[Breakpoint] = []
+        self.items: list[BreakpointRule] = []
         self.stepping = False
         """Pause at the next node entered (a `step` decision)."""
         self._ids: dict[int, tuple[str, str]] = {}
 
-    def set(self, items: Iterable[Breakpoint | dict[str, Any]]) -> None:
+    def set(self, items: Iterable[BreakpointRule | dict[str, Any]]) -> None:
         """Replace the breakpoints (each validated: a bad one is a ValueError, nothing changes)."""
-        checked = [Breakpoint.model_validate(item) for item in items]
+        checked = [BreakpointRule.model_validate(item) for item in items]
         if checked:
             keys = (self._keys.pending_approvals, self._keys.approval_decisions)
             try:
@@ -154,8 +170,10 @@ class Breakpoints:
                 node._jianmu_breakpoints = self  # type: ignore[attr-defined]
                 if base is None:
                     node.__class__ = _watched_class(cls)
-            elif base is not None:
-                node.__class__ = base
+            else:
+                node._jianmu_breakpoints = None  # type: ignore[attr-defined]  # a pooled tree's old gate
+                if base is not None:
+                    node.__class__ = base
 
     def ask(self, node: py_trees.behaviour.Behaviour) -> str:
         """ "tick", "hold" (paused, waiting) or "skip" (denied: the node fails unticked)."""

@@ -189,6 +189,7 @@ class Player:
         self._tick: Callable[[], int] = lambda: 0
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._injecting = False
+        self._own_rules: list[Any] | None = None
 
     # ------------------------------------------------------------------ the run
     async def play(self, agent: Agent, *, record: str | Path | None = None) -> AgentResult:
@@ -230,6 +231,10 @@ class Player:
         self, agent: Agent, operation: dict[str, Any], recording: RunRecording | None
     ) -> AgentResult:
         thread_id = operation.get("thread_id")
+        # The recorded run's substitution rules, unless the caller gave the agent its own.
+        if self._own_rules is None:
+            self._own_rules = list(agent.substitutions.items)
+        agent.substitutions.set(self._own_rules or operation.get("substitutions") or [])
         if operation.get("op") == "resume":
             decisions = {
                 k: (tuple(v) if isinstance(v, list) else v) for k, v in operation["decisions"].items()

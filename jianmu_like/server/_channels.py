@@ -173,6 +173,7 @@ class ChannelMapper:
                 | ev.ReflectionCompleted()
                 | ev.ReflectionFailed()
                 | ev.ReplayForked()
+                | ev.Substituted()
             ):  # the finer telemetry has no channel of its own
                 return []
             case None:  # a type of the user's own

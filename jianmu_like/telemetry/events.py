@@ -832,6 +832,30 @@ class ReplayForked(TypedEvent):
 REPLAY_FORKED = declare("replay.forked", ReplayForked)
 
 
+# ---------------------------------------------------------------------------------------- debug
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Substituted(TypedEvent):
+    """A substitution rule answered instead of the tree (`_run.substitutions`)."""
+
+    type: ClassVar[Literal["debug.substituted"]] = "debug.substituted"
+    target: str
+    """"node" (a node's result forced, unticked), "model" (a model node's reply scripted, the
+    model not asked) or "tool" (a tool's output scripted, uncalled)."""
+    name: str
+    """The node's slash path, or the tool's name."""
+    status: str | None = None
+    """The node's forced status."""
+    output: str | None = None
+    """The tool's scripted output, or the scripted reply's text."""
+    arguments: dict[str, Any] | None = None
+    """The call's arguments (a tool rule)."""
+    tool_calls: list[dict[str, Any]] | None = None
+    """The scripted reply's tool calls (`name`, `arguments` each)."""
+
+
+SUBSTITUTED = declare("debug.substituted", Substituted)
+
+
 class Event(BaseModel):
     """An event as a name and a dict: a type the catalogue does not declare (a user's own,
     published outside the test suite), or one built by hand. `payload()` is the same event
@@ -914,6 +938,7 @@ CatalogueEvent = (
     | ReflectionCompleted
     | ReflectionFailed
     | ReplayForked
+    | Substituted
 )
 """Every event of the catalogue: `match` on it, and `assert_never` where every type counts
 (tests/telemetry/test_event_catalogue.py checks it lists each declared class)."""
