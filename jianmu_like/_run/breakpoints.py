@@ -33,6 +33,7 @@ from ..guard._approvals import Approval, ApprovalDecision
 from ..nodes._tool_executor import ToolExecutor
 from ..state._manager import StateManager
 from ..telemetry import events as ev
+from ..telemetry._hub import TelemetryHub
 
 KIND = "breakpoint"
 
@@ -121,9 +122,13 @@ def _forced(node: Any) -> bool:
 class Breakpoints:
     """An agent's breakpoints, and the pauses they made (`Approval`s of kind `breakpoint`)."""
 
-    def __init__(self, state_manager: StateManager, keys: StateKeys) -> None:
+    def __init__(
+        self, state_manager: StateManager, keys: StateKeys, telemetry: TelemetryHub | None = None
+    ) -> None:
         self._sm = state_manager
         self._keys = keys
+        self._telemetry = telemetry
+        """Where a pause and its decision are published (`interruption.requested`/`decided`)."""
         self.items: list[BreakpointRule] = []
         self.stepping = False
         """Pause at the next node entered (a `step` decision)."""
@@ -181,6 +186,17 @@ class Breakpoints:
             if decision is None:
                 return "hold"
             self._release(approval.id)
+            if self._telemetry is not None:
+                answer = decision.model_dump(mode="json")
+                self._telemetry.emit(
+                    ev.InterruptionDecided,
+                    node=path,
+                    id=approval.id,
+                    kind=KIND,
+                    tool=None,
+                    call_id=None,
+                    answer=answer,
+                )
             if not decision.approved:
                 return "skip"
             edits = decision.arguments or {}
@@ -232,6 +248,17 @@ class Breakpoints:
         )
         pending = list(self._sm.get(self._keys.pending_approvals) or [])
         self._sm.set(self._keys.pending_approvals, [*pending, approval])
+        if self._telemetry is not None:
+            payload = approval.model_dump(mode="json")
+            self._telemetry.emit(
+                ev.InterruptionRequested,
+                node=path,
+                id=approval.id,
+                kind=KIND,
+                tool=None,
+                call_id=None,
+                request=payload,
+            )
 
     def _edit(self, changes: dict[str, Any]) -> None:
         """Replace state keys (checked against the schema when decided; typed here)."""

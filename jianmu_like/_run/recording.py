@@ -50,8 +50,10 @@ VERSION = 1
 """The format's version: a reader refuses a file of a newer one."""
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 """A recording's size limit unless given (64 MiB)."""
-TIMING_FIELDS = frozenset({"ts", "duration"})
-"""What may differ between a run and its replay: the event's `ts` and any payload's `duration`
+TIMING_FIELDS = frozenset({"ts", "duration", "requested_at", "decided_at"})
+"""What may differ between a run and its replay: the event's `ts`, a payload's `duration`, and
+when an interruption was requested and decided (`interruption.*` carry the approval or question
+with its `requested_at`, the decision with its `decided_at`), at any depth of the event's data
 (wall-clock seconds). Everything else of an event must be equal."""
 
 

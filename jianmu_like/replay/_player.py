@@ -498,7 +498,7 @@ def _event_view(event: AnyEvent | Mapping[str, Any]) -> dict[str, Any]:
         raw = event
     data = raw.get("data") or {}
     # through JSON, as recorded: tuples become lists, models their dumps
-    plain = json.loads(json.dumps({k: v for k, v in data.items() if k not in TIMING_FIELDS}, default=repr))
+    plain = _untimed(json.loads(json.dumps(data, default=repr)))
     return {
         "type": raw.get("type"),
         "node": raw.get("node"),
@@ -506,6 +506,15 @@ def _event_view(event: AnyEvent | Mapping[str, Any]) -> dict[str, Any]:
         "run_id": raw.get("run_id"),
         "data": plain,
     }
+
+
+def _untimed(value: Any) -> Any:
+    """`value` (JSON data) without the timing fields, at any depth."""
+    if isinstance(value, dict):
+        return {k: _untimed(v) for k, v in value.items() if k not in TIMING_FIELDS}
+    if isinstance(value, list):
+        return [_untimed(v) for v in value]
+    return value
 
 
 def _first_difference(a: Any, b: Any, path: str = "") -> str | None:

@@ -535,6 +535,45 @@ ELICITATION_REQUESTED = declare("elicitation.requested", ElicitationRequested)
 ELICITATION_RESOLVED = declare("elicitation.resolved", ElicitationResolved)
 
 
+# ---------------------------------------------------------------------------- interruptions
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InterruptionRequested(TypedEvent):
+    """The run waits for someone (`guard._interruptions`): one event for every kind (approval,
+    client_tool, breakpoint, question), published where the kind opens its wait. The older
+    `approval.requested` and `elicitation.requested` still go out beside it, for readers
+    written against them."""
+
+    type: ClassVar[Literal["interruption.requested"]] = "interruption.requested"
+    id: str
+    """The id its answer names (`Agent.decide`, `POST /api/interruptions/{id}`)."""
+    kind: str
+    tool: str | None = None
+    call_id: str | None = None
+    """The tool call it belongs to: an approval's (or client tool's) own call, the call whose
+    tool asks a question; None for a breakpoint."""
+    request: dict[str, Any]
+    """What the person is shown: the kind's payload model in its JSON form (an `Approval`, a
+    `Question`), the `payload` of the interruption as `GET /api/interruptions` lists it."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InterruptionDecided(TypedEvent):
+    """The run took an interruption's answer (the older `approval.resolved` and
+    `elicitation.resolved` still go out beside it)."""
+
+    type: ClassVar[Literal["interruption.decided"]] = "interruption.decided"
+    id: str
+    kind: str
+    tool: str | None = None
+    call_id: str | None = None
+    answer: dict[str, Any]
+    """The kind's answer model in its JSON form (an `ApprovalDecision`, a `QuestionAnswer`)."""
+
+
+INTERRUPTION_REQUESTED = declare("interruption.requested", InterruptionRequested)
+INTERRUPTION_DECIDED = declare("interruption.decided", InterruptionDecided)
+
+
 # ------------------------------------------------------------------------------ loops, nodes
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LoopIteration(TypedEvent):
@@ -875,6 +914,8 @@ CatalogueEvent = (
     | MCPTask
     | ElicitationRequested
     | ElicitationResolved
+    | InterruptionRequested
+    | InterruptionDecided
     | LoopIteration
     | LoopTerminated
     | NodeFailure
