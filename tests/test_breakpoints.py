@@ -155,3 +155,27 @@ async def test_a_state_without_approvals_refuses_breakpoints_and_runs_as_before(
     with pytest.raises(ValueError, match="keeps approvals"):
         bot.breakpoints.set([{"node": "Done"}])
     assert (await bot.run()).status == "success"  # no breakpoint: the state is never asked
+
+
+async def test_a_pause_opens_and_closes_with_the_interruption_events() -> None:
+    """A breakpoint's pause publishes the same pair as every other kind of interruption."""
+    bot = agent()
+    seen: list[Any] = []
+    bot.telemetry.subscribe(seen.append)
+    bot.breakpoints.set([{"tool": "add"}])
+    result = await bot.run(input_data={"messages": [human("add")]})
+    [pause] = result.pending_approvals
+    bot.breakpoints.set([])
+    result = await bot.resume(decisions={pause.id: True})
+    assert result.status == "success"
+    pairs = [e for e in seen if e.type.startswith("interruption.")]
+    assert [(e.type, e.data["id"], e.data["kind"]) for e in pairs] == [
+        ("interruption.requested", pause.id, "breakpoint"),
+        ("interruption.decided", pause.id, "breakpoint"),
+    ]
+    requested, decided = (e.data for e in pairs)
+    assert set(requested) == {"id", "kind", "tool", "call_id", "request"}
+    assert set(decided) == {"id", "kind", "tool", "call_id", "answer"}
+    assert requested["request"] == pause.model_dump(mode="json")
+    assert decided["answer"]["approved"] is True
+    assert pairs[0].node == pause.tool

@@ -32,11 +32,13 @@ from .._keys import StateKeys
 from ..guard._approvals import Approval, ApprovalDecision
 from ..nodes._tool_executor import ToolExecutor
 from ..state._manager import StateManager
+from ..telemetry import events as ev
+from ..telemetry._hub import TelemetryHub
 
 KIND = "breakpoint"
 
 
-class Breakpoint(BaseModel):
+class BreakpointRule(BaseModel):
     """Where a run pauses: before `node` ticks, or before the tool node that would call `tool`."""
 
     model_config = ConfigDict(extra="forbid")
@@ -49,7 +51,7 @@ class Breakpoint(BaseModel):
     event: str | None = Field(default=None, exclude=True)
 
     @model_validator(mode="after")
-    def _one_target(self) -> Breakpoint:
+    def _one_target(self) -> BreakpointRule:
         if self.status is not None or self.event is not None:
             field = "status" if self.status is not None else "event"
             raise ValueError(
@@ -93,6 +95,9 @@ def _watched_class(cls: type[py_trees.behaviour.Behaviour]) -> type:
             self.status = Status.FAILURE
             yield self
             return
+        if _forced(self):  # a substitution rule's result (`_run.substitutions`)
+            yield self
+            return
         yield from original(self)
 
     watched = type(cls.__name__, (cls,), {"tick": tick, "__module__": cls.__module__, "_jianmu_watched": cls})
@@ -101,20 +106,37 @@ def _watched_class(cls: type[py_trees.behaviour.Behaviour]) -> type:
     return watched
 
 
+def _forced(node: Any) -> bool:
+    """If a substitution rule forces `node` (`_run.substitutions`), report its status unticked,
+    publish it as a `debug.substituted` event, and say so."""
+    forced = getattr(node, "_jianmu_forced", None)
+    if forced is None:
+        return False
+    status, path, hub = forced
+    node.status = status
+    if hub.active:
+        hub.emit(ev.Substituted, node=path, target="node", name=path, status=status.name)
+    return True
+
+
 class Breakpoints:
     """An agent's breakpoints, and the pauses they made (`Approval`s of kind `breakpoint`)."""
 
-    def __init__(self, state_manager: StateManager, keys: StateKeys) -> None:
+    def __init__(
+        self, state_manager: StateManager, keys: StateKeys, telemetry: TelemetryHub | None = None
+    ) -> None:
         self._sm = state_manager
         self._keys = keys
-        self.items: list[Breakpoint] = []
+        self._telemetry = telemetry
+        """Where a pause and its decision are published (`interruption.requested`/`decided`)."""
+        self.items: list[BreakpointRule] = []
         self.stepping = False
         """Pause at the next node entered (a `step` decision)."""
         self._ids: dict[int, tuple[str, str]] = {}
 
-    def set(self, items: Iterable[Breakpoint | dict[str, Any]]) -> None:
+    def set(self, items: Iterable[BreakpointRule | dict[str, Any]]) -> None:
         """Replace the breakpoints (each validated: a bad one is a ValueError, nothing changes)."""
-        checked = [Breakpoint.model_validate(item) for item in items]
+        checked = [BreakpointRule.model_validate(item) for item in items]
         if checked:
             keys = (self._keys.pending_approvals, self._keys.approval_decisions)
             try:
@@ -148,8 +170,10 @@ class Breakpoints:
                 node._jianmu_breakpoints = self  # type: ignore[attr-defined]
                 if base is None:
                     node.__class__ = _watched_class(cls)
-            elif base is not None:
-                node.__class__ = base
+            else:
+                node._jianmu_breakpoints = None  # type: ignore[attr-defined]  # a pooled tree's old gate
+                if base is not None:
+                    node.__class__ = base
 
     def ask(self, node: py_trees.behaviour.Behaviour) -> str:
         """ "tick", "hold" (paused, waiting) or "skip" (denied: the node fails unticked)."""
@@ -162,6 +186,17 @@ class Breakpoints:
             if decision is None:
                 return "hold"
             self._release(approval.id)
+            if self._telemetry is not None:
+                answer = decision.model_dump(mode="json")
+                self._telemetry.emit(
+                    ev.InterruptionDecided,
+                    node=path,
+                    id=approval.id,
+                    kind=KIND,
+                    tool=None,
+                    call_id=None,
+                    answer=answer,
+                )
             if not decision.approved:
                 return "skip"
             edits = decision.arguments or {}
@@ -213,6 +248,17 @@ class Breakpoints:
         )
         pending = list(self._sm.get(self._keys.pending_approvals) or [])
         self._sm.set(self._keys.pending_approvals, [*pending, approval])
+        if self._telemetry is not None:
+            payload = approval.model_dump(mode="json")
+            self._telemetry.emit(
+                ev.InterruptionRequested,
+                node=path,
+                id=approval.id,
+                kind=KIND,
+                tool=None,
+                call_id=None,
+                request=payload,
+            )
 
     def _edit(self, changes: dict[str, Any]) -> None:
         """Replace state keys (checked against the schema when decided; typed here)."""

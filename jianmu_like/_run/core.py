@@ -52,6 +52,7 @@ from .interrupts import Interrupts
 from .open_calls import repair_open_calls
 from .recording import RunRecording
 from .result import AgentResult, build_result
+from .substitutions import Substitutions
 from .threads import Threads, needs_store, version_number
 from .trees import TreeSource
 
@@ -135,8 +136,10 @@ class RunCore:
         self.interrupts = Interrupts(telemetry, namespace=namespace, node=trees.tree.name)
         self.approvals = Approvals(sm, keys)
         self.interruptions = Interruptions(self.approvals, trees.toolsets)  # no cycle back to self
-        self.breakpoints = Breakpoints(sm, keys)
+        self.breakpoints = Breakpoints(sm, keys, telemetry)
         """Where runs pause before a node ticks (`_run.breakpoints`); none by default."""
+        self.substitutions = Substitutions(trees.tree, telemetry)
+        """Nodes forced and tool outputs scripted (`_run.substitutions`); none by default."""
         self.recorder: RunRecorder | None = None
         self.recording: RunRecording | None = None
         """Where every run and resume is recorded (`Agent(record=...)`; None: not recorded)."""
@@ -385,14 +388,21 @@ class RunCore:
         run_id = self.new_run_id()
         hub = self.telemetry
         recordings = [r for r in ((record[0], self.recording) if record else ()) if r is not None]
+        rules = self.substitutions
         if not recordings:
-            return await self._drive_run(root, runner, max_ticks, event, deps, run_id)
+            with rules.model(), rules.tools():
+                return await self._drive_run(root, runner, max_ticks, event, deps, run_id)
         with ExitStack() as stack:
             first = runner.ticks_now
             for recording in recordings:
                 recording.tick = lambda: runner.ticks_now - first
+                recording.substitutions = [r.model_dump(exclude_none=True) for r in rules.items]
                 record[1](recording, run_id)  # type: ignore[index]
                 stack.enter_context(recording.recording(hub))
+            # Scripted replies and tool outputs answer inside the recorders' hooks: a recording holds no call
+            # for them, only their events, and a replay applies the rules its run lines keep.
+            stack.enter_context(rules.model())
+            stack.enter_context(rules.tools())
             result = await self._drive_run(root, runner, max_ticks, event, deps, run_id)
         for recording in recordings:
             recording.record_result(result.status, result.final_answer)
@@ -426,6 +436,7 @@ class RunCore:
         started = time.perf_counter()
         ticks = 0
         self.breakpoints.install(root)
+        self.substitutions.install(root)
         interrupts = self.interrupts
         interrupts.loop = asyncio.get_running_loop()
         interrupts.running = True

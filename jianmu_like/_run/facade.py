@@ -34,6 +34,7 @@ from .breakpoints import Breakpoints
 from .core import RunCore
 from .recording import RunRecording
 from .result import AgentResult
+from .substitutions import Substitutions
 
 
 class RunFacade:
@@ -98,6 +99,13 @@ class RunFacade:
         """Where this agent's runs pause before a node ticks (`set([...])`; see `_run.breakpoints`):
         a pause is a pending approval of kind `breakpoint`, decided and resumed like one."""
         return self._core.breakpoints
+
+    @property
+    def substitutions(self) -> Substitutions:
+        """Rules that force a node's result or script a model's reply or a tool's output in this
+        agent's runs and replays (`set([{"node": ..., "status": "SUCCESS"}, {"node": ...,
+        "reply": "..."}, {"tool": ..., "output": ...}])`; see `_run.substitutions`)."""
+        return self._core.substitutions
 
     @property
     def recorder(self) -> RunRecorder | None:

@@ -25,6 +25,7 @@ from ..tools._questions import Action as QuestionAction
 from ..tools._questions import Question
 from .breakpoints import Breakpoints
 from .result import AgentResult
+from .substitutions import Substitutions
 
 
 @runtime_checkable
@@ -60,6 +61,8 @@ class AgentLike(Protocol):
 
     @property
     def breakpoints(self) -> Breakpoints: ...
+    @property
+    def substitutions(self) -> Substitutions: ...
 
     def accepts(self, key: str) -> bool: ...
 

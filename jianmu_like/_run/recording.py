@@ -50,8 +50,10 @@ VERSION = 1
 """The format's version: a reader refuses a file of a newer one."""
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 """A recording's size limit unless given (64 MiB)."""
-TIMING_FIELDS = frozenset({"ts", "duration"})
-"""What may differ between a run and its replay: the event's `ts` and any payload's `duration`
+TIMING_FIELDS = frozenset({"ts", "duration", "requested_at", "decided_at"})
+"""What may differ between a run and its replay: the event's `ts`, a payload's `duration`, and
+when an interruption was requested and decided (`interruption.*` carry the approval or question
+with its `requested_at`, the decision with its `decided_at`), at any depth of the event's data
 (wall-clock seconds). Everything else of an event must be equal."""
 
 
@@ -186,6 +188,9 @@ class RunRecording:
         self.requests = RequestDeltas()
         self.last_type: str | None = None
         self.events = 0
+        self.substitutions: list[dict[str, Any]] = []
+        """The substitution rules of the operation recorded next (`_run.substitutions`): kept on
+        its `run` line, so a replay applies them and answers as the recording did."""
         """Events recorded in the current operation: a call's line says how many came before
         it, so replay can keep a parallel batch's interleaving."""
         try:
@@ -249,6 +254,7 @@ class RunRecording:
                 "run_id": run_id,
                 "thread_id": thread_id,
                 "input": redact_bulk(jsonable(dict(input_data or {}))),
+                **self._rules(),
             }
         )
 
@@ -261,8 +267,12 @@ class RunRecording:
                 "run_id": run_id,
                 "thread_id": thread_id,
                 "decisions": jsonable(dict(decisions or {})),
+                **self._rules(),
             }
         )
+
+    def _rules(self) -> dict[str, Any]:
+        return {"substitutions": redact_bulk(self.substitutions)} if self.substitutions else {}
 
     def record_result(self, status: str, final_answer: str | None) -> None:
         self.write({"kind": "result", "status": status, "final_answer": redact(final_answer)})

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 from .._agent import Agent
 from .._config import ContextConfig, ResilienceConfig, get_config
 from .._names import did_you_mean
+from .._run.substitutions import UnknownTarget
 from .._sources import (
     Loc,
     SourceError,
@@ -128,6 +129,11 @@ def load_agent(
     else:
         agent = Agent(root, ReActState, namespace=spec.namespace, inputs=inputs, source=source)
     agent.breakpoints.set(spec.breakpoints)
+    try:
+        agent.substitutions.set(spec.substitutions)
+    except UnknownTarget as exc:  # a rule naming a node or a tool the tree lacks
+        where = builder._where(file, ("substitutions", exc.index))
+        raise AgentFileError([f"{where}: substitutions.{exc.index}: {exc.problem}"]) from None
     return agent
 
 

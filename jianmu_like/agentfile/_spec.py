@@ -29,7 +29,8 @@ from .._config import (
     ToolProtocol,
     ToolSelectionConfig,
 )
-from .._run.breakpoints import Breakpoint
+from .._run.breakpoints import BreakpointRule
+from .._run.substitutions import Substitution
 from ..tools._a2a import A2AAgentConfig
 from ..tools.mcp._prompts import MCPPrompt
 
@@ -372,9 +373,13 @@ class AgentFileSpec(ReActSpec):
     """For `kind: research`."""
     a2a: A2ACard | None = None
     """The A2A agent card `jianmu-like serve` publishes (see `server._a2a`)."""
-    breakpoints: list[Breakpoint] = Field(default_factory=list)
+    breakpoints: list[BreakpointRule] = Field(default_factory=list)
     """Where the agent's runs pause before a node ticks (`{node: ...}` or `{tool: ...}` each;
     see `_run.breakpoints`): for debugging an agent file in the console or the command line."""
+    substitutions: list[Substitution] = Field(default_factory=list)
+    """Nodes forced (`{node: ..., status: SUCCESS}`), model replies (`{node: ..., reply: ...}`)
+    and tool outputs (`{tool: ..., output: ...}`) scripted in the agent's runs, without code (see
+    `_run.substitutions`)."""
 
     def a2a_card(self) -> A2ACard:
         """The card's settings: the `a2a:` section, its name and description defaulting to the

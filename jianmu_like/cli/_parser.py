@@ -156,6 +156,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="write the run to this recording (JSON Lines) for `jianmu-like replay`",
     )
+    run.add_argument(
+        "--substitute",
+        metavar="FILE",
+        help="force nodes' results and script tools' outputs by this rules file (YAML or JSON)",
+    )
     _run_options(run)
     run.set_defaults(handler="_run:run_command")
 
@@ -206,6 +211,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("--live", action="store_true", help="continue against the real model and tools")
     replay.add_argument("--record", metavar="OUT", help="with --live: record the forked run to OUT")
+    replay.add_argument(
+        "--substitute",
+        metavar="FILE",
+        help="replay under this rules file's substitutions (default: the recorded run's own)",
+    )
     replay.add_argument(
         "--export-mock", metavar="OUT", help="write the recording as a `jianmu-like mock` replies file"
     )

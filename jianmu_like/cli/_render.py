@@ -195,15 +195,15 @@ class EventRenderer:
                 return Text(
                     f"✗ model call failed after {attempts} attempt{'s' if attempts != 1 else ''}", style="red"
                 )
-            case ev.ApprovalRequested(tool=tool, arguments=arguments, reason=reason, approval_id=approval_id):
-                why = f": {reason}" if reason else ""
-                return Text(
-                    f"⏸ {tool}({shorten(arguments)}) needs approval (id {approval_id}){why}", style="yellow"
-                )
-            case ev.ApprovalResolved(approved=approved, arguments=edited, approval_id=approval_id):
-                verdict = "✓ approved" if approved else "✗ denied"
+            case ev.InterruptionRequested():  # every kind's wait (approval.requested: the same, older)
+                return _interruption_line(event)
+            case ev.InterruptionDecided(kind="question", id=interruption_id, answer=answer):
+                return Text(f"✓ answered {interruption_id}: {answer.get('action')}", style="yellow")
+            case ev.InterruptionDecided(id=interruption_id, answer=answer):
+                verdict = "✓ approved" if answer.get("approved") else "✗ denied"
+                edited = answer.get("arguments")
                 edits = f" with corrected arguments {shorten(edited)}" if edited is not None else ""
-                return Text(f"{verdict}: {approval_id}{edits}", style="yellow")
+                return Text(f"{verdict}: {interruption_id}{edits}", style="yellow")
             case ev.SupervisorPlanned(sub_questions=questions):  # presets._supervisor
                 return _plan_line(questions, "sub-question(s)")
             case ev.SupervisorFollowUps(follow_ups=questions):
@@ -317,6 +317,22 @@ class EventRenderer:
         if result.status == "success" and answer and answer not in self.shown:
             self.console.print(Text(answer, style="bold"))
         self.console.print(summary_line(result, usage))
+
+
+def _interruption_line(event: ev.InterruptionRequested) -> Text:
+    """`⏸` and what the run waits for: a call's approval (or a client's result), a breakpoint's
+    pause, a question to a person."""
+    payload, ident = event.request, event.id
+    if event.kind == "question":
+        return Text(
+            f"⏸ {payload.get('server')} asks: {shorten(payload.get('message'))} (id {ident})", style="yellow"
+        )
+    if event.kind == "breakpoint":
+        return Text(f"⏸ paused at a breakpoint: {payload.get('reason')} (id {ident})", style="yellow")
+    reason = payload.get("reason")
+    why = f": {reason}" if reason else ""
+    call = f"{payload.get('tool')}({shorten(payload.get('arguments'))})"
+    return Text(f"⏸ {call} needs approval (id {ident}){why}", style="yellow")
 
 
 def _plan_line(questions: list[str], what: str) -> Text:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from ..replay import RecordingError, ReplayDivergence, areplay, export_mock, read_recording
+from ..replay._player import load_replay_agent
 from ..telemetry import events as ev
 from ..telemetry.events import AnyEvent
 from ._common import EXIT_FAILED, EXIT_OK, CliError
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 def replay_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
     """`replay FILE [--json] [--agent FILE] [--until N | --until-tick T] [--live] [--record OUT]
-    [--export-mock OUT]`."""
+    [--substitute RULES] [--export-mock OUT]`."""
     try:
         if args.export_mock:
             if args.until is not None or args.until_tick is not None or args.live or args.record:
@@ -48,6 +49,10 @@ def replay_command(args: argparse.Namespace, console: Console, errors: Console) 
         if args.until is not None and args.until_tick is not None:
             raise CliError("give --until N (model calls) or --until-tick T (ticks), not both")
         lines = read_recording(args.file)
+        agent = args.agent
+        if args.substitute:  # the replay's own rules, in place of the recorded run's
+            agent = load_replay_agent(args.agent, lines[0], args.file)
+            agent.substitutions.load(args.substitute)
     except RecordingError as exc:
         raise CliError(str(exc)) from exc
     events: list[AnyEvent] = []
@@ -63,7 +68,7 @@ def replay_command(args: argparse.Namespace, console: Console, errors: Console) 
         result = asyncio.run(
             areplay(
                 args.file,
-                agent=args.agent,
+                agent=agent,
                 until=args.until,
                 until_tick=args.until_tick,
                 live=args.live,

@@ -201,6 +201,8 @@ def run_command(args: argparse.Namespace, console: Console, errors: Console) -> 
     enable_streaming()
     announce_project_config(errors)
     agent = load_agent(args.preset, allow_modules=args.allow_module)
+    if args.substitute:
+        agent.substitutions.load(args.substitute)
     if tracing is not None:
         agent.telemetry.subscribe(tracing)
     store = open_checkpointer(args.checkpoint) if args.checkpoint else None

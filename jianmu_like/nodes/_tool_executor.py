@@ -272,14 +272,7 @@ class ToolExecutor(AsyncBehaviour):
                     namespace=self.namespace,
                     parameters=tool.parameters,
                 )
-            self.emit(
-                ev.ApprovalResolved,
-                approval_id=call.id,
-                tool=call.name,
-                approved=decision.approved,
-                reason=decision.reason,
-                arguments=decision.arguments,
-            )
+            self._decided(call, "approval", decision, arguments=decision.arguments)
             if not decision.approved:
                 why = f": {decision.reason}" if decision.reason else ""
                 return self.calls.fail(call, f"denied by a human reviewer{why}", denied=True)
@@ -318,18 +311,29 @@ class ToolExecutor(AsyncBehaviour):
                 parameters=spec.parameters if spec is not None else None,
                 kind="client_tool",
             )
+        self._decided(call, "client_tool", decision, arguments=None)
+        if not decision.approved or decision.output is None:
+            why = f": {decision.reason}" if decision.reason else ""
+            return self.calls.fail(call, f"the client did not run this call{why}", denied=True)
+        return ToolOutcome(content=self.calls.truncate(decision.output))
+
+    def _decided(
+        self, call: ToolCall, kind: str, decision: ApprovalDecision, arguments: dict[str, Any] | None
+    ) -> None:
+        """The run takes a waiting call's answer: `interruption.decided` (every kind's event),
+        and `approval.resolved` as before it."""
         self.emit(
             ev.ApprovalResolved,
             approval_id=call.id,
             tool=call.name,
             approved=decision.approved,
             reason=decision.reason,
-            arguments=None,
+            arguments=arguments,
         )
-        if not decision.approved or decision.output is None:
-            why = f": {decision.reason}" if decision.reason else ""
-            return self.calls.fail(call, f"the client did not run this call{why}", denied=True)
-        return ToolOutcome(content=self.calls.truncate(decision.output))
+        answer = decision.model_dump(mode="json")
+        self.emit(
+            ev.InterruptionDecided, id=call.id, kind=kind, tool=call.name, call_id=call.id, answer=answer
+        )
 
     def _edited(
         self, call: ToolCall, tool: Tool, arguments: dict[str, Any], context: GuardContext
@@ -375,6 +379,14 @@ class ToolExecutor(AsyncBehaviour):
                     tool=approval.tool,
                     arguments=approval.arguments,
                     reason=approval.reason,
+                )
+                self.emit(
+                    ev.InterruptionRequested,
+                    id=approval.id,
+                    kind=approval.kind,
+                    tool=approval.tool,
+                    call_id=approval.id,
+                    request=approval.model_dump(mode="json"),
                 )
 
     # ------------------------------------------------------------------ journal

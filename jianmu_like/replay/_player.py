@@ -189,6 +189,7 @@ class Player:
         self._tick: Callable[[], int] = lambda: 0
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._injecting = False
+        self._own_rules: list[Any] | None = None
 
     # ------------------------------------------------------------------ the run
     async def play(self, agent: Agent, *, record: str | Path | None = None) -> AgentResult:
@@ -230,6 +231,10 @@ class Player:
         self, agent: Agent, operation: dict[str, Any], recording: RunRecording | None
     ) -> AgentResult:
         thread_id = operation.get("thread_id")
+        # The recorded run's substitution rules, unless the caller gave the agent its own.
+        if self._own_rules is None:
+            self._own_rules = list(agent.substitutions.items)
+        agent.substitutions.set(self._own_rules or operation.get("substitutions") or [])
         if operation.get("op") == "resume":
             decisions = {
                 k: (tuple(v) if isinstance(v, list) else v) for k, v in operation["decisions"].items()
@@ -493,7 +498,7 @@ def _event_view(event: AnyEvent | Mapping[str, Any]) -> dict[str, Any]:
         raw = event
     data = raw.get("data") or {}
     # through JSON, as recorded: tuples become lists, models their dumps
-    plain = json.loads(json.dumps({k: v for k, v in data.items() if k not in TIMING_FIELDS}, default=repr))
+    plain = _untimed(json.loads(json.dumps(data, default=repr)))
     return {
         "type": raw.get("type"),
         "node": raw.get("node"),
@@ -501,6 +506,15 @@ def _event_view(event: AnyEvent | Mapping[str, Any]) -> dict[str, Any]:
         "run_id": raw.get("run_id"),
         "data": plain,
     }
+
+
+def _untimed(value: Any) -> Any:
+    """`value` (JSON data) without the timing fields, at any depth."""
+    if isinstance(value, dict):
+        return {k: _untimed(v) for k, v in value.items() if k not in TIMING_FIELDS}
+    if isinstance(value, list):
+        return [_untimed(v) for v in value]
+    return value
 
 
 def _first_difference(a: Any, b: Any, path: str = "") -> str | None:

@@ -57,6 +57,8 @@ class ChannelMapper:
         """The streamed text is a completed final reply, the answer unless more text follows."""
         self._answer_done = False
         self._tool_args: dict[str, Any] = {}
+        self._questions: dict[str, dict[str, Any]] = {}
+        """The open questions' payloads by id (their answer's message names the server)."""
 
     def map(self, event: AnyEvent) -> list[Message]:
         """The messages `event` amounts to (often none). A plain `Event` of a catalogue type (one
@@ -108,26 +110,32 @@ class ChannelMapper:
                 return [("phase", _phase(typed))]
             case ev.ArtifactProduced():
                 return [("artifact", typed.data)]
-            case ev.ElicitationRequested(request=request):  # a question for a person: the human channel
+            case ev.InterruptionRequested(kind="question", id=question_id, request=request):
+                # a question for a person: the human channel, as it opens (`elicitation` and its
+                # fields: the message's older form, which the console's form reads)
+                self._questions[question_id] = request
                 question = {
-                    "id": request.get("id"),
+                    "id": question_id,
                     "kind": "question",
+                    "namespace": typed.namespace,
                     "state": "pending",
                     "requested_at": request.get("requested_at"),
                     "payload": request,
                 }
                 message = {"status": "elicitation", "elicitation": request, "interruptions": [question]}
                 return [("approval", message)]
-            case ev.ElicitationResolved(id=question_id, action=action):  # its answer: decided
+            case ev.InterruptionDecided(kind="question", id=question_id, answer=answer):
+                asked = self._questions.pop(question_id, {})
+                older = {"tool": typed.tool, "call_id": typed.call_id, "id": question_id}
+                older.update(server=asked.get("server"), action=answer.get("action"))
                 decided = {
                     "id": question_id,
                     "kind": "question",
+                    "namespace": typed.namespace,
                     "state": "decided",
-                    "answer": {"action": action},
+                    "answer": {"action": answer.get("action")},  # not its content (a person's data)
                 }
-                return [
-                    ("approval", {"status": "elicitation_resolved", **typed.data, "interruptions": [decided]})
-                ]
+                return [("approval", {"status": "elicitation_resolved", **older, "interruptions": [decided]})]
             case (
                 ev.RunStarted()
                 | ev.RunResumed()
@@ -139,6 +147,10 @@ class ChannelMapper:
                 | ev.ModelCallFailure()
                 | ev.ApprovalRequested()
                 | ev.ApprovalResolved()
+                | ev.ElicitationRequested()  # the older events of a question: interruption.* above
+                | ev.ElicitationResolved()
+                | ev.InterruptionRequested()  # a waiting call or a pause: the run's `pending` and
+                | ev.InterruptionDecided()  # `decided` messages (`server._run_record`) list them
                 | ev.ToolCapReached()
                 | ev.MCPSampling()
                 | ev.MCPTask()
@@ -161,6 +173,7 @@ class ChannelMapper:
                 | ev.ReflectionCompleted()
                 | ev.ReflectionFailed()
                 | ev.ReplayForked()
+                | ev.Substituted()
             ):  # the finer telemetry has no channel of its own
                 return []
             case None:  # a type of the user's own

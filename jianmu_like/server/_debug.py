@@ -1,4 +1,5 @@
-"""The debugger's routes: the server's breakpoints, and a run's state to read while it is paused.
+"""The debugger's routes: the server's breakpoints and substitution rules, and a run's state to
+read while it is paused.
 
 Breakpoints are the server's, not one conversation's (as in Groot2, where they belong to the
 tree): `POST /api/breakpoints` replaces them for every agent the server holds and every agent it
@@ -6,6 +7,11 @@ makes later. A pause is a pending approval of kind `breakpoint`, listed by `GET 
 and decided by `POST /api/approvals/{id}` like any other: `approve` continues (with `arguments`
 `{"step": true}` to pause at the next node, `{"state": {...}}` to replace state keys first, checked
 against the state schema: 422 when they do not fit), `deny` skips the node as a failure.
+
+Substitution rules (`_run.substitutions`) are the server's the same way: `POST /api/substitutions`
+replaces them for every agent, checked against the first agent's tree (a rule naming a node or a
+tool it lacks is a 422 naming the rule, and nothing changes); `GET` lists them with `forced`, the
+index path and status of each node a rule forces, which the console's drawing badges.
 """
 
 from __future__ import annotations
@@ -18,20 +24,33 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.requests import Request
 
 from .._redact import redact
-from .._run.breakpoints import Breakpoint
+from .._run.breakpoints import BreakpointRule
 from .._run.protocol import AgentLike
+from .._run.substitutions import Substitution, UnknownTarget
 from .._validation import validation_problems
 from ._routes import ApiRoute, BadRequest
 from ._runs import RunRegistry
 
 
 class BreakpointList(BaseModel):
-    """`GET`/`POST /api/breakpoints`: where every run of the server pauses (see `Breakpoint`)."""
+    """`GET`/`POST /api/breakpoints`: where every run of the server pauses (see `BreakpointRule`)."""
 
     model_config = ConfigDict(extra="forbid")
 
     breakpoints: list[dict[str, Any]]
     """Each `{"node": "<id, name or path>"}` or `{"tool": "<name>"}`."""
+
+
+class SubstitutionList(BaseModel):
+    """`GET`/`POST /api/substitutions`: the rules every run of the server applies."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    substitutions: list[dict[str, Any]]
+    """Each `{"node", "status"}` (forced unticked), `{"node", "reply"}` (a model node's reply
+    scripted) or `{"tool", "output", "arguments"?}` (a tool's output scripted)."""
+    forced: dict[str, str] = {}
+    """Answer only: the index path of each node a rule forces, and its status (for the drawing)."""
 
 
 class RunState(BaseModel):
@@ -49,8 +68,10 @@ class Debugging:
     """The server's breakpoints, applied to every agent it makes (held weakly)."""
 
     def __init__(self) -> None:
-        self.items: list[Breakpoint] | None = None
+        self.items: list[BreakpointRule] | None = None
         """None until set over HTTP: then the first agent's own (an agent file's `breakpoints:`)."""
+        self.rules: list[Substitution] | None = None
+        """The same for substitution rules (an agent file's `substitutions:`)."""
         self._agents: weakref.WeakSet[Any] = weakref.WeakSet()
 
     def factory(self, make: Callable[[], AgentLike]) -> Callable[[], AgentLike]:
@@ -62,17 +83,20 @@ class Debugging:
             if self.items is None:
                 self.items = list(agent.breakpoints.items)
             agent.breakpoints.set(self.items)
+            if self.rules is None:
+                self.rules = list(agent.substitutions.items)
+            agent.substitutions.set(self.rules)
             return agent
 
         return made
 
     def set(self, raw: list[dict[str, Any]]) -> None:
-        items: list[Breakpoint] = []
+        items: list[BreakpointRule] = []
         for i, item in enumerate(raw):
             try:
-                items.append(Breakpoint.model_validate(item))
+                items.append(BreakpointRule.model_validate(item))
             except ValidationError as exc:
-                problems = validation_problems(exc, model=Breakpoint)
+                problems = validation_problems(exc, model=BreakpointRule)
                 detail = [
                     {"field": f"breakpoints[{i}]" + (f".{p.key}" if p.key else ""), "message": p.message}
                     for p in problems
@@ -82,6 +106,41 @@ class Debugging:
         self.items = items
         for agent in list(self._agents):
             agent.breakpoints.set(items)
+
+    def set_rules(self, raw: list[dict[str, Any]], sample: AgentLike) -> None:
+        """Replace the substitution rules: each validated, and checked against `sample`'s tree."""
+        rules: list[Substitution] = []
+        for i, item in enumerate(raw):
+            try:
+                rules.append(Substitution.model_validate(item))
+            except ValidationError as exc:
+                problems = validation_problems(exc, model=Substitution)
+                detail = [
+                    {"field": f"substitutions[{i}]" + (f".{p.key}" if p.key else ""), "message": p.message}
+                    for p in problems
+                ]
+                message = "; ".join(f"{d['field']}: {d['message']}" for d in detail)
+                raise BadRequest(f"invalid substitution: {message}", detail) from None
+        before = list(sample.substitutions.items)
+        try:
+            sample.substitutions.set(rules)
+        except UnknownTarget as exc:
+            field = f"substitutions[{exc.index}]"
+            raise BadRequest(
+                f"invalid substitution: {exc}", [{"field": field, "message": exc.problem}]
+            ) from None
+        finally:
+            sample.substitutions.set(before)
+        self.rules = rules
+        for agent in list(self._agents):
+            agent.substitutions.set(rules)
+
+    def rule_listing(self, sample: AgentLike) -> SubstitutionList:
+        rules = self.rules or []
+        return SubstitutionList(
+            substitutions=[rule.model_dump(exclude_none=True) for rule in rules],
+            forced=sample.substitutions.forced(),
+        )
 
     def listing(self) -> BreakpointList:
         items = self.items or []
@@ -102,6 +161,14 @@ def debug_routes(
     async def set_breakpoints(_request: Request, body: BreakpointList) -> BreakpointList:
         debugging.set(body.breakpoints)
         return debugging.listing()
+
+    async def get_substitutions(_request: Request, _body: None) -> SubstitutionList:
+        return debugging.rule_listing(sample())
+
+    async def set_substitutions(_request: Request, body: SubstitutionList) -> SubstitutionList:
+        agent = sample()
+        debugging.set_rules(body.substitutions, agent)
+        return debugging.rule_listing(agent)
 
     async def run_state(request: Request, _body: None) -> RunState:
         record = registry.get(request.path_params["run_id"])
@@ -126,6 +193,24 @@ def debug_routes(
             "replace the breakpoints (a node or a tool each)",
             BreakpointList,
             BreakpointList,
+            errors=(422,),
+            tag="debug",
+        ),
+        ApiRoute(
+            "GET",
+            "/api/substitutions",
+            get_substitutions,
+            "the rules that force nodes and script tool outputs",
+            SubstitutionList,
+            tag="debug",
+        ),
+        ApiRoute(
+            "POST",
+            "/api/substitutions",
+            set_substitutions,
+            "replace the substitution rules (a node's status or a tool's output each)",
+            SubstitutionList,
+            SubstitutionList,
             errors=(422,),
             tag="debug",
         ),

@@ -8,11 +8,12 @@ cancellation), and the run's channels become MCP messages:
 - the agent's iterations (a model reply starting, a tool call starting or ending) are
   `notifications/progress`, when the caller sent a `progressToken` (the SDK only sends them then);
 - an approval the run waits for is an elicitation to the calling client (approve or deny, with a
-  reason told to the model; over MCP 2026-07-28, which has no server-initiated requests, it is
-  denied saying so, until approvals become `input_required` rounds); a client that declines,
-  cancels, cannot elicit or does not answer in time denies the call, and the reason says which;
-  a question one of the agent's own MCP servers
+  reason told to the model); a client that declines, cancels, cannot elicit or does not answer in
+  time denies the call, and the reason says which; a question one of the agent's own MCP servers
   asks a person is forwarded as it came;
+- over MCP 2026-07-28, which has no server-initiated requests, the same questions are
+  `input_required` rounds: the call returns them with a `requestState` and the run waits,
+  suspended, until the client sends the call again with the answers (see `_Round`);
 - `notifications/cancelled` cancels the run (the SDK cancels the handler; the run's tree is halted,
   an approval it waits for is denied);
 - the final answer is the tool result's text, each artifact an embedded resource, readable again
@@ -31,14 +32,18 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import functools
 import re
+import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -68,6 +73,35 @@ APPROVAL_SCHEMA: dict[str, Any] = {
 """The form an approval is put to the calling client as."""
 _WIND_DOWN = 10.0
 """Seconds a cancelled call waits for its run to stop (its tree halts at the next await)."""
+_LATE = 600.0
+"""Seconds an unanswered round is remembered after it timed out, so that a late retry is told
+what became of the run rather than that its `requestState` is unknown."""
+
+
+_CANNOT_ELICIT = "denied: the MCP client cannot be asked (it declared no elicitation capability)"
+
+
+@dataclass
+class _Round:
+    """One `input_required` round of a 2026-07-28 call, held by the server between the answer it
+    returned and the client's retry.
+
+    The run waits suspended meanwhile (its approval or question is undecided; no model or tool
+    call is open). The client only holds an opaque id, which the SDK's `RequestStateBoundary`
+    also seals (AES-GCM under a key of this process) and binds to the tool and its arguments, so
+    it can neither be forged nor moved to another call; it is good for one retry. Left
+    unanswered for the question timeout, every question of the round is denied, saying so, and
+    the run goes on without the client."""
+
+    record: RunRecord
+    position: int
+    """The index in the run's log to follow on from when the client retries."""
+    requests: dict[str, types.InputRequest] = field(default_factory=dict)
+    answers: dict[str, Callable[[dict[str, Any] | None, str], None]] = field(default_factory=dict)
+    """For each key of `requests`: how its answer (the accepted content, or None and why) is
+    applied to the run."""
+    expired: bool = False
+    timer: asyncio.TimerHandle | None = None
 
 
 class MCPServeError(JianmuError):
@@ -100,10 +134,13 @@ class AgentTool:
         self.description = description or f"Ask the agent {name!r} a question; it answers in text."
         self.question_timeout = question_timeout
         """Seconds the calling client has to answer an approval or a question."""
+        self._rounds: dict[str, _Round] = {}
+        self._state_security = RequestStateSecurity.ephemeral(ttl=question_timeout + _LATE)
 
     def server(self) -> Server[Any]:
-        """The SDK's low-level server answering `tools/list` and `tools/call`."""
-        return Server(
+        """The SDK's low-level server answering `tools/list` and `tools/call`; the SDK's boundary
+        seals the `requestState` of the 2026-07-28 rounds and verifies what comes back."""
+        server: Server[Any] = Server(
             self.name,
             title=self.title,
             description=self.description,
@@ -113,6 +150,8 @@ class AgentTool:
             on_list_resource_templates=self._list_templates,
             on_read_resource=self._read_resource,
         )
+        server.middleware.append(RequestStateBoundary(self._state_security, default_audience=self.name))
+        return server
 
     def tool(self) -> types.Tool:
         return types.Tool(
@@ -140,11 +179,14 @@ class AgentTool:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         if params.name != self.name:
             raise MCPError(
                 types.INVALID_PARAMS, f"unknown tool {params.name!r} (this server offers {self.name!r})"
             )
+        if params.request_state is not None:  # a 2026-07-28 retry (the boundary verified it)
+            record, start = self._answered(params.request_state, params.input_responses or {})
+            return await self._drive(ctx, record, start)
         arguments = dict(params.arguments or {})
         question = arguments.pop("question", None)
         if not isinstance(question, str) or not question.strip():
@@ -160,13 +202,19 @@ class AgentTool:
             record = self.registry.start(question, inputs=inputs or None)
         except RunConflict as exc:
             return _error(str(exc))
+        return await self._drive(ctx, record, 0)
+
+    async def _drive(
+        self, ctx: ServerRequestContext[Any], record: RunRecord, start: int
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """Follow the run from log index `start` to its result, or to a round of questions."""
         try:
-            await self._follow(ctx, record)
+            asked = await self._follow(ctx, record, start)
         except BaseException:  # cancelled (notifications/cancelled, a closed connection): stop the run
             with anyio.CancelScope(shield=True):
                 await self._stop(record)
             raise
-        return self._result(record)
+        return asked if asked is not None else self._result(record)
 
     async def _list_resources(
         self, _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
@@ -204,71 +252,149 @@ class AgentTool:
             raise MCPError(types.INVALID_PARAMS, f"run {record.run_id!r} has no artifact {n} (any more)")
         return types.ReadResourceResult(contents=[contents])
 
-    async def _follow(self, ctx: ServerRequestContext[Any], record: RunRecord) -> None:
-        """Relay the run's messages until its `done`: progress, approvals, questions."""
-        count = 0
-        async for message in record.follow():
+    async def _follow(
+        self, ctx: ServerRequestContext[Any], record: RunRecord, start: int = 0
+    ) -> types.InputRequiredResult | None:
+        """Relay the run's messages until its `done`: progress, approvals, questions; over
+        2026-07-28 the first approval or question ends the call with an `input_required` round."""
+        count, position = 0, start
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        async for message in record.follow(start):
+            position += 1
             note = _progress_note(message)
             if note is not None:
                 count += 1
                 await ctx.session.report_progress(count, None, note)
             elif message.event == "approval":
                 status = message.data.get("status")
-                if status == "pending":
+                if modern:
+                    asked = self._open_round(ctx, record, position, message)
+                    if asked is not None:
+                        return asked
+                elif status == "pending":
                     await self._approve(ctx, record)
                 elif status == "elicitation":
                     await self._relay_question(ctx, record, dict(message.data.get("elicitation") or {}))
+        return None
+
+    def _open_round(
+        self, ctx: ServerRequestContext[Any], record: RunRecord, position: int, message: SSEMessage
+    ) -> types.InputRequiredResult | None:
+        """The undecided approvals (or the question) `message` announces as one round, held
+        until the client retries or the question timeout denies them; None: nothing to ask."""
+        turn = _Round(record, position)
+        status = message.data.get("status")
+        if status == "pending":
+            for n, item in enumerate(record.pending()):
+                if item["decided"]:
+                    continue
+                key = f"approval-{n}"
+                turn.requests[key] = _form(redact_text(_approval_text(item)), APPROVAL_SCHEMA)
+                turn.answers[key] = functools.partial(self._decide, record, item)
+        elif status == "elicitation":
+            request = dict(message.data.get("elicitation") or {})
+            if request.get("url"):  # URL mode: nothing to fill in here
+                self._respond(record, request, None, "")
+            else:
+                schema = request.get("requested_schema") or {"type": "object", "properties": {}}
+                turn.requests["question"] = _form(str(request.get("message") or ""), schema)
+                turn.answers["question"] = functools.partial(self._respond, record, request)
+        if not turn.requests:
+            return None
+        capabilities = ctx.session.client_capabilities  # declared with each request at 2026-07-28
+        if capabilities is None or capabilities.elicitation is None:
+            for answer in turn.answers.values():
+                answer(None, _CANNOT_ELICIT)
+            return None
+        state = secrets.token_urlsafe(24)
+        self._rounds[state] = turn
+        turn.timer = asyncio.get_running_loop().call_later(self.question_timeout, self._expire, state)
+        return types.InputRequiredResult(input_requests=turn.requests, request_state=state)
+
+    def _expire(self, state: str) -> None:
+        """The client did not retry in time: deny what the round asked, and remember the round a
+        while longer for a late retry."""
+        turn = self._rounds.get(state)
+        if turn is None or turn.expired:
+            if turn is not None:
+                del self._rounds[state]
+            return
+        turn.expired = True
+        why = f"denied: the MCP client gave no answer within {self.question_timeout:g} s"
+        for answer in turn.answers.values():
+            answer(None, why)
+        turn.timer = asyncio.get_running_loop().call_later(_LATE, self._expire, state)
+
+    def _answered(self, state: str, responses: types.InputResponses) -> tuple[RunRecord, int]:
+        """Apply a retry's answers to its round (once); the run and where to follow it from."""
+        turn = self._rounds.pop(state, None)
+        if turn is None:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                "this requestState was answered already or is not one of this server's "
+                "(a restarted server forgets its rounds): call the tool again",
+            )
+        if turn.timer is not None:
+            turn.timer.cancel()
+        if not turn.expired:  # an expired round was denied already, saying why
+            for key, apply in turn.answers.items():
+                answer = responses.get(key)
+                if not isinstance(answer, types.ElicitResult):
+                    apply(None, f"denied: the MCP client sent no answer to {key!r}")
+                elif answer.action != "accept":
+                    apply(None, f"denied: the MCP client's user answered {answer.action!r}")
+                else:
+                    apply(dict(answer.content or {}), "")
+        return turn.record, turn.position
 
     async def _approve(self, ctx: ServerRequestContext[Any], record: RunRecord) -> None:
         """Put each pending approval to the caller; every one not approved is denied, saying why."""
         for item in record.pending():
             if item["decided"]:
                 continue
-            text = (
-                f"The agent wants to call the tool {item['tool']!r} with {item['arguments']}"
-                + (f" ({item['reason']})" if item.get("reason") else "")
-                + ". Approve?"
+            answer, why = await self._ask(ctx, redact_text(_approval_text(item)), APPROVAL_SCHEMA)
+            self._decide(record, item, answer, why)
+
+    def _decide(
+        self, record: RunRecord, item: dict[str, Any], answer: dict[str, Any] | None, why: str
+    ) -> None:
+        """Decide an approval by the client's answer (None: denied, `why` says why)."""
+        approved = answer is not None and bool(answer.get("approve"))
+        if answer is not None:
+            reason = str(
+                answer.get("reason") or ("approved" if approved else "denied by the MCP client's user")
             )
-            answer, why = await self._ask(ctx, redact_text(text), APPROVAL_SCHEMA)
-            approved = answer is not None and bool(answer.get("approve"))
-            if answer is not None:
-                reason = str(
-                    answer.get("reason") or ("approved" if approved else "denied by the MCP client's user")
-                )
-            else:
-                reason = why
-            with contextlib.suppress(RunConflict):  # decided meanwhile (an operator): theirs stands
-                self.registry.decide(item["id"], approved, reason, record.thread_id)
+        else:
+            reason = why
+        with contextlib.suppress(RunConflict):  # decided meanwhile (an operator): theirs stands
+            self.registry.decide(item["id"], approved, reason, record.thread_id)
 
     async def _relay_question(
         self, ctx: ServerRequestContext[Any], record: RunRecord, request: dict[str, Any]
     ) -> None:
         """A question an MCP server of the agent asks a person goes to the calling client."""
-        request_id = str(request.get("id"))
-        action: Literal["accept", "decline"]
-        if request.get("url"):  # URL mode: nothing to fill in here
-            content, action = None, "decline"
-        else:
+        content: dict[str, Any] | None = None
+        if not request.get("url"):  # URL mode: nothing to fill in here
             schema = request.get("requested_schema") or {"type": "object", "properties": {}}
             content, _why = await self._ask(ctx, str(request.get("message") or ""), schema)
-            action = "accept" if content is not None else "decline"
+        self._respond(record, request, content, "")
+
+    @staticmethod
+    def _respond(
+        record: RunRecord, request: dict[str, Any], content: dict[str, Any] | None, _why: str
+    ) -> None:
+        """Answer the agent's own MCP server: the content accepted, or declined (None)."""
+        action: Literal["accept", "decline"] = "accept" if content is not None else "decline"
         with contextlib.suppress(JianmuError):  # answered or timed out meanwhile
-            record.agent.respond_elicitation(request_id, action, content)
+            record.agent.respond_elicitation(str(request.get("id")), action, content)
 
     async def _ask(
         self, ctx: ServerRequestContext[Any], message: str, schema: dict[str, Any]
     ) -> tuple[dict[str, Any] | None, str]:
         """The accepted content of an elicitation, or None and why there is none."""
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            # 2026-07-28 has no server-initiated requests; approvals as `input_required` rounds
-            # are not implemented here yet, so the call is denied rather than left waiting.
-            return None, (
-                f"denied: over MCP {ctx.protocol_version} this server cannot ask the client mid-call "
-                "(a client of 2025-11-25 can approve)"
-            )
         capabilities = ctx.session.client_capabilities
         if capabilities is None or capabilities.elicitation is None:
-            return None, "denied: the MCP client cannot be asked (it declared no elicitation capability)"
+            return None, _CANNOT_ELICIT
         try:
             with anyio.fail_after(self.question_timeout):
                 result = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
@@ -308,6 +434,19 @@ class AgentTool:
             if resource is not None:
                 content.append(resource)
         return types.CallToolResult(content=content)
+
+
+def _approval_text(item: dict[str, Any]) -> str:
+    return (
+        f"The agent wants to call the tool {item['tool']!r} with {item['arguments']}"
+        + (f" ({item['reason']})" if item.get("reason") else "")
+        + ". Approve?"
+    )
+
+
+def _form(message: str, schema: dict[str, Any]) -> types.ElicitRequest:
+    """A form elicitation embedded in an `input_required` round."""
+    return types.ElicitRequest(params=types.ElicitRequestFormParams(message=message, requested_schema=schema))
 
 
 async def _finished(record: RunRecord) -> None:

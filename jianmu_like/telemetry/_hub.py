@@ -1,7 +1,7 @@
 """TelemetryHub: fan-out of events to subscribers (event streams, structlog, user callbacks).
 
-Emitting is free when nobody listens (`active` is False): an emitter hands the hub an event's
-class and fields (`emit(ev.ToolCallStarted, tool=..., ...)`), and the event is built only for
+Emitting is free when nobody listens (`active` is False): an emitter hands the hub the event's
+class with its fields (`emit(ev.ToolCallStarted, tool=..., ...)`), and the event is built only for
 subscribers, so telemetry costs nothing in the hot loop of an unobserved agent.
 
 `emit("tool.call.started", **data)`, the name as a string, builds the class the catalogue

@@ -535,6 +535,45 @@ ELICITATION_REQUESTED = declare("elicitation.requested", ElicitationRequested)
 ELICITATION_RESOLVED = declare("elicitation.resolved", ElicitationResolved)
 
 
+# ---------------------------------------------------------------------------- interruptions
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InterruptionRequested(TypedEvent):
+    """The run waits for someone (`guard._interruptions`): one event for every kind (approval,
+    client_tool, breakpoint, question), published where the kind opens its wait. The older
+    `approval.requested` and `elicitation.requested` still go out beside it, for readers
+    written against them."""
+
+    type: ClassVar[Literal["interruption.requested"]] = "interruption.requested"
+    id: str
+    """The id its answer names (`Agent.decide`, `POST /api/interruptions/{id}`)."""
+    kind: str
+    tool: str | None = None
+    call_id: str | None = None
+    """The tool call it belongs to: an approval's (or client tool's) own call, the call whose
+    tool asks a question; None for a breakpoint."""
+    request: dict[str, Any]
+    """What the person is shown: the kind's payload model in its JSON form (an `Approval`, a
+    `Question`), the `payload` of the interruption as `GET /api/interruptions` lists it."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InterruptionDecided(TypedEvent):
+    """The run took an interruption's answer (the older `approval.resolved` and
+    `elicitation.resolved` still go out beside it)."""
+
+    type: ClassVar[Literal["interruption.decided"]] = "interruption.decided"
+    id: str
+    kind: str
+    tool: str | None = None
+    call_id: str | None = None
+    answer: dict[str, Any]
+    """The kind's answer model in its JSON form (an `ApprovalDecision`, a `QuestionAnswer`)."""
+
+
+INTERRUPTION_REQUESTED = declare("interruption.requested", InterruptionRequested)
+INTERRUPTION_DECIDED = declare("interruption.decided", InterruptionDecided)
+
+
 # ------------------------------------------------------------------------------ loops, nodes
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LoopIteration(TypedEvent):
@@ -793,6 +832,30 @@ class ReplayForked(TypedEvent):
 REPLAY_FORKED = declare("replay.forked", ReplayForked)
 
 
+# ---------------------------------------------------------------------------------------- debug
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Substituted(TypedEvent):
+    """A substitution rule answered instead of the tree (`_run.substitutions`)."""
+
+    type: ClassVar[Literal["debug.substituted"]] = "debug.substituted"
+    target: str
+    """"node" (a node's result forced, unticked), "model" (a model node's reply scripted, the
+    model not asked) or "tool" (a tool's output scripted, uncalled)."""
+    name: str
+    """The node's slash path, or the tool's name."""
+    status: str | None = None
+    """The node's forced status."""
+    output: str | None = None
+    """The tool's scripted output, or the scripted reply's text."""
+    arguments: dict[str, Any] | None = None
+    """The call's arguments (a tool rule)."""
+    tool_calls: list[dict[str, Any]] | None = None
+    """The scripted reply's tool calls (`name`, `arguments` each)."""
+
+
+SUBSTITUTED = declare("debug.substituted", Substituted)
+
+
 class Event(BaseModel):
     """An event as a name and a dict: a type the catalogue does not declare (a user's own,
     published outside the test suite), or one built by hand. `payload()` is the same event
@@ -851,6 +914,8 @@ CatalogueEvent = (
     | MCPTask
     | ElicitationRequested
     | ElicitationResolved
+    | InterruptionRequested
+    | InterruptionDecided
     | LoopIteration
     | LoopTerminated
     | NodeFailure
@@ -873,6 +938,7 @@ CatalogueEvent = (
     | ReflectionCompleted
     | ReflectionFailed
     | ReplayForked
+    | Substituted
 )
 """Every event of the catalogue: `match` on it, and `assert_never` where every type counts
 (tests/telemetry/test_event_catalogue.py checks it lists each declared class)."""

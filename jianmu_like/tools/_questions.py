@@ -139,8 +139,14 @@ class QuestionBox:
             kind=kind,
             details=dict(details or {}),
         )
-        if emit is not None:
+        if emit is not None:  # `elicitation.requested`: the older event, kept for its readers
             emit(ev.ElicitationRequested, request=request.model_dump())
+            emit(
+                ev.InterruptionRequested,
+                id=request.id,
+                kind="question",
+                request=request.model_dump(mode="json"),
+            )
         future: asyncio.Future[QuestionAnswer] = asyncio.get_running_loop().create_future()
         self._open[request.id] = (request, future)
         try:
@@ -161,6 +167,9 @@ class QuestionBox:
             self._open.pop(request.id, None)
         if emit is not None:
             emit(ev.ElicitationResolved, id=request.id, server=self.server, action=answer.action)
+            emit(
+                ev.InterruptionDecided, id=request.id, kind="question", answer=answer.model_dump(mode="json")
+            )
         return answer
 
 

@@ -103,3 +103,31 @@ def test_tree_views() -> None:
 def test_summary_of_a_failure() -> None:
     result = AgentResult(status="failure", termination={"reason": "model_error", "iterations": 1}, elapsed=1)
     assert str(summary_line(result, Usage())) == "✗ failure · model_error · 1 iteration · 0 tokens · 1.00 s"
+
+
+def test_every_kind_of_interruption_has_its_lines_from_one_pair_of_events() -> None:
+    con, out = console()
+    renderer = EventRenderer(con)
+    approval = {"tool": "rm", "arguments": {"path": "/x"}, "reason": "deleting needs a human"}
+    for e in [
+        ev.InterruptionRequested(id="c1", kind="approval", tool="rm", call_id="c1", request=approval),
+        ev.ApprovalRequested(approval_id="c1", tool="rm", arguments={"path": "/x"}),  # the older: no line
+        ev.InterruptionDecided(
+            id="c1", kind="approval", answer={"approved": True, "arguments": {"path": "/y"}}
+        ),
+        ev.InterruptionRequested(
+            id="bp_1", kind="breakpoint", request={"reason": "breakpoint before Tools (0.1)"}
+        ),
+        ev.InterruptionDecided(id="bp_1", kind="breakpoint", answer={"approved": False}),
+        ev.InterruptionRequested(id="ev-1", kind="question", request={"server": "ev", "message": "name?"}),
+        ev.InterruptionDecided(id="ev-1", kind="question", answer={"action": "decline"}),
+    ]:
+        renderer.handle(e)
+    assert out.getvalue().splitlines() == [
+        '⏸ rm({"path": "/x"}) needs approval (id c1): deleting needs a human',
+        '✓ approved: c1 with corrected arguments {"path": "/y"}',
+        "⏸ paused at a breakpoint: breakpoint before Tools (0.1) (id bp_1)",
+        "✗ denied: bp_1",
+        "⏸ ev asks: name? (id ev-1)",
+        "✓ answered ev-1: decline",
+    ]

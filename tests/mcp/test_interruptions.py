@@ -106,3 +106,52 @@ async def test_one_listing_and_one_call_for_an_approval_and_a_question() -> None
     assert result.agents["a"].final_answer == "done: deleted /tmp/x"
     assert "Ada" in (result.final_answer or "")
     assert agent.pending_interruptions() == []
+
+
+SHAPE = {"interruption.requested": {"id", "kind", "tool", "call_id", "request"}}
+SHAPE["interruption.decided"] = {"id", "kind", "tool", "call_id", "answer"}
+
+
+async def test_one_pair_of_events_for_an_approval_and_a_question_with_one_shape() -> None:
+    """Each kind opens and closes with the same two events, their data of the same keys: the
+    request is the listed interruption's payload, the answer the kind's answer model."""
+    with ScriptedOpenAIServer(model) as srv:
+        agent = agents_waiting(srv)
+        seen: list[Any] = []
+        agent.telemetry.subscribe(seen.append)
+        try:
+            inputs = {"a.messages": [human("delete /tmp/x")], "b.messages": [human("ask my name")]}
+            run = asyncio.create_task(agent.run(inputs))
+            listed = await wait_until_async(lambda: both(agent), "an approval and a question at once")
+            approval, question = sorted(listed, key=lambda i: i.kind)
+            agent.decide(question.id, {"action": "accept", "content": {"name": "Ada"}})
+            agent.decide(approval.id, "approve")
+            async with asyncio.timeout(PATIENCE):
+                result = await run
+        finally:
+            await agent.aclose()
+    assert result.status == "success"
+    pairs = [e for e in seen if e.type.startswith("interruption.")]
+    for event in pairs:
+        assert set(event.data) == SHAPE[event.type]
+    by_id = {i.id: [(e.type, e.namespace) for e in pairs if e.data["id"] == i.id] for i in listed}
+    assert by_id == {
+        approval.id: [("interruption.requested", "a"), ("interruption.decided", "a")],
+        question.id: [("interruption.requested", "b"), ("interruption.decided", "b")],
+    }
+    requested = {e.data["id"]: e.data for e in pairs if e.type == "interruption.requested"}
+    decided = {e.data["id"]: e.data for e in pairs if e.type == "interruption.decided"}
+    for item in (approval, question):
+        assert requested[item.id]["kind"] == decided[item.id]["kind"] == item.kind
+        assert requested[item.id]["request"] == item.payload.model_dump(mode="json")
+    assert (requested[approval.id]["tool"], requested[approval.id]["call_id"]) == ("delete_file", approval.id)
+    assert requested[question.id]["tool"] == "trigger-elicitation-request"
+    assert decided[approval.id]["answer"]["approved"] is True
+    answer = decided[question.id]["answer"]  # the content as the server got it: defaults filled in
+    assert answer["action"] == "accept" and answer["content"]["name"] == "Ada"
+    assert answer["content"]["integer"] == 42
+    # The older events still go out, once each, for readers written against them.
+    older = [e.type for e in seen if e.type.split(".")[0] in ("approval", "elicitation")]
+    assert sorted(older) == sorted(
+        ["approval.requested", "approval.resolved", "elicitation.requested", "elicitation.resolved"]
+    )

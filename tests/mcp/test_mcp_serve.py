@@ -16,6 +16,7 @@ import anyio
 import httpx
 import mcp_types as types
 import pytest
+from mcp.client.client import Client
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -25,7 +26,14 @@ from mcp.shared.exceptions import MCPError
 from jianmu_like.cli._serve import agent_factory
 from jianmu_like.server._mcp_server import AgentTool, http_app
 from jianmu_like.server._runs import RunRegistry
-from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wait_until
+from jianmu_like.testing import (
+    PATIENCE,
+    ScriptedOpenAIServer,
+    call,
+    reply,
+    wait_until,
+    wait_until_async,
+)
 from tests.mcp.everything import needs_everything
 from tests.server.guarded_agent import EFFECTS, environment
 from tests.server.sse_live import live_server
@@ -392,7 +400,9 @@ def test_the_command_refuses_a_public_bind_without_a_token_and_a_bad_timeout(
 
 
 @needs_everything
-async def test_a_question_of_the_agent_s_own_mcp_server_is_relayed_to_the_caller() -> None:
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+async def test_a_question_of_the_agent_s_own_mcp_server_is_relayed_to_the_caller(revision: str) -> None:
+    """Asked mid-call (2025-11-25) or as an `input_required` round (2026-07-28)."""
     from jianmu_like import Agent, create_react_node
     from tests.server import test_mcp_elicitations as human
 
@@ -406,8 +416,12 @@ async def test_a_question_of_the_agent_s_own_mcp_server_is_relayed_to_the_caller
 
         registry = RunRegistry(factory)
         with live_server(http_app(AgentTool(registry, name="Asker", description=""), token=None)) as url:
-            async with http_session(url, elicit=elicit) as session:
-                result = await session.call_tool("Asker", {"question": "ask them"})
+            if revision == "2026-07-28":
+                async with modern_http(url, elicit) as client:
+                    result = await client.call_tool("Asker", {"question": "ask them"})
+            else:
+                async with http_session(url, elicit=elicit) as session:
+                    result = await session.call_tool("Asker", {"question": "ask them"})
         observation = next(m["content"] for m in srv.requests[-1]["messages"] if m["role"] == "tool")
     assert text_of(result) == "thanks"
     [question] = elicit.asked
@@ -415,12 +429,174 @@ async def test_a_question_of_the_agent_s_own_mcp_server_is_relayed_to_the_caller
     assert "- Name: Ada Lovelace" in observation  # the caller's answer reached the agent's server
 
 
-async def test_a_2026_07_28_client_runs_the_agent_and_is_told_why_an_approval_is_denied(
+# ------------------------------------------------------------------ revision 2026-07-28 rounds
+@asynccontextmanager
+async def modern_stdio(folder: Path, model: ScriptedOpenAIServer, elicit: Any) -> AsyncIterator[Client]:
+    """The SDK's own client, pinned to 2026-07-28 (no handshake: every question an
+    `input_required` round its driver answers and retries), against `mcp serve` over stdio."""
+    agent = write_agent(folder, "effects")
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "jianmu_like", "mcp", "serve", str(agent)],
+        env=environment(model.base_url),
+        cwd=str(folder),
+    )
+    with anyio.fail_after(PATIENCE * 2):
+        async with Client(params, mode="2026-07-28", elicitation_callback=elicit) as client:
+            yield client
+
+
+async def test_a_2026_07_28_client_approves_through_an_input_required_round_over_stdio(
     tmp_path: Path, model: ScriptedOpenAIServer
 ) -> None:
-    """The project's own client negotiates 2026-07-28 with `mcp serve` (stdio): the agent runs;
-    an approval, which that revision cannot ask for mid-call, is denied saying so."""
+    elicit = answering("accept", {"approve": True})
+    async with modern_stdio(tmp_path, model, elicit) as client:
+        assert client.session.protocol_version == "2026-07-28"
+        result = await client.call_tool("Careful", {"question": "delete notes.txt"})
+    assert text_of(result) == "result: deleted notes.txt", text_of(result)
+    assert deleted(tmp_path) == ["delete notes.txt"]
+    [question] = elicit.asked
+    assert "delete_file" in question.message and "notes.txt" in question.message
+
+
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+async def test_a_2026_07_28_client_that_declines_gets_the_call_denied_over_stdio(
+    tmp_path: Path, model: ScriptedOpenAIServer, action: str
+) -> None:
+    async with modern_stdio(tmp_path, model, answering(action)) as client:
+        result = await client.call_tool("Careful", {"question": "delete notes.txt"})
+    assert deleted(tmp_path) == []
+    assert f"answered '{action}'" in text_of(result), text_of(result)
+
+
+async def test_a_2026_07_28_client_that_cannot_elicit_gets_the_call_denied(
+    tmp_path: Path, model: ScriptedOpenAIServer
+) -> None:
+    async with modern_stdio(tmp_path, model, None) as client:
+        result = await client.call_tool("Careful", {"question": "delete notes.txt"})
+    assert deleted(tmp_path) == []
+    assert "declared no elicitation capability" in text_of(result), text_of(result)
+
+
+@asynccontextmanager
+async def modern_http(url: str, elicit: Any) -> AsyncIterator[Client]:
+    client = create_mcp_http_client(headers={"Authorization": f"Bearer {TOKEN}"})
+    with anyio.fail_after(PATIENCE * 2):
+        async with (
+            client,
+            Client(
+                streamable_http_client(f"{url}/mcp", http_client=client),
+                mode="2026-07-28",
+                elicitation_callback=elicit,
+            ) as session,
+        ):
+            yield session
+
+
+async def test_a_2026_07_28_client_approves_or_declines_over_http(
+    http_served: tuple[str, RunRegistry],
+) -> None:
+    url, _ = http_served
+    folder = Path(sys.modules["mcp_serve_http_effects"].__file__ or "").parent
+    before = deleted(folder)
+    async with modern_http(url, answering("accept", {"approve": True})) as client:
+        approved = await client.call_tool("Careful", {"question": "delete modern.txt"})
+    async with modern_http(url, answering("accept", {"approve": False, "reason": "keep it"})) as client:
+        refused = await client.call_tool("Careful", {"question": "delete kept.txt"})
+    assert text_of(approved) == "result: deleted modern.txt", text_of(approved)
+    assert "keep it" in text_of(refused), text_of(refused)
+    assert deleted(folder)[len(before) :] == ["delete modern.txt"]
+
+
+def in_process(model: ScriptedOpenAIServer, folder: Path, timeout: float) -> AgentTool:
+    agent = write_agent(folder, f"effects_{folder.name.replace('-', '_')}")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("OPENAI_BASE_URL", model.base_url)
+    mp.setenv("OPENAI_API_KEY", "x")
+    mp.chdir(folder)
+    try:
+        factory, _cleanups, _ = agent_factory(str(agent))
+    finally:
+        mp.undo()
+    return AgentTool(RunRegistry(factory), name="Careful", description="", question_timeout=timeout)
+
+
+async def test_a_round_left_unanswered_is_denied_after_the_timeout_and_a_late_retry_says_so(
+    tmp_path: Path, model: ScriptedOpenAIServer
+) -> None:
+    """The run waits suspended between rounds; unanswered, the approval is denied at the
+    question timeout (the run goes on), and the client's late retry gets the run's answer."""
+    tool = in_process(model, tmp_path, timeout=0.5)
+    released = anyio.Event()
+    between: list[str] = []
+
+    async def late(_context: Any, _params: types.ElicitRequestParams) -> types.ElicitResult:
+        between.extend(record.status for record in tool.registry.runs.values())
+        await released.wait()
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    async def release_when_denied() -> None:
+        def denied() -> bool:
+            return any(record.decisions for record in tool.registry.runs.values())
+
+        await wait_until_async(denied, "the unanswered approval to be denied")
+        released.set()
+
+    with anyio.fail_after(PATIENCE * 2):
+        async with (
+            Client(tool.server(), mode="2026-07-28", elicitation_callback=late) as client,
+            anyio.create_task_group() as tg,
+        ):
+            tg.start_soon(release_when_denied)
+            result = await client.call_tool("Careful", {"question": "delete notes.txt"})
+    assert between == ["suspended"]  # between rounds the run waits, no model or tool call open
+    assert "gave no answer within 0.5 s" in text_of(result), text_of(result)
+    assert deleted(tmp_path) == []
+    await tool.registry.aclose()
+
+
+async def test_request_state_is_single_use_and_cannot_be_forged(
+    tmp_path: Path, model: ScriptedOpenAIServer
+) -> None:
+    tool = in_process(model, tmp_path, timeout=20)
+    approve = {"approval-0": types.ElicitResult(action="accept", content={"approve": True})}
+    arguments = {"question": "delete notes.txt"}
+    with anyio.fail_after(PATIENCE * 2):
+        # the callback only declares the capability: the rounds are driven by hand here
+        declares = answering("decline")
+        async with Client(tool.server(), mode="2026-07-28", elicitation_callback=declares) as client:
+            session = client.session
+            first = await session.call_tool("Careful", arguments, allow_input_required=True)
+            assert isinstance(first, types.InputRequiredResult) and first.request_state
+            assert list(first.input_requests or {}) == ["approval-0"]
+            with pytest.raises(MCPError, match="Invalid or expired requestState"):
+                await session.call_tool("Careful", arguments, input_responses=approve, request_state="forged")
+            with pytest.raises(MCPError, match="Invalid or expired requestState"):  # bound to its call
+                await session.call_tool(
+                    "Careful",
+                    {"question": "other"},
+                    input_responses=approve,
+                    request_state=first.request_state,
+                )
+            done = await session.call_tool(
+                "Careful", arguments, input_responses=approve, request_state=first.request_state
+            )
+            assert isinstance(done, types.CallToolResult)
+            assert text_of(done) == "result: deleted notes.txt", text_of(done)
+            with pytest.raises(MCPError, match="answered already"):
+                await session.call_tool(
+                    "Careful", arguments, input_responses=approve, request_state=first.request_state
+                )
+    await tool.registry.aclose()
+
+
+async def test_the_project_s_own_2026_07_28_client_answers_the_rounds(
+    tmp_path: Path, model: ScriptedOpenAIServer
+) -> None:
+    """`tools/mcp` negotiates 2026-07-28 with `mcp serve` (stdio) and answers its rounds through
+    its elicitation handler: approved, the tool runs; declined, the call is denied saying so."""
     from jianmu_like.tools import MCPToolProvider
+    from jianmu_like.tools._questions import QuestionAnswer
 
     agent = write_agent(tmp_path, "effects")
     config = {
@@ -430,10 +606,20 @@ async def test_a_2026_07_28_client_runs_the_agent_and_is_told_why_an_approval_is
         "env": environment(model.base_url),
         "cwd": str(tmp_path),
         "call_timeout": PATIENCE,
+        "elicitation": "ask",
     }
+    answers = iter([{"approve": True}, None])
+
+    async def person(_question: Any) -> QuestionAnswer:
+        content = next(answers)
+        return (
+            QuestionAnswer(action="accept", content=content) if content else QuestionAnswer(action="decline")
+        )
+
     async with MCPToolProvider(config) as provider:
-        assert await provider.call("Careful", {"question": "2 + 3"}) == "result: 5"
+        provider.elicitations.handler = person
         assert provider.protocol_version == "2026-07-28"
-        denied = await provider.call("Careful", {"question": "delete notes.txt"})
-    assert "cannot ask the client mid-call" in denied, denied
-    assert deleted(tmp_path) == []
+        assert await provider.call("Careful", {"question": "delete notes.txt"}) == "result: deleted notes.txt"
+        denied = await provider.call("Careful", {"question": "delete other.txt"})
+    assert "answered 'decline'" in denied, denied
+    assert deleted(tmp_path) == ["delete notes.txt"]

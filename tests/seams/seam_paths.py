@@ -161,7 +161,21 @@ def over_sse(scenario: Scenario, folder: Path, model: Model, store: str | None =
 Cli = Callable[..., tuple[int, str]]
 """`jianmu-like ARGS` run in this process: (exit code, what it printed)."""
 SUMMARY = re.compile(r"^✓ success · .*?(\d+) tokens in (\d+) model calls? · ")
-NOT_ANSWER = ("▶", "→", "←", "⏸", "✓ approved", "✗", "↻", "↺", "approve:", "deny:", "then:", "continue with")
+NOT_ANSWER = (
+    "▶",
+    "→",
+    "←",
+    "⏸",
+    "✓ approved",
+    "✓ answered",
+    "✗",
+    "↻",
+    "↺",
+    "approve:",
+    "deny:",
+    "then:",
+    "continue with",
+)
 
 
 def cli_answer(printed: str) -> tuple[str, tuple[int, int]]:

@@ -79,3 +79,45 @@ def test_a_run_without_replies_still_carries_its_answer_and_other_channels_map()
         ("answer", "done"),
         ("done", "success"),
     ]
+
+
+def test_a_question_s_messages_come_from_the_interruption_events_and_a_waiting_call_s_from_the_run() -> None:
+    """The human channel shows a question from `interruption.requested`/`decided` (in the older
+    `elicitation` form, with its `interruptions` entry); the older `elicitation.*` events and a
+    waiting call's events add nothing (the run's `pending` message lists the calls)."""
+    mapper = ChannelMapper()
+    request = {"id": "ev-1", "server": "ev", "message": "name?", "requested_at": 5.0}
+    question = {"tool": "ask", "call_id": "c1", "id": "ev-1", "kind": "question"}
+    asked = ev.InterruptionRequested(namespace="b", request=request, **question)
+    older = ev.ElicitationRequested(tool="ask", call_id="c1", request=request)
+    assert mapper.map(older) == []
+    [(channel, message)] = mapper.map(asked)
+    assert channel == "approval" and message["status"] == "elicitation" and message["elicitation"] == request
+    assert message["interruptions"] == [
+        {
+            "id": "ev-1",
+            "kind": "question",
+            "namespace": "b",
+            "state": "pending",
+            "requested_at": 5.0,
+            "payload": request,
+        }
+    ]
+    answer = {"action": "accept", "content": {"name": "Ada"}}
+    answered = ev.InterruptionDecided(namespace="b", answer=answer, **question)
+    assert mapper.map(ev.ElicitationResolved(id="ev-1", server="ev", action="accept")) == []
+    [(channel, message)] = mapper.map(answered)
+    assert channel == "approval"
+    assert {k: message[k] for k in ("status", "tool", "call_id", "id", "server", "action")} == {
+        "status": "elicitation_resolved",
+        "tool": "ask",
+        "call_id": "c1",
+        "id": "ev-1",
+        "server": "ev",
+        "action": "accept",
+    }
+    [entry] = message["interruptions"]
+    assert entry["state"] == "decided" and entry["answer"] == {"action": "accept"}  # not the content
+    call = {"id": "call_1", "kind": "approval", "tool": "rm", "call_id": "call_1"}
+    assert mapper.map(ev.InterruptionRequested(request={"tool": "rm"}, **call)) == []
+    assert mapper.map(ev.InterruptionDecided(answer={"approved": True}, **call)) == []

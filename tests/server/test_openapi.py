@@ -173,6 +173,12 @@ def test_every_json_answer_validates_against_its_schema(served: Any) -> None:
     check("POST", "/api/approvals/{approval_id}", 200, json={"decision": "approve"}, approval_id=pause["id"])
     assert check.done(paused["run_id"])["answer"] == "result 6"
 
+    # Substitution rules: a tool's output scripted for the next run, then cleared.
+    rules = [{"tool": "add", "output": "60"}, {"node": "ReActAgent.Done", "status": "SUCCESS"}]
+    check("POST", "/api/substitutions", 200, json={"substitutions": rules})
+    assert check("GET", "/api/substitutions", 200)["forced"] == {"0.0.2": "SUCCESS"}
+    check("POST", "/api/substitutions", 200, json={"substitutions": []})
+
     gate.clear()  # a run held in its tool: a follow-up, then cancelled
     try:
         held = check("POST", "/api/runs", 201, json={"input": "wait A", "thread_id": "t3"})

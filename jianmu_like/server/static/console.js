@@ -208,6 +208,17 @@
       return;
     }
     await loadBreakpoints();
+    await loadSubstitutions();
+  }
+
+  // The server's substitution rules (POST /api/substitutions): a badge on each forced node.
+  async function loadSubstitutions() {
+    try {
+      const { forced } = await api("GET", "/api/substitutions");
+      state.tree?.substitute(forced);
+    } catch (error) {
+      if (!(error instanceof Unauthorized)) showError(`could not read the substitutions: ${error.message}`);
+    }
   }
 
   // ------------------------------------------------------------------ breakpoints

@@ -52,6 +52,7 @@ window.JianmuTree = (() => {
     const edges = new Map(); // child id -> path.edge from its parent
     let path = new Set();
     let marks = new Set(); // nodes with a breakpoint
+    let forced = new Map(); // id -> the status a substitution rule forces
     let paused = null; // the node a run is paused before
     let scale = 1;
     let size = { width: 0, height: 0 };
@@ -146,6 +147,12 @@ window.JianmuTree = (() => {
       else delete g.dataset.breakpoint;
       if (paused === id) g.dataset.paused = "";
       else delete g.dataset.paused;
+      const badge = g.querySelector(".substituted");
+      if (forced.has(id)) {
+        g.dataset.substituted = forced.get(id);
+        badge.querySelector("text").textContent = `⇄ ${forced.get(id)}`;
+        badge.querySelector("title").textContent = `substituted: reports ${forced.get(id)} without ticking`;
+      } else delete g.dataset.substituted;
     }
 
     function render() {
@@ -204,6 +211,9 @@ window.JianmuTree = (() => {
         g.append(svg("text", { class: "type", x: textLeft, y: 35 }, cut(data.type, 26)));
         g.append(svg("circle", { class: "dot", cx: WIDTH - 10, cy: 10, r: 4.5 }));
         g.append(svg("circle", { class: "bp", cx: 0, cy: 0, r: 6 }));
+        const badge = svg("g", { class: "substituted", transform: `translate(${WIDTH - 86},-7)` });
+        badge.append(svg("title"), svg("rect", { width: 70, height: 14, rx: 4, ry: 4 }), svg("text", { x: 35, y: 11 }));
+        g.append(badge);
         g.addEventListener("click", (event) => {
           if (event.target.closest(".toggle")) return;
           if (options.onSelect) options.onSelect(id, data);
@@ -300,6 +310,11 @@ window.JianmuTree = (() => {
         paused = pausedAt;
         if (pausedAt) for (const a of ancestors(pausedAt).slice(0, -1)) collapsed.delete(a);
         render();
+      },
+      // Substitution rules: a badge on each node forced to a status ({id: "SUCCESS"|"FAILURE"}).
+      substitute(statuses) {
+        forced = new Map(Object.entries(statuses || {}));
+        refresh();
       },
       fold(id, folded = true) {
         if (folded) collapsed.add(id);
