@@ -113,6 +113,37 @@ def list_pending(checkpointer: Checkpointer, *, keys: StateKeys | None = None) -
     return out
 
 
+def recent_pending(
+    checkpointer: Checkpointer,
+    *,
+    keys: StateKeys | None = None,
+    limit: int = 50,
+    skip: Iterable[str] = (),
+) -> list[PendingApproval]:
+    """The approvals waiting in the `limit` most recently saved suspended threads (other than
+    `skip`), newest thread first: what a server that restarted on the store offers to decide,
+    bounded however many threads the store holds (one read of the heads, one load per thread)."""
+    keys, skipped = keys or StateKeys(), set(skip)
+    heads = [h for h in checkpointer.heads() if h.status == "suspended" and h.thread_id not in skipped]
+    heads.sort(key=lambda head: head.saved_at, reverse=True)
+    out: list[PendingApproval] = []
+    for head in heads[:limit]:
+        checkpoint = checkpointer.load(head.thread_id)
+        if checkpoint is not None and checkpoint.status == "suspended":
+            out.extend(_pending_in(checkpointer, checkpoint, keys))
+    return out
+
+
+def pending_of_thread(
+    checkpointer: Checkpointer, thread_id: str, *, keys: StateKeys | None = None
+) -> list[PendingApproval]:
+    """The approvals the thread's newest checkpoint waits for when it is suspended ([] else)."""
+    checkpoint = checkpointer.load(thread_id)
+    if checkpoint is None or checkpoint.status != "suspended":
+        return []
+    return _pending_in(checkpointer, checkpoint, keys or StateKeys())
+
+
 def _pending_in(checkpointer: Checkpointer, checkpoint: Checkpoint, keys: StateKeys) -> list[PendingApproval]:
     """The approvals a checkpoint waits for, with the decision stored (or in its state) for each."""
     thread_id, out = checkpoint.thread_id, []

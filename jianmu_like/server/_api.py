@@ -22,7 +22,7 @@ from starlette.responses import Response
 
 from .._redact import redact
 from ..checkpoint._threads import ThreadView, VersionView, thread_history, thread_view, version_view
-from ..guard._approvals import InvalidEdit
+from ..guard._approvals import ApprovalDecision, InvalidEdit
 from ..models._describe import clients_in, describe_all
 from ._artifacts import artifact_response
 from ._context import context
@@ -185,12 +185,13 @@ async def list_approvals(request: Request, _body: None) -> ApprovalList:
 async def decide(request: Request, body: DecisionRequest) -> DecisionResult:
     approval_id = request.path_params["approval_id"]
     approved = body.decision == "approve"
+    decision = ApprovalDecision(approved=approved, reason=body.reason, arguments=body.arguments)
     try:
-        record = context(request).registry.decide(
-            approval_id, approved, body.reason, body.thread_id, arguments=body.arguments
-        )
+        record = context(request).registry.decide_anywhere(approval_id, decision, body.thread_id)
     except InvalidEdit as exc:
         raise BadRequest(str(exc), [{"field": "arguments", "message": str(exc)}]) from None
+    if record is None:
+        return DecisionResult(run_id=None, status="suspended")
     return DecisionResult(run_id=record.run_id, status=record.status)
 
 

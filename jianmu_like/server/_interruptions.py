@@ -29,7 +29,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..guard._approvals import InvalidEdit
+from .._redact import redact
+from .._review import PendingApproval
+from ..guard._approvals import ApprovalDecision, InvalidEdit
+from ..guard._interruptions import from_approval
 from ..tools._questions import ElicitationError, Question, UnknownElicitation
 from ._errors import error_response
 from ._routes import ApiRoute, BadRequest
@@ -91,7 +94,8 @@ class InterruptionAnswer(BaseModel):
 class InterruptionAnswered(BaseModel):
     """The answer is taken: what it answered, and the run's status now."""
 
-    run_id: str
+    run_id: str | None
+    """None: a stored thread that still waits for other answers (it resumes once all are)."""
     id: str
     kind: str
     status: ServedRunStatus
@@ -113,6 +117,21 @@ def answer_question(record: RunRecord, question_id: str, action: str, content: A
     raise NotFound(f"run {record.run_id!r}: {UnknownElicitation(question_id, open_ids)}")
 
 
+def stored_interruption(pending: PendingApproval) -> ServedInterruption:
+    """An interruption of a thread the store holds suspended (no run here holds it yet)."""
+    payload = from_approval(pending.approval).payload.model_dump(mode="json")
+    payload["arguments"] = redact(payload.get("arguments"))  # like every event
+    return ServedInterruption(
+        id=pending.approval.id,
+        kind=pending.approval.kind,
+        run_id=None,
+        thread_id=pending.thread_id,
+        requested_at=pending.approval.requested_at,
+        decided=pending.decision is not None,
+        payload=payload,
+    )
+
+
 def asks(record: RunRecord, question_id: str) -> bool:
     """Whether a tool of `record`'s run holds the question `question_id` open."""
     return any(question.id == question_id for question in record.agent.pending_elicitations())
@@ -131,6 +150,7 @@ def interruption_routes(registry: RunRegistry) -> list[ApiRoute]:
 
     async def list_all(_request: Request, _body: None) -> InterruptionList:
         items = [item for record in kept(None, None) for item in record.interruptions()]
+        items += [stored_interruption(p) for p in registry.stored()]
         items.sort(key=lambda item: item.requested_at)
         return InterruptionList(interruptions=items)
 
@@ -177,19 +197,20 @@ def interruption_routes(registry: RunRegistry) -> list[ApiRoute]:
         if body.run_id is not None:
             thread_id = registry.get(body.run_id).thread_id
         kinds = {i.id: i.kind for r in records for i in r.interruptions()}
+        if interruption_id not in kinds:  # maybe a thread the store holds suspended
+            kinds.update((p.approval.id, p.approval.kind) for p in registry.stored(thread_id))
+        decision = ApprovalDecision(
+            approved=body.decision != "deny", reason=body.reason, arguments=body.arguments, output=body.output
+        )
         try:
-            record = registry.decide(
-                interruption_id,
-                body.decision != "deny",
-                body.reason,
-                thread_id,
-                arguments=body.arguments,
-                output=body.output,
-            )
+            decided = registry.decide_anywhere(interruption_id, decision, thread_id)
         except InvalidEdit as exc:
             raise BadRequest(str(exc), [{"field": "arguments", "message": str(exc)}]) from None
         kind = kinds.get(interruption_id, "approval")
-        return InterruptionAnswered(run_id=record.run_id, id=interruption_id, kind=kind, status=record.status)
+        if decided is None:  # a stored thread that still waits for other answers
+            return InterruptionAnswered(run_id=None, id=interruption_id, kind=kind, status="suspended")
+        status = decided.status
+        return InterruptionAnswered(run_id=decided.run_id, id=interruption_id, kind=kind, status=status)
 
     return [
         ApiRoute(

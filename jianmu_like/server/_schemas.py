@@ -111,7 +111,9 @@ class PendingApprovalItem(BaseModel):
     """One tool call waiting for a human; `id` is the approval id within `thread_id`."""
 
     id: str
-    run_id: str
+    run_id: str | None
+    """None: a thread the store holds suspended (saved by an earlier server); deciding it
+    resumes the thread as a new run."""
     thread_id: str
     call_id: str
     tool: str
@@ -131,7 +133,9 @@ class ServedInterruption(BaseModel):
     id: str
     kind: str
     """approval, client_tool, question (a registered kind)."""
-    run_id: str
+    run_id: str | None
+    """None: a thread the store holds suspended (an earlier server's run); deciding it resumes
+    the thread as a new run."""
     thread_id: str | None = None
     namespace: str | None = None
     requested_at: float
@@ -196,7 +200,8 @@ class ApprovalList(BaseModel):
 class DecisionResult(BaseModel):
     """`POST /api/approvals/{approval_id}`: the decision is taken; the run's status."""
 
-    run_id: str
+    run_id: str | None
+    """None: a stored thread that still waits for other decisions (it resumes once all are)."""
     status: ServedRunStatus
 
 

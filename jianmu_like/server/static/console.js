@@ -297,7 +297,10 @@
     edit.spellcheck = false;
     edit.setAttribute("aria-label", "state keys to change, as a JSON object");
     box.append(shown, el("div", "label", "change state keys (JSON object)"), edit);
-    api("GET", `/api/runs/${encodeURIComponent(item.run_id)}/state`)
+    const read = item.run_id
+      ? api("GET", `/api/runs/${encodeURIComponent(item.run_id)}/state`)
+      : Promise.reject(new Error("it is saved in the store; it resumes once decided"));
+    read
       .then((read) => {
         stateText.textContent = pretty(read.state);
       })
@@ -337,7 +340,7 @@
     }
     for (const button of box.querySelectorAll("button")) button.disabled = true;
     try {
-      await api("POST", `/api/approvals/${encodeURIComponent(item.id)}`, body);
+      followResumed(item, await api("POST", `/api/approvals/${encodeURIComponent(item.id)}`, body));
       showError("");
       box.remove();
       state.pausedAt = null;
@@ -609,6 +612,16 @@
     $("approvals").hidden = list.children.length === 0;
   }
 
+  // A decision on a thread an earlier server left paused in the store resumes it as a new run:
+  // follow that run here.
+  function followResumed(item, answer) {
+    if (item.run_id || !answer.run_id) return;
+    state.threadId = item.thread_id;
+    rememberThread(item.thread_id);
+    $("thread").textContent = `conversation ${item.thread_id}`;
+    watch(answer.run_id, "");
+  }
+
   // An approval is named by its id (the tool call's, as `jianmu-like approvals` shows it) within
   // its conversation.
   async function decide(item, decision, box) {
@@ -626,7 +639,7 @@
     try {
       const reason = box.querySelector("input.deny-reason");
       if (decision === "deny" && reason && reason.value.trim()) body.reason = reason.value.trim();
-      await api("POST", `/api/approvals/${encodeURIComponent(item.id)}`, body);
+      followResumed(item, await api("POST", `/api/approvals/${encodeURIComponent(item.id)}`, body));
       box.remove();
       $("approvals").hidden = $("approval-list").children.length === 0;
     } catch (error) {
@@ -710,7 +723,13 @@
     try {
       const { approvals } = await api("GET", "/api/approvals");
       if (state.running || approvals.length === 0) return;
-      const run = await api("GET", `/api/runs/${encodeURIComponent(approvals[0].run_id)}`);
+      const held = approvals.find((item) => item.run_id);
+      if (!held) {
+        // Paused in the store by an earlier server: decided here, its thread resumes as a new run.
+        drawApprovals(approvals);
+        return;
+      }
+      const run = await api("GET", `/api/runs/${encodeURIComponent(held.run_id)}`);
       if (state.running) return;
       state.threadId = run.thread_id;
       rememberThread(run.thread_id);
