@@ -51,7 +51,7 @@ from ._client_tools import (
     parse_client_tools,
     tool_call_items,
 )
-from ._idempotency import IdempotencyKeys, identify
+from ._idempotency import IdempotencyKeys, Remembered, identify
 from ._openai_errors import OpenAIError, OpenAIErrorShape, invalid, refuse_legacy_functions
 from ._response_format import ResponseFormat, output_schema
 from ._routes import ApiRoute, BadRequest
@@ -229,6 +229,33 @@ async def progress(
     yield "failure", {"error": record.error or "the run ended without an answer"}
 
 
+class RunOutcome:
+    """What a `/v1` request reads of its run: the live run (`record`, followed from its message
+    `after`) or, for a retry its idempotency key answers, the run remembered (`found`). One rule
+    for chat completions and Responses: how the run's steps are read and which error an ending
+    other than an answer is."""
+
+    def __init__(self, record: RunRecord | None, found: Remembered | None, after: int, base_url: str) -> None:
+        self.record, self.found, self.after, self.base_url = record, found, after, base_url
+
+    def steps(self, reasoning: ChatReasoning) -> AsyncIterator[tuple[str, Any]]:
+        if self.record is not None:
+            return progress(self.record, reasoning, self.after)
+        assert self.found is not None
+        return replayed(self.found)
+
+    def error(self, kind: str, done: dict[str, Any]) -> OpenAIError:
+        record, found = self.record, self.found
+        if record is not None and kind == "approval":
+            return approval_error(record, self.base_url)
+        if record is None and found is not None and kind in ("approval", "interrupted"):
+            return stored_approval_error(found, kind, self.base_url)
+        failure = record.model_failure if record is not None else None
+        if record is None and found is not None and found.outcome is not None:
+            failure = found.outcome.get("model_failure")
+        return failure_error(done, failure)
+
+
 def answer_content(record: RunRecord | None, done: dict[str, Any], structured: bool) -> str:
     """The response's content: for a request with a `response_format`, the validated value as
     JSON (whatever the model wrapped around it); else the answer as the agent gave it."""
@@ -319,21 +346,8 @@ def openai_routes(
         ident = f"chatcmpl-{run_id}"
         extra = {"run_id": run_id, "thread_id": thread_id}
 
-        def steps(reasoning: ChatReasoning) -> AsyncIterator[tuple[str, Any]]:
-            if record is not None:
-                return progress(record, reasoning, after)
-            assert found is not None
-            return replayed(found)
-
-        def error(kind: str, done: dict[str, Any]) -> OpenAIError:
-            if record is not None and kind == "approval":
-                return approval_error(record, base)
-            if record is None and found is not None and kind in ("approval", "interrupted"):
-                return stored_approval_error(found, kind, base)
-            failure = record.model_failure if record is not None else None
-            if record is None and found is not None and found.outcome is not None:
-                failure = found.outcome.get("model_failure")
-            return failure_error(done, failure)
+        outcome = RunOutcome(record, found, after, base)
+        steps, error = outcome.steps, outcome.error
 
         if body.stream:
             include_usage = body.stream_options is not None and body.stream_options.include_usage

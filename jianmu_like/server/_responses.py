@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -53,7 +53,7 @@ from ._client_tools import (
     parse_client_tools,
 )
 from ._idempotency import IdempotencyKeys, identify
-from ._openai_compat import answer_content, approval_error, progress
+from ._openai_compat import RunOutcome, answer_content
 from ._openai_errors import OpenAIError, invalid
 from ._response_format import JSONSchemaFormat, ResponseFormat, output_schema
 from ._responses_stream import function_calls, message_item, reasoning_item, typed_events, usage_of
@@ -62,11 +62,8 @@ from ._run_record import NotFound, RunConflict
 from ._runs import RunRegistry
 from ._v1_runs import (
     StreamStops,
-    failure_error,
-    replayed,
     resume_client_run,
     start_client_run,
-    stored_approval_error,
 )
 
 __all__ = ["ResponseObject", "ResponsesRequest", "responses_routes"]
@@ -461,21 +458,8 @@ def responses_routes(
             "thread_id": thread_id,
         }
 
-        def steps(reasoning: ChatReasoning) -> AsyncIterator[tuple[str, Any]]:
-            if record is not None:
-                return progress(record, reasoning, after)
-            assert found is not None
-            return replayed(found)
-
-        def error(kind: str, done: dict[str, Any]) -> OpenAIError:
-            if record is not None and kind == "approval":
-                return approval_error(record, base)
-            if record is None and found is not None and kind in ("approval", "interrupted"):
-                return stored_approval_error(found, kind, base)
-            failure = record.model_failure if record is not None else None
-            if record is None and found is not None and found.outcome is not None:
-                failure = found.outcome.get("model_failure")
-            return failure_error(done, failure)
+        outcome = RunOutcome(record, found, after, base)
+        steps, error = outcome.steps, outcome.error
 
         def finished(kind: str, done: dict[str, Any], reasoning: ChatReasoning) -> dict[str, Any]:
             """The whole response of a run that answered or asked for client tool calls."""
