@@ -169,8 +169,12 @@ async def test_an_event_pauses_before_the_next_node_entered_saying_which_event()
     result = await bot.resume(decisions={pause.id: True})
     assert result.status == "success" and result.final_answer == "it failed"
 
-    bot.breakpoints.set([])  # no event rule: the hub is left unobserved again
-    assert bot.telemetry._subscribers is not None and len(bot.telemetry._subscribers) == 1
+    quiet = agent()  # an event rule observes the hub only while it is set: else no cost
+    assert not quiet.telemetry.active
+    quiet.breakpoints.set([{"event": "tool.call.failed"}])
+    assert quiet.telemetry.active
+    quiet.breakpoints.set([{"node": "0"}])
+    assert not quiet.telemetry.active
 
 
 async def test_a_paused_run_survives_a_new_process(tmp_path: Path) -> None:
