@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import difflib
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal
 
 import py_trees
@@ -164,7 +164,7 @@ class Breakpoints:
         self._trigger: dict[str, str] | None = None
         """What a status or event rule saw (the first since the last pause): the next node
         entered pauses, its pause saying this."""
-        self._unsubscribe: Any = None
+        self._unsubscribe: Callable[[], None] | None = None
         """Ends the hub subscription that watches for the event rules' types (while any)."""
         self._own = False
         """True while publishing a pause's own events (never a trigger: it would pause again)."""
