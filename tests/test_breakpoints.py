@@ -199,12 +199,22 @@ def test_breakpoints_in_an_agent_file(tmp_path: Path) -> None:
     from jianmu_like.testing import scripted_client as client
 
     path = tmp_path / "agent.yaml"
-    path.write_text("kind: react\nmodel: m\nbreakpoints:\n  - node: ReActAgent.Tools\n  - tool: add\n")
+    path.write_text(
+        "kind: react\nmodel: m\ntools: [calculator]\nbreakpoints:\n  - node: ReActAgent.Tools\n"
+        "  - tool: calculator\n"
+    )
     loaded = load_agent(path, model_client=client(responder))
     assert [b.model_dump(exclude_none=True) for b in loaded.breakpoints.items] == [
         {"node": "ReActAgent.Tools"},
-        {"tool": "add"},
+        {"tool": "calculator"},
     ]
+    # A rule naming a node or a tool the tree lacks would never pause: refused at its line.
+    path.write_text("kind: react\nmodel: m\nbreakpoints:\n  - node: ReActAgent.Tools\n  - tool: add\n")
+    with pytest.raises(JianmuError, match=r"agent.yaml:5: breakpoints.1: no tool 'add' in the tree"):
+        load_agent(path, model_client=client(responder))
+    path.write_text("kind: react\nmodel: m\nbreakpoints:\n  - node: ReActAgent.Gone\n")
+    with pytest.raises(JianmuError, match=r"agent.yaml:4: breakpoints.0: no node 'ReActAgent.Gone'"):
+        load_agent(path, model_client=client(responder))
     path.write_text(
         "kind: react\nmodel: m\nbreakpoints:\n  - status: FAILURE\n    node: ReActAgent.Done\n"
         "  - event: tool.call.failed\n"

@@ -35,11 +35,13 @@ from py_trees.common import Status
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from .._keys import StateKeys
+from ..errors import JianmuError
 from ..guard._approvals import Approval, ApprovalDecision
 from ..nodes._tool_executor import ToolExecutor
 from ..state._manager import StateManager
 from ..telemetry import events as ev
 from ..telemetry._hub import TelemetryHub
+from .trees import tree_toolsets
 
 KIND = "breakpoint"
 
@@ -147,12 +149,59 @@ def _forced(node: Any) -> bool:
     return True
 
 
+class UnknownTarget(ValueError, JianmuError):
+    """A breakpoint or substitution rule naming a node or a tool the tree lacks (`index`: the
+    rule's place in its list, `rules`: which list): refused when set, never a rule that silently
+    never applies."""
+
+    def __init__(self, index: int, problem: str, rules: str = "substitutions") -> None:
+        super().__init__(f"{rules}[{index}]: {problem}")
+        self.index = index
+        self.problem = problem
+        self.rules = rules
+
+
+def _tool_names(root: py_trees.behaviour.Behaviour) -> tuple[set[str], bool]:
+    """The tools the tree's nodes offer, and whether that is all of them (a set fed by
+    providers, such as MCP servers, is known only once it is ready)."""
+    names: set[str] = set()
+    complete = True
+    for tools in tree_toolsets(root):
+        if tools.ready:
+            names.update(tools.names())
+        else:
+            complete = False
+    return names, complete
+
+
+def check_targets(
+    root: py_trees.behaviour.Behaviour, rules: list[tuple[str | None, str | None]], kind: str
+) -> None:
+    """Refuse the first rule (node, tool) naming a node or a tool `root` lacks (`UnknownTarget`).
+    A tool is checked only when every tool set of the tree is known (an MCP server's once it is
+    listed)."""
+    ids = {key for node_id, path, node in node_ids(root) for key in (node_id, path, node.name)}
+    tools, complete = _tool_names(root)
+    for i, (node, tool) in enumerate(rules):
+        if node is not None and node not in ids:
+            raise UnknownTarget(i, f"no node {node!r} in tree {root.name!r}", kind)
+        if tool is not None and complete and tool not in tools:
+            offered = ", ".join(sorted(tools)) or "none"
+            raise UnknownTarget(i, f"no tool {tool!r} in the tree (tools: {offered})", kind)
+
+
 class Breakpoints:
     """An agent's breakpoints, and the pauses they made (`Approval`s of kind `breakpoint`)."""
 
     def __init__(
-        self, state_manager: StateManager, keys: StateKeys, telemetry: TelemetryHub | None = None
+        self,
+        state_manager: StateManager,
+        keys: StateKeys,
+        telemetry: TelemetryHub | None = None,
+        root: py_trees.behaviour.Behaviour | None = None,
     ) -> None:
+        self._root = root
+        """The tree the rules' nodes and tools are checked against (when given)."""
         self._sm = state_manager
         self._keys = keys
         self._telemetry = telemetry
@@ -170,8 +219,11 @@ class Breakpoints:
         """True while publishing a pause's own events (never a trigger: it would pause again)."""
 
     def set(self, items: Iterable[BreakpointRule | dict[str, Any]]) -> None:
-        """Replace the breakpoints (each validated: a bad one is a ValueError, nothing changes)."""
+        """Replace the breakpoints (each validated: a bad one is a ValueError, nothing changes; one
+        naming a node or a tool the tree lacks is an `UnknownTarget`)."""
         checked = [BreakpointRule.model_validate(item) for item in items]
+        if self._root is not None:
+            check_targets(self._root, [(item.node, item.tool) for item in checked], "breakpoints")
         if checked:
             keys = (self._keys.pending_approvals, self._keys.approval_decisions)
             try:

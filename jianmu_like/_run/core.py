@@ -136,7 +136,7 @@ class RunCore:
         self.interrupts = Interrupts(telemetry, namespace=namespace, node=trees.tree.name)
         self.approvals = Approvals(sm, keys)
         self.interruptions = Interruptions(self.approvals, trees.toolsets)  # no cycle back to self
-        self.breakpoints = Breakpoints(sm, keys, telemetry)
+        self.breakpoints = Breakpoints(sm, keys, telemetry, trees.tree)
         """Where runs pause before a node ticks (`_run.breakpoints`); none by default."""
         self.substitutions = Substitutions(trees.tree, telemetry)
         """Nodes forced and tool outputs scripted (`_run.substitutions`); none by default."""

@@ -35,7 +35,6 @@ from py_trees.common import Status
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from .._sources import Loc, SourceError, describe_errors, load_yaml
-from ..errors import JianmuError
 from ..models._hooks import ModelCall, model_call_hook, use_model_call_hook
 from ..models._messages import Message, ToolCall, ai
 from ..models._types import ModelEventCallback, ModelRequest, ModelResponse
@@ -45,18 +44,9 @@ from ..telemetry._hub import TelemetryHub
 from ..tools._base import Tool
 from ..tools._call_context import current_tool_call
 from ..tools._hooks import ToolInvoke, tool_call_hook, use_tool_call_hook
-from .breakpoints import _watched_class, node_ids
+from .breakpoints import UnknownTarget as UnknownTarget
+from .breakpoints import _tool_names, _watched_class, node_ids
 from .recording import node_of
-from .trees import tree_toolsets
-
-
-class UnknownTarget(ValueError, JianmuError):
-    """A substitution rule naming a node or a tool the tree lacks (`index`: the rule's place)."""
-
-    def __init__(self, index: int, problem: str) -> None:
-        super().__init__(f"substitutions[{index}]: {problem}")
-        self.index = index
-        self.problem = problem
 
 
 class ScriptedCall(BaseModel):
@@ -140,19 +130,6 @@ class Substitution(BaseModel):
         """Whether a call of `tool` with `arguments` is this rule's."""
         wanted = self.arguments or {}
         return tool == self.tool and all(k in arguments and arguments[k] == v for k, v in wanted.items())
-
-
-def _tool_names(root: py_trees.behaviour.Behaviour) -> tuple[set[str], bool]:
-    """The tools the tree's nodes offer, and whether that is all of them (a set fed by
-    providers, such as MCP servers, is known only once it is ready)."""
-    names: set[str] = set()
-    complete = True
-    for tools in tree_toolsets(root):
-        if tools.ready:
-            names.update(tools.names())
-        else:
-            complete = False
-    return names, complete
 
 
 class Substitutions:

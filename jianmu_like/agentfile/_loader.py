@@ -128,12 +128,12 @@ def load_agent(
         )
     else:
         agent = Agent(root, ReActState, namespace=spec.namespace, inputs=inputs, source=source)
-    agent.breakpoints.set(spec.breakpoints)
     try:
+        agent.breakpoints.set(spec.breakpoints)
         agent.substitutions.set(spec.substitutions)
     except UnknownTarget as exc:  # a rule naming a node or a tool the tree lacks
-        where = builder._where(file, ("substitutions", exc.index))
-        raise AgentFileError([f"{where}: substitutions.{exc.index}: {exc.problem}"]) from None
+        where = builder._where(file, (exc.rules, exc.index))
+        raise AgentFileError([f"{where}: {exc.rules}.{exc.index}: {exc.problem}"]) from None
     return agent
 
 

@@ -93,7 +93,7 @@ class Debugging:
 
         return made
 
-    def set(self, raw: list[dict[str, Any]]) -> None:
+    def set(self, raw: list[dict[str, Any]], sample: AgentLike | None = None) -> None:
         items: list[BreakpointRule] = []
         for i, item in enumerate(raw):
             try:
@@ -106,6 +106,17 @@ class Debugging:
                 ]
                 message = "; ".join(f"{d['field']}: {d['message']}" for d in detail)
                 raise BadRequest(f"invalid breakpoint: {message}", detail) from None
+        if sample is not None:  # checked against the served tree first: nothing changes if refused
+            before = list(sample.breakpoints.items)
+            try:
+                sample.breakpoints.set(items)
+            except UnknownTarget as exc:
+                field = f"breakpoints[{exc.index}]"
+                raise BadRequest(
+                    f"invalid breakpoint: {exc}", [{"field": field, "message": exc.problem}]
+                ) from None
+            finally:
+                sample.breakpoints.set(before)
         self.items = items
         for agent in list(self._agents):
             agent.breakpoints.set(items)
@@ -162,7 +173,7 @@ def debug_routes(
         return debugging.listing()
 
     async def set_breakpoints(_request: Request, body: BreakpointList) -> BreakpointList:
-        debugging.set(body.breakpoints)
+        debugging.set(body.breakpoints, sample())
         return debugging.listing()
 
     async def get_substitutions(_request: Request, _body: None) -> SubstitutionList:

@@ -42,6 +42,8 @@ def test_pause_read_edit_step_and_continue_over_http() -> None:
             {"event": "tool.call.fail"},
             {"node": "0", "tool": "add"},
             {"nodes": "0"},
+            {"node": "ReActAgent.Gone"},  # names nothing the served tree has: it would never pause
+            {"tool": "nowhere"},
         ):
             answer = http.post("/api/breakpoints", json={"breakpoints": [{"tool": "add"}, bad]})
             assert answer.status_code == 422, answer.text
