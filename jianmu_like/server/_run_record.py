@@ -28,6 +28,7 @@ from ..telemetry.events import AnyEvent
 from ._channels import Channel, ChannelMapper
 from ._nodes import NodeChange, NodeWatcher
 from ._schemas import ServedInterruption, ServedRunStatus
+from ._state_diff import state_patch
 
 _API_HINT = (
     "decide them first (POST /api/approvals/{id}; the run resumes by itself), or run on another thread"
@@ -91,6 +92,9 @@ class RunRecord:
         """`node` messages (`GET /api/runs/{run_id}/nodes`): a stream of their own, so the
         event stream's ids stay those of its channels."""
         self.nodes = NodeWatcher(self._publish_nodes)
+        self._state_seen: dict[str, Any] = {}
+        self._state_version = -1
+        """The state the node messages last showed, and its manager's version then."""
         self.mapper = ChannelMapper()
         self.decisions: dict[str, ApprovalDecision] = {}
         """Decisions (by the agent's approval id) gathered while the run is suspended."""
@@ -143,10 +147,33 @@ class RunRecord:
 
     def _publish_nodes(self, changes: list[NodeChange]) -> None:
         # `after`: the id of the last event before these changes (AG-UI orders its steps by it)
-        data = {"changes": changes, "after": len(self.log)}
+        data: dict[str, Any] = {"changes": changes, "after": len(self.log)}
+        patch = self._state_changes()
+        if patch:
+            data["state"] = patch
         self.node_log.append(SSEMessage(id=len(self.node_log) + 1, event="node", data=data))
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()
+
+    def _state_changes(self) -> list[dict[str, Any]]:
+        """The state's keys that changed since the last node message (the first one: all of
+        them, the state the run began from), an RFC 6902 patch: the console's timeline shows
+        each step's state changes and rebuilds the state at any step from them. Redacted like
+        every event; without the messages (the model and tool calls on the event stream show
+        them, and a list resent whole at each step would grow the log quadratically). Ephemeral
+        fields are kept: a debugger looks at a step's pending actions. Built only when the
+        state manager's version moved, so a tick that wrote nothing costs a comparison."""
+        manager = self.agent.state_manager
+        if manager.version == self._state_version:
+            return []
+        self._state_version = manager.version
+        messages = self.agent.keys.messages
+        now: dict[str, Any] = redact(
+            {key: value for key, value in manager.snapshot().items() if key.rsplit(".", 1)[-1] != messages}
+        )
+        patch = state_patch(self._state_seen, now)
+        self._state_seen = now
+        return patch
 
     async def follow(self, after: int = 0, *, nodes: bool = False) -> AsyncIterator[SSEMessage]:
         """The messages (`nodes`: node messages) after id `after`, then live ones until the run

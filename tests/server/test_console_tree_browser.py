@@ -259,6 +259,27 @@ def test_the_timeline_scrubs_a_runs_steps(page: Any, tmp_path: Path) -> None:
         assert "iteration 1: tool add → 42" in calls[tool_step], calls
         assert "iteration 1: model replied" in calls[tool_step], calls
         assert "tool add" not in calls[-1]  # the last step: the second iteration, an answer
+
+        # Each step shows the state's changes as a diff: what a key was, what it became.
+        diffs = []
+        for index in range(steps):
+            page.locator("#timeline-range").fill(str(index))
+            expect(page.locator("#timeline-label")).to_have_text(f"step {index + 1} of {steps}")
+            diffs.append(
+                {
+                    item.get_attribute("data-key"): item.inner_text()
+                    for item in detail.locator("li.state-change").all()
+                }
+            )
+        planned = [i for i, diff in enumerate(diffs) if '"a":41' in diff.get("actions", "")]
+        assert planned and planned[0] <= tool_step, diffs  # the model's reply planned the call
+        answered = [i for i, diff in enumerate(diffs) if '"result 42"' in diff.get("final_answer", "")]
+        assert answered and answered[0] > tool_step, diffs
+        answer = detail.locator('li.state-change[data-key="final_answer"]')
+        page.locator("#timeline-range").fill(str(answered[0]))
+        expect(answer.locator("del")).to_have_text("null")
+        expect(answer.locator("ins")).to_have_text('"result 42"')
+        assert "messages" not in {key for diff in diffs for key in diff}  # the calls show them
         page.locator("#timeline-range").fill(str(tool_step))
         shot(page, tmp_path, "timeline.png")
 

@@ -361,7 +361,7 @@
 
   function onNodes(data) {
     const changes = data.changes || [];
-    recordFrame(changes);
+    recordFrame(changes, data.state || []);
     if (state.timeline.at === null) state.tree?.apply(changes);
   }
 
@@ -377,9 +377,20 @@
     $("timeline-detail").replaceChildren();
   }
 
-  function recordFrame(changes) {
+  // `patch`: the state's changes since the step before (RFC 6902, key by key at the top level;
+  // the first step's: the state the run began from), so each step keeps the state before it
+  // and after it, for the diff a scrubbed step shows.
+  function recordFrame(changes, patch) {
     const frames = state.timeline.frames;
-    const last = frames.length ? frames[frames.length - 1] : { statuses: {}, iteration: 0 };
+    const last = frames.length ? frames[frames.length - 1] : { statuses: {}, iteration: 0, state: {} };
+    const after = { ...last.state };
+    const diff = [];
+    for (const op of patch) {
+      const key = op.path.slice(1).replace(/~1/g, "/").replace(/~0/g, "~");
+      diff.push({ op: op.op, key, before: last.state[key], after: op.value });
+      if (op.op === "remove") delete after[key];
+      else after[key] = op.value;
+    }
     const statuses = { ...last.statuses };
     let iteration = last.iteration;
     for (const change of changes) {
@@ -387,7 +398,7 @@
       if (change.status === "RUNNING" && statuses[change.id] !== "RUNNING" && /LLM/.test(type)) iteration += 1;
       statuses[change.id] = change.status;
     }
-    frames.push({ statuses, changes, iteration });
+    frames.push({ statuses, changes, iteration, state: after, diff: frames.length ? diff : [] });
     drawTimeline();
   }
 
@@ -423,10 +434,22 @@
       item.dataset.status = change.status;
       detail.append(item);
     }
+    for (const change of frame.diff) detail.append(stateChange(change));
     for (const call of state.timeline.calls) {
       if (call.iteration === frame.iteration) detail.append(el("li", "call", `iteration ${call.iteration}: ${call.text}`));
     }
     drawTimeline();
+  }
+
+  // One key of the state as a step changed it: `- key: before`, `+ key: after`, or both.
+  function stateChange(change) {
+    const item = el("li", "state-change");
+    item.dataset.key = change.key;
+    item.dataset.op = change.op;
+    item.append(el("span", "key", `state.${change.key}`));
+    if (change.op !== "add") item.append(el("del", null, JSON.stringify(change.before)));
+    if (change.op !== "remove") item.append(el("ins", null, JSON.stringify(change.after)));
+    return item;
   }
 
   function goLive() {
