@@ -161,7 +161,8 @@ class RunRecord:
         each step's state changes and rebuilds the state at any step from them. Redacted like
         every event; without the messages (the model and tool calls on the event stream show
         them, and a list resent whole at each step would grow the log quadratically). Ephemeral
-        fields are kept: a debugger looks at a step's pending actions. Built only when the
+        fields are kept: a debugger looks at a step's pending actions. Keys as `GET
+        /api/runs/{id}/state` spells them (a breakpoint's edit uses them). Built only when the
         state manager's version moved, so a tick that wrote nothing costs a comparison."""
         manager = self.agent.state_manager
         if manager.version == self._state_version:
@@ -169,7 +170,11 @@ class RunRecord:
         self._state_version = manager.version
         messages = self.agent.keys.messages
         now: dict[str, Any] = redact(
-            {key: value for key, value in manager.snapshot().items() if key.rsplit(".", 1)[-1] != messages}
+            {
+                key: value
+                for key, value in manager.state.model_dump(mode="json", by_alias=True).items()
+                if key.rsplit(".", 1)[-1] != messages
+            }
         )
         patch = state_patch(self._state_seen, now)
         self._state_seen = now
