@@ -18,11 +18,14 @@ from pydantic import BaseModel, Field
 from .._redact import redact, redact_secrets_in, redact_text
 from .._run.explain import failure_text
 from .._run.protocol import AgentLike
+from .._run.recording import node_of, request_data
 from .._run.result import AgentResult
 from ..checkpoint._store import Checkpointer
 from ..errors import JianmuError
 from ..guard._approvals import ApprovalDecision
 from ..guard._interruptions import Interruption, from_approval, from_question
+from ..models._hooks import ModelCall, ModelCallHook, model_call_hook, use_model_call_hook
+from ..models._types import ModelEventCallback, ModelRequest, ModelResponse
 from ..telemetry import events as ev
 from ..telemetry.events import AnyEvent
 from ._channels import Channel, ChannelMapper
@@ -92,6 +95,9 @@ class RunRecord:
         """`node` messages (`GET /api/runs/{run_id}/nodes`): a stream of their own, so the
         event stream's ids stay those of its channels."""
         self.nodes = NodeWatcher(self._publish_nodes)
+        self._requests: list[tuple[str | None, ModelRequest]] = []
+        """What each model call of the run sent (`sent_requests`), kept as the request objects:
+        a request shares its messages with the one before, so keeping them costs little."""
         self._state_seen: dict[str, Any] = {}
         self._state_version = -1
         """The state the node messages last showed, and its manager's version then."""
@@ -180,6 +186,29 @@ class RunRecord:
         self._state_seen = now
         return patch
 
+    def _watch_requests(self, outer: ModelCallHook | None) -> ModelCallHook:
+        """A model-call hook that keeps each request the run sends, then calls on (through the
+        hook it found, if any; the run's recording and substitution hooks chain after it, so a
+        scripted reply, never sent, is not kept)."""
+
+        async def hook(
+            call: ModelCall, request: ModelRequest, on_event: ModelEventCallback | None
+        ) -> ModelResponse:
+            self._requests.append((node_of(on_event), request))
+            if outer is not None:
+                return await outer(call, request, on_event)
+            return await call(request, on_event)
+
+        return hook
+
+    def sent_requests(self) -> list[dict[str, Any]]:
+        """Each model call's request, in order, redacted as a recording's is (`request_data`):
+        the console's timeline shows what the model was sent at a step."""
+        return [
+            {"n": n, "node": node, "request": request_data(request)}
+            for n, (node, request) in enumerate(self._requests, 1)
+        ]
+
     async def follow(self, after: int = 0, *, nodes: bool = False) -> AsyncIterator[SSEMessage]:
         """The messages (`nodes`: node messages) after id `after`, then live ones until the run
         is finished."""
@@ -221,7 +250,8 @@ class RunRecord:
         began = time.perf_counter()
         result: AgentResult | None = None
         try:
-            result = None if self.cancelling else await start()
+            with use_model_call_hook(self._watch_requests(model_call_hook())):
+                result = None if self.cancelling else await start()
         except Exception as exc:  # a run that raises still ends its stream, with the cause
             self.error = f"{type(exc).__name__}: {exc}"
         finally:

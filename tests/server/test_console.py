@@ -82,7 +82,13 @@ def test_node_messages_carry_the_states_changes_redacted() -> None:
         with http.stream("GET", f"/api/runs/{run_id}/nodes") as response:
             messages = list(sse_events(response.iter_lines()))
         final = http.get(f"/api/runs/{run_id}/state").json()["state"]
+        sent = http.get(f"/api/runs/{run_id}/requests").json()
     assert secret not in json.dumps([data for _, _, data in messages])
+    # What each model call sent (the timeline's request of a model step), redacted too.
+    assert secret not in json.dumps(sent) and [r["n"] for r in sent["requests"]] == [1, 2]
+    first, second = (r["request"]["messages"] for r in sent["requests"])
+    assert first[-1] == {"role": "user", "content": "boom ***"} and second[: len(first)] == first
+    assert second[-1]["role"] == "tool" and "explode" in second[-1]["content"]
     patches = [data["state"] for _, _, data in messages if "state" in data]
     assert {op["op"] for op in patches[0]} == {"add"} and len(patches) >= 3
     rebuilt: dict[str, object] = {}

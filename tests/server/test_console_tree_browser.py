@@ -280,7 +280,21 @@ def test_the_timeline_scrubs_a_runs_steps(page: Any, tmp_path: Path) -> None:
         expect(answer.locator("del")).to_have_text("null")
         expect(answer.locator("ins")).to_have_text('"result 42"')
         assert "messages" not in {key for diff in diffs for key in diff}  # the calls show them
+
+        # A model step's request, read when opened: what the second call was sent holds the
+        # tool's result, and the tools the model was offered.
+        page.locator("#timeline-range").fill(str(answered[0]))
+        request = detail.locator("li.request details")
+        expect(request.locator("summary")).to_have_text("iteration 2: the model's request")
+        request.locator("summary").click()
+        body = request.locator("pre.request-body")
+        expect(body).to_contain_text('"role": "tool"')
+        expect(body).to_contain_text('"content": "42"')
+        expect(body).to_contain_text('"name": "add"')
         page.locator("#timeline-range").fill(str(tool_step))
+        request.locator("summary").click()
+        expect(body).to_contain_text('"content": "add 41"')
+        expect(body).not_to_contain_text('"role": "tool"')
         shot(page, tmp_path, "timeline.png")
 
         # Live again: the run's last statuses.

@@ -438,7 +438,33 @@
     for (const call of state.timeline.calls) {
       if (call.iteration === frame.iteration) detail.append(el("li", "call", `iteration ${call.iteration}: ${call.text}`));
     }
+    if (frame.iteration > 0) detail.append(modelRequest(frame.iteration));
     drawTimeline();
+  }
+
+  // What the model was sent at an iteration (the run's n-th model call, redacted), read when
+  // opened: a request holds the whole conversation, too much to carry on every step.
+  function modelRequest(iteration) {
+    const item = el("li", "request");
+    const box = el("details");
+    box.append(el("summary", null, `iteration ${iteration}: the model's request`));
+    const body = el("pre", "request-body", "loading…");
+    box.append(body);
+    const runId = state.runId;
+    box.addEventListener("toggle", async () => {
+      if (!box.open || box.dataset.loaded) return;
+      box.dataset.loaded = "1";
+      try {
+        const data = await api("GET", `/api/runs/${encodeURIComponent(runId)}/requests`);
+        const sent = (data.requests || []).find((r) => r.n === iteration);
+        body.textContent = sent ? JSON.stringify(sent.request, null, 2) : "no model call of this iteration was sent (a scripted reply answers without one)";
+      } catch (error) {
+        delete box.dataset.loaded;
+        body.textContent = `could not read the request: ${error.message}`;
+      }
+    });
+    item.append(box);
+    return item;
   }
 
   // One key of the state as a step changed it: `- key: before`, `+ key: after`, or both.
