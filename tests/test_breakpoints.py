@@ -100,8 +100,10 @@ async def test_a_denied_pause_skips_the_node_as_a_failure() -> None:
 def test_bad_breakpoints_are_refused() -> None:
     bot = agent()
     for bad, message in (
-        ({"status": "FAILURE"}, "not implemented"),
-        ({"event": "tool.call.started"}, "not implemented"),
+        ({"status": "RUNNING"}, "SUCCESS"),
+        ({"status": "FAILURE", "tool": "add"}, "not tool="),
+        ({"event": "tool.call.fail"}, r"unknown event type 'tool.call.fail'.*tool\.call\.failed"),
+        ({"event": "tool.call.failed", "node": "0"}, "only event="),
         ({}, "exactly one"),
         ({"node": "x", "tool": "y"}, "exactly one"),
         ({"nod": "x"}, "nod"),
@@ -109,6 +111,70 @@ def test_bad_breakpoints_are_refused() -> None:
         with pytest.raises(ValueError, match=message):
             bot.breakpoints.set([{"node": "0"}, bad])
         assert bot.breakpoints.items == []
+
+
+async def test_a_status_pauses_before_the_next_node_entered_saying_which_node() -> None:
+    """The Done gate fails (the loop goes round): the run pauses before the next node entered, the
+    loop, before the model is asked again, and the pause names the node and its status."""
+    bot = agent()
+    bot.breakpoints.set([{"status": "failure", "node": "ReActAgent.Done"}])
+    result = await bot.run(input_data={"messages": [human("add")]})
+    assert result.status == "suspended"
+    [pause] = result.pending_approvals
+    done = "ReActAgent/ReActAgent.Loop/ReActAgent.Done"
+    assert pause.kind == "breakpoint" and pause.arguments["node"] == "0.0"
+    assert pause.arguments["trigger"] == {"status": "FAILURE", "node": done, "node_id": "0.0.2"}
+    assert f"after {done} finished FAILURE" in pause.reason
+    assert asked == [1] and ran == [{"a": 41, "b": 1}]  # the model is not asked again yet
+    result = await bot.resume(decisions={pause.id: True})
+    # Continued: the model answered; the Done gate succeeded, so no status rule fired again.
+    assert result.status == "success" and result.final_answer == "result 42" and asked == [1, 1]
+
+    bot = agent()  # a status of another node: the Done gate never succeeds before the end
+    bot.breakpoints.set([{"status": "SUCCESS", "node": "ReActAgent.Tools"}])
+    result = await bot.run(input_data={"messages": [human("add")]})
+    [pause] = result.pending_approvals
+    assert pause.arguments["node"] == "0.0.2" and pause.arguments["trigger"]["node_id"] == "0.0.1"
+
+
+async def test_an_event_pauses_before_the_next_node_entered_saying_which_event() -> None:
+    @tool
+    def broken(a: int, b: int) -> int:
+        """Add two integers, badly."""
+        ran.append({"a": a, "b": b})
+        raise RuntimeError("no adding today")
+
+    def answer(body: dict[str, Any]) -> Any:
+        asked.append(1)
+        if body["messages"][-1]["role"] == "tool":
+            return reply("it failed")
+        return call("broken", a=1, b=2)
+
+    root = create_react_node(
+        model_client=scripted_client(answer), tools=[broken], config=ReActConfig(max_iterations=4)
+    )
+    bot = Agent(root, log_events=False)
+    seen: list[str] = []
+    bot.telemetry.subscribe(lambda e: seen.append(e.type))
+    bot.breakpoints.set([{"event": "tool.call.failed"}])
+    result = await bot.run(input_data={"messages": [human("add")]})
+    assert result.status == "suspended"
+    [pause] = result.pending_approvals
+    tools = "ReActAgent/ReActAgent.Loop/ReActAgent.Tools"
+    assert pause.arguments["trigger"] == {"event": "tool.call.failed", "node": tools}
+    assert pause.arguments["node"] == "0.0.2" and "after event tool.call.failed" in pause.reason
+    assert ran == [{"a": 1, "b": 2}] and asked == [1] and "tool.call.failed" in seen
+    # Its own interruption events never arm a rule: continuing runs to the end.
+    bot.breakpoints.set([{"event": "interruption.decided"}, {"event": "tool.call.failed"}])
+    result = await bot.resume(decisions={pause.id: True})
+    assert result.status == "success" and result.final_answer == "it failed"
+
+    quiet = agent()  # an event rule observes the hub only while it is set: else no cost
+    assert not quiet.telemetry.active
+    quiet.breakpoints.set([{"event": "tool.call.failed"}])
+    assert quiet.telemetry.active
+    quiet.breakpoints.set([{"node": "0"}])
+    assert not quiet.telemetry.active
 
 
 async def test_a_paused_run_survives_a_new_process(tmp_path: Path) -> None:
@@ -139,8 +205,17 @@ def test_breakpoints_in_an_agent_file(tmp_path: Path) -> None:
         {"node": "ReActAgent.Tools"},
         {"tool": "add"},
     ]
-    path.write_text("kind: react\nmodel: m\nbreakpoints:\n  - tool: add\n  - status: FAILURE\n")
-    with pytest.raises(JianmuError, match=r"agent.yaml:5.*not implemented"):
+    path.write_text(
+        "kind: react\nmodel: m\nbreakpoints:\n  - status: FAILURE\n    node: ReActAgent.Done\n"
+        "  - event: tool.call.failed\n"
+    )
+    loaded = load_agent(path, model_client=client(responder))
+    assert [b.model_dump(exclude_none=True) for b in loaded.breakpoints.items] == [
+        {"status": "FAILURE", "node": "ReActAgent.Done"},
+        {"event": "tool.call.failed"},
+    ]
+    path.write_text("kind: react\nmodel: m\nbreakpoints:\n  - tool: add\n  - event: tool.call.fail\n")
+    with pytest.raises(JianmuError, match=r"agent.yaml:5.*unknown event type.*tool\.call\.failed"):
         load_agent(path, model_client=client(responder))
 
 

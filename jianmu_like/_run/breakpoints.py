@@ -1,7 +1,12 @@
 """Breakpoints: a run pauses before a node ticks, as Groot2 pauses a BehaviorTree.CPP tree.
 
 A breakpoint names a node (its index path "0.1.2", its name, or its slash path) or a tool (the run
-pauses before the tool node that would call it). When a matching node is about to be entered
+pauses before the tool node that would call it), a status (SUCCESS or FAILURE, of any node or of
+one `node`) or an event type of the telemetry catalogue (`tool.call.failed`). A status or an event
+is seen while a node ticks (or, for an event, while a call runs between ticks), when no pause may
+come: the run pauses before the NEXT node entered after it, the pause saying what triggered it
+(the first trigger seen since the last pause; one seen when the run ends or suspends for another
+reason is dropped). When a matching node is about to be entered
 (ticked while not RUNNING: before its `initialise()`, so before it starts any model or tool call),
 it does not tick: it reports RUNNING and the run waits on an `Approval` of kind `breakpoint` —
 the one interruption path every wait of a run takes, so the run suspends, is checkpointed (a
@@ -20,13 +25,14 @@ breakpoints ticks exactly as before, at no cost.
 
 from __future__ import annotations
 
+import difflib
 import uuid
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Literal
 
 import py_trees
 from py_trees.common import Status
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from .._keys import StateKeys
 from ..guard._approvals import Approval, ApprovalDecision
@@ -39,7 +45,9 @@ KIND = "breakpoint"
 
 
 class BreakpointRule(BaseModel):
-    """Where a run pauses: before `node` ticks, or before the tool node that would call `tool`."""
+    """Where a run pauses: before `node` ticks, before the tool node that would call `tool`, or
+    before the next node entered after a node finished with `status` (of `node`, if named too) or
+    after an `event` of that type was published."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -47,19 +55,37 @@ class BreakpointRule(BaseModel):
     """A node's index path ("0.0.1", as `GET /api/agent` names it), its name, or its slash path."""
     tool: str | None = None
     """A tool's name: the run pauses before the node that would call it."""
-    status: str | None = Field(default=None, exclude=True)
-    event: str | None = Field(default=None, exclude=True)
+    status: Literal["SUCCESS", "FAILURE"] | None = None
+    """A node finished with this status (any node, or `node`): pause before the next node entered."""
+    event: str | None = None
+    """An event type of the telemetry catalogue: pause before the next node entered after one."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upper_status(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("status"), str):
+            data = {**data, "status": data["status"].upper()}
+        return data
+
+    @field_validator("event")
+    @classmethod
+    def _known_event(cls, name: str | None) -> str | None:
+        if name is None or name in ev.CATALOGUE:
+            return name
+        close = difflib.get_close_matches(name, list(ev.CATALOGUE), n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise ValueError(f"unknown event type {name!r} (not in the telemetry catalogue){hint}")
 
     @model_validator(mode="after")
     def _one_target(self) -> BreakpointRule:
-        if self.status is not None or self.event is not None:
-            field = "status" if self.status is not None else "event"
-            raise ValueError(
-                f"breakpoints on a node's {field} are not implemented: "
-                "break on a node (node=) or a tool (tool=)"
-            )
-        if (self.node is None) == (self.tool is None):
-            raise ValueError("a breakpoint names exactly one of node= or tool=")
+        if self.event is not None:
+            if self.node is not None or self.tool is not None or self.status is not None:
+                raise ValueError("an event breakpoint names only event=")
+        elif self.status is not None:
+            if self.tool is not None:
+                raise ValueError("a status breakpoint names status= and, optionally, node= (not tool=)")
+        elif (self.node is None) == (self.tool is None):
+            raise ValueError("a breakpoint names exactly one of node=, tool=, status= or event=")
         return self
 
 
@@ -97,8 +123,10 @@ def _watched_class(cls: type[py_trees.behaviour.Behaviour]) -> type:
             return
         if _forced(self):  # a substitution rule's result (`_run.substitutions`)
             yield self
-            return
-        yield from original(self)
+        else:
+            yield from original(self)
+        if gate is not None and self.status in (Status.SUCCESS, Status.FAILURE):
+            gate.finished(self)
 
     watched = type(cls.__name__, (cls,), {"tick": tick, "__module__": cls.__module__, "_jianmu_watched": cls})
     watched.__qualname__ = cls.__qualname__
@@ -133,6 +161,13 @@ class Breakpoints:
         self.stepping = False
         """Pause at the next node entered (a `step` decision)."""
         self._ids: dict[int, tuple[str, str]] = {}
+        self._trigger: dict[str, str] | None = None
+        """What a status or event rule saw (the first since the last pause): the next node
+        entered pauses, its pause saying this."""
+        self._unsubscribe: Callable[[], None] | None = None
+        """Ends the hub subscription that watches for the event rules' types (while any)."""
+        self._own = False
+        """True while publishing a pause's own events (never a trigger: it would pause again)."""
 
     def set(self, items: Iterable[BreakpointRule | dict[str, Any]]) -> None:
         """Replace the breakpoints (each validated: a bad one is a ValueError, nothing changes)."""
@@ -148,6 +183,36 @@ class Breakpoints:
                     f"one; state schema {self._sm.schema.__name__} has no such fields"
                 ) from None
         self.items = checked
+        self._trigger = None
+        self._watch_events()
+
+    def _watch_events(self) -> None:
+        """Subscribe to the hub while an event rule needs it (so no rule, no cost)."""
+        wanted = any(item.event is not None for item in self.items)
+        if wanted and self._unsubscribe is None and self._telemetry is not None:
+            self._unsubscribe = self._telemetry.subscribe(self._seen)
+        elif not wanted and self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    def _seen(self, event: Any) -> None:
+        """A published event: an event rule of its type arms a pause at the next node entered."""
+        if self._own or self._trigger is not None:
+            return
+        if any(item.event == event.type for item in self.items):
+            self._trigger = {"event": event.type, "node": event.node or ""}
+
+    def finished(self, node: py_trees.behaviour.Behaviour) -> None:
+        """`node` ticked to SUCCESS or FAILURE: a status rule for it arms a pause at the next node
+        entered (a pause cannot come now: the node's tick is over, its parent's is not)."""
+        if self._trigger is not None:
+            return
+        node_id, path = self._ids.get(id(node), ("", node.name))
+        status = node.status.name
+        for item in self.items:
+            if item.status == status and item.node in (None, node_id, node.name, path):
+                self._trigger = {"status": status, "node": path, "node_id": node_id}
+                return
 
     def paused(self) -> list[Approval]:
         """The pauses waiting for a decision (top-level state)."""
@@ -162,6 +227,7 @@ class Breakpoints:
         # Walked at every run, even with nothing to break on: a pooled tree (a Conversation's)
         # may come back watched by another conversation's breakpoints, and is unwatched here.
         active = bool(self.items or self.stepping or self.paused())
+        self._trigger = None  # seen in an earlier run (or before a suspension): not this one's
         for node_id, path, node in node_ids(root):
             cls = type(node)
             base = getattr(cls, "_jianmu_watched", None)
@@ -188,15 +254,19 @@ class Breakpoints:
             self._release(approval.id)
             if self._telemetry is not None:
                 answer = decision.model_dump(mode="json")
-                self._telemetry.emit(
-                    ev.InterruptionDecided,
-                    node=path,
-                    id=approval.id,
-                    kind=KIND,
-                    tool=None,
-                    call_id=None,
-                    answer=answer,
-                )
+                self._own = True  # a pause's own events never arm an event rule
+                try:
+                    self._telemetry.emit(
+                        ev.InterruptionDecided,
+                        node=path,
+                        id=approval.id,
+                        kind=KIND,
+                        tool=None,
+                        call_id=None,
+                        answer=answer,
+                    )
+                finally:
+                    self._own = False
             if not decision.approved:
                 return "skip"
             edits = decision.arguments or {}
@@ -204,25 +274,36 @@ class Breakpoints:
             self.stepping = bool(edits.get("step"))
             node.status = Status.INVALID  # held without initialise(): enter it now
             return "tick"
-        if node.status == Status.RUNNING or not self._matches(node, node_id, path):
+        if node.status == Status.RUNNING:
+            return "tick"
+        trigger = self._matches(node, node_id, path)
+        if trigger is None:
             return "tick"
         self.stepping = False
-        self._pause(node, node_id, path)
+        self._trigger = None
+        self._pause(node, node_id, path, trigger)
         return "hold"
 
-    def _matches(self, node: py_trees.behaviour.Behaviour, node_id: str, path: str) -> bool:
+    def _matches(self, node: py_trees.behaviour.Behaviour, node_id: str, path: str) -> dict[str, Any] | None:
+        """What makes `node` pause as it is entered (the pause's `trigger`), or None."""
+        if self._trigger is not None:
+            return self._trigger
         if self.stepping:
-            return True
+            return {"step": True}
         for item in self.items:
+            if item.status is not None:
+                continue  # seen as a node finishes (`finished`), not as one is entered
             if item.node is not None and item.node in (node_id, node.name, path):
-                return True
+                return {"node": item.node}
             if item.tool is not None and isinstance(node, ToolExecutor):
                 actions = self._sm.get(self._keys.actions, getattr(node, "namespace", None)) or []
                 if any(getattr(call, "name", None) == item.tool for call in actions):
-                    return True
-        return False
+                    return {"tool": item.tool}
+        return None
 
-    def _pause(self, node: py_trees.behaviour.Behaviour, node_id: str, path: str) -> None:
+    def _pause(
+        self, node: py_trees.behaviour.Behaviour, node_id: str, path: str, trigger: dict[str, Any]
+    ) -> None:
         schema = self._sm.schema.model_json_schema()
         parameters = {
             "type": "object",
@@ -240,8 +321,8 @@ class Breakpoints:
         approval = Approval(
             id=f"bp_{uuid.uuid4().hex[:12]}",
             tool=path,
-            arguments={"node": node_id, "type": type(node).__name__},
-            reason=f"breakpoint before {node.name} ({node_id})",
+            arguments={"node": node_id, "type": type(node).__name__, "trigger": trigger},
+            reason=f"breakpoint before {node.name} ({node_id}){_after(trigger)}",
             policy="breakpoint",
             parameters=parameters,
             kind=KIND,
@@ -250,15 +331,19 @@ class Breakpoints:
         self._sm.set(self._keys.pending_approvals, [*pending, approval])
         if self._telemetry is not None:
             payload = approval.model_dump(mode="json")
-            self._telemetry.emit(
-                ev.InterruptionRequested,
-                node=path,
-                id=approval.id,
-                kind=KIND,
-                tool=None,
-                call_id=None,
-                request=payload,
-            )
+            self._own = True  # a pause's own events never arm an event rule
+            try:
+                self._telemetry.emit(
+                    ev.InterruptionRequested,
+                    node=path,
+                    id=approval.id,
+                    kind=KIND,
+                    tool=None,
+                    call_id=None,
+                    request=payload,
+                )
+            finally:
+                self._own = False
 
     def _edit(self, changes: dict[str, Any]) -> None:
         """Replace state keys (checked against the schema when decided; typed here)."""
@@ -277,3 +362,12 @@ class Breakpoints:
         decisions = dict(sm.get(keys.approval_decisions) or {})
         decisions.pop(approval_id, None)
         sm.set(keys.approval_decisions, decisions)
+
+
+def _after(trigger: dict[str, Any]) -> str:
+    """The end of a pause's reason: what armed it, when a status or an event did."""
+    if "status" in trigger:
+        return f", after {trigger['node']} finished {trigger['status']}"
+    if "event" in trigger:
+        return f", after event {trigger['event']}" + (f" from {trigger['node']}" if trigger["node"] else "")
+    return ""

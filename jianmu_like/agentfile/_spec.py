@@ -374,8 +374,9 @@ class AgentFileSpec(ReActSpec):
     a2a: A2ACard | None = None
     """The A2A agent card `jianmu-like serve` publishes (see `server._a2a`)."""
     breakpoints: list[BreakpointRule] = Field(default_factory=list)
-    """Where the agent's runs pause before a node ticks (`{node: ...}` or `{tool: ...}` each;
-    see `_run.breakpoints`): for debugging an agent file in the console or the command line."""
+    """Where the agent's runs pause before a node ticks (`{node: ...}`, `{tool: ...}`, `{status:
+    FAILURE}` with an optional `node:`, or `{event: tool.call.failed}` each; see
+    `_run.breakpoints`): for debugging an agent file in the console or the command line."""
     substitutions: list[Substitution] = Field(default_factory=list)
     """Nodes forced (`{node: ..., status: SUCCESS}`), model replies (`{node: ..., reply: ...}`)
     and tool outputs (`{tool: ..., output: ...}`) scripted in the agent's runs, without code (see

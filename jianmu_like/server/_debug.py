@@ -3,10 +3,12 @@ read while it is paused.
 
 Breakpoints are the server's, not one conversation's (as in Groot2, where they belong to the
 tree): `POST /api/breakpoints` replaces them for every agent the server holds and every agent it
-makes later. A pause is a pending approval of kind `breakpoint`, listed by `GET /api/approvals`
-and decided by `POST /api/approvals/{id}` like any other: `approve` continues (with `arguments`
-`{"step": true}` to pause at the next node, `{"state": {...}}` to replace state keys first, checked
-against the state schema: 422 when they do not fit), `deny` skips the node as a failure.
+makes later. A rule on a status or an event type pauses before the next node entered after a node
+finished with it or it was published (the pause's `arguments.trigger` says which). A pause is a
+pending approval of kind `breakpoint`, listed by `GET /api/approvals` and decided by
+`POST /api/approvals/{id}` like any other: `approve` continues (with `arguments` `{"step": true}`
+to pause at the next node, `{"state": {...}}` to replace state keys first, checked against the
+state schema: 422 when they do not fit), `deny` skips the node as a failure.
 
 Substitution rules (`_run.substitutions`) are the server's the same way: `POST /api/substitutions`
 replaces them for every agent, checked against the first agent's tree (a rule naming a node or a
@@ -38,7 +40,8 @@ class BreakpointList(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     breakpoints: list[dict[str, Any]]
-    """Each `{"node": "<id, name or path>"}` or `{"tool": "<name>"}`."""
+    """Each `{"node": "<id, name or path>"}`, `{"tool": "<name>"}`, `{"status": "SUCCESS" or
+    "FAILURE"}` (with a `node`, of that node only) or `{"event": "<catalogue event type>"}`."""
 
 
 class SubstitutionList(BaseModel):
@@ -190,7 +193,7 @@ def debug_routes(
             "POST",
             "/api/breakpoints",
             set_breakpoints,
-            "replace the breakpoints (a node or a tool each)",
+            "replace the breakpoints (a node, a tool, a status or an event type each)",
             BreakpointList,
             BreakpointList,
             errors=(422,),

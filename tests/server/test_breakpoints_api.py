@@ -37,7 +37,12 @@ def finished(http: httpx.Client, run_id: str) -> dict[str, Any]:
 
 def test_pause_read_edit_step_and_continue_over_http() -> None:
     with live_server(console_app()) as url, httpx.Client(base_url=url, timeout=PATIENCE) as http:
-        for bad in ({"status": "FAILURE"}, {"node": "0", "tool": "add"}, {"nodes": "0"}):
+        for bad in (
+            {"status": "RUNNING"},
+            {"event": "tool.call.fail"},
+            {"node": "0", "tool": "add"},
+            {"nodes": "0"},
+        ):
             answer = http.post("/api/breakpoints", json={"breakpoints": [{"tool": "add"}, bad]})
             assert answer.status_code == 422, answer.text
             assert answer.json()["detail"][0]["field"].startswith("breakpoints[1]")
@@ -67,6 +72,34 @@ def test_pause_read_edit_step_and_continue_over_http() -> None:
         assert after["id"] != pause["id"] and after["arguments"]["node"] == "0.0.2"
         assert http.post(f"/api/approvals/{after['id']}", json={"decision": "approve"}).status_code == 200
         assert finished(http, run["run_id"])["answer"] == "result 100"
+
+
+def test_pause_after_an_event_then_after_a_status_over_http() -> None:
+    """`boom`'s tool fails: the event rule pauses before the Done gate, then the Done gate fails
+    (the loop goes round) and the status rule pauses before the loop; each pause says why."""
+    tools = "ReActAgent/ReActAgent.Loop/ReActAgent.Tools"
+    done = "ReActAgent/ReActAgent.Loop/ReActAgent.Done"
+    rules = [{"event": "tool.call.failed"}, {"status": "failure", "node": "ReActAgent.Done"}]
+    with live_server(console_app()) as url, httpx.Client(base_url=url, timeout=PATIENCE) as http:
+        answer = http.post("/api/breakpoints", json={"breakpoints": [{"event": "tool.call.fail"}]})
+        assert answer.status_code == 422 and "tool.call.failed" in answer.text  # a close match
+        assert http.post("/api/breakpoints", json={"breakpoints": rules}).status_code == 200
+        listed = [{"event": "tool.call.failed"}, {"node": "ReActAgent.Done", "status": "FAILURE"}]
+        assert http.get("/api/breakpoints").json() == {"breakpoints": listed}
+
+        run = http.post("/api/runs", json={"input": "boom x"}).json()
+        [pause] = pauses(http)
+        assert pause["kind"] == "breakpoint" and pause["arguments"]["node"] == "0.0.2"
+        assert pause["arguments"]["trigger"] == {"event": "tool.call.failed", "node": tools}
+        assert "after event tool.call.failed" in pause["reason"]
+        assert http.post(f"/api/approvals/{pause['id']}", json={"decision": "approve"}).status_code == 200
+
+        [after] = pauses(http)
+        assert after["id"] != pause["id"] and after["arguments"]["node"] == "0.0"
+        assert after["arguments"]["trigger"] == {"status": "FAILURE", "node": done, "node_id": "0.0.2"}
+        http.post("/api/breakpoints", json={"breakpoints": []})
+        assert http.post(f"/api/approvals/{after['id']}", json={"decision": "approve"}).status_code == 200
+        assert finished(http, run["run_id"])["status"] == "success"
 
 
 def test_an_agent_files_breakpoints_are_the_servers() -> None:

@@ -18,7 +18,7 @@
     running: false,
     streams: null, // AbortController of the current run's streams
     tree: null, // the drawing of the tree (treeview.js)
-    breakpoints: [], // the server's: [{node}|{tool}]
+    breakpoints: [], // the server's: [{node}|{tool}|{status, node?}|{event}]
     pausedAt: null, // the node id a run is paused before
     timeline: { frames: [], at: null, calls: [] }, // the current run's steps; `at` null: live
     view: null, // elements of the current run
@@ -247,7 +247,7 @@
     const items = $("breakpoint-list");
     items.replaceChildren();
     list.forEach((item, index) => {
-      const where = item.node !== undefined ? `node ${state.tree?.nodes.get(item.node)?.data.name || item.node}` : `tool ${item.tool}`;
+      const where = breakpointLabel(item);
       const row = el("li", "breakpoint");
       row.dataset.node = item.node ?? "";
       row.dataset.tool = item.tool ?? "";
@@ -261,15 +261,31 @@
     markTree();
   }
 
+  // A node's name where the drawing knows it, else the rule's own text.
+  function nodeLabel(id) {
+    return state.tree?.nodes.get(id)?.data.name || id;
+  }
+
+  function breakpointLabel(item) {
+    if (item.event !== undefined) return `after event ${item.event}`;
+    if (item.status !== undefined) return `after ${item.node !== undefined ? nodeLabel(item.node) : "any node"} ${item.status}`;
+    return item.node !== undefined ? `node ${nodeLabel(item.node)}` : `tool ${item.tool}`;
+  }
+
+  // A rule on a node itself (not on its status): the ones the drawing marks and a click toggles.
+  function onNode(b) {
+    return b.node !== undefined && b.status === undefined;
+  }
+
   function markTree() {
-    const nodes = (state.breakpoints || []).filter((b) => b.node !== undefined).map((b) => b.node);
+    const nodes = (state.breakpoints || []).filter(onNode).map((b) => b.node);
     state.tree?.mark(nodes, state.pausedAt || null);
   }
 
   function toggleNodeBreakpoint(id) {
     const list = state.breakpoints || [];
-    const has = list.some((b) => b.node === id);
-    saveBreakpoints(has ? list.filter((b) => b.node !== id) : [...list, { node: id }]);
+    const has = list.some((b) => onNode(b) && b.node === id);
+    saveBreakpoints(has ? list.filter((b) => !(onNode(b) && b.node === id)) : [...list, { node: id }]);
   }
 
   function addToolBreakpoint(event) {
@@ -288,6 +304,9 @@
     const node = item.arguments?.node;
     const name = state.tree?.nodes.get(node)?.data.name || item.tool;
     box.append(el("div", "paused-at", `Paused before ${name} (${node}, ${item.arguments?.type || "node"})`));
+    const trigger = item.arguments?.trigger || {};
+    if (trigger.status !== undefined) box.append(el("div", "paused-why", `after ${trigger.node} finished ${trigger.status}`));
+    if (trigger.event !== undefined) box.append(el("div", "paused-why", `after event ${trigger.event}${trigger.node ? ` from ${trigger.node}` : ""}`));
     const shown = el("details", "state-view");
     const stateText = el("pre", "state", "loading…");
     shown.append(el("summary", null, "state of the run"), stateText);
