@@ -476,7 +476,7 @@
       try {
         const data = await api("GET", `/api/runs/${encodeURIComponent(runId)}/requests`);
         const sent = (data.requests || []).find((r) => r.n === iteration);
-        body.textContent = sent ? JSON.stringify(sent.request, null, 2) : "no model call of this iteration was sent (a scripted reply answers without one)";
+        body.textContent = sent ? JSON.stringify(sent.request, null, 2) : "the server kept no request for this iteration (a scripted reply is never sent; a durable run's calls go through its workflow)";
       } catch (error) {
         delete box.dataset.loaded;
         body.textContent = `could not read the request: ${error.message}`;
