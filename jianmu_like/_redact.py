@@ -215,9 +215,13 @@ def is_secret_key(name: object) -> bool:
 
 
 def redact(value: Any) -> Any:
-    """A copy of `value` with secret-named keys masked and key-looking strings masked."""
+    """A copy of `value` with secret-named keys masked and key-looking strings masked, in keys
+    too: a key can be data (the state's `call_counts` is keyed by each call's arguments)."""
     if isinstance(value, Mapping):
-        return {k: (REDACTED if is_secret_key(k) else redact(v)) for k, v in value.items()}
+        return {
+            (redact_text(k) if isinstance(k, str) else k): (REDACTED if is_secret_key(k) else redact(v))
+            for k, v in value.items()
+        }
     if isinstance(value, (list, tuple)):
         return [redact(v) for v in value]
     if isinstance(value, str):

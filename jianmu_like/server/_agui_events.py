@@ -32,13 +32,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from .._extras import missing_extra
 from .._redact import redact
 from ..state._schema import schema_spec
 from ._run_record import RunConflict, RunRecord, SSEMessage, run_messages
+from ._state_diff import state_patch
 
 try:
     from ag_ui.core import (
@@ -117,23 +117,6 @@ def shown_state(record: RunRecord) -> dict[str, Any]:
         shown[key] = value
     result: dict[str, Any] = redact(shown)
     return result
-
-
-def _pointer(key: str) -> str:
-    return "/" + key.replace("~", "~0").replace("/", "~1")
-
-
-def state_patch(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """An RFC 6902 patch from `before` to `after`, key by key at the top level."""
-    patch: list[dict[str, Any]] = [
-        {"op": "remove", "path": _pointer(key)} for key in before if key not in after
-    ]
-    for key, value in after.items():
-        if key not in before:
-            patch.append({"op": "add", "path": _pointer(key), "value": value})
-        elif before[key] != value:
-            patch.append({"op": "replace", "path": _pointer(key), "value": value})
-    return patch
 
 
 def agui_messages(record: RunRecord) -> list[Any]:

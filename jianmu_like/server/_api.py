@@ -48,6 +48,7 @@ from ._schemas import (
     RunList,
     RunMessages,
     RunRequest,
+    RunRequests,
     RunSummary,
     ServedRunStatus,
     ThreadHistory,
@@ -122,6 +123,11 @@ async def get_run(request: Request, _body: None) -> RunSummary:
 async def get_messages(request: Request, _body: None) -> RunMessages:
     record = _record(request)
     return RunMessages(run_id=record.run_id, thread_id=record.thread_id, messages=run_messages(record))
+
+
+async def get_requests(request: Request, _body: None) -> RunRequests:
+    record = _record(request)
+    return RunRequests.model_validate({"run_id": record.run_id, "requests": record.sent_requests()})
 
 
 async def run_events(request: Request, _body: None) -> Response:
@@ -305,6 +311,10 @@ ROUTES: list[ApiRoute] = [
     ApiRoute(
         "GET", "/api/runs/{run_id}/messages", get_messages, "the conversation at the run's end",
         RunMessages, errors=(404, 409),
+    ),
+    ApiRoute(
+        "GET", "/api/runs/{run_id}/requests", get_requests, "what each model call of the run sent "
+        "(redacted)", RunRequests, errors=(404,),
     ),
     ApiRoute(
         "GET", "/api/runs/{run_id}/artifacts/{n}", get_artifact, "a document a tool made "

@@ -18,16 +18,20 @@ from pydantic import BaseModel, Field
 from .._redact import redact, redact_secrets_in, redact_text
 from .._run.explain import failure_text
 from .._run.protocol import AgentLike
+from .._run.recording import node_of, request_data
 from .._run.result import AgentResult
 from ..checkpoint._store import Checkpointer
 from ..errors import JianmuError
 from ..guard._approvals import ApprovalDecision
 from ..guard._interruptions import Interruption, from_approval, from_question
+from ..models._hooks import ModelCall, ModelCallHook, model_call_hook, use_model_call_hook
+from ..models._types import ModelEventCallback, ModelRequest, ModelResponse
 from ..telemetry import events as ev
 from ..telemetry.events import AnyEvent
 from ._channels import Channel, ChannelMapper
 from ._nodes import NodeChange, NodeWatcher
 from ._schemas import ServedInterruption, ServedRunStatus
+from ._state_diff import state_patch
 
 _API_HINT = (
     "decide them first (POST /api/approvals/{id}; the run resumes by itself), or run on another thread"
@@ -91,6 +95,12 @@ class RunRecord:
         """`node` messages (`GET /api/runs/{run_id}/nodes`): a stream of their own, so the
         event stream's ids stay those of its channels."""
         self.nodes = NodeWatcher(self._publish_nodes)
+        self._requests: list[tuple[str | None, ModelRequest]] = []
+        """What each model call of the run sent (`sent_requests`), kept as the request objects:
+        a request shares its messages with the one before, so keeping them costs little."""
+        self._state_seen: dict[str, Any] = {}
+        self._state_version = -1
+        """The state the node messages last showed, and its manager's version then."""
         self.mapper = ChannelMapper()
         self.decisions: dict[str, ApprovalDecision] = {}
         """Decisions (by the agent's approval id) gathered while the run is suspended."""
@@ -143,10 +153,61 @@ class RunRecord:
 
     def _publish_nodes(self, changes: list[NodeChange]) -> None:
         # `after`: the id of the last event before these changes (AG-UI orders its steps by it)
-        data = {"changes": changes, "after": len(self.log)}
+        data: dict[str, Any] = {"changes": changes, "after": len(self.log)}
+        patch = self._state_changes()
+        if patch:
+            data["state"] = patch
         self.node_log.append(SSEMessage(id=len(self.node_log) + 1, event="node", data=data))
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()
+
+    def _state_changes(self) -> list[dict[str, Any]]:
+        """The state's keys that changed since the last node message (the first one: all of
+        them, the state the run began from), an RFC 6902 patch: the console's timeline shows
+        each step's state changes and rebuilds the state at any step from them. Redacted like
+        every event; without the messages (the model and tool calls on the event stream show
+        them, and a list resent whole at each step would grow the log quadratically). Ephemeral
+        fields are kept: a debugger looks at a step's pending actions. Keys as `GET
+        /api/runs/{id}/state` spells them (a breakpoint's edit uses them). Built only when the
+        state manager's version moved, so a tick that wrote nothing costs a comparison."""
+        manager = self.agent.state_manager
+        if manager.version == self._state_version:
+            return []
+        self._state_version = manager.version
+        messages = self.agent.keys.messages
+        now: dict[str, Any] = redact(
+            {
+                key: value
+                for key, value in manager.state.model_dump(mode="json", by_alias=True).items()
+                if key.rsplit(".", 1)[-1] != messages
+            }
+        )
+        patch = state_patch(self._state_seen, now)
+        self._state_seen = now
+        return patch
+
+    def _watch_requests(self, outer: ModelCallHook | None) -> ModelCallHook:
+        """A model-call hook that keeps each request the run sends, then calls on (through the
+        hook it found, if any; the run's recording and substitution hooks chain after it, so a
+        scripted reply, never sent, is not kept)."""
+
+        async def hook(
+            call: ModelCall, request: ModelRequest, on_event: ModelEventCallback | None
+        ) -> ModelResponse:
+            self._requests.append((node_of(on_event), request))
+            if outer is not None:
+                return await outer(call, request, on_event)
+            return await call(request, on_event)
+
+        return hook
+
+    def sent_requests(self) -> list[dict[str, Any]]:
+        """Each model call's request, in order, redacted as a recording's is (`request_data`):
+        the console's timeline shows what the model was sent at a step."""
+        return [
+            {"n": n, "node": node, "request": request_data(request)}
+            for n, (node, request) in enumerate(self._requests, 1)
+        ]
 
     async def follow(self, after: int = 0, *, nodes: bool = False) -> AsyncIterator[SSEMessage]:
         """The messages (`nodes`: node messages) after id `after`, then live ones until the run
@@ -189,7 +250,8 @@ class RunRecord:
         began = time.perf_counter()
         result: AgentResult | None = None
         try:
-            result = None if self.cancelling else await start()
+            with use_model_call_hook(self._watch_requests(model_call_hook())):
+                result = None if self.cancelling else await start()
         except Exception as exc:  # a run that raises still ends its stream, with the cause
             self.error = f"{type(exc).__name__}: {exc}"
         finally:

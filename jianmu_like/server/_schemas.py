@@ -177,6 +177,23 @@ class RunMessages(BaseModel):
     messages: list[dict[str, Any]]
 
 
+class ModelRequestSent(BaseModel):
+    """One model call of a run, as the model was sent it (redacted like a recording's)."""
+
+    n: int
+    """1 for the run's first model call: the loop's iteration, for a ReAct agent."""
+    node: str | None
+    """The path of the node that made the call, when known."""
+    request: dict[str, Any]
+
+
+class RunRequests(BaseModel):
+    """`GET /api/runs/{run_id}/requests`: what each of the run's model calls sent, in order."""
+
+    run_id: str
+    requests: list[ModelRequestSent]
+
+
 class InjectQueued(BaseModel):
     """`POST /api/runs/{run_id}/inject`: the follow-up is queued for the next iteration."""
 

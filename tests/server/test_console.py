@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import tomllib
 from fnmatch import fnmatch
 from pathlib import Path
@@ -68,6 +69,41 @@ def test_node_statuses_stream_with_the_ids_of_the_agent_tree() -> None:
         with http.stream("GET", f"/api/runs/{run_id}/nodes", headers={"Last-Event-ID": "1"}) as response:
             later = list(sse_events(response.iter_lines()))
         assert [m[0] for m in later] == [m[0] for m in messages[1:]]
+
+
+def test_node_messages_carry_the_states_changes_redacted() -> None:
+    """The timeline's state diff: the first node message holds the state the run began from,
+    each later one the keys that changed (RFC 6902); applied in order they give the run's final
+    state (as `GET /api/runs/{id}/state` has it, less the messages), and a secret never leaves."""
+    secret = "sk-proj-abcdefghijklmnopqrstuvwx1234"
+    with live_server(console_app()) as url, httpx.Client(base_url=url, timeout=PATIENCE) as http:
+        run_id = http.post("/api/runs", json={"input": f"boom {secret}"}).json()["run_id"]
+        read_events(http, run_id)  # the run is done
+        with http.stream("GET", f"/api/runs/{run_id}/nodes") as response:
+            messages = list(sse_events(response.iter_lines()))
+        final = http.get(f"/api/runs/{run_id}/state").json()["state"]
+        sent = http.get(f"/api/runs/{run_id}/requests").json()
+    assert secret not in json.dumps([data for _, _, data in messages])
+    # What each model call sent (the timeline's request of a model step), redacted too.
+    assert secret not in json.dumps(sent) and [r["n"] for r in sent["requests"]] == [1, 2]
+    first, second = (r["request"]["messages"] for r in sent["requests"])
+    assert first[-1] == {"role": "user", "content": "boom ***"} and second[: len(first)] == first
+    assert second[-1]["role"] == "tool" and "explode" in second[-1]["content"]
+    patches = [data["state"] for _, _, data in messages if "state" in data]
+    assert {op["op"] for op in patches[0]} == {"add"} and len(patches) >= 3
+    rebuilt: dict[str, object] = {}
+    for patch in patches:
+        for op in patch:
+            key = op["path"][1:]
+            if op["op"] == "remove":
+                del rebuilt[key]
+            else:
+                assert op["op"] == "add" or rebuilt[key] != op["value"]  # only what changed
+                rebuilt[key] = op["value"]
+    assert {key: rebuilt[key] for key in final if key != "messages"} == {
+        key: value for key, value in final.items() if key != "messages"
+    }
+    assert "messages" not in rebuilt and rebuilt["call_counts"] == {"explode:{'label': '***'}": 1}
 
 
 def test_every_console_file_is_package_data() -> None:

@@ -259,7 +259,42 @@ def test_the_timeline_scrubs_a_runs_steps(page: Any, tmp_path: Path) -> None:
         assert "iteration 1: tool add → 42" in calls[tool_step], calls
         assert "iteration 1: model replied" in calls[tool_step], calls
         assert "tool add" not in calls[-1]  # the last step: the second iteration, an answer
+
+        # Each step shows the state's changes as a diff: what a key was, what it became.
+        diffs = []
+        for index in range(steps):
+            page.locator("#timeline-range").fill(str(index))
+            expect(page.locator("#timeline-label")).to_have_text(f"step {index + 1} of {steps}")
+            diffs.append(
+                {
+                    item.get_attribute("data-key"): item.inner_text()
+                    for item in detail.locator("li.state-change").all()
+                }
+            )
+        planned = [i for i, diff in enumerate(diffs) if '"a":41' in diff.get("actions", "")]
+        assert planned and planned[0] <= tool_step, diffs  # the model's reply planned the call
+        answered = [i for i, diff in enumerate(diffs) if '"result 42"' in diff.get("final_answer", "")]
+        assert answered and answered[0] > tool_step, diffs
+        answer = detail.locator('li.state-change[data-key="final_answer"]')
+        page.locator("#timeline-range").fill(str(answered[0]))
+        expect(answer.locator("del")).to_have_text("null")
+        expect(answer.locator("ins")).to_have_text('"result 42"')
+        assert "messages" not in {key for diff in diffs for key in diff}  # the calls show them
+
+        # A model step's request, read when opened: what the second call was sent holds the
+        # tool's result, and the tools the model was offered.
+        page.locator("#timeline-range").fill(str(answered[0]))
+        request = detail.locator("li.request details")
+        expect(request.locator("summary")).to_have_text("iteration 2: the model's request")
+        request.locator("summary").click()
+        body = request.locator("pre.request-body")
+        expect(body).to_contain_text('"role": "tool"')
+        expect(body).to_contain_text('"content": "42"')
+        expect(body).to_contain_text('"name": "add"')
         page.locator("#timeline-range").fill(str(tool_step))
+        request.locator("summary").click()
+        expect(body).to_contain_text('"content": "add 41"')
+        expect(body).not_to_contain_text('"role": "tool"')
         shot(page, tmp_path, "timeline.png")
 
         # Live again: the run's last statuses.

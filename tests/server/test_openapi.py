@@ -169,6 +169,7 @@ def test_every_json_answer_validates_against_its_schema(served: Any) -> None:
     [pause] = _wait_for_approvals(check)
     assert pause["kind"] == "breakpoint"
     check("GET", "/api/runs/{run_id}/state", 200, run_id=paused["run_id"])
+    check("GET", "/api/runs/{run_id}/requests", 200, run_id=paused["run_id"])
     check("POST", "/api/breakpoints", 200, json={"breakpoints": []})
     check("POST", "/api/approvals/{approval_id}", 200, json={"decision": "approve"}, approval_id=pause["id"])
     assert check.done(paused["run_id"])["answer"] == "result 6"

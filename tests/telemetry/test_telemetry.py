@@ -30,6 +30,8 @@ def test_redact_masks_secret_keys_and_values_but_not_token_counts() -> None:
     assert SECRET not in out["note"]
     assert out["usage"] == {"total_tokens": 30, "prompt_tokens": 20}
     assert redact_text("Bearer abcdefghijkl") == "***"
+    # a key can be data (the state's call counts are keyed by the call's arguments)
+    assert redact({f"explode:{{'label': '{SECRET}'}}": 1}) == {"explode:{'label': '***'}": 1}
 
 
 async def test_events_carry_node_paths_and_no_secrets() -> None:

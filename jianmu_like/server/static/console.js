@@ -380,7 +380,7 @@
 
   function onNodes(data) {
     const changes = data.changes || [];
-    recordFrame(changes);
+    recordFrame(changes, data.state || []);
     if (state.timeline.at === null) state.tree?.apply(changes);
   }
 
@@ -396,9 +396,20 @@
     $("timeline-detail").replaceChildren();
   }
 
-  function recordFrame(changes) {
+  // `patch`: the state's changes since the step before (RFC 6902, key by key at the top level;
+  // the first step's: the state the run began from), so each step keeps the state before it
+  // and after it, for the diff a scrubbed step shows.
+  function recordFrame(changes, patch) {
     const frames = state.timeline.frames;
-    const last = frames.length ? frames[frames.length - 1] : { statuses: {}, iteration: 0 };
+    const last = frames.length ? frames[frames.length - 1] : { statuses: {}, iteration: 0, state: {} };
+    const after = { ...last.state };
+    const diff = [];
+    for (const op of patch) {
+      const key = op.path.slice(1).replace(/~1/g, "/").replace(/~0/g, "~");
+      diff.push({ op: op.op, key, before: last.state[key], after: op.value });
+      if (op.op === "remove") delete after[key];
+      else after[key] = op.value;
+    }
     const statuses = { ...last.statuses };
     let iteration = last.iteration;
     for (const change of changes) {
@@ -406,7 +417,7 @@
       if (change.status === "RUNNING" && statuses[change.id] !== "RUNNING" && /LLM/.test(type)) iteration += 1;
       statuses[change.id] = change.status;
     }
-    frames.push({ statuses, changes, iteration });
+    frames.push({ statuses, changes, iteration, state: after, diff: frames.length ? diff : [] });
     drawTimeline();
   }
 
@@ -442,10 +453,48 @@
       item.dataset.status = change.status;
       detail.append(item);
     }
+    for (const change of frame.diff) detail.append(stateChange(change));
     for (const call of state.timeline.calls) {
       if (call.iteration === frame.iteration) detail.append(el("li", "call", `iteration ${call.iteration}: ${call.text}`));
     }
+    if (frame.iteration > 0) detail.append(modelRequest(frame.iteration));
     drawTimeline();
+  }
+
+  // What the model was sent at an iteration (the run's n-th model call, redacted), read when
+  // opened: a request holds the whole conversation, too much to carry on every step.
+  function modelRequest(iteration) {
+    const item = el("li", "request");
+    const box = el("details");
+    box.append(el("summary", null, `iteration ${iteration}: the model's request`));
+    const body = el("pre", "request-body", "loading…");
+    box.append(body);
+    const runId = state.runId;
+    box.addEventListener("toggle", async () => {
+      if (!box.open || box.dataset.loaded) return;
+      box.dataset.loaded = "1";
+      try {
+        const data = await api("GET", `/api/runs/${encodeURIComponent(runId)}/requests`);
+        const sent = (data.requests || []).find((r) => r.n === iteration);
+        body.textContent = sent ? JSON.stringify(sent.request, null, 2) : "the server kept no request for this iteration (a scripted reply is never sent; a durable run's calls go through its workflow)";
+      } catch (error) {
+        delete box.dataset.loaded;
+        body.textContent = `could not read the request: ${error.message}`;
+      }
+    });
+    item.append(box);
+    return item;
+  }
+
+  // One key of the state as a step changed it: `- key: before`, `+ key: after`, or both.
+  function stateChange(change) {
+    const item = el("li", "state-change");
+    item.dataset.key = change.key;
+    item.dataset.op = change.op;
+    item.append(el("span", "key", `state.${change.key}`));
+    if (change.op !== "add") item.append(el("del", null, JSON.stringify(change.before)));
+    if (change.op !== "remove") item.append(el("ins", null, JSON.stringify(change.after)));
+    return item;
   }
 
   function goLive() {
