@@ -289,7 +289,10 @@ class Breakpoints:
                 if base is None:
                     node.__class__ = _watched_class(cls)
             else:
-                node._jianmu_breakpoints = None  # type: ignore[attr-defined]  # a pooled tree's old gate
+                # A pooled tree's old gate goes; removed, not set to None: one more attribute
+                # would take the loop's nodes past CPython's inline-attribute limit (see
+                # tests/nodes/test_react_nodes.py), and every run without breakpoints pays that.
+                node.__dict__.pop("_jianmu_breakpoints", None)
                 if base is not None:
                     node.__class__ = base
 
