@@ -229,7 +229,7 @@ async def progress(
     yield "failure", {"error": record.error or "the run ended without an answer"}
 
 
-class RunOutcome:
+class V1RunOutcome:
     """What a `/v1` request reads of its run: the live run (`record`, followed from its message
     `after`) or, for a retry its idempotency key answers, the run remembered (`found`). One rule
     for chat completions and Responses: how the run's steps are read and which error an ending
@@ -346,7 +346,7 @@ def openai_routes(
         ident = f"chatcmpl-{run_id}"
         extra = {"run_id": run_id, "thread_id": thread_id}
 
-        outcome = RunOutcome(record, found, after, base)
+        outcome = V1RunOutcome(record, found, after, base)
         steps, error = outcome.steps, outcome.error
 
         if body.stream:

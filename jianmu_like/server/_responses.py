@@ -53,7 +53,7 @@ from ._client_tools import (
     parse_client_tools,
 )
 from ._idempotency import IdempotencyKeys, identify
-from ._openai_compat import RunOutcome, answer_content
+from ._openai_compat import V1RunOutcome, answer_content
 from ._openai_errors import OpenAIError, invalid
 from ._response_format import JSONSchemaFormat, ResponseFormat, output_schema
 from ._responses_stream import function_calls, message_item, reasoning_item, typed_events, usage_of
@@ -458,7 +458,7 @@ def responses_routes(
             "thread_id": thread_id,
         }
 
-        outcome = RunOutcome(record, found, after, base)
+        outcome = V1RunOutcome(record, found, after, base)
         steps, error = outcome.steps, outcome.error
 
         def finished(kind: str, done: dict[str, Any], reasoning: ChatReasoning) -> dict[str, Any]:
