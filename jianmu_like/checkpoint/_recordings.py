@@ -21,7 +21,18 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from ._contract import CheckpointError
+from .._config import RecordingRetention
+from ._contract import Checkpointer, CheckpointError
+from ._owner import owner_alive
+
+__all__ = [
+    "RecordingInfo",
+    "RecordingRetention",
+    "RecordingStatus",
+    "UnknownRecordingError",
+    "thread_recordings",
+    "to_prune",
+]
 
 RecordingStatus = Literal["running", "suspended", "success", "failure", "incomplete"]
 """Where a stored recording stands: `running` while its run writes it (or its process was killed
@@ -90,3 +101,21 @@ def to_prune(
         count -= 1
         total -= info.size
     return dropped
+
+
+def thread_recordings(store: Checkpointer, thread_id: str) -> list[RecordingInfo]:
+    """The thread's recordings as an operator should see them (newest first): a `running` one
+    whose thread no live process owns lost its process mid-run (SIGKILL, a crash) and is shown
+    `incomplete` (the store marks it so itself when the thread records again)."""
+    infos = store.recordings(thread_id)
+    if any(info.status == "running" for info in infos) and not thread_running(store, thread_id):
+        for info in infos:
+            if info.status == "running":
+                info.status = "incomplete"
+    return infos
+
+
+def thread_running(store: Checkpointer, thread_id: str) -> bool:
+    """Whether a live process owns the thread (runs it now)."""
+    head = store.load(thread_id)
+    return head is not None and head.owner is not None and owner_alive(head.owner)
