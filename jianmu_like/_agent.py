@@ -13,8 +13,8 @@ from typing import Any
 import py_trees
 from pydantic import BaseModel
 
-from ._keys import StateKeys
 from ._config import RecordingRetention
+from ._keys import StateKeys
 from ._run.core import RunCore, default_namespace, logs_events, make_hub, read_tree
 from ._run.facade import RunFacade
 from ._run.recording import RunRecording

@@ -51,9 +51,9 @@ from .interruptions import Interruptions
 from .interrupts import Interrupts
 from .open_calls import repair_open_calls
 from .recording import RunRecording
-from .thread_recordings import ThreadRecording, retention_of
 from .result import AgentResult, build_result
 from .substitutions import Substitutions
+from .thread_recordings import ThreadRecording, retention_of
 from .threads import Threads, needs_store, version_number
 from .trees import TreeSource
 
@@ -407,8 +407,9 @@ class RunCore:
                     recording.substitutions = [r.model_dump(exclude_none=True) for r in rules.items]
                     record[1](recording, run_id)  # type: ignore[index]
                     stack.enter_context(recording.recording(hub))
-                # Scripted replies and tool outputs answer inside the recorders' hooks: a recording holds no call
-                # for them, only their events, and a replay applies the rules its run lines keep.
+                # Scripted replies and tool outputs answer inside the recorders' hooks: a recording
+                # holds no call for them, only their events, and a replay applies the rules its run
+                # lines keep.
                 stack.enter_context(rules.model())
                 stack.enter_context(rules.tools())
                 result = await self._drive_run(root, runner, max_ticks, event, deps, run_id)
@@ -422,7 +423,9 @@ class RunCore:
             kept.end(result.status)
         return result
 
-    def _kept_recording(self, event: type[ev.RunStarted | ev.RunResumed], run_id: str) -> ThreadRecording | None:
+    def _kept_recording(
+        self, event: type[ev.RunStarted | ev.RunResumed], run_id: str
+    ) -> ThreadRecording | None:
         """This operation's recording in the thread's store, when recordings are kept (see
         `_run.thread_recordings`)."""
         recorder = self.recorder

@@ -101,7 +101,9 @@ class StoreSink(io.BytesIO):
         self.discard()
         truncated = self.recording is not None and self.recording.truncated
         try:
-            self.store.append_recording(self.thread_id, self.run_id, chunk, status=status, truncated=truncated)
+            self.store.append_recording(
+                self.thread_id, self.run_id, chunk, status=status, truncated=truncated
+            )
         except CheckpointError as exc:
             self.failed = True
             logger.warning("recording of run %s on thread %r stopped: %s", self.run_id, self.thread_id, exc)
@@ -131,7 +133,9 @@ class ThreadRecording:
         try:
             if op == "run":
                 sink = StoreSink(store, thread_id, run_id)
-                recording = RunRecording(_name(thread_id, run_id), agent=agent, max_bytes=retention.max_bytes, sink=sink)
+                recording = RunRecording(
+                    _name(thread_id, run_id), agent=agent, max_bytes=retention.max_bytes, sink=sink
+                )
                 sink.recording = recording
                 sink.push("running")  # listed from its start on
                 kept = cls(recording, sink, retention)

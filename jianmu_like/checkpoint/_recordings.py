@@ -71,9 +71,13 @@ class UnknownRecordingError(CheckpointError, LookupError):
     """The store holds no recording of that run on that thread (the message names those it holds)."""
 
 
-def unknown_recording(thread_id: str, run_id: str, held: Iterable[RecordingInfo], label: str) -> UnknownRecordingError:
+def unknown_recording(
+    thread_id: str, run_id: str, held: Iterable[RecordingInfo], label: str
+) -> UnknownRecordingError:
     known = ", ".join(info.run_id for info in held) or "none"
-    return UnknownRecordingError(f"{label}: thread {thread_id!r} has no recording of run {run_id!r} (recordings: {known})")
+    return UnknownRecordingError(
+        f"{label}: thread {thread_id!r} has no recording of run {run_id!r} (recordings: {known})"
+    )
 
 
 def to_prune(

@@ -53,7 +53,9 @@ RECORDING_TABLES = (
 )
 """A thread's recordings (checkpoint._recordings): one listing row per recording, its bytes in
 chunks appended as the run goes (PostgreSQL's types; SQLite stores BYTEA as BLOB)."""
-_RECORDING_ROW = "SELECT thread_id, run_id, number, started_at, ended_at, status, size, truncated FROM jianmu_recordings"
+_RECORDING_ROW = (
+    "SELECT thread_id, run_id, number, started_at, ended_at, status, size, truncated FROM jianmu_recordings"
+)
 
 
 def journal_of(rows: list[Any]) -> dict[str, JournalEntry]:
@@ -379,7 +381,9 @@ class SqlCheckpointStore(ABC):
         now = time.time()
         with self._write(thread_id, "store the run's recording") as conn:
             row = self._exec(
-                conn, "SELECT chunks FROM jianmu_recordings WHERE thread_id=? AND run_id=?", (thread_id, run_id)
+                conn,
+                "SELECT chunks FROM jianmu_recordings WHERE thread_id=? AND run_id=?",
+                (thread_id, run_id),
             ).fetchone()
             if row is None:
                 self._exec(
@@ -438,13 +442,17 @@ class SqlCheckpointStore(ABC):
     def recordings(self, thread_id: str) -> list[RecordingInfo]:
         if not self._has_recordings():
             return []
-        rows = self._select(f"{_RECORDING_ROW} WHERE thread_id=? ORDER BY number DESC", (thread_id,), "list recordings")
+        rows = self._select(
+            f"{_RECORDING_ROW} WHERE thread_id=? ORDER BY number DESC", (thread_id,), "list recordings"
+        )
         return self._recording_infos(rows)
 
     def read_recording(self, thread_id: str, run_id: str) -> bytes:
         if self._has_recordings():
             held = self._select(
-                "SELECT 1 FROM jianmu_recordings WHERE thread_id=? AND run_id=?", (thread_id, run_id), "read recording"
+                "SELECT 1 FROM jianmu_recordings WHERE thread_id=? AND run_id=?",
+                (thread_id, run_id),
+                "read recording",
             )
             if held:
                 rows = self._select(
@@ -458,7 +466,9 @@ class SqlCheckpointStore(ABC):
     def delete_recording(self, thread_id: str, run_id: str) -> bool:
         with self._write(thread_id, "delete recording") as conn:
             self._exec(
-                conn, "DELETE FROM jianmu_recording_chunks WHERE thread_id=? AND run_id=?", (thread_id, run_id)
+                conn,
+                "DELETE FROM jianmu_recording_chunks WHERE thread_id=? AND run_id=?",
+                (thread_id, run_id),
             )
             cursor = self._exec(
                 conn, "DELETE FROM jianmu_recordings WHERE thread_id=? AND run_id=?", (thread_id, run_id)
@@ -478,5 +488,7 @@ class SqlCheckpointStore(ABC):
             dropped = to_prune(self._recording_infos(rows), max_runs=max_runs, max_bytes=max_bytes, keep=keep)
             for run_id in dropped:
                 for table in ("jianmu_recording_chunks", "jianmu_recordings"):
-                    self._exec(conn, f"DELETE FROM {table} WHERE thread_id=? AND run_id=?", (thread_id, run_id))
+                    self._exec(
+                        conn, f"DELETE FROM {table} WHERE thread_id=? AND run_id=?", (thread_id, run_id)
+                    )
         return dropped

@@ -256,7 +256,9 @@ class MemoryCheckpointer:
     ) -> list[str]:
         with self._lock:
             held = self._recordings.get(thread_id, {})
-            dropped = to_prune([i for i, _ in held.values()], max_runs=max_runs, max_bytes=max_bytes, keep=keep)
+            dropped = to_prune(
+                [i for i, _ in held.values()], max_runs=max_runs, max_bytes=max_bytes, keep=keep
+            )
             for run_id in dropped:
                 del held[run_id]
         return dropped

@@ -194,12 +194,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="re-run a recording offline (no model, no tool side effects) and report the first difference",
     )
     replay.add_argument(
-        "file", metavar="FILE", nargs="?", help="a recording (`run --record FILE`); or --checkpoint and --thread"
+        "file",
+        metavar="FILE",
+        nargs="?",
+        help="a recording (`run --record FILE`); or --checkpoint and --thread",
     )
     replay.add_argument(
         "--checkpoint", metavar="STORE", help="replay a thread's recording kept in this " + STORE_HELP
     )
-    replay.add_argument("--thread", metavar="ID", help="with --checkpoint: the thread (see `threads recordings`)")
+    replay.add_argument(
+        "--thread", metavar="ID", help="with --checkpoint: the thread (see `threads recordings`)"
+    )
     replay.add_argument(
         "--run", metavar="RUN_ID", help="with --thread: the recording of this run (default: the newest)"
     )

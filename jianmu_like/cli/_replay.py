@@ -119,8 +119,12 @@ def _source(args: argparse.Namespace) -> str | bytes:
         return str(args.file)
     if not (args.checkpoint and args.thread):
         if args.run:
-            raise CliError("--run RUN_ID names a recording of a thread: give --checkpoint STORE --thread ID too")
-        raise CliError("replay FILE, or a thread's kept recording: --checkpoint STORE --thread ID [--run RUN_ID]")
+            raise CliError(
+                "--run RUN_ID names a recording of a thread: give --checkpoint STORE --thread ID too"
+            )
+        raise CliError(
+            "replay FILE, or a thread's kept recording: --checkpoint STORE --thread ID [--run RUN_ID]"
+        )
     from .._run.thread_recordings import stored_recording
     from ..checkpoint._target import open_checkpointer, store_label
 

@@ -97,7 +97,9 @@ def _write_recording(data: bytes, output: str | None, errors: Console) -> None:
         Path(output).write_bytes(data)
     except OSError as exc:
         raise CliError(f"cannot write {output!r}: {exc}") from exc
-    errors.print(Text(f"wrote {output} ({len(data)} bytes; replay it with: jianmu-like replay {output})", style="dim"))
+    errors.print(
+        Text(f"wrote {output} ({len(data)} bytes; replay it with: jianmu-like replay {output})", style="dim")
+    )
 
 
 def _recordings(infos: list[RecordingInfo], args: argparse.Namespace, console: Console, title: str) -> None:

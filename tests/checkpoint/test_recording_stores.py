@@ -31,7 +31,13 @@ def test_chunks_read_back_as_written_and_the_listing_follows_the_status(store: C
     store.append_recording("t", "run_a", b'{"kind":"header"}\n', status="running")
     store.append_recording("t", "run_a", b'{"kind":"run"}\n{"kind":"event"}\n', status="running")
     [info] = store.recordings("t")
-    assert (info.run_id, info.number, info.status, info.ended_at, info.truncated) == ("run_a", 1, "running", None, False)
+    assert (info.run_id, info.number, info.status, info.ended_at, info.truncated) == (
+        "run_a",
+        1,
+        "running",
+        None,
+        False,
+    )
     assert info.size == len(b'{"kind":"header"}\n{"kind":"run"}\n{"kind":"event"}\n')
     store.append_recording("t", "run_a", b"", status="suspended")  # an operation ends: no bytes
     [info] = store.recordings("t")
@@ -44,8 +50,12 @@ def test_chunks_read_back_as_written_and_the_listing_follows_the_status(store: C
         b'{"kind":"header"}\n{"kind":"run"}\n{"kind":"event"}\n{"kind":"run","op":"resume"}\n{"kind":"result"}\n'
     )
     [info] = store.recordings("t")
-    assert info.status == "success" and info.replayable and info.size == len(store.read_recording("t", "run_a"))
-    with pytest.raises(UnknownRecordingError, match=r"thread 't' has no recording of run 'nope' \(recordings: run_a\)"):
+    assert (
+        info.status == "success" and info.replayable and info.size == len(store.read_recording("t", "run_a"))
+    )
+    with pytest.raises(
+        UnknownRecordingError, match=r"thread 't' has no recording of run 'nope' \(recordings: run_a\)"
+    ):
         store.read_recording("t", "nope")
     with pytest.raises(UnknownRecordingError, match=r"recordings: none"):
         store.read_recording("other", "run_a")

@@ -33,7 +33,9 @@ SCRIPT = [calls(call("calculator", expression="6*7"), content="Let me compute.")
 
 
 def calc_agent(script: list[Any], store: Any = None, **kwargs: Any) -> Agent:
-    root = create_react_node(model_client=scripted_client(list(script)), tools=[calculator], **kwargs.pop("node", {}))
+    root = create_react_node(
+        model_client=scripted_client(list(script)), tools=[calculator], **kwargs.pop("node", {})
+    )
     return Agent(root, checkpointer=store, **kwargs)
 
 
@@ -46,7 +48,12 @@ def without_header(data: bytes) -> list[Any]:
 
 
 def view(e: Event) -> tuple[Any, ...]:
-    return (e.type, e.node, e.run_id, json.dumps({k: v for k, v in e.data.items() if k != "duration"}, sort_keys=True))
+    return (
+        e.type,
+        e.node,
+        e.run_id,
+        json.dumps({k: v for k, v in e.data.items() if k != "duration"}, sort_keys=True),
+    )
 
 
 async def test_a_kept_recording_is_the_file_recording_and_replays_to_the_same_events(tmp_path: Path) -> None:
@@ -70,7 +77,9 @@ async def test_a_kept_recording_is_the_file_recording_and_replays_to_the_same_ev
     replayed_file = await areplay(path, agent=offline, on_event=from_file.append)
     replayed_store = await areplay(stored, agent=offline, on_event=from_store.append)
     assert [view(e) for e in from_store] == [view(e) for e in from_file]
-    assert len(from_store) > 5 and {"tool.call.completed", "model.call.completed"} <= {e.type for e in from_store}
+    assert len(from_store) > 5 and {"tool.call.completed", "model.call.completed"} <= {
+        e.type for e in from_store
+    }
     assert replayed_store.final_answer == replayed_file.final_answer == "It is 42."
     assert replayed_store.run_id == result.run_id
     await agent.aclose()
@@ -109,7 +118,8 @@ async def test_a_run_and_its_resume_in_another_agent_are_one_recording(tmp_path:
     seqs = [line["seq"] for line in lines if line["kind"] == "model"]
     assert seqs == [1, 2]  # the resume's model call goes on from the run's
     replayed = await areplay(
-        store.read_recording("t", info.run_id), agent=lambda: calc_agent([], node={"constraints": GuardEnforcer([needs_approval])})
+        store.read_recording("t", info.run_id),
+        agent=lambda: calc_agent([], node={"constraints": GuardEnforcer([needs_approval])}),
     )
     assert (replayed.status, replayed.final_answer) == ("success", "It is 42.")
     store.close()
@@ -150,20 +160,26 @@ async def test_two_threads_at_once_each_get_their_own_recording(tmp_path: Path) 
     store.close()
 
 
-async def test_off_by_default_on_from_the_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_off_by_default_on_from_the_configuration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store = SQLiteCheckpointer(tmp_path / "runs.db")
     await calc_agent(SCRIPT, store).run({"messages": [human("6*7?")]}, thread_id="off")
     assert store.recordings("off") == []
     config = tmp_path / "jianmu.yaml"
     config.write_text("checkpoints:\n  recordings:\n    max_runs: 3\n    max_bytes: 1MiB\n")
     monkeypatch.setenv("JIANMU_CONFIG", str(config))
-    assert get_config(reload=True).checkpoints.recordings == RecordingRetention(max_runs=3, max_bytes=1024 * 1024)
+    assert get_config(reload=True).checkpoints.recordings == RecordingRetention(
+        max_runs=3, max_bytes=1024 * 1024
+    )
     await calc_agent(SCRIPT, store).run({"messages": [human("6*7?")]}, thread_id="on")
     assert [i.status for i in store.recordings("on")] == ["success"]
     await calc_agent(SCRIPT, store, keep_recordings=False).run({"messages": [human("6*7?")]}, thread_id="no")
     assert store.recordings("no") == []  # False turns it off whatever the configuration says
     config.write_text("checkpoints:\n  recordings:\n    max_runs: 0\n")
-    with pytest.raises(Exception, match=r"jianmu\.yaml:3: checkpoints\.recordings\.max_runs: .*greater than or equal to 1"):
+    with pytest.raises(
+        Exception, match=r"jianmu\.yaml:3: checkpoints\.recordings\.max_runs: .*greater than or equal to 1"
+    ):
         get_config(reload=True)
     store.close()
 

@@ -14,13 +14,20 @@ from pathlib import Path
 
 import pytest
 
-from jianmu_like import create_react_node, human
+from jianmu_like import Agent, create_react_node, human
 from jianmu_like._config import get_config
 from jianmu_like._run.thread_recordings import stored_recording
 from jianmu_like.checkpoint import SQLiteCheckpointer
 from jianmu_like.replay import RecordingError
-from jianmu_like import Agent
-from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, calls, reply, scripted_client, wait_until
+from jianmu_like.testing import (
+    PATIENCE,
+    ScriptedOpenAIServer,
+    call,
+    calls,
+    reply,
+    scripted_client,
+    wait_until,
+)
 from tests.cli.running import PRESETS, in_process
 
 SCRIPT = [calls(call("calculator", expression="25 * 4 + 10")), reply("It is 110.")]
@@ -43,7 +50,14 @@ def test_list_export_and_replay_a_threads_recording(
     with ScriptedOpenAIServer(SCRIPT) as srv:
         cli = in_process(srv.base_url, monkeypatch, capsys)
         code, out = cli(
-            "run", str(PRESETS / "react.yaml"), "25 * 4 + 10?", "--no-live", "--checkpoint", str(db), "--thread", "t1"
+            "run",
+            str(PRESETS / "react.yaml"),
+            "25 * 4 + 10?",
+            "--no-live",
+            "--checkpoint",
+            str(db),
+            "--thread",
+            "t1",
         )
         assert code == 0, out
     code, out = cli("threads", "recordings", str(db), "t1", "--json")
@@ -64,10 +78,15 @@ def test_list_export_and_replay_a_threads_recording(
     assert "replay matches the recording" in out and "It is 110." in out
     code, file_out = cli("replay", "out.jsonl")
     assert code == 0 and file_out.splitlines()[0] == out.splitlines()[0]  # the same events, the same count
-    code, out = cli("replay", "--checkpoint", str(db), "--thread", "t1", "--run", run_id, "--export-mock", "m.yaml")
+    code, out = cli(
+        "replay", "--checkpoint", str(db), "--thread", "t1", "--run", run_id, "--export-mock", "m.yaml"
+    )
     assert code == 0 and "It is 110." in (tmp_path / "m.yaml").read_text()
     for args, message in (
-        (("replay", "--checkpoint", str(db), "--thread", "t1", "--run", "nope"), "no recording of run 'nope'"),
+        (
+            ("replay", "--checkpoint", str(db), "--thread", "t1", "--run", "nope"),
+            "no recording of run 'nope'",
+        ),
         (("replay", "--checkpoint", str(db), "--thread", "t9"), "has no recordings"),
         (("replay", "out.jsonl", "--thread", "t1"), "not both"),
         (("replay", "--thread", "t1"), "--checkpoint STORE --thread ID"),
@@ -97,7 +116,8 @@ KILLED = textwrap.dedent(
         return "never"
 
     client = scripted_client([calls(call("block", note="x"), content="Blocking.")])
-    agent = Agent(create_react_node(model_client=client, tools=[block]), checkpointer=sys.argv[1], keep_recordings=True)
+    root = create_react_node(model_client=client, tools=[block])
+    agent = Agent(root, checkpointer=sys.argv[1], keep_recordings=True)
     asyncio.run(agent.run({"messages": [human("go")]}, thread_id="t"))
     """
 )
@@ -106,7 +126,10 @@ KILLED = textwrap.dedent(
 def test_a_run_killed_mid_way_leaves_an_incomplete_recording_that_replay_refuses(tmp_path: Path) -> None:
     db, marker, script = tmp_path / "runs.db", tmp_path / "in-tool", tmp_path / "killed.py"
     script.write_text(KILLED)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path.cwd()), os.environ.get("PYTHONPATH")]))}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(Path.cwd()), os.environ.get("PYTHONPATH")])),
+    }
     proc = subprocess.Popen([sys.executable, str(script), str(db), str(marker)], env=env)
     try:
         wait_until(
@@ -124,7 +147,9 @@ def test_a_run_killed_mid_way_leaves_an_incomplete_recording_that_replay_refuses
         stored_recording(store, "t", label="runs.db")  # its process is gone: not running any more
     # The thread runs on; the killed run's recording is marked incomplete in the store.
     agent = Agent(
-        create_react_node(model_client=scripted_client([reply("Done.")]), tools=[]), checkpointer=store, keep_recordings=True
+        create_react_node(model_client=scripted_client([reply("Done.")]), tools=[]),
+        checkpointer=store,
+        keep_recordings=True,
     )
     result = agent.run_sync({"messages": [human("again")]}, thread_id="t")
     assert result.status == "success"
