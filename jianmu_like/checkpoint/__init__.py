@@ -19,7 +19,7 @@ _EXPORTS = {
     ),
     "._history": ("CheckpointInfo", "CheckpointSummary"),
     "._postgres": ("PostgresCheckpointer",),
-    "._recordings": ("RecordingInfo", "RecordingRetention", "UnknownRecordingError"),
+    "._recordings": ("RecordingInfo", "RecordingRetention", "UnknownRecordingError", "thread_recordings"),
     "._store": (
         "MemoryCheckpointer",
         "SQLiteCheckpointer",
@@ -50,6 +50,7 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from ._recordings import RecordingInfo as RecordingInfo
     from ._recordings import RecordingRetention as RecordingRetention
     from ._recordings import UnknownRecordingError as UnknownRecordingError
+    from ._recordings import thread_recordings as thread_recordings
     from ._store import MemoryCheckpointer as MemoryCheckpointer
     from ._store import SQLiteCheckpointer as SQLiteCheckpointer
     from ._target import is_database_url as is_database_url

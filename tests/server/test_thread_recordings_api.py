@@ -73,7 +73,14 @@ def test_a_recording_serves_no_secret(http: httpx.Client) -> None:
 def test_hostile_and_unknown_ids_are_404s_that_change_nothing(http: httpx.Client) -> None:
     run(http, "add 1", "t")
     [info] = http.get("/api/threads/t/recordings").json()["recordings"]
-    for tid in ("'; DROP TABLE jianmu_recordings; --", "../../etc/passwd", "x" * 4000, "线程", "a\x00b", "%00"):
+    for tid in (
+        "'; DROP TABLE jianmu_recordings; --",
+        "../../etc/passwd",
+        "x" * 4000,
+        "线程",
+        "a\x00b",
+        "%00",
+    ):
         # an id with a slash matches no route (404 naming the path); any other reaches the store
         routed = "/" not in tid
         answer = http.get(f"/api/threads/{quote(tid, safe='')}/recordings")
@@ -87,7 +94,9 @@ def test_hostile_and_unknown_ids_are_404s_that_change_nothing(http: httpx.Client
     assert f"no recording of run 'nope' (recordings: {info['run_id']})" in missing.json()["error"]
     assert "runs.db" not in missing.json()["error"]  # the store's path is not shown
     assert http.get("/api/threads/t/recordings/a%2Fb").status_code == 404
-    assert [i["run_id"] for i in http.get("/api/threads/t/recordings").json()["recordings"]] == [info["run_id"]]
+    assert [i["run_id"] for i in http.get("/api/threads/t/recordings").json()["recordings"]] == [
+        info["run_id"]
+    ]
     port = int(str(http.base_url).rstrip("/").rsplit(":", 1)[1])
     for path in ("/api/threads/t/recordings", f"/api/threads/t/recordings/{info['run_id']}"):
         reply = request(port, "GET", path, host="attacker.example")
