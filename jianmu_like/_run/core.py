@@ -392,7 +392,7 @@ class RunCore:
         run_id = self.new_run_id()
         hub = self.telemetry
         recordings = [r for r in ((record[0], self.recording) if record else ()) if r is not None]
-        kept = self._kept_recording(event, run_id) if record else None
+        kept = await self._kept_recording(event, run_id) if record else None
         if kept is not None:
             recordings.append(kept.recording)
         rules = self.substitutions
@@ -419,11 +419,11 @@ class RunCore:
             raise
         for recording in recordings:
             recording.record_result(result.status, result.final_answer)
-        if kept is not None:
-            kept.end(result.status)
+        if kept is not None:  # off the loop: a database round trip (PostgreSQL) blocks no other run
+            await asyncio.to_thread(kept.end, result.status)
         return result
 
-    def _kept_recording(
+    async def _kept_recording(
         self, event: type[ev.RunStarted | ev.RunResumed], run_id: str
     ) -> ThreadRecording | None:
         """This operation's recording in the thread's store, when recordings are kept (see
@@ -434,7 +434,8 @@ class RunCore:
         retention = retention_of(self.keep_recordings)
         if retention is None:
             return None
-        return ThreadRecording.begin(
+        return await asyncio.to_thread(
+            ThreadRecording.begin,
             recorder.checkpointer,
             retention,
             op="run" if event is ev.RunStarted else "resume",

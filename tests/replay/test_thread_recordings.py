@@ -209,3 +209,20 @@ def test_a_thread_without_recordings_says_how_to_keep_them(tmp_path: Path) -> No
         stored_recording(store, "t", "r2", label="runs.db")
     store.close()
     assert read_recording  # the file API stays the same
+
+
+async def test_on_postgresql_a_run_and_its_resume_replay_from_the_store(postgres_url: str) -> None:
+    node = {"constraints": GuardEnforcer([needs_approval])}
+    agent = calc_agent(SCRIPT, postgres_url, keep_recordings=True, node=node)
+    first = await agent.run({"messages": [human("6*7?")]}, thread_id="pg")
+    [approval] = first.pending_approvals
+    done = await agent.resume({approval.id: "approve"}, thread_id="pg")
+    assert done.final_answer == "It is 42."
+    store = agent.checkpointer
+    assert store is not None
+    [info] = store.recordings("pg")
+    assert (info.run_id, info.status) == (first.run_id, "success")
+    data = store.read_recording("pg", info.run_id)
+    replayed = await areplay(data, agent=lambda: calc_agent([], node=node))
+    assert (replayed.status, replayed.final_answer, replayed.run_id) == ("success", "It is 42.", done.run_id)
+    await agent.aclose()
