@@ -80,7 +80,9 @@ class StoreSink(io.BytesIO):
         return written
 
     def flush(self) -> None:
-        if self.tell():
+        """The recorder flushes at an operation's end (then `ThreadRecording.end` pushes the
+        rest with the status, one transaction) and after its `truncated` line (pushed now)."""
+        if self.tell() and self.recording is not None and self.recording.truncated:
             self.push("running")
 
     def close(self) -> None:

@@ -26,7 +26,7 @@ from jianmu_like.checkpoint import (
 from jianmu_like.guard import GuardDecision, GuardEnforcer
 from jianmu_like.replay import RecordingError, areplay, parse_recording, read_recording
 from jianmu_like.telemetry.events import Event
-from jianmu_like.testing import call, calls, reply, scripted_client
+from jianmu_like.testing import PATIENCE, call, calls, reply, scripted_client
 from jianmu_like.tools.builtin import calculator
 
 SCRIPT = [calls(call("calculator", expression="6*7"), content="Let me compute."), reply("It is 42.")]
@@ -226,3 +226,34 @@ async def test_on_postgresql_a_run_and_its_resume_replay_from_the_store(postgres
     replayed = await areplay(data, agent=lambda: calc_agent([], node=node))
     assert (replayed.status, replayed.final_answer, replayed.run_id) == ("success", "It is 42.", done.run_id)
     await agent.aclose()
+
+
+async def test_a_cancelled_run_leaves_an_incomplete_recording(tmp_path: Path) -> None:
+    from jianmu_like import tool
+
+    entered, never = asyncio.Event(), asyncio.Event()
+
+    @tool
+    async def block(note: str) -> str:
+        """Wait until released.
+
+        Args:
+            note: Anything.
+        """
+        entered.set()
+        await never.wait()
+        return "released"
+
+    store = SQLiteCheckpointer(tmp_path / "runs.db")
+    root = create_react_node(model_client=scripted_client([calls(call("block", note="x"))]), tools=[block])
+    agent = Agent(root, checkpointer=store, keep_recordings=True)
+    task = asyncio.create_task(agent.run({"messages": [human("go")]}, thread_id="c"))
+    await asyncio.wait_for(entered.wait(), PATIENCE)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    [info] = store.recordings("c")
+    assert info.status == "incomplete" and info.ended_at is not None and not info.replayable
+    with pytest.raises(RecordingError, match="incomplete: its run stopped mid-way"):
+        stored_recording(store, "c", label="runs.db")
+    store.close()
