@@ -76,14 +76,7 @@ class Agent(RunFacade):
         recording in the checkpoint store instead (`RecordingRetention`: how many per thread,
         how large; True: the defaults; default: the configuration's `checkpoints.recordings`,
         off unless set): `checkpointer.recordings(thread_id)` lists them (docs/guides/replay.md)."""
-        retention = check_retention(keep_recordings)
-        if retention not in (None, False) and checkpointer is None:
-            from .checkpoint._contract import CheckpointError
-
-            raise CheckpointError(
-                "keep_recordings keeps a thread's runs in its checkpoint store: give "
-                "Agent(checkpointer=...) too (or record=FILE to record without a store)"
-            )
+        retention = check_retention(keep_recordings)  # without a store, a run() is refused
         read = read_tree(root, state_schema, keys)  # a given schema completed from the preset's
         self.root = root
         self._tree = OwnedTree(root)

@@ -231,6 +231,11 @@ class RunCore:
         routed = self.route(input_data) if input_data else {}  # bad input changes nothing
         if checkpointer is not None:
             self.use_checkpointer(checkpointer)
+        if self.recorder is None and self.keep_recordings not in (None, False):
+            raise CheckpointError(
+                "keep_recordings keeps a thread's runs in its checkpoint store: give the agent a "
+                "checkpointer (Agent(checkpointer=...) or run(checkpointer=...)), or record=FILE"
+            )
         if thread_id is None and self.conversation:
             thread_id = self.threads.current  # a conversation continues its own thread
         root, runner = self.trees.acquire(self.threads.current)

@@ -196,8 +196,17 @@ def test_bad_values_are_refused(tmp_path: Path) -> None:
     assert RecordingRetention(max_bytes="16MiB").max_bytes == 16 * 1024 * 1024  # type: ignore[arg-type]
     with pytest.raises(CheckpointError, match="keep_recordings takes a RecordingRetention"):
         calc_agent([], str(tmp_path / "x.db"), keep_recordings={"max_runs": 2})
-    with pytest.raises(CheckpointError, match=r"give Agent\(checkpointer=\.\.\.\) too"):
-        calc_agent([], keep_recordings=True)
+    storeless = calc_agent([], keep_recordings=True)
+    with pytest.raises(
+        CheckpointError, match=r"give the agent a checkpointer \(Agent\(checkpointer=\.\.\.\) or run"
+    ):
+        storeless.run_sync({"messages": [human("6*7?")]})
+    # given at run time, the store keeps them
+    store = SQLiteCheckpointer(tmp_path / "later.db")
+    late = calc_agent(SCRIPT, keep_recordings=True)
+    late.run_sync({"messages": [human("6*7?")]}, thread_id="t", checkpointer=store)
+    assert [i.status for i in store.recordings("t")] == ["success"]
+    store.close()
 
 
 def test_a_thread_without_recordings_says_how_to_keep_them(tmp_path: Path) -> None:
