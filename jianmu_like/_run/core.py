@@ -276,6 +276,9 @@ class RunCore:
             # answered before the new input (see open_calls).
             self._repaired = repair_open_calls(sm, self.keys, entries, thread_id=thread_id or self.thread_id)
             self.interrupts.drop()  # follow-ups of an abandoned suspended run
+            # What the run starts from (the thread's state so far), for its recordings: a replay
+            # restores it before the run, so a thread's later runs replay too.
+            start = sm.snapshot() if self._recorded(record) else None
             sm.reset_for_run()
             for namespace, values in routed.items():
                 sm.update(values, namespace)
@@ -286,6 +289,8 @@ class RunCore:
 
             def note(recording: RunRecording, run_id: str) -> None:
                 recording.record_run(input_data, thread_id, run_id)
+                if start is not None:
+                    recording.write({"kind": "state", "state": start}, ("state",))
 
             try:
                 return await self._drive(
@@ -427,6 +432,12 @@ class RunCore:
         if kept is not None:  # off the loop: a database round trip (PostgreSQL) blocks no other run
             await asyncio.to_thread(kept.end, result.status)
         return result
+
+    def _recorded(self, record: RunRecording | None) -> bool:
+        """Whether the next run is recorded (a file, the agent's recording, or the thread's)."""
+        if record is not None or self.recording is not None:
+            return True
+        return self.recorder is not None and retention_of(self.keep_recordings) is not None
 
     async def _kept_recording(
         self, event: type[ev.RunStarted | ev.RunResumed], run_id: str

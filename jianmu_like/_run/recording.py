@@ -240,13 +240,20 @@ class RunRecording:
         data += b"\n"
         size = len(data)
         if self.written + size > self.max_bytes:
-            self.truncated = True
-            note = {"kind": "truncated", "at_bytes": self.written, "max_bytes": self.max_bytes}
-            file.write(to_json(note) + b"\n")
-            file.flush()
+            self.truncate()
             return
         self.written += size
         file.write(data)
+
+    def truncate(self) -> None:
+        """Write the `truncated` line: nothing more is written after it."""
+        file = self._file
+        if file is None or self.truncated:
+            return
+        self.truncated = True
+        note = {"kind": "truncated", "at_bytes": self.written, "max_bytes": self.max_bytes}
+        file.write(to_json(note) + b"\n")
+        file.flush()
 
     def close(self) -> None:
         file, self._file = self._file, None
@@ -298,7 +305,7 @@ class RunRecording:
             return
         data = b'{"kind":"event","tick":%d,' % self.tick() + to_json(event.wire(), fallback=repr)[1:] + b"\n"
         if self.written + len(data) > self.max_bytes:
-            self.write({})  # writes the truncation note
+            self.truncate()
             return
         self.written += len(data)
         file.write(data)

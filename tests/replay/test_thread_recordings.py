@@ -266,3 +266,44 @@ async def test_a_cancelled_run_leaves_an_incomplete_recording(tmp_path: Path) ->
     with pytest.raises(RecordingError, match="incomplete: its run stopped mid-way"):
         stored_recording(store, "c", label="runs.db")
     store.close()
+
+
+def test_an_event_past_the_limit_truncates_even_when_a_few_bytes_are_left(tmp_path: Path) -> None:
+    """The event line that does not fit ends the recording with the `truncated` line (it used to
+    write an empty `{}` line when 3 bytes were left, and the file could not be read)."""
+    from jianmu_like.replay import RunRecording
+    from jianmu_like.telemetry import events as ev
+    from jianmu_like.telemetry._hub import TelemetryHub
+
+    path = tmp_path / "small.jsonl"
+    recording = RunRecording(path, max_bytes=4096)
+    recording.written = 4096 - 10  # room for `{}` but not for an event
+    hub = TelemetryHub()
+    with recording.recording(hub):
+        hub.emit(ev.RunStarted, node="root", namespace=None, thread_id="t")
+    recording.close()
+    assert [json.loads(raw)["kind"] for raw in path.read_bytes().splitlines()] == ["header", "truncated"]
+    with pytest.raises(RecordingError, match="truncated at its size limit"):
+        read_recording(path)
+
+
+async def test_a_threads_later_run_replays_from_the_state_it_started_from(tmp_path: Path) -> None:
+    """A run that continues a thread starts from the thread's conversation so far: its
+    recording (kept or a file) holds that state, and the replay starts from it."""
+    store = SQLiteCheckpointer(tmp_path / "runs.db")
+    agent = calc_agent(SCRIPT * 2, store, keep_recordings=True)
+    await agent.run({"messages": [human("6*7?")]}, thread_id="t")
+    second = await agent.run({"messages": [human("and again?")]}, thread_id="t", record=tmp_path / "2.jsonl")
+    newest, _first = store.recordings("t")
+    assert newest.run_id == second.run_id
+    data = store.read_recording("t", newest.run_id)
+    [state] = [line["state"] for line in parse_recording(data, "stored") if line["kind"] == "state"]
+    assert [m["content"] for m in state["messages"]][-1] == "It is 42."  # the first run's end
+    seen: list[Event] = []
+    replayed = await areplay(data, agent=offline, on_event=seen.append)
+    assert [m.content for m in replayed.state.messages] == [m.content for m in second.state.messages]
+    assert len(replayed.state.messages) == len(second.state.messages) > 4
+    from_file = await areplay(tmp_path / "2.jsonl", agent=offline)
+    assert from_file.final_answer == replayed.final_answer == "It is 42."
+    assert seen and all(e.run_id == second.run_id for e in seen)
+    store.close()
