@@ -11,8 +11,14 @@ reason is dropped). When a matching node is about to be entered
 it does not tick: it reports RUNNING and the run waits on an `Approval` of kind `breakpoint` —
 the one interruption path every wait of a run takes, so the run suspends, is checkpointed (a
 paused run with a store survives a restart paused), is listed and decided like an approval, and
-nothing is held open meanwhile. Its ancestors that run one child at a time (a memory sequence, a
-loop) tick nothing else; below a parallel, the siblings of the paused node still tick.
+nothing is held open meanwhile. The whole tree pauses with it: while a pause waits for its
+decision, no other node is entered either — a node about to be entered (a sibling below a
+parallel, the next child of a sequence whose running child just finished) is held the same way,
+unticked and reported RUNNING, and entered once no pause waits (the tick that applies the
+decision enters the paused node and the nodes held beside it). A node already running when the
+pause came (a parallel sibling's model or tool call in flight) is not cut off: it ticks on, so
+its call finishes and its result is written to the state (nothing lost, nothing run twice), but
+what it would enter next is held.
 
 The decision says how to go on: approve continues (with `arguments` `{"step": true}` the run
 pauses again at the next node entered, and `{"state": {...}}` first replaces those state keys,
@@ -217,6 +223,8 @@ class Breakpoints:
         """Ends the hub subscription that watches for the event rules' types (while any)."""
         self._own = False
         """True while publishing a pause's own events (never a trigger: it would pause again)."""
+        self._held: set[int] = set()
+        """Nodes (by id) held unentered because a pause waited when they were due (`ask`)."""
 
     def set(self, items: Iterable[BreakpointRule | dict[str, Any]]) -> None:
         """Replace the breakpoints (each validated: a bad one is a ValueError, nothing changes; one
@@ -329,8 +337,18 @@ class Breakpoints:
             self.stepping = bool(edits.get("step"))
             node.status = Status.INVALID  # held without initialise(): enter it now
             return "tick"
-        if node.status == Status.RUNNING:
-            return "tick"
+        held = id(node) in self._held
+        if held and node.status != Status.RUNNING:  # halted meanwhile: entered afresh if ticked
+            self._held.discard(id(node))
+            held = False
+        if node.status == Status.RUNNING and not held:
+            return "tick"  # already entered: its work in flight finishes
+        if self._waiting():
+            self._held.add(id(node))  # the whole tree pauses: not entered while a pause waits
+            return "hold"
+        if held:
+            self._held.discard(id(node))
+            node.status = Status.INVALID  # held without initialise(): enter it now
         trigger = self._matches(node, node_id, path)
         if trigger is None:
             return "tick"
@@ -338,6 +356,14 @@ class Breakpoints:
         self._trigger = None
         self._pause(node, node_id, path, trigger)
         return "hold"
+
+    def _waiting(self) -> bool:
+        """A pause waits for its decision (one decided is applied when its node is reached)."""
+        pauses = self.paused()
+        if not pauses:
+            return False
+        decisions: dict[str, ApprovalDecision] = self._sm.get(self._keys.approval_decisions) or {}
+        return any(pause.id not in decisions for pause in pauses)
 
     def _matches(self, node: py_trees.behaviour.Behaviour, node_id: str, path: str) -> dict[str, Any] | None:
         """What makes `node` pause as it is entered (the pause's `trigger`), or None."""
