@@ -47,6 +47,7 @@ __all__ = [
     "RunRecording",
     "areplay",
     "export_mock",
+    "load_replay_agent",
     "mock_replies",
     "read_recording",
     "replay",
