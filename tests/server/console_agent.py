@@ -117,9 +117,19 @@ def changed() -> Agent:
 
 
 def record(path: Any, question: str, entry: str = "tests.server.console_agent:replayable") -> None:
-    """Record one run of the console agent into `path`, naming `entry` as its agent."""
+    """Record one run of the console agent into `path`, naming `entry` as its agent (in a thread
+    of its own: a browser test's thread runs Playwright's event loop)."""
     from jianmu_like import human
     from jianmu_like._run.recording import RunRecording
 
-    agent = Agent(build_root(), log_events=False, record=RunRecording(path, agent=entry))
-    agent.run_sync({"messages": [human(question)]})
+    from concurrent.futures import ThreadPoolExecutor
+
+    async def once() -> None:
+        agent = Agent(build_root(), log_events=False, record=RunRecording(path, agent=entry))
+        try:
+            await agent.run({"messages": [human(question)]})
+        finally:
+            await agent.aclose()
+
+    with ThreadPoolExecutor(1) as pool:  # its own event loop (a browser test's thread has one)
+        pool.submit(asyncio.run, once()).result(PATIENCE)
