@@ -308,7 +308,9 @@ def fan(go: asyncio.Event) -> Agent:
     entered.clear()
     slow = py_trees.composites.Sequence("Slow", memory=True, children=[Work("Work", go), Mark("After")])
     root = py_trees.composites.Parallel(
-        "Fan", policy=py_trees.common.ParallelPolicy.SuccessOnAll(), children=[slow, Mark("Paused"), Mark("Later")]
+        "Fan",
+        policy=py_trees.common.ParallelPolicy.SuccessOnAll(),
+        children=[slow, Mark("Paused"), Mark("Later")],
     )
     return Agent(root, ReActState, log_events=False)
 

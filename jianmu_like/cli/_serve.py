@@ -152,6 +152,7 @@ def serve_command(args: argparse.Namespace, console: Console, errors: Console) -
         model_name=Path(args.agent_file).stem,  # each served agent file is a model of /v1/
         a2a=validate_agent_file(args.agent_file, allow_modules=args.allow_module).a2a_card(),
         recordings=args.recordings,
+        allow_modules=args.allow_module,
     )
     sock = listening_socket(args.host, args.port)  # a busy port: said before any banner
     port = int(sock.getsockname()[1])  # --port 0: the one the system chose

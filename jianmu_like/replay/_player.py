@@ -468,7 +468,7 @@ def load_replay_agent(agent: AgentSource | None, header: Mapping[str, Any], sour
             f"{source}: the recording names no agent file or Python entry (recorded from code): "
             "give the agent to replay on (agent=... / --agent FILE)"
         )
-    if _ENTRY.match(where) and not Path(where).exists():
+    if entry_of(where) is not None:
         module_name, _, function = where.partition(":")
         try:
             factory = getattr(importlib.import_module(module_name), function)
@@ -482,6 +482,14 @@ def load_replay_agent(agent: AgentSource | None, header: Mapping[str, Any], sour
 
     loaded: Agent = load_agent(where)
     return loaded
+
+
+def entry_of(where: Any) -> str | None:
+    """The `module:function` entry a recording's `agent` names (None: an agent file's path, or
+    nothing): what replay imports and calls to build the agent."""
+    if isinstance(where, str) and _ENTRY.match(where) and not Path(where).exists():
+        return where
+    return None
 
 
 def revive(agent: Agent, data: Mapping[str, Any]) -> dict[str, Any]:

@@ -64,6 +64,7 @@ def create_app(
     a2a: A2ACard | None = None,
     recordings: str | Path | None = None,
     max_recording_bytes: int = MAX_RECORDING_BYTES,
+    allow_modules: Sequence[str] = (),
 ) -> Starlette:
     """The ASGI app serving agents made by `agent_factory` (one per conversation: an `Agent`,
     or a `Conversation` of an `AgentTemplate` for cheap ones).
@@ -90,7 +91,8 @@ def create_app(
     at `/a2a/`.
 
     `recordings` is a folder of recordings the console opens (`server._recordings`: each
-    replayed as a run of its own; files of at most `max_recording_bytes`); None: none.
+    replayed as a run of its own; files of at most `max_recording_bytes`; a recording's
+    `module:function` agent only from `allow_modules` or `agents.allowed_modules`); None: none.
     """
     check_token(token)
     settings = get_config().server
@@ -113,7 +115,7 @@ def create_app(
         a2a=a2a,
         on_shutdown=on_shutdown,
         debugging=debugging,
-        recordings=Recordings(recordings, max_recording_bytes),
+        recordings=Recordings(recordings, max_recording_bytes, allow_modules),
     )
     registry.sample = server.sample  # its store's suspended threads are offered to decide
     server.table = route_table(server)

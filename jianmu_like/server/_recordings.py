@@ -16,27 +16,33 @@ Who can open what: only a `.jsonl` file directly in the folder, by its name (no 
 link leads out of the folder to), of at most `max_bytes`; the routes are `/api/` routes behind the
 server's token, Host and origin checks. A file that is not a recording, or names an agent that
 cannot be loaded, is a 422 saying why. The agent a recording names (its agent file, or a
-`module:function` entry) is loaded as `jianmu-like replay` loads it: the folder is the operator's,
-trusted as the agent file the server serves is.
+`module:function` entry) is loaded as `jianmu-like replay` loads it, within the server's rules for
+code: an agent file confined as the served one is (its tools from its own folder or allowed
+modules), an entry only from a module allowed (`--allow-module`, `agents.allowed_modules`): a
+recording is data, and may come from someone else.
 """
 
 from __future__ import annotations
 
 import datetime
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 from starlette.requests import Request
 
+from .._config import get_config
 from .._redact import redact
-from ..errors import JianmuError
 from .._run.result import AgentResult
+from ..agentfile._modules import HOW_TO_ALLOW, ModulePolicy
+from ..errors import JianmuError
 from ..replay import (
     Divergence,
     RecordingError,
     ReplayDivergence,
     areplay,
+    entry_of,
     load_replay_agent,
     read_recording,
 )
@@ -86,11 +92,16 @@ class ReplayStarted(BaseModel):
 
 
 class Recordings:
-    """The folder of recordings a server opens (None: none)."""
+    """The folder of recordings a server opens (None: none); `allow_modules` (with the
+    configuration's `agents.allowed_modules`) are the modules a recording's Python entry may
+    name."""
 
-    def __init__(self, folder: str | Path | None, max_bytes: int = MAX_BYTES) -> None:
+    def __init__(
+        self, folder: str | Path | None, max_bytes: int = MAX_BYTES, allow_modules: Sequence[str] = ()
+    ) -> None:
         self.folder = Path(folder).resolve() if folder is not None else None
         self.max_bytes = max_bytes
+        self.policy = ModulePolicy(names=(*get_config().agents.allowed_modules, *allow_modules))
         if self.folder is not None and not self.folder.is_dir():
             raise ValueError(f"recordings folder {str(folder)!r} is not a directory")
 
@@ -130,6 +141,23 @@ class Recordings:
             )
         return path
 
+    def check_agent(self, name: str, header: dict[str, Any]) -> None:
+        """Refuse a recording whose agent is a `module:function` entry of a module not allowed:
+        importing it runs its code, and calling the function more (`os:abort` would end the
+        server). An agent file is loaded confined, as the served one is (`agentfile._modules`)."""
+        where = entry_of(header.get("agent"))
+        if where is None:
+            return
+        module = where.partition(":")[0]
+        if not self.policy.allows_name(module):
+            problem = (
+                f"it names the Python entry {where!r}, and the server imports a recording's module only "
+                f"when allowed: {HOW_TO_ALLOW.format(name=module)}"
+            )
+            raise BadRequest(
+                f"cannot open recording {name!r}: {problem}", [{"field": "name", "message": problem}]
+            )
+
 
 def recorded_steps(
     tree: Any, lines: list[dict[str, Any]], divergence: Divergence
@@ -158,11 +186,18 @@ def recorded_steps(
         chain = [ids[p] for p in ("/".join(parts[: i + 1]) for i in range(len(parts))) if p in ids]
         now = [node_id for node_id, _ in chain]
         changes: list[NodeChange] = [
-            {"id": node_id, "name": names[node_id], "status": "INVALID"} for node_id in shown if node_id not in now
+            {"id": node_id, "name": names[node_id], "status": "INVALID"}
+            for node_id in shown
+            if node_id not in now
         ]
         changes += [{"id": node_id, "name": name, "status": "RUNNING"} for node_id, name in chain]
         shown = now
-        event = {"type": line.get("type"), "node": node, "tick": line.get("tick"), "data": redact(line.get("data"))}
+        event = {
+            "type": line.get("type"),
+            "node": node,
+            "tick": line.get("tick"),
+            "data": redact(line.get("data")),
+        }
         steps.append((changes, event))
     return steps
 
@@ -178,13 +213,18 @@ def recording_routes(registry: RunRegistry, recordings: Recordings) -> list[ApiR
         path = recordings.path(name)
         try:
             lines = read_recording(path)
-            agent = load_replay_agent(None, lines[0], name)
         except RecordingError as exc:
-            raise BadRequest(f"cannot open recording {name!r}: {exc}", [{"field": "name", "message": str(exc)}]) from None
-        except JianmuError as exc:  # the agent it names does not load (a bad agent file)
             raise BadRequest(
-                f"cannot open recording {name!r}: its agent does not load: {exc}",
-                [{"field": "name", "message": str(exc)}],
+                f"cannot open recording {name!r}: {exc}", [{"field": "name", "message": str(exc)}]
+            ) from None
+        recordings.check_agent(name, lines[0])
+        try:
+            agent = load_replay_agent(None, lines[0], name)
+        except Exception as exc:  # the agent it names does not load (a bad agent file, a factory that raises)
+            why = str(exc) if isinstance(exc, JianmuError) else f"{type(exc).__name__}: {exc}"
+            raise BadRequest(
+                f"cannot open recording {name!r}: its agent does not load: {why}",
+                [{"field": "name", "message": why}],
             ) from None
         if not any(line.get("kind") == "run" for line in lines):
             await agent.aclose()

@@ -119,10 +119,10 @@ def changed() -> Agent:
 def record(path: Any, question: str, entry: str = "tests.server.console_agent:replayable") -> None:
     """Record one run of the console agent into `path`, naming `entry` as its agent (in a thread
     of its own: a browser test's thread runs Playwright's event loop)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from jianmu_like import human
     from jianmu_like._run.recording import RunRecording
-
-    from concurrent.futures import ThreadPoolExecutor
 
     async def once() -> None:
         agent = Agent(build_root(), log_events=False, record=RunRecording(path, agent=entry))

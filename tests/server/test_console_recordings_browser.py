@@ -24,7 +24,10 @@ from tests.server.test_console_tree_browser import shot
 def served() -> Agent:
     """The served agent: another tree (its nodes named `Served.*`) than the recordings'."""
     root = create_react_node(
-        name="Served", model_client=scripted_client(responder), tools=[add], config=ReActConfig(max_iterations=3)
+        name="Served",
+        model_client=scripted_client(responder),
+        tools=[add],
+        config=ReActConfig(max_iterations=3),
     )
     return Agent(root, log_events=False)
 
@@ -32,7 +35,7 @@ def served() -> Agent:
 def test_a_recording_opened_drawn_and_scrubbed(page: Any, tmp_path: Path) -> None:
     record(tmp_path / "add-7.jsonl", "add 7")
     record(tmp_path / "changed.jsonl", "add 7", entry="tests.server.console_agent:changed")
-    with live_server(create_app(served, recordings=tmp_path)) as url:
+    with live_server(create_app(served, recordings=tmp_path, allow_modules=["tests.server"])) as url:
         page.goto(url + "/")
         tools = page.locator('#tree .node[data-id="0.0.1"] .name')
         expect(tools).to_have_text("Served.Tools")
@@ -82,7 +85,9 @@ def test_a_recording_opened_drawn_and_scrubbed(page: Any, tmp_path: Path) -> Non
         expect(run.locator(".run-error")).to_contain_text("model request differs")
         expect(page.locator("#run-status")).to_have_attribute("data-status", "failure")
         page.locator("#timeline-range").fill(page.locator("#timeline-range").get_attribute("max") or "0")
-        expect(detail.locator("li.recorded")).to_contain_text("from the recording (the replay diverged before)")
+        expect(detail.locator("li.recorded")).to_contain_text(
+            "from the recording (the replay diverged before)"
+        )
 
         # A new conversation draws the served agent's tree again.
         page.locator("#new-thread").click()

@@ -21,6 +21,7 @@ from tests.server.sse_live import live_server, read_events, sse_events
 def serve(folder: Path | None, **options: Any) -> Any:
     from jianmu_like import Agent
 
+    options.setdefault("allow_modules", ["tests.server"])  # the recordings' agents: console_agent's
     return create_app(lambda: Agent(build_root(), log_events=False), recordings=folder, **options)
 
 
@@ -92,13 +93,19 @@ def test_bad_names_big_files_and_non_recordings_are_refused(folder: Path, tmp_pa
     (own / "link.jsonl").symlink_to(tmp_path / "outside.jsonl")
     (own / "notes.jsonl").write_text('{"kind": "note"}\n')
     (own / "broken.jsonl").write_text("{" * 5000 + "\n")
-    (own / "big.jsonl").write_text((folder / "add.jsonl").read_text())
+    (own / "big.jsonl").write_text((folder / "add.jsonl").read_text() + "\n" * 4096)
+    lines = (folder / "add.jsonl").read_text().splitlines()
+    header = json.loads(lines[0])
+    for name, agent in (("hostile.jsonl", "os:abort"), ("elsewhere.jsonl", str(tmp_path / "gone.yaml"))):
+        (own / name).write_text("\n".join([json.dumps({**header, "agent": agent}), *lines[1:]]) + "\n")
     size = (own / "big.jsonl").stat().st_size
-    with live_server(serve(own, max_recording_bytes=size - 1)) as url, httpx.Client(
-        base_url=url, timeout=PATIENCE
-    ) as http:
+    with (
+        live_server(serve(own, max_recording_bytes=size - 1, allow_modules=[])) as url,
+        httpx.Client(base_url=url, timeout=PATIENCE) as http,
+    ):
         names = [r["name"] for r in http.get("/api/recordings").json()["recordings"]]
-        assert names == ["big.jsonl", "broken.jsonl", "notes.jsonl"]  # not the link out of it
+        # not the link out of the folder
+        assert names == ["big.jsonl", "broken.jsonl", "elsewhere.jsonl", "hostile.jsonl", "notes.jsonl"]
         for name in ("link.jsonl", "..%2Foutside.jsonl", "outside.jsonl", "big.txt"):
             answer = http.post(f"/api/recordings/{name}/replay", json={})
             assert answer.status_code == 404, (name, answer.text)
@@ -108,6 +115,12 @@ def test_bad_names_big_files_and_non_recordings_are_refused(folder: Path, tmp_pa
         assert answer.status_code == 422 and "not a jianmu-like recording" in answer.json()["error"]
         answer = http.post("/api/recordings/broken.jsonl/replay", json={})
         assert answer.status_code == 422 and "not JSON" in answer.json()["error"]
+        # A recording naming a Python entry the server may not import: refused, not imported.
+        answer = http.post("/api/recordings/hostile.jsonl/replay", json={})
+        assert answer.status_code == 422, answer.text
+        assert "'os:abort'" in answer.json()["error"] and "--allow-module os" in answer.json()["error"]
+        answer = http.post("/api/recordings/elsewhere.jsonl/replay", json={})
+        assert answer.status_code == 422 and "gone.yaml" in answer.json()["error"]
         assert http.post("/api/recordings/big.jsonl/replay", json={"live": True}).status_code == 422
         assert http.get("/api/runs").json()["runs"] == []  # nothing was started
 
@@ -117,9 +130,10 @@ def test_without_a_folder_from_another_origin_or_without_the_token(folder: Path)
         assert http.get("/api/recordings").json()["folder"] is False
         answer = http.post("/api/recordings/add.jsonl/replay", json={})
         assert answer.status_code == 404 and "--recordings" in answer.json()["error"]
-    with live_server(serve(folder, token="s3cret-token-value")) as url, httpx.Client(
-        base_url=url, timeout=PATIENCE
-    ) as http:
+    with (
+        live_server(serve(folder, token="s3cret-token-value")) as url,
+        httpx.Client(base_url=url, timeout=PATIENCE) as http,
+    ):
         assert http.get("/api/recordings").status_code == 401
         assert http.post("/api/recordings/add.jsonl/replay", json={}).status_code == 401
         auth = {"Authorization": "Bearer s3cret-token-value"}
