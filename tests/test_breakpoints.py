@@ -360,3 +360,36 @@ async def test_a_step_enters_the_held_nodes_and_pauses_at_the_next_one() -> None
     assert entered == ["Work", "Work done", "After", "Paused"]
     result = await bot.resume(decisions={again.id: True})
     assert result.status == "success" and entered[-1] == "Later"
+
+
+async def test_a_pause_holds_the_children_a_dynamic_parallel_builds_at_run_time() -> None:
+    """A supervisor's sub-agents are built per run (DynamicParallel): a pause elsewhere holds
+    them as well; their calls in flight finish, their next nodes wait."""
+    from jianmu_like.bt import DynamicParallel
+
+    go = asyncio.Event()
+    entered.clear()
+
+    def build(index: int, item: str) -> py_trees.behaviour.Behaviour:
+        return py_trees.composites.Sequence(
+            item, memory=True, children=[Work(f"{item}.work", go), Mark(f"{item}.after")]
+        )
+
+    agents = DynamicParallel("Agents", plan=lambda node: ["a", "b"], build=build)
+    root = py_trees.composites.Parallel(
+        "Fan", policy=py_trees.common.ParallelPolicy.SuccessOnAll(), children=[agents, Mark("Paused")]
+    )
+    bot = Agent(root, ReActState, log_events=False)
+    asked_for = asyncio.Event()
+    bot.telemetry.subscribe(lambda e: asked_for.set() if e.type == "interruption.requested" else None)
+    bot.breakpoints.set([{"node": "Paused"}])
+    run = asyncio.ensure_future(bot.run())
+    await asyncio.wait_for(asked_for.wait(), PATIENCE)
+    go.set()
+    result = await asyncio.wait_for(run, PATIENCE)
+    [pause] = result.pending_approvals
+    assert sorted(entered) == ["a.work", "a.work done", "b.work", "b.work done"]  # no .after
+    bot.breakpoints.set([])
+    result = await bot.resume(decisions={pause.id: True})
+    assert result.status == "success"
+    assert {"a.after", "b.after", "Paused"} <= set(entered)

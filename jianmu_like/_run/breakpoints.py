@@ -13,7 +13,8 @@ the one interruption path every wait of a run takes, so the run suspends, is che
 paused run with a store survives a restart paused), is listed and decided like an approval, and
 nothing is held open meanwhile. The whole tree pauses with it: while a pause waits for its
 decision, no other node is entered either — a node about to be entered (a sibling below a
-parallel, the next child of a sequence whose running child just finished) is held the same way,
+parallel, the next child of a sequence whose running child just finished, a node of a subtree a
+DynamicParallel builds at run time: `on_children` watches those) is held the same way,
 unticked and reported RUNNING, and entered once no pause waits (the tick that applies the
 decision enters the paused node and the nodes held beside it). A node already running when the
 pause came (a parallel sibling's model or tool call in flight) is not cut off: it ticks on, so
@@ -288,21 +289,36 @@ class Breakpoints:
         # may come back watched by another conversation's breakpoints, and is unwatched here.
         active = bool(self.items or self.stepping or self.paused())
         self._trigger = None  # seen in an earlier run (or before a suspension): not this one's
+        if not active:
+            self._held.clear()  # no pause: nothing is held
         for node_id, path, node in node_ids(root):
-            cls = type(node)
-            base = getattr(cls, "_jianmu_watched", None)
             if active:
-                self._ids[id(node)] = (node_id, path)
-                node._jianmu_breakpoints = self  # type: ignore[attr-defined]
-                if base is None:
-                    node.__class__ = _watched_class(cls)
+                self._watch(node, node_id, path)
             else:
                 # A pooled tree's old gate goes; removed, not set to None: one more attribute
                 # would take the loop's nodes past CPython's inline-attribute limit (see
                 # tests/nodes/test_react_nodes.py), and every run without breakpoints pays that.
                 node.__dict__.pop("_jianmu_breakpoints", None)
+                node.__dict__.pop("on_children", None)
+                base = getattr(type(node), "_jianmu_watched", None)
                 if base is not None:
                     node.__class__ = base
+
+    def _watch(self, node: py_trees.behaviour.Behaviour, node_id: str, path: str) -> None:
+        self._ids[id(node)] = (node_id, path)
+        node._jianmu_breakpoints = self  # type: ignore[attr-defined]
+        if getattr(type(node), "_jianmu_watched", None) is None:
+            node.__class__ = _watched_class(type(node))
+        if getattr(node, "runtime_children", False):  # a DynamicParallel: its children come later
+            node.on_children = self._watch_children  # type: ignore[attr-defined]
+
+    def _watch_children(self, parent: py_trees.behaviour.Behaviour) -> None:
+        """Watch the subtrees `parent` built at run time (a supervisor's sub-agents), named
+        below it as `GET /api/agent` would name them: a pause holds them as any other node."""
+        parent_id, parent_path = self._ids.get(id(parent), ("", parent.name))
+        for i, child in enumerate(parent.children):
+            for node_id, path, node in node_ids(child):
+                self._watch(node, f"{parent_id}.{i}{node_id[1:]}", f"{parent_path}/{path}")
 
     def ask(self, node: py_trees.behaviour.Behaviour) -> str:
         """ "tick", "hold" (paused, waiting) or "skip" (denied: the node fails unticked)."""

@@ -379,6 +379,8 @@ class RunRegistry:
         )
         if record.finished:
             raise finished
+        if record.replay is not None:  # it would make the replay differ from its recording
+            raise RunConflict(f"run {run_id!r} replays recording {record.replay!r}: it takes no follow-ups")
         try:
             record.agent.inject(content)
         except CheckpointError as exc:  # the store refused to keep it (resumed elsewhere since)

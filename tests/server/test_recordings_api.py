@@ -69,6 +69,7 @@ def test_a_recording_replays_as_a_run_with_statuses_state_and_requests(folder: P
         assert (last["role"], last["content"], last["name"]) == ("tool", "42", "add")
         summary = http.get(f"/api/runs/{run_id}").json()
         assert summary["input"] == "replay of add.jsonl" and summary["status"] == "success"
+        assert summary["thread_id"] == body["thread_id"] == f"replay-{run_id}"
 
 
 def test_a_changed_agent_diverges_and_the_rest_is_what_the_events_say(folder: Path) -> None:
@@ -146,3 +147,19 @@ def test_without_a_folder_from_another_origin_or_without_the_token(folder: Path)
         )
         assert answer.status_code == 403
         assert http.get("/api/runs", headers=auth).json()["runs"] == []
+
+
+def test_a_replay_takes_no_follow_up() -> None:
+    """A follow-up would make the replay differ from its recording: refused while it runs."""
+    from jianmu_like import Agent
+    from jianmu_like.server._run_record import RunConflict, RunRecord
+    from jianmu_like.server._runs import RunRegistry
+
+    agent = Agent(build_root(), log_events=False)
+    registry = RunRegistry(lambda: agent)
+    record = RunRecord("r1", "replay-r1", agent, "replay of add.jsonl")
+    record.replay = "add.jsonl"
+    registry.runs["r1"] = record
+    with pytest.raises(RunConflict, match="replays recording 'add.jsonl': it takes no follow-ups"):
+        registry.inject("r1", "and then?")
+    assert agent.interrupts.contents() == []
