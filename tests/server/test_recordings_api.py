@@ -160,6 +160,6 @@ def test_a_replay_takes_no_follow_up() -> None:
     record = RunRecord("r1", "replay-r1", agent, "replay of add.jsonl")
     record.replay = "add.jsonl"
     registry.runs["r1"] = record
-    with pytest.raises(RunConflict, match="replays recording 'add.jsonl': it takes no follow-ups"):
+    with pytest.raises(RunConflict, match=r"replays recording 'add\.jsonl': it takes no follow-ups"):
         registry.inject("r1", "and then?")
     assert agent.interrupts.contents() == []
