@@ -15,6 +15,7 @@ from py_trees.common import Status
 
 from jianmu_like import Agent, ReActConfig, ReActState, create_react_node, human, tool
 from jianmu_like.bt import AsyncBehaviour
+from jianmu_like.checkpoint import open_checkpointer
 from jianmu_like.guard._approvals import ApprovalDecision, InvalidEdit
 from jianmu_like.testing import PATIENCE, call, reply, scripted_client
 
@@ -315,12 +316,12 @@ def fan(go: asyncio.Event) -> Agent:
     return Agent(root, ReActState, log_events=False)
 
 
-async def paused_fan(bot: Agent, go: asyncio.Event) -> Any:
+async def paused_fan(bot: Agent, go: asyncio.Event, thread_id: str | None = None) -> Any:
     """Run until the pause before Paused, let Work's call finish meanwhile; the suspended result."""
     asked_for = asyncio.Event()
     bot.telemetry.subscribe(lambda e: asked_for.set() if e.type == "interruption.requested" else None)
     bot.breakpoints.set([{"node": "Paused"}])
-    run = asyncio.ensure_future(bot.run())
+    run = asyncio.ensure_future(bot.run(thread_id=thread_id))
     await asyncio.wait_for(asked_for.wait(), PATIENCE)
     assert entered == ["Work"]  # the pause came in the first tick: Later was due in it
     go.set()  # the call in flight ends while the run is paused
@@ -393,3 +394,27 @@ async def test_a_pause_holds_the_children_a_dynamic_parallel_builds_at_run_time(
     result = await bot.resume(decisions={pause.id: True})
     assert result.status == "success"
     assert {"a.after", "b.after", "Paused"} <= set(entered)
+
+
+async def test_the_nodes_a_pause_holds_are_entered_after_a_new_process(tmp_path: Path) -> None:
+    """Held nodes are saved RUNNING with the pause (its `arguments.held`): a new process enters
+    them (their `initialise()`) once the pause is decided, rather than ticking them unentered —
+    those ticked before the paused node as well as those after it."""
+
+    def tree(go: asyncio.Event) -> Agent:
+        agent = fan(go)
+        agent.use_checkpointer(open_checkpointer(str(tmp_path / "runs.db")))
+        return agent
+
+    go = asyncio.Event()
+    first = tree(go)
+    result = await paused_fan(first, go, thread_id="t")
+    [pause] = result.pending_approvals
+    assert pause.arguments["held"] == ["Fan/Later", "Fan/Slow/After"]
+    await first.aclose()
+
+    later = tree(asyncio.Event())  # a new process: the pause and what it held come from the store
+    result = await later.resume(thread_id="t", decisions={pause.id: True})
+    assert result.status == "success"
+    assert entered == ["After", "Paused", "Later"]  # Work had finished: not run again
+    await later.aclose()

@@ -330,6 +330,9 @@ class Breakpoints:
             decision = decisions.get(approval.id)
             if decision is None:
                 return "hold"
+            # the nodes it held, entered when next ticked (known by id: the pause leaves the state)
+            held_paths = self._held_by(approval)
+            self._held.update(nid for nid, (_, p) in self._ids.items() if p in held_paths)
             self._release(approval.id)
             if self._telemetry is not None:
                 answer = decision.model_dump(mode="json")
@@ -357,10 +360,17 @@ class Breakpoints:
         if held and node.status != Status.RUNNING:  # halted meanwhile: entered afresh if ticked
             self._held.discard(id(node))
             held = False
+        elif (
+            not held
+            and node.status == Status.RUNNING
+            and any(path in self._held_by(a) for a in self.paused())
+        ):
+            held = True  # held before a restart: restored RUNNING, yet never entered
+            self._held.add(id(node))
         if node.status == Status.RUNNING and not held:
             return "tick"  # already entered: its work in flight finishes
         if self._waiting():
-            self._held.add(id(node))  # the whole tree pauses: not entered while a pause waits
+            self._hold(node, path)  # the whole tree pauses: not entered while a pause waits
             return "hold"
         if held:
             self._held.discard(id(node))
@@ -372,6 +382,27 @@ class Breakpoints:
         self._trigger = None
         self._pause(node, node_id, path, trigger)
         return "hold"
+
+    @staticmethod
+    def _held_by(pause: Approval) -> list[str]:
+        held = pause.arguments.get("held")
+        return held if isinstance(held, list) else []
+
+    def _hold(self, node: py_trees.behaviour.Behaviour, path: str) -> None:
+        """Hold `node` unentered, and name it in the waiting pause's `arguments.held` (saved with
+        the pause: a run restored from its checkpoint knows the node, restored RUNNING, was never
+        entered, and enters it once the pause is decided)."""
+        self._held.add(id(node))
+        pending: list[Approval] = list(self._sm.get(self._keys.pending_approvals) or [])
+        decisions: dict[str, ApprovalDecision] = self._sm.get(self._keys.approval_decisions) or {}
+        for i, pause in enumerate(pending):
+            if pause.kind == KIND and pause.id not in decisions:
+                held = self._held_by(pause)
+                if path not in held:
+                    arguments = {**pause.arguments, "held": [*held, path]}
+                    pending[i] = pause.model_copy(update={"arguments": arguments})
+                    self._sm.set(self._keys.pending_approvals, pending)
+                return
 
     def _waiting(self) -> bool:
         """A pause waits for its decision (one decided is applied when its node is reached)."""
