@@ -25,8 +25,8 @@ from typing import Literal
 from .._config import RecordingRetention, get_config
 from ..checkpoint._contract import Checkpointer, CheckpointError
 from ..checkpoint._recordings import (
-    RecordingInfo,
     RecordingStatus,
+    StoredRecording,
     UnknownRecordingError,
     thread_recordings,
     unknown_recording,
@@ -196,9 +196,9 @@ def _model_calls(stored: bytes) -> int:
     return count
 
 
-def stored_recording(
+def replayable_recording(
     store: Checkpointer, thread_id: str, run_id: str | None = None, *, label: str
-) -> tuple[RecordingInfo, bytes]:
+) -> tuple[StoredRecording, bytes]:
     """A thread's recording to replay (its newest when `run_id` is None) and its JSON Lines;
     a `RecordingError` saying why when it cannot be replayed (still running, stopped mid-way,
     truncated), an `UnknownRecordingError` when there is none."""

@@ -28,7 +28,7 @@ from ._history import CheckpointInfo, CheckpointSummary, summarize
 from ._owner import Owner, owner_alive
 
 if TYPE_CHECKING:
-    from ._recordings import RecordingInfo, RecordingStatus
+    from ._recordings import RecordingStatus, StoredRecording
 
 FORMAT = "jianmu_like.checkpoint/3"
 """The checkpoint record's format (also the SQLite store's format marker)."""
@@ -215,7 +215,7 @@ class Checkpointer(Protocol):
         `incomplete`). An ended status sets `ended_at`, `running` clears it; `truncated` sticks."""
         ...
 
-    def recordings(self, thread_id: str) -> list[RecordingInfo]:
+    def recordings(self, thread_id: str) -> list[StoredRecording]:
         """The thread's recordings, newest first ([] for an unknown thread)."""
         ...
 

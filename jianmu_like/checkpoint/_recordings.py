@@ -9,7 +9,7 @@ had (`running`) until the thread runs again (then `incomplete`). One recording h
 and every `resume()` that continues it (an approval's), as one file would: it is keyed by the
 run id of its `run()`.
 
-The store keeps the bytes and a listing row (`RecordingInfo`); what a recording holds is the
+The store keeps the bytes and a listing row (`StoredRecording`); what a recording holds is the
 recorder's business, never the store's. Retention (`prune_recordings`, the rule `to_prune`):
 the oldest recordings of a thread go first, never the one being written.
 """
@@ -26,9 +26,9 @@ from ._contract import Checkpointer, CheckpointError
 from ._owner import owner_alive
 
 __all__ = [
-    "RecordingInfo",
     "RecordingRetention",
     "RecordingStatus",
+    "StoredRecording",
     "UnknownRecordingError",
     "thread_recordings",
     "to_prune",
@@ -44,7 +44,7 @@ ENDED: frozenset[str] = frozenset({"suspended", "success", "failure", "incomplet
 REPLAYABLE: frozenset[str] = frozenset({"suspended", "success", "failure"})
 
 
-class RecordingInfo(BaseModel):
+class StoredRecording(BaseModel):
     """One stored recording of a thread, as listings show it."""
 
     thread_id: str
@@ -72,7 +72,7 @@ class UnknownRecordingError(CheckpointError, LookupError):
 
 
 def unknown_recording(
-    thread_id: str, run_id: str, held: Iterable[RecordingInfo], label: str
+    thread_id: str, run_id: str, held: Iterable[StoredRecording], label: str
 ) -> UnknownRecordingError:
     known = ", ".join(info.run_id for info in held) or "none"
     return UnknownRecordingError(
@@ -81,7 +81,7 @@ def unknown_recording(
 
 
 def to_prune(
-    infos: Sequence[RecordingInfo],
+    infos: Sequence[StoredRecording],
     *,
     max_runs: int | None = None,
     max_bytes: int | None = None,
@@ -107,7 +107,7 @@ def to_prune(
     return dropped
 
 
-def thread_recordings(store: Checkpointer, thread_id: str) -> list[RecordingInfo]:
+def thread_recordings(store: Checkpointer, thread_id: str) -> list[StoredRecording]:
     """The thread's recordings as an operator should see them (newest first): a `running` one
     whose thread no live process owns lost its process mid-run (SIGKILL, a crash) and is shown
     `incomplete` (the store marks it so itself when the thread records again)."""

@@ -33,7 +33,7 @@ from ._contract import (
     summary_of,
 )
 from ._history import CheckpointInfo, info_of
-from ._recordings import ENDED, RecordingInfo, RecordingStatus, to_prune, unknown_recording
+from ._recordings import ENDED, RecordingStatus, StoredRecording, to_prune, unknown_recording
 
 _HEAD_SEQ = "SELECT seq FROM jianmu_checkpoints WHERE thread_id=? ORDER BY seq DESC LIMIT 1"
 _HEAD_OWNER = "SELECT owner FROM jianmu_checkpoints WHERE thread_id=? ORDER BY seq DESC LIMIT 1"
@@ -424,9 +424,9 @@ class SqlCheckpointStore(ABC):
             )
 
     @staticmethod
-    def _recording_infos(rows: list[Any]) -> list[RecordingInfo]:
+    def _recording_infos(rows: list[Any]) -> list[StoredRecording]:
         return [
-            RecordingInfo(
+            StoredRecording(
                 thread_id=str(r[0]),
                 run_id=str(r[1]),
                 number=int(r[2]),
@@ -439,7 +439,7 @@ class SqlCheckpointStore(ABC):
             for r in rows
         ]
 
-    def recordings(self, thread_id: str) -> list[RecordingInfo]:
+    def recordings(self, thread_id: str) -> list[StoredRecording]:
         if not self._has_recordings():
             return []
         rows = self._select(

@@ -49,7 +49,7 @@ from ._contract import (
     schema_fingerprint,
 )
 from ._history import CheckpointInfo
-from ._recordings import ENDED, RecordingInfo, RecordingStatus, to_prune, unknown_recording
+from ._recordings import ENDED, RecordingStatus, StoredRecording, to_prune, unknown_recording
 from ._sql import RECORDING_TABLES, SqlCheckpointStore
 
 __all__ = [
@@ -84,7 +84,7 @@ class MemoryCheckpointer:
         """Per thread: (newest seq, owner)."""
         self._journal: dict[str, dict[str, str]] = {}
         self._decisions: dict[str, dict[str, StoredDecision]] = {}
-        self._recordings: dict[str, dict[str, tuple[RecordingInfo, list[bytes]]]] = {}
+        self._recordings: dict[str, dict[str, tuple[StoredRecording, list[bytes]]]] = {}
         """Per thread: run id -> (its listing row, its chunks), oldest first."""
         self._lock = threading.Lock()
 
@@ -218,7 +218,7 @@ class MemoryCheckpointer:
                     if other.status == "running":
                         other.status, other.ended_at = "incomplete", now
                 number = max((info.number for info, _ in held.values()), default=0) + 1
-                info = RecordingInfo(
+                info = StoredRecording(
                     thread_id=thread_id, run_id=run_id, number=number, started_at=now, status=status, size=0
                 )
                 found = held[run_id] = (info, [])
@@ -230,7 +230,7 @@ class MemoryCheckpointer:
             info.truncated = info.truncated or truncated
             info.ended_at = now if status in ENDED else None
 
-    def recordings(self, thread_id: str) -> list[RecordingInfo]:
+    def recordings(self, thread_id: str) -> list[StoredRecording]:
         with self._lock:
             infos = [info.model_copy() for info, _ in self._recordings.get(thread_id, {}).values()]
         return sorted(infos, key=lambda i: -i.number)

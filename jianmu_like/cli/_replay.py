@@ -125,13 +125,13 @@ def _source(args: argparse.Namespace) -> str | bytes:
         raise CliError(
             "replay FILE, or a thread's kept recording: --checkpoint STORE --thread ID [--run RUN_ID]"
         )
-    from .._run.thread_recordings import stored_recording
+    from .._run.thread_recordings import replayable_recording
     from ..checkpoint._target import open_checkpointer, store_label
 
     store = open_checkpointer(existing_store(args.checkpoint), readonly=True)
     try:
         try:
-            return stored_recording(store, args.thread, args.run, label=store_label(args.checkpoint))[1]
+            return replayable_recording(store, args.thread, args.run, label=store_label(args.checkpoint))[1]
         except RecordingError as exc:
             raise CliError(str(exc)) from exc
     finally:

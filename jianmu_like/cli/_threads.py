@@ -22,7 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..checkpoint._history import CheckpointInfo
-from ..checkpoint._recordings import RecordingInfo, thread_recordings
+from ..checkpoint._recordings import StoredRecording, thread_recordings
 from ..checkpoint._target import open_checkpointer, store_label
 from ..checkpoint._threads import thread_history, thread_view
 from ._common import EXIT_OK, CliError, existing_store
@@ -102,7 +102,7 @@ def _write_recording(data: bytes, output: str | None, errors: Console) -> None:
     )
 
 
-def _recordings(infos: list[RecordingInfo], args: argparse.Namespace, console: Console, title: str) -> None:
+def _recordings(infos: list[StoredRecording], args: argparse.Namespace, console: Console, title: str) -> None:
     if args.json:
         for info in infos:
             console.out(json.dumps(info.model_dump(mode="json"), ensure_ascii=False), highlight=False)

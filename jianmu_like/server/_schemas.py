@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..bt._runner import RunStatus as RunnerStatus
 from ..checkpoint._history import CheckpointInfo
-from ..checkpoint._recordings import RecordingInfo
+from ..checkpoint._recordings import StoredRecording
 
 ServedRunStatus = Literal[RunnerStatus, "cancelled"]
 """A served run's status: the runner's (`bt._runner.RunStatus`, the one vocabulary), and
@@ -267,7 +267,7 @@ class ThreadRecordings(BaseModel):
     (`keep_recordings`; each one's JSON Lines at `/api/threads/{id}/recordings/{run_id}`)."""
 
     thread_id: str
-    recordings: list[RecordingInfo]
+    recordings: list[StoredRecording]
 
 
 class NodeState(BaseModel):

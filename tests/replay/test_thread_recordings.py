@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from jianmu_like import Agent, ToolCall, create_react_node, human
 from jianmu_like._config import get_config
-from jianmu_like._run.thread_recordings import stored_recording
+from jianmu_like._run.thread_recordings import replayable_recording
 from jianmu_like.checkpoint import (
     CheckpointError,
     RecordingRetention,
@@ -85,7 +85,7 @@ async def test_a_kept_recording_is_the_file_recording_and_replays_to_the_same_ev
     await agent.aclose()
     # The store reopened (another process, a restart): still there, still replays.
     reopened = SQLiteCheckpointer(tmp_path / "runs.db", readonly=True)
-    info_again, data = stored_recording(reopened, "t1", label="runs.db")
+    info_again, data = replayable_recording(reopened, "t1", label="runs.db")
     assert info_again.run_id == result.run_id and data == stored
     reopened.close()
     store.close()
@@ -133,7 +133,7 @@ async def test_the_size_bound_and_the_retention(tmp_path: Path) -> None:
     [info] = store.recordings("big")
     assert info.truncated and info.status == "success" and not info.replayable and info.size <= 4096 + 200
     with pytest.raises(RecordingError, match="truncated at its size limit"):
-        stored_recording(store, "big", label="runs.db")
+        replayable_recording(store, "big", label="runs.db")
     with pytest.raises(RecordingError, match="truncated at its size limit"):
         await areplay(store.read_recording("big", info.run_id), agent=offline)
     kept = calc_agent(SCRIPT * 3, store, keep_recordings=RecordingRetention(max_runs=2))
@@ -212,10 +212,10 @@ def test_bad_values_are_refused(tmp_path: Path) -> None:
 def test_a_thread_without_recordings_says_how_to_keep_them(tmp_path: Path) -> None:
     store = SQLiteCheckpointer(tmp_path / "runs.db")
     with pytest.raises(UnknownRecordingError, match=r"has no recordings \(runs are kept as recordings with"):
-        stored_recording(store, "t", label="runs.db")
+        replayable_recording(store, "t", label="runs.db")
     store.append_recording("t", "r1", b"x\n", status="success")
     with pytest.raises(UnknownRecordingError, match=r"no recording of run 'r2' \(recordings: r1\)"):
-        stored_recording(store, "t", "r2", label="runs.db")
+        replayable_recording(store, "t", "r2", label="runs.db")
     store.close()
     assert read_recording  # the file API stays the same
 
@@ -264,7 +264,7 @@ async def test_a_cancelled_run_leaves_an_incomplete_recording(tmp_path: Path) ->
     [info] = store.recordings("c")
     assert info.status == "incomplete" and info.ended_at is not None and not info.replayable
     with pytest.raises(RecordingError, match="incomplete: its run stopped mid-way"):
-        stored_recording(store, "c", label="runs.db")
+        replayable_recording(store, "c", label="runs.db")
     store.close()
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from jianmu_like import Agent, create_react_node, human
 from jianmu_like._config import get_config
-from jianmu_like._run.thread_recordings import stored_recording
+from jianmu_like._run.thread_recordings import replayable_recording
 from jianmu_like.checkpoint import SQLiteCheckpointer
 from jianmu_like.replay import RecordingError
 from jianmu_like.testing import (
@@ -144,7 +144,7 @@ def test_a_run_killed_mid_way_leaves_an_incomplete_recording_that_replay_refuses
     [stored] = store.recordings("t")
     assert stored.status == "running" and stored.size > 0  # as the killed process left it
     with pytest.raises(RecordingError, match="incomplete: its run stopped mid-way"):
-        stored_recording(store, "t", label="runs.db")  # its process is gone: not running any more
+        replayable_recording(store, "t", label="runs.db")  # its process is gone: not running any more
     # The thread runs on; the killed run's recording is marked incomplete in the store.
     agent = Agent(
         create_react_node(model_client=scripted_client([reply("Done.")]), tools=[]),
