@@ -140,6 +140,11 @@ async def test_the_size_bound_and_the_retention(tmp_path: Path) -> None:
     runs = [(await kept.run({"messages": [human("6*7?")]}, thread_id="t")).run_id for _ in range(3)]
     assert [i.run_id for i in store.recordings("t")] == [runs[2], runs[1]]  # the oldest went first
     assert [i.run_id for i in store.recordings("big")] == [info.run_id]  # another thread untouched
+    assert all(i.size > 4096 for i in store.recordings("t"))  # a run's recording is larger than...
+    by_bytes = calc_agent(SCRIPT * 2, store, keep_recordings=RecordingRetention(max_thread_bytes=4096))
+    latest = [(await by_bytes.run({"messages": [human("6*7?")]}, thread_id="b")).run_id for _ in range(2)]
+    # ...this bound: the older goes, the one just written stays though it alone passes it
+    assert [i.run_id for i in store.recordings("b")] == [latest[1]]
     store.close()
 
 
