@@ -4,8 +4,11 @@ Each run is recorded by the one recorder (`_run.recording.RunRecording`), exactl
 `record=FILE` records it, with a `StoreSink` in place of the file: lines are buffered and
 appended to the store in chunks (`Checkpointer.append_recording`) when an operation ends, when
 the recorder writes its `truncated` line, and every `CHUNK` bytes in between, so a process
-killed mid-run leaves the recording up to its last chunk (listed `running`, then `incomplete`
-once the thread runs again; replay refuses it).
+killed mid-run leaves the recording up to its last chunk (stored `running`; listed `incomplete`
+once no live process owns the thread, stored so when the thread records again; replay refuses
+it). A run that raises or is cancelled ends its recording `incomplete`. Like every recording of
+a `run()`, it holds the state the run started from (the thread's conversation so far), so a
+thread's later runs replay too.
 
 One recording is one `run()` and every `resume()` that continues it (an approval's, in this
 process or another): as `Agent(record=FILE)` writes them, and as replay needs them (a resume
