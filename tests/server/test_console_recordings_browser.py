@@ -1,8 +1,8 @@
 """A recording opened in the console, in headless Chromium: the server (`--recordings DIR`, or a
 conversation's kept runs) replays it, the page draws the tree of the agent the recording names
-(not the served one) and follows the replay as a live run, so its timeline scrubs through the recorded run's steps —
-statuses, the state's changes, the calls, the model's request. A changed agent's replay says it
-diverged, and its later steps are the recorded events'.
+(not the served one) and follows the replay as a live run, so its timeline scrubs through the
+recorded run's steps — statuses, the state's changes, the calls, the model's request. A changed
+agent's replay says it diverged, and its later steps are the recorded events'.
 
 `JIANMU_DOC_SHOTS=1` refreshes the picture in docs/guides/debugger.md.
 """
@@ -95,6 +95,7 @@ def test_a_recording_opened_drawn_and_scrubbed(page: Any, tmp_path: Path) -> Non
         # A new conversation draws the served agent's tree again.
         page.locator("#new-thread").click()
         expect(tools).to_have_text("Served.Tools")
+        page.close()  # before the server stops: the page still reads its breakpoints and rules
 
 
 def test_a_conversations_recorded_run_opened_like_a_folders(page: Any, tmp_path: Path) -> None:
@@ -137,3 +138,4 @@ def test_a_conversations_recorded_run_opened_like_a_folders(page: Any, tmp_path:
         expect(page.locator("#run-status")).to_have_attribute("data-status", "success")
         expect(page.locator("#tree-caption")).to_contain_text(f"replay of run {kept['run_id']} of kept")
         expect(page.locator("#timeline-label")).to_contain_text("live")
+        page.close()  # before the server stops: the page still reloads the conversations
