@@ -130,26 +130,31 @@ class Recordings:
 
     def _inside(self, path: Path) -> bool:
         """A regular file whose real place is in the folder (a link out of it is not offered)."""
+        return self._real(path) is not None
+
+    def _real(self, path: Path) -> Path | None:
+        """Where `path` really is, when that is a regular file of the folder (else None)."""
         try:
             real = path.resolve(strict=True)
         except OSError:
-            return False
-        return real.parent == self.folder and real.is_file()
+            return None
+        return real if real.parent == self.folder and real.is_file() else None
 
     def read(self, name: str) -> bytes:
         """The content of the file `name` names: NotFound unless it is a recording of the folder,
-        BadRequest when it is too big to open. Read once, through a descriptor that follows no
-        link, at most one byte past the bound: what is checked here is what is replayed."""
+        BadRequest when it is too big to open. Read once, at most one byte past the bound, from
+        the file's real place opened without following a link (one swapped in since the check is
+        refused): what is checked here is what is replayed."""
         if self.folder is None:
             raise NotFound("this server opens no recordings: serve with --recordings DIR")
         if "/" in name or "\\" in name or name in ("", ".", "..") or not name.endswith(SUFFIX):
             raise NotFound(f"no recording {name!r}: name a {SUFFIX} file of the recordings folder")
-        path = self.folder / name
         missing = NotFound(f"no recording {name!r} in the recordings folder")
-        if not self._inside(path):
+        real = self._real(self.folder / name)
+        if real is None:
             raise missing
-        try:  # a link swapped in since the check is not followed
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        try:
+            fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
         except OSError:
             raise missing from None
         with os.fdopen(fd, "rb") as file:
@@ -280,21 +285,24 @@ async def start_replay(
 
 
 def not_replayable(thread_id: str, info: StoredRecording) -> RunConflict | None:
-    """Why a thread's stored recording cannot be opened (None: it can), in words for the 409."""
-    what = f"recording of run {info.run_id!r} of thread {thread_id!r}"
+    """Why a thread's stored recording cannot be opened (None: it can, `info.replayable`), in
+    words for the 409."""
+    if info.replayable:
+        return None
+    what = f"the recording of run {info.run_id!r} of thread {thread_id!r}"
     if info.truncated:
-        return RunConflict(
-            f"the {what} was truncated at its size limit: the rest of the run was not recorded, "
-            "so it cannot be replayed (raise checkpoints.recordings.max_bytes for later runs)"
+        why = (
+            "was truncated at its size limit: the rest of the run was not recorded, so it cannot be "
+            "replayed (raise checkpoints.recordings.max_bytes for later runs)"
         )
-    if info.status == "running":
-        return RunConflict(f"the {what} is still being written (its run goes on): open it when the run ends")
-    if info.status == "incomplete":
-        return RunConflict(
-            f"the {what} is incomplete: its run stopped mid-way (cancelled, failed or its process "
+    elif info.status == "running":
+        why = "is still being written (its run goes on): open it when the run ends"
+    else:
+        why = (
+            f"is {info.status}: its run stopped mid-way (it raised, was cancelled or its process was "
             "killed), so it cannot be replayed; GET it to read what it holds"
         )
-    return None
+    return RunConflict(f"{what} {why}")
 
 
 def recording_routes(
