@@ -173,7 +173,7 @@ class AgentLLMNode(AsyncBehaviour):
         active = hub is not None and hub.active
         if active:
             self.emit(ev.ReplyStarted, round=rounds + 1)
-        on_event = model_events(hub, self._on_model_event) if active else None
+        on_event = model_events(hub, self.emit) if active else None
         try:
             response = await self._client.complete(request, on_event=on_event)
         except ModelError as exc:
@@ -248,9 +248,6 @@ class AgentLLMNode(AsyncBehaviour):
         self.feedback_message = reason
         sm.update(updates, ns)
         return Status.FAILURE
-
-    def _on_model_event(self, event_type: str, data: dict[str, Any]) -> None:
-        self.emit(event_type, **data)
 
 
 def with_output_instruction(prompt: list[Message], schema: dict[str, Any]) -> list[Message]:
