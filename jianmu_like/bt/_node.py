@@ -15,6 +15,7 @@ import py_trees
 from py_trees.common import Status
 
 from .._speed import fast
+from ._hooks import NodeHooks
 
 if TYPE_CHECKING:
     from ..state._manager import StateManager
@@ -24,8 +25,9 @@ if TYPE_CHECKING:
 P = ParamSpec("P")
 
 
-class NodeMixin:
-    """What the runner binds on a node, plus its path and event helper."""
+class NodeMixin(NodeHooks):
+    """What the runner binds on a node, plus its path and event helper; the node hooks'
+    defaults (`NodeHooks`: cloning, checkpoints, tree views) come with it."""
 
     name: str
     parent: Any

@@ -8,6 +8,7 @@ from typing import Any
 from py_trees.common import Status
 
 from ..bt._async_behaviour import AsyncBehaviour
+from ..bt._hooks import forget, rebound
 from ..models._client import ModelClient, model_events
 from ..models._construct import construct
 from ..models._errors import ModelCallFailed, ModelError
@@ -95,17 +96,13 @@ class AgentLLMNode(AsyncBehaviour):
 
     def on_clone(self) -> None:
         """A request transform with per-conversation memory (`for_node`) gets a fresh copy."""
-        rebind = getattr(self.request_transform, "for_node", None)
-        if rebind is not None:
-            self.request_transform = rebind(self)
+        self.request_transform = rebound(self.request_transform, self)
 
     def reset_run(self) -> None:
         """Back to as-built (bt._clone): a request transform with per-conversation memory (the
         context guard's counted history) forgets it, so a pooled tree holds no conversation."""
         super().reset_run()
-        forget = getattr(self.request_transform, "reset", None)
-        if forget is not None:
-            forget()
+        forget(self.request_transform)
 
     async def update_async(self) -> Status:
         sm, keys, ns = self.state_manager, self.keys, self.namespace
