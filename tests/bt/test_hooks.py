@@ -10,7 +10,7 @@ from py_trees.common import Status
 
 from jianmu_like.bt import LoopUntilSuccess, Node
 from jianmu_like.bt._clone import clone_tree, reset_tree
-from jianmu_like.bt._hooks import NodeHooks, forget, hooks_of, rebound
+from jianmu_like.bt._hooks import forget, hooks_of, rebound
 from jianmu_like.bt._progress import capture_progress, restore_progress
 
 HOOK_NAMES = ("on_clone", "reset_run", "progress", "restore_progress", "rebuild_children", "show_details")
@@ -85,7 +85,6 @@ class Bare(Node):
 
 def test_the_base_node_s_defaults_add_no_instance_attribute() -> None:
     node = Bare("n")
-    assert isinstance(node, NodeHooks)
     assert not set(vars(node)) & set(HOOK_NAMES)
     assert node.progress() == {} and node.show_details() == ""
     assert hooks_of(node).progress is None  # the default: not even called
