@@ -28,6 +28,7 @@ from ..bt._hooks import hooks_of
 from ..models._types import Usage
 from ..telemetry import events as ev
 from ..telemetry.events import AnyEvent
+from ..tools._toolset import toolset_of
 
 _STATUS_STYLE = {
     Status.RUNNING: ("◐", "yellow"),
@@ -50,8 +51,8 @@ def _details(node: py_trees.behaviour.Behaviour) -> str:
     namespace = getattr(node, "namespace", None)
     if namespace:
         parts.append(f"ns={namespace}")
-    tools = getattr(node, "tools", None)
-    if tools is not None and hasattr(tools, "names") and type(node).__name__ == "ToolExecutor":
+    tools = toolset_of(node)
+    if tools is not None and type(node).__name__ == "ToolExecutor":
         try:
             names = tools.names()
         except Exception:  # MCP providers not started yet: the names are not known offline
