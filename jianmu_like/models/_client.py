@@ -119,8 +119,10 @@ an event's fields as keywords (`ModelEventCallback`) rather than `(name, data)`.
 
 def _takes_fields(on_event: object) -> bool:
     func = getattr(on_event, "__func__", on_event)
-    key = getattr(func, "__code__", None) or type(on_event)
-    typed = _TYPED.get(key)
+    key = getattr(func, "__code__", None)
+    if key is None and type(on_event).__module__ not in ("builtins", "functools"):
+        key = type(on_event)  # a callable object: its class's __call__ (a partial's varies: no key)
+    typed = _TYPED.get(key) if key is not None else None
     if typed is None:
         try:
             parameters = inspect.signature(on_event).parameters.values()  # type: ignore[arg-type]
@@ -128,7 +130,8 @@ def _takes_fields(on_event: object) -> bool:
             typed = True
         else:
             typed = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
-        _TYPED[key] = typed
+        if key is not None:
+            _TYPED[key] = typed
     return typed
 
 
