@@ -156,7 +156,7 @@ def package_version() -> str | None:
 
 
 def node_of(on_event: ModelEventCallback | None) -> str | None:
-    """The path of the node whose model call reports to `on_event` (its bound `_on_model_event`,
+    """The path of the node whose model call reports to `on_event` (its bound `emit`,
     possibly wrapped in `ContentEvents`, or another recorder's relay, which names it)."""
     relayed = getattr(on_event, "node_path", None) or getattr(
         getattr(on_event, "emit", None), "node_path", None
