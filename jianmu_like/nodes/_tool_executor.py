@@ -43,6 +43,7 @@ from ..models._construct import construct
 from ..models._messages import Message, ToolCall
 from ..models._types import Usage
 from ..state._journal import ToolJournal, never_began
+from ..telemetry import _interruption_events as interruption_events
 from ..telemetry import events as ev
 from ..telemetry.logging import get_logger
 from ..tools._artifact import Artifact
@@ -272,7 +273,7 @@ class ToolExecutor(AsyncBehaviour):
                     namespace=self.namespace,
                     parameters=tool.parameters,
                 )
-            self._decided(call, "approval", decision, arguments=decision.arguments)
+            self._decided(call, "approval", decision)
             if not decision.approved:
                 why = f": {decision.reason}" if decision.reason else ""
                 return self.calls.fail(call, f"denied by a human reviewer{why}", denied=True)
@@ -311,28 +312,18 @@ class ToolExecutor(AsyncBehaviour):
                 parameters=spec.parameters if spec is not None else None,
                 kind="client_tool",
             )
-        self._decided(call, "client_tool", decision, arguments=None)
+        self._decided(call, "client_tool", decision)
         if not decision.approved or decision.output is None:
             why = f": {decision.reason}" if decision.reason else ""
             return self.calls.fail(call, f"the client did not run this call{why}", denied=True)
         return ToolOutcome(content=self.calls.truncate(decision.output))
 
-    def _decided(
-        self, call: ToolCall, kind: str, decision: ApprovalDecision, arguments: dict[str, Any] | None
-    ) -> None:
-        """The run takes a waiting call's answer: `interruption.decided` (every kind's event),
-        and `approval.resolved` as before it."""
-        self.emit(
-            ev.ApprovalResolved,
-            approval_id=call.id,
-            tool=call.name,
-            approved=decision.approved,
-            reason=decision.reason,
-            arguments=arguments,
-        )
+    def _decided(self, call: ToolCall, kind: str, decision: ApprovalDecision) -> None:
+        """The run takes a waiting call's answer: `interruption.decided` (every kind's event;
+        the deprecated `approval.resolved` goes out beside it, from the same place)."""
         answer = decision.model_dump(mode="json")
-        self.emit(
-            ev.InterruptionDecided, id=call.id, kind=kind, tool=call.name, call_id=call.id, answer=answer
+        interruption_events.decided(
+            self.emit, id=call.id, kind=kind, tool_call=(call.name, call.id), answer=answer
         )
 
     def _edited(
@@ -373,19 +364,11 @@ class ToolExecutor(AsyncBehaviour):
         sm.set(keys.pending_approvals, waiting, ns)
         for approval in waiting:
             if approval.id not in known:
-                self.emit(
-                    ev.ApprovalRequested,
-                    approval_id=approval.id,
-                    tool=approval.tool,
-                    arguments=approval.arguments,
-                    reason=approval.reason,
-                )
-                self.emit(
-                    ev.InterruptionRequested,
+                interruption_events.requested(
+                    self.emit,
                     id=approval.id,
                     kind=approval.kind,
-                    tool=approval.tool,
-                    call_id=approval.id,
+                    tool_call=(approval.tool, approval.id),
                     request=approval.model_dump(mode="json"),
                 )
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ..telemetry import events as ev
+from ..telemetry import _interruption_events as interruption_events
 from ._errors import ToolError
 
 if TYPE_CHECKING:
@@ -139,13 +139,9 @@ class QuestionBox:
             kind=kind,
             details=dict(details or {}),
         )
-        if emit is not None:  # `elicitation.requested`: the older event, kept for its readers
-            emit(ev.ElicitationRequested, request=request.model_dump())
-            emit(
-                ev.InterruptionRequested,
-                id=request.id,
-                kind="question",
-                request=request.model_dump(mode="json"),
+        if emit is not None:  # `interruption.requested`, and the older `elicitation.requested`
+            interruption_events.requested(
+                emit, id=request.id, kind="question", request=request.model_dump(mode="json")
             )
         future: asyncio.Future[QuestionAnswer] = asyncio.get_running_loop().create_future()
         self._open[request.id] = (request, future)
@@ -166,9 +162,12 @@ class QuestionBox:
         finally:
             self._open.pop(request.id, None)
         if emit is not None:
-            emit(ev.ElicitationResolved, id=request.id, server=self.server, action=answer.action)
-            emit(
-                ev.InterruptionDecided, id=request.id, kind="question", answer=answer.model_dump(mode="json")
+            interruption_events.decided(
+                emit,
+                id=request.id,
+                kind="question",
+                answer=answer.model_dump(mode="json"),
+                server=self.server,
             )
         return answer
 
