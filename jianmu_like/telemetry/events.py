@@ -573,6 +573,7 @@ class InterruptionDecided(TypedEvent):
 INTERRUPTION_REQUESTED = declare("interruption.requested", InterruptionRequested)
 INTERRUPTION_DECIDED = declare("interruption.decided", InterruptionDecided)
 
+
 class Deprecation(NamedTuple):
     """A deprecated event: the event that replaces it and the release that stops emitting it."""
 
