@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
@@ -49,6 +50,14 @@ class UnknownElicitation(ElicitationError, LookupError):
     def __init__(self, request_id: str, pending: Iterable[str]) -> None:
         known = ", ".join(pending) or "none"
         super().__init__(f"no pending elicitation {request_id!r} (pending: {known})")
+
+
+class AlreadyAnswered(ElicitationError):
+    """A question answered already (two answers at once: the first stands, the second is this)."""
+
+    def __init__(self, request_id: str, action: str) -> None:
+        super().__init__(f"question {request_id!r} is already answered ({action}); the first answer stands")
+        self.action = action
 
 
 class Question(BaseModel):
@@ -88,7 +97,13 @@ class QuestionBox:
         self.max_open = max_open
         """Questions open at once; the provider refuses more (`full()`)."""
         self.handler: Handler | None = None
+        self.watchers: list[Callable[[], Awaitable[None]]] = []
+        """Awaited when a question opens and when it is answered (a run core with a checkpoint
+        store saves then: the stored version lists what the run waits on)."""
         self._open: dict[str, tuple[Question, asyncio.Future[QuestionAnswer]]] = {}
+        self._answered: dict[str, str] = {}
+        """Open questions given an answer (its action) that the asking call has not taken yet."""
+        self._lock = threading.Lock()
         self._ids = itertools.count(1)
 
     def pending(self) -> list[Question]:
@@ -107,12 +122,21 @@ class QuestionBox:
         if action == "accept" and request.url is None:
             data = with_defaults(request.requested_schema, data)
             _check_content(request, data)
+        with self._lock:  # two answers at once (threads, or HTTP and Python): the first stands
+            first = self._answered.get(request_id)
+            if first is not None or future.done():
+                raise AlreadyAnswered(request_id, first or "cancel: it timed out")
+            self._answered[request_id] = action
         if not future.done():
             future.get_loop().call_soon_threadsafe(
                 _settle,
                 future,
                 QuestionAnswer(action=action, content=data if action == "accept" else None),
             )
+
+    async def _changed(self) -> None:
+        for watcher in list(self.watchers):
+            await watcher()
 
     def full(self) -> bool:
         """`max_open` requests are open: the next is refused."""
@@ -146,6 +170,7 @@ class QuestionBox:
         future: asyncio.Future[QuestionAnswer] = asyncio.get_running_loop().create_future()
         self._open[request.id] = (request, future)
         try:
+            await self._changed()
             if self.handler is not None:
                 answer = await asyncio.wait_for(self.handler(request), self.timeout)
                 if answer.action == "accept" and request.url is None:
@@ -161,6 +186,8 @@ class QuestionBox:
             answer = QuestionAnswer(action="decline")  # a handler's invalid answer
         finally:
             self._open.pop(request.id, None)
+            self._answered.pop(request.id, None)
+        await self._changed()
         if emit is not None:
             interruption_events.decided(
                 emit,
