@@ -251,9 +251,7 @@ class StoredQuestion(BaseModel):
     @property
     def expired(self) -> str | None:
         """Why it can no longer be answered (None: its process still waits for the answer)."""
-        if self.alive:
-            return None
-        return f"expired: the process that asked it ({_who(self.owner)}) has ended"
+        return None if self.alive else f"expired: {_ended(self.owner)}"
 
 
 class QuestionExpired(InterruptionError):
@@ -271,14 +269,22 @@ class QuestionExpired(InterruptionError):
             )
         else:
             message = (
-                f"question {question.id!r} of thread {thread!r} has expired: the process that asked "
-                f"it ({_who(stored.owner)}) has ended, and the tool call waiting for the answer "
-                "ended with it; nothing was recorded. Resume the thread to go on: the call runs "
+                f"question {question.id!r} of thread {thread!r} has expired: {_ended(stored.owner)}, "
+                "and the tool call waiting for the answer ended with it; nothing was recorded. "
+                "Resume the thread to go on: the call runs "
                 "again if its tool is idempotent (and asks again), otherwise the model reads that "
                 "its outcome is unknown"
             )
         super().__init__(message)
         self.stored = stored
+
+
+def _ended(owner: str | None) -> str:
+    """Why a stored question's asker is gone: its process ended, or (no owner: the run let go
+    of the thread, cancelled or stopped) the run did."""
+    if owner is None:
+        return "the run that asked it has stopped (cancelled, or ended without its answer)"
+    return f"the process that asked it ({_who(owner)}) has ended"
 
 
 def _who(owner: str | None) -> str:

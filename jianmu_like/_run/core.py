@@ -464,6 +464,7 @@ class RunCore:
                     break
         finally:
             interrupts.running = False
+            self.interruptions.cancel_open()
             leave_run(context)
         outcome.ticks = ticks
         result = build_result(

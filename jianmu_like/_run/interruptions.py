@@ -15,6 +15,7 @@ through MCP types (an import contract in pyproject.toml keeps `jianmu_like._run`
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from contextlib import suppress
 from typing import Any
 
 from .._review import refuse_stored_question
@@ -26,7 +27,15 @@ from ..guard._interruptions import (
     from_question,
     parse_question_answer,
 )
-from ..tools._questions import Action, Question, QuestionBox, boxes_of, pending_in, respond_in
+from ..tools._questions import (
+    Action,
+    ElicitationError,
+    Question,
+    QuestionBox,
+    boxes_of,
+    pending_in,
+    respond_in,
+)
 from ..tools._toolset import ToolSet
 from .approvals import Approvals
 
@@ -46,6 +55,16 @@ class Interruptions:
         for box in self.boxes():
             if watcher not in box.watchers:
                 box.watchers.append(watcher)
+
+    def cancel_open(self) -> None:
+        """The run ended (finished, suspended, cancelled): answer its tools' open questions
+        `cancel`. A question may wait outside the tool call's task (an MCP server's request waits
+        in its session), so halting the call does not end it; left open, an answer would reach
+        nobody and still be reported as taken."""
+        for box in self.boxes():
+            for question in box.pending():
+                with suppress(ElicitationError):  # answered meanwhile: that answer stands
+                    box.respond(question.id, "cancel")
 
     def saved_questions(self) -> list[dict[str, Any]]:
         """The open questions as a checkpoint keeps them (`Checkpoint.questions`)."""
@@ -74,7 +93,7 @@ class Interruptions:
                 return self.answer_question(question, answer)
         waiting = {approval.id: from_approval(approval, ns) for ns, approval in self._approvals.waiting()}
         questions = self.questions()
-        if interruption_id not in waiting and recorder is not None and thread_id is not None:
+        if interruption_id not in waiting and recorder is not None:  # asked by a process gone?
             refuse_stored_question(recorder.checkpointer, interruption_id, thread_id)
         if interruption_id not in waiting and questions:
             pending = ", ".join([*waiting, *(q.id for q in questions)])

@@ -193,10 +193,36 @@ class QuestionBox:
                 emit,
                 id=request.id,
                 kind="question",
-                answer=answer.model_dump(mode="json"),
+                answer=shown_answer(request, answer),
                 server=self.server,
             )
         return answer
+
+
+def shown_answer(question: Question, answer: QuestionAnswer) -> dict[str, Any]:
+    """An answer as events show it (the tool gets it whole): a field the question's schema marks
+    secret (`writeOnly`, `format: password`) or whose name says secret is `***`, and every value
+    the configuration declares secret is redacted wherever it appears."""
+    from .._redact import REDACTED, is_secret_key, redact_secrets_in
+
+    shown = answer.model_dump(mode="json")
+    content = shown.get("content")
+    if isinstance(content, dict):
+        fields = question.requested_schema.get("properties")
+        fields = fields if isinstance(fields, Mapping) else {}
+        shown["content"] = {
+            name: REDACTED if _secret_field(fields.get(name)) or is_secret_key(name) else value
+            for name, value in content.items()
+        }
+    redacted: dict[str, Any] = redact_secrets_in(shown)
+    return redacted
+
+
+def _secret_field(field: object) -> bool:
+    """A schema field whose value is a secret: `writeOnly` (JSON Schema) or `format: password`."""
+    if not isinstance(field, Mapping):
+        return False
+    return field.get("writeOnly") is True or field.get("format") == "password"
 
 
 async def no_human_channel(request: Question) -> QuestionAnswer:
