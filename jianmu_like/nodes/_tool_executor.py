@@ -6,8 +6,9 @@ the model or a tool does can crash the node: unknown tools, malformed or invalid
 exceptions, timeouts and guard denials all become error observations the model can read.
 
 Before anything runs, every call goes through the guard (`constraints`). Calls a policy marks
-PENDING become `Approval`s in the state and the node waits — RUNNING, without signalling, so the
-run suspends — while the other calls of the batch run. A recorded decision (and a signal) lets the
+PENDING become `Approval`s in the state at once (listed and decidable while the other calls of the
+batch run) and the node waits — RUNNING, without signalling, so the run suspends once the other
+calls of the batch are done, unless every decision came meanwhile. A recorded decision (and a signal) lets the
 batch continue: guards are evaluated again, approved calls run, denied ones get an observation.
 A suspension never runs a finished call twice: the outcomes of the batch's finished calls are in
 the state before it suspends (with a journal, each as soon as it is known). With a checkpointer
@@ -163,12 +164,16 @@ class ToolExecutor(AsyncBehaviour):
             await journal.started(
                 [(self._journal_key(call), call.id, call.name) for call, _ in to_run], serial=serial
             )
+        if waiting:  # waiting from now on, not once the batch's other calls end: listed, decidable
+            self._suspend(waiting)  # (a decision meanwhile is taken when the batch is done)
         await self._execute(to_run, journal)
         if waiting:
             if finished:  # the state must hold them while the run is suspended
                 sm.update({keys.tool_results: finished}, ns)
             self._finished = {}
-            self._suspend(waiting)
+            decisions = sm.get(keys.approval_decisions, ns)
+            if any(a.id in decisions for a in waiting):  # decided while the batch ran: its
+                return await self.update_async()  # signal found this task busy, so go on now
             return Status.RUNNING
         outcomes: dict[str, ToolOutcome] = sm.get(keys.tool_results, ns)
         self._commit(actions, {**outcomes, **finished} if outcomes else finished)

@@ -1,9 +1,10 @@
 """A tool's question is saved with its thread while it waits (SQLite and PostgreSQL): the store
 lists it as soon as it is asked, a version without it is saved once it is answered, two answers
 at once leave the first standing (the second is `AlreadyAnswered`), a run cancelled while its
-question waits answers it `cancel` and leaves it listed as expired (an answer is `QuestionExpired`, nothing recorded), and
-the answer's secret fields are `***` in the events. Against server-everything over stdio and the
-real `openai` client against the strict scripted model server."""
+question waits answers it `cancel` and leaves it listed as expired (an answer is
+`QuestionExpired`, nothing recorded), and the answer's secret fields are `***` in the events.
+Against server-everything over stdio and the real `openai` client against the strict scripted
+model server."""
 
 from __future__ import annotations
 
