@@ -49,9 +49,11 @@ from .._run.recording import (
 )
 from .._run.result import AgentResult
 from ..errors import JianmuError
+from ..models._client import emit_named
 from ..models._errors import ModelCallFailed, ModelError
 from ..models._hooks import ModelCall, ModelCallHook, model_call_hook, use_model_call_hook
 from ..models._types import ModelEventCallback, ModelRequest, ModelResponse
+from ..state._manager import StateError
 from ..telemetry import events as ev
 from ..telemetry.events import AnyEvent
 from ..tools._base import Tool
@@ -162,6 +164,8 @@ class Player:
                 self.operations.append(line)
                 self.events.append([])
                 offset, last = offset + last, 0
+            elif kind == "state" and self.operations:
+                self.operations[-1]["start_state"] = line.get("state")
             elif kind == "event" and self.events:
                 self.events[-1].append(line)
                 last = max(last, int(line.get("tick") or 0))
@@ -242,6 +246,16 @@ class Player:
             }
             work = agent.resume(decisions)
         else:
+            start = operation.get("start_state")
+            if isinstance(start, dict):  # the thread's state the run started from
+                core = agent._core
+                core.threads.current = thread_id  # held: the run takes this state, not a fresh one
+                try:
+                    core.state_manager.restore(start)
+                except StateError as exc:
+                    raise RecordingError(
+                        f"{self.source}: the state a run started from does not fit: {exc}"
+                    ) from exc
             work = agent.run(revive(agent, operation.get("input") or {}) or None, thread_id=thread_id)
         if recording is not None:
             # the live continuation is recorded as a run of its own (the header says the fork)
@@ -402,7 +416,7 @@ class Player:
             for index, (event_type, data) in enumerate(line.get("events", ())):
                 if not self.live and index < len(places):
                     await self._turn(places[index])
-                on_event(event_type, data)
+                emit_named(on_event, event_type, data)
         if "error" in line:
             raise _rebuild(line["error"])
         return ModelResponse.model_validate(line["response"])
