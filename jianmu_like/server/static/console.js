@@ -815,6 +815,7 @@
   }
 
   function onApproval(view, data) {
+    if (data.status === "requested") return; // a call starts to wait: drawn when the run suspends
     if (data.status === "pending") {
       const pauses = (data.approvals || []).filter((item) => item.kind === "breakpoint");
       setStatus("suspended", pauses.length && pauses.length === data.approvals.length ? "paused at a breakpoint" : "waiting for approval");
