@@ -14,6 +14,7 @@ import pytest
 
 from jianmu_like import AgentTemplate, create_react_node, human
 from jianmu_like._template import Conversation
+from jianmu_like.guard import InterruptionError
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wait_until_async
 from jianmu_like.tools import MCPToolProvider
 from jianmu_like.tools._questions import Question
@@ -73,7 +74,7 @@ async def test_a_run_that_finishes_leaves_another_runs_question_open() -> None:
         a, b = template.conversation("a"), template.conversation("b")
         try:
             run_a, run_b, qa, qb = await two_questions(a, b)
-            with pytest.raises(Exception, match="unknown interruption id|no pending elicitation"):
+            with pytest.raises(InterruptionError, match=rf"unknown interruption id {qa.id!r}"):
                 b.decide(qa.id, {"action": "accept", "content": {"name": "Mallory"}})
             a.decide(qa.id, {"action": "accept", "content": {"name": "Ada"}})
             result = await asyncio.wait_for(run_a, PATIENCE)
@@ -91,7 +92,7 @@ async def test_a_cancelled_run_cancels_its_own_question_only() -> None:
         template = shared_template(srv)
         a, b = template.conversation("a"), template.conversation("b")
         try:
-            run_a, run_b, qa, qb = await two_questions(a, b)
+            run_a, run_b, _, qb = await two_questions(a, b)
             run_a.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await run_a
