@@ -292,7 +292,11 @@ class Breakpoints:
                 # A pooled tree's old gate goes; removed, not set to None: one more attribute
                 # would take the loop's nodes past CPython's inline-attribute limit (see
                 # tests/nodes/test_react_nodes.py), and every run without breakpoints pays that.
-                node.__dict__.pop("_jianmu_breakpoints", None)
+                # Deleted as an attribute, never through `node.__dict__`: reading an instance's
+                # `__dict__` moves its attributes out of the inline values into a real dict for
+                # good (CPython 3.11), and every later `self.x` of the node pays a dict lookup.
+                if getattr(node, "_jianmu_breakpoints", None) is not None:
+                    del node._jianmu_breakpoints  # type: ignore[attr-defined]
                 if base is not None:
                     node.__class__ = base
 
