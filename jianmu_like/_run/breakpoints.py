@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import difflib
 import uuid
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal
 
@@ -103,6 +104,39 @@ def node_ids(root: py_trees.behaviour.Behaviour) -> Iterator[tuple[str, str, py_
 
 
 _WATCHED: dict[type, type] = {}
+
+_MARKED: dict[int, weakref.ref[py_trees.behaviour.Behaviour]] = {}
+"""The live nodes some run marked (a gate, a forced result or a watched class), by id: while there
+is none, a run with no rule walks no tree (an install costs nothing when no rule was ever set).
+Keyed by id, not the node, so a node class that defines `__eq__` without `__hash__` still works."""
+
+
+def mark(node: py_trees.behaviour.Behaviour) -> None:
+    """Note that `node` carries a gate, a forced result or a watched class (until `unmark`)."""
+    key = id(node)
+    if key not in _MARKED:
+        _MARKED[key] = weakref.ref(node, lambda _gone: _MARKED.pop(key, None))
+
+
+def unmark(node: py_trees.behaviour.Behaviour) -> None:
+    _MARKED.pop(id(node), None)
+
+
+def marked(node: py_trees.behaviour.Behaviour) -> bool:
+    return id(node) in _MARKED
+
+
+def any_marked() -> bool:
+    """Whether some live node may still carry a gate, a forced result or a watched class."""
+    return bool(_MARKED)
+
+
+def watch(node: py_trees.behaviour.Behaviour) -> None:
+    """Give `node` the watched class (its `tick()` asks its gates first), and mark it."""
+    cls = type(node)
+    if getattr(cls, "_jianmu_watched", None) is None:
+        node.__class__ = _watched_class(cls)
+    mark(node)
 
 
 def _watched_class(cls: type[py_trees.behaviour.Behaviour]) -> type:
@@ -280,15 +314,15 @@ class Breakpoints:
         # may come back watched by another conversation's breakpoints, and is unwatched here.
         active = bool(self.items or self.stepping or self.paused())
         self._trigger = None  # seen in an earlier run (or before a suspension): not this one's
+        if not active and not any_marked():
+            return  # no live node carries a gate or a watched class: nothing to unwatch
         for node_id, path, node in node_ids(root):
-            cls = type(node)
-            base = getattr(cls, "_jianmu_watched", None)
             if active:
                 self._ids[id(node)] = (node_id, path)
                 node._jianmu_breakpoints = self  # type: ignore[attr-defined]
-                if base is None:
-                    node.__class__ = _watched_class(cls)
+                watch(node)
             else:
+                base = getattr(type(node), "_jianmu_watched", None)
                 # A pooled tree's old gate goes; removed, not set to None: one more attribute
                 # would take the loop's nodes past CPython's inline-attribute limit (see
                 # tests/nodes/test_react_nodes.py), and every run without breakpoints pays that.
@@ -299,6 +333,8 @@ class Breakpoints:
                     del node._jianmu_breakpoints  # type: ignore[attr-defined]
                 if base is not None:
                     node.__class__ = base
+                if getattr(node, "_jianmu_forced", None) is None:
+                    unmark(node)  # else a substitution's, cleared by its own install next
 
     def ask(self, node: py_trees.behaviour.Behaviour) -> str:
         """ "tick", "hold" (paused, waiting) or "skip" (denied: the node fails unticked)."""
