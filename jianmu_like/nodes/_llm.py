@@ -8,6 +8,7 @@ from typing import Any
 from py_trees.common import Status
 
 from ..bt._async_behaviour import AsyncBehaviour
+from ..bt._node import FAILURE, SUCCESS
 from ..models._client import ModelClient, model_events
 from ..models._construct import construct
 from ..models._errors import ModelCallFailed, ModelError
@@ -133,7 +134,7 @@ class AgentLLMNode(AsyncBehaviour):
                 )
                 sm.update({keys.error: reason}, ns)
                 self.feedback_message = reason
-                return Status.FAILURE
+                return FAILURE
         if client is not None:
             offered = [t.schema_() for t in client.offered()]
             if offered:
@@ -218,7 +219,7 @@ class AgentLLMNode(AsyncBehaviour):
                 model=response.model,
                 reasoning=message.reasoning_content,
             )
-        return Status.SUCCESS
+        return SUCCESS
 
     def _truncated(
         self, message: Message, answer: str, history: list[Message], usage: Usage, rounds: int
@@ -242,12 +243,12 @@ class AgentLLMNode(AsyncBehaviour):
             updates[keys.messages] = [message, continuation_request()]
             updates[keys.done] = False
             sm.update(updates, ns)
-            return Status.SUCCESS
+            return SUCCESS
         reason = truncated_error(config.max_tokens, continued=continued)
         updates.update({keys.messages: [message], keys.final_answer: answer, keys.error: reason})
         self.feedback_message = reason
         sm.update(updates, ns)
-        return Status.FAILURE
+        return FAILURE
 
     def _on_model_event(self, event_type: str, data: dict[str, Any]) -> None:
         self.emit(event_type, **data)
@@ -279,4 +280,4 @@ def fail_with_model_error(
     node.feedback_message = reason
     kind = getattr(exc, "failure_kind", "model_error")
     node.emit(ev.NodeFailure, kind=kind, error_type=type(exc).__name__, error=reason)
-    return Status.FAILURE
+    return FAILURE
