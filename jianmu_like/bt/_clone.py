@@ -20,10 +20,9 @@ import random
 import uuid
 
 import py_trees
-from py_trees.common import Status
 
 from .._speed import fast
-from ._node import walk
+from ._node import INVALID, walk
 
 _FAST = fast("clone")
 
@@ -67,7 +66,7 @@ def reset_tree(root: py_trees.behaviour.Behaviour) -> None:
 
 
 def _reset_node(node: py_trees.behaviour.Behaviour) -> None:
-    node.status = Status.INVALID
+    node.status = INVALID
     node.feedback_message = ""
     attributes = node.__dict__
     if "current_child" in attributes:  # a composite
