@@ -83,7 +83,7 @@ class DynamicParallel(NodeMixin, py_trees.composites.Composite):
             child = self.build(index, item)
             child.parent = self
             self.children.append(child)
-        state_manager = self.__dict__.get("state_manager")
+        state_manager = getattr(self, "state_manager", None)  # not `__dict__`: see bt._clone
         for child in self.children:
             for node in walk(child):
                 if state_manager is not None:

@@ -14,7 +14,17 @@ from py_trees.common import Status
 
 import jianmu_like.bt
 import jianmu_like.nodes
-from jianmu_like import Agent, ReActConfig, ReActState, ToolCall, ToolSet, create_react_node, human, tool
+from jianmu_like import (
+    Agent,
+    AgentTemplate,
+    ReActConfig,
+    ReActState,
+    ToolCall,
+    ToolSet,
+    create_react_node,
+    human,
+    tool,
+)
 from jianmu_like._config import ResilienceConfig
 from jianmu_like.bt import ReactiveRunner
 from jianmu_like.guard import Decision, GuardDecision, GuardEnforcer
@@ -22,6 +32,7 @@ from jianmu_like.nodes import AgentLLMNode, ToolExecutor
 from jianmu_like.state import StateManager
 from jianmu_like.testing import await_within, call, error_reply, reply, scripted_client
 from jianmu_like.testing import calls as calls_
+from jianmu_like.tools import Tool
 from jianmu_like.tools.builtin import calculator
 
 
@@ -347,6 +358,29 @@ async def test_a_run_leaves_the_trees_attributes_inline() -> None:
     assert not attributes_inline(root, root.name)
 
 
+async def test_a_conversations_pooled_trees_keep_their_attributes_inline() -> None:
+    # The trees of a template's pool are clones of its prototype, reset after each run: a clone
+    # written through the new node's __dict__ (and a reset reading it) put every conversation's
+    # nodes on dict lookups.
+    script = [call("add", a=1, b=2), reply("3")] * 3
+    root = create_react_node(model_client=scripted_client(script), tools=[add_tool()])
+    template = AgentTemplate.from_prototype(root, log_events=False)
+    template.reserve(3)  # the prototype and two clones
+    for _ in range(3):
+        result = await template.conversation().run({"messages": [human("1+2?")]})
+        assert result.final_answer == "3"
+    clones = [template.borrow() for _ in range(3)]
+    assert len({id(tree) for tree in clones}) == 3 and root in clones
+    dict_bound = [
+        f"{type(node).__name__}"
+        for tree in clones
+        if tree is not root  # the clones' source: its own __dict__ was read
+        for node in tree.iterate()
+        if not attributes_inline(node, node.name)
+    ]
+    assert dict_bound == []
+
+
 REACT_LOOP_NODES = ("_llm", "_tool_executor", "_interrupts")
 TICK_PATH_MODULES = (
     *sorted(Path(jianmu_like.bt.__file__).parent.glob("*.py")),
@@ -377,3 +411,12 @@ def test_the_tick_path_reads_no_status_through_its_enum() -> None:
                     ):
                         found.append(f"{path.name}:{node.lineno} Status.{node.attr}")
     assert found == []
+
+
+def add_tool() -> Tool:
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    return add
