@@ -26,6 +26,7 @@ from jianmu_like import (
     tool,
 )
 from jianmu_like._config import ResilienceConfig
+from jianmu_like._speed import fast
 from jianmu_like.bt import ReactiveRunner
 from jianmu_like.guard import Decision, GuardDecision, GuardEnforcer
 from jianmu_like.nodes import AgentLLMNode, ToolExecutor
@@ -358,6 +359,7 @@ async def test_a_run_leaves_the_trees_attributes_inline() -> None:
     assert not attributes_inline(root, root.name)
 
 
+@pytest.mark.skipif(not fast("clone"), reason="the plain clone (copy.copy) writes the copy's __dict__")
 async def test_a_conversations_pooled_trees_keep_their_attributes_inline() -> None:
     # The trees of a template's pool are clones of its prototype, reset after each run: a clone
     # written through the new node's __dict__ (and a reset reading it) put every conversation's
