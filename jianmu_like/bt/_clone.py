@@ -7,9 +7,9 @@ re-derives tools, schemas, prompts and configs; `clone_tree` instead copies each
 `reset_tree` puts a tree that finished (or suspended) back to its as-built state, without the
 side effects of `stop()` (no observations written, nothing emitted), and unbinds it.
 
-Nodes take part through two optional hooks: `on_clone()` re-binds what refers to the node itself
-(a bound method handed to a helper, a closure over the node) and `reset_run()` restores the
-attributes a run changes. Plain py_trees behaviours are cloned and reset by status only, so their
+Nodes take part through two of their hooks (`bt._hooks`): `on_clone()` re-binds what refers to
+the node itself (a bound method handed to a helper, a closure over the node) and `reset_run()`
+restores the attributes a run changes. Plain py_trees behaviours are cloned and reset by status only, so their
 own mutable attributes are shared between clones: give such trees a factory instead.
 """
 
@@ -22,6 +22,7 @@ import uuid
 import py_trees
 
 from .._speed import fast
+from ._hooks import ClassHooks, hooks_of
 from ._node import INVALID, walk
 
 _FAST = fast("clone")
@@ -53,10 +54,9 @@ def clone_tree(root: py_trees.behaviour.Behaviour) -> py_trees.behaviour.Behavio
         node.decorated = children[0]  # type: ignore[attr-defined]  # a decorator
     node.iterator = node.tick()
     node.blackboards = list(root.blackboards)
-    _reset_node(node)
-    hook = getattr(node, "on_clone", None)
-    if hook is not None:
-        hook()
+    hooks = _reset_node(node)
+    if hooks.on_clone is not None:
+        hooks.on_clone(node)
     return node
 
 
@@ -77,14 +77,15 @@ _BOUND = ("state_manager", "telemetry")
 """What a run binds on every node (`Agent` and the runner), unbound by `reset_tree`."""
 
 
-def _reset_node(node: py_trees.behaviour.Behaviour) -> None:
+def _reset_node(node: py_trees.behaviour.Behaviour) -> ClassHooks:
     node.status = INVALID
     node.feedback_message = ""
     if getattr(node, "current_child", None) is not None:  # a composite that ticked
         node.current_child = None  # type: ignore[attr-defined]
-    hook = getattr(node, "reset_run", None)
-    if hook is not None:
-        hook()
+    hooks = hooks_of(node)
+    if hooks.reset_run is not None:
+        hooks.reset_run(node)
+    return hooks
 
 
 _SAFE_UNKNOWN = uuid.SafeUUID.unknown
