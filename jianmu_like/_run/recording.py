@@ -468,11 +468,15 @@ _END = -len(_SPLIT)
 _MAX_PENDING = 2 * 512
 
 
-def _event_frame(type_: str, node: str | None, namespace: str | None, run_id: str | None) -> tuple[bytes, bytes]:
+def _event_frame(
+    type_: str, node: str | None, namespace: str | None, run_id: str | None
+) -> tuple[bytes, bytes]:
     """What an event line holds around its `"data":...,"ts":...` (the wire's order: `type`,
     `node`, `namespace`, `data`, `ts`, `run_id`), after its `kind` and `tick`."""
     head = to_json({"type": type_, "node": node, "namespace": namespace})[1:-1] + b","
     return head, b',"run_id":' + to_json(run_id) + b"}"
+
+
 """Lines kept before a flush inside a tick (two entries each: the line and a separator)."""
 
 

@@ -170,6 +170,8 @@ class Player:
                 (self.models if kind == "model" else self.tools).append(line)
         if not self.operations:
             raise RecordingError(f"{source}: the recording holds no run")
+        self.end_tick = offset + last
+        """The recording's last tick (counted on over its runs and resumes, as `until_tick`)."""
         self.ends_early = lines[-1]["kind"] != "result"
         """The recorded run stopped before it ended (its process killed, the run cancelled):
         past the recording's end, the replay stops with `ended_early` instead of diverging."""
@@ -284,9 +286,10 @@ class Player:
             self.ended_early = RecordingError(
                 f"{self.source or 'the recording'}: the recording ends early: its run stopped "
                 f"before it ended (the process was killed, or the run cancelled), after "
-                f"{served} model call(s); the replay matched it up to there and then {what}. "
-                f"Replay it with live=True, until={served} (--live --until {served}) to go on "
-                "from its end with the real model and tools"
+                f"{served} model call(s), at tick {self.end_tick}; the replay matched it up to "
+                f"there and then {what}. Replay it with live=True, until_tick={self.end_tick + 1} "
+                f"(--live --until-tick {self.end_tick + 1}) to go on from its end with the real "
+                "model and tools"
             )
             task = self._task
             if task is not None and not task.done():

@@ -31,8 +31,19 @@ async def step(n: int) -> str:
 SCRIPT = [ScriptedReply(tool_calls=[ScriptedToolCall(name="step", arguments={"n": n})]) for n in (1, 2)]
 
 
-def build(client: ModelClient) -> Agent:
-    return Agent(create_react_node(model_client=client, tools=[step], config=ReActConfig(max_iterations=6)))
+@tool(name="step")
+async def quick_step(n: int) -> str:
+    """Take step n.
+
+    Args:
+        n: The step.
+    """
+    return f"step {n} done quickly"
+
+
+def build(client: ModelClient, *, hangs: bool = True) -> Agent:
+    tools = [step if hangs else quick_step]
+    return Agent(create_react_node(model_client=client, tools=tools, config=ReActConfig(max_iterations=6)))
 
 
 async def main(record: Path) -> None:

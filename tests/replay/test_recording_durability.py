@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from jianmu_like.replay import RecordingError, areplay, read_recording
-from jianmu_like.testing import PATIENCE, scripted_client, wait_until
+from jianmu_like.telemetry.events import Event
+from jianmu_like.testing import PATIENCE, ScriptedReply, scripted_client, wait_until
 
 from . import hanging
 
@@ -70,6 +71,17 @@ async def test_a_run_killed_mid_way_leaves_every_finished_tick_and_replays_to_a_
     with pytest.raises(RecordingError, match="ends early") as caught:
         await areplay(path, agent=lambda: hanging.build(scripted_client([])))
     assert "after 2 model call(s)" in str(caught.value) and "'step'" in str(caught.value)
+    # What the error advises: go on live from the recording's end (the tool runs, the model answers).
+    until = int(str(caught.value).split("until_tick=")[1].split(" ")[0])
+    live = hanging.build(scripted_client([ScriptedReply(content="all done")]), hangs=False)
+    seen: list[Event] = []
+    result = await areplay(path, agent=live, live=True, until_tick=until, on_event=seen.append)
+    assert result.status == "success" and result.final_answer == "all done"
+    assert [e.data["output"] for e in seen if e.type == "tool.call.completed"] == [
+        "step 1 done",
+        "step 2 done quickly",
+    ]
+    assert [e.type for e in seen].count("replay.forked") == 1
 
 
 def test_a_last_line_cut_short_is_left_out_and_the_recording_ends_early(tmp_path: Path) -> None:
