@@ -29,6 +29,7 @@ import json
 import secrets
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
+from operator import attrgetter
 from pathlib import Path
 from typing import IO, Any
 
@@ -104,12 +105,15 @@ class RequestDeltas:
         if last is not None:
             base, previous, previous_tools = last
             limit = min(len(previous), len(messages))
-            while keep < limit and (previous[keep] is messages[keep] or previous[keep] == messages[keep]):
-                keep += 1
+            if messages[:limit] == previous[:limit]:  # the usual case, compared in C (same objects)
+                keep = limit
+            else:
+                while keep < limit and (previous[keep] is messages[keep] or previous[keep] == messages[keep]):
+                    keep += 1
             tools_same = tools is previous_tools or tools == previous_tools
             out["base"], out["keep"] = base, keep
         self._last[node] = (seq, messages, tools)
-        values = tuple(getattr(request, name) for name in _SETTINGS)
+        values = _settings_of(request)
         cached = self._settings.get(node)
         if cached is None or cached[0] != values:  # the sampling settings rarely change
             dumped = request.model_dump(mode="json", exclude_none=True, exclude={"messages", "tools"})
@@ -125,6 +129,7 @@ class RequestDeltas:
 
 _REQUEST_FIELDS = tuple(ModelRequest.model_fields)
 _SETTINGS = tuple(name for name in _REQUEST_FIELDS if name not in ("messages", "tools"))
+_settings_of = attrgetter(*_SETTINGS)
 
 
 def expand_requests(lines: list[dict[str, Any]]) -> None:
