@@ -31,7 +31,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from operator import attrgetter
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, ParamSpec
 
 from pydantic import BaseModel
 from pydantic_core import to_json, to_jsonable_python
@@ -39,10 +39,10 @@ from pydantic_core import to_json, to_jsonable_python
 from .._redact import might_hold_secret, redact, redact_bulk
 from ..bt._runner import ReactiveRunner, TickHook
 from ..errors import JianmuError
-from ..models._client import ContentEvents
+from ..models._client import ContentEvents, event_name
 from ..models._hooks import ModelCall, model_call_hook, use_model_call_hook
 from ..models._messages import Message
-from ..models._types import ModelEventCallback, ModelRequest, ModelResponse
+from ..models._types import ModelEvent, ModelEventCallback, ModelRequest, ModelResponse
 from ..telemetry._hub import TelemetryHub
 from ..telemetry.events import AnyEvent
 from ..tools._base import Tool, render_result
@@ -58,6 +58,8 @@ TIMING_FIELDS = frozenset({"ts", "duration", "requested_at", "decided_at"})
 when an interruption was requested and decided (`interruption.*` carry the approval or question
 with its `requested_at`, the decision with its `decided_at`), at any depth of the event's data
 (wall-clock seconds). Everything else of an event must be equal."""
+
+P = ParamSpec("P")
 
 
 class RecordingError(ValueError, JianmuError):
@@ -161,8 +163,13 @@ def package_version() -> str | None:
 
 
 def node_of(on_event: ModelEventCallback | None) -> str | None:
-    """The path of the node whose model call reports to `on_event` (its bound `_on_model_event`,
-    possibly wrapped in `ContentEvents`)."""
+    """The path of the node whose model call reports to `on_event` (its bound `emit`,
+    possibly wrapped in `ContentEvents`, or another recorder's relay, which names it)."""
+    relayed = getattr(on_event, "node_path", None) or getattr(
+        getattr(on_event, "emit", None), "node_path", None
+    )
+    if isinstance(relayed, str):
+        return relayed
     owner = getattr(on_event, "__self__", None)
     if owner is None:
         owner = getattr(getattr(on_event, "emit", None), "__self__", None)
@@ -184,7 +191,10 @@ class RunRecording:
         agent: str | None = None,
         max_bytes: int = DEFAULT_MAX_BYTES,
         forked_from: Mapping[str, Any] | None = None,
+        sink: IO[bytes] | None = None,
     ) -> None:
+        """`sink`: where the lines go instead of a new file at `path` (which then only names the
+        recording in messages): a thread's recordings go to its checkpoint store this way."""
         self.path = Path(path)
         self.max_bytes = max_bytes
         self.written = 0
@@ -215,7 +225,7 @@ class RunRecording:
         self._frame_start = b""
         try:
             # Unbuffered: each `flush` is one write(2), so what it wrote survives the process.
-            self._file: IO[bytes] | None = self.path.open("wb", buffering=0)
+            self._file: IO[bytes] | None = sink if sink is not None else self.path.open("wb", buffering=0)
         except OSError as exc:
             raise RecordingError(f"cannot write the recording {str(self.path)!r}: {exc}") from exc
         header: dict[str, Any] = {
@@ -303,12 +313,20 @@ class RunRecording:
         for part in parts:
             size = len(part) + 1
             if self.written + size > self.max_bytes:
-                self.truncated = True
-                note = {"kind": "truncated", "at_bytes": self.written, "max_bytes": self.max_bytes}
-                _write_all(file, to_json(note) + b"\n")
+                self.truncate()
                 return
             self.written += size
             _write_all(file, part + b"\n")
+
+    def truncate(self) -> None:
+        """Write the `truncated` line: nothing more is written after it."""
+        file = self._file
+        if file is None or self.truncated:
+            return
+        self.truncated = True
+        note = {"kind": "truncated", "at_bytes": self.written, "max_bytes": self.max_bytes}
+        _write_all(file, to_json(note) + b"\n")
+        file.flush()
 
     def close(self) -> None:
         self.flush()
@@ -385,15 +403,17 @@ class RunRecording:
         node = node_of(on_event)
         emitted: list[Any] = []
 
-        def capture(event_type: str, data: dict[str, Any]) -> None:
+        def capture(event: Callable[P, ModelEvent], /, *args: P.args, **data: P.kwargs) -> None:
             before = self.events
             if on_event is not None:
-                on_event(event_type, data)
+                on_event(event, *args, **data)
+            event_type = event_name(event)
             if self.events == before + 1 and self.last_type == event_type:
                 emitted.append(before)  # the event line just written (its index in the operation)
             else:  # not published as it was given: kept whole
                 emitted.append([event_type, redact(data)])
 
+        capture.node_path = node  # type: ignore[attr-defined]  # a recorder inside this one sees the node
         # keep asking for the request's content when the node did
         relay: ModelEventCallback = ContentEvents(capture) if isinstance(on_event, ContentEvents) else capture
         line: dict[str, Any] = {
@@ -589,6 +609,17 @@ def read_recording(path: str | Path) -> list[dict[str, Any]]:
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
         raise RecordingError(f"cannot read the recording {str(file)!r}: {exc}") from exc
+    return parse_recording(text, str(file))
+
+
+def parse_recording(text: str | bytes, file: str) -> list[dict[str, Any]]:
+    """`read_recording` of a recording's content (a thread's, from its store); `file` names it
+    in messages."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise RecordingError(f"{file}: not UTF-8 text ({exc})") from exc
     lines: list[dict[str, Any]] = []
     raws = text.splitlines()
     for number, raw in enumerate(raws, start=1):
