@@ -46,6 +46,7 @@ from .._redact import redact_text, redact_url
 from ..state._journal import JournalEntry
 from ._aconnections import LoopConnections
 from ._contract import Checkpoint, CheckpointError, Commit, DecisionChanges, keep_from_config
+from ._groupcommit import GroupCommit
 from ._sql import JOURNAL, RELEASE, Part, SqlCheckpointStore, journal_of
 
 _LOCK_CLASS = 0x4A4D  # "JM": the advisory-lock namespace of this library
@@ -75,6 +76,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 )
 """Versioned schema changes: entry N-1 brings a store from version N-1 to N. Append only."""
 SCHEMA_VERSION = len(MIGRATIONS)
+_GROUP_WRITES = 64
+"""Writes one group commit carries at most (checkpoint._groupcommit)."""
+_GROUP_PARAMS = 20_000
+"""Parameters one group's statement carries at most (PostgreSQL takes 65,535)."""
+
+
+class _Alone(CheckpointError):
+    """A group failed as a whole: its writes go again, each alone (see `_flush`)."""
 
 
 class PostgresCheckpointer(SqlCheckpointStore):
@@ -228,24 +237,32 @@ class PostgresCheckpointer(SqlCheckpointStore):
 
     def _statement(self, work: Commit) -> tuple[str, tuple[Any, ...], list[Part]]:
         """`work` as one CTE statement (see `commit`), its parameters and its parts."""
+        parts = self._guarded_parts(work)
+        return (*self._grouped([parts]), parts)
+
+    def _guarded_parts(self, work: Commit) -> list[Part]:
         if self.readonly:
             raise CheckpointError(f"{self.label}: opened read-only; cannot save checkpoint")
-        parts = self._parts(work, guarded=True)
-        body = ", ".join(f"p{i} AS ({part.sql} RETURNING 1)" for i, part in enumerate(parts))
-        counts = ", ".join(f"(SELECT count(*) FROM p{i})" for i in range(len(parts)))
-        params = tuple(p for part in parts for p in part.params)
-        return self._sql(f"WITH {body} SELECT {counts}"), params, parts
+        return self._parts(work, guarded=True)
+
+    def _grouped(self, writes: list[list[Part]]) -> tuple[str, tuple[Any, ...]]:
+        """The parts of several writes (of different threads) as one CTE statement, one
+        transaction: one row holding each part's row count, the writes' parts in order. Every
+        part reads the same snapshot, so a group never holds two writes of one thread."""
+        names = [(f"w{j}p{i}", part) for j, parts in enumerate(writes) for i, part in enumerate(parts)]
+        body = ", ".join(f"{name} AS ({part.sql} RETURNING 1)" for name, part in names)
+        counts = ", ".join(f"(SELECT count(*) FROM {name})" for name, _ in names)
+        params = tuple(p for _, part in names for p in part.params)
+        return self._sql(f"WITH {body} SELECT {counts}"), params
 
     # ------------------------------------------------------------------ async (the run path)
     async def acommit(self, work: Commit) -> None:
-        """`commit` on the running loop's connections: the one statement awaited, and the rare
-        conflict's locked transaction (which names it) in a thread."""
-        sql, params, parts = self._statement(work)
-        try:
-            rows = await self._aquery(sql, params, "save checkpoint")
-        except psycopg.errors.UniqueViolation:
-            rows = []
-        if not rows or any(part.role and not rows[0][i] for i, part in enumerate(parts)):
+        """`commit` on the running loop's connections, in one transaction with the writes other
+        runs of the loop make meanwhile (`_awrite`: group commit); the rare conflict's locked
+        transaction (which names it) in a thread."""
+        parts = self._guarded_parts(work)
+        row = await self._awrite(work.thread_id, parts)
+        if row is None or any(part.role and not row[i] for i, part in enumerate(parts)):
             await asyncio.to_thread(super().commit, work)
 
     async def aload(self, thread_id: str) -> Checkpoint | None:
@@ -256,23 +273,71 @@ class PostgresCheckpointer(SqlCheckpointStore):
         return journal_of(await self._aquery(self._sql(JOURNAL), (thread_id,), "read journal"))
 
     async def arelease(self, thread_id: str, owner: str) -> None:
-        """One UPDATE (a statement is atomic; no lock needed to clear one's own claim)."""
+        """One UPDATE (a statement is atomic; no lock needed to clear one's own claim), queued
+        behind the thread's writes still in flight (a cancelled save may yet commit)."""
         if self.readonly:
             raise CheckpointError(f"{self.label}: opened read-only; cannot release thread")
-        await self._aquery(self._sql(RELEASE), (thread_id, owner), "release thread", rows=False)
+        await self._awrite(thread_id, [Part(RELEASE, (thread_id, owner))])
 
-    async def _aquery(
-        self, sql: str, params: tuple[Any, ...], what: str, *, rows: bool = True
-    ) -> list[tuple[Any, ...]]:
-        """One statement on a connection of the running loop (errors name the store and `what`;
-        a unique violation is the caller's)."""
+    # ------------------------------------------------------------------ group commit (async writes)
+    async def _awrite(self, thread_id: str, parts: list[Part]) -> tuple[Any, ...] | None:
+        """Commit `parts` (one write of `thread_id`) with the loop's next group; the row counts of
+        its parts, or None when it met a unique violation (the caller's slow path decides)."""
+        conns = self._loop_connections()
+        if conns.writes is None:
+            conns.writes = GroupCommit(self._flush, max_writes=_GROUP_WRITES, max_weight=_GROUP_PARAMS)
+        writes: GroupCommit[list[Part], tuple[Any, ...] | None] = conns.writes
+        try:
+            return await writes.submit(parts, thread_id, sum(len(part.params) for part in parts))
+        except _Alone:
+            return await self._awrite_alone(parts)
+
+    async def _awrite_alone(self, parts: list[Part]) -> tuple[Any, ...] | None:
+        """One write in a transaction of its own (after its group failed as a whole)."""
+        outcome = (await self._flush([parts]))[0]
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    async def _flush(self, writes: list[list[Part]]) -> list[tuple[Any, ...] | BaseException | None]:
+        """One group's writes as one statement, one transaction (`_grouped`); each write's outcome.
+
+        A write that fails alone fails with its own error (a unique violation: None, for the slow
+        path). A group that fails as a whole with the server still answering (a constraint, a
+        bad value, a serialisation failure of one of them: the transaction rolled back, nothing of
+        it stored) tells each write to go again alone (`_Alone`), so each gets its own outcome.
+        A lost connection leaves the commit's outcome unknown: each write fails naming the store,
+        as a single statement would (a write retried then could be one already committed)."""
+        what = "save checkpoint"
+        sql, params = self._grouped(writes)
         conns = self._loop_connections()
         conn = await conns.acquire()
         try:
             cursor = await conn.execute(sql, params)
-            return await cursor.fetchall() if rows else []
-        except psycopg.errors.UniqueViolation:
-            raise
+            row = await cursor.fetchone()
+        except psycopg.Error as exc:
+            if len(writes) == 1 and isinstance(exc, psycopg.errors.UniqueViolation):
+                return [None]
+            if len(writes) == 1 or conn.closed or conn.broken:
+                return [CheckpointError(f"{self.label}: cannot {what} ({exc})") for _ in writes]
+            return [_Alone() for _ in writes]
+        finally:
+            conns.release(conn)
+        assert row is not None  # a SELECT of counts: always one row
+        outcomes: list[tuple[Any, ...] | BaseException | None] = []
+        start = 0
+        for parts in writes:
+            outcomes.append(tuple(row[start : start + len(parts)]))
+            start += len(parts)
+        return outcomes
+
+    async def _aquery(self, sql: str, params: tuple[Any, ...], what: str) -> list[tuple[Any, ...]]:
+        """One read on a connection of the running loop (errors name the store and `what`)."""
+        conns = self._loop_connections()
+        conn = await conns.acquire()
+        try:
+            cursor = await conn.execute(sql, params)
+            return await cursor.fetchall()
         except psycopg.Error as exc:
             raise CheckpointError(f"{self.label}: cannot {what} ({exc})") from exc
         finally:
