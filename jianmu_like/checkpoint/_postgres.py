@@ -17,9 +17,10 @@ Two ways in. The synchronous contract (the command line, the server's listings, 
 on psycopg's sync `ConnectionPool`: each call one short transaction on a pooled connection. A
 run's own calls (`acommit`, `aload`, `ajournal`, `arelease`: the AsyncCheckpointer contract) are
 awaited on async connections of the running event loop (checkpoint._aconnections), so a database
-round trip never blocks the loop, and the commits of the concurrent runs of one process are in
-flight together: PostgreSQL flushes their WAL with one fsync. `pool_size` bounds each: the sync
-pool, and the async connections of each loop.
+round trip never blocks the loop, and the writes of the concurrent runs of one process share
+transactions (group commit, checkpoint._groupcommit: while one is in flight the others queue, and
+the next carries them all as one statement; `_flush` says how each writer still gets its own
+outcome). `pool_size` bounds each: the sync pool, and the async connections of each loop.
 
 Storing a decision also sends `NOTIFY jianmu_decisions, '<thread id>'` in the same transaction
 (PostgreSQL delivers it at commit, never for a rolled-back one), and `watch_decisions()` listens
@@ -103,6 +104,8 @@ class PostgresCheckpointer(SqlCheckpointStore):
     """
 
     thread_order = 'thread_id COLLATE "C"'
+    group_flights = 2
+    """Write transactions of one event loop in flight at once (group commit, `_awrite`)."""
 
     def __init__(
         self,
@@ -295,7 +298,9 @@ class PostgresCheckpointer(SqlCheckpointStore):
         its parts, or None when it met a unique violation (the caller's slow path decides)."""
         conns = self._loop_connections()
         if conns.writes is None:
-            conns.writes = GroupCommit(self._flush, max_writes=_GROUP_WRITES, max_weight=_GROUP_PARAMS)
+            conns.writes = GroupCommit(
+                self._flush, flights=self.group_flights, max_writes=_GROUP_WRITES, max_weight=_GROUP_PARAMS
+            )
         writes: GroupCommit[list[Part], tuple[Any, ...] | None] = conns.writes
         try:
             return await writes.submit(parts, thread_id, sum(len(part.params) for part in parts))

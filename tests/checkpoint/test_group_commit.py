@@ -86,6 +86,7 @@ class Held:
 @pytest.fixture
 async def held(postgres_url: str) -> AsyncIterator[Held]:
     store = PostgresCheckpointer(postgres_url, keep=None, pool_size=4)
+    store.group_flights = 1  # the writes under test queue behind the one held
     holder = Held(store, postgres_url)
     try:
         yield holder
@@ -245,3 +246,18 @@ async def test_a_lone_write_goes_at_once_in_a_group_of_its_own(postgres_url: str
         assert head is not None and head.seq == 1
     finally:
         await store.aclose()
+
+
+async def test_a_second_group_flies_beside_the_first_but_never_with_its_threads(held: Held) -> None:
+    held.store.group_flights = 2
+    first = await held.start(save("t0"))
+    follow = asyncio.ensure_future(held.store.acommit(save("t0", seq=2, expected=1)))
+    other = asyncio.ensure_future(held.store.acommit(save("a")))
+    await until(lambda: held.writes.in_flight == ["t0", "a"], "a second group in flight")
+    assert held.writes.queued == 1  # t0's next write waits for its first
+    held.release()
+    await asyncio.wait_for(asyncio.gather(first, follow, other), PATIENCE)
+    head = held.store.load("t0")
+    assert head is not None and head.seq == 2
+    by = writers(held.url)
+    assert by["a"] != by["t0"]
