@@ -339,7 +339,7 @@ async def main_async(args: argparse.Namespace, cluster: TemporaryPostgres, postm
     for r in range(args.rounds):
         for i, (name, factory) in enumerate(found.items()):
             rows[name].append(await measure(name, factory, url, counters, args, f"r{r}s{i}"))
-            print(f"# round {r} {name}: {rows[name][-1]}", flush=True)
+            print(f"# round {r} {name} (load {os.getloadavg()[0]:.1f}): {rows[name][-1]}", flush=True)
     print(
         f"\n{args.runs} runs x {args.iterations} iterations, {args.concurrency} concurrent, "
         f"{LATENCY * 1000:.0f} ms model; medians of {args.rounds} rounds; fsync on; cpus {os.cpu_count()}\n"

@@ -261,3 +261,94 @@ async def test_a_second_group_flies_beside_the_first_but_never_with_its_threads(
     assert head is not None and head.seq == 2
     by = writers(held.url)
     assert by["a"] != by["t0"]
+
+
+CHILD = """
+import asyncio, sys
+from pathlib import Path
+from jianmu_like.checkpoint._contract import Checkpoint, Commit
+from jianmu_like.checkpoint._postgres import PostgresCheckpointer
+from jianmu_like.state._journal import JournalEntry
+
+def save(thread, journal):
+    checkpoint = Checkpoint(thread_id=thread, seq=1, schema_name="S", schema_fingerprint="s",
+                            tree_fingerprint="t", state={})
+    started = (JournalEntry(key=thread, tool_call_id="c", tool="x", status="started"),) if journal else ()
+    return Commit(thread, checkpoint=checkpoint, expected_seq=0, started=started)
+
+async def main(url, marker):
+    store = PostgresCheckpointer(url, keep=None)
+    store.group_flights = 1
+    tasks = [asyncio.ensure_future(store.acommit(save("x", False)))]
+    tasks += [asyncio.ensure_future(store.acommit(save(f"k{i}", True))) for i in range(1, 6)]
+    conns = store._loop_connections()
+    while not (conns.writes and conns.writes.in_flight == ["x"] and conns.writes.queued == 5):
+        await asyncio.sleep(0.01)
+    Path(marker).write_text("queued")
+    await asyncio.gather(*tasks)
+    await asyncio.Event().wait()  # until killed
+
+asyncio.run(main(sys.argv[1], sys.argv[2]))
+"""
+
+
+def test_a_process_killed_mid_group_leaves_the_group_whole_or_absent(
+    postgres_url: str, tmp_path: Any
+) -> None:
+    """SIGKILL while a group's statement has written part of it (its checkpoints, not yet its
+    journal rows: a lock holds them): every write of the group is all there, or none is."""
+    import signal
+    import subprocess
+    import sys
+
+    from jianmu_like.testing import exited, wait_until
+
+    PostgresCheckpointer(postgres_url).close()  # the tables
+    row_holder, journal_holder = psycopg.connect(postgres_url), psycopg.connect(postgres_url)
+    admin = psycopg.connect(postgres_url, autocommit=True)
+    marker = tmp_path / "queued"
+    child: subprocess.Popen[bytes] | None = None
+
+    def active(pattern: str, wait: str | None = None) -> int:
+        row = admin.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' "
+            "AND query LIKE %s AND (%s::text IS NULL OR wait_event_type = %s)",
+            (pattern, wait, wait),
+        ).fetchone()
+        return int(row[0]) if row is not None else 0
+
+    try:
+        # x's version is held by an uncommitted twin: the first group (x alone) waits on it
+        row_holder.execute(
+            "INSERT INTO jianmu_checkpoints (thread_id, seq, status, saved_at, data) "
+            "VALUES ('x', 1, 'running', 0, '{}')"
+        )
+        journal_holder.execute("LOCK TABLE jianmu_journal IN EXCLUSIVE MODE")
+        child = subprocess.Popen([sys.executable, "-c", CHILD, postgres_url, str(marker)])
+        wait_until(marker.exists, "the child's writes to queue behind the first", abort=exited(child))
+        row_holder.rollback()  # x commits; the second group (k1..k5) goes, and waits on the lock
+        wait_until(
+            lambda: active("WITH w0p0%jianmu_journal%", "Lock"),
+            "the second group to wait on the journal's lock",
+            abort=exited(child),
+        )
+        child.send_signal(signal.SIGKILL)
+        child.wait(PATIENCE)
+        journal_holder.rollback()
+        wait_until(lambda: not active("WITH w0p0%"), "the killed process's statement to end")
+    finally:
+        if child is not None and child.poll() is None:
+            child.kill()
+            child.wait(PATIENCE)
+        row_holder.close()
+        journal_holder.close()
+        admin.close()
+    store = PostgresCheckpointer(postgres_url, keep=None)
+    try:
+        assert store.load("x") is not None
+        there = {
+            f"k{i}": (store.load(f"k{i}") is not None, f"k{i}" in store.journal(f"k{i}")) for i in range(1, 6)
+        }
+        assert set(there.values()) in ({(True, True)}, {(False, False)}), there
+    finally:
+        store.close()
