@@ -86,7 +86,7 @@ class Held:
 @pytest.fixture
 async def held(postgres_url: str) -> AsyncIterator[Held]:
     store = PostgresCheckpointer(postgres_url, keep=None, pool_size=4)
-    store.group_flights = 1  # the writes under test queue behind the one held
+    assert store.group_flights == 1  # the writes under test queue behind the one held
     holder = Held(store, postgres_url)
     try:
         yield holder
