@@ -54,9 +54,8 @@ class GroupCommit(Generic[W, R]):
 
     `flights`: groups in flight at once (each on a connection of its own; 1 groups the most, a
     few keep the database's backends busy in parallel when one group's statement is long).
-    `max_writes` and `max_weight` bound a group (the weight is the caller's measure, e.g. a
-    statement's parameters: PostgreSQL takes at most 65,535 in one statement); a write heavier
-    than `max_weight` still goes, alone."""
+    `max_writes` and `max_weight` bound a group (the weight is the caller's measure of a write's
+    size, e.g. its parameters); a write heavier than `max_weight` still goes, alone."""
 
     def __init__(
         self, flush: Flush[W, R], *, flights: int = 1, max_writes: int = 64, max_weight: int = 20_000
@@ -111,7 +110,7 @@ class GroupCommit(Generic[W, R]):
                 left.extend(self._queue)
                 self._queue.clear()
                 break
-            if item.key in keys:  # the key's earlier write goes first (in flight, or this group)
+            if item.key in keys:  # the key's earlier write commits first (in flight, or this group)
                 left.append(item)
                 continue
             group.append(item)

@@ -19,8 +19,8 @@ run's own calls (`acommit`, `aload`, `ajournal`, `arelease`: the AsyncCheckpoint
 awaited on async connections of the running event loop (checkpoint._aconnections), so a database
 round trip never blocks the loop, and the writes of the concurrent runs of one process share
 transactions (group commit, checkpoint._groupcommit: while one is in flight the others queue, and
-the next carries them all as one statement; `_flush` says how each writer still gets its own
-outcome). `pool_size` bounds each: the sync pool, and the async connections of each loop.
+the next carries them all, pipelined in one round trip; `_flush` says how each writer still gets
+its own outcome). `pool_size` bounds each: the sync pool, and the async connections of each loop.
 
 Storing a decision also sends `NOTIFY jianmu_decisions, '<thread id>'` in the same transaction
 (PostgreSQL delivers it at commit, never for a rolled-back one), and `watch_decisions()` listens
@@ -80,13 +80,22 @@ SCHEMA_VERSION = len(MIGRATIONS)
 _GROUP_WRITES = 64
 """Writes one group commit carries at most (checkpoint._groupcommit)."""
 _GROUP_PARAMS = 20_000
-"""Parameters one group's statement carries at most (PostgreSQL takes 65,535)."""
+"""Parameters one group's transaction carries at most (its writes' together)."""
+
+
+def _cte(parts: list[Part]) -> str:
+    """One write's parts as one CTE statement (`?` placeholders) whose one row holds each
+    part's row count (PostgreSQL runs a statement as one transaction: the claim checked in a
+    part's WHERE and the writes are atomic)."""
+    body = ", ".join(f"p{i} AS ({part.sql} RETURNING 1)" for i, part in enumerate(parts))
+    counts = ", ".join(f"(SELECT count(*) FROM p{i})" for i in range(len(parts)))
+    return f"WITH {body} SELECT {counts}"
 
 
 def _numbered(sql: str) -> str:
     """`sql`'s `?` placeholders as PostgreSQL's own `$1, $2, ...`: a raw cursor sends the text as
-    it is, where psycopg's `%s` style scans it first (a group's statement is long and rarely the
-    same twice, so that scan, uncached, cost more than the rest of the send)."""
+    it is, where psycopg's `%s` style scans it first (uncached for a long statement: that scan
+    cost more than the rest of the send)."""
     pieces = sql.split("?")
     return "".join(f"{piece}${i}" for i, piece in enumerate(pieces[:-1], 1)) + pieces[-1]
 
@@ -251,24 +260,12 @@ class PostgresCheckpointer(SqlCheckpointStore):
     def _statement(self, work: Commit) -> tuple[str, tuple[Any, ...], list[Part]]:
         """`work` as one CTE statement (see `commit`), its parameters and its parts."""
         parts = self._guarded_parts(work)
-        sql, params = self._grouped([parts])
-        return self._sql(sql), params, parts
+        return self._sql(_cte(parts)), tuple(p for part in parts for p in part.params), parts
 
     def _guarded_parts(self, work: Commit) -> list[Part]:
         if self.readonly:
             raise CheckpointError(f"{self.label}: opened read-only; cannot save checkpoint")
         return self._parts(work, guarded=True)
-
-    def _grouped(self, writes: list[list[Part]]) -> tuple[str, tuple[Any, ...]]:
-        """The parts of several writes (of different threads) as one CTE statement (`?`
-        placeholders), one transaction: one row holding each part's row count, the writes' parts
-        in order. Every part reads the same snapshot, so a group never holds two writes of one
-        thread."""
-        names = [(f"w{j}p{i}", part) for j, parts in enumerate(writes) for i, part in enumerate(parts)]
-        body = ", ".join(f"{name} AS ({part.sql} RETURNING 1)" for name, part in names)
-        counts = ", ".join(f"(SELECT count(*) FROM {name})" for name, _ in names)
-        params = tuple(p for _, part in names for p in part.params)
-        return f"WITH {body} SELECT {counts}", params
 
     # ------------------------------------------------------------------ async (the run path)
     async def acommit(self, work: Commit) -> None:
@@ -317,7 +314,10 @@ class PostgresCheckpointer(SqlCheckpointStore):
         return outcome
 
     async def _flush(self, writes: list[list[Part]]) -> list[tuple[Any, ...] | BaseException | None]:
-        """One group's writes as one statement, one transaction (`_grouped`); each write's outcome.
+        """One group's writes in one transaction: each write's statement (as when alone, so its
+        plan is the prepared one), all pipelined in one round trip up to one Sync, which
+        commits them together (PostgreSQL runs the statements before a Sync as one implicit
+        transaction: all committed, or none). Each write's outcome, in order.
 
         A write that fails alone fails with its own error (a unique violation: None, for the slow
         path). A group that fails as a whole with the server still answering (a constraint, a
@@ -325,29 +325,29 @@ class PostgresCheckpointer(SqlCheckpointStore):
         it stored) tells each write to go again alone (`_Alone`), so each gets its own outcome.
         A lost connection leaves the commit's outcome unknown: each write fails naming the store,
         as a single statement would (a write retried then could be one already committed)."""
-        what = "save checkpoint"
-        sql, params = self._grouped(writes)
+        statements = [
+            (_numbered(_cte(parts)), tuple(p for part in parts for p in part.params)) for parts in writes
+        ]
         conns = self._loop_connections()
         conn = await conns.acquire()
         try:
-            cursor = psycopg.AsyncRawCursor(conn)
-            await cursor.execute(_numbered(sql), params)
-            row = await cursor.fetchone()
+            cursors = []
+            async with conn.pipeline() as pipeline:
+                for sql, params in statements:
+                    cursor = psycopg.AsyncRawCursor(conn)
+                    await cursor.execute(sql, params)
+                    cursors.append(cursor)
+                await pipeline.sync()
+            rows = [await cursor.fetchone() for cursor in cursors]
         except psycopg.Error as exc:
             if len(writes) == 1 and isinstance(exc, psycopg.errors.UniqueViolation):
                 return [None]
             if len(writes) == 1 or conn.closed or conn.broken:
-                return [CheckpointError(f"{self.label}: cannot {what} ({exc})") for _ in writes]
+                return [CheckpointError(f"{self.label}: cannot save checkpoint ({exc})") for _ in writes]
             return [_Alone() for _ in writes]
         finally:
             conns.release(conn)
-        assert row is not None  # a SELECT of counts: always one row
-        outcomes: list[tuple[Any, ...] | BaseException | None] = []
-        start = 0
-        for parts in writes:
-            outcomes.append(tuple(row[start : start + len(parts)]))
-            start += len(parts)
-        return outcomes
+        return [tuple(row) if row is not None else () for row in rows]
 
     async def _aquery(self, sql: str, params: tuple[Any, ...], what: str) -> list[tuple[Any, ...]]:
         """One read on a connection of the running loop (errors name the store and `what`)."""

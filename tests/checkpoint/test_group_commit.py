@@ -196,8 +196,9 @@ async def test_a_write_cancelled_in_flight_commits_whole_with_its_group(held: He
 
 
 async def test_a_threads_writes_commit_in_the_order_made(held: Held) -> None:
-    """A call's outcome queued right behind its start: were they in one statement, the outcome's
-    UPDATE would not see the started row (one snapshot) and the outcome would be lost."""
+    """A call's start, its outcome and the next save of one thread, queued together: each goes
+    in a transaction of its own, in the order made (a group refused as a whole retries its
+    writes one at a time and at once: two writes of one thread in it would race)."""
     await held.store.acommit(Commit("t", checkpoint=version("t", 1), expected_seq=0))
     first = await held.start(save("t0"))
     entry = started("k")
@@ -295,8 +296,9 @@ asyncio.run(main(sys.argv[1], sys.argv[2]))
 def test_a_process_killed_mid_group_leaves_the_group_whole_or_absent(
     postgres_url: str, tmp_path: Any
 ) -> None:
-    """SIGKILL while a group's statement has written part of it (its checkpoints, not yet its
-    journal rows: a lock holds them): every write of the group is all there, or none is."""
+    """SIGKILL while a group's transaction has written part of it (its first write's checkpoint,
+    not yet that write's journal row, which a lock holds, nor the writes after it): every write
+    of the group is all there, or none is."""
     import signal
     import subprocess
     import sys
@@ -328,14 +330,14 @@ def test_a_process_killed_mid_group_leaves_the_group_whole_or_absent(
         wait_until(marker.exists, "the child's writes to queue behind the first", abort=exited(child))
         row_holder.rollback()  # x commits; the second group (k1..k5) goes, and waits on the lock
         wait_until(
-            lambda: active("WITH w0p0%jianmu_journal%", "Lock"),
+            lambda: active("WITH p0%jianmu_journal%", "Lock"),
             "the second group to wait on the journal's lock",
             abort=exited(child),
         )
         child.send_signal(signal.SIGKILL)
         child.wait(PATIENCE)
         journal_holder.rollback()
-        wait_until(lambda: not active("WITH w0p0%"), "the killed process's statement to end")
+        wait_until(lambda: not active("WITH p0%"), "the killed process's statement to end")
     finally:
         if child is not None and child.poll() is None:
             child.kill()
