@@ -332,12 +332,15 @@ class PostgresCheckpointer(SqlCheckpointStore):
         conn = await conns.acquire()
         try:
             cursors = []
-            async with conn.pipeline() as pipeline:
-                for sql, params in statements:
-                    cursor = psycopg.AsyncRawCursor(conn)
-                    await cursor.execute(sql, params)
-                    cursors.append(cursor)
-                await pipeline.sync()
+            if len(statements) == 1:  # alone: its own transaction (autocommit), no pipeline to set up
+                cursors.append(await psycopg.AsyncRawCursor(conn).execute(*statements[0]))
+            else:
+                async with conn.pipeline() as pipeline:
+                    for sql, params in statements:
+                        cursor = psycopg.AsyncRawCursor(conn)
+                        await cursor.execute(sql, params)
+                        cursors.append(cursor)
+                    await pipeline.sync()
             rows = [await cursor.fetchone() for cursor in cursors]
         except psycopg.Error as exc:
             if len(writes) == 1 and isinstance(exc, psycopg.errors.UniqueViolation):
