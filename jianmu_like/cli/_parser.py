@@ -501,6 +501,12 @@ def _serve_parser(
     )
     serve.add_argument("--max-ticks", type=int, default=100_000, metavar="N", help="stop a run after N ticks")
     serve.add_argument(
+        "--recordings",
+        metavar="DIR",
+        help="a folder of recordings (*.jsonl) the web console opens: each is replayed (no model, "
+        "no tool) and shown with the tree and its timeline, as a live run",
+    )
+    serve.add_argument(
         "--max-runs",
         type=_positive_or_off,
         default=1000,

@@ -34,7 +34,7 @@ from .._run.recording import (
 from .._run.result import AgentResult
 from ..telemetry.events import AnyEvent
 from ._mock import export_mock, mock_replies
-from ._player import AgentSource, Divergence, Player, ReplayDivergence, load_replay_agent
+from ._player import AgentSource, Divergence, Player, ReplayDivergence, entry_of, load_replay_agent
 
 __all__ = [
     "FORMAT",
@@ -46,7 +46,9 @@ __all__ = [
     "ReplayDivergence",
     "RunRecording",
     "areplay",
+    "entry_of",
     "export_mock",
+    "load_replay_agent",
     "mock_replies",
     "read_recording",
     "replay",
