@@ -21,6 +21,7 @@ The hierarchy (tests/test_errors.py checks this drawing against the classes):
         DecisionConflictError
         ThreadConflictError
         ThreadSuspendedError
+        UnknownRecordingError (LookupError)
         UnknownThreadError
       ConversationError (RuntimeError)
       EvalError (ValueError)
@@ -90,6 +91,7 @@ _EXPORTS = {
     ".bt._fault": ("NodeFailed",),
     ".bt._progress": ("TreeMismatchError",),
     ".checkpoint._contract": ("CheckpointError", "DecisionConflictError", "ThreadConflictError"),
+    ".checkpoint._recordings": ("UnknownRecordingError",),
     ".checkpoint._threads": ("UnknownThreadError",),
     "._config": ("ConfigError",),
     ".durable._fingerprint": ("AgentChangedError",),
@@ -161,6 +163,7 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .checkpoint._contract import CheckpointError as CheckpointError
     from .checkpoint._contract import DecisionConflictError as DecisionConflictError
     from .checkpoint._contract import ThreadConflictError as ThreadConflictError
+    from .checkpoint._recordings import UnknownRecordingError as UnknownRecordingError
     from .checkpoint._threads import UnknownThreadError as UnknownThreadError
     from .durable._fingerprint import AgentChangedError as AgentChangedError
     from .durable._liveness import ExecutorInUseError as ExecutorInUseError

@@ -52,6 +52,7 @@ from ..errors import JianmuError
 from ..models._errors import ModelCallFailed, ModelError
 from ..models._hooks import ModelCall, ModelCallHook, model_call_hook, use_model_call_hook
 from ..models._types import ModelEventCallback, ModelRequest, ModelResponse
+from ..state._manager import StateError
 from ..telemetry import events as ev
 from ..telemetry.events import AnyEvent
 from ..tools._base import Tool
@@ -162,6 +163,8 @@ class Player:
                 self.operations.append(line)
                 self.events.append([])
                 offset, last = offset + last, 0
+            elif kind == "state" and self.operations:
+                self.operations[-1]["start_state"] = line.get("state")
             elif kind == "event" and self.events:
                 self.events[-1].append(line)
                 last = max(last, int(line.get("tick") or 0))
@@ -242,6 +245,16 @@ class Player:
             }
             work = agent.resume(decisions)
         else:
+            start = operation.get("start_state")
+            if isinstance(start, dict):  # the thread's state the run started from
+                core = agent._core
+                core.threads.current = thread_id  # held: the run takes this state, not a fresh one
+                try:
+                    core.state_manager.restore(start)
+                except StateError as exc:
+                    raise RecordingError(
+                        f"{self.source}: the state a run started from does not fit: {exc}"
+                    ) from exc
             work = agent.run(revive(agent, operation.get("input") or {}) or None, thread_id=thread_id)
         if recording is not None:
             # the live continuation is recorded as a run of its own (the header says the fork)

@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from .._config import get_config
+from ..checkpoint._recordings import UnknownRecordingError
 from ..checkpoint._threads import UnknownThreadError
 from ._a2a import A2ACard, a2a_routes
 from ._agui import agui_routes
@@ -201,6 +202,7 @@ async def bad_request(_request: Request, exc: Exception) -> Response:
 EXCEPTION_HANDLERS = {
     NotFound: not_found,
     UnknownThreadError: not_found,
+    UnknownRecordingError: not_found,
     RunConflict: conflict,
     BadRequest: bad_request,
     HTTPException: http_error,

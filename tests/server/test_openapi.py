@@ -118,6 +118,7 @@ def test_every_json_answer_validates_against_its_schema(served: Any) -> None:
     versions = check("GET", "/api/threads/{thread_id}/history", 200, thread_id="t1")["versions"]
     first = min(v["seq"] for v in versions)
     check("GET", "/api/threads/{thread_id}/checkpoints/{seq}", 200, thread_id="t1", seq=str(first))
+    check("GET", "/api/threads/{thread_id}/recordings", 200, thread_id="t1")  # [] unless kept
     fork = check(
         "POST", "/api/runs", 201, json={"input": "add 1", "thread_id": "t1", "from_checkpoint": first}
     )
