@@ -329,8 +329,11 @@ class PostgresCheckpointer(SqlCheckpointStore):
         statements = [
             (_numbered(_cte(parts)), tuple(p for part in parts for p in part.params)) for parts in writes
         ]
-        conns = self._loop_connections()
-        conn = await conns.acquire()
+        try:
+            conns = self._loop_connections()
+            conn = await conns.acquire()
+        except CheckpointError as exc:  # cannot connect, or closed: each write hears it as it is
+            return [CheckpointError(str(exc)) for _ in writes]
         try:
             cursors = []
             if len(statements) == 1:  # alone: its own transaction (autocommit), no pipeline to set up

@@ -354,3 +354,20 @@ def test_a_process_killed_mid_group_leaves_the_group_whole_or_absent(
         assert set(there.values()) in ({(True, True)}, {(False, False)}), there
     finally:
         store.close()
+
+
+async def test_a_write_that_cannot_connect_fails_naming_the_store(postgres_url: str) -> None:
+    store = PostgresCheckpointer(postgres_url, keep=None)
+    try:
+        await store.acommit(save("t"))
+        conns = store._loop_connections()
+        for conn in conns.idle:  # the connection goes, and the server refuses new ones
+            await conn.close()
+        conns.idle.clear()
+        conns.count = 0
+        store._url = postgres_url.rsplit("/", 1)[0] + "/no_such_db"
+        with pytest.raises(CheckpointError) as failed:
+            await store.acommit(save("u"))
+        assert str(failed.value).startswith(f"{store.label}: cannot connect to PostgreSQL")
+    finally:
+        await store.aclose()
