@@ -33,6 +33,7 @@ breakpoints ticks exactly as before, at no cost.
 from __future__ import annotations
 
 import difflib
+import functools
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal
@@ -42,10 +43,12 @@ from py_trees.common import Status
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from .._keys import StateKeys
+from ..bt._hooks import hooks_of
 from ..errors import JianmuError
 from ..guard._approvals import Approval, ApprovalDecision
 from ..nodes._tool_executor import ToolExecutor
 from ..state._manager import StateManager
+from ..telemetry import _interruption_events as interruption_events
 from ..telemetry import events as ev
 from ..telemetry._hub import TelemetryHub
 from .trees import tree_toolsets
@@ -309,7 +312,7 @@ class Breakpoints:
         node._jianmu_breakpoints = self  # type: ignore[attr-defined]
         if getattr(type(node), "_jianmu_watched", None) is None:
             node.__class__ = _watched_class(type(node))
-        if getattr(node, "runtime_children", False):  # a DynamicParallel: its children come later
+        if hooks_of(node).runtime_children:  # a DynamicParallel: its children come later
             node.on_children = self._watch_children  # type: ignore[attr-defined]
 
     def _watch_children(self, parent: py_trees.behaviour.Behaviour) -> None:
@@ -338,13 +341,11 @@ class Breakpoints:
                 answer = decision.model_dump(mode="json")
                 self._own = True  # a pause's own events never arm an event rule
                 try:
-                    self._telemetry.emit(
-                        ev.InterruptionDecided,
-                        node=path,
+                    interruption_events.decided(
+                        functools.partial(self._telemetry.emit, node=path),
                         id=approval.id,
                         kind=KIND,
-                        tool=None,
-                        call_id=None,
+                        tool_call=(None, None),
                         answer=answer,
                     )
                 finally:
@@ -461,13 +462,11 @@ class Breakpoints:
             payload = approval.model_dump(mode="json")
             self._own = True  # a pause's own events never arm an event rule
             try:
-                self._telemetry.emit(
-                    ev.InterruptionRequested,
-                    node=path,
+                interruption_events.requested(
+                    functools.partial(self._telemetry.emit, node=path),
                     id=approval.id,
                     kind=KIND,
-                    tool=None,
-                    call_id=None,
+                    tool_call=(None, None),
                     request=payload,
                 )
             finally:

@@ -45,9 +45,12 @@ _EXPORTS = {
     ),
     ".._review": (
         "PendingApproval",
+        "QuestionExpired",
+        "StoredQuestion",
         "ThreadSuspendedError",
         "list_pending",
         "record_decision",
+        "stored_questions",
     ),
 }
 
@@ -55,9 +58,12 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py checks they match
     from .._review import PendingApproval as PendingApproval
+    from .._review import QuestionExpired as QuestionExpired
+    from .._review import StoredQuestion as StoredQuestion
     from .._review import ThreadSuspendedError as ThreadSuspendedError
     from .._review import list_pending as list_pending
     from .._review import record_decision as record_decision
+    from .._review import stored_questions as stored_questions
     from ._approvals import AlreadyDecided as AlreadyDecided
     from ._approvals import Approval as Approval
     from ._approvals import ApprovalDecision as ApprovalDecision

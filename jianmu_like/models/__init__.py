@@ -46,6 +46,7 @@ _EXPORTS = {
         "ToolProtocol",
     ),
     "._types": (
+        "ModelEvent",
         "ModelEventCallback",
         "ModelRequest",
         "ModelResponse",
@@ -80,6 +81,7 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from ._structured import structured_llm_call as structured_llm_call
     from ._tool_protocol import ProtocolAdapter as ProtocolAdapter
     from ._tool_protocol import ToolProtocol as ToolProtocol
+    from ._types import ModelEvent as ModelEvent
     from ._types import ModelEventCallback as ModelEventCallback
     from ._types import ModelRequest as ModelRequest
     from ._types import ModelResponse as ModelResponse

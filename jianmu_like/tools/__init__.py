@@ -68,6 +68,7 @@ _EXPORTS = {
         "ElicitationRequest",
         "UnknownElicitation",
     ),
+    "._questions": ("AlreadyAnswered",),
     ".mcp._prompts": (
         "MCPPrompt",
         "MCPPromptError",
@@ -117,6 +118,7 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from ._errors import UnknownToolError as UnknownToolError
     from ._provider import StaticToolProvider as StaticToolProvider
     from ._provider import ToolProvider as ToolProvider
+    from ._questions import AlreadyAnswered as AlreadyAnswered
     from ._run_context import RunContext as RunContext
     from ._run_context import current_run as current_run
     from ._skills import Skill as Skill
