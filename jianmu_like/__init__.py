@@ -22,51 +22,9 @@ from typing import TYPE_CHECKING
 
 from .exports import lazy_exports
 
-_EXPORTS = {
-    "._agent": ("Agent", "AgentResult"),
-    "._results": ("AgentOutcome",),
-    "._template": ("AgentTemplate", "Conversation", "ConversationError"),
-    ".agentfile._loader": ("AgentFileError", "load_agent", "validate_agent_file"),
-    "._config": (
-        "ConfigError",
-        "ContextConfig",
-        "JianmuConfig",
-        "ResilienceConfig",
-        "ToolSelectionConfig",
-        "get_config",
-        "load_config",
-    ),
-    ".errors": ("JianmuError",),
-    ".presets.react": ("create_react_node",),
-    ".presets.react._config": ("ReActConfig",),
-    ".presets.react._state": ("ReActState",),
-    ".presets._plan_execute": ("Plan", "PlanStep", "create_plan_execute_node"),
-    ".presets._research": ("ResearchSummary", "create_research_node"),
-    ".presets._supervisor": ("SupervisorConfig", "create_supervisor_node"),
-    ".models._client": ("ModelClient",),
-    ".models._errors": ("ModelCallFailed", "ModelError"),
-    ".models._messages": ("Message", "ToolCall", "ai", "human", "system", "tool_message"),
-    ".models._structured": ("StructuredOutputError",),
-    ".models._types": ("Usage",),
-    ".tools._artifact": ("Artifact",),
-    ".tools._base": ("Tool", "tool"),
-    ".tools.builtin": ("calculator", "think"),
-    ".tools._call_context": ("add_artifact", "current_tool_call", "finish"),
-    ".tools._run_context": ("RunContext", "current_run"),
-    ".tools._errors": ("ToolArgumentsError", "ToolError", "ToolProviderError", "UnknownToolError"),
-    ".tools.mcp._config": ("MCPServerConfig",),
-    ".tools.mcp._provider": ("MCPToolProvider",),
-    ".tools._toolset": ("ToolSet",),
-    ".state._inputs": ("InputError",),
-    ".checkpoint._contract": ("CheckpointError", "ThreadConflictError"),
-    ".guard._approvals": ("AlreadyDecided", "ApprovalError"),
-    "._review": ("ThreadSuspendedError",),
-}
-"""The top level's one list of names (see `jianmu_like.exports`): module → the names it gives."""
+__all__, __getattr__, __dir__ = lazy_exports(__name__)
 
-__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-
-if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py checks they match
+if TYPE_CHECKING:  # the public names, one source: jianmu_like.exports reads them at run time
     from ._agent import Agent as Agent
     from ._agent import AgentResult as AgentResult
     from ._config import ConfigError as ConfigError
