@@ -82,8 +82,9 @@ class JianmuError(Exception):
     """Base of every exception the framework defines."""
 
 
-_all, __getattr__, __dir__ = lazy_exports(__name__)
-__all__ = ["JianmuError", *_all]
+if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name is an error there
+    _all, __getattr__, __dir__ = lazy_exports(__name__)
+    __all__ = ["JianmuError", *_all]
 
 # Where each public exception is defined. Left out on purpose: the control-flow signals that
 # never reach a caller (`cli._signals.Terminated`, `cli._common.CliError`, the server's HTTP

@@ -8,9 +8,10 @@ ends with one block:
         from ._agent import Agent as Agent
         from ._agent import AgentResult as AgentResult
 
-and calls `__all__, __getattr__, __dir__ = lazy_exports(__name__)`. Type checkers see the
-imports (the `X as X` form marks an explicit re-export under `mypy --strict`); at run time the
-block never executes, and `lazy_exports` reads the same lines from the package's source to build
+and calls `__all__, __getattr__, __dir__ = lazy_exports(__name__)` under `if not TYPE_CHECKING:`.
+Type checkers see the imports (the `X as X` form marks an explicit re-export under
+`mypy --strict`) and no `__getattr__`, so a misspelt name is an error to them, not `Any`; at run
+time the block never executes, and `lazy_exports` reads the same lines from the package's source to build
 `__all__`, a PEP 562 `__getattr__` that imports a name's module on first access (so
 `import jianmu_like` stays cheap and a subpackage never drags in its siblings) and `__dir__`.
 This is the design of scientific-python's `lazy_loader.attach_stub`, with the package's own

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 from ..exports import lazy_exports
 
-__all__, __getattr__, __dir__ = lazy_exports(__name__)
+if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name is an error there
+    __all__, __getattr__, __dir__ = lazy_exports(__name__)
 
 if TYPE_CHECKING:  # the public names, one source: jianmu_like.exports reads them at run time
     from ._client import ModelClient as ModelClient
