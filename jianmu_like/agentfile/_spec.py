@@ -188,7 +188,7 @@ BUILT_FROM = frozenset(
     }
 )
 """The `ReActSpec` fields the loader builds an agent from (its tools, guard, prompt, place in a
-tree). Every other field is a `ReActConfig` setting: of the same name (`_loader.SAME_NAMED`), the
+tree). Every other field is a `ReActConfig` setting: of the same name (`_builder.SAME_NAMED`), the
 `llm:` and `limits:` sections (settings by their fields' names), or one read with more than the
 spec says (`model`, `system_prompt`, `tool_protocol`, `context`). tests/agentfile/test_settings.py
 checks that every field is one or the other, so none is accepted and ignored."""

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from jianmu_like import ReActConfig
 from jianmu_like._config import LLMConfig, ModelSettings
-from jianmu_like.agentfile._loader import SAME_NAMED
+from jianmu_like.agentfile._builder import SAME_NAMED
 from jianmu_like.agentfile._spec import BUILT_FROM, LimitsSpec, LLMSpec, ReActSpec
 from jianmu_like.nodes._settings import ModelCallConfig
 
