@@ -106,7 +106,7 @@ def create_app(
         on_shutdown=on_shutdown,
         debugging=debugging,
     )
-    registry.sample = server.sample  # its store's suspended threads are offered to decide
+    registry.stored.sample = server.sample  # its store's suspended threads are offered to decide
     server.table = route_table(server)
     app = Starlette(
         routes=starlette_routes(server.table),

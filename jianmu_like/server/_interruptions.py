@@ -150,7 +150,7 @@ def interruption_routes(registry: RunRegistry) -> list[ApiRoute]:
 
     async def list_all(_request: Request, _body: None) -> InterruptionList:
         items = [item for record in kept(None, None) for item in record.interruptions()]
-        items += [stored_interruption(p) for p in registry.stored()]
+        items += [stored_interruption(p) for p in registry.stored.pending()]
         items.sort(key=lambda item: item.requested_at)
         return InterruptionList(interruptions=items)
 
@@ -198,7 +198,7 @@ def interruption_routes(registry: RunRegistry) -> list[ApiRoute]:
             thread_id = registry.get(body.run_id).thread_id
         kinds = {i.id: i.kind for r in records for i in r.interruptions()}
         if interruption_id not in kinds:  # maybe a thread the store holds suspended
-            kinds.update((p.approval.id, p.approval.kind) for p in registry.stored(thread_id))
+            kinds.update((p.approval.id, p.approval.kind) for p in registry.stored.pending(thread_id))
         decision = ApprovalDecision(
             approved=body.decision != "deny", reason=body.reason, arguments=body.arguments, output=body.output
         )
