@@ -13,11 +13,13 @@ from typing import Any
 import py_trees
 from pydantic import BaseModel
 
+from ._config import RecordingRetention
 from ._keys import StateKeys
 from ._run.core import RunCore, default_namespace, logs_events, make_hub, read_tree
 from ._run.facade import RunFacade
 from ._run.recording import RunRecording
 from ._run.result import AgentResult as AgentResult  # public here (the export tables say so)
+from ._run.thread_recordings import check_retention
 from ._run.trees import OwnedTree
 from .bt._runner import ReactiveRunner
 from .checkpoint._contract import Durability
@@ -58,6 +60,7 @@ class Agent(RunFacade):
         source: str | None = None,
         durability: Durability | None = None,
         record: str | Path | RunRecording | None = None,
+        keep_recordings: RecordingRetention | bool | None = None,
     ) -> None:
         """`checkpointer` is a store, or where one lives (a SQLite path or a `postgresql://`
         URL: opened here, closed by `aclose()`); `durability` says when its checkpoints are
@@ -69,7 +72,11 @@ class Agent(RunFacade):
 
         `record` writes every run and resume of this agent to one recording (a path, or a
         `RunRecording` naming the agent file or `module:function` entry replay rebuilds it
-        from): see `jianmu_like.replay`."""
+        from): see `jianmu_like.replay`. `keep_recordings` keeps each run of a thread as such a
+        recording in the checkpoint store instead (`RecordingRetention`: how many per thread,
+        how large; True: the defaults; default: the configuration's `checkpoints.recordings`,
+        off unless set): `checkpointer.recordings(thread_id)` lists them (docs/guides/replay.md)."""
+        retention = check_retention(keep_recordings)  # without a store, a run() is refused
         read = read_tree(root, state_schema, keys)  # a given schema completed from the preset's
         self.root = root
         self._tree = OwnedTree(root)
@@ -85,6 +92,7 @@ class Agent(RunFacade):
             source=source,
             durability=durability,
         )
+        self._core.keep_recordings = retention
         if checkpointer is not None:
             self._core.open_store(checkpointer)
         if record is not None:

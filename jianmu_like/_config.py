@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, ByteSize, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from ._hostnames import parse_authority
 from ._redact import redact_url, register_secret
@@ -360,6 +360,25 @@ class ServerConfig(_Section):
         return hosts
 
 
+RECORDING_MAX_BYTES = 64 * 1024 * 1024
+"""A recording's size limit unless given (64 MiB; `_run.recording.DEFAULT_MAX_BYTES` is this)."""
+
+
+class RecordingRetention(_Section):
+    """Keep each run of a thread as a recording in its checkpoint store (off unless given:
+    `Agent(checkpointer=..., keep_recordings=RecordingRetention(...))` or `checkpoints.recordings`
+    in the configuration). Sizes are bytes or strings such as `16MiB`."""
+
+    max_runs: int = Field(20, ge=1)
+    """Recordings kept per thread: when a run starts past it, the oldest are dropped."""
+    max_bytes: ByteSize = Field(ByteSize(RECORDING_MAX_BYTES), ge=4096)
+    """Size limit of one recording: past it nothing more of the run is recorded but a `truncated`
+    line (the run goes on; replay refuses such a recording)."""
+    max_thread_bytes: ByteSize | None = Field(None, ge=4096)
+    """Bytes of recordings kept per thread in all (None: no limit besides `max_runs`); the oldest
+    are dropped first, never the run being recorded."""
+
+
 class CheckpointsConfig(_Section):
     """Checkpoint stores (`Agent(checkpointer=...)`, `--checkpoint`)."""
 
@@ -371,6 +390,10 @@ class CheckpointsConfig(_Section):
     it): "sync" before the run goes on, "async" in the background while it goes on, "exit" only
     when it ends or suspends. The tool-call journal is written before the run goes on in every
     mode (docs/guides/threads.md, "Durability modes")."""
+    recordings: RecordingRetention | None = None
+    """Keep each run of a thread as a recording in the store (None: off): `max_runs`,
+    `max_bytes` (per recording), `max_thread_bytes` (docs/guides/replay.md, "Keep a thread's
+    runs as recordings")."""
 
     @field_validator("keep")
     @classmethod

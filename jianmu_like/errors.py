@@ -21,6 +21,7 @@ The hierarchy (tests/test_errors.py checks this drawing against the classes):
         DecisionConflictError
         ThreadConflictError
         ThreadSuspendedError
+        UnknownRecordingError (LookupError)
         UnknownThreadError
       ConversationError (RuntimeError)
       EvalError (ValueError)
@@ -106,6 +107,7 @@ if TYPE_CHECKING:  # the public names, one source: jianmu_like.exports reads the
     from .checkpoint._contract import CheckpointError as CheckpointError
     from .checkpoint._contract import DecisionConflictError as DecisionConflictError
     from .checkpoint._contract import ThreadConflictError as ThreadConflictError
+    from .checkpoint._recordings import UnknownRecordingError as UnknownRecordingError
     from .checkpoint._threads import UnknownThreadError as UnknownThreadError
     from .durable._fingerprint import AgentChangedError as AgentChangedError
     from .durable._liveness import ExecutorInUseError as ExecutorInUseError

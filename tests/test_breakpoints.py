@@ -5,14 +5,19 @@ new process paused. Nothing is held open: the pause comes before the node starts
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
+import py_trees
 import pytest
+from py_trees.common import Status
 
-from jianmu_like import Agent, ReActConfig, create_react_node, human, tool
+from jianmu_like import Agent, ReActConfig, ReActState, create_react_node, human, tool
+from jianmu_like.bt import AsyncBehaviour
+from jianmu_like.checkpoint import open_checkpointer
 from jianmu_like.guard._approvals import ApprovalDecision, InvalidEdit
-from jianmu_like.testing import call, reply, scripted_client
+from jianmu_like.testing import PATIENCE, call, reply, scripted_client
 
 ran: list[dict[str, int]] = []
 asked: list[int] = []
@@ -264,3 +269,152 @@ async def test_a_pause_opens_and_closes_with_the_interruption_events() -> None:
     assert requested["request"] == pause.model_dump(mode="json")
     assert decided["answer"]["approved"] is True
     assert pairs[0].node == pause.tool
+
+
+# ---------------------------------------------------------------- the whole tree pauses
+entered: list[str] = []
+
+
+class Mark(py_trees.behaviour.Behaviour):
+    """A leaf that notes when it is entered (its `initialise()`) and succeeds."""
+
+    def initialise(self) -> None:
+        entered.append(self.name)
+
+    def update(self) -> Status:
+        return Status.SUCCESS
+
+
+class Work(AsyncBehaviour):
+    """A call in flight when the pause comes: it ends once `go` is set."""
+
+    def __init__(self, name: str, go: asyncio.Event) -> None:
+        super().__init__(name)
+        self.go = go
+
+    def initialise(self) -> None:
+        entered.append(self.name)
+        super().initialise()
+
+    async def update_async(self) -> Status:
+        await self.go.wait()
+        entered.append(f"{self.name} done")
+        return Status.SUCCESS
+
+
+def fan(go: asyncio.Event) -> Agent:
+    """Parallel[Sequence[Work, After], Paused, Later]: Work's call is in flight when the run
+    pauses before Paused; After (entered when Work ends) and Later (Paused's sibling) are due
+    while it waits."""
+    entered.clear()
+    slow = py_trees.composites.Sequence("Slow", memory=True, children=[Work("Work", go), Mark("After")])
+    root = py_trees.composites.Parallel(
+        "Fan",
+        policy=py_trees.common.ParallelPolicy.SuccessOnAll(),
+        children=[slow, Mark("Paused"), Mark("Later")],
+    )
+    return Agent(root, ReActState, log_events=False)
+
+
+async def paused_fan(bot: Agent, go: asyncio.Event, thread_id: str | None = None) -> Any:
+    """Run until the pause before Paused, let Work's call finish meanwhile; the suspended result."""
+    asked_for = asyncio.Event()
+    bot.telemetry.subscribe(lambda e: asked_for.set() if e.type == "interruption.requested" else None)
+    bot.breakpoints.set([{"node": "Paused"}])
+    run = asyncio.ensure_future(bot.run(thread_id=thread_id))
+    await asyncio.wait_for(asked_for.wait(), PATIENCE)
+    assert entered == ["Work"]  # the pause came in the first tick: Later was due in it
+    go.set()  # the call in flight ends while the run is paused
+    result = await asyncio.wait_for(run, PATIENCE)  # returns once nothing is in flight
+    assert result.status == "suspended"
+    return result
+
+
+async def test_a_pause_holds_the_whole_tree_and_lets_a_call_in_flight_finish() -> None:
+    go = asyncio.Event()
+    bot = fan(go)
+    result = await paused_fan(bot, go)
+    [pause] = result.pending_approvals
+    assert pause.arguments["node"] == "0.1"
+    # The call in flight finished; nothing was entered after it, nor beside the paused node.
+    assert entered == ["Work", "Work done"]
+    names = {node.name: node for node in bot.tree.iterate()}
+    assert names["After"].status == names["Later"].status == Status.RUNNING  # held, unticked
+    bot.breakpoints.set([])
+    result = await bot.resume(decisions={pause.id: True})
+    assert result.status == "success"
+    assert entered == ["Work", "Work done", "After", "Paused", "Later"]
+
+
+async def test_a_step_enters_the_held_nodes_and_pauses_at_the_next_one() -> None:
+    go = asyncio.Event()
+    bot = fan(go)
+    result = await paused_fan(bot, go)
+    [pause] = result.pending_approvals
+    bot.breakpoints.set([])
+    result = await bot.resume(decisions={pause.id: ApprovalDecision(approved=True, arguments={"step": True})})
+    # The decision's tick enters After (held before it in tick order) and Paused; Later, next
+    # after the stepped node, pauses.
+    assert result.status == "suspended"
+    [again] = result.pending_approvals
+    assert again.arguments["node"] == "0.2" and again.arguments["trigger"] == {"step": True}
+    assert entered == ["Work", "Work done", "After", "Paused"]
+    result = await bot.resume(decisions={again.id: True})
+    assert result.status == "success" and entered[-1] == "Later"
+
+
+async def test_a_pause_holds_the_children_a_dynamic_parallel_builds_at_run_time() -> None:
+    """A supervisor's sub-agents are built per run (DynamicParallel): a pause elsewhere holds
+    them as well; their calls in flight finish, their next nodes wait."""
+    from jianmu_like.bt import DynamicParallel
+
+    go = asyncio.Event()
+    entered.clear()
+
+    def build(index: int, item: str) -> py_trees.behaviour.Behaviour:
+        return py_trees.composites.Sequence(
+            item, memory=True, children=[Work(f"{item}.work", go), Mark(f"{item}.after")]
+        )
+
+    agents = DynamicParallel("Agents", plan=lambda node: ["a", "b"], build=build)
+    root = py_trees.composites.Parallel(
+        "Fan", policy=py_trees.common.ParallelPolicy.SuccessOnAll(), children=[agents, Mark("Paused")]
+    )
+    bot = Agent(root, ReActState, log_events=False)
+    asked_for = asyncio.Event()
+    bot.telemetry.subscribe(lambda e: asked_for.set() if e.type == "interruption.requested" else None)
+    bot.breakpoints.set([{"node": "Paused"}])
+    run = asyncio.ensure_future(bot.run())
+    await asyncio.wait_for(asked_for.wait(), PATIENCE)
+    go.set()
+    result = await asyncio.wait_for(run, PATIENCE)
+    [pause] = result.pending_approvals
+    assert sorted(entered) == ["a.work", "a.work done", "b.work", "b.work done"]  # no .after
+    bot.breakpoints.set([])
+    result = await bot.resume(decisions={pause.id: True})
+    assert result.status == "success"
+    assert {"a.after", "b.after", "Paused"} <= set(entered)
+
+
+async def test_the_nodes_a_pause_holds_are_entered_after_a_new_process(tmp_path: Path) -> None:
+    """Held nodes are saved RUNNING with the pause (its `arguments.held`): a new process enters
+    them (their `initialise()`) once the pause is decided, rather than ticking them unentered —
+    those ticked before the paused node as well as those after it."""
+
+    def tree(go: asyncio.Event) -> Agent:
+        agent = fan(go)
+        agent.use_checkpointer(open_checkpointer(str(tmp_path / "runs.db")))
+        return agent
+
+    go = asyncio.Event()
+    first = tree(go)
+    result = await paused_fan(first, go, thread_id="t")
+    [pause] = result.pending_approvals
+    assert pause.arguments["held"] == ["Fan/Later", "Fan/Slow/After"]
+    await first.aclose()
+
+    later = tree(asyncio.Event())  # a new process: the pause and what it held come from the store
+    result = await later.resume(thread_id="t", decisions={pause.id: True})
+    assert result.status == "success"
+    assert entered == ["After", "Paused", "Later"]  # Work had finished: not run again
+    await later.aclose()

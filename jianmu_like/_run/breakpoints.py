@@ -11,8 +11,15 @@ reason is dropped). When a matching node is about to be entered
 it does not tick: it reports RUNNING and the run waits on an `Approval` of kind `breakpoint` —
 the one interruption path every wait of a run takes, so the run suspends, is checkpointed (a
 paused run with a store survives a restart paused), is listed and decided like an approval, and
-nothing is held open meanwhile. Its ancestors that run one child at a time (a memory sequence, a
-loop) tick nothing else; below a parallel, the siblings of the paused node still tick.
+nothing is held open meanwhile. The whole tree pauses with it: while a pause waits for its
+decision, no other node is entered either — a node about to be entered (a sibling below a
+parallel, the next child of a sequence whose running child just finished, a node of a subtree a
+DynamicParallel builds at run time: `on_children` watches those) is held the same way,
+unticked and reported RUNNING, and entered once no pause waits (the tick that applies the
+decision enters the paused node and the nodes held beside it). A node already running when the
+pause came (a parallel sibling's model or tool call in flight) is not cut off: it ticks on, so
+its call finishes and its result is written to the state (nothing lost, nothing run twice), but
+what it would enter next is held.
 
 The decision says how to go on: approve continues (with `arguments` `{"step": true}` the run
 pauses again at the next node entered, and `{"state": {...}}` first replaces those state keys,
@@ -217,6 +224,8 @@ class Breakpoints:
         """Ends the hub subscription that watches for the event rules' types (while any)."""
         self._own = False
         """True while publishing a pause's own events (never a trigger: it would pause again)."""
+        self._held: set[int] = set()
+        """Nodes (by id) held unentered because a pause waited when they were due (`ask`)."""
 
     def set(self, items: Iterable[BreakpointRule | dict[str, Any]]) -> None:
         """Replace the breakpoints (each validated: a bad one is a ValueError, nothing changes; one
@@ -280,21 +289,36 @@ class Breakpoints:
         # may come back watched by another conversation's breakpoints, and is unwatched here.
         active = bool(self.items or self.stepping or self.paused())
         self._trigger = None  # seen in an earlier run (or before a suspension): not this one's
+        if not active:
+            self._held.clear()  # no pause: nothing is held
         for node_id, path, node in node_ids(root):
-            cls = type(node)
-            base = getattr(cls, "_jianmu_watched", None)
             if active:
-                self._ids[id(node)] = (node_id, path)
-                node._jianmu_breakpoints = self  # type: ignore[attr-defined]
-                if base is None:
-                    node.__class__ = _watched_class(cls)
+                self._watch(node, node_id, path)
             else:
                 # A pooled tree's old gate goes; removed, not set to None: one more attribute
                 # would take the loop's nodes past CPython's inline-attribute limit (see
                 # tests/nodes/test_react_nodes.py), and every run without breakpoints pays that.
                 node.__dict__.pop("_jianmu_breakpoints", None)
+                node.__dict__.pop("on_children", None)
+                base = getattr(type(node), "_jianmu_watched", None)
                 if base is not None:
                     node.__class__ = base
+
+    def _watch(self, node: py_trees.behaviour.Behaviour, node_id: str, path: str) -> None:
+        self._ids[id(node)] = (node_id, path)
+        node._jianmu_breakpoints = self  # type: ignore[attr-defined]
+        if getattr(type(node), "_jianmu_watched", None) is None:
+            node.__class__ = _watched_class(type(node))
+        if getattr(node, "runtime_children", False):  # a DynamicParallel: its children come later
+            node.on_children = self._watch_children  # type: ignore[attr-defined]
+
+    def _watch_children(self, parent: py_trees.behaviour.Behaviour) -> None:
+        """Watch the subtrees `parent` built at run time (a supervisor's sub-agents), named
+        below it as `GET /api/agent` would name them: a pause holds them as any other node."""
+        parent_id, parent_path = self._ids.get(id(parent), ("", parent.name))
+        for i, child in enumerate(parent.children):
+            for node_id, path, node in node_ids(child):
+                self._watch(node, f"{parent_id}.{i}{node_id[1:]}", f"{parent_path}/{path}")
 
     def ask(self, node: py_trees.behaviour.Behaviour) -> str:
         """ "tick", "hold" (paused, waiting) or "skip" (denied: the node fails unticked)."""
@@ -306,6 +330,9 @@ class Breakpoints:
             decision = decisions.get(approval.id)
             if decision is None:
                 return "hold"
+            # the nodes it held, entered when next ticked (known by id: the pause leaves the state)
+            held_paths = self._held_by(approval)
+            self._held.update(nid for nid, (_, p) in self._ids.items() if p in held_paths)
             self._release(approval.id)
             if self._telemetry is not None:
                 answer = decision.model_dump(mode="json")
@@ -329,8 +356,25 @@ class Breakpoints:
             self.stepping = bool(edits.get("step"))
             node.status = Status.INVALID  # held without initialise(): enter it now
             return "tick"
-        if node.status == Status.RUNNING:
-            return "tick"
+        held = id(node) in self._held
+        if held and node.status != Status.RUNNING:  # halted meanwhile: entered afresh if ticked
+            self._held.discard(id(node))
+            held = False
+        elif (
+            not held
+            and node.status == Status.RUNNING
+            and any(path in self._held_by(a) for a in self.paused())
+        ):
+            held = True  # held before a restart: restored RUNNING, yet never entered
+            self._held.add(id(node))
+        if node.status == Status.RUNNING and not held:
+            return "tick"  # already entered: its work in flight finishes
+        if self._waiting():
+            self._hold(node, path)  # the whole tree pauses: not entered while a pause waits
+            return "hold"
+        if held:
+            self._held.discard(id(node))
+            node.status = Status.INVALID  # held without initialise(): enter it now
         trigger = self._matches(node, node_id, path)
         if trigger is None:
             return "tick"
@@ -338,6 +382,35 @@ class Breakpoints:
         self._trigger = None
         self._pause(node, node_id, path, trigger)
         return "hold"
+
+    @staticmethod
+    def _held_by(pause: Approval) -> list[str]:
+        held = pause.arguments.get("held")
+        return held if isinstance(held, list) else []
+
+    def _hold(self, node: py_trees.behaviour.Behaviour, path: str) -> None:
+        """Hold `node` unentered, and name it in the waiting pause's `arguments.held` (saved with
+        the pause: a run restored from its checkpoint knows the node, restored RUNNING, was never
+        entered, and enters it once the pause is decided)."""
+        self._held.add(id(node))
+        pending: list[Approval] = list(self._sm.get(self._keys.pending_approvals) or [])
+        decisions: dict[str, ApprovalDecision] = self._sm.get(self._keys.approval_decisions) or {}
+        for i, pause in enumerate(pending):
+            if pause.kind == KIND and pause.id not in decisions:
+                held = self._held_by(pause)
+                if path not in held:
+                    arguments = {**pause.arguments, "held": [*held, path]}
+                    pending[i] = pause.model_copy(update={"arguments": arguments})
+                    self._sm.set(self._keys.pending_approvals, pending)
+                return
+
+    def _waiting(self) -> bool:
+        """A pause waits for its decision (one decided is applied when its node is reached)."""
+        pauses = self.paused()
+        if not pauses:
+            return False
+        decisions: dict[str, ApprovalDecision] = self._sm.get(self._keys.approval_decisions) or {}
+        return any(pause.id not in decisions for pause in pauses)
 
     def _matches(self, node: py_trees.behaviour.Behaviour, node_id: str, path: str) -> dict[str, Any] | None:
         """What makes `node` pause as it is entered (the pause's `trigger`), or None."""

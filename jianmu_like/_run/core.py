@@ -24,7 +24,7 @@ import py_trees
 from py_trees.common import Status
 from pydantic import BaseModel
 
-from .._config import get_config
+from .._config import RecordingRetention, get_config
 from .._keys import StateKeys
 from .._results import ResultReader, reading
 from .._review import refuse_fresh_run
@@ -53,6 +53,7 @@ from .open_calls import repair_open_calls
 from .recording import RunRecording
 from .result import AgentResult, build_result
 from .substitutions import Substitutions
+from .thread_recordings import ThreadRecording, retention_of
 from .threads import Threads, needs_store, version_number
 from .trees import TreeSource
 
@@ -143,6 +144,9 @@ class RunCore:
         self.recorder: RunRecorder | None = None
         self.recording: RunRecording | None = None
         """Where every run and resume is recorded (`Agent(record=...)`; None: not recorded)."""
+        self.keep_recordings: RecordingRetention | bool | None = None
+        """Keep each run of a thread as a recording in the store (`Agent(keep_recordings=...)`;
+        None: as the configuration's `checkpoints.recordings` says)."""
         self.new_run_id: Callable[[], str] = random_run_id
         """Where run ids come from (replay gives the recorded ones back)."""
         self._repaired: list[dict[str, Any]] = []
@@ -227,6 +231,11 @@ class RunCore:
         routed = self.route(input_data) if input_data else {}  # bad input changes nothing
         if checkpointer is not None:
             self.use_checkpointer(checkpointer)
+        if self.recorder is None and self.keep_recordings not in (None, False):
+            raise CheckpointError(
+                "keep_recordings keeps a thread's runs in its checkpoint store: give the agent a "
+                "checkpointer (Agent(checkpointer=...) or run(checkpointer=...)), or record=FILE"
+            )
         if thread_id is None and self.conversation:
             thread_id = self.threads.current  # a conversation continues its own thread
         root, runner = self.trees.acquire(self.threads.current)
@@ -267,6 +276,9 @@ class RunCore:
             # answered before the new input (see open_calls).
             self._repaired = repair_open_calls(sm, self.keys, entries, thread_id=thread_id or self.thread_id)
             self.interrupts.drop()  # follow-ups of an abandoned suspended run
+            # What the run starts from (the thread's state so far), for its recordings: a replay
+            # restores it before the run, so a thread's later runs replay too.
+            start = sm.snapshot() if self._recorded(record) else None
             sm.reset_for_run()
             for namespace, values in routed.items():
                 sm.update(values, namespace)
@@ -277,6 +289,8 @@ class RunCore:
 
             def note(recording: RunRecording, run_id: str) -> None:
                 recording.record_run(input_data, thread_id, run_id)
+                if start is not None:
+                    recording.write({"kind": "state", "state": start}, ("state",))
 
             try:
                 return await self._drive(
@@ -388,25 +402,63 @@ class RunCore:
         run_id = self.new_run_id()
         hub = self.telemetry
         recordings = [r for r in ((record[0], self.recording) if record else ()) if r is not None]
+        kept = await self._kept_recording(event, run_id) if record else None
+        if kept is not None:
+            recordings.append(kept.recording)
         rules = self.substitutions
         if not recordings:
             with rules.model(), rules.tools():
                 return await self._drive_run(root, runner, max_ticks, event, deps, run_id)
-        with ExitStack() as stack:
-            first = runner.ticks_now
-            for recording in recordings:
-                recording.tick = lambda: runner.ticks_now - first
-                recording.substitutions = [r.model_dump(exclude_none=True) for r in rules.items]
-                record[1](recording, run_id)  # type: ignore[index]
-                stack.enter_context(recording.recording(hub))
-            # Scripted replies and tool outputs answer inside the recorders' hooks: a recording holds no call
-            # for them, only their events, and a replay applies the rules its run lines keep.
-            stack.enter_context(rules.model())
-            stack.enter_context(rules.tools())
-            result = await self._drive_run(root, runner, max_ticks, event, deps, run_id)
+        try:
+            with ExitStack() as stack:
+                first = runner.ticks_now
+                for recording in recordings:
+                    recording.tick = lambda: runner.ticks_now - first
+                    recording.substitutions = [r.model_dump(exclude_none=True) for r in rules.items]
+                    record[1](recording, run_id)  # type: ignore[index]
+                    stack.enter_context(recording.recording(hub))
+                # Scripted replies and tool outputs answer inside the recorders' hooks: a recording
+                # holds no call for them, only their events, and a replay applies the rules its run
+                # lines keep.
+                stack.enter_context(rules.model())
+                stack.enter_context(rules.tools())
+                result = await self._drive_run(root, runner, max_ticks, event, deps, run_id)
+        except BaseException:
+            if kept is not None:
+                kept.end("incomplete")  # cancelled or raised mid-way: replay refuses it
+            raise
         for recording in recordings:
             recording.record_result(result.status, result.final_answer)
+        if kept is not None:  # off the loop: a database round trip (PostgreSQL) blocks no other run
+            await asyncio.to_thread(kept.end, result.status)
         return result
+
+    def _recorded(self, record: RunRecording | None) -> bool:
+        """Whether the next run is recorded (a file, the agent's recording, or the thread's)."""
+        if record is not None or self.recording is not None:
+            return True
+        return self.recorder is not None and retention_of(self.keep_recordings) is not None
+
+    async def _kept_recording(
+        self, event: type[ev.RunStarted | ev.RunResumed], run_id: str
+    ) -> ThreadRecording | None:
+        """This operation's recording in the thread's store, when recordings are kept (see
+        `_run.thread_recordings`)."""
+        recorder = self.recorder
+        if recorder is None or recorder.thread_id is None:
+            return None
+        retention = retention_of(self.keep_recordings)
+        if retention is None:
+            return None
+        return await asyncio.to_thread(
+            ThreadRecording.begin,
+            recorder.checkpointer,
+            retention,
+            op="run" if event is ev.RunStarted else "resume",
+            thread_id=recorder.thread_id,
+            run_id=run_id,
+            agent=self.source,
+        )
 
     async def _drive_run(
         self,

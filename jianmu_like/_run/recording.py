@@ -155,7 +155,12 @@ def package_version() -> str | None:
 
 def node_of(on_event: ModelEventCallback | None) -> str | None:
     """The path of the node whose model call reports to `on_event` (its bound `_on_model_event`,
-    possibly wrapped in `ContentEvents`)."""
+    possibly wrapped in `ContentEvents`, or another recorder's relay, which names it)."""
+    relayed = getattr(on_event, "node_path", None) or getattr(
+        getattr(on_event, "emit", None), "node_path", None
+    )
+    if isinstance(relayed, str):
+        return relayed
     owner = getattr(on_event, "__self__", None)
     if owner is None:
         owner = getattr(getattr(on_event, "emit", None), "__self__", None)
@@ -177,7 +182,10 @@ class RunRecording:
         agent: str | None = None,
         max_bytes: int = DEFAULT_MAX_BYTES,
         forked_from: Mapping[str, Any] | None = None,
+        sink: IO[bytes] | None = None,
     ) -> None:
+        """`sink`: where the lines go instead of a new file at `path` (which then only names the
+        recording in messages): a thread's recordings go to its checkpoint store this way."""
         self.path = Path(path)
         self.max_bytes = max_bytes
         self.written = 0
@@ -194,7 +202,7 @@ class RunRecording:
         """Events recorded in the current operation: a call's line says how many came before
         it, so replay can keep a parallel batch's interleaving."""
         try:
-            self._file: IO[bytes] | None = self.path.open("wb")
+            self._file: IO[bytes] | None = sink if sink is not None else self.path.open("wb")
         except OSError as exc:
             raise RecordingError(f"cannot write the recording {str(self.path)!r}: {exc}") from exc
         header: dict[str, Any] = {
@@ -232,13 +240,20 @@ class RunRecording:
         data += b"\n"
         size = len(data)
         if self.written + size > self.max_bytes:
-            self.truncated = True
-            note = {"kind": "truncated", "at_bytes": self.written, "max_bytes": self.max_bytes}
-            file.write(to_json(note) + b"\n")
-            file.flush()
+            self.truncate()
             return
         self.written += size
         file.write(data)
+
+    def truncate(self) -> None:
+        """Write the `truncated` line: nothing more is written after it."""
+        file = self._file
+        if file is None or self.truncated:
+            return
+        self.truncated = True
+        note = {"kind": "truncated", "at_bytes": self.written, "max_bytes": self.max_bytes}
+        file.write(to_json(note) + b"\n")
+        file.flush()
 
     def close(self) -> None:
         file, self._file = self._file, None
@@ -290,7 +305,7 @@ class RunRecording:
             return
         data = b'{"kind":"event","tick":%d,' % self.tick() + to_json(event.wire(), fallback=repr)[1:] + b"\n"
         if self.written + len(data) > self.max_bytes:
-            self.write({})  # writes the truncation note
+            self.truncate()
             return
         self.written += len(data)
         file.write(data)
@@ -315,6 +330,7 @@ class RunRecording:
             else:  # not published as it was given: kept whole
                 emitted.append([event_type, redact(data)])
 
+        capture.node_path = node  # type: ignore[attr-defined]  # a recorder inside this one sees the node
         # keep asking for the request's content when the node did
         relay: ModelEventCallback = ContentEvents(capture) if isinstance(on_event, ContentEvents) else capture
         line: dict[str, Any] = {
@@ -418,6 +434,17 @@ def read_recording(path: str | Path) -> list[dict[str, Any]]:
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
         raise RecordingError(f"cannot read the recording {str(file)!r}: {exc}") from exc
+    return parse_recording(text, str(file))
+
+
+def parse_recording(text: str | bytes, file: str) -> list[dict[str, Any]]:
+    """`read_recording` of a recording's content (a thread's, from its store); `file` names it
+    in messages."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise RecordingError(f"{file}: not UTF-8 text ({exc})") from exc
     lines: list[dict[str, Any]] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():

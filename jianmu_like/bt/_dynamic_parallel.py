@@ -5,7 +5,9 @@ that. At the start of each run `plan(node)` reads the run's items from the state
 sub-question each), `seed(node, items)` may write what the children start from, and
 `build(index, item)` makes one subtree per item; the node ticks them all on every tick — their
 async work overlaps — until every child has finished. The children stay attached after the run,
-so a live view shows them.
+so a live view shows them. An `on_children` callable set on the node (by a run's breakpoints,
+`_run.breakpoints`) is called with the node each time its children are built, so they are
+watched as the rest of the tree is.
 
 Checkpoints: the children are `runtime_children` (bt._progress): the tree's fingerprint leaves
 them out, and a restore calls `rebuild_children()`, which plans again from the restored state
@@ -89,6 +91,9 @@ class DynamicParallel(NodeMixin, py_trees.composites.Composite):
                 if state_manager is not None:
                     setattr(node, "state_manager", state_manager)  # noqa: B010
                 setattr(node, "telemetry", self.telemetry)  # noqa: B010
+        on_children = self.__dict__.get("on_children")
+        if on_children is not None:  # set by the run's breakpoints (`_run.breakpoints`) to watch them
+            on_children(self)
 
     def _planned(self) -> tuple[list[Any], int]:
         """The items, capped at `max_children`, and how many were dropped."""

@@ -21,6 +21,10 @@ if TYPE_CHECKING:  # the public names, one source: jianmu_like.exports reads the
     from ._history import CheckpointInfo as CheckpointInfo
     from ._history import CheckpointSummary as CheckpointSummary
     from ._postgres import PostgresCheckpointer as PostgresCheckpointer
+    from ._recordings import RecordingRetention as RecordingRetention
+    from ._recordings import StoredRecording as StoredRecording
+    from ._recordings import UnknownRecordingError as UnknownRecordingError
+    from ._recordings import thread_recordings as thread_recordings
     from ._store import MemoryCheckpointer as MemoryCheckpointer
     from ._store import SQLiteCheckpointer as SQLiteCheckpointer
     from ._target import is_database_url as is_database_url

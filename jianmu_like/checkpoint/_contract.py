@@ -17,7 +17,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -26,6 +26,9 @@ from ..errors import JianmuError
 from ..state._journal import JournalEntry
 from ._history import CheckpointInfo, CheckpointSummary, summarize
 from ._owner import Owner, owner_alive
+
+if TYPE_CHECKING:
+    from ._recordings import RecordingStatus, StoredRecording
 
 FORMAT = "jianmu_like.checkpoint/3"
 """The checkpoint record's format (also the SQLite store's format marker)."""
@@ -194,6 +197,46 @@ class Checkpointer(Protocol):
 
     def forget(self, thread_id: str) -> None:
         """Drop the thread's journal and decisions (a fresh run starts a new story)."""
+        ...
+
+    # The thread's recordings (checkpoint._recordings): `delete` drops them with the thread.
+    def append_recording(
+        self,
+        thread_id: str,
+        run_id: str,
+        chunk: bytes,
+        *,
+        status: RecordingStatus,
+        truncated: bool = False,
+    ) -> None:
+        """Append `chunk` (whole JSON lines, may be empty) to the thread's recording of `run_id`
+        and set its status, in one transaction. The first call creates it (the thread's next
+        number; any other `running` recording of the thread, left by a killed process, becomes
+        `incomplete`). An ended status sets `ended_at`, `running` clears it; `truncated` sticks."""
+        ...
+
+    def recordings(self, thread_id: str) -> list[StoredRecording]:
+        """The thread's recordings, newest first ([] for an unknown thread)."""
+        ...
+
+    def read_recording(self, thread_id: str, run_id: str) -> bytes:
+        """The recording's JSON Lines, as written (UnknownRecordingError when there is none)."""
+        ...
+
+    def delete_recording(self, thread_id: str, run_id: str) -> bool:
+        """Drop one recording; False when there was none."""
+        ...
+
+    def prune_recordings(
+        self,
+        thread_id: str,
+        *,
+        max_runs: int | None = None,
+        max_bytes: int | None = None,
+        keep: Sequence[str] = (),
+    ) -> list[str]:
+        """Drop the thread's oldest recordings beyond `max_runs` or `max_bytes` in all (never those
+        in `keep`), in one transaction; the run ids dropped (see `_recordings.to_prune`)."""
         ...
 
 

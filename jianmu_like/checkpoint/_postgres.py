@@ -2,7 +2,7 @@
 share.
 
 Selected by URL (`postgresql://...`, see checkpoint._target). The tables (`jianmu_checkpoints`,
-`jianmu_journal`, `jianmu_decisions`) are created and migrated by the library: the applied
+`jianmu_journal`, `jianmu_decisions`, the recordings') are created and migrated by the library: the applied
 versions are rows of `jianmu_schema_version`, and each pending migration runs in one transaction
 under an advisory lock, so processes starting together migrate once and never see half a schema.
 
@@ -46,7 +46,7 @@ from .._redact import redact_text, redact_url
 from ..state._journal import JournalEntry
 from ._aconnections import LoopConnections
 from ._contract import Checkpoint, CheckpointError, Commit, DecisionChanges, keep_from_config
-from ._sql import JOURNAL, RELEASE, Part, SqlCheckpointStore, journal_of
+from ._sql import JOURNAL, RECORDING_TABLES, RELEASE, Part, SqlCheckpointStore, journal_of
 
 _LOCK_CLASS = 0x4A4D  # "JM": the advisory-lock namespace of this library
 _MIGRATION_LOCK = (_LOCK_CLASS + 1, 0)
@@ -72,6 +72,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE jianmu_checkpoints ADD COLUMN parent_seq BIGINT",
         "ALTER TABLE jianmu_checkpoints ADD COLUMN summary TEXT",
     ),
+    RECORDING_TABLES,  # 3: a thread's recordings (checkpoint._recordings)
 )
 """Versioned schema changes: entry N-1 brings a store from version N-1 to N. Append only."""
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -12,7 +12,9 @@ store supplies those as `_write`, `_read` and `_sql` (placeholder style); the st
 from __future__ import annotations
 
 import json
+import time
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, cast
@@ -31,6 +33,7 @@ from ._contract import (
     summary_of,
 )
 from ._history import CheckpointInfo, info_of
+from ._recordings import ENDED, RecordingStatus, StoredRecording, to_prune, unknown_recording
 
 _HEAD_SEQ = "SELECT seq FROM jianmu_checkpoints WHERE thread_id=? ORDER BY seq DESC LIMIT 1"
 _HEAD_OWNER = "SELECT owner FROM jianmu_checkpoints WHERE thread_id=? ORDER BY seq DESC LIMIT 1"
@@ -38,6 +41,21 @@ JOURNAL = "SELECT data FROM jianmu_journal WHERE thread_id=?"
 """A thread's journal rows (`journal_of` reads them)."""
 RELEASE = "UPDATE jianmu_checkpoints SET owner=NULL WHERE thread_id=? AND owner=?"
 """Clear a claim (the owner column; a version's content never changes)."""
+RECORDING_TABLES = (
+    """CREATE TABLE jianmu_recordings (
+        thread_id TEXT NOT NULL, run_id TEXT NOT NULL, number BIGINT NOT NULL,
+        started_at DOUBLE PRECISION NOT NULL, ended_at DOUBLE PRECISION, status TEXT NOT NULL,
+        size BIGINT NOT NULL, truncated INTEGER NOT NULL, chunks BIGINT NOT NULL,
+        PRIMARY KEY (thread_id, run_id))""",
+    """CREATE TABLE jianmu_recording_chunks (
+        thread_id TEXT NOT NULL, run_id TEXT NOT NULL, n BIGINT NOT NULL, data BYTEA NOT NULL,
+        PRIMARY KEY (thread_id, run_id, n))""",
+)
+"""A thread's recordings (checkpoint._recordings): one listing row per recording, its bytes in
+chunks appended as the run goes (PostgreSQL's types; SQLite stores BYTEA as BLOB)."""
+_RECORDING_ROW = (
+    "SELECT thread_id, run_id, number, started_at, ended_at, status, size, truncated FROM jianmu_recordings"
+)
 
 
 def journal_of(rows: list[Any]) -> dict[str, JournalEntry]:
@@ -80,6 +98,10 @@ class SqlCheckpointStore(ABC):
 
     def _has_journal(self) -> bool:
         """Whether the journal and decision tables exist (a read-only old store may lack them)."""
+        return True
+
+    def _has_recordings(self) -> bool:
+        """Whether the recording tables exist (a read-only old SQLite store may lack them)."""
         return True
 
     def _decided(self, conn: Any, thread_id: str) -> None:
@@ -279,7 +301,13 @@ class SqlCheckpointStore(ABC):
 
     def delete(self, thread_id: str) -> None:
         with self._write(thread_id, "delete thread") as conn:
-            for table in ("jianmu_checkpoints", "jianmu_journal", "jianmu_decisions"):
+            for table in (
+                "jianmu_checkpoints",
+                "jianmu_journal",
+                "jianmu_decisions",
+                "jianmu_recordings",
+                "jianmu_recording_chunks",
+            ):
                 self._exec(conn, f"DELETE FROM {table} WHERE thread_id=?", (thread_id,))
 
     def release(self, thread_id: str, owner: str) -> None:
@@ -339,3 +367,128 @@ class SqlCheckpointStore(ABC):
 
     def forget(self, thread_id: str) -> None:
         self.commit(Commit(thread_id, forget=True))
+
+    # ------------------------------------------------------------------ recordings
+    def append_recording(
+        self,
+        thread_id: str,
+        run_id: str,
+        chunk: bytes,
+        *,
+        status: RecordingStatus,
+        truncated: bool = False,
+    ) -> None:
+        now = time.time()
+        with self._write(thread_id, "store the run's recording") as conn:
+            row = self._exec(
+                conn,
+                "SELECT chunks FROM jianmu_recordings WHERE thread_id=? AND run_id=?",
+                (thread_id, run_id),
+            ).fetchone()
+            if row is None:
+                self._exec(
+                    conn,
+                    "UPDATE jianmu_recordings SET status='incomplete', ended_at=? "
+                    "WHERE thread_id=? AND status='running'",
+                    (now, thread_id),
+                )
+                self._exec(
+                    conn,
+                    "INSERT INTO jianmu_recordings "
+                    "(thread_id, run_id, number, started_at, status, size, truncated, chunks) "
+                    "SELECT CAST(? AS TEXT), CAST(? AS TEXT), coalesce(max(number), 0) + 1, "
+                    "CAST(? AS DOUBLE PRECISION), CAST(? AS TEXT), 0, 0, 0 "
+                    "FROM jianmu_recordings WHERE thread_id=?",
+                    (thread_id, run_id, now, status, thread_id),
+                )
+            n = 0 if row is None else int(row[0])
+            if chunk:
+                self._exec(
+                    conn,
+                    "INSERT INTO jianmu_recording_chunks (thread_id, run_id, n, data) VALUES (?,?,?,?)",
+                    (thread_id, run_id, n, bytes(chunk)),
+                )
+            self._exec(
+                conn,
+                "UPDATE jianmu_recordings SET size=size+?, chunks=chunks+?, status=?, ended_at=?, "
+                "truncated=CASE WHEN ?=1 THEN 1 ELSE truncated END WHERE thread_id=? AND run_id=?",
+                (
+                    len(chunk),
+                    1 if chunk else 0,
+                    status,
+                    now if status in ENDED else None,
+                    1 if truncated else 0,
+                    thread_id,
+                    run_id,
+                ),
+            )
+
+    @staticmethod
+    def _recording_infos(rows: list[Any]) -> list[StoredRecording]:
+        return [
+            StoredRecording(
+                thread_id=str(r[0]),
+                run_id=str(r[1]),
+                number=int(r[2]),
+                started_at=float(r[3]),
+                ended_at=None if r[4] is None else float(r[4]),
+                status=r[5],
+                size=int(r[6]),
+                truncated=bool(r[7]),
+            )
+            for r in rows
+        ]
+
+    def recordings(self, thread_id: str) -> list[StoredRecording]:
+        if not self._has_recordings():
+            return []
+        rows = self._select(
+            f"{_RECORDING_ROW} WHERE thread_id=? ORDER BY number DESC", (thread_id,), "list recordings"
+        )
+        return self._recording_infos(rows)
+
+    def read_recording(self, thread_id: str, run_id: str) -> bytes:
+        if self._has_recordings():
+            held = self._select(
+                "SELECT 1 FROM jianmu_recordings WHERE thread_id=? AND run_id=?",
+                (thread_id, run_id),
+                "read recording",
+            )
+            if held:
+                rows = self._select(
+                    "SELECT data FROM jianmu_recording_chunks WHERE thread_id=? AND run_id=? ORDER BY n",
+                    (thread_id, run_id),
+                    "read recording",
+                )
+                return b"".join(bytes(row[0]) for row in rows)
+        raise unknown_recording(thread_id, run_id, self.recordings(thread_id), self.label)
+
+    def delete_recording(self, thread_id: str, run_id: str) -> bool:
+        with self._write(thread_id, "delete recording") as conn:
+            self._exec(
+                conn,
+                "DELETE FROM jianmu_recording_chunks WHERE thread_id=? AND run_id=?",
+                (thread_id, run_id),
+            )
+            cursor = self._exec(
+                conn, "DELETE FROM jianmu_recordings WHERE thread_id=? AND run_id=?", (thread_id, run_id)
+            )
+            return bool(cursor.rowcount)
+
+    def prune_recordings(
+        self,
+        thread_id: str,
+        *,
+        max_runs: int | None = None,
+        max_bytes: int | None = None,
+        keep: Sequence[str] = (),
+    ) -> list[str]:
+        with self._write(thread_id, "prune recordings") as conn:
+            rows = self._exec(conn, f"{_RECORDING_ROW} WHERE thread_id=?", (thread_id,)).fetchall()
+            dropped = to_prune(self._recording_infos(rows), max_runs=max_runs, max_bytes=max_bytes, keep=keep)
+            for run_id in dropped:
+                for table in ("jianmu_recording_chunks", "jianmu_recordings"):
+                    self._exec(
+                        conn, f"DELETE FROM {table} WHERE thread_id=? AND run_id=?", (thread_id, run_id)
+                    )
+        return dropped

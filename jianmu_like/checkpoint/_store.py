@@ -23,7 +23,8 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Iterator
+import time
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,8 @@ from ._contract import (
     schema_fingerprint,
 )
 from ._history import CheckpointInfo
-from ._sql import SqlCheckpointStore
+from ._recordings import ENDED, RecordingStatus, StoredRecording, to_prune, unknown_recording
+from ._sql import RECORDING_TABLES, SqlCheckpointStore
 
 __all__ = [
     "FORMAT",
@@ -82,6 +84,8 @@ class MemoryCheckpointer:
         """Per thread: (newest seq, owner)."""
         self._journal: dict[str, dict[str, str]] = {}
         self._decisions: dict[str, dict[str, StoredDecision]] = {}
+        self._recordings: dict[str, dict[str, tuple[StoredRecording, list[bytes]]]] = {}
+        """Per thread: run id -> (its listing row, its chunks), oldest first."""
         self._lock = threading.Lock()
 
     def save(
@@ -154,6 +158,7 @@ class MemoryCheckpointer:
             self._meta.pop(thread_id, None)
             self._journal.pop(thread_id, None)
             self._decisions.pop(thread_id, None)
+            self._recordings.pop(thread_id, None)
 
     def release(self, thread_id: str, owner: str) -> None:
         with self._lock:
@@ -195,6 +200,69 @@ class MemoryCheckpointer:
     def forget(self, thread_id: str) -> None:
         self.commit(Commit(thread_id, forget=True))
 
+    def append_recording(
+        self,
+        thread_id: str,
+        run_id: str,
+        chunk: bytes,
+        *,
+        status: RecordingStatus,
+        truncated: bool = False,
+    ) -> None:
+        now = time.time()
+        with self._lock:
+            held = self._recordings.setdefault(thread_id, {})
+            found = held.get(run_id)
+            if found is None:
+                for other, _ in held.values():
+                    if other.status == "running":
+                        other.status, other.ended_at = "incomplete", now
+                number = max((info.number for info, _ in held.values()), default=0) + 1
+                info = StoredRecording(
+                    thread_id=thread_id, run_id=run_id, number=number, started_at=now, status=status, size=0
+                )
+                found = held[run_id] = (info, [])
+            info, chunks = found
+            if chunk:
+                chunks.append(bytes(chunk))
+            info.size += len(chunk)
+            info.status = status
+            info.truncated = info.truncated or truncated
+            info.ended_at = now if status in ENDED else None
+
+    def recordings(self, thread_id: str) -> list[StoredRecording]:
+        with self._lock:
+            infos = [info.model_copy() for info, _ in self._recordings.get(thread_id, {}).values()]
+        return sorted(infos, key=lambda i: -i.number)
+
+    def read_recording(self, thread_id: str, run_id: str) -> bytes:
+        with self._lock:
+            found = self._recordings.get(thread_id, {}).get(run_id)
+            if found is not None:
+                return b"".join(found[1])
+        raise unknown_recording(thread_id, run_id, self.recordings(thread_id), "memory store")
+
+    def delete_recording(self, thread_id: str, run_id: str) -> bool:
+        with self._lock:
+            return self._recordings.get(thread_id, {}).pop(run_id, None) is not None
+
+    def prune_recordings(
+        self,
+        thread_id: str,
+        *,
+        max_runs: int | None = None,
+        max_bytes: int | None = None,
+        keep: Sequence[str] = (),
+    ) -> list[str]:
+        with self._lock:
+            held = self._recordings.get(thread_id, {})
+            dropped = to_prune(
+                [i for i, _ in held.values()], max_runs=max_runs, max_bytes=max_bytes, keep=keep
+            )
+            for run_id in dropped:
+                del held[run_id]
+        return dropped
+
 
 _CHECKPOINTS = """CREATE TABLE jianmu_checkpoints (
         thread_id TEXT NOT NULL, seq INTEGER NOT NULL, parent_seq INTEGER, status TEXT NOT NULL,
@@ -230,6 +298,11 @@ _MIGRATIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
 }
 """Versioned schema changes of a SQLite store, by the format they start from. Append only."""
+_RECORDING_TABLES = tuple(
+    sql.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS").replace("BYTEA", "BLOB")
+    for sql in RECORDING_TABLES
+)
+"""A thread's recordings (`checkpoint._recordings`), created on every writable open (IF NOT EXISTS)."""
 _OURS = {"jianmu_meta", "jianmu_checkpoints"}
 _DAMAGED = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
 """SQLite's result codes for a file whose pages (or header) are not a sound database."""
@@ -311,6 +384,7 @@ class SQLiteCheckpointer(SqlCheckpointStore):
             conn.close()
             raise CheckpointError(f"{self.path}: checkpoint format {found!r} is not {FORMAT!r}")
         self._v2 = {"jianmu_journal", "jianmu_decisions"} <= tables
+        self._recorded = "jianmu_recordings" in tables
         self._found = found
         return conn
 
@@ -331,6 +405,7 @@ class SQLiteCheckpointer(SqlCheckpointStore):
             conn.close()
             raise CheckpointError(f"{self.path}: checkpoint format {found!r} is not {FORMAT!r}")
         self._v2 = True
+        self._recorded = True
         self._found = found
         return conn
 
@@ -349,6 +424,10 @@ class SQLiteCheckpointer(SqlCheckpointStore):
                 for statement in statements:
                     conn.execute(statement)
                 conn.execute("UPDATE jianmu_meta SET value=? WHERE key='format'", (found,))
+            # Added without a format step: an older jianmu_like opens the store as before and
+            # never sees them (recordings are optional, `checkpoint._recordings`).
+            for statement in _RECORDING_TABLES:
+                conn.execute(statement)
         except BaseException:
             conn.execute("ROLLBACK")
             raise
@@ -384,6 +463,9 @@ class SQLiteCheckpointer(SqlCheckpointStore):
 
     def _has_journal(self) -> bool:
         return self._v2
+
+    def _has_recordings(self) -> bool:
+        return self._recorded
 
     def _read(self, sql: str, params: tuple[Any, ...], what: str) -> list[Any]:
         with self._lock:

@@ -193,7 +193,21 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[parent],
         help="re-run a recording offline (no model, no tool side effects) and report the first difference",
     )
-    replay.add_argument("file", metavar="FILE", help="a recording (`run --record FILE`)")
+    replay.add_argument(
+        "file",
+        metavar="FILE",
+        nargs="?",
+        help="a recording (`run --record FILE`); or --checkpoint and --thread",
+    )
+    replay.add_argument(
+        "--checkpoint", metavar="STORE", help="replay a thread's recording kept in this " + STORE_HELP
+    )
+    replay.add_argument(
+        "--thread", metavar="ID", help="with --checkpoint: the thread (see `threads recordings`)"
+    )
+    replay.add_argument(
+        "--run", metavar="RUN_ID", help="with --thread: the recording of this run (default: the newest)"
+    )
     replay.add_argument("--json", action="store_true", help="print every event as one JSON line")
     replay.add_argument(
         "--agent",
@@ -463,7 +477,7 @@ def _interruptions_parser(
 def _threads_parser(
     commands: argparse._SubParsersAction[argparse.ArgumentParser], parent: argparse.ArgumentParser
 ) -> None:
-    """Register `threads list|show|history` (read only)."""
+    """Register `threads list|show|history|recordings` (read only)."""
     threads = commands.add_parser(
         "threads",
         parents=[parent],
@@ -474,12 +488,20 @@ def _threads_parser(
         ("list", "every thread with its newest version", False),
         ("show", "one thread's newest version and conversation", True),
         ("history", "one thread's versions, newest first (seq, parent, status, node...)", True),
+        ("recordings", "one thread's runs kept as recordings, newest first; --run RUN writes one out", True),
     ):
         action = actions.add_parser(name, parents=[parent], help=what)
         action.add_argument("file", metavar="STORE", help=STORE_HELP)
         if takes_thread:
             action.add_argument("thread", metavar="THREAD", help="thread id (see `threads list`)")
         action.add_argument("--json", action="store_true", help="JSON (one object per line)")
+        if name == "recordings":
+            action.add_argument(
+                "--run", metavar="RUN_ID", help="write this run's recording (JSON Lines) instead of listing"
+            )
+            action.add_argument(
+                "-o", "--output", metavar="OUT", help="with --run: write it to OUT (default: standard output)"
+            )
     threads.set_defaults(handler="_threads:threads_command", thread=None)
 
 
@@ -500,6 +522,12 @@ def _serve_parser(
         "required to bind to a non-loopback address",
     )
     serve.add_argument("--max-ticks", type=int, default=100_000, metavar="N", help="stop a run after N ticks")
+    serve.add_argument(
+        "--recordings",
+        metavar="DIR",
+        help="a folder of recordings (*.jsonl) the web console opens: each is replayed (no model, "
+        "no tool) and shown with the tree and its timeline, as a live run",
+    )
     serve.add_argument(
         "--max-runs",
         type=_positive_or_off,

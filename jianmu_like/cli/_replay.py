@@ -7,6 +7,8 @@ when the agent changed. `--json` prints every event as one JSON line (a divergen
 `replay.diverged` line). `--until N --live` replays N model calls and goes on against the real
 model and tools (`--record OUT` keeps that new run, its header naming the fork);
 `--export-mock OUT` writes the recording as a `jianmu-like mock` replies file instead.
+`--checkpoint STORE --thread T [--run RUN]` takes a thread's recording kept in its store
+(`keep_recordings`; the newest when no run is named) instead of a FILE.
 """
 
 from __future__ import annotations
@@ -19,11 +21,11 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from ..replay import RecordingError, ReplayDivergence, areplay, export_mock, read_recording
+from ..replay import RecordingError, ReplayDivergence, areplay, export_mock, parse_recording, read_recording
 from ..replay._player import load_replay_agent
 from ..telemetry import events as ev
 from ..telemetry.events import AnyEvent
-from ._common import EXIT_FAILED, EXIT_OK, CliError
+from ._common import EXIT_FAILED, EXIT_OK, CliError, existing_store
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -31,7 +33,10 @@ if TYPE_CHECKING:
 
 def replay_command(args: argparse.Namespace, console: Console, errors: Console) -> int:
     """`replay FILE [--json] [--agent FILE] [--until N | --until-tick T] [--live] [--record OUT]
-    [--substitute RULES] [--export-mock OUT]`."""
+    [--substitute RULES] [--export-mock OUT]`, the recording a FILE or `--checkpoint STORE
+    --thread T [--run RUN]`."""
+    source: str | bytes = _source(args)
+    name = args.file or f"thread {args.thread}"
     try:
         if args.export_mock:
             if args.until is not None or args.until_tick is not None or args.live or args.record:
@@ -39,7 +44,7 @@ def replay_command(args: argparse.Namespace, console: Console, errors: Console) 
                     "--export-mock writes a replies file: "
                     "it takes no --until, --until-tick, --live or --record"
                 )
-            out = export_mock(args.file, args.export_mock)
+            out = export_mock(source, args.export_mock)
             errors.print(Text(f"wrote {out} (serve it with: jianmu-like mock {out})", style="dim"))
             return EXIT_OK
         if args.until is not None and not args.live:
@@ -48,10 +53,10 @@ def replay_command(args: argparse.Namespace, console: Console, errors: Console) 
             raise CliError("--until-tick T replays up to tick T and then goes on live: add --live")
         if args.until is not None and args.until_tick is not None:
             raise CliError("give --until N (model calls) or --until-tick T (ticks), not both")
-        lines = read_recording(args.file)
+        lines = parse_recording(source, name) if isinstance(source, bytes) else read_recording(source)
         agent = args.agent
         if args.substitute:  # the replay's own rules, in place of the recorded run's
-            agent = load_replay_agent(args.agent, lines[0], args.file)
+            agent = load_replay_agent(args.agent, lines[0], name)
             agent.substitutions.load(args.substitute)
     except RecordingError as exc:
         raise CliError(str(exc)) from exc
@@ -67,7 +72,7 @@ def replay_command(args: argparse.Namespace, console: Console, errors: Console) 
     try:
         result = asyncio.run(
             areplay(
-                args.file,
+                source,
                 agent=agent,
                 until=args.until,
                 until_tick=args.until_tick,
@@ -104,3 +109,30 @@ def replay_command(args: argparse.Namespace, console: Console, errors: Console) 
     if result.final_answer:
         console.print(result.final_answer)
     return EXIT_OK
+
+
+def _source(args: argparse.Namespace) -> str | bytes:
+    """The recording: the FILE's path, or a thread's recording read from its store."""
+    if args.file is not None:
+        if args.checkpoint or args.thread or args.run:
+            raise CliError("replay a FILE or --checkpoint STORE --thread ID [--run RUN_ID], not both")
+        return str(args.file)
+    if not (args.checkpoint and args.thread):
+        if args.run:
+            raise CliError(
+                "--run RUN_ID names a recording of a thread: give --checkpoint STORE --thread ID too"
+            )
+        raise CliError(
+            "replay FILE, or a thread's kept recording: --checkpoint STORE --thread ID [--run RUN_ID]"
+        )
+    from .._run.thread_recordings import replayable_recording
+    from ..checkpoint._target import open_checkpointer, store_label
+
+    store = open_checkpointer(existing_store(args.checkpoint), readonly=True)
+    try:
+        try:
+            return replayable_recording(store, args.thread, args.run, label=store_label(args.checkpoint))[1]
+        except RecordingError as exc:
+            raise CliError(str(exc)) from exc
+    finally:
+        store.close()

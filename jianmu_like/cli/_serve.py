@@ -117,6 +117,8 @@ def serve_command(args: argparse.Namespace, console: Console, errors: Console) -
     from ..server._security import TOKEN_ENV, InsecureBindError, check_bind
 
     token: str | None = args.token or os.environ.get(TOKEN_ENV) or None
+    if args.recordings is not None and not Path(args.recordings).is_dir():
+        raise CliError(f"--recordings {args.recordings}: not a directory")
     try:
         check_bind(args.host, token)
     except InsecureBindError as exc:
@@ -149,6 +151,8 @@ def serve_command(args: argparse.Namespace, console: Console, errors: Console) -
         max_body_bytes=args.max_body_bytes or settings.max_body_bytes,
         model_name=Path(args.agent_file).stem,  # each served agent file is a model of /v1/
         a2a=validate_agent_file(args.agent_file, allow_modules=args.allow_module).a2a_card(),
+        recordings=args.recordings,
+        allow_modules=args.allow_module,
     )
     sock = listening_socket(args.host, args.port)  # a busy port: said before any banner
     port = int(sock.getsockname()[1])  # --port 0: the one the system chose

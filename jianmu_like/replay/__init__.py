@@ -29,12 +29,13 @@ from .._run.recording import (
     VERSION,
     RecordingError,
     RunRecording,
+    parse_recording,
     read_recording,
 )
 from .._run.result import AgentResult
 from ..telemetry.events import AnyEvent
 from ._mock import export_mock, mock_replies
-from ._player import AgentSource, Divergence, Player, ReplayDivergence, load_replay_agent
+from ._player import AgentSource, Divergence, Player, ReplayDivergence, entry_of, load_replay_agent
 
 __all__ = [
     "FORMAT",
@@ -46,15 +47,18 @@ __all__ = [
     "ReplayDivergence",
     "RunRecording",
     "areplay",
+    "entry_of",
     "export_mock",
+    "load_replay_agent",
     "mock_replies",
+    "parse_recording",
     "read_recording",
     "replay",
 ]
 
 
 async def areplay(
-    path: str | Path,
+    path: str | Path | bytes,
     *,
     agent: AgentSource | None = None,
     until: int | None = None,
@@ -63,7 +67,9 @@ async def areplay(
     record: str | Path | None = None,
     until_tick: int | None = None,
 ) -> AgentResult:
-    """Replay the recording at `path`; the result of its last `run()`/`resume()`.
+    """Replay the recording at `path` (or the recording itself, as bytes: a thread's recording
+    read from its store, `Checkpointer.read_recording`); the result of its last
+    `run()`/`resume()`.
 
     `agent`: an `Agent`, a function building a fresh one, an agent file or a `module:function`
     entry (default: what the recording names). Zero model calls and zero tool calls happen
@@ -76,14 +82,15 @@ async def areplay(
     (with `live`) goes live at the first model or tool call made at tick T or later instead
     (ticks counted from the replay's start).
     """
-    lines = read_recording(path)
-    player = Player(lines, until=until, until_tick=until_tick, live=live, on_event=on_event, source=str(path))
-    built = load_replay_agent(agent, lines[0], str(path))
+    source = "the recording" if isinstance(path, bytes) else str(path)
+    lines = parse_recording(path, source) if isinstance(path, bytes) else read_recording(path)
+    player = Player(lines, until=until, until_tick=until_tick, live=live, on_event=on_event, source=source)
+    built = load_replay_agent(agent, lines[0], source)
     return await player.play(built, record=record)
 
 
 def replay(
-    path: str | Path,
+    path: str | Path | bytes,
     *,
     agent: AgentSource | None = None,
     until: int | None = None,

@@ -16,13 +16,16 @@ from typing import Any
 
 import yaml
 
-from .._run.recording import RecordingError, read_recording
+from .._run.recording import RecordingError, parse_recording, read_recording
 from ..telemetry import events as ev
 
 
-def mock_replies(path: str | Path) -> dict[str, Any]:
-    """The replies file (as data) of the recording at `path`."""
-    lines = read_recording(path)
+def mock_replies(path: str | Path | bytes) -> dict[str, Any]:
+    """The replies file (as data) of the recording at `path` (or of the recording's bytes)."""
+    if isinstance(path, bytes):
+        lines, path = parse_recording(path, "the recording"), "the recording"
+    else:
+        lines = read_recording(path)
     replies: list[dict[str, Any]] = []
     model: str | None = None
     for line in lines:
@@ -68,7 +71,7 @@ def mock_replies(path: str | Path) -> dict[str, Any]:
     return out
 
 
-def export_mock(path: str | Path, out: str | Path) -> Path:
+def export_mock(path: str | Path | bytes, out: str | Path) -> Path:
     """Write the recording at `path` as a replies file at `out` (`.json`: JSON, else YAML) for
     `jianmu-like mock` and `RepliesFile.load`; returns `out`."""
     data = mock_replies(path)

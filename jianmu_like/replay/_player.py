@@ -50,8 +50,9 @@ from .._run.recording import (
 from .._run.result import AgentResult
 from ..errors import JianmuError
 from ..models._errors import ModelCallFailed, ModelError
-from ..models._hooks import ModelCall, use_model_call_hook
+from ..models._hooks import ModelCall, ModelCallHook, model_call_hook, use_model_call_hook
 from ..models._types import ModelEventCallback, ModelRequest, ModelResponse
+from ..state._manager import StateError
 from ..telemetry import events as ev
 from ..telemetry.events import AnyEvent
 from ..tools._base import Tool
@@ -162,6 +163,8 @@ class Player:
                 self.operations.append(line)
                 self.events.append([])
                 offset, last = offset + last, 0
+            elif kind == "state" and self.operations:
+                self.operations[-1]["start_state"] = line.get("state")
             elif kind == "event" and self.events:
                 self.events[-1].append(line)
                 last = max(last, int(line.get("tick") or 0))
@@ -208,8 +211,9 @@ class Player:
             recording = RunRecording(record, agent=self.header.get("agent"), forked_from=forked)
         unsubscribe = agent.telemetry.subscribe(self._compare)
         result: AgentResult | None = None
+        outer = model_call_hook()  # a hook around the replay (a server's request watch) sees each call
         try:
-            with use_model_call_hook(self._model), use_tool_call_hook(self._tool):
+            with use_model_call_hook(self._within(outer)), use_tool_call_hook(self._tool):
                 for index, operation in enumerate(self.operations):
                     self._operation = index
                     self._order = EventOrder(self.events[index], self._branches)
@@ -241,6 +245,16 @@ class Player:
             }
             work = agent.resume(decisions)
         else:
+            start = operation.get("start_state")
+            if isinstance(start, dict):  # the thread's state the run started from
+                core = agent._core
+                core.threads.current = thread_id  # held: the run takes this state, not a fresh one
+                try:
+                    core.state_manager.restore(start)
+                except StateError as exc:
+                    raise RecordingError(
+                        f"{self.source}: the state a run started from does not fit: {exc}"
+                    ) from exc
             work = agent.run(revive(agent, operation.get("input") or {}) or None, thread_id=thread_id)
         if recording is not None:
             # the live continuation is recorded as a run of its own (the header says the fork)
@@ -355,6 +369,23 @@ class Player:
                     item[1].set_result(None)
 
     # ------------------------------------------------------------------ the seams
+    def _within(self, outer: ModelCallHook | None) -> ModelCallHook:
+        """The player's model hook, inside `outer` when there is one: `outer` sees each request
+        and its `call` is the player's answer (so a watcher around a replay, such as the server's
+        list of a run's requests, gets the replayed run's requests as a live run's)."""
+        if outer is None:
+            return self._model
+
+        async def hook(
+            call: ModelCall, request: ModelRequest, on_event: ModelEventCallback | None
+        ) -> ModelResponse:
+            async def answer(request: ModelRequest, on_event: ModelEventCallback | None) -> ModelResponse:
+                return await self._model(call, request, on_event)
+
+            return await outer(answer, request, on_event)
+
+        return hook
+
     async def _model(
         self, call: ModelCall, request: ModelRequest, on_event: ModelEventCallback | None
     ) -> ModelResponse:
@@ -450,7 +481,7 @@ def load_replay_agent(agent: AgentSource | None, header: Mapping[str, Any], sour
             f"{source}: the recording names no agent file or Python entry (recorded from code): "
             "give the agent to replay on (agent=... / --agent FILE)"
         )
-    if _ENTRY.match(where) and not Path(where).exists():
+    if entry_of(where) is not None:
         module_name, _, function = where.partition(":")
         try:
             factory = getattr(importlib.import_module(module_name), function)
@@ -464,6 +495,14 @@ def load_replay_agent(agent: AgentSource | None, header: Mapping[str, Any], sour
 
     loaded: Agent = load_agent(where)
     return loaded
+
+
+def entry_of(where: Any) -> str | None:
+    """The `module:function` entry a recording's `agent` names (None: an agent file's path, or
+    nothing): what replay imports and calls to build the agent."""
+    if isinstance(where, str) and _ENTRY.match(where) and not Path(where).exists():
+        return where
+    return None
 
 
 def revive(agent: Agent, data: Mapping[str, Any]) -> dict[str, Any]:

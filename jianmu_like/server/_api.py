@@ -15,13 +15,22 @@ import json
 from collections.abc import AsyncIterator
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, get_args
+from urllib.parse import quote
 
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.requests import Request
 from starlette.responses import Response
 
 from .._redact import redact
-from ..checkpoint._threads import ThreadView, VersionView, thread_history, thread_view, version_view
+from ..checkpoint._recordings import thread_recordings, unknown_recording
+from ..checkpoint._threads import (
+    ThreadView,
+    VersionView,
+    thread_history,
+    thread_view,
+    unknown_thread,
+    version_view,
+)
 from ..guard._approvals import ApprovalDecision, InvalidEdit
 from ..models._describe import clients_in, describe_all
 from ._artifacts import artifact_response
@@ -53,6 +62,7 @@ from ._schemas import (
     ServedRunStatus,
     ThreadHistory,
     ThreadList,
+    ThreadRecordings,
 )
 
 STATUSES: tuple[str, ...] = get_args(ServedRunStatus)
@@ -257,6 +267,50 @@ async def get_checkpoint(request: Request, _body: None) -> CheckpointState:
     )
 
 
+STORE = "the checkpoint store"
+
+
+async def list_recordings(request: Request, _body: None) -> ThreadRecordings:
+    store, tid = context(request).thread_store(), request.path_params["thread_id"]
+
+    def read() -> ThreadRecordings:
+        infos = thread_recordings(store, tid)
+        if not infos and store.load(tid) is None:
+            raise unknown_thread(store, tid, STORE)
+        return ThreadRecordings(thread_id=tid, recordings=infos)
+
+    return await asyncio.to_thread(read)
+
+
+async def get_recording(request: Request, _body: None) -> Response:
+    """The recording's JSON Lines as stored: redacted when it was written (the recorder redacts
+    every line), so nothing here can serve a secret the run saw. A recording that is not
+    replayable (still running, incomplete, truncated) is served too, its status in a header."""
+    store = context(request).thread_store()
+    tid, run_id = request.path_params["thread_id"], request.path_params["run_id"]
+
+    def read() -> tuple[bytes, str]:
+        infos = thread_recordings(store, tid)
+        found = [i for i in infos if i.run_id == run_id]
+        if not found:
+            raise unknown_recording(tid, run_id, infos, STORE)  # 404, naming those held
+        return store.read_recording(tid, run_id), found[0].status + (
+            ", truncated" if found[0].truncated else ""
+        )
+
+    data, status = await asyncio.to_thread(read)
+    name = quote(f"recording-{run_id}.jsonl")
+    return Response(
+        data,
+        media_type="application/x-ndjson",
+        headers={
+            "Content-Disposition": f"attachment; filename*=UTF-8''{name}",
+            "X-Recording-Status": status,
+            "X-Content-Type-Options": "nosniff",
+        },
+    )
+
+
 # ---------------------------------------------------------------------- meta
 async def healthz(request: Request, _body: None) -> Health:
     runs = context(request).registry.runs
@@ -344,6 +398,15 @@ ROUTES: list[ApiRoute] = [
         "GET", "/api/threads/{thread_id}/checkpoints/{seq}", get_checkpoint, "one version: its "
         "messages, the tree's statuses and pending approvals", CheckpointState, errors=(404, 409, 422),
         tag="threads",
+    ),
+    ApiRoute(
+        "GET", "/api/threads/{thread_id}/recordings", list_recordings, "the thread's runs kept as "
+        "recordings (keep_recordings), newest first", ThreadRecordings, errors=(404, 409), tag="threads",
+    ),
+    ApiRoute(
+        "GET", "/api/threads/{thread_id}/recordings/{run_id}", get_recording, "one kept recording: its "
+        "JSON Lines (redacted), for `jianmu-like replay FILE`", None, media_type="application/x-ndjson",
+        errors=(404, 409), tag="threads",
     ),
 ]  # fmt: skip
 """The server's own routes, in the order of the OpenAPI document (after the console's)."""

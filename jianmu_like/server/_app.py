@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -17,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from .._config import get_config
+from ..checkpoint._recordings import UnknownRecordingError
 from ..checkpoint._threads import UnknownThreadError
 from ._a2a import A2ACard, a2a_routes
 from ._agui import agui_routes
@@ -30,6 +32,8 @@ from ._idempotency import WINDOW, IdempotencyKeys
 from ._interruptions import interruption_routes
 from ._openai_compat import ChatCompletionRequest, openai_routes
 from ._openai_errors import OpenAIErrorShape
+from ._recordings import MAX_BYTES as MAX_RECORDING_BYTES
+from ._recordings import Recordings, recording_routes
 from ._responses import responses_routes
 from ._routes import ApiRoute, BadRequest, read_body, starlette_routes
 from ._run_record import NotFound, Retention, RunConflict
@@ -59,6 +63,9 @@ def create_app(
     model_name: str | None = None,
     idempotency_window: float = WINDOW,
     a2a: A2ACard | None = None,
+    recordings: str | Path | None = None,
+    max_recording_bytes: int = MAX_RECORDING_BYTES,
+    allow_modules: Sequence[str] = (),
 ) -> Starlette:
     """The ASGI app serving agents made by `agent_factory` (one per conversation: an `Agent`,
     or a `Conversation` of an `AgentTemplate` for cheap ones).
@@ -83,6 +90,10 @@ def create_app(
     It is an A2A agent too (`server._a2a`, with the `a2a` extra): its card at
     `/.well-known/agent-card.json` (what `a2a` says, else the agent's name and tools), JSON-RPC
     at `/a2a/`.
+
+    `recordings` is a folder of recordings the console opens (`server._recordings`: each
+    replayed as a run of its own; files of at most `max_recording_bytes`; a recording's
+    `module:function` agent only from `allow_modules` or `agents.allowed_modules`); None: none.
     """
     check_token(token)
     settings = get_config().server
@@ -105,6 +116,7 @@ def create_app(
         a2a=a2a,
         on_shutdown=on_shutdown,
         debugging=debugging,
+        recordings=Recordings(recordings, max_recording_bytes, allow_modules),
     )
     registry.stored.sample = server.sample  # its store's suspended threads are offered to decide
     server.table = route_table(server)
@@ -137,6 +149,7 @@ def route_table(server: ServerContext) -> list[ApiRoute]:
         *elicitation_routes(registry),
         *interruption_routes(registry),
         *debug_routes(registry, server.debugging, server.sample),
+        *recording_routes(registry, server.recordings),
         *a2a_routes(registry, server.sample, server.a2a, token=server.token, version=server_version()),
     ]
 
@@ -189,6 +202,7 @@ async def bad_request(_request: Request, exc: Exception) -> Response:
 EXCEPTION_HANDLERS = {
     NotFound: not_found,
     UnknownThreadError: not_found,
+    UnknownRecordingError: not_found,
     RunConflict: conflict,
     BadRequest: bad_request,
     HTTPException: http_error,

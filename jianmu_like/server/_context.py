@@ -19,6 +19,7 @@ from ..checkpoint._contract import Checkpointer
 from ._a2a import A2ACard
 from ._debug import Debugging
 from ._idempotency import IdempotencyKeys
+from ._recordings import Recordings
 from ._routes import ApiRoute
 from ._run_record import RunConflict
 from ._runs import AgentFactory, RunRegistry
@@ -39,6 +40,8 @@ class ServerContext:
     on_shutdown: Sequence[Cleanup] = ()
     debugging: Debugging = field(default_factory=Debugging)
     """The server's breakpoints (`server._debug`)."""
+    recordings: Recordings = field(default_factory=lambda: Recordings(None))
+    """The folder of recordings the console opens (`server._recordings`)."""
     table: list[ApiRoute] = field(default_factory=list)
     described: list[AgentLike] = field(default_factory=list)
     """The sample agent, once built (closed with the app)."""

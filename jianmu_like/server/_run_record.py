@@ -116,6 +116,9 @@ class RunRecord:
         the `/v1/` face answers an upstream rate limit as a 429)."""
         self._changed = asyncio.Event()
         self._unsubscribe: Callable[[], None] | None = None
+        self.replay: str | None = None
+        """The recording this run replays (`server._recordings`): it ends when the replay does,
+        even where the recorded run waited for a decision (a replay is watched, not continued)."""
 
     @property
     def injects(self) -> list[str]:
@@ -157,6 +160,14 @@ class RunRecord:
         patch = self._state_changes()
         if patch:
             data["state"] = patch
+        self._node_message(data)
+
+    def publish_recorded(self, changes: list[NodeChange], event: dict[str, Any]) -> None:
+        """A step of a diverged replay shown as its recording's `event` says (`server._recordings`):
+        a node message with `recorded`, the event, and no state (the replay no longer has it)."""
+        self._node_message({"changes": changes, "after": len(self.log), "recorded": event})
+
+    def _node_message(self, data: dict[str, Any]) -> None:
         self.node_log.append(SSEMessage(id=len(self.node_log) + 1, event="node", data=data))
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()
@@ -258,7 +269,8 @@ class RunRecord:
             self.nodes.detach()
             self.elapsed += time.perf_counter() - began
         self.result = result
-        if result is not None and result.status == "suspended":
+        ended_waiting = result is not None and result.status == "suspended" and self.replay is not None
+        if result is not None and result.status == "suspended" and not ended_waiting:
             self.decisions = {}
             self.status = "suspended"
             self.publish(
@@ -279,6 +291,10 @@ class RunRecord:
         status: ServedRunStatus = (
             result.status if result is not None and result.status == "success" else "failure"
         )
+        termination = redact(result.termination) if result is not None else None
+        if ended_waiting:  # the replay went through; the recorded run waited for a decision there
+            status, self.error = "success", None
+            termination = {"reason": "suspended", "replayed": self.replay}
         if self.cancelling and status != "success":  # an answer that came first stands
             status = "cancelled"
             self.error = "cancelled by a client (POST /api/runs/{run_id}/cancel)"
@@ -289,7 +305,7 @@ class RunRecord:
             status=status,
             usage=result.usage.model_dump() if result is not None else {},
             elapsed=self.elapsed,
-            termination=redact(result.termination) if result is not None else None,
+            termination=termination,
             error=self.error,
         )
         for channel, data in messages[:-1]:

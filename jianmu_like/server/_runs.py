@@ -233,6 +233,27 @@ class RunRegistry:
                 self._close_later(agent)
             raise refusal
 
+    def replay(
+        self, agent: AgentLike, name: str, play: Callable[[RunRecord], Awaitable[AgentResult]]
+    ) -> RunRecord:
+        """Serve `play(record)`, the replay of recording `name` on `agent` (`server._recordings`),
+        as a run of its own: followed, listed and read like any run, in a thread of its own that
+        nothing continues (no follow-up, no decision reaches it); `agent` is closed at its end."""
+        self.evict()
+        run_id = secrets.token_hex(8)
+        record = RunRecord(run_id, f"replay-{run_id}", agent, f"replay of {name}")
+        record.replay = name
+        self.runs[run_id] = record
+
+        async def start() -> AgentResult:
+            try:
+                return await play(record)
+            finally:
+                self._close_later(agent)
+
+        self._launch(record, start)
+        return record
+
     def _launch(self, record: RunRecord, start: Callable[[], Awaitable[AgentResult]]) -> None:
         async def body() -> None:
             try:
@@ -258,6 +279,8 @@ class RunRegistry:
         )
         if record.finished:
             raise finished
+        if record.replay is not None:  # it would make the replay differ from its recording
+            raise RunConflict(f"run {run_id!r} replays recording {record.replay!r}: it takes no follow-ups")
         try:
             record.agent.inject(content)
         except CheckpointError as exc:  # the store refused to keep it (resumed elsewhere since)

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..bt._runner import RunStatus as RunnerStatus
 from ..checkpoint._history import CheckpointInfo
+from ..checkpoint._recordings import StoredRecording
 
 ServedRunStatus = Literal[RunnerStatus, "cancelled"]
 """A served run's status: the runner's (`bt._runner.RunStatus`, the one vocabulary), and
@@ -259,6 +260,14 @@ class ThreadHistory(BaseModel):
 
     thread_id: str
     versions: list[CheckpointInfo]
+
+
+class ThreadRecordings(BaseModel):
+    """`GET /api/threads/{id}/recordings`: the thread's runs kept as recordings, newest first
+    (`keep_recordings`; each one's JSON Lines at `/api/threads/{id}/recordings/{run_id}`)."""
+
+    thread_id: str
+    recordings: list[StoredRecording]
 
 
 class NodeState(BaseModel):

@@ -80,6 +80,8 @@ def check_migrated(target: str | Path) -> None:
         old = store.load("t", 3)
         assert old is not None and len(old.state["messages"]) == 2
         assert [h.seq for h in store.heads()] == [4] and store.threads() == ["t"]
+        store.append_recording("t", "r1", b"x\n", status="success")  # the recording tables came too
+        assert store.read_recording("t", "r1") == b"x\n"
     finally:
         store.close()
 
@@ -112,4 +114,4 @@ def test_a_postgres_store_of_the_previous_version_is_migrated(postgres_url: str)
     check_migrated(postgres_url)
     with psycopg.connect(postgres_url) as conn:
         rows = conn.execute("SELECT version FROM jianmu_schema_version ORDER BY 1").fetchall()
-    assert [r[0] for r in rows] == list(range(1, SCHEMA_VERSION + 1)) and SCHEMA_VERSION == 2
+    assert [r[0] for r in rows] == list(range(1, SCHEMA_VERSION + 1)) and SCHEMA_VERSION == 3

@@ -97,3 +97,39 @@ def console_app(*, token: str | None = None, checkpoint: str | None = None) -> S
         return create_app(lambda: Agent(build_root(), checkpointer=checkpoint, log_events=False), token=token)
     template = AgentTemplate.from_prototype(build_root(), log_events=False)
     return create_app(template.conversation, token=token)
+
+
+def replayable() -> Agent:
+    """The console agent as a `module:function` entry a recording names (`record()`)."""
+    return Agent(build_root(), log_events=False)
+
+
+def changed() -> Agent:
+    """The console agent changed since a recording: another system prompt (a replay diverges at
+    the first model call)."""
+    root = create_react_node(
+        model_client=scripted_client(responder),
+        tools=[add, wait, delete_file, explode],
+        constraints=GuardEnforcer([RequireApproval(tools="delete_file")]),
+        config=ReActConfig(stream=True, max_iterations=5, system_prompt="You changed."),
+    )
+    return Agent(root, log_events=False)
+
+
+def record(path: Any, question: str, entry: str = "tests.server.console_agent:replayable") -> None:
+    """Record one run of the console agent into `path`, naming `entry` as its agent (in a thread
+    of its own: a browser test's thread runs Playwright's event loop)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from jianmu_like import human
+    from jianmu_like._run.recording import RunRecording
+
+    async def once() -> None:
+        agent = Agent(build_root(), log_events=False, record=RunRecording(path, agent=entry))
+        try:
+            await agent.run({"messages": [human(question)]})
+        finally:
+            await agent.aclose()
+
+    with ThreadPoolExecutor(1) as pool:  # its own event loop (a browser test's thread has one)
+        pool.submit(asyncio.run, once()).result(PATIENCE)

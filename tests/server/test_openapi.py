@@ -118,6 +118,7 @@ def test_every_json_answer_validates_against_its_schema(served: Any) -> None:
     versions = check("GET", "/api/threads/{thread_id}/history", 200, thread_id="t1")["versions"]
     first = min(v["seq"] for v in versions)
     check("GET", "/api/threads/{thread_id}/checkpoints/{seq}", 200, thread_id="t1", seq=str(first))
+    check("GET", "/api/threads/{thread_id}/recordings", 200, thread_id="t1")  # [] unless kept
     fork = check(
         "POST", "/api/runs", 201, json={"input": "add 1", "thread_id": "t1", "from_checkpoint": first}
     )
@@ -226,7 +227,8 @@ def test_every_json_answer_validates_against_its_schema(served: Any) -> None:
         if int(status) < 400 and "application/json" in answer["content"]
     }
     succeeded = {(method, template) for method, template, status in check.checked if status < 400}
-    assert json_routes - succeeded == ELICITATION_ROUTES  # those: the next test's server asks
+    # those: the next tests' servers ask (an MCP server's questions; a folder of recordings)
+    assert json_routes - succeeded == ELICITATION_ROUTES | RECORDING_ROUTES
 
 
 ELICITATION_ROUTES = {
@@ -234,6 +236,30 @@ ELICITATION_ROUTES = {
     ("GET", "/api/runs/{run_id}/elicitations"),
     ("POST", "/api/runs/{run_id}/elicitations/{elicitation_id}"),
 }
+
+
+RECORDING_ROUTES = {("GET", "/api/recordings"), ("POST", "/api/recordings/{name}/replay")}
+
+
+def test_the_recording_routes_answer_as_documented(tmp_path: Path) -> None:
+    """The routes of a folder of recordings (`--recordings DIR`): listed, opened, refused."""
+    from jianmu_like import Agent
+    from jianmu_like.server import create_app
+    from tests.server.console_agent import build_root, record
+
+    record(tmp_path / "add.jsonl", "add 41")
+    (tmp_path / "notes.jsonl").write_text('{"kind": "note"}\n')
+    app = create_app(
+        lambda: Agent(build_root(), log_events=False), recordings=tmp_path, allow_modules=["tests.server"]
+    )
+    with live_server(app) as url, httpx.Client(base_url=url, timeout=PATIENCE) as http:
+        check = Checker(http, http.get("/openapi.json").json())
+        assert len(check("GET", "/api/recordings", 200)["recordings"]) == 2
+        opened = check("POST", "/api/recordings/{name}/replay", 201, json={}, name="add.jsonl")
+        assert check.done(opened["run_id"])["answer"] == "result 42"
+        check("POST", "/api/recordings/{name}/replay", 404, json={}, name="gone.jsonl")
+        check("POST", "/api/recordings/{name}/replay", 422, json={}, name="notes.jsonl")
+    assert {(m, t) for m, t, status in check.checked if status < 400} >= RECORDING_ROUTES
 
 
 @skip_without_everything

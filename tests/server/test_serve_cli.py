@@ -189,6 +189,13 @@ def test_serve_refuses_a_bad_allowed_host(capsys: pytest.CaptureFixture[str]) ->
     assert "'http://agents.example' is not a host name or host:port" in capsys.readouterr().err
 
 
+def test_serve_refuses_a_recordings_folder_that_is_not_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["serve", str(PRESET), "--recordings", str(tmp_path / "gone")]) == 2
+    assert f"--recordings {tmp_path / 'gone'}: not a directory" in capsys.readouterr().err
+
+
 def test_a_busy_port_is_said_before_any_banner_with_its_own_exit_code(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -24,6 +24,7 @@
     view: null, // elements of the current run
     checkpoints: false, // the server keeps a checkpoint store: threads, versions, forks
     fork: null, // {threadId, seq}: the next question continues that saved version
+    replaying: null, // the recording whose replay the page shows (its tree drawn instead of the agent's)
   };
 
   // One wording of a run's status, for the header's badge and the footer's alike.
@@ -380,7 +381,7 @@
 
   function onNodes(data) {
     const changes = data.changes || [];
-    recordFrame(changes, data.state || []);
+    recordFrame(changes, data.state || [], data.recorded);
     if (state.timeline.at === null) state.tree?.apply(changes);
   }
 
@@ -399,7 +400,8 @@
   // `patch`: the state's changes since the step before (RFC 6902, key by key at the top level;
   // the first step's: the state the run began from), so each step keeps the state before it
   // and after it, for the diff a scrubbed step shows.
-  function recordFrame(changes, patch) {
+  // `recorded`: a diverged replay's step, shown as the recording's event says (no state).
+  function recordFrame(changes, patch, recorded) {
     const frames = state.timeline.frames;
     const last = frames.length ? frames[frames.length - 1] : { statuses: {}, iteration: 0, state: {} };
     const after = { ...last.state };
@@ -417,7 +419,7 @@
       if (change.status === "RUNNING" && statuses[change.id] !== "RUNNING" && /LLM/.test(type)) iteration += 1;
       statuses[change.id] = change.status;
     }
-    frames.push({ statuses, changes, iteration, state: after, diff: frames.length ? diff : [] });
+    frames.push({ statuses, changes, iteration, state: after, diff: frames.length ? diff : [], recorded });
     drawTimeline();
   }
 
@@ -447,6 +449,10 @@
     $("timeline-range").value = String(at);
     const detail = $("timeline-detail");
     detail.replaceChildren();
+    if (frame.recorded) {
+      const { type, node, tick } = frame.recorded;
+      detail.append(el("li", "recorded", `from the recording (the replay diverged before): ${type} from ${node} at its tick ${tick}`));
+    }
     for (const change of frame.changes) {
       const item = el("li", "change", `${change.name}: ${change.status}`);
       item.dataset.id = change.id;
@@ -865,6 +871,9 @@
     }
     setRunning(false);
     drawApprovals([]);
+    if (data.error && view.replay && /replay diverged/.test(data.error)) {
+      note(view, `The replay of ${view.replay} diverged from the recording (the agent changed since it was recorded). The timeline's later steps show what the recording's events say.`, "divergence");
+    }
     if (data.error) {
       const box = el("div", "run-error");
       box.setAttribute("role", "alert");
@@ -924,6 +933,68 @@
     };
     follow(`/api/runs/${runId}/events`, (event, data) => onEvent(view, event, data), streams.signal).catch(fail);
     follow(`/api/runs/${runId}/nodes`, (_event, data) => onNodes(data), streams.signal).catch(() => {});
+  }
+
+  // ------------------------------------------------------------------ recordings
+  // A server started with --recordings DIR opens the recordings of that folder: the server
+  // replays one as a run of its own (no model asked, no tool run), whose tree is the agent the
+  // recording names; the page draws that tree and follows the replay as a live run, so its
+  // timeline scrubs through the recorded run's steps. A replay that diverges (the agent
+  // changed) ends saying where; its later steps are what the recording's events say.
+  async function loadRecordings() {
+    let data;
+    try {
+      data = await api("GET", "/api/recordings");
+    } catch (error) {
+      if (!(error instanceof Unauthorized)) showError(`could not list the recordings: ${error.message}`);
+      return;
+    }
+    $("recordings").hidden = !data.folder;
+    const list = $("recording-list");
+    list.replaceChildren();
+    if (data.folder && !data.recordings.length) list.append(el("li", "muted", "no recording in the folder"));
+    for (const item of data.recordings) {
+      const li = el("li");
+      const open = el("button", "small recording", item.name);
+      open.type = "button";
+      open.dataset.name = item.name;
+      open.addEventListener("click", () => openRecording(item.name));
+      li.append(open, el("span", "muted", `${Math.ceil(item.bytes / 1024)} KB`));
+      list.append(li);
+    }
+  }
+
+  async function openRecording(name) {
+    if (state.running) {
+      showError("a run is under way: wait for it (or stop it) before opening a recording");
+      return;
+    }
+    showError("");
+    let opened;
+    try {
+      opened = await api("POST", `/api/recordings/${encodeURIComponent(name)}/replay`, {});
+    } catch (error) {
+      if (!(error instanceof Unauthorized)) showError(`could not open ${name}: ${error.message}`);
+      return;
+    }
+    setFork(null);
+    $("version").hidden = true;
+    state.threadId = null; // a question after it starts a new conversation
+    rememberThread(null);
+    state.replaying = name;
+    $("models").textContent = ""; // the served agent's models, not the replay's (it asks none)
+    state.tree = window.JianmuTree.create($("tree"), opened.tree, { onSelect: () => {} });
+    watch(opened.run_id, `replay of ${name}`);
+    state.view.replay = name;
+    $("thread").textContent = `recording ${name}`;
+    $("tree-caption").textContent = `replay of ${name}${opened.agent ? ` (agent ${opened.agent})` : ""}`;
+  }
+
+  // After a recording, the page draws the served agent's tree again.
+  async function leaveRecording() {
+    if (!state.replaying) return;
+    state.replaying = null;
+    await loadTree();
   }
 
   // ------------------------------------------------------------------ threads and versions
@@ -1030,6 +1101,7 @@
   // next question continues it.
   async function openThread(threadId) {
     if (state.running) return;
+    await leaveRecording();
     try {
       const [view, history] = await Promise.all([
         api("GET", `/api/threads/${encodeURIComponent(threadId)}`),
@@ -1189,6 +1261,7 @@
     showError("");
     $("ask").disabled = true;
     try {
+      await leaveRecording();
       const body = { input: question };
       if (state.threadId) body.thread_id = state.threadId;
       if (state.fork) Object.assign(body, { thread_id: state.fork.threadId, from_checkpoint: state.fork.seq });
@@ -1219,6 +1292,7 @@
 
   function newConversation() {
     if (state.streams) state.streams.abort();
+    leaveRecording();
     state.streams = null;
     state.threadId = state.runId = null;
     rememberThread(null);
@@ -1249,6 +1323,7 @@
     await loadTree();
     await loadApprovals();
     await loadThreads();
+    await loadRecordings();
     const kept = sessionStorage.getItem(THREAD_KEY);
     if (kept && state.checkpoints && !state.threadId && !state.running) await openThread(kept);
   }
@@ -1266,6 +1341,7 @@
     $("new-thread").addEventListener("click", newConversation);
     $("stop").addEventListener("click", stopRun);
     $("refresh-threads").addEventListener("click", loadThreads);
+    $("refresh-recordings").addEventListener("click", loadRecordings);
     $("inspect").addEventListener("click", inspect);
     $("cancel-fork").addEventListener("click", () => setFork(null));
     $("close-version").addEventListener("click", closeVersion);
