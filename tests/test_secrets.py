@@ -93,7 +93,8 @@ async def test_connection_errors_and_events_show_the_url_without_credentials() -
     seen: list[tuple[str, dict[str, Any]]] = []
     with pytest.raises(ModelCallFailed) as info:
         await client.complete(
-            ModelRequest(messages=[human("hi")]), on_event=lambda name, data: seen.append((name, data))
+            ModelRequest(messages=[human("hi")]),
+            on_event=lambda event, /, **data: seen.append((event.type, data)),
         )
     await client.aclose()
     text = " ".join([str(info.value), repr(info.value.attempts), repr(client), json.dumps(seen, default=str)])

@@ -42,6 +42,7 @@ from py_trees.common import Status
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from .._keys import StateKeys
+from ..bt._hooks import hooks_of
 from ..errors import JianmuError
 from ..guard._approvals import Approval, ApprovalDecision
 from ..nodes._tool_executor import ToolExecutor
@@ -309,7 +310,7 @@ class Breakpoints:
         node._jianmu_breakpoints = self  # type: ignore[attr-defined]
         if getattr(type(node), "_jianmu_watched", None) is None:
             node.__class__ = _watched_class(type(node))
-        if getattr(node, "runtime_children", False):  # a DynamicParallel: its children come later
+        if hooks_of(node).runtime_children:  # a DynamicParallel: its children come later
             node.on_children = self._watch_children  # type: ignore[attr-defined]
 
     def _watch_children(self, parent: py_trees.behaviour.Behaviour) -> None:

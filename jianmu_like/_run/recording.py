@@ -29,17 +29,17 @@ import json
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, ParamSpec
 
 from pydantic import BaseModel
 from pydantic_core import to_json, to_jsonable_python
 
 from .._redact import might_hold_secret, redact, redact_bulk
 from ..errors import JianmuError
-from ..models._client import ContentEvents
+from ..models._client import ContentEvents, event_name
 from ..models._hooks import ModelCall, model_call_hook, use_model_call_hook
 from ..models._messages import Message
-from ..models._types import ModelEventCallback, ModelRequest, ModelResponse
+from ..models._types import ModelEvent, ModelEventCallback, ModelRequest, ModelResponse
 from ..telemetry._hub import TelemetryHub
 from ..telemetry.events import AnyEvent
 from ..tools._base import Tool, render_result
@@ -55,6 +55,8 @@ TIMING_FIELDS = frozenset({"ts", "duration", "requested_at", "decided_at"})
 when an interruption was requested and decided (`interruption.*` carry the approval or question
 with its `requested_at`, the decision with its `decided_at`), at any depth of the event's data
 (wall-clock seconds). Everything else of an event must be equal."""
+
+P = ParamSpec("P")
 
 
 class RecordingError(ValueError, JianmuError):
@@ -154,7 +156,7 @@ def package_version() -> str | None:
 
 
 def node_of(on_event: ModelEventCallback | None) -> str | None:
-    """The path of the node whose model call reports to `on_event` (its bound `_on_model_event`,
+    """The path of the node whose model call reports to `on_event` (its bound `emit`,
     possibly wrapped in `ContentEvents`, or another recorder's relay, which names it)."""
     relayed = getattr(on_event, "node_path", None) or getattr(
         getattr(on_event, "emit", None), "node_path", None
@@ -321,10 +323,11 @@ class RunRecording:
         node = node_of(on_event)
         emitted: list[Any] = []
 
-        def capture(event_type: str, data: dict[str, Any]) -> None:
+        def capture(event: Callable[P, ModelEvent], /, *args: P.args, **data: P.kwargs) -> None:
             before = self.events
             if on_event is not None:
-                on_event(event_type, data)
+                on_event(event, *args, **data)
+            event_type = event_name(event)
             if self.events == before + 1 and self.last_type == event_type:
                 emitted.append(before)  # the event line just written (its index in the operation)
             else:  # not published as it was given: kept whole

@@ -247,16 +247,22 @@ class Substitutions:
             for rule in rules:
                 if rule.matches(tool.name, arguments):
                     call = current_tool_call()
-                    data: dict[str, Any] = {
-                        "target": "tool",
-                        "name": tool.name,
-                        "output": rule.output,
-                        "arguments": arguments,
-                    }
                     if call is not None and call.emit is not None:  # as the calling node's event
-                        call.emit(ev.SUBSTITUTED, **data)
+                        call.emit(
+                            ev.Substituted,
+                            target="tool",
+                            name=tool.name,
+                            output=rule.output,
+                            arguments=arguments,
+                        )
                     elif hub.active:
-                        hub.emit(ev.SUBSTITUTED, **data)
+                        hub.emit(
+                            ev.Substituted,
+                            target="tool",
+                            name=tool.name,
+                            output=rule.output,
+                            arguments=arguments,
+                        )
                     return rule.output
             return await (outer(invoke, tool, arguments) if outer is not None else invoke(tool, arguments))
 

@@ -24,7 +24,7 @@ from ..bt._runner import ReactiveRunner, TickHook
 from ..nodes._interrupts import InterruptGate
 from ..state._manager import StateManager
 from ..telemetry._hub import TelemetryHub
-from ..tools._toolset import ToolSet
+from ..tools._toolset import ToolSet, toolset_of
 from .errors import ConversationError
 from .interrupts import Interrupts, interrupt_gates
 
@@ -33,8 +33,8 @@ def tree_toolsets(root: py_trees.behaviour.Behaviour) -> list[ToolSet]:
     """Tool sets used by nodes of the tree (each listed once)."""
     found: dict[int, ToolSet] = {}
     for node in walk(root):
-        tools = getattr(node, "tools", None)  # a duck-typed node attribute, not a caller's probe
-        if isinstance(tools, ToolSet):
+        tools = toolset_of(node)
+        if tools is not None:
             found[id(tools)] = tools
     return list(found.values())
 

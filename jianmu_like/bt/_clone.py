@@ -7,9 +7,9 @@ re-derives tools, schemas, prompts and configs; `clone_tree` instead copies each
 `reset_tree` puts a tree that finished (or suspended) back to its as-built state, without the
 side effects of `stop()` (no observations written, nothing emitted), and unbinds it.
 
-Nodes take part through two optional hooks: `on_clone()` re-binds what refers to the node itself
-(a bound method handed to a helper, a closure over the node) and `reset_run()` restores the
-attributes a run changes. Plain py_trees behaviours are cloned and reset by status only, so their
+Nodes take part through two of their hooks (`bt._hooks`): `on_clone()` re-binds what refers to
+the node itself (a bound method handed to a helper, a closure over the node) and `reset_run()`
+restores the attributes a run changes. Plain py_trees behaviours are cloned and reset by status only, so their
 own mutable attributes are shared between clones: give such trees a factory instead.
 """
 
@@ -23,6 +23,7 @@ import py_trees
 from py_trees.common import Status
 
 from .._speed import fast
+from ._hooks import ClassHooks, hooks_of
 from ._node import walk
 
 _FAST = fast("clone")
@@ -48,10 +49,9 @@ def clone_tree(root: py_trees.behaviour.Behaviour) -> py_trees.behaviour.Behavio
         attributes["decorated"] = children[0]
     node.iterator = node.tick()
     node.blackboards = list(root.blackboards)
-    _reset_node(node)
-    hook = getattr(node, "on_clone", None)
-    if hook is not None:
-        hook()
+    hooks = _reset_node(node)
+    if hooks.on_clone is not None:
+        hooks.on_clone(node)
     return node
 
 
@@ -66,15 +66,16 @@ def reset_tree(root: py_trees.behaviour.Behaviour) -> None:
         bound.pop("telemetry", None)
 
 
-def _reset_node(node: py_trees.behaviour.Behaviour) -> None:
+def _reset_node(node: py_trees.behaviour.Behaviour) -> ClassHooks:
     node.status = Status.INVALID
     node.feedback_message = ""
     attributes = node.__dict__
     if "current_child" in attributes:  # a composite
         attributes["current_child"] = None
-    hook = getattr(node, "reset_run", None)
-    if hook is not None:
-        hook()
+    hooks = hooks_of(node)
+    if hooks.reset_run is not None:
+        hooks.reset_run(node)
+    return hooks
 
 
 _SAFE_UNKNOWN = uuid.SafeUUID.unknown

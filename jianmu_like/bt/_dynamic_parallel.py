@@ -140,6 +140,10 @@ class DynamicParallel(NodeMixin, py_trees.composites.Composite):
         self.terminate(new_status)
         self.status = new_status
 
+    def show_details(self) -> str:
+        """`describe` while no children were built (the tree views)."""
+        return self.describe if not self.children else ""
+
     # ------------------------------------------------------------------ checkpoints
     def rebuild_children(self) -> None:
         """After a checkpoint's state is restored: the children that run had (bt._progress then

@@ -20,6 +20,7 @@ from py_trees.common import Status
 
 from ..telemetry import events as ev
 from ._fault import NodeFailed, as_node_failed, report
+from ._hooks import rebound
 from ._node import LEAN_TICKS, NodeMixin, tick_node
 
 AbortCondition = Callable[[], bool | str | dict[str, Any] | None]
@@ -77,12 +78,8 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
     def on_clone(self) -> None:
         """An abort condition or termination hook bound to its loop (`for_node`) is re-bound to
         the clone."""
-        rebind = getattr(self.abort_condition, "for_node", None)
-        if rebind is not None:
-            self.abort_condition = rebind(self)
-        rebind = getattr(self.on_termination, "for_node", None)
-        if rebind is not None:
-            self.on_termination = rebind(self)
+        self.abort_condition = rebound(self.abort_condition, self)
+        self.on_termination = rebound(self.on_termination, self)
 
     def progress(self) -> dict[str, Any]:
         """What a checkpoint needs to continue this loop (see bt._progress)."""

@@ -9,7 +9,7 @@ RUNNING, terminate before the status changes).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, ParamSpec, overload
+from typing import TYPE_CHECKING, Any, ClassVar, ParamSpec, overload
 
 import py_trees
 from py_trees.common import Status
@@ -25,13 +25,42 @@ P = ParamSpec("P")
 
 
 class NodeMixin:
-    """What the runner binds on a node, plus its path and event helper."""
+    """What the runner binds on a node, plus its path and event helper, and the node hooks:
+    the optional methods through which a node takes part in cloning, checkpoints and the tree
+    views, with defaults that do nothing, so an override is type-checked against them (see
+    "Node hooks" in the trees guide). The kernel reads them from a node's class, once per
+    class: a plain py_trees behaviour gets the defaults without deriving from this class, and
+    nothing is set on any instance."""
 
     name: str
     parent: Any
     state_manager: StateManager
     telemetry: TelemetryHub | None = None
     namespace: str | None = None
+
+    # ------------------------------------------------------------------ node hooks (bt._hooks)
+    runtime_children: ClassVar[bool] = False
+    """The node builds its children per run (`rebuild_children` rebuilds them on a restore)."""
+
+    def on_clone(self) -> None:
+        """Called on the copy a tree clone made, after its per-run attributes were reset."""
+
+    def reset_run(self) -> None:
+        """Back to the as-built attributes a run changes (a tree cloned or put back in its pool)."""
+
+    def progress(self) -> dict[str, Any]:
+        """What a checkpoint keeps of this node besides its status."""
+        return {}
+
+    def restore_progress(self, entry: dict[str, Any]) -> None:
+        """Take back what `progress` returned (the checkpoint's entry, status included)."""
+
+    def rebuild_children(self) -> None:
+        """With `runtime_children`: rebuild the children from the restored state."""
+
+    def show_details(self) -> str:
+        """A line for the tree views ("" for nothing)."""
+        return ""
 
     @property
     def path(self) -> str:

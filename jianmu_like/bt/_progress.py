@@ -6,9 +6,11 @@ at their running child, loops keep their iteration count. Async nodes have no ta
 restore; their next tick simply starts their work again (a ToolExecutor reads from the state
 which calls already finished).
 
-A node that builds its children at run time (a plan's steps) says so with `runtime_children =
-True`: the fingerprint leaves those children out (they are not part of the tree as built), and a
-restore first calls its `rebuild_children()`, which rebuilds them from the restored state.
+A node takes part through its hooks (`bt._hooks`): `progress()` says what else than its status
+it needs kept, `restore_progress(entry)` takes it back. A node that builds its children at run
+time (a plan's steps) says so with `runtime_children = True`: the fingerprint leaves those
+children out (they are not part of the tree as built), and a restore first calls its
+`rebuild_children()`, which rebuilds them from the restored state.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import py_trees
 from py_trees.common import Status
 
 from ..errors import JianmuError
+from ._hooks import hooks_of
 
 
 class TreeMismatchError(ValueError, JianmuError):
@@ -59,9 +62,9 @@ def capture_progress(root: py_trees.behaviour.Behaviour) -> dict[str, dict[str, 
         if node.status == Status.INVALID:
             continue
         entry: dict[str, Any] = {"status": node.status.name}
-        extra = getattr(node, "progress", None)
-        if callable(extra):
-            entry.update(extra())
+        extra = hooks_of(node).progress
+        if extra is not None:
+            entry.update(extra(node))
         progress[path] = entry
     return progress
 
@@ -70,9 +73,9 @@ def restore_progress(root: py_trees.behaviour.Behaviour, progress: dict[str, dic
     """Put a freshly built tree back where `capture_progress` saw it (the state restored first:
     nodes with `runtime_children` rebuild theirs from it)."""
     for node in list(root.iterate()):
-        rebuild = getattr(node, "rebuild_children", None)
-        if getattr(node, "runtime_children", False) and callable(rebuild):
-            rebuild()
+        rebuild = hooks_of(node).rebuild_children
+        if rebuild is not None:
+            rebuild(node)
     nodes = node_paths(root)
     unknown = sorted(set(progress) - set(nodes))
     if unknown:
@@ -83,9 +86,9 @@ def restore_progress(root: py_trees.behaviour.Behaviour, progress: dict[str, dic
     for path, node in nodes.items():
         entry = progress.get(path)
         node.status = Status[entry["status"]] if entry else Status.INVALID
-        restore = getattr(node, "restore_progress", None)
-        if entry and callable(restore):
-            restore(entry)
+        restore = hooks_of(node).restore_progress
+        if entry and restore is not None:
+            restore(node, entry)
     for node in nodes.values():
         if isinstance(node, py_trees.composites.Composite):
             running = [c for c in node.children if c.status == Status.RUNNING]
@@ -95,7 +98,7 @@ def restore_progress(root: py_trees.behaviour.Behaviour, progress: dict[str, dic
 def _built_at_run_time(node: py_trees.behaviour.Behaviour) -> bool:
     parent = node.parent
     while parent is not None:
-        if getattr(parent, "runtime_children", False):
+        if hooks_of(parent).runtime_children:
             return True
         parent = parent.parent
     return False

@@ -24,9 +24,11 @@ from rich.text import Text
 from rich.tree import Tree
 
 from .._agent import AgentResult
+from ..bt._hooks import hooks_of
 from ..models._types import Usage
 from ..telemetry import events as ev
 from ..telemetry.events import AnyEvent
+from ..tools._toolset import toolset_of
 
 _STATUS_STYLE = {
     Status.RUNNING: ("◐", "yellow"),
@@ -49,8 +51,8 @@ def _details(node: py_trees.behaviour.Behaviour) -> str:
     namespace = getattr(node, "namespace", None)
     if namespace:
         parts.append(f"ns={namespace}")
-    tools = getattr(node, "tools", None)
-    if tools is not None and hasattr(tools, "names") and type(node).__name__ == "ToolExecutor":
+    tools = toolset_of(node)
+    if tools is not None and type(node).__name__ == "ToolExecutor":
         try:
             names = tools.names()
         except Exception:  # MCP providers not started yet: the names are not known offline
@@ -59,12 +61,11 @@ def _details(node: py_trees.behaviour.Behaviour) -> str:
     limit = getattr(node, "max_iterations", None)
     if isinstance(limit, int):
         parts.append(f"max {limit} iterations")
-    describe = getattr(node, "describe", None)  # e.g. children built per run (DynamicParallel)
-    if isinstance(describe, str) and describe and not node.children:
-        parts.append(describe)
-    described = getattr(node, "show_details", None)  # e.g. what a node builds at run time
-    if callable(described):
-        parts.append(str(described()))
+    shown = hooks_of(node).show_details  # e.g. what a node builds at run time (bt._hooks)
+    if shown is not None:
+        details = shown(node)
+        if details:
+            parts.append(details)
     return "  ".join(parts)
 
 

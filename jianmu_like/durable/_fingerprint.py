@@ -16,7 +16,7 @@ import py_trees
 
 from ..bt._progress import tree_fingerprint
 from ..errors import JianmuError
-from ..tools._toolset import ToolSet
+from ..tools._toolset import toolset_of
 
 
 class AgentChangedError(RuntimeError, JianmuError):
@@ -29,8 +29,8 @@ def agent_fingerprint(spec: dict[str, Any] | None, root: py_trees.behaviour.Beha
     tools: list[list[str]] = []
     if root is not None:
         for node in root.iterate():
-            toolset = getattr(node, "tools", None)
-            if isinstance(toolset, ToolSet):
+            toolset = toolset_of(node)
+            if toolset is not None:
                 tools.append([node.name, *sorted(toolset.names())])
     raw = json.dumps(
         {"spec": spec, "tree": tree_fingerprint(root) if root is not None else None, "tools": tools},

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .._agent import Agent
 from ..agentfile._loader import load_agent
-from ..models._client import ModelClient
+from ..models._describe import clients_in
 from ..models._messages import Message, human
 from ..replay import areplay
 from ..telemetry.events import AnyEvent
@@ -79,12 +79,7 @@ class CaseInputs(BaseModel):
 async def close_agent(agent: Agent) -> None:
     """Close the agent's tool providers and its model clients' connections."""
     await agent.aclose()
-    clients = {
-        id(c): c
-        for n in agent.root.iterate()
-        if isinstance(c := getattr(n, "model_client", None), ModelClient)
-    }
-    for client in clients.values():
+    for client in clients_in(agent.root):
         await client.aclose()
 
 

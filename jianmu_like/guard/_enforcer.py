@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -47,6 +47,15 @@ class GuardContext(BaseModel):
 
 PolicyResult = GuardDecision | Decision | bool | None
 Policy = Callable[[ToolCall, Tool | None, GuardContext], PolicyResult]
+
+
+@runtime_checkable
+class NamesTools(Protocol):
+    """A policy that names tools (every `GuardPolicy`; a plain function names none): the
+    enforcer checks the globs against the agent's tools when it is attached (asked once per
+    attach, never per call: a runtime protocol check costs microseconds)."""
+
+    def tool_patterns(self) -> tuple[str, ...]: ...
 
 
 class GuardConfigError(ValueError, JianmuError):
@@ -100,8 +109,8 @@ class GuardEnforcer:
 
         out: list[str] = []
         for policy in self.policies:
-            patterns = getattr(policy, "tool_patterns", None)
-            for pattern in patterns() if callable(patterns) else ():
+            patterns: tuple[str, ...] = policy.tool_patterns() if isinstance(policy, NamesTools) else ()
+            for pattern in patterns:
                 problem = unknown_tool(pattern, names)
                 if problem is not None:
                     out.append(f"{_name(policy)}: {problem}")

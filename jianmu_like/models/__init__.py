@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # the public names, one source: jianmu_like.exports reads the
     from ._structured import structured_llm_call as structured_llm_call
     from ._tool_protocol import ProtocolAdapter as ProtocolAdapter
     from ._tool_protocol import ToolProtocol as ToolProtocol
+    from ._types import ModelEvent as ModelEvent
     from ._types import ModelEventCallback as ModelEventCallback
     from ._types import ModelRequest as ModelRequest
     from ._types import ModelResponse as ModelResponse

@@ -10,11 +10,13 @@ in lockstep, and never waits less than a server's `Retry-After` (up to `retry_af
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import random
+import warnings
 from collections.abc import Awaitable, Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, cast
 from urllib.parse import urlsplit
 
 from .._config import ConfigError, JianmuConfig, ResilienceConfig, get_config
@@ -27,7 +29,7 @@ from ._named_providers import NamedModel, Quirks, split_provider
 from ._provider import ChatProvider, DeltaCallback
 from ._server_probe import ServerCapabilities
 from ._tool_protocol import ProtocolAdapter, ToolProtocol
-from ._types import ModelEventCallback, ModelRequest, ModelResponse
+from ._types import ModelEvent, ModelEventCallback, ModelRequest, ModelResponse
 
 if TYPE_CHECKING:
     from ..telemetry._hub import TelemetryHub
@@ -36,6 +38,7 @@ ModelResilienceConfig = ResilienceConfig
 """Alias: the retry/fallback policy of `ModelClient`, as configured under `resilience:`."""
 
 Sleep = Callable[[float], Awaitable[None]]
+P = ParamSpec("P")
 
 SERVED_MODEL = ""
 """The model name of a client resolved without one: the first call asks the server which model
@@ -60,23 +63,25 @@ class _DeltaRelay:
 
     def __call__(self, delta: str) -> None:
         self.sent += len(delta)
-        self.emit(ev.TEXT_DELTA, {"delta": delta})
+        self.emit(ev.TextDelta, delta=delta)
 
     def reasoning(self, delta: str) -> None:
         """One reasoning fragment (see `provider.ReasoningSink`)."""
         self.reasoned += len(delta)
-        self.emit(ev.REASONING_DELTA, {"delta": delta})
+        self.emit(ev.ReasoningDelta, delta=delta)
 
     def void(self, model: str, attempt: int, error: ModelError) -> None:
-        data: dict[str, Any] = {
-            "model": model,
-            "attempt": attempt,
-            "discarded": self.sent,
-            "error": str(error),
-        }
         if self.reasoned:
-            data["reasoning_discarded"] = self.reasoned
-        self.emit(ev.TEXT_RESET, data)
+            self.emit(
+                ev.TextReset,
+                model=model,
+                attempt=attempt,
+                discarded=self.sent,
+                error=str(error),
+                reasoning_discarded=self.reasoned,
+            )
+        else:
+            self.emit(ev.TextReset, model=model, attempt=attempt, discarded=self.sent, error=str(error))
         self.sent = 0
         self.reasoned = 0
 
@@ -92,8 +97,8 @@ class ContentEvents:
     def __init__(self, emit: ModelEventCallback) -> None:
         self.emit = emit
 
-    def __call__(self, event_type: str, data: dict[str, Any]) -> None:
-        self.emit(event_type, data)
+    def __call__(self, event: Callable[P, ModelEvent], /, *args: P.args, **fields: P.kwargs) -> None:
+        self.emit(event, *args, **fields)
 
 
 def model_events(hub: TelemetryHub | None, emit: ModelEventCallback) -> ModelEventCallback | None:
@@ -102,6 +107,72 @@ def model_events(hub: TelemetryHub | None, emit: ModelEventCallback) -> ModelEve
     if hub is None or not hub.active:
         return None
     return ContentEvents(emit) if hub.capture_content else emit
+
+
+OldModelEventCallback = Callable[[str, dict[str, Any]], None]
+"""The callback shape before model events were classes: `(name, data)`."""
+
+_TYPED: dict[object, bool] = {}
+"""Per callback code (a function's code object, else the callable's class): whether it takes
+an event's fields as keywords (`ModelEventCallback`) rather than `(name, data)`."""
+
+
+def _takes_fields(on_event: object) -> bool:
+    func = getattr(on_event, "__func__", on_event)
+    key = getattr(func, "__code__", None)
+    if key is None and type(on_event).__module__ not in ("builtins", "functools"):
+        key = type(on_event)  # a callable object: its class's __call__ (a partial's varies: no key)
+    typed = _TYPED.get(key) if key is not None else None
+    if typed is None:
+        try:
+            parameters = inspect.signature(on_event).parameters.values()  # type: ignore[arg-type]
+        except (TypeError, ValueError):  # no signature to read (a builtin): take it as typed
+            typed = True
+        else:
+            typed = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+        if key is not None:
+            _TYPED[key] = typed
+    return typed
+
+
+class _NamedEvents:
+    """An `(name, data)` callback behind the typed callback interface (the deprecated shape)."""
+
+    __slots__ = ("callback",)
+
+    def __init__(self, callback: OldModelEventCallback) -> None:
+        self.callback = callback
+
+    def __call__(self, event: Callable[P, ModelEvent], /, *args: P.args, **fields: P.kwargs) -> None:
+        self.callback(event_name(event), dict(fields))
+
+
+def typed_events(on_event: ModelEventCallback | OldModelEventCallback) -> ModelEventCallback:
+    """`on_event` as a `ModelEventCallback`: itself, or (a callable of the former shape,
+    `(name, data)` without keyword fields) wrapped, with a `DeprecationWarning`."""
+    if type(on_event) is ContentEvents or _takes_fields(on_event):
+        return on_event  # type: ignore[return-value]  # it takes fields: the typed shape
+    warnings.warn(
+        "a model event callback taking (name, data) is deprecated: take the event's class and "
+        "its fields, `on_event(event, /, **fields)` (models.ModelEventCallback; `event.type` is "
+        "the name)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return _NamedEvents(on_event)  # type: ignore[arg-type]  # it takes (name, data)
+
+
+def event_name(event: Callable[..., ModelEvent]) -> str:
+    """The catalogue name of a model event class (`ev.TextDelta` -> "text.delta")."""
+    return cast("type[ModelEvent]", event).type
+
+
+def emit_named(on_event: ModelEventCallback, name: str, data: dict[str, Any]) -> None:
+    """Send a model event known by its name and data (one read back from a recording) to
+    `on_event` as its class and fields; a name the catalogue does not declare is dropped."""
+    entry = ev.CATALOGUE.get(name)
+    if entry is not None:
+        on_event(cast("Callable[..., ModelEvent]", entry.payload), **data)
 
 
 class ModelClient:
@@ -365,7 +436,7 @@ class ModelClient:
         return float(delay)
 
     def complete(
-        self, request: ModelRequest, *, on_event: ModelEventCallback | None = None
+        self, request: ModelRequest, *, on_event: ModelEventCallback | OldModelEventCallback | None = None
     ) -> Awaitable[ModelResponse]:
         """Run one logical call: retries per model, then fallbacks; raise `ModelCallFailed`.
 
@@ -374,7 +445,12 @@ class ModelClient:
         carries the model that answered and the total number of attempts. A hook set with
         `models.hooks.use_model_call_hook` (durable runs) wraps the whole call. (A plain method
         returning the call's coroutine: one coroutine frame fewer per call; await it.)
+
+        `on_event` observes the call: it is called with each event's class and fields (a
+        `ModelEventCallback`, as a node's `emit`); one taking `(name, data)` is deprecated.
         """
+        if on_event is not None:
+            on_event = typed_events(on_event)
         hook = model_call_hook()
         if hook is not None:
             return hook(self._complete, request, on_event)
@@ -412,8 +488,11 @@ class ModelClient:
                 attempt += 1
                 if on_event is not None:
                     on_event(
-                        ev.MODEL_CALL_STARTED,
-                        {"model": model, "attempt": attempt, "streaming": streaming, **(described or {})},
+                        ev.ModelCallStarted,
+                        model=model,
+                        attempt=attempt,
+                        streaming=streaming,
+                        **(described or {}),
                     )
                 try:
                     response = await self.provider.chat(request, model=model, on_delta=on_delta)
@@ -427,16 +506,19 @@ class ModelClient:
                         break  # next model, without waiting
                     delay = self.backoff(retry, exc)
                     if on_event is not None:
-                        on_event(
-                            ev.MODEL_CALL_RETRY,
-                            {
-                                "model": model,
-                                "attempt": attempt,
-                                "delay": delay,
-                                "error": str(exc),
-                                "retry_after": exc.retry_after,
-                            },
-                        )
+                        if exc.retry_after is None:
+                            on_event(
+                                ev.ModelCallRetry, model=model, attempt=attempt, delay=delay, error=str(exc)
+                            )
+                        else:
+                            on_event(
+                                ev.ModelCallRetry,
+                                model=model,
+                                attempt=attempt,
+                                delay=delay,
+                                error=str(exc),
+                                retry_after=exc.retry_after,
+                            )
                     await self._sleep(delay)
                     continue
                 if response.model != model:
@@ -444,17 +526,23 @@ class ModelClient:
                 if response.attempts != attempt:
                     response.attempts = attempt
                 if on_event is not None:
-                    completed = {
-                        "model": model,
-                        "usage": response.usage.model_dump(),
-                        "attempts": attempt,
-                        "finish_reason": response.finish_reason,
+                    # The optional fields only when set: `data` on the wire leaves out what is None.
+                    optional: dict[str, Any] = {
+                        name: value
+                        for name, value in (
+                            ("finish_reason", response.finish_reason),
+                            ("tool_protocol", response.tool_protocol),
+                            ("response_id", response.response_id),
+                        )
+                        if value is not None
                     }
-                    if response.tool_protocol is not None:
-                        completed["tool_protocol"] = response.tool_protocol
-                    if response.response_id is not None:
-                        completed["response_id"] = response.response_id
-                    on_event(ev.MODEL_CALL_COMPLETED, completed)
+                    on_event(
+                        ev.ModelCallCompleted,
+                        model=model,
+                        attempts=attempt,
+                        usage=response.usage.model_dump(),
+                        **optional,
+                    )
                 return response
         raise self._failed(models, errors, attempt, on_event) from (errors[-1] if errors else None)
 
@@ -463,14 +551,14 @@ class ModelClient:
         attributes): the server, the sampling parameters set, the output type; with `content`,
         what the model is asked (`models._genai_content`)."""
         out: dict[str, Any] = {**self._server, **request.sampling()}
-        if content:
-            out.update(request_content(request))
         response_format = request.extra_params.get("response_format")
         json_out = isinstance(response_format, dict) and response_format.get("type") in (
             "json_object",
             "json_schema",
         )
         out["output_type"] = "json" if json_out else "text"
+        if content:  # after output_type: the event class's order, which `data` keeps
+            out.update(request_content(request))
         return out
 
     @staticmethod
@@ -487,12 +575,12 @@ class ModelClient:
             attempts=errors,
         )
         if on_event is not None:
-            failed: dict[str, Any] = {"error": str(failure), "attempts": attempts}
+            optional: dict[str, Any] = {}
             if last is not None and last.status_code is not None:
-                failed["status_code"] = last.status_code
+                optional["status_code"] = last.status_code
             if last is not None and last.retry_after is not None:
-                failed["retry_after"] = last.retry_after
-            on_event(ev.MODEL_CALL_FAILED, failed)
+                optional["retry_after"] = last.retry_after
+            on_event(ev.ModelCallFailure, error=str(failure), attempts=attempts, **optional)
         return failure
 
     async def aclose(self) -> None:

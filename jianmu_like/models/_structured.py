@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .._validation import describe_validation
 from ..errors import JianmuError
-from ._client import ModelClient
+from ._client import ModelClient, OldModelEventCallback, typed_events
 from ._constraints import schema_constraint
 from ._errors import ModelError
 from ._json_text import json_objects, unfenced
@@ -188,7 +188,7 @@ async def structured_llm_call(
     temperature: float | None = None,
     max_tokens: int | None = None,
     timeout: float | None = None,
-    on_event: ModelEventCallback | None = None,
+    on_event: ModelEventCallback | OldModelEventCallback | None = None,
 ) -> StructuredResult:
     """Ask for a value matching `schema`, degrading through `levels` (default: the client's
     `declared_levels`; see the module docstring).
@@ -201,7 +201,8 @@ async def structured_llm_call(
     each level's failure.
     """
     output = OutputSchema(schema, parse_fn=parse_fn, name=name)
-    state = _Call(model_client, list(messages), output, on_event, model, temperature, max_tokens, timeout)
+    events = typed_events(on_event) if on_event is not None else None  # a former-shape one warns once
+    state = _Call(model_client, list(messages), output, events, model, temperature, max_tokens, timeout)
     state.regex_fallback = regex_fallback
     for level in declared_levels(model_client) if levels is None else levels:
         if level not in LEVELS:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ParamSpec, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
+from ..telemetry import events as ev
 from ._construct import construct
 from ._messages import Message
+
+P = ParamSpec("P")
 
 
 class Usage(BaseModel):
@@ -107,7 +110,28 @@ class ModelResponse(BaseModel):
     read in the tool protocol (see `models._tool_protocol`)."""
 
 
-ModelEventCallback = Callable[[str, dict[str, Any]], None]
-"""Observer of a logical call: receives ("model.call.started" | "text.delta" | "text.reset" |
-"model.call.retry" | "model.call.completed" | "model.call.failed", data). "text.reset" voids the
-text deltas of an attempt that failed mid-stream (the next attempt streams the text anew)."""
+ModelEvent = (
+    ev.ModelCallStarted
+    | ev.ModelCallRetry
+    | ev.ModelCallCompleted
+    | ev.ModelCallFailure
+    | ev.TextDelta
+    | ev.ReasoningDelta
+    | ev.TextReset
+)
+"""The events of one logical model call (`ModelClient.complete`): each attempt's
+`model.call.started`, a `model.call.retry` before each retry, the streamed `text.delta` and
+`reasoning.delta`, a `text.reset` voiding what a failed attempt streamed, then
+`model.call.completed` or `model.call.failed`."""
+
+
+class ModelEventCallback(Protocol):
+    """Observer of a logical model call: called with a `ModelEvent` class and its fields, as a
+    node's `emit` is (`on_event(ev.ModelCallRetry, model=..., attempt=..., delay=..., error=...)`),
+    so mypy checks every field an emitter sends and nothing is built for an unobserved call (no
+    callback: no event; a node's `emit` builds it only when its hub has subscribers).
+
+    A callable taking `(name, data)`, the shape before events were classes, still works through
+    `ModelClient.complete` with a `DeprecationWarning` (see `models._client.typed_events`)."""
+
+    def __call__(self, event: Callable[P, ModelEvent], /, *args: P.args, **fields: P.kwargs) -> None: ...

@@ -102,7 +102,11 @@ class A2AAgentNode(AsyncBehaviour):
             where = self.message_key or "the last user message of `messages`"
             self.feedback_message = f"A2A agent node {self.name!r}: nothing to send ({where} is empty)"
             self.emit(
-                ev.TOOL_CALL_FAILED, tool=self.agent.name, call_id=self.name, error=self.feedback_message
+                ev.ToolCallFailed,
+                tool=self.agent.name,
+                call_id=self.name,
+                error=self.feedback_message,
+                denied=False,
             )
             return Status.FAILURE
         journal = sm.journal if sm.journal is not None and sm.journal.thread_id is not None else None

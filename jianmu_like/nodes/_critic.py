@@ -91,7 +91,7 @@ class CriticNode(AsyncBehaviour):
         ]
         try:
             result = await structured_call(
-                self.model_client, prompt, CriticVerdict, self.config, on_event=self._on_model_event
+                self.model_client, prompt, CriticVerdict, self.config, on_event=self.emit
             )
         except (ModelError, StructuredOutputError) as exc:
             review = {"accept": True, "critique": "", "error": f"critic failed, answer kept: {exc}"}
@@ -112,6 +112,3 @@ class CriticNode(AsyncBehaviour):
         retry = human(f"A reviewer rejected your answer: {critique}\nAnswer the question again, fixing that.")
         sm.update({keys.messages: [retry]}, ns)
         return Status.FAILURE
-
-    def _on_model_event(self, event_type: str, data: dict[str, Any]) -> None:
-        self.emit(event_type, **data)

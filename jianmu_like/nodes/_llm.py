@@ -8,6 +8,7 @@ from typing import Any
 from py_trees.common import Status
 
 from ..bt._async_behaviour import AsyncBehaviour
+from ..bt._hooks import forget, rebound
 from ..models._client import ModelClient, model_events
 from ..models._construct import construct
 from ..models._errors import ModelCallFailed, ModelError
@@ -95,17 +96,13 @@ class AgentLLMNode(AsyncBehaviour):
 
     def on_clone(self) -> None:
         """A request transform with per-conversation memory (`for_node`) gets a fresh copy."""
-        rebind = getattr(self.request_transform, "for_node", None)
-        if rebind is not None:
-            self.request_transform = rebind(self)
+        self.request_transform = rebound(self.request_transform, self)
 
     def reset_run(self) -> None:
         """Back to as-built (bt._clone): a request transform with per-conversation memory (the
         context guard's counted history) forgets it, so a pooled tree holds no conversation."""
         super().reset_run()
-        forget = getattr(self.request_transform, "reset", None)
-        if forget is not None:
-            forget()
+        forget(self.request_transform)
 
     async def update_async(self) -> Status:
         sm, keys, ns = self.state_manager, self.keys, self.namespace
@@ -173,7 +170,7 @@ class AgentLLMNode(AsyncBehaviour):
         active = hub is not None and hub.active
         if active:
             self.emit(ev.ReplyStarted, round=rounds + 1)
-        on_event = model_events(hub, self._on_model_event) if active else None
+        on_event = model_events(hub, self.emit) if active else None
         try:
             response = await self._client.complete(request, on_event=on_event)
         except ModelError as exc:
@@ -248,9 +245,6 @@ class AgentLLMNode(AsyncBehaviour):
         self.feedback_message = reason
         sm.update(updates, ns)
         return Status.FAILURE
-
-    def _on_model_event(self, event_type: str, data: dict[str, Any]) -> None:
-        self.emit(event_type, **data)
 
 
 def with_output_instruction(prompt: list[Message], schema: dict[str, Any]) -> list[Message]:

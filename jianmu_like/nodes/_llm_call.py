@@ -76,7 +76,7 @@ class LLMCallNode(AsyncBehaviour):
         asked: list[Message] = [human(render(self.prompt, sm))] if self.prompt is not None else []
         prompt = [*([system(self.system_prompt)] if self.system_prompt else []), *sm.get(keys.messages, ns)]
         prompt.extend(asked)
-        on_event = model_events(self.telemetry, self._on_model_event)
+        on_event = model_events(self.telemetry, self.emit)
         self.emit(ev.ReplyStarted, round=1)
         updates: dict[str, Any] = {}
         try:
@@ -110,6 +110,3 @@ class LLMCallNode(AsyncBehaviour):
 
     def _request(self, prompt: list[Message]) -> ModelRequest:
         return request_for(self.config, prompt, stream=self.config.stream)
-
-    def _on_model_event(self, event_type: str, data: dict[str, Any]) -> None:
-        self.emit(event_type, **data)

@@ -64,7 +64,7 @@ class PromptCall(AsyncBehaviour):
     async def update_async(self) -> Status:
         keys, config = self.keys, self.config
         messages = self.prompt()
-        on_event = model_events(self.telemetry, self._on_model_event)
+        on_event = model_events(self.telemetry, self.emit)
         self.emit(ev.ReplyStarted, round=1)
         try:
             if self.schema is None:
@@ -90,6 +90,3 @@ class PromptCall(AsyncBehaviour):
         self.state_manager.update(updates, self.namespace)
         reply_completed(self.emit, text, usage, reasoning)
         return Status.SUCCESS
-
-    def _on_model_event(self, event_type: str, data: dict[str, Any]) -> None:
-        self.emit(event_type, **data)

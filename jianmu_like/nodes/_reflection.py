@@ -13,7 +13,6 @@ nothing: the check can only help a run, never fail it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from py_trees.common import Status
 
@@ -97,7 +96,7 @@ class ReflectionNode(AsyncBehaviour):
         )
         calls = self._calls()
         try:
-            response = await self.model_client.complete(request, on_event=self._on_model_event)
+            response = await self.model_client.complete(request, on_event=self.emit)
         except ModelError as exc:
             self.emit(ev.ReflectionFailed, tool_calls=calls, error=str(exc))
             return Status.SUCCESS
@@ -109,6 +108,3 @@ class ReflectionNode(AsyncBehaviour):
         sm.update({keys.messages: [note], keys.usage: response.usage}, ns)
         self.emit(ev.ReflectionCompleted, tool_calls=calls, verdict=verdict)
         return Status.SUCCESS
-
-    def _on_model_event(self, event_type: str, data: dict[str, Any]) -> None:
-        self.emit(event_type, **data)

@@ -154,14 +154,14 @@ class SupervisorCall(AsyncBehaviour):
             prompt,
             schema,
             self.config,
-            on_event=self._on_model_event,
+            on_event=self.emit,
             regex_fallback=reading,
         )
         return Asked(result.value, result.usage, result.reasoning)
 
     async def text(self, prompt: list[Message]) -> Asked:
         request = request_for(self.config, prompt)
-        response = await self.model_client.complete(request, on_event=self._on_model_event)
+        response = await self.model_client.complete(request, on_event=self.emit)
         return Asked(response.message.content or "", response.usage, response.message.reasoning_content)
 
     def fail(self, exc: Exception) -> Status:
@@ -190,9 +190,6 @@ class SupervisorCall(AsyncBehaviour):
             self.namespace,
         )
         reply_completed(self.emit, text, usage, reasoning)
-
-    def _on_model_event(self, event_type: str, data: dict[str, Any]) -> None:
-        self.emit(event_type, **data)
 
 
 _ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)]|[a-z][.)])\s+", re.IGNORECASE)

@@ -10,8 +10,6 @@ never fail it.
 
 from __future__ import annotations
 
-from typing import Any
-
 from py_trees.common import Status
 
 from .._config import get_config
@@ -83,7 +81,7 @@ class SynthesisNode(AsyncBehaviour):
         )
         self.emit(ev.Phase, phase=PHASE, status="started", tool_calls=len(trace.steps))
         try:
-            response = await self.model_client.complete(request, on_event=self._on_model_event)
+            response = await self.model_client.complete(request, on_event=self.emit)
         except ModelError as exc:
             return self._keep(f"the synthesis call failed: {exc}")
         answer = (response.message.content or "").strip()
@@ -109,6 +107,3 @@ class SynthesisNode(AsyncBehaviour):
         self.feedback_message = reason
         self.emit(ev.Phase, phase=PHASE, status="failed", error=reason)
         return Status.SUCCESS
-
-    def _on_model_event(self, event_type: str, data: dict[str, Any]) -> None:
-        self.emit(event_type, **data)

@@ -164,7 +164,7 @@ class ToolSelectionNode(AsyncBehaviour):
             model=config.model,
             temperature=config.temperature,
             timeout=config.timeout,
-            on_event=self._on_model_event,
+            on_event=self.emit,
         )
         chosen: list[str] | None = result.value
         forced = forced_tool(config)
@@ -188,9 +188,6 @@ class ToolSelectionNode(AsyncBehaviour):
             usage=result.usage.model_dump(),
         )
         return Status.SUCCESS
-
-    def _on_model_event(self, event_type: str, data: dict[str, Any]) -> None:
-        self.emit(event_type, **data)
 
 
 class ToolView:

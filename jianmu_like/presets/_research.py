@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 from .._keys import StateKeys
 from .._results import attach_reader
 from ..bt import _composites as composites
+from ..bt._hooks import rebound
 from ..bt._node import Node
 from ..guard._enforcer import GuardEnforcer
 from ..models._client import ModelClient
@@ -224,9 +225,7 @@ class CapAbort:
         self.keys, self.namespace = keys, namespace
 
     def for_node(self, loop: Any) -> CapAbort:
-        rebind = getattr(self.inner, "for_node", None)
-        inner = rebind(loop) if rebind is not None else self.inner
-        return CapAbort(loop, inner, self.max_tool_calls, self.keys, self.namespace)
+        return CapAbort(loop, rebound(self.inner, loop), self.max_tool_calls, self.keys, self.namespace)
 
     def __call__(self) -> Any:
         verdict = self.inner() if self.inner is not None else None

@@ -49,6 +49,7 @@ from .._run.recording import (
 )
 from .._run.result import AgentResult
 from ..errors import JianmuError
+from ..models._client import emit_named
 from ..models._errors import ModelCallFailed, ModelError
 from ..models._hooks import ModelCall, ModelCallHook, model_call_hook, use_model_call_hook
 from ..models._types import ModelEventCallback, ModelRequest, ModelResponse
@@ -415,7 +416,7 @@ class Player:
             for index, (event_type, data) in enumerate(line.get("events", ())):
                 if not self.live and index < len(places):
                     await self._turn(places[index])
-                on_event(event_type, data)
+                emit_named(on_event, event_type, data)
         if "error" in line:
             raise _rebuild(line["error"])
         return ModelResponse.model_validate(line["response"])

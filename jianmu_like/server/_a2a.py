@@ -145,13 +145,13 @@ def sdk() -> Any:
 
 def _tool_skills(agent: AgentLike) -> list[A2ASkill]:
     """One skill per tool the agent's tree may call (what other agents can ask it to do)."""
-    from ..tools._toolset import ToolSet
+    from ..tools._toolset import toolset_of
     from ._nodes import node_entries
 
     skills: dict[str, A2ASkill] = {}
     for _id, _path, node in node_entries(agent.tree):
-        tools = getattr(node, "tools", None)
-        if isinstance(tools, ToolSet) and tools.listed:  # a provider's tools are listed at run time
+        tools = toolset_of(node)
+        if tools is not None and tools.listed:  # a provider's tools are listed at run time
             for tool in tools:
                 skills.setdefault(
                     tool.name,

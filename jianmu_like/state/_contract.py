@@ -51,10 +51,16 @@ def declare(node: py_trees.behaviour.Behaviour, contract: StateContract) -> None
     setattr(node, _ATTR, contract)
 
 
+def contract_of(node: py_trees.behaviour.Behaviour) -> StateContract | None:
+    """The contract `declare` attached to `node`, if any (any node: plain py_trees ones too)."""
+    contract = getattr(node, _ATTR, None)
+    return contract if isinstance(contract, StateContract) else None
+
+
 def contracts(root: py_trees.behaviour.Behaviour) -> Iterable[StateContract]:
     for node in root.iterate():
-        contract = getattr(node, _ATTR, None)
-        if isinstance(contract, StateContract):
+        contract = contract_of(node)
+        if contract is not None:
             yield contract
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import py_trees
 
 from ..errors import JianmuError
-from ._contract import StateContract
+from ._contract import contract_of
 from ._schema import SchemaSpec
 
 Route = tuple[str | None, str]
@@ -137,14 +137,14 @@ def _collect(
 ) -> bool:
     """Add the namespaces and reads the contracts under `node` declare (one walk of the tree);
     return whether every leaf under `node` is covered by a contract that declares its reads."""
-    contract = getattr(node, "state_contract", None)
-    if isinstance(contract, StateContract):
+    contract = contract_of(node)
+    if contract is not None:
         namespace = contract.namespace
         if namespace is not None:
             namespaces.add(namespace)
         if contract.reads:
             reads.update(_resolved_reads(contract.reads, namespace, spec))
-    covered = covered or getattr(contract, "reads", None) is not None
+        covered = covered or contract.reads is not None
     children: list[py_trees.behaviour.Behaviour] = getattr(node, "children", None) or []
     if not children:
         return covered

@@ -242,3 +242,11 @@ class ToolSet:
             static = [t.name for t in self._static]
             return f"ToolSet(static={static}, providers={len(self.providers)}, ready=False)"
         return f"ToolSet(names={self.names()}, providers={len(self.providers)})"
+
+
+def toolset_of(node: object) -> ToolSet | None:
+    """The tool set a node of a tree calls (its `tools`: the tool executor, the LLM node, a
+    `ToolNode`...), None for a node without one: the one place that reads it, for whoever lists
+    a tree's tools (pooled conversations, a durable run's fingerprint, A2A skills, the CLI)."""
+    tools = getattr(node, "tools", None)
+    return tools if isinstance(tools, ToolSet) else None

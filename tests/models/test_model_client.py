@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from jianmu_like._config import ResilienceConfig
-from jianmu_like.models import ModelCallFailed, ModelClient, ModelRequest, human
+from jianmu_like.models import ModelCallFailed, ModelClient, ModelEvent, ModelRequest, human
+from jianmu_like.models._client import event_name
 from jianmu_like.testing import (
     PATIENCE,
     Script,
@@ -27,11 +30,13 @@ def request(**fields: Any) -> ModelRequest:
 
 
 class Events:
+    """A `ModelEventCallback`: each event's class and fields, kept as (name, fields)."""
+
     def __init__(self) -> None:
         self.seen: list[tuple[str, dict[str, Any]]] = []
 
-    def __call__(self, name: str, data: dict[str, Any]) -> None:
-        self.seen.append((name, data))
+    def __call__(self, event: Callable[..., ModelEvent], /, **fields: Any) -> None:
+        self.seen.append((event_name(event), fields))
 
     def names(self) -> list[str]:
         return [name for name, _ in self.seen]
@@ -180,3 +185,33 @@ async def test_with_resilience_shares_the_provider() -> None:
     with pytest.raises(ModelCallFailed):
         await base.complete(request())
     assert (await patient.complete(request())).message.content == "ok"
+
+
+async def test_a_callback_of_the_former_name_and_data_shape_still_works_with_a_deprecation_warning() -> None:
+    seen: list[tuple[str, dict[str, Any]]] = []
+
+    def former(name: str, data: dict[str, Any]) -> None:
+        seen.append((name, data))
+
+    async with ScriptedOpenAIServer([error_reply(429, "slow down"), "done"]) as srv:
+        with pytest.warns(DeprecationWarning, match=r"\(name, data\) is deprecated"):
+            response = await srv.client().complete(request(), on_event=former)
+    assert response.message.content == "done"
+    assert [name for name, _ in seen] == [
+        "model.call.started",
+        "model.call.retry",
+        "model.call.started",
+        "model.call.completed",
+    ]
+    assert seen[-1][1]["finish_reason"] == "stop" and seen[-1][1]["attempts"] == 2
+
+
+async def test_a_typed_callback_gets_no_deprecation_warning_and_no_unset_optional_field() -> None:
+    events = Events()
+    async with ScriptedOpenAIServer([error_reply(500, "down"), "done"]) as srv:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", DeprecationWarning)
+            await srv.client().complete(request(), on_event=events)
+    retry = events.of("model.call.retry")[0]
+    assert "retry_after" not in retry  # None: left out, as the wire always did
+    assert set(events.of("model.call.completed")[0]) >= {"model", "attempts", "usage", "finish_reason"}

@@ -34,6 +34,7 @@ from jianmu_like.guard import GuardEnforcer, RequireApproval
 from jianmu_like.nodes import A2AAgentNode
 from jianmu_like.server import A2ACard, create_app
 from jianmu_like.state._journal import JournalEntry
+from jianmu_like.telemetry import events as ev
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wait_until, wait_until_async
 from jianmu_like.tools._a2a import A2AAgentError, A2AAgentProvider
 from tests.server.guarded_agent import environment
@@ -460,6 +461,27 @@ def test_a_tree_node_sends_a_state_field_and_its_failure_fails_the_node(
     [failed] = [e for e in events if e.type == "tool.call.failed"]
     assert result.status == "failure" and "reply" not in (result.state.model_extra or {})
     assert "401" in failed.data["error"] and "wrong-token" not in repr([e.data for e in events])
+
+
+def test_a_tree_node_with_nothing_to_send_fails_with_a_catalogue_event(
+    remote: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KEEPER_TOKEN", TOKEN)
+
+    async def go() -> tuple[Any, list[Any]]:
+        agent = node_agent(remote, message_key="question")
+        events: list[Any] = []
+        agent.telemetry.subscribe(events.append)
+        try:
+            return await agent.run({"question": ""}), events
+        finally:
+            await agent.aclose()
+
+    result, events = asyncio.run(asyncio.wait_for(go(), PATIENCE))
+    [failed] = [e for e in events if e.type == "tool.call.failed"]
+    assert result.status == "failure"
+    assert isinstance(failed, ev.ToolCallFailed) and failed.denied is False  # the class, every field
+    assert "nothing to send" in failed.error
 
 
 def test_a_remote_approval_asked_by_a_tree_node_is_answered_here(
