@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel
 
 from ._keys import StateKeys
+from .checkpoint._owner import Owner, owner_alive
 from .checkpoint._store import Checkpoint, Checkpointer, CheckpointError
 from .guard._approvals import (
     AlreadyDecided,
@@ -33,6 +34,8 @@ from .guard._approvals import (
     parse_decision,
     verdict,
 )
+from .guard._interruptions import InterruptionError
+from .tools._questions import Question
 
 
 class PendingApproval(BaseModel):
@@ -232,3 +235,99 @@ def record_decision(
         raise ApprovalError(f"thread {thread_id!r} is not waiting for approvals (status {checkpoint.status})")
     waiting = [p.approval.id for p in list_pending(checkpointer, keys=keys) if p.thread_id == thread_id]
     raise unknown_approval(approval_id, f"thread {thread_id!r}", waiting)
+
+
+# ---------------------------------------------------------------------------------- questions
+class StoredQuestion(BaseModel):
+    """A question a run's tool held open when its thread was last saved, and whether the process
+    that asked it (the only one that can answer it) still runs."""
+
+    thread_id: str
+    question: Question
+    owner: str | None = None
+    """The asking process's claim on the thread (`checkpoint._owner`)."""
+    alive: bool = False
+
+    @property
+    def expired(self) -> str | None:
+        """Why it can no longer be answered (None: its process still waits for the answer)."""
+        return None if self.alive else f"expired: {_ended(self.owner)}"
+
+
+class QuestionExpired(InterruptionError):
+    """An answer to a question that no process here holds open: its asking process ended
+    (`expired`), or it is another live process (answer it there). Nothing is recorded: a
+    tool's question is a live request of the process that asked it, not a row of the store."""
+
+    def __init__(self, stored: StoredQuestion) -> None:
+        question, thread = stored.question, stored.thread_id
+        if stored.alive:
+            message = (
+                f"question {question.id!r} of thread {thread!r} waits in {_who(stored.owner)}, the "
+                "process that asked it: answer it there (a tool's question is a live request of "
+                "that process, not a record this one can answer)"
+            )
+        else:
+            message = (
+                f"question {question.id!r} of thread {thread!r} has expired: {_ended(stored.owner)}, "
+                "and the tool call waiting for the answer ended with it; nothing was recorded. "
+                "Resume the thread to go on: the call runs "
+                "again if its tool is idempotent (and asks again), otherwise the model reads that "
+                "its outcome is unknown"
+            )
+        super().__init__(message)
+        self.stored = stored
+
+
+def _ended(owner: str | None) -> str:
+    """Why a stored question's asker is gone: its process ended, or (no owner: the run let go
+    of the thread, cancelled or stopped) the run did."""
+    if owner is None:
+        return "the run that asked it has stopped (cancelled, or ended without its answer)"
+    return f"the process that asked it ({_who(owner)}) has ended"
+
+
+def _who(owner: str | None) -> str:
+    decoded = Owner.decode(owner) if owner else None
+    return decoded.describe() if decoded is not None else "unknown process"
+
+
+def stored_questions(
+    checkpointer: Checkpointer,
+    *,
+    thread_id: str | None = None,
+    limit: int = 50,
+    skip: Iterable[str] = (),
+) -> list[StoredQuestion]:
+    """The questions open in the newest version of `thread_id`, or of the `limit` most recently
+    saved running threads (other than `skip`), oldest question first: what a run waits on that a
+    process which does not hold it (a restarted server, another command) can list. Each says
+    whether its asking process still runs (`alive`); one that does not is expired."""
+    skipped = set(skip)
+    if thread_id is not None:
+        threads = [] if thread_id in skipped else [thread_id]
+    else:
+        heads = [h for h in checkpointer.heads() if h.status == "running" and h.thread_id not in skipped]
+        heads.sort(key=lambda head: head.saved_at, reverse=True)
+        threads = [head.thread_id for head in heads[:limit]]
+    out: list[StoredQuestion] = []
+    for tid in threads:
+        checkpoint = checkpointer.load(tid)
+        if checkpoint is None or checkpoint.status != "running" or not checkpoint.questions:
+            continue
+        owner = checkpoint.owner
+        alive = owner is not None and owner_alive(owner)
+        for raw in checkpoint.questions:
+            question = Question.model_validate(raw)
+            out.append(StoredQuestion(thread_id=tid, question=question, owner=owner, alive=alive))
+    return sorted(out, key=lambda stored: stored.question.requested_at)
+
+
+def refuse_stored_question(
+    checkpointer: Checkpointer, question_id: str, thread_id: str | None = None, *, skip: Iterable[str] = ()
+) -> None:
+    """A `QuestionExpired` when the store lists `question_id` open (in `thread_id`, if given):
+    the answer cannot reach it from here, and saying "unknown id" would hide why."""
+    for stored in stored_questions(checkpointer, thread_id=thread_id, skip=skip):
+        if stored.question.id == question_id:
+            raise QuestionExpired(stored)

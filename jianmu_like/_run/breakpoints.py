@@ -33,6 +33,7 @@ breakpoints ticks exactly as before, at no cost.
 from __future__ import annotations
 
 import difflib
+import functools
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal
@@ -47,6 +48,7 @@ from ..errors import JianmuError
 from ..guard._approvals import Approval, ApprovalDecision
 from ..nodes._tool_executor import ToolExecutor
 from ..state._manager import StateManager
+from ..telemetry import _interruption_events as interruption_events
 from ..telemetry import events as ev
 from ..telemetry._hub import TelemetryHub
 from .trees import tree_toolsets
@@ -339,13 +341,11 @@ class Breakpoints:
                 answer = decision.model_dump(mode="json")
                 self._own = True  # a pause's own events never arm an event rule
                 try:
-                    self._telemetry.emit(
-                        ev.InterruptionDecided,
-                        node=path,
+                    interruption_events.decided(
+                        functools.partial(self._telemetry.emit, node=path),
                         id=approval.id,
                         kind=KIND,
-                        tool=None,
-                        call_id=None,
+                        tool_call=(None, None),
                         answer=answer,
                     )
                 finally:
@@ -462,13 +462,11 @@ class Breakpoints:
             payload = approval.model_dump(mode="json")
             self._own = True  # a pause's own events never arm an event rule
             try:
-                self._telemetry.emit(
-                    ev.InterruptionRequested,
-                    node=path,
+                interruption_events.requested(
+                    functools.partial(self._telemetry.emit, node=path),
                     id=approval.id,
                     kind=KIND,
-                    tool=None,
-                    call_id=None,
+                    tool_call=(None, None),
                     request=payload,
                 )
             finally:

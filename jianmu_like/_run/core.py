@@ -16,7 +16,7 @@ import time
 import uuid
 import weakref
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from pathlib import Path
 from typing import Any
 
@@ -27,14 +27,14 @@ from pydantic import BaseModel
 from .._config import RecordingRetention, get_config
 from .._keys import StateKeys
 from .._results import ResultReader, reading
-from .._review import refuse_fresh_run
+from .._review import pending_of_thread, refuse_fresh_run, stored_questions
 from ..bt._runner import ReactiveRunner
 from ..checkpoint._contract import AsyncCheckpointer, ClosableCheckpointer, Durability, ThreadConflictError
 from ..checkpoint._history import CheckpointInfo
 from ..checkpoint._recorder import RunRecorder
 from ..checkpoint._store import Checkpoint, Checkpointer, CheckpointError
 from ..guard._approvals import Approval
-from ..guard._interruptions import Interruption
+from ..guard._interruptions import Interruption, from_approval, from_question
 from ..state._contract import check_contract
 from ..state._inputs import InputError, TreeInputs
 from ..state._journal import JournalEntry
@@ -177,6 +177,7 @@ class RunCore:
             )
             self.trees.on_tick = self.recorder.on_tick
             self.recorder.followups = self.interrupts.saved
+            self.recorder.questions = self.interruptions.saved_questions
 
     @property
     def thread_id(self) -> str | None:
@@ -389,6 +390,19 @@ class RunCore:
     def pending_approvals(self) -> list[Approval]:
         return self.approvals.pending()
 
+    def pending_interruptions(self, thread_id: str | None = None) -> list[Interruption]:
+        """This run's interruptions, or those the store holds for `thread_id` (see the facade)."""
+        if thread_id is None or (thread_id == self.thread_id and self.in_progress()):
+            return self.interruptions.pending()
+        store = needs_store(self.recorder, "pending_interruptions(thread_id=...)").checkpointer
+        waiting = [
+            from_approval(p.approval)
+            for p in pending_of_thread(store, thread_id, keys=self.keys)
+            if p.decision is None
+        ]
+        asked = [from_question(s.question, s.expired) for s in stored_questions(store, thread_id=thread_id)]
+        return waiting + asked
+
     async def _drive(
         self,
         root: py_trees.behaviour.Behaviour,
@@ -489,6 +503,7 @@ class RunCore:
         ticks = 0
         self.breakpoints.install(root)
         self.substitutions.install(root)
+        self.interruptions.watch(self._questions_changed)
         interrupts = self.interrupts
         interrupts.loop = asyncio.get_running_loop()
         interrupts.running = True
@@ -501,6 +516,7 @@ class RunCore:
                     break
         finally:
             interrupts.running = False
+            self.interruptions.cancel_open()
             leave_run(context)
         outcome.ticks = ticks
         result = build_result(
@@ -530,6 +546,14 @@ class RunCore:
                 error=result.error,
             )
         return result
+
+    async def _questions_changed(self) -> None:
+        """A tool's question opened or was answered: with a store, save it with the thread now
+        (another process lists what the run waits on); a failed save fails the run's next write."""
+        recorder = self.recorder
+        if recorder is not None and self.interrupts.running:
+            with suppress(CheckpointError):  # kept by the recorder: its next write raises it
+                await recorder.save_questions()
 
     def run_sync(self, start: Callable[[], Coroutine[Any, Any, AgentResult]]) -> AgentResult:
         """Run `start()` (a `run()`) to its end on this core's own event loop (one for all the

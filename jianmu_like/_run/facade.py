@@ -277,13 +277,18 @@ class RunFacade:
         self._core.inject(content, namespace, timeout)
 
     # ------------------------------------------------------------------ interruptions
-    def pending_interruptions(self) -> list[Interruption]:
+    def pending_interruptions(self, *, thread_id: str | None = None) -> list[Interruption]:
         """Everything the run waits for someone to answer, as one list: the tool calls waiting
         for a decision (`approval`) or for the client's result (`client_tool`), across every
         namespace of the state, then the questions its tools hold open (`question`: an MCP
         server's elicitation, a sampling request put to a person, a remote agent's question),
-        oldest first. Answer any of them with `decide(id, answer)`."""
-        return self._core.interruptions.pending()
+        oldest first. Answer any of them with `decide(id, answer)`.
+
+        `thread_id` (with a checkpointer): what that thread of the store waits for when no run
+        of this agent holds it (after a restart): its suspended run's undecided calls and the
+        questions its last run held open — each marked `expired` when the process that asked it
+        has ended (a tool's question does not survive its process: resume the thread)."""
+        return self._core.pending_interruptions(thread_id)
 
     def pending_approvals(self) -> list[Approval]:
         """Approvals waiting for a decision, across every namespace of the state (the

@@ -3,6 +3,9 @@
 The run core's side of `guard._interruptions`: the approvals and client tool calls in the state
 (`Approvals`, stored and checkpointed) and the questions the run's tools hold open
 (`tools._questions`, live in this process), as one list of `Interruption`s and one `decide`.
+With a checkpoint store, the open questions are saved with the thread (a version when one opens
+and when it is answered): another process lists them, and one whose asking process ended is
+listed as expired and refused with a `QuestionExpired` saying what to do (`_review`).
 The run core reaches questions through the generic question boxes of its tool sets, never
 through MCP types (an import contract in pyproject.toml keeps `jianmu_like._run` off `mcp`).
 
@@ -11,9 +14,11 @@ through MCP types (an import contract in pyproject.toml keeps `jianmu_like._run`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from contextlib import suppress
 from typing import Any
 
+from .._review import refuse_stored_question
 from ..checkpoint._recorder import RunRecorder
 from ..guard._interruptions import (
     Interruption,
@@ -22,7 +27,15 @@ from ..guard._interruptions import (
     from_question,
     parse_question_answer,
 )
-from ..tools._questions import Action, Question, QuestionBox, boxes_of, pending_in, respond_in
+from ..tools._questions import (
+    Action,
+    ElicitationError,
+    Question,
+    QuestionBox,
+    boxes_of,
+    pending_in,
+    respond_in,
+)
 from ..tools._toolset import ToolSet
 from .approvals import Approvals
 
@@ -36,6 +49,26 @@ class Interruptions:
 
     def boxes(self) -> list[QuestionBox]:
         return boxes_of(self._toolsets())
+
+    def watch(self, watcher: Callable[[], Awaitable[None]]) -> None:
+        """Await `watcher` whenever a question of the run's tools opens or is answered."""
+        for box in self.boxes():
+            if watcher not in box.watchers:
+                box.watchers.append(watcher)
+
+    def cancel_open(self) -> None:
+        """The run ended (finished, suspended, cancelled): answer its tools' open questions
+        `cancel`. A question may wait outside the tool call's task (an MCP server's request waits
+        in its session), so halting the call does not end it; left open, an answer would reach
+        nobody and still be reported as taken."""
+        for box in self.boxes():
+            for question in box.pending():
+                with suppress(ElicitationError):  # answered meanwhile: that answer stands
+                    box.respond(question.id, "cancel")
+
+    def saved_questions(self) -> list[dict[str, Any]]:
+        """The open questions as a checkpoint keeps them (`Checkpoint.questions`)."""
+        return [question.model_dump(mode="json") for question in self.questions()]
 
     def questions(self) -> list[Question]:
         """The open questions of the run's tools, oldest first."""
@@ -60,6 +93,8 @@ class Interruptions:
                 return self.answer_question(question, answer)
         waiting = {approval.id: from_approval(approval, ns) for ns, approval in self._approvals.waiting()}
         questions = self.questions()
+        if interruption_id not in waiting and recorder is not None:  # asked by a process gone?
+            refuse_stored_question(recorder.checkpointer, interruption_id, thread_id)
         if interruption_id not in waiting and questions:
             pending = ", ".join([*waiting, *(q.id for q in questions)])
             raise InterruptionError(f"unknown interruption id {interruption_id!r} (pending: {pending})")

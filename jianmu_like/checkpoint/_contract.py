@@ -89,6 +89,12 @@ class Checkpoint(BaseModel):
     """Follow-ups waiting for the run's next iteration boundary, saved with the state they will
     join: whichever process resumes the thread delivers them, and the save after the tick that
     lets them in has them in its state and no longer here (delivered exactly once)."""
+    questions: list[dict[str, Any]] = Field(default_factory=list)
+    """The questions the run's tools held open for a person when this version was saved (each a
+    `tools._questions.Question` as JSON): a run saves a version when one opens and when it is
+    answered, so another process (a restarted server) lists them. A question lives in the
+    process that asked it (a live request of a tool call): with that process gone it cannot be
+    answered, and is listed as expired (`_review.stored_questions`)."""
 
 
 class StoredDecision(BaseModel):

@@ -121,6 +121,8 @@ class RunRecorder:
         """An outcome was written since the last save ("async": the next save goes at once)."""
         self.followups: Callable[[], list[FollowUp]] = list
         """The follow-ups waiting to be let in, saved with every checkpoint (the run core's box)."""
+        self.questions: Callable[[], list[dict[str, Any]]] = list
+        """The questions the run's tools hold open (as JSON), saved with every checkpoint."""
         state_manager.journal = RecorderJournal(self)
 
     @property
@@ -218,6 +220,12 @@ class RunRecorder:
         status but "running" releases the claim."""
         if self.thread_id is not None:
             await self._write(self._checkpoint(status))
+
+    async def save_questions(self) -> None:
+        """A question opened or was answered while a tool call waits: save a version now (the
+        state as it is, with the open questions), so another process sees what the run waits on."""
+        if self.thread_id is not None and self.owner is not None:
+            await self._write(self._checkpoint("running"))
 
     def save_idle(self, status: CheckpointStatus) -> None:
         """Save now, synchronously, while no run drives the thread (a suspended run's follow-ups,
@@ -448,6 +456,7 @@ class RunRecorder:
             summary=summarize(state, tree, self.keys),
             source=self.source,
             followups=self.followups(),
+            questions=self.questions(),
         )
 
     async def load(self, thread_id: str) -> Checkpoint:

@@ -6,7 +6,7 @@ a web server or a cron job can submit runs that workers elsewhere execute.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,8 @@ from ..guard._approvals import (
     check_edit,
     parse_decision,
 )
-from ..guard._interruptions import Interruption, from_approval
+from ..guard._interruptions import Interruption, InterruptionError, from_approval
+from ..tools._questions import QuestionAnswer
 from ._liveness import ExecutorInUseError, ExecutorLock
 from ._naming import APP_NAME, APP_VERSION, APPROVAL_TOPIC, PENDING_EVENT, WORKFLOW_NAME, queue_name
 from ._result import DurableRunResult
@@ -64,9 +65,10 @@ class RunHandle:
         return [Approval.model_validate(item) for item in value or []]
 
     def interruptions(self, *, wait: float = 0.0) -> list[Interruption]:
-        """What this run waits for, as interruptions (its pending approvals; a question a tool
-        asks lives in the worker running it, and is answered there): answer one with
-        `DurableClient.answer` (waits up to `wait` seconds, as `pending_approvals`)."""
+        """What this run waits for, as interruptions: its pending approvals (a worker has no
+        person to ask, so it declines a tool's question at once: a durable run never waits on
+        one); answer one with `DurableClient.answer` (waits up to `wait` seconds, as
+        `pending_approvals`)."""
         return [from_approval(approval) for approval in self.pending_approvals(wait=wait)]
 
 
@@ -190,7 +192,14 @@ class DurableClient:
     def answer(self, run_id: str, interruption_id: str, answer: Any) -> ApprovalDecision:
         """Answer one of `RunHandle.interruptions()` in the forms `Agent.decide` takes (an
         `ApprovalDecision`, True / "approve", False / "deny", ("deny", reason)): `decide`, with
-        its guarantees (stored first, decided once)."""
+        its guarantees (stored first, decided once). A question's answer (accept, decline,
+        cancel) is an `InterruptionError` saying why no durable run waits on one."""
+        if _answers_a_question(answer):
+            raise InterruptionError(
+                f"run {run_id!r}: {interruption_id!r} cannot be answered as a question: a durable run "
+                "never waits on one (a worker has no person to ask, and declines a tool's question "
+                "at once, as `jianmu-like run` does); its interruptions are approvals: approve or deny"
+            )
         decision = parse_decision(answer)
         if decision.output is not None:
             raise ApprovalError(f"run {run_id!r}: a durable run has no client tools; an output answers none")
@@ -279,3 +288,12 @@ class DurableClient:
         finally:
             for lock in locks:
                 lock.release()
+
+
+def _answers_a_question(answer: Any) -> bool:
+    """Whether `answer` is in a question's form (an action, or a mapping with one)."""
+    if isinstance(answer, QuestionAnswer):
+        return True
+    if isinstance(answer, str):
+        return answer in ("accept", "decline", "cancel")
+    return isinstance(answer, Mapping) and "action" in answer

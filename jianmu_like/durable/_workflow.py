@@ -24,6 +24,7 @@ from ..guard._approvals import Approval, ApprovalDecision
 from ..models._hooks import use_model_call_hook
 from ..models._messages import human
 from ..tools._hooks import use_tool_call_hook
+from ..tools._questions import close_human_channel
 from ._fingerprint import check_fingerprint
 from ._naming import (
     APPROVAL_TOPIC,
@@ -111,6 +112,9 @@ async def agent_run(
     order = StepOrder({}) if ran else await StepOrder.load(run_id)
     use_step_order(order)
     instance = served.factory()
+    toolsets = getattr(instance, "toolsets", None)
+    if callable(toolsets):  # no person at a worker: a tool's question is declined at once
+        close_human_channel(toolsets())  # (as `jianmu-like run` does), never held for its timeout
     try:
         parent = continue_thread(instance, thread_id, loaded) if thread_id is not None else None
         with use_model_call_hook(durable_model_call), use_tool_call_hook(durable_tool_call):

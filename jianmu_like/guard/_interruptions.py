@@ -26,8 +26,12 @@ breakpoint is, for now, a waiting `Approval` of kind `breakpoint`, see `_run.bre
 
 Where each lives differs and stays so: an approval (and a client tool's call) is plain state,
 checkpointed and decidable from another process (`jianmu-like approvals`, the store); a question
-exists only while the tool that asks it waits in this process (it is never stored, and a run that
-ends answers it `cancel`). The record and the decide path are the same.
+is a live request of the tool call that asks it, answerable only in the process that asked it.
+With a checkpoint store it is saved with the thread (`Checkpoint.questions`), so another process
+lists it: as waiting while the asking process runs, as `expired` once that process has ended
+(an answer is then refused with `QuestionExpired`, which says to resume the thread; nothing is
+recorded as answered). A run that ends answers its open questions `cancel`. The record and the
+decide path are the same.
 """
 
 from __future__ import annotations
@@ -96,6 +100,9 @@ class Interruption(BaseModel):
     namespace: str | None = None
     """The state namespace of the agent that waits (None: the top level, or not in the state)."""
     requested_at: float = 0.0
+    expired: str | None = None
+    """Why it can no longer be answered, for one read from a store: a question whose asking
+    process ended (a tool's question is a live request of that process). None: it waits."""
 
     @model_validator(mode="before")
     @classmethod
@@ -135,9 +142,15 @@ def from_approval(approval: Approval, namespace: str | None = None) -> Interrupt
     )
 
 
-def from_question(question: Question) -> Interruption:
-    """An open question as an interruption."""
-    return Interruption(id=question.id, kind="question", payload=question, requested_at=question.requested_at)
+def from_question(question: Question, expired: str | None = None) -> Interruption:
+    """An open question as an interruption (`expired`: why it can no longer be answered)."""
+    return Interruption(
+        id=question.id,
+        kind="question",
+        payload=question,
+        requested_at=question.requested_at,
+        expired=expired,
+    )
 
 
 def parse_question_answer(value: Any) -> QuestionAnswer:

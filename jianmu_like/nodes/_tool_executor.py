@@ -6,8 +6,9 @@ the model or a tool does can crash the node: unknown tools, malformed or invalid
 exceptions, timeouts and guard denials all become error observations the model can read.
 
 Before anything runs, every call goes through the guard (`constraints`). Calls a policy marks
-PENDING become `Approval`s in the state and the node waits — RUNNING, without signalling, so the
-run suspends — while the other calls of the batch run. A recorded decision (and a signal) lets the
+PENDING become `Approval`s in the state at once (listed and decidable while the other calls of the
+batch run) and the node waits — RUNNING, without signalling, so the run suspends once the other
+calls of the batch are done, unless every decision came meanwhile. A recorded decision (and a signal) lets the
 batch continue: guards are evaluated again, approved calls run, denied ones get an observation.
 A suspension never runs a finished call twice: the outcomes of the batch's finished calls are in
 the state before it suspends (with a journal, each as soon as it is known). With a checkpointer
@@ -43,6 +44,7 @@ from ..models._construct import construct
 from ..models._messages import Message, ToolCall
 from ..models._types import Usage
 from ..state._journal import ToolJournal, never_began
+from ..telemetry import _interruption_events as interruption_events
 from ..telemetry import events as ev
 from ..telemetry.logging import get_logger
 from ..tools._artifact import Artifact
@@ -162,12 +164,16 @@ class ToolExecutor(AsyncBehaviour):
             await journal.started(
                 [(self._journal_key(call), call.id, call.name) for call, _ in to_run], serial=serial
             )
+        if waiting:  # waiting from now on, not once the batch's other calls end: listed, decidable
+            self._suspend(waiting)  # (a decision meanwhile is taken when the batch is done)
         await self._execute(to_run, journal)
         if waiting:
             if finished:  # the state must hold them while the run is suspended
                 sm.update({keys.tool_results: finished}, ns)
             self._finished = {}
-            self._suspend(waiting)
+            decisions = sm.get(keys.approval_decisions, ns)
+            if any(a.id in decisions for a in waiting):  # decided while the batch ran: its
+                return await self.update_async()  # signal found this task busy, so go on now
             return Status.RUNNING
         outcomes: dict[str, ToolOutcome] = sm.get(keys.tool_results, ns)
         self._commit(actions, {**outcomes, **finished} if outcomes else finished)
@@ -272,7 +278,7 @@ class ToolExecutor(AsyncBehaviour):
                     namespace=self.namespace,
                     parameters=tool.parameters,
                 )
-            self._decided(call, "approval", decision, arguments=decision.arguments)
+            self._decided(call, "approval", decision)
             if not decision.approved:
                 why = f": {decision.reason}" if decision.reason else ""
                 return self.calls.fail(call, f"denied by a human reviewer{why}", denied=True)
@@ -311,28 +317,18 @@ class ToolExecutor(AsyncBehaviour):
                 parameters=spec.parameters if spec is not None else None,
                 kind="client_tool",
             )
-        self._decided(call, "client_tool", decision, arguments=None)
+        self._decided(call, "client_tool", decision)
         if not decision.approved or decision.output is None:
             why = f": {decision.reason}" if decision.reason else ""
             return self.calls.fail(call, f"the client did not run this call{why}", denied=True)
         return ToolOutcome(content=self.calls.truncate(decision.output))
 
-    def _decided(
-        self, call: ToolCall, kind: str, decision: ApprovalDecision, arguments: dict[str, Any] | None
-    ) -> None:
-        """The run takes a waiting call's answer: `interruption.decided` (every kind's event),
-        and `approval.resolved` as before it."""
-        self.emit(
-            ev.ApprovalResolved,
-            approval_id=call.id,
-            tool=call.name,
-            approved=decision.approved,
-            reason=decision.reason,
-            arguments=arguments,
-        )
+    def _decided(self, call: ToolCall, kind: str, decision: ApprovalDecision) -> None:
+        """The run takes a waiting call's answer: `interruption.decided` (every kind's event;
+        the deprecated `approval.resolved` goes out beside it, from the same place)."""
         answer = decision.model_dump(mode="json")
-        self.emit(
-            ev.InterruptionDecided, id=call.id, kind=kind, tool=call.name, call_id=call.id, answer=answer
+        interruption_events.decided(
+            self.emit, id=call.id, kind=kind, tool_call=(call.name, call.id), answer=answer
         )
 
     def _edited(
@@ -373,19 +369,11 @@ class ToolExecutor(AsyncBehaviour):
         sm.set(keys.pending_approvals, waiting, ns)
         for approval in waiting:
             if approval.id not in known:
-                self.emit(
-                    ev.ApprovalRequested,
-                    approval_id=approval.id,
-                    tool=approval.tool,
-                    arguments=approval.arguments,
-                    reason=approval.reason,
-                )
-                self.emit(
-                    ev.InterruptionRequested,
+                interruption_events.requested(
+                    self.emit,
                     id=approval.id,
                     kind=approval.kind,
-                    tool=approval.tool,
-                    call_id=approval.id,
+                    tool_call=(approval.tool, approval.id),
                     request=approval.model_dump(mode="json"),
                 )
 

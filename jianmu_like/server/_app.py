@@ -149,7 +149,7 @@ def route_table(server: ServerContext) -> list[ApiRoute]:
         *elicitation_routes(registry),
         *interruption_routes(registry),
         *debug_routes(registry, server.debugging, server.sample),
-        *recording_routes(registry, server.recordings),
+        *recording_routes(registry, server.recordings, server.thread_store),
         *a2a_routes(registry, server.sample, server.a2a, token=server.token, version=server_version()),
     ]
 

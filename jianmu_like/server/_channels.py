@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, assert_never
 
+from .._redact import redact
 from ..telemetry import events as ev
 from ..telemetry.events import AnyEvent
 from ._markdown import answer_html
@@ -136,6 +137,21 @@ class ChannelMapper:
                     "answer": {"action": answer.get("action")},  # not its content (a person's data)
                 }
                 return [("approval", {"status": "elicitation_resolved", **older, "interruptions": [decided]})]
+            case ev.InterruptionRequested(id=call_id, kind=kind, request=request):
+                # a call starts to wait (or a pause): listed at once, while a parallel sibling may
+                # still work; `pending` (every wait, when the run suspends) follows as before
+                payload = dict(request)
+                if "arguments" in payload:  # like every event: no secrets in streams
+                    payload["arguments"] = redact(payload["arguments"])
+                waiting = {
+                    "id": call_id,
+                    "kind": kind,
+                    "namespace": typed.namespace,
+                    "state": "pending",
+                    "requested_at": request.get("requested_at"),
+                    "payload": payload,
+                }
+                return [("approval", {"status": "requested", "interruptions": [waiting]})]
             case (
                 ev.RunStarted()
                 | ev.RunResumed()
@@ -149,8 +165,7 @@ class ChannelMapper:
                 | ev.ApprovalResolved()
                 | ev.ElicitationRequested()  # the older events of a question: interruption.* above
                 | ev.ElicitationResolved()
-                | ev.InterruptionRequested()  # a waiting call or a pause: the run's `pending` and
-                | ev.InterruptionDecided()  # `decided` messages (`server._run_record`) list them
+                | ev.InterruptionDecided()  # a waiting call's: the `decided` message lists it
                 | ev.ToolCapReached()
                 | ev.MCPSampling()
                 | ev.MCPTask()

@@ -16,8 +16,16 @@ under `sampling: ask`, a remote agent's question). The routes:
 An approval's answer takes the approval path (`RunRegistry.decide`: stored first, the run resumes
 once every call is decided); a question's reaches the tool waiting on it through the run's agent
 (`Agent.decide`). The older routes (`/api/approvals`, `/api/runs/{run_id}/elicitations`) stay, as
-views of the same records. The events of both kinds reach the run's event stream on one
-channel, `approval` (the human channel): each message there carries `interruptions`, the records
+views of the same records.
+
+A question lives in the process that asked it (a live request of a tool call); with a checkpoint
+store it is saved with its thread, so a restarted server (or another one on the store) lists it
+too, with `run_id` null and, once the asking process has ended, `expired` saying so: answering it
+then is a 409 that says to resume the thread (nothing is recorded as answered), as is answering
+one that another live process holds.
+
+The events of both kinds reach the run's event stream on one channel, `approval` (the human
+channel): each message there carries `interruptions`, the records
 it concerns (`pending` / `decided` with their answer), beside the fields it always had.
 """
 
@@ -29,16 +37,19 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .._redact import redact
-from .._review import PendingApproval
+from .._redact import redact, redact_secrets_in
+from .._review import PendingApproval, QuestionExpired, StoredQuestion, stored_questions
+from ..checkpoint._store import CheckpointError
 from ..guard._approvals import ApprovalDecision, InvalidEdit
 from ..guard._interruptions import from_approval
-from ..tools._questions import ElicitationError, Question, UnknownElicitation
+from ..tools._questions import AlreadyAnswered, ElicitationError, Question, UnknownElicitation
 from ._errors import error_response
 from ._routes import ApiRoute, BadRequest
 from ._run_record import NotFound, RunConflict, RunRecord
 from ._runs import RunRegistry
 from ._schemas import ServedInterruption, ServedRunStatus
+from ._stored_threads import STORED_LIMIT
+from ._watch import log
 
 
 class InterruptionList(BaseModel):
@@ -103,15 +114,18 @@ class InterruptionAnswered(BaseModel):
 
 def answer_question(record: RunRecord, question_id: str, action: str, content: Any) -> Question:
     """Give an open question of `record` its answer through the run's agent (`Agent.decide`):
-    a RunConflict for a finished run, NotFound for an unknown id, `ElicitationError` for content
-    its schema refuses (the question stays open)."""
+    a RunConflict for a finished run or an answered question, NotFound for an unknown id,
+    `ElicitationError` for content its schema refuses (the question stays open)."""
     if record.finished:
         raise RunConflict(
             f"run {record.run_id!r} has finished ({record.status}): nothing waits for an answer"
         )
     for question in record.agent.pending_elicitations():
         if question.id == question_id:
-            record.agent.decide(question_id, {"action": action, "content": content})  # the one path
+            try:
+                record.agent.decide(question_id, {"action": action, "content": content})  # the one path
+            except AlreadyAnswered as exc:  # two answers at once: the first stands (409)
+                raise RunConflict(str(exc), answer=exc.action) from None
             return question
     open_ids = [q.id for q in record.agent.pending_elicitations()]
     raise NotFound(f"run {record.run_id!r}: {UnknownElicitation(question_id, open_ids)}")
@@ -129,6 +143,35 @@ def stored_interruption(pending: PendingApproval) -> ServedInterruption:
         requested_at=pending.approval.requested_at,
         decided=pending.decision is not None,
         payload=payload,
+    )
+
+
+def questions_in_store(registry: RunRegistry, thread_id: str | None = None) -> list[StoredQuestion]:
+    """The questions the store's running threads that no run here holds have open (a run of an
+    earlier server, of another process): of `thread_id`, or of the most recently saved."""
+    sample = registry.stored.sample
+    agent = sample() if sample is not None else None
+    if agent is None or agent.checkpointer is None:
+        return []
+    try:
+        return stored_questions(
+            agent.checkpointer, thread_id=thread_id, limit=STORED_LIMIT, skip=registry.active
+        )
+    except CheckpointError as exc:
+        log.warning("cannot read the store's open questions", error=str(exc))
+        return []
+
+
+def stored_question(stored: StoredQuestion) -> ServedInterruption:
+    """A question of a thread no run here holds, as listed (redacted like every event)."""
+    return ServedInterruption(
+        id=stored.question.id,
+        kind="question",
+        run_id=None,
+        thread_id=stored.thread_id,
+        requested_at=stored.question.requested_at,
+        expired=stored.expired,
+        payload=redact_secrets_in(stored.question.model_dump(mode="json")),
     )
 
 
@@ -151,6 +194,7 @@ def interruption_routes(registry: RunRegistry) -> list[ApiRoute]:
     async def list_all(_request: Request, _body: None) -> InterruptionList:
         items = [item for record in kept(None, None) for item in record.interruptions()]
         items += [stored_interruption(p) for p in registry.stored.pending()]
+        items += [stored_question(q) for q in questions_in_store(registry)]
         items.sort(key=lambda item: item.requested_at)
         return InterruptionList(interruptions=items)
 
@@ -183,6 +227,15 @@ def interruption_routes(registry: RunRegistry) -> list[ApiRoute]:
             return InterruptionAnswered(
                 run_id=record.run_id, id=interruption_id, kind="question", status=record.status
             )
+        held = [q for q in questions_in_store(registry, body.thread_id) if q.question.id == interruption_id]
+        if held and body.run_id is None:  # asked by a process gone (or another one): not here
+            if not body.answers_a_question:
+                raise BadRequest(
+                    f"{interruption_id!r} is a question: answer it with an action (accept, decline, cancel)",
+                    [{"field": "action", "message": "a question is answered with an action"}],
+                )
+            gone = QuestionExpired(held[0])
+            raise RunConflict(str(gone), thread_id=held[0].thread_id, expired=not held[0].alive)
         if body.answers_a_question:
             waiting = [r for r in records if interruption_id in r.waiting()]
             if waiting:

@@ -22,7 +22,7 @@ from .._run.recording import node_of, request_data
 from .._run.result import AgentResult
 from ..checkpoint._store import Checkpointer
 from ..errors import JianmuError
-from ..guard._approvals import ApprovalDecision
+from ..guard._approvals import Approval, ApprovalDecision
 from ..guard._interruptions import Interruption, from_approval, from_question
 from ..models._hooks import ModelCall, ModelCallHook, model_call_hook, use_model_call_hook
 from ..models._types import ModelEventCallback, ModelRequest, ModelResponse
@@ -143,11 +143,23 @@ class RunRecord:
         """The checkpoint store the run is saved in (None for a conversation kept in memory)."""
         return self.agent.checkpointer
 
+    def calls(self) -> list[Approval]:
+        """The calls this run waits on: its suspension's; while it runs, those its agent's state
+        holds already (a call waits as soon as its guard says so, while a parallel sibling may
+        still work: listed and decidable then, without waiting for the run to suspend)."""
+        if self.status == "suspended" and self.result is not None:
+            return list(self.result.pending_approvals)
+        if self.status != "running":
+            return []
+        return [i.approval for i in self.agent.pending_interruptions() if i.approval is not None]
+
+    def is_decided(self, call_id: str) -> bool:
+        """Whether a waiting call has its decision here (while suspended: of this suspension)."""
+        return call_id in (self.decisions if self.status == "suspended" else self.decided)
+
     def waiting(self) -> list[str]:
         """The ids of the approvals this run waits for that nobody has decided yet."""
-        if self.status != "suspended" or self.result is None:
-            return []
-        return [a.id for a in self.result.pending_approvals if a.id not in self.decisions]
+        return [a.id for a in self.calls() if not self.is_decided(a.id)]
 
     def publish(self, channel: Channel, data: dict[str, Any]) -> None:
         self.log.append(SSEMessage(id=len(self.log) + 1, event=channel, data=data))
@@ -343,8 +355,6 @@ class RunRecord:
     def pending(self) -> list[dict[str, Any]]:
         """The approvals this run waits for; `id` is the approval id (the tool call's id, as the
         command line and the store name it) within the conversation `thread_id`."""
-        if self.status != "suspended" or self.result is None:
-            return []
         return [
             {
                 "id": a.id,
@@ -355,10 +365,10 @@ class RunRecord:
                 "arguments": redact(a.arguments),  # like every event: no secrets in streams
                 "reason": a.reason,
                 "policy": a.policy,
-                "decided": a.id in self.decisions,
+                "decided": self.is_decided(a.id),
                 "kind": a.kind,
             }
-            for a in self.result.pending_approvals
+            for a in self.calls()
         ]
 
     def interruptions(self) -> list[ServedInterruption]:
@@ -366,12 +376,7 @@ class RunRecord:
         suspension, then its tools' open questions; redacted like every event."""
         if self.finished:
             return []
-        found: list[ServedInterruption] = []
-        if self.status == "suspended" and self.result is not None:
-            found = [
-                self._served(from_approval(a), decided=a.id in self.decisions)
-                for a in self.result.pending_approvals
-            ]
+        found = [self._served(from_approval(a), decided=self.is_decided(a.id)) for a in self.calls()]
         return found + [self._served(from_question(q)) for q in self.agent.pending_elicitations()]
 
     def _served(self, interruption: Interruption, *, decided: bool = False) -> ServedInterruption:

@@ -430,8 +430,8 @@ class RunRegistry:
                 ],
             },
         )
-        if all_decided(items, record.decisions):
-            agent = record.agent
+        if record.status == "suspended" and all_decided(items, record.decisions):  # a running one
+            agent = record.agent  # takes its decision itself (a parallel sibling still works)
             record.status = "running"
             self._launch(record, lambda: agent.resume(max_ticks=self.max_ticks))
             self._unwatch_idle()

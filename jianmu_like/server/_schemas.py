@@ -142,6 +142,9 @@ class ServedInterruption(BaseModel):
     requested_at: float
     decided: bool = False
     """An approval decided while others of its run still wait (the run resumes once all are)."""
+    expired: str | None = None
+    """A question read from the store whose asking process has ended: why it cannot be
+    answered (an answer is a 409 saying to resume the thread). None: it waits."""
     payload: dict[str, Any]
     """An approval: tool, arguments, reason, policy, parameters...; a question: server, message,
     requested_schema, url, kind (elicitation | sampling), details."""

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic_core import to_jsonable_python
@@ -572,6 +572,26 @@ class InterruptionDecided(TypedEvent):
 
 INTERRUPTION_REQUESTED = declare("interruption.requested", InterruptionRequested)
 INTERRUPTION_DECIDED = declare("interruption.decided", InterruptionDecided)
+
+
+class Deprecation(NamedTuple):
+    """A deprecated event: the event that replaces it and the release that stops emitting it."""
+
+    replacement: str
+    removed_in: str = "0.3.0"
+    """The release that stops emitting it (every deprecated event so far: 0.3.0)."""
+
+
+DEPRECATED_EVENTS: dict[str, Deprecation] = {
+    APPROVAL_REQUESTED: Deprecation(INTERRUPTION_REQUESTED),
+    APPROVAL_RESOLVED: Deprecation(INTERRUPTION_DECIDED),
+    ELICITATION_REQUESTED: Deprecation(INTERRUPTION_REQUESTED),
+    ELICITATION_RESOLVED: Deprecation(INTERRUPTION_DECIDED),
+}
+"""The older events of an interruption, still emitted beside the `interruption.*` pair (by
+`telemetry._interruption_events`, the one place that emits both) until `removed_in`: kinds
+`approval` and `client_tool` had `approval.*`, `question` had `elicitation.*` (`breakpoint` never
+had one). Read the replacement instead; the older events say nothing it does not."""
 
 
 # ------------------------------------------------------------------------------ loops, nodes

@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # the public names, one source: jianmu_like.exports reads the
     from ._errors import UnknownToolError as UnknownToolError
     from ._provider import StaticToolProvider as StaticToolProvider
     from ._provider import ToolProvider as ToolProvider
+    from ._questions import AlreadyAnswered as AlreadyAnswered
     from ._run_context import RunContext as RunContext
     from ._run_context import current_run as current_run
     from ._skills import Skill as Skill

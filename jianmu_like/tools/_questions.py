@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ..telemetry import events as ev
+from ..telemetry import _interruption_events as interruption_events
 from ._errors import ToolError
 
 if TYPE_CHECKING:
@@ -49,6 +50,14 @@ class UnknownElicitation(ElicitationError, LookupError):
     def __init__(self, request_id: str, pending: Iterable[str]) -> None:
         known = ", ".join(pending) or "none"
         super().__init__(f"no pending elicitation {request_id!r} (pending: {known})")
+
+
+class AlreadyAnswered(ElicitationError):
+    """A question answered already (two answers at once: the first stands, the second is this)."""
+
+    def __init__(self, request_id: str, action: str) -> None:
+        super().__init__(f"question {request_id!r} is already answered ({action}); the first answer stands")
+        self.action = action
 
 
 class Question(BaseModel):
@@ -88,7 +97,13 @@ class QuestionBox:
         self.max_open = max_open
         """Questions open at once; the provider refuses more (`full()`)."""
         self.handler: Handler | None = None
+        self.watchers: list[Callable[[], Awaitable[None]]] = []
+        """Awaited when a question opens and when it is answered (a run core with a checkpoint
+        store saves then: the stored version lists what the run waits on)."""
         self._open: dict[str, tuple[Question, asyncio.Future[QuestionAnswer]]] = {}
+        self._answered: dict[str, str] = {}
+        """Open questions given an answer (its action) that the asking call has not taken yet."""
+        self._lock = threading.Lock()
         self._ids = itertools.count(1)
 
     def pending(self) -> list[Question]:
@@ -107,12 +122,21 @@ class QuestionBox:
         if action == "accept" and request.url is None:
             data = with_defaults(request.requested_schema, data)
             _check_content(request, data)
+        with self._lock:  # two answers at once (threads, or HTTP and Python): the first stands
+            first = self._answered.get(request_id)
+            if first is not None or future.done():
+                raise AlreadyAnswered(request_id, first or "cancel: it timed out")
+            self._answered[request_id] = action
         if not future.done():
             future.get_loop().call_soon_threadsafe(
                 _settle,
                 future,
                 QuestionAnswer(action=action, content=data if action == "accept" else None),
             )
+
+    async def _changed(self) -> None:
+        for watcher in list(self.watchers):
+            await watcher()
 
     def full(self) -> bool:
         """`max_open` requests are open: the next is refused."""
@@ -139,17 +163,14 @@ class QuestionBox:
             kind=kind,
             details=dict(details or {}),
         )
-        if emit is not None:  # `elicitation.requested`: the older event, kept for its readers
-            emit(ev.ElicitationRequested, request=request.model_dump())
-            emit(
-                ev.InterruptionRequested,
-                id=request.id,
-                kind="question",
-                request=request.model_dump(mode="json"),
+        if emit is not None:  # `interruption.requested`, and the older `elicitation.requested`
+            interruption_events.requested(
+                emit, id=request.id, kind="question", request=request.model_dump(mode="json")
             )
         future: asyncio.Future[QuestionAnswer] = asyncio.get_running_loop().create_future()
         self._open[request.id] = (request, future)
         try:
+            await self._changed()
             if self.handler is not None:
                 answer = await asyncio.wait_for(self.handler(request), self.timeout)
                 if answer.action == "accept" and request.url is None:
@@ -165,12 +186,43 @@ class QuestionBox:
             answer = QuestionAnswer(action="decline")  # a handler's invalid answer
         finally:
             self._open.pop(request.id, None)
+            self._answered.pop(request.id, None)
+        await self._changed()
         if emit is not None:
-            emit(ev.ElicitationResolved, id=request.id, server=self.server, action=answer.action)
-            emit(
-                ev.InterruptionDecided, id=request.id, kind="question", answer=answer.model_dump(mode="json")
+            interruption_events.decided(
+                emit,
+                id=request.id,
+                kind="question",
+                answer=shown_answer(request, answer),
+                server=self.server,
             )
         return answer
+
+
+def shown_answer(question: Question, answer: QuestionAnswer) -> dict[str, Any]:
+    """An answer as events show it (the tool gets it whole): a field the question's schema marks
+    secret (`writeOnly`, `format: password`) or whose name says secret is `***`, and every value
+    the configuration declares secret is redacted wherever it appears."""
+    from .._redact import REDACTED, is_secret_key, redact_secrets_in
+
+    shown = answer.model_dump(mode="json")
+    content = shown.get("content")
+    if isinstance(content, dict):
+        fields = question.requested_schema.get("properties")
+        fields = fields if isinstance(fields, Mapping) else {}
+        shown["content"] = {
+            name: REDACTED if _secret_field(fields.get(name)) or is_secret_key(name) else value
+            for name, value in content.items()
+        }
+    redacted: dict[str, Any] = redact_secrets_in(shown)
+    return redacted
+
+
+def _secret_field(field: object) -> bool:
+    """A schema field whose value is a secret: `writeOnly` (JSON Schema) or `format: password`."""
+    if not isinstance(field, Mapping):
+        return False
+    return field.get("writeOnly") is True or field.get("format") == "password"
 
 
 async def no_human_channel(request: Question) -> QuestionAnswer:

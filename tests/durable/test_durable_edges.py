@@ -15,7 +15,7 @@ import pytest
 
 from jianmu_like.durable import DurableClient
 from jianmu_like.durable._fingerprint import AgentChangedError
-from jianmu_like.guard import AlreadyDecided, ApprovalError
+from jianmu_like.guard import AlreadyDecided, ApprovalError, InterruptionError
 from tests.durable.conftest import DESK, HERE, PAYMENTS, PLANNER, Cluster, executor_of
 
 
@@ -151,6 +151,10 @@ def test_approvals_are_decided_once_ids_must_exist_and_live_workers_are_not_reco
         )
         with pytest.raises(ApprovalError, match="unknown approval id 'nope'"):  # Agent.decide's forms
             client.answer(handle.run_id, "nope", "approve")
+        with pytest.raises(InterruptionError, match="a durable run never waits on one"):  # one path,
+            client.answer(handle.run_id, approval.id, {"action": "decline"})  # a question's answer
+        [still] = handle.interruptions()
+        assert (still.id, still.kind) == (approval.id, "approval")  # nothing was answered
 
         # A live worker's runs are not handed to anyone: it is still executing them; nor does a
         # second worker start with its executor id.

@@ -133,7 +133,7 @@ def over_sse(scenario: Scenario, folder: Path, model: Model, store: str | None =
         started = http.post("/api/runs", json={"input": scenario.question})
         assert started.status_code == 201, started.text
         run_id.append(started.json()["run_id"])
-        before = read_events(http, run_id[0], until="approval")
+        before = read_events(http, run_id[0], until="approval:pending")
         assert before[-1][2]["status"] == "pending", before[-1]
         [pending] = before[-1][2]["approvals"]
         assert pending["tool"] == scenario.gate

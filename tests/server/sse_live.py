@@ -60,7 +60,9 @@ def sse_events(lines: Iterator[str]) -> Iterator[tuple[int, str, dict[str, Any]]
 def read_events(
     client: httpx.Client, run_id: str, *, last_event_id: int | None = None, until: str = "done"
 ) -> list[tuple[int, str, dict[str, Any]]]:
-    """Read a run's stream until an event named `until` (included)."""
+    """Read a run's stream until an event named `until` (included); `"approval:pending"`: until
+    an `approval` message of that status (the run suspended; a `requested` one came before)."""
+    name, _, status = until.partition(":")
     headers = {} if last_event_id is None else {"Last-Event-ID": str(last_event_id)}
     found: list[tuple[int, str, dict[str, Any]]] = []
     with client.stream("GET", f"/api/runs/{run_id}/events", headers=headers) as response:
@@ -68,7 +70,7 @@ def read_events(
         assert response.headers["content-type"].startswith("text/event-stream")
         for event in sse_events(response.iter_lines()):
             found.append(event)
-            if event[1] == until:
+            if event[1] == name and (not status or event[2].get("status") == status):
                 break
     return found
 

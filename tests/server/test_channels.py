@@ -119,5 +119,12 @@ def test_a_question_s_messages_come_from_the_interruption_events_and_a_waiting_c
     [entry] = message["interruptions"]
     assert entry["state"] == "decided" and entry["answer"] == {"action": "accept"}  # not the content
     call = {"id": "call_1", "kind": "approval", "tool": "rm", "call_id": "call_1"}
-    assert mapper.map(ev.InterruptionRequested(request={"tool": "rm"}, **call)) == []
+    # A call starts to wait: `requested` at once (the run may still work); the run's own
+    # `pending` (when it suspends) and `decided` messages list it after that.
+    request = {"tool": "rm", "arguments": {"path": "x", "api_key": "sk-abcdefghijkl"}}
+    [(channel, message)] = mapper.map(ev.InterruptionRequested(request=request, **call))
+    assert channel == "approval" and message["status"] == "requested" and "approvals" not in message
+    [entry] = message["interruptions"]
+    assert (entry["id"], entry["kind"], entry["state"]) == ("call_1", "approval", "pending")
+    assert entry["payload"] == {"tool": "rm", "arguments": {"path": "x", "api_key": "***"}}
     assert mapper.map(ev.InterruptionDecided(answer={"approved": True}, **call)) == []

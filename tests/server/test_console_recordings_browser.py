@@ -1,8 +1,8 @@
-"""A recording opened in the console, in headless Chromium: the server (`--recordings DIR`)
-replays it, the page draws the tree of the agent the recording names (not the served one) and
-follows the replay as a live run, so its timeline scrubs through the recorded run's steps —
-statuses, the state's changes, the calls, the model's request. A changed agent's replay says it
-diverged, and its later steps are the recorded events'.
+"""A recording opened in the console, in headless Chromium: the server (`--recordings DIR`, or a
+conversation's kept runs) replays it, the page draws the tree of the agent the recording names
+(not the served one) and follows the replay as a live run, so its timeline scrubs through the
+recorded run's steps — statuses, the state's changes, the calls, the model's request. A changed
+agent's replay says it diverged, and its later steps are the recorded events'.
 
 `JIANMU_DOC_SHOTS=1` refreshes the picture in docs/guides/debugger.md.
 """
@@ -12,12 +12,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from jianmu_like import Agent, ReActConfig, create_react_node
+from jianmu_like.checkpoint import SQLiteCheckpointer
 from jianmu_like.server import create_app
-from jianmu_like.testing import scripted_client
+from jianmu_like.testing import PATIENCE, scripted_client
 from tests.server.browser_page import expect
-from tests.server.console_agent import add, record, responder
-from tests.server.sse_live import live_server
+from tests.server.console_agent import add, build_root, record, responder
+from tests.server.sse_live import live_server, read_events
 from tests.server.test_console_tree_browser import shot
 
 
@@ -92,3 +95,47 @@ def test_a_recording_opened_drawn_and_scrubbed(page: Any, tmp_path: Path) -> Non
         # A new conversation draws the served agent's tree again.
         page.locator("#new-thread").click()
         expect(tools).to_have_text("Served.Tools")
+        page.close()  # before the server stops: the page still reads its breakpoints and rules
+
+
+def test_a_conversations_recorded_run_opened_like_a_folders(page: Any, tmp_path: Path) -> None:
+    """A conversation's kept runs (`keep_recordings`) listed under it in plain words, one that
+    cannot be replayed with the reason and no button, an ended one opened as a folder's is."""
+    db = str(tmp_path / "runs.db")
+
+    def build() -> Agent:
+        return Agent(
+            build_root(),
+            checkpointer=db,
+            keep_recordings=True,
+            source="tests.server.console_agent:replayable",
+            log_events=False,
+        )
+
+    with live_server(create_app(build, allow_modules=["tests.server"])) as url:
+        with httpx.Client(base_url=url, timeout=PATIENCE) as http:
+            run_id = http.post("/api/runs", json={"input": "add 7", "thread_id": "kept"}).json()["run_id"]
+            read_events(http, run_id)
+            [kept] = http.get("/api/threads/kept/recordings").json()["recordings"]
+        store = SQLiteCheckpointer(db)
+        try:  # what a process killed mid-run leaves
+            store.append_recording("kept", "killed", b"", status="incomplete")
+        finally:
+            store.close()
+        page.goto(url + "/")
+        page.locator('#thread-list .thread-item[data-thread-id="kept"] button').click()
+        rows = page.locator("#thread-recording-list li")
+        expect(rows).to_have_count(2)
+        killed = page.locator('#thread-recording-list li[data-run-id="killed"]')
+        expect(killed).to_contain_text("incomplete (its run stopped mid-way): cannot be replayed")
+        expect(killed.locator("button")).to_have_count(0)
+        ended = page.locator(f'#thread-recording-list li[data-run-id="{kept["run_id"]}"]')
+        expect(ended).to_contain_text("answered")
+        ended.locator("button").click()
+        run = page.locator("article.run").last
+        expect(run.locator(".question")).to_have_text(f"replay of run {kept['run_id']} of kept")
+        expect(run.locator(".answer")).to_have_text("result 8")
+        expect(page.locator("#run-status")).to_have_attribute("data-status", "success")
+        expect(page.locator("#tree-caption")).to_contain_text(f"replay of run {kept['run_id']} of kept")
+        expect(page.locator("#timeline-label")).to_contain_text("live")
+        page.close()  # before the server stops: the page still reloads the conversations

@@ -160,7 +160,7 @@ def test_a_dns_rebinding_page_cannot_read_or_decide_approvals_while_the_console_
     with live_server(recording) as server, httpx.Client(base_url=server, timeout=30) as http:
         port = int(server.rsplit(":", 1)[1])
         run = http.post("/api/runs", json={"input": "delete secrets.txt"}).json()
-        read_events(http, run["run_id"], until="approval")
+        read_events(http, run["run_id"], until="approval:pending")
         [pending] = http.get("/api/approvals").json()["approvals"]
 
         # The attacker's page under its own name, which now resolves to 127.0.0.1: the agent

@@ -238,20 +238,33 @@ ELICITATION_ROUTES = {
 }
 
 
-RECORDING_ROUTES = {("GET", "/api/recordings"), ("POST", "/api/recordings/{name}/replay")}
+RECORDING_ROUTES = {
+    ("GET", "/api/recordings"),
+    ("POST", "/api/recordings/{name}/replay"),
+    ("POST", "/api/threads/{thread_id}/recordings/{run_id}/replay"),
+}
 
 
 def test_the_recording_routes_answer_as_documented(tmp_path: Path) -> None:
-    """The routes of a folder of recordings (`--recordings DIR`): listed, opened, refused."""
+    """The routes of a folder of recordings (`--recordings DIR`) and of a conversation's kept
+    runs (`keep_recordings`): listed, opened, refused."""
     from jianmu_like import Agent
     from jianmu_like.server import create_app
     from tests.server.console_agent import build_root, record
 
     record(tmp_path / "add.jsonl", "add 41")
     (tmp_path / "notes.jsonl").write_text('{"kind": "note"}\n')
-    app = create_app(
-        lambda: Agent(build_root(), log_events=False), recordings=tmp_path, allow_modules=["tests.server"]
-    )
+
+    def build() -> Agent:
+        return Agent(
+            build_root(),
+            checkpointer=str(tmp_path / "runs.db"),
+            keep_recordings=True,
+            source="tests.server.console_agent:replayable",
+            log_events=False,
+        )
+
+    app = create_app(build, recordings=tmp_path, allow_modules=["tests.server"])
     with live_server(app) as url, httpx.Client(base_url=url, timeout=PATIENCE) as http:
         check = Checker(http, http.get("/openapi.json").json())
         assert len(check("GET", "/api/recordings", 200)["recordings"]) == 2
@@ -259,6 +272,13 @@ def test_the_recording_routes_answer_as_documented(tmp_path: Path) -> None:
         assert check.done(opened["run_id"])["answer"] == "result 42"
         check("POST", "/api/recordings/{name}/replay", 404, json={}, name="gone.jsonl")
         check("POST", "/api/recordings/{name}/replay", 422, json={}, name="notes.jsonl")
+        run = check("POST", "/api/runs", 201, json={"input": "add 1", "thread_id": "kept"})
+        check.done(run["run_id"])
+        [kept] = check("GET", "/api/threads/{thread_id}/recordings", 200, thread_id="kept")["recordings"]
+        thread_replay = "/api/threads/{thread_id}/recordings/{run_id}/replay"
+        opened = check("POST", thread_replay, 201, json={}, thread_id="kept", run_id=kept["run_id"])
+        assert check.done(opened["run_id"])["answer"] == "result 2"
+        check("POST", thread_replay, 404, json={}, thread_id="kept", run_id="nope")
     assert {(m, t) for m, t, status in check.checked if status < 400} >= RECORDING_ROUTES
 
 

@@ -75,7 +75,7 @@ def test_finished_runs_beyond_the_maximum_are_evicted_oldest_first_never_a_suspe
     app = create_app(template().conversation, max_runs=2, run_ttl=None)
     with live_server(app) as url, httpx.Client(base_url=url, timeout=PATIENCE) as http:
         waiting = http.post("/api/runs", json={"input": "delete /tmp/x"}).json()["run_id"]
-        read_events(http, waiting, until="approval")
+        read_events(http, waiting, until="approval:pending")
         first, second, third = (finish(http, f"add {n}") for n in (1, 2, 3))
 
         gone = http.get(f"/api/runs/{first['run_id']}")

@@ -141,7 +141,7 @@ def test_without_streaming_the_answer_is_one_delta() -> None:
 def test_an_approval_decided_over_http_resumes_the_run(client: httpx.Client) -> None:
     deleted.clear()
     run_id = start(client, "delete /tmp/x")
-    before = read_events(client, run_id, until="approval")
+    before = read_events(client, run_id, until="approval:pending")
     assert before[-1][2]["status"] == "pending"
     [pending] = before[-1][2]["approvals"]
     assert pending["tool"] == "delete_file" and pending["arguments"] == {"path": "/tmp/x"}
@@ -171,7 +171,7 @@ def test_an_approval_decided_over_http_resumes_the_run(client: httpx.Client) -> 
 def test_an_approval_with_corrected_arguments_over_http(client: httpx.Client) -> None:
     deleted.clear()
     run_id = start(client, "delete /tmp/wrong")
-    before = read_events(client, run_id, until="approval")
+    before = read_events(client, run_id, until="approval:pending")
     [pending] = before[-1][2]["approvals"]
     url = f"/api/approvals/{pending['id']}"
 
@@ -197,7 +197,8 @@ def test_an_approval_id_pending_in_two_conversations_needs_its_thread(client: ht
     deleted.clear()
     runs = {thread: start(client, f"same /tmp/{thread}", thread) for thread in ("ta", "tb")}
     for run_id in runs.values():
-        assert read_events(client, run_id, until="approval")[-1][2]["approvals"][0]["id"] == "call_same"
+        suspended = read_events(client, run_id, until="approval:pending")[-1][2]
+        assert suspended["approvals"][0]["id"] == "call_same"
     ambiguous = client.post("/api/approvals/call_same", json={"decision": "approve"})
     assert ambiguous.status_code == 409 and "ta, tb" in ambiguous.json()["error"]
     assert "thread_id" in ambiguous.json()["error"]
@@ -219,7 +220,7 @@ def test_an_approval_id_pending_in_two_conversations_needs_its_thread(client: ht
 def test_a_new_run_on_a_thread_waiting_for_approval_is_refused(client: httpx.Client) -> None:
     deleted.clear()
     run_id = start(client, "delete /tmp/held", "held")
-    [pending] = read_events(client, run_id, until="approval")[-1][2]["approvals"]
+    [pending] = read_events(client, run_id, until="approval:pending")[-1][2]["approvals"]
     refused = client.post("/api/runs", json={"input": "add 1", "thread_id": "held"})
     assert refused.status_code == 409
     error = refused.json()["error"]
@@ -254,7 +255,7 @@ def test_a_follow_up_sent_while_a_run_awaits_approval_is_applied_after_the_resum
     client: httpx.Client,
 ) -> None:
     run_id = start(client, "delete /tmp/z")
-    before = read_events(client, run_id, until="approval")
+    before = read_events(client, run_id, until="approval:pending")
     [pending] = before[-1][2]["approvals"]
     response = client.post(f"/api/runs/{run_id}/inject", json={"content": "then say bye"})
     assert response.status_code == 202 and response.json()["queued"] == 1

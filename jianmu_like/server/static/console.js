@@ -815,6 +815,7 @@
   }
 
   function onApproval(view, data) {
+    if (data.status === "requested") return; // a call starts to wait: drawn when the run suspends
     if (data.status === "pending") {
       const pauses = (data.approvals || []).filter((item) => item.kind === "breakpoint");
       setStatus("suspended", pauses.length && pauses.length === data.approvals.length ? "paused at a breakpoint" : "waiting for approval");
@@ -886,6 +887,7 @@
     setStatus(data.status);
     scrollDown();
     loadThreads();
+    if (state.checkpoints && state.threadId && !state.replaying) loadThreadRecordings(state.threadId);
     if (!$("inspector").hidden) inspect();
   }
 
@@ -964,7 +966,9 @@
     }
   }
 
-  async function openRecording(name) {
+  // `url`: the route that replays it (a folder's file by default; a conversation's kept run,
+  // `openThreadRecording`, names its own): the page follows either the same way.
+  async function openRecording(name, url = `/api/recordings/${encodeURIComponent(name)}/replay`) {
     if (state.running) {
       showError("a run is under way: wait for it (or stop it) before opening a recording");
       return;
@@ -972,7 +976,7 @@
     showError("");
     let opened;
     try {
-      opened = await api("POST", `/api/recordings/${encodeURIComponent(name)}/replay`, {});
+      opened = await api("POST", url, {});
     } catch (error) {
       if (!(error instanceof Unauthorized)) showError(`could not open ${name}: ${error.message}`);
       return;
@@ -1129,6 +1133,7 @@
       }
       if (question !== null) transcript.append(pastRun(question, answer));
       drawVersions(threadId, history.versions, view.messages || []);
+      loadThreadRecordings(threadId);
       closeVersion();
       setStatus(view.thread.status);
       $("usage").replaceChildren(statusBadge(view.thread.status), el("span", null, `${view.versions} saved versions`));
@@ -1136,6 +1141,59 @@
     } catch (error) {
       if (!(error instanceof Unauthorized)) showError(`could not open conversation ${threadId}: ${error.message}`);
     }
+  }
+
+  // A conversation's runs kept as recordings (`keep_recordings`): each opens as a folder's
+  // recording does (`openRecording`: the server replays it, the page follows the replay). One
+  // that cannot be replayed (still running, incomplete, truncated) is listed with the reason,
+  // without a button; the server refuses it too (409).
+  function recordingUnavailable(item) {
+    if (item.truncated) return "cut at its size limit: cannot be replayed";
+    if (item.status === "running") return "still being written: open it when its run ends";
+    if (item.status === "incomplete") return "incomplete (its run stopped mid-way): cannot be replayed";
+    return null;
+  }
+
+  const RECORDING_WORDS = { success: "answered", failure: "failed", suspended: "waiting for a decision" };
+
+  async function loadThreadRecordings(threadId) {
+    const box = $("thread-recordings");
+    let data;
+    try {
+      data = await api("GET", `/api/threads/${encodeURIComponent(threadId)}/recordings`);
+    } catch (_error) {
+      box.hidden = true; // none kept for it (or no store): nothing to offer
+      return;
+    }
+    if (threadId !== state.threadId) return; // another conversation opened meanwhile
+    const list = $("thread-recording-list");
+    list.replaceChildren();
+    for (const item of data.recordings) {
+      const li = el("li", "thread-recording");
+      li.dataset.runId = item.run_id;
+      const when = new Date(item.started_at * 1000).toLocaleString();
+      const why = recordingUnavailable(item);
+      const words = [why || RECORDING_WORDS[item.status] || item.status, `${Math.ceil(item.size / 1024)} KB`];
+      if (why) {
+        li.classList.add("unavailable");
+        li.append(el("span", "when", `run ${item.number} · ${when}`));
+      } else {
+        const open = el("button", "small recording", `run ${item.number} · ${when}`);
+        open.type = "button";
+        open.title = `replay run ${item.run_id} (no model, no tool) with the tree and its timeline`;
+        open.addEventListener("click", () =>
+          openRecording(
+            `run ${item.run_id} of ${threadId}`,
+            `/api/threads/${encodeURIComponent(threadId)}/recordings/${encodeURIComponent(item.run_id)}/replay`,
+          ),
+        );
+        li.append(open);
+      }
+      li.append(el("span", "muted", words.join(" · ")));
+      list.append(li);
+    }
+    $("thread-recordings-title").textContent = `Recorded runs of ${threadId}`;
+    box.hidden = data.recordings.length === 0;
   }
 
   // Versions in plain words, grouped per turn (the question each one belongs to: the last user
@@ -1302,6 +1360,7 @@
     setFork(null);
     drawApprovals([]);
     $("inspector").hidden = true;
+    $("thread-recordings").hidden = true;
     $("thread").textContent = "";
     $("transcript").replaceChildren(el("p", "muted", "New conversation."));
     $("usage").replaceChildren(el("span", "muted", "no run yet"));
