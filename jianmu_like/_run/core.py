@@ -50,7 +50,7 @@ from .errors import ConversationError
 from .interruptions import Interruptions
 from .interrupts import Interrupts
 from .open_calls import repair_open_calls
-from .recording import RunRecording
+from .recording import RunRecording, flush_every_tick
 from .result import AgentResult, build_result
 from .substitutions import Substitutions
 from .thread_recordings import ThreadRecording, retention_of
@@ -426,6 +426,7 @@ class RunCore:
         try:
             with ExitStack() as stack:
                 first = runner.ticks_now
+                stack.enter_context(flush_every_tick(runner, recordings))
                 for recording in recordings:
                     recording.tick = lambda: runner.ticks_now - first
                     recording.substitutions = [r.model_dump(exclude_none=True) for r in rules.items]

@@ -324,8 +324,9 @@ class ClosableCheckpointer(Checkpointer, Protocol):
 @runtime_checkable
 class AsyncCheckpointer(Checkpointer, Protocol):
     """A store whose run-path calls have async forms (PostgreSQL): a run prefers them, so no
-    database round trip on its path blocks the event loop and the commits of concurrent runs of
-    one process overlap (and group in the database's WAL flush). Readers (the command line, the
+    database round trip on its path blocks the event loop and the writes of concurrent runs of
+    one process share transactions (group commit: `acommit` and `arelease` return once their
+    write is committed). Readers (the command line, the
     server's listings) keep the synchronous contract. A store's async connections belong to the
     event loop that opened them: each loop gets its own, opened on first use."""
 
