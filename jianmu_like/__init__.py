@@ -26,20 +26,19 @@ if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name is an err
     __all__, __getattr__, __dir__ = lazy_exports(__name__)
 
 if TYPE_CHECKING:  # the public names, one source: jianmu_like.exports reads them at run time
-    from ._agent import Agent as Agent
-    from ._agent import AgentResult as AgentResult
-    from ._config import ConfigError as ConfigError
-    from ._config import ContextConfig as ContextConfig
-    from ._config import JianmuConfig as JianmuConfig
-    from ._config import ResilienceConfig as ResilienceConfig
-    from ._config import ToolSelectionConfig as ToolSelectionConfig
-    from ._config import get_config as get_config
-    from ._config import load_config as load_config
-    from ._results import AgentOutcome as AgentOutcome
-    from ._review import ThreadSuspendedError as ThreadSuspendedError
-    from ._template import AgentTemplate as AgentTemplate
-    from ._template import Conversation as Conversation
-    from ._template import ConversationError as ConversationError
+    from ._base.config import ConfigError as ConfigError
+    from ._base.config import ContextConfig as ContextConfig
+    from ._base.config import JianmuConfig as JianmuConfig
+    from ._base.config import ResilienceConfig as ResilienceConfig
+    from ._base.config import ToolSelectionConfig as ToolSelectionConfig
+    from ._base.config import get_config as get_config
+    from ._base.config import load_config as load_config
+    from ._run.agent import Agent as Agent
+    from ._run.agent import AgentResult as AgentResult
+    from ._run.review import ThreadSuspendedError as ThreadSuspendedError
+    from ._run.template import AgentTemplate as AgentTemplate
+    from ._run.template import Conversation as Conversation
+    from ._run.template import ConversationError as ConversationError
     from .agentfile._loader import AgentFileError as AgentFileError
     from .agentfile._loader import load_agent as load_agent
     from .agentfile._loader import validate_agent_file as validate_agent_file
@@ -59,6 +58,7 @@ if TYPE_CHECKING:  # the public names, one source: jianmu_like.exports reads the
     from .models._messages import tool_message as tool_message
     from .models._structured import StructuredOutputError as StructuredOutputError
     from .models._types import Usage as Usage
+    from .nodes._results import AgentOutcome as AgentOutcome
     from .presets._plan_execute import Plan as Plan
     from .presets._plan_execute import PlanStep as PlanStep
     from .presets._plan_execute import create_plan_execute_node as create_plan_execute_node

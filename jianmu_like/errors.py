@@ -93,13 +93,13 @@ if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name is an err
 # `RequestRejected`; a replay's internal `_Stop`; a local backend's `GenerationStopped`); they
 # derive from `JianmuError` all the same.
 if TYPE_CHECKING:  # the public names, one source: jianmu_like.exports reads them at run time
-    from ._config import ConfigError as ConfigError
-    from ._extras import MissingExtraError as MissingExtraError
-    from ._review import ThreadSuspendedError as ThreadSuspendedError
+    from ._base.config import ConfigError as ConfigError
+    from ._base.extras import MissingExtraError as MissingExtraError
+    from ._base.schema_refs import RefOutsideDocument as RefOutsideDocument
+    from ._base.sources import SourceError as SourceError
     from ._run.recording import RecordingError as RecordingError
-    from ._schema_refs import RefOutsideDocument as RefOutsideDocument
-    from ._sources import SourceError as SourceError
-    from ._template import ConversationError as ConversationError
+    from ._run.review import ThreadSuspendedError as ThreadSuspendedError
+    from ._run.template import ConversationError as ConversationError
     from .agentfile._loader import AgentFileError as AgentFileError
     from .agentfile._modules import ModuleRefused as ModuleRefused
     from .bt._fault import NodeFailed as NodeFailed

@@ -5,8 +5,8 @@ Every curated package (`jianmu_like`, `jianmu_like.bt`, `.state`, `.nodes`, `.er
 ends with one block:
 
     if TYPE_CHECKING:  # the public names (jianmu_like.exports reads this block)
-        from ._agent import Agent as Agent
-        from ._agent import AgentResult as AgentResult
+        from ._run.agent import Agent as Agent
+        from ._run.agent import AgentResult as AgentResult
 
 and calls `__all__, __getattr__, __dir__ = lazy_exports(__name__)` under `if not TYPE_CHECKING:`.
 Type checkers see the imports (the `X as X` form marks an explicit re-export under

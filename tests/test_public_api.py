@@ -225,7 +225,7 @@ def test_cli_help_loads_no_heavy_dependency_and_no_framework_module() -> None:
         "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
         "    main(['--help'])\n"
         "import sys\n"
-        "assert 'jianmu_like._agent' not in sys.modules and 'pydantic' not in sys.modules\n"
+        "assert 'jianmu_like._run.agent' not in sys.modules and 'pydantic' not in sys.modules\n"
     )
     assert _modules_loaded_by(code) == []
 

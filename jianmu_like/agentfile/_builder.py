@@ -15,7 +15,7 @@ from typing import Any
 
 import py_trees
 
-from .._config import ContextConfig, get_config
+from .._base.config import ContextConfig, get_config
 from ..bt import _composites as composites
 from ..bt._conditions import StateCondition
 from ..bt._loop import LoopUntilSuccess

@@ -19,9 +19,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .._config import get_config
-from .._names import did_you_mean
-from .._sources import Loc, SourceError, YamlDocument, YamlLimits, describe_errors, load_yaml
+from .._base.config import get_config
+from .._base.names import did_you_mean
+from .._base.sources import Loc, SourceError, YamlDocument, YamlLimits, describe_errors, load_yaml
 from ..guard._config import GuardConfig, policies_from_config
 from ..guard._policies import unknown_tool
 from ..nodes._message import MessageNode

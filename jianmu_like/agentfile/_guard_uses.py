@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._sources import Loc
+from .._base.sources import Loc
 from ._kinds import AGENT_KINDS
 from ._spec import AgentFileSpec, ReActSpec, TreeNodeSpec
 

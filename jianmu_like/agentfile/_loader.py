@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from .._agent import Agent
-from .._config import ResilienceConfig
+from .._base.config import ResilienceConfig
+from .._base.sources import SourceError, in_line_order
+from .._run.agent import Agent
 from .._run.substitutions import UnknownTarget
-from .._sources import SourceError, in_line_order
 from ..models._client import ModelClient
 from ..presets.react._state import ReActState
 from . import _wiring as wiring

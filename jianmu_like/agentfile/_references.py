@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .._names import did_you_mean
+from .._base.names import did_you_mean
 from ..tools._base import Tool
 from ..tools._provider import ToolProvider
 from ..tools.builtin import builtin_tools
@@ -54,7 +54,7 @@ def resolve_output_schema(
     """An `output_schema:` value: a JSON schema (checked) or a pydantic model class named
     `package.module:Model` / `package.module.Model` from a module `policy` allows."""
     if isinstance(reference, dict):
-        from .._json_schema import compile_schema
+        from .._base.json_schema import compile_schema
 
         compile_schema(reference, known_keywords=False)  # as OutputSchema will: ValueError naming the place
         if reference.get("type", "object") != "object":

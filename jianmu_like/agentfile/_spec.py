@@ -20,7 +20,7 @@ from pydantic import (
     model_validator,
 )
 
-from .._config import (
+from .._base.config import (
     AnswerCheckConfig,
     ContextConfig,
     ModelSettings,
@@ -96,7 +96,7 @@ class LimitsSpec(_Strict):
 
 
 class LLMSpec(ModelSettings):
-    """An agent's `llm:` section: the model settings (`_config.ModelSettings`, bounds
+    """An agent's `llm:` section: the model settings (`_base.config.ModelSettings`, bounds
     included), each unset one taken from the configuration."""
 
 

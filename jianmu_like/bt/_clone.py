@@ -22,7 +22,7 @@ import uuid
 import py_trees
 from py_trees.common import Status
 
-from .._speed import fast
+from .._base.speed import fast
 from ._hooks import ClassHooks, hooks_of
 from ._node import walk
 
@@ -36,7 +36,7 @@ def clone_tree(root: py_trees.behaviour.Behaviour) -> py_trees.behaviour.Behavio
         attributes = node.__dict__
         attributes.update(root.__dict__)
         node.id = _uuid4()
-    else:  # the plain way (jianmu_like._speed, `clone`)
+    else:  # the plain way (jianmu_like._base.speed, `clone`)
         node = copy.copy(root)
         attributes = node.__dict__
         node.id = uuid.uuid4()

@@ -9,13 +9,13 @@ if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name is an err
     __all__, __getattr__, __dir__ = lazy_exports(__name__)
 
 if TYPE_CHECKING:  # the public names, one source: jianmu_like.exports reads them at run time
-    from .._review import PendingApproval as PendingApproval
-    from .._review import QuestionExpired as QuestionExpired
-    from .._review import StoredQuestion as StoredQuestion
-    from .._review import ThreadSuspendedError as ThreadSuspendedError
-    from .._review import list_pending as list_pending
-    from .._review import record_decision as record_decision
-    from .._review import stored_questions as stored_questions
+    from .._run.review import PendingApproval as PendingApproval
+    from .._run.review import QuestionExpired as QuestionExpired
+    from .._run.review import StoredQuestion as StoredQuestion
+    from .._run.review import ThreadSuspendedError as ThreadSuspendedError
+    from .._run.review import list_pending as list_pending
+    from .._run.review import record_decision as record_decision
+    from .._run.review import stored_questions as stored_questions
     from ._approvals import AlreadyDecided as AlreadyDecided
     from ._approvals import Approval as Approval
     from ._approvals import ApprovalDecision as ApprovalDecision

@@ -10,7 +10,7 @@ if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name is an err
     __all__, __getattr__, __dir__ = lazy_exports(__name__)
 
 if TYPE_CHECKING:  # the public names, one source: jianmu_like.exports reads them at run time
-    from .._keys import StateKeys as StateKeys
+    from ..models._keys import StateKeys as StateKeys
     from ._a2a_node import A2AAgentNode as A2AAgentNode
     from ._answer_check import AnswerCheck as AnswerCheck
     from ._context import ContextBuilder as ContextBuilder

@@ -17,7 +17,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .._config import get_config
+from .._base.config import get_config
 from ..checkpoint._recordings import UnknownRecordingError
 from ..checkpoint._threads import UnknownThreadError
 from ._a2a import A2ACard, a2a_routes

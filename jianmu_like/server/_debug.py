@@ -25,11 +25,11 @@ from typing import Any, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.requests import Request
 
-from .._redact import redact
+from .._base.redact import redact
+from .._base.validation import validation_problems
 from .._run.breakpoints import BreakpointRule
 from .._run.protocol import AgentLike
 from .._run.substitutions import Substitution, UnknownTarget
-from .._validation import validation_problems
 from ._routes import ApiRoute, BadRequest
 from ._runs import RunRegistry
 

@@ -37,8 +37,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .._redact import redact, redact_secrets_in
-from .._review import PendingApproval, QuestionExpired, StoredQuestion, stored_questions
+from .._base.redact import redact, redact_secrets_in
+from .._run.review import PendingApproval, QuestionExpired, StoredQuestion, stored_questions
 from ..checkpoint._store import CheckpointError
 from ..guard._approvals import ApprovalDecision, InvalidEdit
 from ..guard._interruptions import from_approval

@@ -27,15 +27,15 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from .._redact import redact
-from .._review import (
+from .._base.redact import redact
+from .._run.protocol import AgentLike
+from .._run.result import AgentResult
+from .._run.review import (
     PendingApproval,
     ThreadSuspendedError,
     refuse_fresh_run,
     stored_decisions,
 )
-from .._run.protocol import AgentLike
-from .._run.result import AgentResult
 from ..checkpoint._contract import WatchableCheckpointer
 from ..checkpoint._recorder import fetch_version
 from ..checkpoint._store import Checkpointer, CheckpointError

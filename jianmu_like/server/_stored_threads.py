@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from .._keys import StateKeys
-from .._review import (
+from .._run.protocol import AgentLike
+from .._run.review import (
     PendingApproval,
     ThreadSuspendedError,
     pending_of_thread,
@@ -21,9 +21,9 @@ from .._review import (
     record_decision,
     refuse_fresh_run,
 )
-from .._run.protocol import AgentLike
 from ..checkpoint._store import Checkpointer, CheckpointError
 from ..guard._approvals import AlreadyDecided, ApprovalDecision, ApprovalError, InvalidEdit, verdict
+from ..models._keys import StateKeys
 from ._run_record import NotFound, RunConflict, RunRecord
 from ._watch import log
 

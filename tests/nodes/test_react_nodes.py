@@ -10,7 +10,7 @@ import pytest
 from py_trees.common import Status
 
 from jianmu_like import Agent, ReActConfig, ReActState, ToolCall, ToolSet, create_react_node, human, tool
-from jianmu_like._config import ResilienceConfig
+from jianmu_like._base.config import ResilienceConfig
 from jianmu_like.bt import ReactiveRunner
 from jianmu_like.guard import Decision, GuardDecision, GuardEnforcer
 from jianmu_like.nodes import AgentLLMNode, ToolExecutor
