@@ -43,10 +43,10 @@ import py_trees
 from py_trees.common import Status
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-from .._keys import StateKeys
 from ..bt._hooks import hooks_of
 from ..errors import JianmuError
 from ..guard._approvals import Approval, ApprovalDecision
+from ..models._keys import StateKeys
 from ..nodes._tool_executor import ToolExecutor
 from ..state._manager import StateManager
 from ..telemetry import _interruption_events as interruption_events

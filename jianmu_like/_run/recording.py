@@ -15,7 +15,7 @@ each of them rather than inside any node:
 The file is bounded (`max_bytes`): once a line would pass the limit, nothing more is written but
 one `truncated` line, and replay refuses such a file (it cannot answer what it never saw).
 Model requests and responses and tool arguments and outputs are redacted like every event
-(`_redact.redact`), checked on the line's JSON text once it is serialized (`write`): the full
+(`_base.redact.redact`), checked on the line's JSON text once it is serialized (`write`): the full
 walk only for a line whose text may hold a secret. The line schema is documented in
 docs/guides/replay.md.
 """
@@ -36,7 +36,7 @@ from typing import IO, Any, ParamSpec
 from pydantic import BaseModel
 from pydantic_core import to_json, to_jsonable_python
 
-from .._redact import might_hold_secret, redact, redact_bulk
+from .._base.redact import might_hold_secret, redact, redact_bulk
 from ..bt._runner import ReactiveRunner, TickHook
 from ..errors import JianmuError
 from ..models._client import ContentEvents, event_name
@@ -248,7 +248,7 @@ class RunRecording:
     def write(self, line: dict[str, Any], redacted: tuple[str, ...] = ()) -> None:
         """Append one line now (with every line still pending before it), or, past the size
         limit, the `truncated` line and nothing after it. The values under the keys `redacted`
-        names are redacted (`_redact.redact`) when the line's JSON text may hold a secret
+        names are redacted (`_base.redact.redact`) when the line's JSON text may hold a secret
         (`might_hold_secret`): one scan of the text written instead of one per value, and no
         walk of a line without a secret. A pydantic model in a line is written without its
         None fields (`jsonable`); a plain dict keeps its nulls."""

@@ -34,7 +34,7 @@ import py_trees
 from py_trees.common import Status
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from .._sources import Loc, SourceError, describe_errors, load_yaml
+from .._base.sources import Loc, SourceError, describe_errors, load_yaml
 from ..models._hooks import ModelCall, model_call_hook, use_model_call_hook
 from ..models._messages import Message, ToolCall, ai
 from ..models._types import ModelEventCallback, ModelRequest, ModelResponse

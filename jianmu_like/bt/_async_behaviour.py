@@ -21,7 +21,7 @@ from typing import Any
 
 from py_trees.common import Status
 
-from .._speed import fast
+from .._base.speed import fast
 from ..state._wakeup import Wakeup
 from ._eager import NOT_DONE, start_eager
 from ._fault import node_failed, report
@@ -29,7 +29,7 @@ from ._inline import InlineWork
 from ._node import FAILURE, INVALID, RUNNING, SUCCESS, Node
 
 _INLINE = fast("inline")
-"""The `inline` fast path (jianmu_like._speed): exclusive nodes run in the runner's task."""
+"""The `inline` fast path (jianmu_like._base.speed): exclusive nodes run in the runner's task."""
 
 
 class AsyncBehaviour(Node):

@@ -21,7 +21,7 @@ import uuid
 
 import py_trees
 
-from .._speed import fast
+from .._base.speed import fast
 from ._hooks import ClassHooks, hooks_of
 from ._node import INVALID, walk
 
@@ -42,7 +42,7 @@ def clone_tree(root: py_trees.behaviour.Behaviour) -> py_trees.behaviour.Behavio
         for name, value in attributes.items():
             _object_setattr(node, name, value)
         node.id = _uuid4()
-    else:  # the plain way (jianmu_like._speed, `clone`)
+    else:  # the plain way (jianmu_like._base.speed, `clone`)
         node = copy.copy(root)
         node.id = uuid.uuid4()
     node.parent = None

@@ -14,7 +14,7 @@ from typing import Any
 import py_trees
 from py_trees.common import Status
 
-from .._speed import fast
+from .._base.speed import fast
 from ._node import INVALID, LEAN_TICKS, RUNNING, SUCCESS, tick_node
 
 _LEAN = fast("lean_ticks")
@@ -33,7 +33,7 @@ class Sequence(py_trees.composites.Sequence):
         cls._terminates = cls.terminate is not py_trees.behaviour.Behaviour.terminate
 
     def tick(self) -> Iterator[py_trees.behaviour.Behaviour]:
-        if not _LEAN:  # py_trees' own Sequence.tick (jianmu_like._speed, `lean_ticks`)
+        if not _LEAN:  # py_trees' own Sequence.tick (jianmu_like._base.speed, `lean_ticks`)
             yield from super().tick()
             return
         self.tick_lean()

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, ParamSpec, overload
 import py_trees
 from py_trees.common import Status
 
-from .._speed import fast
+from .._base.speed import fast
 
 if TYPE_CHECKING:
     from ..state._manager import StateManager
@@ -141,7 +141,7 @@ class Node(NodeMixin, py_trees.behaviour.Behaviour):
         cls._terminates = cls.terminate is not _NO_TERMINATE
 
     def tick(self) -> Iterator[py_trees.behaviour.Behaviour]:
-        if not _LEAN:  # py_trees' own Behaviour.tick (jianmu_like._speed, `lean_ticks`)
+        if not _LEAN:  # py_trees' own Behaviour.tick (jianmu_like._base.speed, `lean_ticks`)
             yield from super().tick()
             return
         self.tick_lean()
@@ -165,5 +165,5 @@ class Node(NodeMixin, py_trees.behaviour.Behaviour):
         self.status = new_status
 
 
-if _LEAN:  # else py_trees' own tick() (jianmu_like._speed)
+if _LEAN:  # else py_trees' own tick() (jianmu_like._base.speed)
     LEAN_TICKS.add(Node.tick)

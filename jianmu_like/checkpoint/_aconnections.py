@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .._extras import missing_extra
+from .._base.extras import missing_extra
 
 try:
     import psycopg

@@ -35,7 +35,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
-from .._extras import missing_extra
+from .._base.extras import missing_extra
 
 try:
     import psycopg
@@ -43,7 +43,7 @@ try:
 except ImportError as exc:
     raise missing_extra("postgres", "the PostgreSQL checkpoint store", exc) from exc
 
-from .._redact import redact_text, redact_url
+from .._base.redact import redact_text, redact_url
 from ..state._journal import JournalEntry
 from ._aconnections import LoopConnections
 from ._contract import Checkpoint, CheckpointError, Commit, DecisionChanges, keep_from_config

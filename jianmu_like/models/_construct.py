@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from .._speed import fast
+from .._base.speed import fast
 
 M = TypeVar("M", bound=BaseModel)
 

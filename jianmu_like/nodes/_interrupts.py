@@ -16,10 +16,10 @@ from collections.abc import Iterable, Sequence
 import py_trees
 from py_trees.common import Status
 
-from .._keys import StateKeys
 from ..bt._conditions import StateCondition
 from ..bt._loop import LoopUntilSuccess
 from ..bt._node import FAILURE, SUCCESS
+from ..models._keys import StateKeys
 from ..models._messages import Message, human
 from ..telemetry import events as ev
 from ._compaction import INTERRUPT_PREFIX

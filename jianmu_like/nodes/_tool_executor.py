@@ -35,13 +35,13 @@ from typing import Any, Literal
 
 from py_trees.common import Status
 
-from .._keys import StateKeys
 from ..bt._async_behaviour import AsyncBehaviour
 from ..bt._node import INVALID, RUNNING, SUCCESS
 from ..guard._approvals import Approval, ApprovalDecision
 from ..guard._decisions import Decision
 from ..guard._enforcer import GuardContext, GuardEnforcer
 from ..models._construct import construct
+from ..models._keys import StateKeys
 from ..models._messages import Message, ToolCall
 from ..models._types import Usage
 from ..state._journal import ToolJournal, never_began

@@ -38,7 +38,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
-from .._agent import Agent
+from .._run.agent import Agent
 from .._run.recording import (
     TIMING_FIELDS,
     RecordingError,
@@ -467,7 +467,7 @@ class Player:
     async def _tool(self, invoke: ToolInvoke, tool: Tool, arguments: dict[str, Any]) -> Any:
         if self.forked:
             return await invoke(tool, arguments)
-        from .._redact import redact
+        from .._base.redact import redact
         from .._run.recording import jsonable
 
         new = [tool.name, redact(jsonable(arguments))]

@@ -28,8 +28,8 @@ from jianmu_like import (
     human,
     tool,
 )
-from jianmu_like._config import ResilienceConfig
-from jianmu_like._speed import fast
+from jianmu_like._base.config import ResilienceConfig
+from jianmu_like._base.speed import fast
 from jianmu_like.bt import ReactiveRunner
 from jianmu_like.guard import Decision, GuardDecision, GuardEnforcer
 from jianmu_like.nodes import AgentLLMNode, ToolExecutor
