@@ -63,6 +63,14 @@ class SyncPostgres(PostgresCheckpointer):
     acommit = aload = ajournal = arelease = aclose = None  # type: ignore[assignment]
 
 
+class UngroupedPostgres(PostgresCheckpointer):
+    """The async store with each write in a transaction of its own (how it wrote before group
+    commit): the same rounds show what grouping the writes of concurrent runs changes."""
+
+    async def _awrite(self, thread_id: str, parts: Any) -> Any:
+        return await self._awrite_alone(parts)
+
+
 RunOne = Callable[[str], Awaitable[None]]
 """Runs one whole run on the thread named by its argument (and checks its answer)."""
 
@@ -232,6 +240,9 @@ def shapes(only: set[str]) -> dict[str, Factory]:
     if "jianmu" in only:
         found["jianmu, no checkpointer"] = lambda url, it, lat: JianmuShape(None, it, lat)
         found["jianmu + PostgreSQL"] = lambda url, it, lat: JianmuShape(url, it, lat)
+        found["jianmu + PostgreSQL, one xact per write"] = lambda url, it, lat: JianmuShape(
+            url, it, lat, store=UngroupedPostgres
+        )
         found["jianmu + PostgreSQL, sync store"] = lambda url, it, lat: JianmuShape(
             url, it, lat, store=SyncPostgres
         )
@@ -328,7 +339,7 @@ async def main_async(args: argparse.Namespace, cluster: TemporaryPostgres, postm
     for r in range(args.rounds):
         for i, (name, factory) in enumerate(found.items()):
             rows[name].append(await measure(name, factory, url, counters, args, f"r{r}s{i}"))
-            print(f"# round {r} {name}: {rows[name][-1]}", flush=True)
+            print(f"# round {r} {name} (load {os.getloadavg()[0]:.1f}): {rows[name][-1]}", flush=True)
     print(
         f"\n{args.runs} runs x {args.iterations} iterations, {args.concurrency} concurrent, "
         f"{LATENCY * 1000:.0f} ms model; medians of {args.rounds} rounds; fsync on; cpus {os.cpu_count()}\n"

@@ -1,4 +1,4 @@
-"""What each fast path (jianmu_like/_speed.py) pays in: instructions per ReAct iteration with
+"""What each fast path (jianmu_like/_base/speed.py) pays in: instructions per ReAct iteration with
 every fast path on, with each one off in turn, and with all off.
 
 Instruction counts (callgrind, through `bench/instructions.py measure --only seq`) do not depend
@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from jianmu_like._speed import ITEMS, SETTING
+from jianmu_like._base.speed import ITEMS, SETTING
 
 HERE = Path(__file__).resolve().parent
 

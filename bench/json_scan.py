@@ -20,7 +20,7 @@ import time
 import tracemalloc
 from collections.abc import Callable
 
-from jianmu_like._config import AnswerCheckConfig
+from jianmu_like._base.config import AnswerCheckConfig
 
 try:
     from jianmu_like.models._json_text import json_objects

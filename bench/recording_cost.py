@@ -7,6 +7,9 @@ Four shapes, run interleaved in one process, each round timing `runs` fresh runs
 - `jianmu`: an agent nobody observes (its telemetry hub has no subscriber, so no event is built);
 - `jianmu + events`: the same with one subscriber that keeps every event (what the CLI, the
   server and OpenTelemetry do: every observed run pays for its events);
+- `jianmu + events, dropped`: the same with one subscriber that lets each event go at once (the
+  events are freed inside the run, as a recording's are: the shape above frees them only after
+  its timed window, when its list goes);
 - `jianmu + recording`: `agent.run(..., record=FILE)` (a file under a temporary folder): every
   model call, tool call and event written as JSON Lines;
 - `langgraph`: LangGraph's prebuilt ReAct agent on the same scenario (when the `bench` extra is
@@ -28,6 +31,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -42,7 +46,7 @@ from jianmu_like.telemetry.events import Event
 Run = Callable[[], Awaitable[Any]]
 
 
-def jianmu(k: int, *, events: bool = False, record: Path | None = None) -> Run:
+def jianmu(k: int, *, events: bool = False, dropped: bool = False, record: Path | None = None) -> Run:
     client = script_client(k, 0.0, record=False)
     agent = Agent(
         create_react_node(model_client=client, tools=[add], config=ReActConfig(max_iterations=k + 1)),
@@ -51,6 +55,8 @@ def jianmu(k: int, *, events: bool = False, record: Path | None = None) -> Run:
     if events:
         kept: list[Event] = []
         agent.telemetry.subscribe(kept.append)
+    if dropped:
+        agent.telemetry.subscribe(deque[Event](maxlen=1).append)  # keeps the last one only
 
     async def run() -> Any:
         result = await agent.run({"messages": [human(PROMPT)]}, record=record)
@@ -110,6 +116,7 @@ async def main(argv: list[str] | None = None) -> int:
     shapes: dict[str, Callable[[], Run]] = {
         "jianmu": lambda: jianmu(k),
         "jianmu + events": lambda: jianmu(k, events=True),
+        "jianmu + events, dropped": lambda: jianmu(k, dropped=True),
         "jianmu + recording": lambda: jianmu(k, record=folder / f"run{next(files)}.jsonl"),
     }
     if langgraph(k) is not None:
@@ -138,6 +145,8 @@ async def main(argv: list[str] | None = None) -> int:
         print(f"{what}: recording vs unobserved run: +{(recorded / plain - 1) * 100:.1f}%")
         extra = (recorded / observed - 1) * 100
         print(f"{what}: recording vs observed run (one event subscriber): +{extra:.1f}%")
+        extra = (recorded / of["jianmu + events, dropped"] - 1) * 100
+        print(f"{what}: recording vs observed run whose subscriber drops the events: +{extra:.1f}%")
     print(f"recording size: {size / 1024:.0f} KiB per run")
     if "langgraph" in ms:
         recorded = ms["jianmu + recording"]

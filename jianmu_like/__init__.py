@@ -22,65 +22,23 @@ from typing import TYPE_CHECKING
 
 from .exports import lazy_exports
 
-_EXPORTS = {
-    "._agent": ("Agent", "AgentResult"),
-    "._results": ("AgentOutcome",),
-    "._template": ("AgentTemplate", "Conversation", "ConversationError"),
-    ".agentfile._loader": ("AgentFileError", "load_agent", "validate_agent_file"),
-    "._config": (
-        "ConfigError",
-        "ContextConfig",
-        "JianmuConfig",
-        "ResilienceConfig",
-        "ToolSelectionConfig",
-        "get_config",
-        "load_config",
-    ),
-    ".errors": ("JianmuError",),
-    ".presets.react": ("create_react_node",),
-    ".presets.react._config": ("ReActConfig",),
-    ".presets.react._state": ("ReActState",),
-    ".presets._plan_execute": ("Plan", "PlanStep", "create_plan_execute_node"),
-    ".presets._research": ("ResearchSummary", "create_research_node"),
-    ".presets._supervisor": ("SupervisorConfig", "create_supervisor_node"),
-    ".models._client": ("ModelClient",),
-    ".models._errors": ("ModelCallFailed", "ModelError"),
-    ".models._messages": ("Message", "ToolCall", "ai", "human", "system", "tool_message"),
-    ".models._structured": ("StructuredOutputError",),
-    ".models._types": ("Usage",),
-    ".tools._artifact": ("Artifact",),
-    ".tools._base": ("Tool", "tool"),
-    ".tools.builtin": ("calculator", "think"),
-    ".tools._call_context": ("add_artifact", "current_tool_call", "finish"),
-    ".tools._run_context": ("RunContext", "current_run"),
-    ".tools._errors": ("ToolArgumentsError", "ToolError", "ToolProviderError", "UnknownToolError"),
-    ".tools.mcp._config": ("MCPServerConfig",),
-    ".tools.mcp._provider": ("MCPToolProvider",),
-    ".tools._toolset": ("ToolSet",),
-    ".state._inputs": ("InputError",),
-    ".checkpoint._contract": ("CheckpointError", "ThreadConflictError"),
-    ".guard._approvals": ("AlreadyDecided", "ApprovalError"),
-    "._review": ("ThreadSuspendedError",),
-}
-"""The top level's one list of names (see `jianmu_like.exports`): module → the names it gives."""
+if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name is an error there
+    __all__, __getattr__, __dir__ = lazy_exports(__name__)
 
-__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-
-if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py checks they match
-    from ._agent import Agent as Agent
-    from ._agent import AgentResult as AgentResult
-    from ._config import ConfigError as ConfigError
-    from ._config import ContextConfig as ContextConfig
-    from ._config import JianmuConfig as JianmuConfig
-    from ._config import ResilienceConfig as ResilienceConfig
-    from ._config import ToolSelectionConfig as ToolSelectionConfig
-    from ._config import get_config as get_config
-    from ._config import load_config as load_config
-    from ._results import AgentOutcome as AgentOutcome
-    from ._review import ThreadSuspendedError as ThreadSuspendedError
-    from ._template import AgentTemplate as AgentTemplate
-    from ._template import Conversation as Conversation
-    from ._template import ConversationError as ConversationError
+if TYPE_CHECKING:  # the public names, one source: jianmu_like.exports reads them at run time
+    from ._base.config import ConfigError as ConfigError
+    from ._base.config import ContextConfig as ContextConfig
+    from ._base.config import JianmuConfig as JianmuConfig
+    from ._base.config import ResilienceConfig as ResilienceConfig
+    from ._base.config import ToolSelectionConfig as ToolSelectionConfig
+    from ._base.config import get_config as get_config
+    from ._base.config import load_config as load_config
+    from ._run.agent import Agent as Agent
+    from ._run.agent import AgentResult as AgentResult
+    from ._run.review import ThreadSuspendedError as ThreadSuspendedError
+    from ._run.template import AgentTemplate as AgentTemplate
+    from ._run.template import Conversation as Conversation
+    from ._run.template import ConversationError as ConversationError
     from .agentfile._loader import AgentFileError as AgentFileError
     from .agentfile._loader import load_agent as load_agent
     from .agentfile._loader import validate_agent_file as validate_agent_file
@@ -100,6 +58,7 @@ if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py 
     from .models._messages import tool_message as tool_message
     from .models._structured import StructuredOutputError as StructuredOutputError
     from .models._types import Usage as Usage
+    from .nodes._results import AgentOutcome as AgentOutcome
     from .presets._plan_execute import Plan as Plan
     from .presets._plan_execute import PlanStep as PlanStep
     from .presets._plan_execute import create_plan_execute_node as create_plan_execute_node

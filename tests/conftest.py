@@ -116,7 +116,7 @@ def _process_settings_restored() -> Iterator[None]:
     environment and reloads the process-wide configuration, as the command does for its own
     process; here the process is shared with the tests that follow (a later agent would stream
     where its test expects a whole reply), so both are put back."""
-    import jianmu_like._config as config
+    import jianmu_like._base.config as config
 
     environment, cached = dict(os.environ), config._cached
     yield

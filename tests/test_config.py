@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from jianmu_like import ReActConfig
-from jianmu_like._config import ConfigError, get_config, load_config
+from jianmu_like._base.config import ConfigError, get_config, load_config
 
 
 @pytest.fixture(autouse=True)
@@ -98,7 +98,7 @@ def test_bad_environment_override_names_the_variable(monkeypatch: pytest.MonkeyP
 
 
 def test_sources_of_every_value(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from jianmu_like._config import explain_config
+    from jianmu_like._base.config import explain_config
 
     (tmp_path / "jianmu.yaml").write_text("llm:\n  max_tokens: 128\n")
     monkeypatch.setenv("JIANMU__LLM__TEMPERATURE", "0.3")
@@ -110,8 +110,8 @@ def test_sources_of_every_value(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 
 def test_reference_file_documents_every_key_with_its_default() -> None:
-    from jianmu_like._config import JianmuConfig, _flatten
-    from jianmu_like._sources import load_yaml
+    from jianmu_like._base.config import JianmuConfig, _flatten
+    from jianmu_like._base.sources import load_yaml
 
     reference = Path(__file__).resolve().parent.parent / "configs" / "jianmu.yaml"
     assert load_config(reference, env=False) == JianmuConfig()

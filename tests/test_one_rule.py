@@ -42,7 +42,7 @@ def test_one_fence_rule() -> None:
 
 def test_the_tool_protocol_literal_is_declared_once() -> None:
     assert places(r"Literal\[\"native\", \"json\", \"text\", \"auto\"\]") == [
-        "_config.py:" + _line("_config.py")
+        "_base/config.py:" + _line("_base/config.py")
     ]
 
 
@@ -64,15 +64,15 @@ def test_one_class_per_name() -> None:
 
 def test_one_formatter_of_validation_errors() -> None:
     """pydantic's errors are read in `validation` only (six formatters worded them six ways)."""
-    assert sorted(set(files(r"\.errors\(|\[\"msg\"\]"))) == ["_validation.py"]
+    assert sorted(set(files(r"\.errors\(|\[\"msg\"\]"))) == ["_base/validation.py"]
 
 
 def test_one_json_schema_path() -> None:
     """JSON schemas are validated through `json_schema` only (its public `jsonschema` and
     `referencing` use); tool arguments had a hand-written subset, structured output its own call."""
     assert sorted(set(files(r"^\s*(from|import) (jsonschema|referencing)\b"))) == [
-        "_json_schema.py",
-        "_schema_refs.py",
+        "_base/json_schema.py",
+        "_base/schema_refs.py",
     ]
     assert places(r"jsonschema\.\w*\._|\._resolver\b") == []  # no private API
 
@@ -96,7 +96,7 @@ def test_tools_are_described_by_one_module() -> None:
     protocols for a request's functions); there were two `describe_tool`s with two type rules."""
     for name in ("describe_tool", "type_label", "_first_sentence"):
         assert len(places(rf"^def {name}\b")) == 1, name
-    from jianmu_like._tool_text import function_line
+    from jianmu_like._base.tool_text import function_line
 
     schema = {"type": "object", "properties": {"ids": {"type": "array", "items": {"type": "integer"}}}}
     line = function_line({"name": "get", "description": "Fetch rows. Slow.", "parameters": schema})

@@ -1,19 +1,21 @@
 """The public surface, in tiers: the top level holds what an agent's author writes every day,
-curated subpackages hold the extension points; each tier's `__all__` comes from one export table
-(`jianmu_like.exports`), its names all import, and importing it stays cheap."""
+curated subpackages hold the extension points; each tier's `__all__` comes from its one list of
+names, the `if TYPE_CHECKING:` imports (`jianmu_like.exports`), its names all import, and importing
+it stays cheap."""
 
 from __future__ import annotations
 
 import ast
 import importlib
 import inspect
+import re
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 import jianmu_like
-from jianmu_like.exports import export_origins
+from jianmu_like.exports import declared_exports, export_origins
 
 TOP_LEVEL = {
     # the agent, its results and conversations
@@ -50,7 +52,7 @@ TIERS = (
     "jianmu_like.errors",
     "jianmu_like.evals",
 )
-"""Surfaces built from an export table (lazy, with a TYPE_CHECKING mirror)."""
+"""Lazy surfaces whose names are their `if TYPE_CHECKING:` imports (`jianmu_like.exports`)."""
 
 CURATED = (*TIERS, "jianmu_like.testing", "jianmu_like.durable", "jianmu_like.replay")
 
@@ -104,9 +106,9 @@ def test_names_moved_off_the_top_level_import_from_their_subpackage(
 
 
 def _type_checking_imports(module: ModuleType) -> dict[str, str]:
-    """Name → module of the `if TYPE_CHECKING:` imports of a module's source."""
+    """Name → module of the `if TYPE_CHECKING:` imports of a module's source, as `ast` reads them."""
     tree = ast.parse(Path(inspect.getfile(module)).read_text())
-    block = next(
+    (block,) = (
         node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
     )
     anchor = module.__package__ or module.__name__
@@ -114,24 +116,60 @@ def _type_checking_imports(module: ModuleType) -> dict[str, str]:
     for node in block.body:
         assert isinstance(node, ast.ImportFrom), ast.unparse(node)
         for alias in node.names:
-            assert alias.asname == alias.name, (
-                f"write `import {alias.name} as {alias.name}` (explicit re-export)"
-            )
+            assert alias.asname == alias.name, f"write `{alias.name} as {alias.name}` (explicit re-export)"
+            assert alias.name not in found, f"{alias.name} imported twice"
             found[alias.name] = importlib.util.resolve_name("." * node.level + (node.module or ""), anchor)
     return found
 
 
 @pytest.mark.parametrize("package", TIERS)
-def test_the_type_checking_imports_mirror_the_table(package: str) -> None:
+def test_the_runtime_surface_is_the_type_checking_imports(package: str) -> None:
+    """The block mypy reads is the one list: the runtime reads the same names from the same
+    modules (checked against `ast`, which the runtime skips for speed), and `__all__` is exactly
+    them, sorted, each resolving to the object its module defines."""
     module = importlib.import_module(package)
-    table = export_origins(package, module._EXPORTS)
-    expected = "\n".join(
-        sorted(f"    from {src} import {n} as {n}" for src, ns in module._EXPORTS.items() for n in ns)
-    )
-    assert _type_checking_imports(module) == table, f"{package}'s TYPE_CHECKING block should be:\n{expected}"
-    assert set(module.__all__) - {"JianmuError"} == set(table) - {"JianmuError"}
-    for name, origin in table.items():
+    declared = _type_checking_imports(module)
+    assert export_origins(package) == declared
+    local = ["JianmuError"] if package == "jianmu_like.errors" else []  # defined there, not imported
+    assert module.__all__ == [*local, *sorted(declared)]
+    for name, origin in declared.items():
         assert getattr(module, name) is getattr(importlib.import_module(origin), name)
+
+
+def test_the_reader_takes_what_ruff_format_writes() -> None:
+    source = (
+        '"""Doc."""\n\nif TYPE_CHECKING:  # the public names\n'
+        "    from ._a import A as A\n"
+        "\n    # a comment\n"
+        "    from ..b._c import (\n        a_very_long_name as a_very_long_name,\n    )\n"
+        "    from . import sub as sub  # trailing comment\n"
+        "x = 1\n"
+    )
+    assert declared_exports(source) == {"A": "._a", "a_very_long_name": "..b._c", "sub": "."}
+
+
+@pytest.mark.parametrize(
+    ("block", "refusal"),
+    [
+        ("    from ._a import A as B\n", "write `A as A`"),
+        ("    from ._a import A\n", "only `from .module import Name as Name` lines"),
+        ("    from ._a import A as A, B as B\n", "only `from .module import Name as Name` lines"),
+        ("    from jianmu_like._a import A as A\n", "only `from .module import Name as Name` lines"),
+        ("    from ._a import A as A\n    from ._b import A as A\n", "'A' is exported twice"),
+        ("    import os\n", "only `from .module import Name as Name` lines"),
+    ],
+)
+def test_the_reader_refuses_a_line_it_would_otherwise_skip(block: str, refusal: str) -> None:
+    with pytest.raises(ImportError, match=re.escape(refusal)) as caught:
+        declared_exports("if TYPE_CHECKING:\n" + block, "pkg/__init__.py")
+    assert "pkg/__init__.py:" in str(caught.value)
+
+
+def test_a_package_without_one_type_checking_block_is_refused() -> None:
+    with pytest.raises(ImportError, match="found 0"):
+        declared_exports("x = 1\n", "pkg/__init__.py")
+    with pytest.raises(ImportError, match="found 2"):
+        declared_exports("if TYPE_CHECKING:\n    pass\nif TYPE_CHECKING:\n    pass\n", "pkg/__init__.py")
 
 
 def test_an_unknown_name_is_an_attribute_error_naming_it() -> None:
@@ -187,7 +225,7 @@ def test_cli_help_loads_no_heavy_dependency_and_no_framework_module() -> None:
         "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
         "    main(['--help'])\n"
         "import sys\n"
-        "assert 'jianmu_like._agent' not in sys.modules and 'pydantic' not in sys.modules\n"
+        "assert 'jianmu_like._run.agent' not in sys.modules and 'pydantic' not in sys.modules\n"
     )
     assert _modules_loaded_by(code) == []
 

@@ -9,8 +9,8 @@ import pytest
 from pydantic import BaseModel
 
 from jianmu_like import Agent, AgentTemplate, ReActConfig, ReActState, create_react_node, human
-from jianmu_like._results import reader_of
 from jianmu_like.nodes import LLMCallNode, StateKeys
+from jianmu_like.nodes._results import reader_of
 from jianmu_like.presets.react._state import react_reader
 from jianmu_like.state import Ephemeral, StateContractError
 from jianmu_like.testing import ScriptedOpenAIServer

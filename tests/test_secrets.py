@@ -12,8 +12,8 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
-from jianmu_like._config import ConfigError, JianmuConfig, explain_config, get_config, load_config
-from jianmu_like._redact import (
+from jianmu_like._base.config import ConfigError, JianmuConfig, explain_config, get_config, load_config
+from jianmu_like._base.redact import (
     MIN_SECRET_LENGTH,
     redact,
     redact_secrets,
@@ -215,7 +215,7 @@ def test_standard_log_records_of_mcp_modules_are_masked(caplog: pytest.LogCaptur
 
 
 def test_data_keeps_secret_looking_names_when_masked_by_value_only() -> None:
-    from jianmu_like._redact import redact_secrets_in
+    from jianmu_like._base.redact import redact_secrets_in
 
     register_secret("elicited-secret-value", source="test")
     form = {"message": "token elicited-secret-value expired", "schema": {"password": {"type": "string"}}}

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from jianmu_like._speed import ITEMS, parse
+from jianmu_like._base.speed import ITEMS, parse
 from jianmu_like.testing import PATIENCE
 
 PROBE = """

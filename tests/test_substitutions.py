@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from jianmu_like import Agent, ReActConfig, create_react_node, human, tool
+from jianmu_like._run.breakpoints import marked
 from jianmu_like.telemetry.events import AnyEvent
 from jianmu_like.testing import call, reply, scripted_client
 
@@ -203,3 +204,20 @@ def test_substitutions_in_an_agent_file(tmp_path: Path) -> None:
     path.write_text("kind: react\nmodel: m\nsubstitutions:\n  - node: ReActAgent.Done\n    status: RUNNING\n")
     with pytest.raises(JianmuError, match=r"agent.yaml:5"):
         load_agent(path, model_client=scripted_client(responder))
+
+
+async def test_a_run_after_the_rules_are_cleared_unmarks_every_node() -> None:
+    # A run with no rule walks no tree while no live node is marked (a gate, a forced result, a
+    # watched class): so the first run after the rules are cleared must unmark every node.
+    bot = agent()
+    bot.substitutions.set([{"node": "ReActAgent.Tools", "status": "success"}])
+    bot.breakpoints.set([{"node": "ReActAgent.Done"}])
+    result = await bot.run(input_data={"messages": [human("add")]})
+    assert result.status == "suspended" and all(marked(n) for n in bot.tree.iterate())
+    bot.breakpoints.set([])
+    result = await bot.resume(decisions={result.pending_approvals[0].id: True})
+    assert result.status != "suspended"
+    bot.substitutions.set([])
+    result = await bot.run(input_data={"messages": [human("add")]})
+    assert result.final_answer == "result 42"
+    assert not any(marked(n) or hasattr(type(n), "_jianmu_watched") for n in bot.tree.iterate())

@@ -1,4 +1,4 @@
-"""One wording for validation errors (`jianmu_like._validation`) wherever pydantic rejects input:
+"""One wording for validation errors (`jianmu_like._base.validation`) wherever pydantic rejects input:
 the configuration and agent files, guard sections, MCP server entries, tool arguments and
 structured answers (read by the model). Each used to have its own formatter and its own words."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
 
-from jianmu_like._validation import describe_validation, key_path
+from jianmu_like._base.validation import describe_validation, key_path
 from jianmu_like.agentfile._loader import AgentFileError, validate_agent_file
 from jianmu_like.guard._config import policies_from_config
 from jianmu_like.models._structured import OutputSchema

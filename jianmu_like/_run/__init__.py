@@ -15,4 +15,8 @@ skips its parent's constructor):
 - `facade`: the public methods both classes share, forwarding to their core;
 - `protocol`: `AgentLike`, what the edges (server, CLI, durable workers) rely on, satisfied by
   both classes so none of them probes with `getattr`.
+- `agent`, `template`: the two facades, `Agent` (one tree) and `AgentTemplate` with its
+  `Conversation`s (pooled trees); nothing else here imports them;
+- `review`: an operator's review of the approvals a store holds, without running an agent
+  (`jianmu-like approvals`); it imports nothing else here.
 """

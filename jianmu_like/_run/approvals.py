@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._keys import StateKeys
-from .._review import store_decision, stored_decisions
 from ..checkpoint._recorder import RunRecorder
 from ..guard._approvals import (
     AlreadyDecided,
@@ -21,7 +19,9 @@ from ..guard._approvals import (
     check_edit,
     parse_decision,
 )
+from ..models._keys import StateKeys
 from ..state._manager import StateManager
+from .review import store_decision, stored_decisions
 
 
 class Approvals:

@@ -35,6 +35,7 @@ from __future__ import annotations
 import difflib
 import functools
 import uuid
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal
 
@@ -42,10 +43,10 @@ import py_trees
 from py_trees.common import Status
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-from .._keys import StateKeys
 from ..bt._hooks import hooks_of
 from ..errors import JianmuError
 from ..guard._approvals import Approval, ApprovalDecision
+from ..models._keys import StateKeys
 from ..nodes._tool_executor import ToolExecutor
 from ..state._manager import StateManager
 from ..telemetry import _interruption_events as interruption_events
@@ -113,6 +114,39 @@ def node_ids(root: py_trees.behaviour.Behaviour) -> Iterator[tuple[str, str, py_
 
 
 _WATCHED: dict[type, type] = {}
+
+_MARKED: dict[int, weakref.ref[py_trees.behaviour.Behaviour]] = {}
+"""The live nodes some run marked (a gate, a forced result or a watched class), by id: while there
+is none, a run with no rule walks no tree (an install costs nothing when no rule was ever set).
+Keyed by id, not the node, so a node class that defines `__eq__` without `__hash__` still works."""
+
+
+def mark(node: py_trees.behaviour.Behaviour) -> None:
+    """Note that `node` carries a gate, a forced result or a watched class (until `unmark`)."""
+    key = id(node)
+    if key not in _MARKED:
+        _MARKED[key] = weakref.ref(node, lambda _gone: _MARKED.pop(key, None))
+
+
+def unmark(node: py_trees.behaviour.Behaviour) -> None:
+    _MARKED.pop(id(node), None)
+
+
+def marked(node: py_trees.behaviour.Behaviour) -> bool:
+    return id(node) in _MARKED
+
+
+def any_marked() -> bool:
+    """Whether some live node may still carry a gate, a forced result or a watched class."""
+    return bool(_MARKED)
+
+
+def watch(node: py_trees.behaviour.Behaviour) -> None:
+    """Give `node` the watched class (its `tick()` asks its gates first), and mark it."""
+    cls = type(node)
+    if getattr(cls, "_jianmu_watched", None) is None:
+        node.__class__ = _watched_class(cls)
+    mark(node)
 
 
 def _watched_class(cls: type[py_trees.behaviour.Behaviour]) -> type:
@@ -294,24 +328,32 @@ class Breakpoints:
         self._trigger = None  # seen in an earlier run (or before a suspension): not this one's
         if not active:
             self._held.clear()  # no pause: nothing is held
+            if not any_marked():
+                return  # no live node carries a gate or a watched class: nothing to unwatch
         for node_id, path, node in node_ids(root):
             if active:
                 self._watch(node, node_id, path)
             else:
+                base = getattr(type(node), "_jianmu_watched", None)
                 # A pooled tree's old gate goes; removed, not set to None: one more attribute
                 # would take the loop's nodes past CPython's inline-attribute limit (see
                 # tests/nodes/test_react_nodes.py), and every run without breakpoints pays that.
-                node.__dict__.pop("_jianmu_breakpoints", None)
-                node.__dict__.pop("on_children", None)
-                base = getattr(type(node), "_jianmu_watched", None)
+                # Deleted as attributes, never through `node.__dict__`: reading an instance's
+                # `__dict__` moves its attributes out of the inline values into a real dict for
+                # good (CPython 3.11), and every later `self.x` of the node pays a dict lookup.
+                if getattr(node, "_jianmu_breakpoints", None) is not None:
+                    del node._jianmu_breakpoints  # type: ignore[attr-defined]
+                if getattr(node, "on_children", None) is not None:
+                    del node.on_children  # type: ignore[attr-defined]
                 if base is not None:
                     node.__class__ = base
+                if getattr(node, "_jianmu_forced", None) is None:
+                    unmark(node)  # else a substitution's, cleared by its own install next
 
     def _watch(self, node: py_trees.behaviour.Behaviour, node_id: str, path: str) -> None:
         self._ids[id(node)] = (node_id, path)
         node._jianmu_breakpoints = self  # type: ignore[attr-defined]
-        if getattr(type(node), "_jianmu_watched", None) is None:
-            node.__class__ = _watched_class(type(node))
+        watch(node)
         if hooks_of(node).runtime_children:  # a DynamicParallel: its children come later
             node.on_children = self._watch_children  # type: ignore[attr-defined]
 

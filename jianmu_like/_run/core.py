@@ -24,10 +24,7 @@ import py_trees
 from py_trees.common import Status
 from pydantic import BaseModel
 
-from .._config import RecordingRetention, get_config
-from .._keys import StateKeys
-from .._results import ResultReader, reading
-from .._review import pending_of_thread, refuse_fresh_run, stored_questions
+from .._base.config import RecordingRetention, get_config
 from ..bt._runner import ReactiveRunner
 from ..checkpoint._contract import AsyncCheckpointer, ClosableCheckpointer, Durability, ThreadConflictError
 from ..checkpoint._history import CheckpointInfo
@@ -35,6 +32,8 @@ from ..checkpoint._recorder import RunRecorder
 from ..checkpoint._store import Checkpoint, Checkpointer, CheckpointError
 from ..guard._approvals import Approval
 from ..guard._interruptions import Interruption, from_approval, from_question
+from ..models._keys import StateKeys
+from ..nodes._results import ResultReader, reading
 from ..state._contract import check_contract
 from ..state._inputs import InputError, TreeInputs
 from ..state._journal import JournalEntry
@@ -50,8 +49,9 @@ from .errors import ConversationError
 from .interruptions import Interruptions
 from .interrupts import Interrupts
 from .open_calls import repair_open_calls
-from .recording import RunRecording
+from .recording import RunRecording, flush_every_tick
 from .result import AgentResult, build_result
+from .review import pending_of_thread, refuse_fresh_run, stored_questions
 from .substitutions import Substitutions
 from .thread_recordings import ThreadRecording, retention_of
 from .threads import Threads, needs_store, version_number
@@ -426,6 +426,7 @@ class RunCore:
         try:
             with ExitStack() as stack:
                 first = runner.ticks_now
+                stack.enter_context(flush_every_tick(runner, recordings))
                 for recording in recordings:
                     recording.tick = lambda: runner.ticks_now - first
                     recording.substitutions = [r.model_dump(exclude_none=True) for r in rules.items]

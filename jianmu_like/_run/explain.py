@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 import py_trees
 from py_trees.common import Status
 
-from .._redact import redact_text
-from .._results import AgentOutcome
+from .._base.redact import redact_text
 from ..bt._node import walk
+from ..nodes._results import AgentOutcome
 
 if TYPE_CHECKING:
     from .result import AgentResult

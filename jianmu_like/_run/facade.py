@@ -15,7 +15,6 @@ from typing import Any, Self
 import py_trees
 from pydantic import BaseModel
 
-from .._keys import StateKeys
 from ..bt._runner import ReactiveRunner
 from ..checkpoint._contract import Durability
 from ..checkpoint._history import CheckpointInfo
@@ -23,6 +22,7 @@ from ..checkpoint._recorder import RunRecorder
 from ..checkpoint._store import Checkpointer
 from ..guard._approvals import Approval, ApprovalDecision
 from ..guard._interruptions import Interruption
+from ..models._keys import StateKeys
 from ..nodes._interrupts import InterruptBox
 from ..state._manager import StateManager
 from ..telemetry._hub import TelemetryHub

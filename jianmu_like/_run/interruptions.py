@@ -5,7 +5,7 @@ The run core's side of `guard._interruptions`: the approvals and client tool cal
 (`tools._questions`, live in this process), as one list of `Interruption`s and one `decide`.
 With a checkpoint store, the open questions are saved with the thread (a version when one opens
 and when it is answered): another process lists them, and one whose asking process ended is
-listed as expired and refused with a `QuestionExpired` saying what to do (`_review`).
+listed as expired and refused with a `QuestionExpired` saying what to do (`_run.review`).
 The run core reaches questions through the generic question boxes of its tool sets, never
 through MCP types (an import contract in pyproject.toml keeps `jianmu_like._run` off `mcp`).
 The boxes are shared by every clone of a tree (a served agent's concurrent runs), so a run lists,
@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
-from .._review import refuse_stored_question
 from ..checkpoint._recorder import RunRecorder
 from ..guard._interruptions import (
     Interruption,
@@ -39,6 +38,7 @@ from ..tools._questions import (
 )
 from ..tools._toolset import ToolSet
 from .approvals import Approvals
+from .review import refuse_stored_question
 
 
 class Interruptions:

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._keys import StateKeys
-from .._results import read_key
+from ..models._keys import StateKeys
 from ..models._messages import Message
 from ..nodes._open_calls import answer_open_calls
+from ..nodes._results import read_key
 from ..nodes._tool_outcome import ToolOutcome
 from ..state._journal import JournalEntry
 from ..state._manager import StateManager

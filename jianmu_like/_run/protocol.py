@@ -13,11 +13,11 @@ from typing import Any, Protocol, runtime_checkable
 
 import py_trees
 
-from .._keys import StateKeys
 from ..bt._runner import ReactiveRunner
 from ..checkpoint._contract import Durability
 from ..checkpoint._store import Checkpointer
 from ..guard._interruptions import Interruption
+from ..models._keys import StateKeys
 from ..nodes._interrupts import InterruptBox
 from ..state._manager import StateManager
 from ..telemetry._hub import TelemetryHub

@@ -15,7 +15,7 @@ each of them rather than inside any node:
 The file is bounded (`max_bytes`): once a line would pass the limit, nothing more is written but
 one `truncated` line, and replay refuses such a file (it cannot answer what it never saw).
 Model requests and responses and tool arguments and outputs are redacted like every event
-(`_redact.redact`), checked on the line's JSON text once it is serialized (`write`): the full
+(`_base.redact.redact`), checked on the line's JSON text once it is serialized (`write`): the full
 walk only for a line whose text may hold a secret. The line schema is documented in
 docs/guides/replay.md.
 """
@@ -26,15 +26,18 @@ import asyncio
 import datetime
 import functools
 import json
-from collections.abc import Callable, Iterator, Mapping
+import secrets
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
+from operator import attrgetter
 from pathlib import Path
 from typing import IO, Any, ParamSpec
 
 from pydantic import BaseModel
 from pydantic_core import to_json, to_jsonable_python
 
-from .._redact import might_hold_secret, redact, redact_bulk
+from .._base.redact import might_hold_secret, redact, redact_bulk
+from ..bt._runner import ReactiveRunner, TickHook
 from ..errors import JianmuError
 from ..models._client import ContentEvents, event_name
 from ..models._hooks import ModelCall, model_call_hook, use_model_call_hook
@@ -104,12 +107,15 @@ class RequestDeltas:
         if last is not None:
             base, previous, previous_tools = last
             limit = min(len(previous), len(messages))
-            while keep < limit and (previous[keep] is messages[keep] or previous[keep] == messages[keep]):
-                keep += 1
+            if messages[:limit] == previous[:limit]:  # the usual case, compared in C (same objects)
+                keep = limit
+            else:
+                while keep < limit and (previous[keep] is messages[keep] or previous[keep] == messages[keep]):
+                    keep += 1
             tools_same = tools is previous_tools or tools == previous_tools
             out["base"], out["keep"] = base, keep
         self._last[node] = (seq, messages, tools)
-        values = tuple(getattr(request, name) for name in _SETTINGS)
+        values = _settings_of(request)
         cached = self._settings.get(node)
         if cached is None or cached[0] != values:  # the sampling settings rarely change
             dumped = request.model_dump(mode="json", exclude_none=True, exclude={"messages", "tools"})
@@ -125,6 +131,7 @@ class RequestDeltas:
 
 _REQUEST_FIELDS = tuple(ModelRequest.model_fields)
 _SETTINGS = tuple(name for name in _REQUEST_FIELDS if name not in ("messages", "tools"))
+_settings_of = attrgetter(*_SETTINGS)
 
 
 def expand_requests(lines: list[dict[str, Any]]) -> None:
@@ -203,8 +210,22 @@ class RunRecording:
         its `run` line, so a replay applies them and answers as the recording did."""
         """Events recorded in the current operation: a call's line says how many came before
         it, so replay can keep a parallel batch's interleaving."""
+        self._pending: list[Any] = []
+        """Lines not written yet, each followed by `_SEPARATOR` (see `flush`): event lines as
+        dicts, and a placeholder for each call line (kept in `_calls`)."""
+        self._calls: list[tuple[dict[str, Any], tuple[str, ...]]] = []
+        """The call lines (model, tool, run...) of `_pending`, with the keys to redact."""
+        self._slots: list[int] = []
+        """Where each of `_calls` goes among `_pending`'s lines."""
+        self._framed: list[tuple[bytes, bytes] | None] = []
+        """For each line of `_pending`, what goes before and after its JSON text (an event's
+        frame, `_event_frame`), or None (a call line, whole)."""
+        self._frames: dict[tuple[str, str | None, str | None, str | None], tuple[bytes, bytes]] = {}
+        self._frame_tick = -1
+        self._frame_start = b""
         try:
-            self._file: IO[bytes] | None = sink if sink is not None else self.path.open("wb")
+            # Unbuffered: each `flush` is one write(2), so what it wrote survives the process.
+            self._file: IO[bytes] | None = sink if sink is not None else self.path.open("wb", buffering=0)
         except OSError as exc:
             raise RecordingError(f"cannot write the recording {str(self.path)!r}: {exc}") from exc
         header: dict[str, Any] = {
@@ -225,27 +246,77 @@ class RunRecording:
 
     # ------------------------------------------------------------------ writing
     def write(self, line: dict[str, Any], redacted: tuple[str, ...] = ()) -> None:
-        """Append one line, or, past the size limit, the `truncated` line and nothing after it.
-        The values under the keys `redacted` names are redacted (`_redact.redact`) when the
-        line's JSON text may hold a secret (`might_hold_secret`): one scan of the text written
-        instead of one per value, and no walk of a line without a secret. A pydantic model in a
-        line is written without its None fields (`jsonable`); a plain dict keeps its nulls."""
+        """Append one line now (with every line still pending before it), or, past the size
+        limit, the `truncated` line and nothing after it. The values under the keys `redacted`
+        names are redacted (`_base.redact.redact`) when the line's JSON text may hold a secret
+        (`might_hold_secret`): one scan of the text written instead of one per value, and no
+        walk of a line without a secret. A pydantic model in a line is written without its
+        None fields (`jsonable`); a plain dict keeps its nulls."""
+        self.add(line, redacted)
+        self.flush()
+
+    def add(self, line: dict[str, Any], redacted: tuple[str, ...] = ()) -> None:
+        """`write` at the next `flush` (the end of the tick, at the latest)."""
+        if self._file is None or self.truncated:
+            return
+        pending = self._pending
+        self._slots.append(len(pending) >> 1)
+        self._calls.append((line, redacted))
+        self._framed.append(None)
+        pending.append(None)
+        pending.append(_SEPARATOR)
+
+    def flush(self) -> None:
+        """Write the pending lines: one serialization and one write(2) for them all.
+
+        The lines of a tick wait in `_pending` as the objects they hold (events, messages,
+        replies) and are serialized here, at the tick's end (the core calls this after every
+        tick, and when the run ends, fails or is cancelled), by one pydantic-core `to_json`
+        over the event lines and one over the call lines, each a list whose lines are
+        separated by `_SEPARATOR` (a string no recorded value can hold: its JSON text is then
+        where one line ends), instead of one call, one scan and one write per line: what a
+        recording costs per line was the work around each line more than the bytes. A SIGKILL
+        loses at most the lines of the tick in progress."""
+        pending = self._pending
+        if not pending:
+            return
+        calls, slots, framed = self._calls, self._slots, self._framed
+        self._pending, self._calls, self._slots, self._framed = [], [], [], []
         file = self._file
         if file is None or self.truncated:
             return
-        data = to_json(line, fallback=repr, exclude_none=True)
-        if redacted and might_hold_secret(data):
-            for key in redacted:
-                if key in line:
-                    line[key] = redact(jsonable(line[key]))
-            data = to_json(line, fallback=repr, exclude_none=True)
-        data += b"\n"
-        size = len(data)
-        if self.written + size > self.max_bytes:
-            self.truncate()
+        parts = to_json(pending, fallback=repr)[1:_END].split(_SPLIT)
+        if len(parts) != len(framed):  # a value held the separator after all
+            parts = [to_json(line, fallback=repr) for line in pending[::2]]
+        if calls:
+            texts = _call_texts(calls)
+            for slot, text in zip(slots, texts, strict=True):
+                parts[slot] = text
+        lines: list[bytes] = []
+        for frame, part in zip(framed, parts, strict=True):
+            if frame is None:
+                lines.append(part)
+            else:  # an event's `{"data":...,"ts":...}` inside its frame
+                lines.append(frame[0] + part[1:-1] + frame[1])
+        parts = lines
+        data = b"\n".join(parts) + b"\n"
+        if self.written + len(data) > self.max_bytes:
+            self._write_until_full(parts)
             return
-        self.written += size
-        file.write(data)
+        self.written += len(data)
+        _write_all(file, data)
+
+    def _write_until_full(self, parts: list[bytes]) -> None:
+        """Write `parts` (lines) one by one up to the size limit, then the `truncated` line."""
+        file = self._file
+        assert file is not None
+        for part in parts:
+            size = len(part) + 1
+            if self.written + size > self.max_bytes:
+                self.truncate()
+                return
+            self.written += size
+            _write_all(file, part + b"\n")
 
     def truncate(self) -> None:
         """Write the `truncated` line: nothing more is written after it."""
@@ -254,10 +325,11 @@ class RunRecording:
             return
         self.truncated = True
         note = {"kind": "truncated", "at_bytes": self.written, "max_bytes": self.max_bytes}
-        file.write(to_json(note) + b"\n")
+        _write_all(file, to_json(note) + b"\n")
         file.flush()
 
     def close(self) -> None:
+        self.flush()
         file, self._file = self._file, None
         if file is not None:
             file.close()
@@ -294,23 +366,31 @@ class RunRecording:
     def record_result(self, status: str, final_answer: str | None) -> None:
         self.write({"kind": "result", "status": status, "final_answer": redact(final_answer)})
         if self._file is not None:
-            self._file.flush()
+            self._file.flush()  # a file given in place of ours may buffer
 
     # ------------------------------------------------------------------ the seams
     def on_event(self, event: AnyEvent) -> None:
-        """The telemetry subscriber: every event of the run, with its tick (the event's wire
-        shape serialized by pydantic-core: an event line costs a few microseconds)."""
+        """The telemetry subscriber: every event of the run, with its tick, kept for `flush`
+        (the event's wire shape, as `TypedEvent.wire` gives it: its `data` and `ts` are
+        serialized at the flush, the rest of the line is the same for every event of a node
+        and type and is made once, `_event_frame`)."""
         self.events += 1
         self.last_type = event.type
-        file = self._file
-        if file is None or self.truncated:
+        if self._file is None or self.truncated:
             return
-        data = b'{"kind":"event","tick":%d,' % self.tick() + to_json(event.wire(), fallback=repr)[1:] + b"\n"
-        if self.written + len(data) > self.max_bytes:
-            self.truncate()
-            return
-        self.written += len(data)
-        file.write(data)
+        tick = self.tick()
+        if tick != self._frame_tick:
+            self._frame_tick, self._frame_start = tick, b'{"kind":"event","tick":%d,' % tick
+        key = (event.type, event.node, event.namespace, event.run_id)
+        frame = self._frames.get(key)
+        if frame is None:
+            frame = self._frames[key] = _event_frame(*key)
+        pending = self._pending
+        pending.append({"data": event.data, "ts": event.ts})
+        pending.append(_SEPARATOR)
+        self._framed.append((self._frame_start + frame[0], frame[1]))
+        if len(pending) > _MAX_PENDING:  # a tick that publishes a lot (a long streamed reply)
+            self.flush()
 
     async def model_hook(
         self, call: ModelCall, request: ModelRequest, on_event: ModelEventCallback | None, outer: Any
@@ -352,11 +432,11 @@ class RunRecording:
         except BaseException as exc:
             line["events"] = emitted
             line["error"] = error_data(exc)
-            self.write(line, ("request",))
+            self.add(line, ("request",))
             raise
         line["events"] = emitted
         line["response"] = response
-        self.write(line, ("request", "response"))
+        self.add(line, ("request", "response"))
         return response
 
     async def tool_hook(self, invoke: ToolInvoke, tool: Tool, arguments: dict[str, Any], outer: Any) -> Any:
@@ -374,12 +454,12 @@ class RunRecording:
             line["error"] = error_data(exc)
             if isinstance(exc, asyncio.CancelledError) and call_timed_out():
                 line["error"]["timed_out"] = True  # its deadline, not the run, cancelled it
-            self.write(line, ("arguments",))
+            self.add(line, ("arguments",))
             raise
         text = output if isinstance(output, str) else render_result(output)
         line["events_before"] = self.events
         line["output"] = text
-        self.write(line, ("arguments", "output"))
+        self.add(line, ("arguments", "output"))
         return text
 
     @contextmanager
@@ -395,10 +475,100 @@ class RunRecording:
             return self.tool_hook(invoke, tool, arguments, outer_tool)
 
         with ExitStack() as stack:
+            stack.callback(self.flush)  # ended, failed or cancelled: what it recorded is written
             stack.enter_context(use_model_call_hook(model))
             stack.enter_context(use_tool_call_hook(tools))
             stack.callback(hub.subscribe(self.on_event))
             yield
+
+
+_SEPARATOR = "\x00" + secrets.token_hex(16)
+"""What separates the lines of a batch (`RunRecording.flush`): a string element between two
+lines of the list serialized, which no recorded value can hold (it is random, made once per
+process and never written), so where its JSON text stands between two elements one line ends.
+A JSON string cannot hold `"` unescaped, so its text cannot occur inside a string either."""
+_SPLIT = b',"\\u0000' + _SEPARATOR[1:].encode() + b'",'
+_END = -len(_SPLIT)
+"""A batch's text is `[line,"sep",line,"sep"]`: past its `[`, before its last `,"sep"]`."""
+_MAX_PENDING = 2 * 512
+
+
+def _event_frame(
+    type_: str, node: str | None, namespace: str | None, run_id: str | None
+) -> tuple[bytes, bytes]:
+    """What an event line holds around its `"data":...,"ts":...` (the wire's order: `type`,
+    `node`, `namespace`, `data`, `ts`, `run_id`), after its `kind` and `tick`."""
+    head = to_json({"type": type_, "node": node, "namespace": namespace})[1:-1] + b","
+    return head, b',"run_id":' + to_json(run_id) + b"}"
+
+
+"""Lines kept before a flush inside a tick (two entries each: the line and a separator)."""
+
+
+def _call_texts(calls: list[tuple[dict[str, Any], tuple[str, ...]]]) -> list[bytes]:
+    """The JSON text of each call line: serialized together (without the None fields of the
+    pydantic models they hold), checked together for secrets (`might_hold_secret`), and only
+    the lines whose own text may hold one redacted and serialized again."""
+    batch: list[Any] = []
+    for line, _ in calls:
+        batch.append(line)
+        batch.append(_SEPARATOR)
+    texts = to_json(batch, fallback=repr, exclude_none=True)[1:_END].split(_SPLIT)
+    if len(texts) != len(calls):  # a value held the separator after all: one line at a time
+        texts = [to_json(line, fallback=repr, exclude_none=True) for line, _ in calls]
+    if not might_hold_secret(b"".join(texts)):
+        return texts
+    for index, (line, redacted) in enumerate(calls):
+        if redacted and might_hold_secret(texts[index]):
+            for key in redacted:
+                if key in line:
+                    line[key] = redact(jsonable(line[key]))
+            texts[index] = to_json(line, fallback=repr, exclude_none=True)
+    return texts
+
+
+def _write_all(file: IO[bytes], data: bytes) -> None:
+    """`data` written whole (an unbuffered file may take part of it per call)."""
+    written = file.write(data)
+    if written is not None and written < len(data):
+        view = memoryview(data)
+        while written < len(data):
+            written += file.write(view[written:]) or 0
+
+
+class _FlushEveryTick:
+    """The runner's tick hook while a run is recorded: writes what the recordings hold
+    (`RunRecording.flush`), then calls the hook it wraps (the checkpoint recorder's)."""
+
+    __slots__ = ("previous", "recordings")
+
+    def __init__(self, recordings: tuple[RunRecording, ...], previous: TickHook | None) -> None:
+        self.recordings = recordings
+        self.previous = previous
+
+    def __call__(self) -> Awaitable[None] | None:
+        for recording in self.recordings:
+            recording.flush()
+        previous = self.previous
+        return previous() if previous is not None else None
+
+
+@contextmanager
+def flush_every_tick(runner: ReactiveRunner, recordings: Iterable[RunRecording]) -> Iterator[None]:
+    """Flush `recordings` after every tick of `runner` inside (see `RunRecording.flush`)."""
+    previous = runner.on_tick
+    while isinstance(previous, _FlushEveryTick):  # an earlier run's, left below another hook
+        previous = previous.previous
+    hook = _FlushEveryTick(tuple(recordings), previous)
+    runner.on_tick = hook
+    try:
+        yield
+    finally:
+        hook.recordings = ()  # from now on it only passes the tick on
+        if runner.on_tick is hook:
+            runner.on_tick = previous
+        # Otherwise a hook set during the run wraps this one (the server's node view of a
+        # suspended run): it puts this one back when it goes, and the next run unwraps it.
 
 
 def error_data(exc: BaseException) -> dict[str, Any]:
@@ -431,7 +601,9 @@ def _resolve_events(lines: list[dict[str, Any]]) -> None:
 
 def read_recording(path: str | Path) -> list[dict[str, Any]]:
     """The lines of a recording, checked: the header first, a known format and version, not
-    truncated (`RecordingError` saying which line and why otherwise)."""
+    truncated (`RecordingError` saying which line and why otherwise). A last line cut short
+    (no newline, not JSON: its process died while writing it) is left out: the recording then
+    ends early, as one whose process died between two writes does (no `result` line)."""
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")
@@ -449,12 +621,15 @@ def parse_recording(text: str | bytes, file: str) -> list[dict[str, Any]]:
         except UnicodeDecodeError as exc:
             raise RecordingError(f"{file}: not UTF-8 text ({exc})") from exc
     lines: list[dict[str, Any]] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
+    raws = text.splitlines()
+    for number, raw in enumerate(raws, start=1):
         if not raw.strip():
             continue
         try:
             line = json.loads(raw)
         except json.JSONDecodeError as exc:
+            if number == len(raws) and not text.endswith("\n") and number > 1:
+                break  # a line cut short by the end of the process that wrote it: the file ends early
             raise RecordingError(f"{file}:{number}: not JSON: {exc.msg}") from exc
         if not isinstance(line, dict) or not isinstance(line.get("kind"), str):
             raise RecordingError(f"{file}:{number}: a line must be an object with a 'kind'")

@@ -13,13 +13,13 @@ from typing import Any
 import py_trees
 from pydantic import BaseModel, ConfigDict, Field
 
-from .._keys import StateKeys
-from .._results import AgentOutcome, all_artifacts, read_key, total_usage, tree_outcomes
 from ..bt._fault import NodeFault
 from ..bt._runner import EndStatus, RunOutcome
 from ..guard._approvals import Approval
 from ..guard._interruptions import Interruption, from_approval
+from ..models._keys import StateKeys
 from ..models._types import Usage
+from ..nodes._results import AgentOutcome, all_artifacts, read_key, total_usage, tree_outcomes
 from ..state._inputs import TreeInputs
 from ..state._manager import StateManager
 from ..state._schema import schema_spec

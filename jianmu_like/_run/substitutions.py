@@ -34,7 +34,7 @@ import py_trees
 from py_trees.common import Status
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from .._sources import Loc, SourceError, describe_errors, load_yaml
+from .._base.sources import Loc, SourceError, describe_errors, load_yaml
 from ..models._hooks import ModelCall, model_call_hook, use_model_call_hook
 from ..models._messages import Message, ToolCall, ai
 from ..models._types import ModelEventCallback, ModelRequest, ModelResponse
@@ -45,7 +45,7 @@ from ..tools._base import Tool
 from ..tools._call_context import current_tool_call
 from ..tools._hooks import ToolInvoke, tool_call_hook, use_tool_call_hook
 from .breakpoints import UnknownTarget as UnknownTarget
-from .breakpoints import _tool_names, _watched_class, node_ids
+from .breakpoints import _tool_names, any_marked, node_ids, unmark, watch
 from .recording import node_of
 
 
@@ -173,6 +173,8 @@ class Substitutions:
     def install(self, root: py_trees.behaviour.Behaviour) -> None:
         """Mark the nodes a rule forces (watched, so their `tick()` asks first); clear the others.
         Runs after the breakpoints' `install`, which unwatches every node it has no use for."""
+        if not self.items and not any_marked():
+            return  # no live node carries a forced result: nothing to clear
         for node_id, path, node in node_ids(root):
             status = next(
                 (
@@ -185,10 +187,11 @@ class Substitutions:
             if status is None:
                 if getattr(node, "_jianmu_forced", None) is not None:
                     node._jianmu_forced = None  # type: ignore[attr-defined]
+                    if getattr(type(node), "_jianmu_watched", None) is None:
+                        unmark(node)  # unwatched by the breakpoints' install just before
                 continue
             node._jianmu_forced = (Status[status], path, self._hub)  # type: ignore[attr-defined]
-            if getattr(type(node), "_jianmu_watched", None) is None:
-                node.__class__ = _watched_class(type(node))
+            watch(node)
 
     @contextmanager
     def model(self) -> Iterator[None]:

@@ -25,7 +25,7 @@ import json
 import logging
 from typing import Literal
 
-from .._config import RecordingRetention, get_config
+from .._base.config import RecordingRetention, get_config
 from ..checkpoint._contract import Checkpointer, CheckpointError
 from ..checkpoint._recordings import (
     RecordingStatus,

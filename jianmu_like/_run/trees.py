@@ -154,13 +154,15 @@ _GATES_ATTR = "_jianmu_interrupt_gates"
 def _pooled_gates(root: py_trees.behaviour.Behaviour) -> list[InterruptGate]:
     """The interrupt points of a pooled tree, found once per tree: every run of a conversation
     binds them, and a template's trees never change shape. Kept on the root with the root
-    itself, since a clone of the tree copies its attributes (and must find its own nodes)."""
-    cached = root.__dict__.get(_GATES_ATTR)
+    itself, since a clone of the tree copies its attributes (and must find its own nodes).
+    Through getattr/setattr, not `root.__dict__`, which would take the root's attributes out
+    of CPython 3.11's inline values for good (see `TreeInputs.of`)."""
+    cached = getattr(root, _GATES_ATTR, None)
     if cached is not None and cached[0] is root:
         gates: list[InterruptGate] = cached[1]
         return gates
     gates = interrupt_gates(root)
-    root.__dict__[_GATES_ATTR] = (root, gates)
+    setattr(root, _GATES_ATTR, (root, gates))
     return gates
 
 

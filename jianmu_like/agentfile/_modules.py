@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
-from .._installations import installation_of
+from .._base.installations import installation_of
 from ..errors import JianmuError
 
 ALWAYS_ALLOWED = ("jianmu_like.tools.builtin",)

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .._validation import error_locations
+from .._base.validation import error_locations
 from ._spec import AgentFileSpec
 
 _PRUNE_ROUNDS = 5

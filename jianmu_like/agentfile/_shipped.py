@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .._names import did_you_mean
-from .._sources import SourceError
+from .._base.names import did_you_mean
+from .._base.sources import SourceError
 
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "presets"
 """Where the shipped agent files lie (package data, see pyproject.toml)."""

@@ -20,7 +20,7 @@ from pydantic import (
     model_validator,
 )
 
-from .._config import (
+from .._base.config import (
     AnswerCheckConfig,
     ContextConfig,
     ModelSettings,
@@ -96,7 +96,7 @@ class LimitsSpec(_Strict):
 
 
 class LLMSpec(ModelSettings):
-    """An agent's `llm:` section: the model settings (`_config.ModelSettings`, bounds
+    """An agent's `llm:` section: the model settings (`_base.config.ModelSettings`, bounds
     included), each unset one taken from the configuration."""
 
 
@@ -188,7 +188,7 @@ BUILT_FROM = frozenset(
     }
 )
 """The `ReActSpec` fields the loader builds an agent from (its tools, guard, prompt, place in a
-tree). Every other field is a `ReActConfig` setting: of the same name (`_loader.SAME_NAMED`), the
+tree). Every other field is a `ReActConfig` setting: of the same name (`_builder.SAME_NAMED`), the
 `llm:` and `limits:` sections (settings by their fields' names), or one read with more than the
 spec says (`model`, `system_prompt`, `tool_protocol`, `context`). tests/agentfile/test_settings.py
 checks that every field is one or the other, so none is accepted and ignored."""

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._names import did_you_mean
-from .._sources import Loc
+from .._base.names import did_you_mean
+from .._base.sources import Loc
 from ..presets.react._state import ReActState
 from ._kinds import AGENT_KINDS
 from ._spec import AgentFileSpec, PresetRefSpec, TreeNodeSpec

@@ -6,30 +6,10 @@ from typing import TYPE_CHECKING
 
 from ..exports import lazy_exports
 
-_EXPORTS = {
-    "._async_behaviour": ("AsyncBehaviour",),
-    "._composites": ("Sequence",),
-    "._conditions": ("StateCondition",),
-    "._dynamic_parallel": ("DynamicParallel",),
-    "._fault": (
-        "NodeFailed",
-        "NodeFault",
-    ),
-    "._loop": ("LoopUntilSuccess",),
-    "._node": (
-        "Node",
-        "NodeMixin",
-        "walk",
-    ),
-    "._runner": (
-        "ReactiveRunner",
-        "RunOutcome",
-    ),
-}
+if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name is an error there
+    __all__, __getattr__, __dir__ = lazy_exports(__name__)
 
-__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-
-if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py checks they match
+if TYPE_CHECKING:  # the public names, one source: jianmu_like.exports reads them at run time
     from ._async_behaviour import AsyncBehaviour as AsyncBehaviour
     from ._composites import Sequence as Sequence
     from ._conditions import StateCondition as StateCondition

@@ -21,15 +21,15 @@ from typing import Any
 
 from py_trees.common import Status
 
-from .._speed import fast
+from .._base.speed import fast
 from ..state._wakeup import Wakeup
 from ._eager import NOT_DONE, start_eager
 from ._fault import node_failed, report
 from ._inline import InlineWork
-from ._node import Node
+from ._node import FAILURE, INVALID, RUNNING, SUCCESS, Node
 
 _INLINE = fast("inline")
-"""The `inline` fast path (jianmu_like._speed): exclusive nodes run in the runner's task."""
+"""The `inline` fast path (jianmu_like._base.speed): exclusive nodes run in the runner's task."""
 
 
 class AsyncBehaviour(Node):
@@ -75,7 +75,7 @@ class AsyncBehaviour(Node):
             inline = self._inline
             if inline is not None:
                 if not inline.finished:
-                    return Status.RUNNING
+                    return RUNNING
                 self._inline = None
                 return self._outcome(inline.result)
             if self._answers_sync:
@@ -96,25 +96,25 @@ class AsyncBehaviour(Node):
                     return status if self._raised is None else self._outcome(status)
                 except asyncio.CancelledError:
                     self.feedback_message = "cancelled"
-                    return Status.FAILURE
+                    return FAILURE
                 self._inline = wakeup.parked = InlineWork(coro, context, yielded)
-                return Status.RUNNING
+                return RUNNING
             try:
                 task, status = start_eager(self._run(wakeup), name=self.name)
             except asyncio.CancelledError:
                 self.feedback_message = "cancelled"
-                return Status.FAILURE
+                return FAILURE
             if status is not NOT_DONE:
                 return self._outcome(status)  # finished in its first step: no tick to wait for
             self._task = task
             wakeup.track(task)
-            return Status.RUNNING
+            return RUNNING
         if not task.done():
-            return Status.RUNNING
+            return RUNNING
         self._task = None
         if task.cancelled():
             self.feedback_message = "cancelled"
-            return Status.FAILURE
+            return FAILURE
         return self._outcome(task.result())
 
     def _outcome(self, status: Status) -> Status:
@@ -135,15 +135,15 @@ class AsyncBehaviour(Node):
             self.error = self._raised = exc
             self.feedback_message = f"{type(exc).__name__}: {exc}"
             self.on_error(exc)
-            return Status.FAILURE
+            return FAILURE
         finally:
             # Wake the runner from inside the task's last step: it then ticks in the very next
             # loop cycle, one cycle earlier than a done-callback would allow. Only a tracked task
             # (counted in flight) has anything to settle: a first step that finishes skips it.
             if wakeup.in_flight:
                 wakeup.settle(asyncio.current_task())
-        if status not in (Status.SUCCESS, Status.FAILURE, Status.RUNNING):
-            return Status.FAILURE
+        if status not in (SUCCESS, FAILURE, RUNNING):
+            return FAILURE
         return status
 
     def on_error(self, exc: BaseException) -> None:
@@ -159,14 +159,14 @@ class AsyncBehaviour(Node):
     def terminate(self, new_status: Status) -> None:
         # stop() may run twice (FAILURE, then INVALID from a parent reset): cancel only a live task.
         inline = self._inline
-        if inline is not None and new_status == Status.INVALID:
+        if inline is not None and new_status == INVALID:
             self._inline = None
             inline.close()
             wakeup = self.state_manager.wakeup
             if wakeup.parked is inline:  # halted in the tick that parked it: nothing to carry on
                 wakeup.parked = None
         task = self._task
-        if task is not None and new_status == Status.INVALID:
+        if task is not None and new_status == INVALID:
             self._task = None
             if not task.done():
                 task.cancel()

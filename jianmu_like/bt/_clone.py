@@ -20,25 +20,30 @@ import random
 import uuid
 
 import py_trees
-from py_trees.common import Status
 
-from .._speed import fast
+from .._base.speed import fast
 from ._hooks import ClassHooks, hooks_of
-from ._node import walk
+from ._node import INVALID, walk
 
 _FAST = fast("clone")
+_object_new = object.__new__
+_object_setattr = object.__setattr__
 
 
 def clone_tree(root: py_trees.behaviour.Behaviour) -> py_trees.behaviour.Behaviour:
     """A new tree of the same shape whose nodes share everything they were built with."""
+    attributes = root.__dict__
     if _FAST:
-        node = object.__new__(type(root))
-        attributes = node.__dict__
-        attributes.update(root.__dict__)
+        # Written one by one into a new instance, never through its `__dict__`: reading an
+        # instance's `__dict__` moves its attributes out of CPython 3.11's inline values for good
+        # (every later `self.x` a dict lookup, on every tick). The source's own is read (the
+        # prototype's: one tree of the pool).
+        node = _object_new(type(root))
+        for name, value in attributes.items():
+            _object_setattr(node, name, value)
         node.id = _uuid4()
-    else:  # the plain way (jianmu_like._speed, `clone`)
+    else:  # the plain way (jianmu_like._base.speed, `clone`)
         node = copy.copy(root)
-        attributes = node.__dict__
         node.id = uuid.uuid4()
     node.parent = None
     children = [clone_tree(child) for child in root.children]
@@ -46,7 +51,7 @@ def clone_tree(root: py_trees.behaviour.Behaviour) -> py_trees.behaviour.Behavio
         child.parent = node
     node.children = children
     if "decorated" in attributes:
-        attributes["decorated"] = children[0]
+        node.decorated = children[0]  # type: ignore[attr-defined]  # a decorator
     node.iterator = node.tick()
     node.blackboards = list(root.blackboards)
     hooks = _reset_node(node)
@@ -61,17 +66,22 @@ def reset_tree(root: py_trees.behaviour.Behaviour) -> None:
     The tree must not be running anything (a finished, suspended or halted run)."""
     for node in walk(root):
         _reset_node(node)
-        bound = node.__dict__
-        bound.pop("state_manager", None)
-        bound.pop("telemetry", None)
+        for name in _BOUND:  # deleted as attributes: see clone_tree on `__dict__`
+            try:  # noqa: SIM105  (no context manager per node and run)
+                delattr(node, name)
+            except AttributeError:
+                pass  # not bound (a tree never run)
+
+
+_BOUND = ("state_manager", "telemetry")
+"""What a run binds on every node (`Agent` and the runner), unbound by `reset_tree`."""
 
 
 def _reset_node(node: py_trees.behaviour.Behaviour) -> ClassHooks:
-    node.status = Status.INVALID
+    node.status = INVALID
     node.feedback_message = ""
-    attributes = node.__dict__
-    if "current_child" in attributes:  # a composite
-        attributes["current_child"] = None
+    if getattr(node, "current_child", None) is not None:  # a composite that ticked
+        node.current_child = None  # type: ignore[attr-defined]
     hooks = hooks_of(node)
     if hooks.reset_run is not None:
         hooks.reset_run(node)

@@ -14,8 +14,8 @@ from typing import Any
 import py_trees
 from py_trees.common import Status
 
-from .._speed import fast
-from ._node import LEAN_TICKS, tick_node
+from .._base.speed import fast
+from ._node import INVALID, LEAN_TICKS, RUNNING, SUCCESS, tick_node
 
 _LEAN = fast("lean_ticks")
 
@@ -33,7 +33,7 @@ class Sequence(py_trees.composites.Sequence):
         cls._terminates = cls.terminate is not py_trees.behaviour.Behaviour.terminate
 
     def tick(self) -> Iterator[py_trees.behaviour.Behaviour]:
-        if not _LEAN:  # py_trees' own Sequence.tick (jianmu_like._speed, `lean_ticks`)
+        if not _LEAN:  # py_trees' own Sequence.tick (jianmu_like._base.speed, `lean_ticks`)
             yield from super().tick()
             return
         self.tick_lean()
@@ -43,11 +43,11 @@ class Sequence(py_trees.composites.Sequence):
         """py_trees' `Sequence.tick`, statement for statement, with children ticked by calls."""
         children = self.children
         index = 0
-        if self.status is not Status.RUNNING:
+        if self.status is not RUNNING:
             self.current_child = children[0] if children else None
             for child in children:
-                if child.status is not Status.INVALID:
-                    child.stop(Status.INVALID)
+                if child.status is not INVALID:
+                    child.stop(INVALID)
             if self._initialises:
                 self.initialise()
         elif self.memory and self.current_child is not None:
@@ -56,7 +56,7 @@ class Sequence(py_trees.composites.Sequence):
             self.current_child = children[0] if children else None
         if not children:
             self.current_child = None
-            self.stop(Status.SUCCESS)
+            self.stop(SUCCESS)
             return
         count = len(children)
         while index < count:
@@ -66,12 +66,12 @@ class Sequence(py_trees.composites.Sequence):
             else:
                 tick_node(child)
             status = child.status
-            if status is not Status.SUCCESS:
+            if status is not SUCCESS:
                 if not self.memory:
                     for later in children[index + 1 :]:
-                        if later.status is not Status.INVALID:
-                            later.stop(Status.INVALID)
-                if status is not Status.RUNNING:
+                        if later.status is not INVALID:
+                            later.stop(INVALID)
+                if status is not RUNNING:
                     self.stop(status)
                 else:
                     self.status = status
@@ -79,16 +79,16 @@ class Sequence(py_trees.composites.Sequence):
             if index + 1 < count:
                 self.current_child = children[index + 1]
             index += 1
-        self.stop(Status.SUCCESS)
+        self.stop(SUCCESS)
 
-    def stop(self, new_status: Status = Status.INVALID) -> None:
+    def stop(self, new_status: Status = INVALID) -> None:
         if not _LEAN:
             super().stop(new_status)
             return
-        if new_status == Status.INVALID:
+        if new_status == INVALID:
             self.current_child = None
             for child in self.children:
-                if child.status != Status.INVALID:
+                if child.status != INVALID:
                     child.stop(new_status)
         if self._terminates:
             self.terminate(new_status)

@@ -7,7 +7,7 @@ from typing import Any
 
 from py_trees.common import Status
 
-from ._node import Node
+from ._node import FAILURE, SUCCESS, Node
 
 
 class StateCondition(Node):
@@ -38,4 +38,4 @@ class StateCondition(Node):
         else:
             assert self.predicate is not None
             holds = bool(self.predicate(self.state_manager.state))
-        return Status.SUCCESS if holds else Status.FAILURE
+        return SUCCESS if holds else FAILURE

@@ -23,7 +23,7 @@ import py_trees
 from py_trees.common import Status
 
 from ..telemetry import events as ev
-from ._node import LEAN_TICKS, NodeMixin, tick_node, walk
+from ._node import FAILURE, INVALID, LEAN_TICKS, RUNNING, SUCCESS, NodeMixin, tick_node, walk
 
 Plan = Callable[["DynamicParallel"], list[Any]]
 """The run's items, read from the state (also on a restore, so it must not write)."""
@@ -85,13 +85,13 @@ class DynamicParallel(NodeMixin, py_trees.composites.Composite):
             child = self.build(index, item)
             child.parent = self
             self.children.append(child)
-        state_manager = self.__dict__.get("state_manager")
+        state_manager = getattr(self, "state_manager", None)  # not `__dict__`: see bt._clone
         for child in self.children:
             for node in walk(child):
                 if state_manager is not None:
                     setattr(node, "state_manager", state_manager)  # noqa: B010
                 setattr(node, "telemetry", self.telemetry)  # noqa: B010
-        on_children = self.__dict__.get("on_children")
+        on_children = getattr(self, "on_children", None)
         if on_children is not None:  # set by the run's breakpoints (`_run.breakpoints`) to watch them
             on_children(self)
 
@@ -116,26 +116,26 @@ class DynamicParallel(NodeMixin, py_trees.composites.Composite):
         yield self
 
     def tick_lean(self) -> None:
-        if self.status is not Status.RUNNING:
+        if self.status is not RUNNING:
             for child in self.children:
-                if child.status is not Status.INVALID:
-                    child.stop(Status.INVALID)
+                if child.status is not INVALID:
+                    child.stop(INVALID)
             self._start()
         running = False
         for child in self.children:
-            if child.status is Status.RUNNING or child.status is Status.INVALID:
+            if child.status is RUNNING or child.status is INVALID:
                 tick_node(child)
-            running = running or child.status is Status.RUNNING
+            running = running or child.status is RUNNING
         if running:
-            self.status = Status.RUNNING
+            self.status = RUNNING
             return
-        failed = any(child.status is Status.FAILURE for child in self.children)
-        self.stop(Status.FAILURE if failed and self.policy == "all_success" else Status.SUCCESS)
+        failed = any(child.status is FAILURE for child in self.children)
+        self.stop(FAILURE if failed and self.policy == "all_success" else SUCCESS)
 
-    def stop(self, new_status: Status = Status.INVALID) -> None:
-        if new_status == Status.INVALID:
+    def stop(self, new_status: Status = INVALID) -> None:
+        if new_status == INVALID:
             for child in self.children:
-                if child.status != Status.INVALID:
+                if child.status != INVALID:
                     child.stop(new_status)
         self.terminate(new_status)
         self.status = new_status

@@ -16,11 +16,11 @@ import threading
 from collections.abc import Coroutine, Generator
 from typing import Any, Generic, TypeVar
 
-from .._speed import fast
+from .._base.speed import fast
 
 T = TypeVar("T")
 
-# CPython's private task bookkeeping: the `eager` fast path (jianmu_like._speed) relies on it.
+# CPython's private task bookkeeping: the `eager` fast path (jianmu_like._base.speed) relies on it.
 _enter_task = asyncio.tasks._enter_task
 _leave_task = asyncio.tasks._leave_task
 _current_tasks: dict[Any, asyncio.Task[Any]] = asyncio.tasks._current_tasks  # type: ignore[attr-defined]

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import py_trees
 from pydantic import BaseModel, ConfigDict
 
-from .._redact import redact_text
+from .._base.redact import redact_text
 from ..errors import JianmuError
 from ..telemetry import events as ev
 

@@ -21,7 +21,7 @@ from py_trees.common import Status
 from ..telemetry import events as ev
 from ._fault import NodeFailed, as_node_failed, report
 from ._hooks import rebound
-from ._node import LEAN_TICKS, NodeMixin, tick_node
+from ._node import FAILURE, INVALID, LEAN_TICKS, RUNNING, SUCCESS, NodeMixin, tick_node
 
 AbortCondition = Callable[[], bool | str | dict[str, Any] | None]
 """Returns a truthy value to stop the loop: a string is the termination reason; a dict is merged
@@ -94,9 +94,9 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
 
     def tick_lean(self) -> None:
         """One tick without generators (see bt.node.tick_node)."""
-        if self.status is not Status.RUNNING:
+        if self.status is not RUNNING:
             self.initialise()
-        if self.decorated.status is not Status.RUNNING and self.abort_condition is not None:
+        if self.decorated.status is not RUNNING and self.abort_condition is not None:
             if self._just_checked:  # update() asked it as the last iteration ended: same moment
                 self._just_checked = False
             else:
@@ -116,33 +116,33 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
                 raise
             raise failed from exc
         new_status = self.update()
-        if new_status is not Status.RUNNING:
+        if new_status is not RUNNING:
             self.stop(new_status)
         self.status = new_status
 
     def update(self) -> Status:
         status = self.decorated.status
-        if status == Status.RUNNING:
-            return Status.RUNNING
+        if status == RUNNING:
+            return RUNNING
         self.iterations += 1
-        if status == Status.SUCCESS:
+        if status == SUCCESS:
             self._write_termination("completed")
-            return Status.SUCCESS
+            return SUCCESS
         verdict = self.abort_condition() if self.abort_condition is not None else None
         if verdict:  # e.g. the model failed in this last iteration: say so, not "max_iterations"
             self._write_verdict(verdict)
-            return Status.FAILURE
+            return FAILURE
         if self.iterations >= self.max_iterations:
             self._write_termination("max_iterations", max_iterations=self.max_iterations)
-            return Status.FAILURE
+            return FAILURE
         if self.telemetry is not None and self.telemetry.active:
             self.emit(ev.LoopIteration, iteration=self.iterations)
         self._just_checked = self.abort_condition is not None
         sm = self.state_manager
         sm.reset_ephemeral("step", self.namespace)
-        self.decorated.stop(Status.INVALID)
+        self.decorated.stop(INVALID)
         sm.wakeup.signal()
-        return Status.RUNNING
+        return RUNNING
 
     def _record_failure(self, exc: Exception) -> NodeFailed:
         """Record an exception of the subtree as this loop's termination and stop the child."""
@@ -151,14 +151,14 @@ class LoopUntilSuccess(NodeMixin, py_trees.decorators.Decorator):
         self.iterations += 1
         fault = failed.fault
         self._write_termination(fault.kind, failed_node=fault.node, error=fault.error)
-        self.decorated.stop(Status.INVALID)
-        self.status = Status.FAILURE
+        self.decorated.stop(INVALID)
+        self.status = FAILURE
         return failed
 
     def _abort(self, verdict: bool | str | dict[str, Any]) -> None:
         self._write_verdict(verdict)
-        self.stop(Status.FAILURE)
-        self.status = Status.FAILURE
+        self.stop(FAILURE)
+        self.status = FAILURE
 
     def _write_verdict(self, verdict: bool | str | dict[str, Any]) -> None:
         if isinstance(verdict, dict):

@@ -23,6 +23,7 @@ from py_trees.common import Status
 
 from ..errors import JianmuError
 from ._hooks import hooks_of
+from ._node import INVALID, RUNNING
 
 
 class TreeMismatchError(ValueError, JianmuError):
@@ -59,7 +60,7 @@ def capture_progress(root: py_trees.behaviour.Behaviour) -> dict[str, dict[str, 
     """Status (and node-specific progress) of every node that is not INVALID."""
     progress: dict[str, dict[str, Any]] = {}
     for path, node in node_paths(root).items():
-        if node.status == Status.INVALID:
+        if node.status == INVALID:
             continue
         entry: dict[str, Any] = {"status": node.status.name}
         extra = hooks_of(node).progress
@@ -80,18 +81,18 @@ def restore_progress(root: py_trees.behaviour.Behaviour, progress: dict[str, dic
     unknown = sorted(set(progress) - set(nodes))
     if unknown:
         raise TreeMismatchError(f"saved progress names nodes this tree does not have: {', '.join(unknown)}")
-    busy = [path for path, node in nodes.items() if node.status == Status.RUNNING]
+    busy = [path for path, node in nodes.items() if node.status == RUNNING]
     if busy:
         raise TreeMismatchError(f"cannot restore into a running tree (halt it first): {', '.join(busy)}")
     for path, node in nodes.items():
         entry = progress.get(path)
-        node.status = Status[entry["status"]] if entry else Status.INVALID
+        node.status = Status[entry["status"]] if entry else INVALID
         restore = hooks_of(node).restore_progress
         if entry and restore is not None:
             restore(node, entry)
     for node in nodes.values():
         if isinstance(node, py_trees.composites.Composite):
-            running = [c for c in node.children if c.status == Status.RUNNING]
+            running = [c for c in node.children if c.status == RUNNING]
             node.current_child = running[0] if running else None
 
 

@@ -14,7 +14,6 @@ from collections.abc import Awaitable, Callable
 from typing import Literal
 
 import py_trees
-from py_trees.common import Status
 from pydantic import BaseModel
 
 from ..state._manager import StateManager
@@ -23,7 +22,7 @@ from ._async_behaviour import AsyncBehaviour
 from ._composites import Sequence
 from ._fault import NodeFault, as_node_failed, report
 from ._loop import LoopUntilSuccess
-from ._node import tick_node
+from ._node import INVALID, RUNNING, SUCCESS, tick_node
 
 RunStatus = Literal["running", "success", "failure", "suspended"]
 """The status of a run, one vocabulary everywhere (this runner's outcome, `AgentResult`, each
@@ -115,16 +114,16 @@ class ReactiveRunner:
                 except Exception as exc:
                     failed = as_node_failed(exc, root)
                     report(failed, self.telemetry)
-                    root.stop(Status.INVALID)  # whatever the root's status: cancel every task
+                    root.stop(INVALID)  # whatever the root's status: cancel every task
                     return self._outcome("failure", ticks, failed.fault)
                 if self.on_tick is not None:
                     writing = self.on_tick()
                     if writing is not None:
                         await writing
                 status = root.status
-                if status == Status.SUCCESS:
+                if status == SUCCESS:
                     return self._outcome("success", ticks)
-                if status != Status.RUNNING:
+                if status != RUNNING:
                     return self._outcome("failure", ticks)
                 if ticks >= max_ticks:
                     self.halt()
@@ -152,8 +151,8 @@ class ReactiveRunner:
         progress then ends as a failure (kind "halted") instead of ticking the stopped tree."""
         if self._running:
             self._halted = True
-        if self.root.status == Status.RUNNING:
-            self.root.stop(Status.INVALID)
+        if self.root.status == RUNNING:
+            self.root.stop(INVALID)
 
     def _outcome(
         self,

@@ -5,36 +5,10 @@ from typing import TYPE_CHECKING
 
 from ..exports import lazy_exports
 
-_EXPORTS = {
-    "._contract": (
-        "AsyncCheckpointer",
-        "Checkpoint",
-        "CheckpointError",
-        "Checkpointer",
-        "Commit",
-        "DecisionConflictError",
-        "Durability",
-        "FollowUp",
-        "ThreadConflictError",
-    ),
-    "._history": ("CheckpointInfo", "CheckpointSummary"),
-    "._postgres": ("PostgresCheckpointer",),
-    "._recordings": ("StoredRecording", "RecordingRetention", "UnknownRecordingError", "thread_recordings"),
-    "._store": (
-        "MemoryCheckpointer",
-        "SQLiteCheckpointer",
-    ),
-    "._target": (
-        "is_database_url",
-        "open_checkpointer",
-        "store_label",
-    ),
-    "._threads": ("ThreadView", "UnknownThreadError", "thread_history", "thread_view"),
-}
+if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name is an error there
+    __all__, __getattr__, __dir__ = lazy_exports(__name__)
 
-__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-
-if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py checks they match
+if TYPE_CHECKING:  # the public names, one source: jianmu_like.exports reads them at run time
     from ._contract import AsyncCheckpointer as AsyncCheckpointer
     from ._contract import Checkpoint as Checkpoint
     from ._contract import Checkpointer as Checkpointer

@@ -22,13 +22,15 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .._extras import missing_extra
+from .._base.extras import missing_extra
 
 try:
     import psycopg
     from psycopg.pq import TransactionStatus
 except ImportError as exc:
     raise missing_extra("postgres", "the PostgreSQL checkpoint store", exc) from exc
+
+from ._groupcommit import GroupCommit
 
 Connection = psycopg.AsyncConnection[Any]
 
@@ -44,6 +46,9 @@ class LoopConnections:
         """Connections open or being opened (idle, in use, or a place handed to a waiter)."""
         self._waiters: deque[asyncio.Future[Connection | None]] = deque()
         self.closed = False
+        self.writes: GroupCommit[Any, Any] | None = None
+        """The store's write queue on this loop (group commit: checkpoint._groupcommit), made
+        by the store on its first write."""
 
     async def acquire(self) -> Connection:
         """An idle connection, a new one within the limit, or the next one given back."""

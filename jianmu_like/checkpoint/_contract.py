@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from .._config import get_config
+from .._base.config import get_config
 from ..errors import JianmuError
 from ..state._journal import JournalEntry
 from ._history import CheckpointInfo, CheckpointSummary, summarize
@@ -94,7 +94,7 @@ class Checkpoint(BaseModel):
     `tools._questions.Question` as JSON): a run saves a version when one opens and when it is
     answered, so another process (a restarted server) lists them. A question lives in the
     process that asked it (a live request of a tool call): with that process gone it cannot be
-    answered, and is listed as expired (`_review.stored_questions`)."""
+    answered, and is listed as expired (`_run.review.stored_questions`)."""
 
 
 class StoredDecision(BaseModel):
@@ -324,8 +324,9 @@ class ClosableCheckpointer(Checkpointer, Protocol):
 @runtime_checkable
 class AsyncCheckpointer(Checkpointer, Protocol):
     """A store whose run-path calls have async forms (PostgreSQL): a run prefers them, so no
-    database round trip on its path blocks the event loop and the commits of concurrent runs of
-    one process overlap (and group in the database's WAL flush). Readers (the command line, the
+    database round trip on its path blocks the event loop and the writes of concurrent runs of
+    one process share transactions (group commit: `acommit` and `arelease` return once their
+    write is committed). Readers (the command line, the
     server's listings) keep the synchronous contract. A store's async connections belong to the
     event loop that opened them: each loop gets its own, opened on first use."""
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .._keys import StateKeys
+from ..models._keys import StateKeys
 
 _DEFAULT_KEYS = StateKeys()
 

@@ -25,8 +25,8 @@ import py_trees
 from py_trees.common import Status
 from pydantic import BaseModel
 
-from .._keys import StateKeys
 from ..bt._progress import TreeMismatchError, capture_progress, restore_progress, tree_fingerprint
+from ..models._keys import StateKeys
 from ..state._journal import JournalEntry, finish_entry
 from ..state._manager import StateError, StateManager
 from ._contract import AsyncCheckpointer, Commit, Durability, FollowUp

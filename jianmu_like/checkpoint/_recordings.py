@@ -21,7 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from .._config import RecordingRetention
+from .._base.config import RecordingRetention
 from ._contract import Checkpointer, CheckpointError
 from ._owner import owner_alive
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .._redact import redact_url
+from .._base.redact import redact_url
 from ._contract import CheckpointError, ClosableCheckpointer
 from ._store import SQLiteCheckpointer
 

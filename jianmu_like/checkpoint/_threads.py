@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .._keys import StateKeys
+from ..models._keys import StateKeys
 from ._contract import Checkpointer, CheckpointError
 from ._history import CheckpointInfo
 

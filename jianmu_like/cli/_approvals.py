@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .._review import PendingApproval, list_pending, record_decision
+from .._run.review import PendingApproval, list_pending, record_decision
 from ..checkpoint._target import open_checkpointer, store_label
 from ..guard._approvals import ApprovalDecision
 from ._common import EXIT_OK, CliError, existing_store, json_object_option

@@ -87,7 +87,7 @@ def print_problems(
     text may quote what a server printed)."""
     from rich.text import Text
 
-    from .._redact import redact_text
+    from .._base.redact import redact_text
 
     if title:
         console.print(Text(redact_text(title), style=f"bold {style}"))

@@ -17,8 +17,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .._config import explain_config
-from .._redact import redact, redact_text
+from .._base.config import explain_config
+from .._base.redact import redact, redact_text
 from ..agentfile._loader import AgentFileError, load_agent, validate_agent_file
 from ..agentfile._shipped import NoSuchAgentFile, agent_file_path
 from ..agentfile._spec import MCPPromptSpec

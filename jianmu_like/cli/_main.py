@@ -47,7 +47,7 @@ def models_command(args: argparse.Namespace, _console: Console, _errors: Console
 def _configure_logging(verbose: bool, log_json: bool) -> None:
     """-v: INFO; otherwise the configured level (an invalid configuration is reported later, by
     the command that needs it)."""
-    from .._config import ConfigError, get_config
+    from .._base.config import ConfigError, get_config
     from ..telemetry.logging import configure_logging
 
     level, as_json = "WARNING", log_json
@@ -93,8 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.config:  # before anything reads the configuration (and for child processes)
         os.environ["JIANMU_CONFIG"] = args.config
     # Imported once the arguments are parsed (see parser.py): --help never pays for them.
-    from .._config import ConfigError
-    from .._sources import SourceError
+    from .._base.config import ConfigError
+    from .._base.sources import SourceError
     from ..checkpoint._store import CheckpointError
     from ..guard._approvals import ApprovalError
 

@@ -103,7 +103,7 @@ def serve_mcp_command(args: argparse.Namespace, errors: Console) -> int:
 
     import uvicorn
 
-    from .._config import get_config
+    from .._base.config import get_config
 
     allowed = [*get_config().server.allowed_hosts, *args.allowed_host]
     app = http_app(tool, token=token, allowed_hosts=allowed, on_shutdown=[cleanup])

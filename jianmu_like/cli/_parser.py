@@ -80,7 +80,7 @@ def _positive(text: str) -> int:
 
 
 def _host_name(text: str) -> str:
-    from .._hostnames import parse_authority
+    from .._base.hostnames import parse_authority
 
     try:
         parse_authority(text)

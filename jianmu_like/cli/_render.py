@@ -23,7 +23,7 @@ from rich.console import Console, Group, RenderableType
 from rich.text import Text
 from rich.tree import Tree
 
-from .._agent import AgentResult
+from .._run.agent import AgentResult
 from ..bt._hooks import hooks_of
 from ..models._types import Usage
 from ..telemetry import events as ev

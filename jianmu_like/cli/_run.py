@@ -23,8 +23,8 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from .._agent import Agent, AgentResult
-from .._config import PROJECT_FILE, config_file, explain_config, get_config
+from .._base.config import PROJECT_FILE, config_file, explain_config, get_config
+from .._run.agent import Agent, AgentResult
 from .._run.explain import headline
 from ..agentfile._loader import load_agent
 from ..checkpoint._target import open_checkpointer, store_label

@@ -22,7 +22,7 @@ from ._signals import recorded_stop_signals
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from .._agent import Agent
+    from .._run.agent import Agent
     from .._run.protocol import AgentLike
     from ..server._context import Cleanup
     from ..server._runs import AgentFactory
@@ -34,7 +34,7 @@ def agent_factory(
 ) -> tuple[AgentFactory, list[Cleanup], str]:
     """The per-conversation agent factory for an agent file, what to close at shutdown, and a
     phrase saying where conversations live. The file is loaded here, so its errors come first."""
-    from .._template import AgentTemplate
+    from .._run.template import AgentTemplate
     from ..agentfile._loader import load_agent
     from ..checkpoint._target import open_checkpointer, store_label
 
@@ -126,7 +126,7 @@ def serve_command(args: argparse.Namespace, console: Console, errors: Console) -
 
     import uvicorn
 
-    from .._config import get_config
+    from .._base.config import get_config
     from ..agentfile._loader import validate_agent_file
     from ..server._app import create_app
     from ._run import enable_streaming

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 def start_tracing(args: argparse.Namespace) -> OTelSubscriber | None:
     """The span subscriber when `--otel` or the configuration asks for tracing, else None."""
-    from .._config import get_config
+    from .._base.config import get_config
 
     if not (getattr(args, "otel", False) or get_config().telemetry.otel):
         return None

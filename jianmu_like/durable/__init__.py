@@ -10,7 +10,7 @@ any number of `DurableWorker` processes sharing the database; a pending approval
 Nothing here is imported by `import jianmu_like`: `dbos` loads only when this package is used.
 """
 
-from .._extras import missing_extra
+from .._base.extras import missing_extra
 
 try:
     import dbos  # noqa: F401 (here, so a missing extra is named before any module of the package)

@@ -13,7 +13,7 @@ from typing import Any
 from dbos import DBOSClient, EnqueueOptions, WorkflowStatus
 from dbos._utils import INTERNAL_QUEUE_NAME
 
-from .._review import store_decision, unknown_approval
+from .._run.review import store_decision, unknown_approval
 from ..checkpoint._postgres import PostgresCheckpointer
 from ..guard._approvals import (
     AlreadyDecided,
@@ -140,7 +140,7 @@ class DurableClient:
     def _decision_store(self) -> PostgresCheckpointer:
         """Decisions are rows of the checkpoint store's decision table in this database (run id
         as thread id): one atomic insert each, so of two processes deciding one approval exactly
-        one wins, as with checkpoint threads (jianmu_like._review)."""
+        one wins, as with checkpoint threads (jianmu_like._run.review)."""
         if self._decisions is None:
             self._decisions = PostgresCheckpointer(self.database, pool_size=1)
         return self._decisions

@@ -18,7 +18,7 @@ import hashlib
 
 import psycopg
 
-from .._redact import redact_url
+from .._base.redact import redact_url
 from ..errors import JianmuError
 
 _NAMESPACE = "jianmu_like.durable.executor:"

@@ -25,9 +25,34 @@ from types import ModuleType
 
 PACKAGE = __name__.split(".")[0]
 
+REGROUPED = {
+    "_agent": "_run.agent",
+    "_config": "_base.config",
+    "_extras": "_base.extras",
+    "_hostnames": "_base.hostnames",
+    "_installations": "_base.installations",
+    "_json_schema": "_base.json_schema",
+    "_keys": "models._keys",
+    "_names": "_base.names",
+    "_redact": "_base.redact",
+    "_results": "nodes._results",
+    "_review": "_run.review",
+    "_schema_refs": "_base.schema_refs",
+    "_sources": "_base.sources",
+    "_speed": "_base.speed",
+    "_template": "_run.template",
+    "_tool_text": "_base.tool_text",
+    "_validation": "_base.validation",
+}
+"""Root modules regrouped into their layer's package (issue 35): old path → new, under PACKAGE."""
+
 
 def private_path(name: str) -> str | None:
-    """`a.b._c` for the old path `a.b.c` of a module of this package that is now private."""
+    """`a.b._c` for the old path `a.b.c` of a module of this package that is now private, and the
+    new path of a root module regrouped into its layer's package (`REGROUPED`)."""
+    regrouped = REGROUPED.get(name.removeprefix(f"{PACKAGE}.")) if name.startswith(f"{PACKAGE}.") else None
+    if regrouped is not None:
+        return f"{PACKAGE}.{regrouped}"
     parent, _, last = name.rpartition(".")
     if not parent or not (parent == PACKAGE or parent.startswith(f"{PACKAGE}.")) or last.startswith("_"):
         return None

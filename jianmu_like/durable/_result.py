@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .._agent import AgentResult
+from .._run.agent import AgentResult
 from ..bt._runner import EndStatus
 from ..guard._approvals import Approval
 from ..models._types import Usage

@@ -19,9 +19,9 @@ from typing import Any
 
 from dbos import DBOS, DBOSConfig
 
-from .._redact import redact_url
+from .._base.redact import redact_url
 from .._run.protocol import AgentLike
-from .._template import AgentTemplate
+from .._run.template import AgentTemplate
 from ..agentfile._loader import load_agent, validate_agent_file
 from ._fingerprint import agent_fingerprint
 from ._liveness import ExecutorLock

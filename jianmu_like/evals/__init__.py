@@ -16,22 +16,10 @@ from typing import TYPE_CHECKING
 
 from ..exports import lazy_exports
 
-_EXPORTS = {
-    "._compare": ("Comparison", "Regression", "compare"),
-    "._dataset": ("EVALUATORS", "load_dataset"),
-    "._errors": ("CaseRunFailed", "EvalError", "EvalsUnavailable"),
-    "._evaluators": ("JsonSchema", "Limits", "NodesRan", "Regex", "ToolCalls"),
-    "._judge": ("Judge",),
-    "._render": ("html_page", "markdown", "table", "write_report"),
-    "._report": ("CaseResult", "EvalReport", "Outcome", "load_report"),
-    "._run": ("evaluate",),
-    "._task": ("CaseInputs",),
-    "._trace": ("RunTrace", "ToolCallTrace"),
-}
+if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name is an error there
+    __all__, __getattr__, __dir__ = lazy_exports(__name__)
 
-__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-
-if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py checks they match
+if TYPE_CHECKING:  # the public names, one source: jianmu_like.exports reads them at run time
     from ._compare import Comparison as Comparison
     from ._compare import Regression as Regression
     from ._compare import compare as compare

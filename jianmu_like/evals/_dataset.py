@@ -20,8 +20,8 @@ from typing import Any, TypeAlias
 import yaml
 from pydantic import ValidationError
 
-from .._names import did_you_mean
-from .._validation import describe_validation
+from .._base.names import did_you_mean
+from .._base.validation import describe_validation
 from ._errors import EvalError
 from ._evaluators import JsonSchema, Limits, NodesRan, Regex, ToolCalls
 from ._judge import Judge

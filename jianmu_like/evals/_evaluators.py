@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .._json_schema import compile_schema, problems
+from .._base.json_schema import compile_schema, problems
 from ..models._json_text import JSONTextError, loads_bounded
 from ._library import EvaluationReason, Evaluator, EvaluatorContext
 from ._task import TRACE

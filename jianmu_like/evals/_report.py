@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from .._redact import redact
-from .._validation import describe_validation
+from .._base.redact import redact
+from .._base.validation import describe_validation
 from ._errors import EvalError
 from ._library import EvaluationReport
 from ._task import CaseInputs
@@ -148,7 +148,7 @@ def build_report(
 
 def redact_report(report: EvalReport) -> EvalReport:
     """`report` with every secret masked: by key, by key-like value and by the value of every
-    secret the configuration declared (`_redact`'s registry: the model clients' API keys, MCP
+    secret the configuration declared (`_base.redact`'s registry: the model clients' API keys, MCP
     servers' env and headers...), as in every event."""
     return EvalReport.model_validate(redact(report.model_dump(mode="json")))
 

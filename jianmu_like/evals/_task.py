@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .._agent import Agent
+from .._run.agent import Agent
 from ..agentfile._loader import load_agent
 from ..models._describe import clients_in
 from ..models._messages import Message, human

@@ -5,65 +5,17 @@ from typing import TYPE_CHECKING
 
 from ..exports import lazy_exports
 
-_EXPORTS = {
-    "._approvals": (
-        "AlreadyDecided",
-        "Approval",
-        "ApprovalDecision",
-        "ApprovalError",
-        "InvalidEdit",
-    ),
-    "._interruptions": (
-        "Interruption",
-        "InterruptionError",
-        "InterruptionKind",
-        "register_kind",
-    ),
-    "._config": (
-        "GuardConfig",
-        "policies_from_config",
-    ),
-    "._decisions": (
-        "Decision",
-        "GuardDecision",
-    ),
-    "._enforcer": (
-        "GuardConfigError",
-        "GuardContext",
-        "GuardEnforcer",
-    ),
-    "._policies": (
-        "AllowList",
-        "ArgumentRule",
-        "Breakpoint",
-        "DenyList",
-        "GuardPolicy",
-        "MaxToolCalls",
-        "RateLimit",
-        "RequireApproval",
-        "policy",
-    ),
-    ".._review": (
-        "PendingApproval",
-        "QuestionExpired",
-        "StoredQuestion",
-        "ThreadSuspendedError",
-        "list_pending",
-        "record_decision",
-        "stored_questions",
-    ),
-}
+if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name is an error there
+    __all__, __getattr__, __dir__ = lazy_exports(__name__)
 
-__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-
-if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py checks they match
-    from .._review import PendingApproval as PendingApproval
-    from .._review import QuestionExpired as QuestionExpired
-    from .._review import StoredQuestion as StoredQuestion
-    from .._review import ThreadSuspendedError as ThreadSuspendedError
-    from .._review import list_pending as list_pending
-    from .._review import record_decision as record_decision
-    from .._review import stored_questions as stored_questions
+if TYPE_CHECKING:  # the public names, one source: jianmu_like.exports reads them at run time
+    from .._run.review import PendingApproval as PendingApproval
+    from .._run.review import QuestionExpired as QuestionExpired
+    from .._run.review import StoredQuestion as StoredQuestion
+    from .._run.review import ThreadSuspendedError as ThreadSuspendedError
+    from .._run.review import list_pending as list_pending
+    from .._run.review import record_decision as record_decision
+    from .._run.review import stored_questions as stored_questions
     from ._approvals import AlreadyDecided as AlreadyDecided
     from ._approvals import Approval as Approval
     from ._approvals import ApprovalDecision as ApprovalDecision

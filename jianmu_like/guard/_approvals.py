@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from .._json_schema import compile_schema, problems
+from .._base.json_schema import compile_schema, problems
 from ..errors import JianmuError
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .._validation import describe_validation
+from .._base.validation import describe_validation
 from ._enforcer import Policy
 from ._policies import AllowList, ArgumentRule, DenyList, MaxToolCalls, RateLimit, RequireApproval
 from ._value_schema import ValueSchema

@@ -39,7 +39,7 @@ from bisect import bisect_right, insort
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, overload
 
-from .._names import did_you_mean
+from .._base.names import did_you_mean
 from ..models._messages import ToolCall
 from ..tools._base import Tool
 from ._decisions import Decision, GuardDecision

@@ -19,14 +19,14 @@ class ValueSchema:
     """A checked schema that lists every way a value violates it."""
 
     def __init__(self, schema: Mapping[str, Any] | bool) -> None:
-        from .._json_schema import compile_schema
+        from .._base.json_schema import compile_schema
 
         self._validator = compile_schema(schema)
         self.schema = schema
 
     def problems(self, value: Any) -> list[Problem]:
         """Every violation, each with where in the value it is; empty when the value conforms."""
-        from .._json_schema import problems
+        from .._base.json_schema import problems
 
         return problems(self._validator, value)
 

@@ -8,55 +8,10 @@ from typing import TYPE_CHECKING
 
 from ..exports import lazy_exports
 
-_EXPORTS = {
-    "._client": (
-        "ModelClient",
-        "ModelResilienceConfig",
-    ),
-    "._errors": (
-        "ModelCallFailed",
-        "ModelError",
-    ),
-    "._messages": (
-        "Message",
-        "Role",
-        "ToolCall",
-        "ai",
-        "human",
-        "system",
-        "tool_message",
-    ),
-    "._openai_provider": ("OpenAIProvider",),
-    "._provider": (
-        "ChatProvider",
-        "DeltaCallback",
-        "ReasoningSink",
-        "is_retryable_status",
-        "reasoning_sink",
-    ),
-    "._streaming": ("StreamAccumulator",),
-    "._structured": (
-        "OutputSchema",
-        "StructuredOutputError",
-        "StructuredResult",
-        "structured_llm_call",
-    ),
-    "._tool_protocol": (
-        "ProtocolAdapter",
-        "ToolProtocol",
-    ),
-    "._types": (
-        "ModelEvent",
-        "ModelEventCallback",
-        "ModelRequest",
-        "ModelResponse",
-        "Usage",
-    ),
-}
+if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name is an error there
+    __all__, __getattr__, __dir__ = lazy_exports(__name__)
 
-__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-
-if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py checks they match
+if TYPE_CHECKING:  # the public names, one source: jianmu_like.exports reads them at run time
     from ._client import ModelClient as ModelClient
     from ._client import ModelResilienceConfig as ModelResilienceConfig
     from ._errors import ModelCallFailed as ModelCallFailed

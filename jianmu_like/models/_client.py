@@ -19,8 +19,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, ParamSpec, cast
 from urllib.parse import urlsplit
 
-from .._config import ConfigError, JianmuConfig, ResilienceConfig, get_config
-from .._redact import redact_url
+from .._base.config import ConfigError, JianmuConfig, ResilienceConfig, get_config
+from .._base.redact import redact_url
 from ..telemetry import events as ev
 from ._errors import ModelCallFailed, ModelError
 from ._genai_content import request_content

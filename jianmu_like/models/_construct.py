@@ -13,11 +13,15 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from .._speed import fast
+from .._base.speed import fast
 
 M = TypeVar("M", bound=BaseModel)
 
 _object_setattr = object.__setattr__
+_object_new = object.__new__
+"""Called directly, not as `cls.__new__`: pydantic's metaclass defines `__getattr__`, so on
+CPython 3.11 reading any attribute of a model class (`cls.__new__`) goes through that slot and
+calls `type.__getattribute__` as a Python-level call (several hundred instructions)."""
 _FIELD_SETS: dict[type[BaseModel], set[str]] = {}
 """Per model class: the set of all its field names, shared by every constructed instance
 (every field is set, so pydantic never needs to add to it)."""
@@ -32,7 +36,7 @@ def _construct(cls: type[M], values: dict[str, Any]) -> M:
     fields_set = _FIELD_SETS.get(cls)
     if fields_set is None:
         fields_set = _field_set(cls)
-    instance = cls.__new__(cls)
+    instance = _object_new(cls)
     _object_setattr(instance, "__dict__", values)
     _object_setattr(instance, "__pydantic_fields_set__", fields_set)
     _object_setattr(instance, "__pydantic_extra__", None)
@@ -43,6 +47,8 @@ def _construct(cls: type[M], values: dict[str, Any]) -> M:
 def _field_set(cls: type[BaseModel]) -> set[str]:
     if cls.__private_attributes__ or cls.model_config.get("extra") == "allow":
         raise TypeError(f"construct() cannot build {cls.__name__}: it has private attributes or extras")
+    if cls.__new__ is not _object_new:
+        raise TypeError(f"construct() cannot build {cls.__name__}: it defines __new__")
     fields_set = _FIELD_SETS[cls] = set(cls.model_fields)
     return fields_set
 

@@ -16,7 +16,7 @@ import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from .._redact import redact_url
+from .._base.redact import redact_url
 from ._tool_protocol import ProtocolAdapter
 
 if TYPE_CHECKING:

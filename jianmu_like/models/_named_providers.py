@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from .._config import ConfigError
-from .._names import did_you_mean
+from .._base.config import ConfigError
+from .._base.names import did_you_mean
 from ._errors import ModelError
 
 if TYPE_CHECKING:
-    from .._config import ProviderEntryConfig
+    from .._base.config import ProviderEntryConfig
 
 
 @dataclass(frozen=True)

@@ -34,8 +34,8 @@ from openai._constants import RAW_RESPONSE_HEADER
 from openai.resources.chat.completions import AsyncCompletions
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from .._config import CapabilityOverrides
-from .._redact import redact_text, redact_url, register_secret
+from .._base.config import CapabilityOverrides
+from .._base.redact import redact_text, redact_url, register_secret
 from ._errors import ModelError
 from ._messages import Message, ToolCall
 from ._named_providers import Quirks, apply_quirks, quirks_for_url

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 from pydantic import ConfigDict
 
-from .._config import CapabilityOverrides
+from .._base.config import CapabilityOverrides
 from ._url_hints import connect_hint, missing_v1, v1_candidate
 
 if TYPE_CHECKING:

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .._validation import describe_validation
+from .._base.validation import describe_validation
 from ..errors import JianmuError
 from ._client import ModelClient, OldModelEventCallback, typed_events
 from ._constraints import schema_constraint
@@ -103,7 +103,7 @@ class OutputSchema:
             self.json_schema: dict[str, Any] = schema.model_json_schema()
             title = schema.__name__
         elif isinstance(schema, Mapping):
-            from .._json_schema import compile_schema  # deferred: only dict schemas need it
+            from .._base.json_schema import compile_schema  # deferred: only dict schemas need it
 
             self._validator = compile_schema(schema, known_keywords=False)  # checked once, here
             self.json_schema = dict(schema)
@@ -137,7 +137,7 @@ class OutputSchema:
         except ValidationError as exc:
             problems = describe_validation(exc, model=self.schema if isinstance(self.schema, type) else None)
             raise ValueError("does not match the schema: " + "; ".join(problems)) from exc
-        from .._json_schema import key_problems
+        from .._base.json_schema import key_problems
 
         mismatches = key_problems(self._validator, raw)
         if mismatches:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .._tool_text import function_line
+from .._base.tool_text import function_line
 from ._json_text import json_objects, unfenced
 from ._messages import Message, ToolCall
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 from typing import Any, get_args
 
-from .._config import ToolProtocol as ToolProtocol  # declared once, in the configuration
+from .._base.config import ToolProtocol as ToolProtocol  # declared once, in the configuration
 from ._constraints import reply_constraint
 from ._errors import ModelError
 from ._messages import Message, human

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ssl
 from urllib.parse import urlsplit, urlunsplit
 
-from .._redact import redact_url
+from .._base.redact import redact_url
 
 _DEPTH = 12
 """How far down an exception's cause chain the signs are looked for (httpx wraps httpcore,

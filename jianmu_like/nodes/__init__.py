@@ -6,37 +6,11 @@ from typing import TYPE_CHECKING
 
 from ..exports import lazy_exports
 
-_EXPORTS = {
-    "._a2a_node": ("A2AAgentNode",),
-    "._answer_check": ("AnswerCheck",),
-    "._context": (
-        "ContextBuilder",
-        "ContextBuilderProtocol",
-        "PromptRuntime",
-    ),
-    "._context_guard": ("ContextGuard",),
-    "._critic": (
-        "CriticNode",
-        "CriticVerdict",
-    ),
-    "._interrupts": ("InterruptGate",),
-    ".._keys": ("StateKeys",),
-    "._llm": ("AgentLLMNode",),
-    "._llm_call": ("LLMCallNode",),
-    "._message": ("MessageNode",),
-    "._output": ("OutputNode",),
-    "._skill": ("SkillNode",),
-    "._synthesis": ("SynthesisNode",),
-    "._tool_executor": ("ToolExecutor",),
-    "._tool_node": ("ToolNode",),
-    "._tool_outcome": ("ToolOutcome",),
-    "._tool_selection": ("ToolSelectionNode",),
-}
+if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name is an error there
+    __all__, __getattr__, __dir__ = lazy_exports(__name__)
 
-__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-
-if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py checks they match
-    from .._keys import StateKeys as StateKeys
+if TYPE_CHECKING:  # the public names, one source: jianmu_like.exports reads them at run time
+    from ..models._keys import StateKeys as StateKeys
     from ._a2a_node import A2AAgentNode as A2AAgentNode
     from ._answer_check import AnswerCheck as AnswerCheck
     from ._context import ContextBuilder as ContextBuilder

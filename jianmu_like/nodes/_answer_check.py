@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 
 from py_trees.common import Status
 
-from .._config import AnswerCheckConfig
-from .._keys import StateKeys
+from .._base.config import AnswerCheckConfig
 from ..bt._node import Node
+from ..models._keys import StateKeys
 from ..models._messages import Message, human
 from ..models._react_text import TEXT_DIALECT, has_action
 from ..models._text_protocol import CORRECTION_PREFIX, JSON_DIALECT, is_correction

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .._keys import StateKeys
+from ..models._keys import StateKeys
 from ..state._manager import StateManager
 
 

@@ -31,10 +31,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .._config import DEFAULT_CONTEXT_WINDOW, ContextConfig
-from .._keys import StateKeys
+from .._base.config import DEFAULT_CONTEXT_WINDOW, ContextConfig
 from ..models._client import ModelClient
 from ..models._errors import ModelError
+from ..models._keys import StateKeys
 from ..models._messages import Message, human, system
 from ..models._tokens import MESSAGE_OVERHEAD, TokenCounter, token_counter
 from ..models._types import ModelRequest

@@ -14,7 +14,6 @@ from typing import Any
 from py_trees.common import Status
 from pydantic import BaseModel
 
-from .._results import read_key
 from ..bt._async_behaviour import AsyncBehaviour
 from ..models._client import ModelClient
 from ..models._errors import ModelError
@@ -24,6 +23,7 @@ from ..telemetry import events as ev
 from ._context import with_date
 from ._llm import configured_client
 from ._one_call import spent, structured_call
+from ._results import read_key
 from ._settings import ModelCallConfig
 
 REVIEWS = "critic_reviews"

@@ -16,9 +16,10 @@ from collections.abc import Iterable, Sequence
 import py_trees
 from py_trees.common import Status
 
-from .._keys import StateKeys
 from ..bt._conditions import StateCondition
 from ..bt._loop import LoopUntilSuccess
+from ..bt._node import FAILURE, SUCCESS
+from ..models._keys import StateKeys
 from ..models._messages import Message, human
 from ..telemetry import events as ev
 from ._compaction import INTERRUPT_PREFIX
@@ -92,7 +93,7 @@ class InterruptGate(StateCondition):
         if box is not None and box._queues and box.pending(self.namespace) and not self._last_iteration():
             return self._apply(box.take(self.namespace))
         # StateCondition's check on `done`, inlined (this runs once per iteration)
-        return Status.SUCCESS if self.state_manager.get(self.keys.done, self.namespace) else Status.FAILURE
+        return SUCCESS if self.state_manager.get(self.keys.done, self.namespace) else FAILURE
 
     def _apply(self, contents: list[str]) -> Status:
         sm, keys, ns = self.state_manager, self.keys, self.namespace
@@ -106,7 +107,7 @@ class InterruptGate(StateCondition):
         self.emit(
             ev.Inject, status="applied", content=message.content, count=len(contents), held_back_answer=held
         )
-        return Status.FAILURE
+        return FAILURE
 
     def _last_iteration(self) -> bool:
         """Whether failing now would end the enclosing loop at its iteration limit."""

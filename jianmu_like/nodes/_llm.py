@@ -9,6 +9,7 @@ from py_trees.common import Status
 
 from ..bt._async_behaviour import AsyncBehaviour
 from ..bt._hooks import forget, rebound
+from ..bt._node import FAILURE, SUCCESS
 from ..models._client import ModelClient, model_events
 from ..models._construct import construct
 from ..models._errors import ModelCallFailed, ModelError
@@ -130,7 +131,7 @@ class AgentLLMNode(AsyncBehaviour):
                 )
                 sm.update({keys.error: reason}, ns)
                 self.feedback_message = reason
-                return Status.FAILURE
+                return FAILURE
         if client is not None:
             offered = [t.schema_() for t in client.offered()]
             if offered:
@@ -215,7 +216,7 @@ class AgentLLMNode(AsyncBehaviour):
                 model=response.model,
                 reasoning=message.reasoning_content,
             )
-        return Status.SUCCESS
+        return SUCCESS
 
     def _truncated(
         self, message: Message, answer: str, history: list[Message], usage: Usage, rounds: int
@@ -239,12 +240,12 @@ class AgentLLMNode(AsyncBehaviour):
             updates[keys.messages] = [message, continuation_request()]
             updates[keys.done] = False
             sm.update(updates, ns)
-            return Status.SUCCESS
+            return SUCCESS
         reason = truncated_error(config.max_tokens, continued=continued)
         updates.update({keys.messages: [message], keys.final_answer: answer, keys.error: reason})
         self.feedback_message = reason
         sm.update(updates, ns)
-        return Status.FAILURE
+        return FAILURE
 
 
 def with_output_instruction(prompt: list[Message], schema: dict[str, Any]) -> list[Message]:
@@ -273,4 +274,4 @@ def fail_with_model_error(
     node.feedback_message = reason
     kind = getattr(exc, "failure_kind", "model_error")
     node.emit(ev.NodeFailure, kind=kind, error_type=type(exc).__name__, error=reason)
-    return Status.FAILURE
+    return FAILURE

@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from py_trees.common import Status
 
-from .._keys import StateKeys
 from ..bt._node import Node
+from ..models._keys import StateKeys
 from ..models._messages import Message
 from ..state._contract import StateContract, declare
 from ..state._manager import StateManager

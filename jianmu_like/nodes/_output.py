@@ -17,8 +17,8 @@ from typing import Any
 
 from py_trees.common import Status
 
-from .._keys import StateKeys
 from ..bt._node import Node
+from ..models._keys import StateKeys
 from ..models._messages import human
 from ..models._structured import OutputSchema
 from ..telemetry import events as ev

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from .._config import (
+from .._base.config import (
     ModelSettings,
     Positive,
     ResilienceConfig,
@@ -24,7 +24,7 @@ from .._config import (
     TopP,
     get_config,
 )
-from .._keys import StateKeys
+from ..models._keys import StateKeys
 
 
 class ModelCallConfig(ModelSettings):

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from py_trees.common import Status
 
-from .._keys import StateKeys
 from ..bt._node import Node
+from ..models._keys import StateKeys
 from ..state._contract import StateContract, declare
 from ..tools._errors import ToolError
 from ..tools._skills import SkillSet, describe

@@ -14,12 +14,11 @@ from typing import Any, NamedTuple
 from py_trees.common import Status
 from pydantic import BaseModel, Field
 
-from .._keys import StateKeys
-from .._results import outcome, read_key
 from ..bt._async_behaviour import AsyncBehaviour
 from ..bt._node import Node
 from ..models._client import ModelClient
 from ..models._errors import ModelError
+from ..models._keys import StateKeys
 from ..models._messages import Message, ai, human, system
 from ..models._structured import StructuredOutputError, TextReading
 from ..models._types import Usage
@@ -29,6 +28,7 @@ from ._context import with_date
 from ._critic import REVIEWS
 from ._llm import configured_client, fail_with_model_error
 from ._one_call import reply_completed, request_for, spent, structured_call
+from ._results import outcome, read_key
 from ._settings import ModelCallConfig
 
 SUB_QUESTIONS = "sub_questions"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from py_trees.common import Status
 
-from .._config import get_config
+from .._base.config import get_config
 from ..bt._async_behaviour import AsyncBehaviour
 from ..models._client import ModelClient
 from ..models._errors import ModelError

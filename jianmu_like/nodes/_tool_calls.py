@@ -23,7 +23,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any
 
-from .._redact import redact_secrets
+from .._base.redact import redact_secrets
 from ..models._construct import construct
 from ..models._messages import ToolCall
 from ..telemetry import events as ev
@@ -190,7 +190,7 @@ class ToolCallRunner:
 
     def truncate(self, output: str, limit: int | None = None) -> str:
         """The rule for every text a call hands the model, output or error: registered secrets
-        masked by value (`_redact.register_secret`: before the text reaches the state, the
+        masked by value (`_base.redact.register_secret`: before the text reaches the state, the
         journal, the checkpoint, the events or the model), then at most `limit` (the tool's own
         `max_output_chars`) or else `max_output_chars`, cut by its shape with a note saying how
         much there was (`tools._truncation`)."""

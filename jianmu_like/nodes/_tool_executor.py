@@ -35,12 +35,13 @@ from typing import Any, Literal
 
 from py_trees.common import Status
 
-from .._keys import StateKeys
 from ..bt._async_behaviour import AsyncBehaviour
+from ..bt._node import INVALID, RUNNING, SUCCESS
 from ..guard._approvals import Approval, ApprovalDecision
 from ..guard._decisions import Decision
 from ..guard._enforcer import GuardContext, GuardEnforcer
 from ..models._construct import construct
+from ..models._keys import StateKeys
 from ..models._messages import Message, ToolCall
 from ..models._types import Usage
 from ..state._journal import ToolJournal, never_began
@@ -129,12 +130,12 @@ class ToolExecutor(AsyncBehaviour):
     def update_sync(self) -> Status | None:
         sm, keys, ns = self.state_manager, self.keys, self.namespace
         if not sm.get(keys.actions, ns):
-            return Status.SUCCESS  # the model answered: nothing to run
+            return SUCCESS  # the model answered: nothing to run
         pending: list[Approval] = sm.get(keys.pending_approvals, ns)
         if pending:
             decisions = sm.get(keys.approval_decisions, ns)
             if not any(a.id in decisions for a in pending):
-                return Status.RUNNING  # still waiting for a human: no work, no signal
+                return RUNNING  # still waiting for a human: no work, no signal
         return None
 
     async def update_async(self) -> Status:
@@ -174,13 +175,13 @@ class ToolExecutor(AsyncBehaviour):
             decisions = sm.get(keys.approval_decisions, ns)
             if any(a.id in decisions for a in waiting):  # decided while the batch ran: its
                 return await self.update_async()  # signal found this task busy, so go on now
-            return Status.RUNNING
+            return RUNNING
         outcomes: dict[str, ToolOutcome] = sm.get(keys.tool_results, ns)
         self._commit(actions, {**outcomes, **finished} if outcomes else finished)
-        return Status.SUCCESS
+        return SUCCESS
 
     def stop(self, new_status: Status) -> None:
-        if new_status is Status.INVALID and self.status is Status.RUNNING and not self._committed:
+        if new_status is INVALID and self.status is RUNNING and not self._committed:
             # Halted mid-batch (run cancelled or abandoned while suspended, a Parallel sibling
             # failed...): answer every call anyway, so the history never holds tool calls
             # without results (the chat API rejects such a history).

@@ -24,7 +24,7 @@ from typing import Any
 from py_trees.common import Status
 from pydantic import BaseModel, Field
 
-from .._config import ToolSelectionConfig, get_config
+from .._base.config import ToolSelectionConfig, get_config
 from ..bt._async_behaviour import AsyncBehaviour
 from ..models._client import ModelClient
 from ..models._messages import Message, human, system

@@ -23,7 +23,6 @@ from typing import Any
 from py_trees.common import Status
 from pydantic import BaseModel, Field
 
-from .._results import attach_reader
 from ..bt import _composites as composites
 from ..bt._loop import LoopUntilSuccess
 from ..bt._node import Node
@@ -32,6 +31,7 @@ from ..models._client import ModelClient
 from ..models._messages import Message, ai, human, system
 from ..nodes._context import with_date
 from ..nodes._prompt_call import PromptCall
+from ..nodes._results import attach_reader
 from ..state._contract import StateContract, declare
 from ..telemetry import events as ev
 from ..tools._base import Tool

@@ -19,12 +19,12 @@ from typing import Any
 import py_trees
 from py_trees.common import Status
 
-from .._keys import StateKeys
-from .._results import read_key
 from ..bt._node import Node, tick_node, walk
 from ..guard._enforcer import GuardEnforcer
 from ..models._client import ModelClient
+from ..models._keys import StateKeys
 from ..models._messages import human
+from ..nodes._results import read_key
 from ..state._manager import StateManager
 from ..telemetry import events as ev
 from ..tools._base import Tool

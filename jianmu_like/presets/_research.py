@@ -24,16 +24,16 @@ import py_trees
 from py_trees.common import Status
 from pydantic import BaseModel, Field
 
-from .._keys import StateKeys
-from .._results import attach_reader
 from ..bt import _composites as composites
 from ..bt._hooks import rebound
 from ..bt._node import Node
 from ..guard._enforcer import GuardEnforcer
 from ..models._client import ModelClient
+from ..models._keys import StateKeys
 from ..models._messages import Message, ToolCall, human, system
 from ..nodes._context import with_date
 from ..nodes._prompt_call import PromptCall
+from ..nodes._results import attach_reader
 from ..nodes._tool_outcome import ToolOutcome
 from ..nodes._trace import read_trace, render_steps, run_start
 from ..state._contract import StateContract, declare

@@ -32,7 +32,6 @@ from typing import Any, Literal
 import py_trees
 from pydantic import BaseModel, Field
 
-from .._results import attach_reader, read_key
 from ..bt import _composites as composites
 from ..bt._dynamic_parallel import DynamicParallel
 from ..bt._loop import LoopUntilSuccess
@@ -40,6 +39,7 @@ from ..guard._enforcer import GuardEnforcer
 from ..models._client import ModelClient
 from ..models._messages import human
 from ..nodes._critic import DEFAULT_CRITIC_PROMPT, CriticNode
+from ..nodes._results import attach_reader, read_key
 from ..nodes._supervisor_steps import (
     FOLLOW_UPS,
     SUB_QUESTIONS,

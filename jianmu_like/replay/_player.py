@@ -38,7 +38,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
-from .._agent import Agent
+from .._run.agent import Agent
 from .._run.recording import (
     TIMING_FIELDS,
     RecordingError,
@@ -174,6 +174,12 @@ class Player:
                 (self.models if kind == "model" else self.tools).append(line)
         if not self.operations:
             raise RecordingError(f"{source}: the recording holds no run")
+        self.end_tick = offset + last
+        """The recording's last tick (counted on over its runs and resumes, as `until_tick`)."""
+        self.ends_early = lines[-1]["kind"] != "result"
+        """The recorded run stopped before it ended (its process killed, the run cancelled):
+        past the recording's end, the replay stops with `ended_early` instead of diverging."""
+        self.ended_early: RecordingError | None = None
         self._model_queues: dict[str, deque[dict[str, Any]]] = {}
         for line in self.models:
             self._model_queues.setdefault(_key(line["request"]), deque()).append(line)
@@ -263,19 +269,47 @@ class Player:
         self._task = task = asyncio.ensure_future(work)
         try:
             result = await task
-            if self.divergence is not None:
-                raise ReplayDivergence(self.divergence)
+            self._stopped()
             return result
         except asyncio.CancelledError:
-            if self.divergence is not None:
-                raise ReplayDivergence(self.divergence) from None
+            self._stopped(from_cancel=True)
             raise
         except _Stop:
-            assert self.divergence is not None
-            raise ReplayDivergence(self.divergence) from None
+            self._stopped(from_cancel=True)
+            raise AssertionError("a replay stopped without saying why") from None
         finally:
             if recording is not None:
                 agent._core.recording = None
+
+    def _stopped(self, *, from_cancel: bool = False) -> None:
+        """Raise why the replay stopped the run, if it did: the recording ended early, or a
+        divergence."""
+        if self.ended_early is not None:
+            raise self.ended_early from None
+        if self.divergence is not None:
+            if from_cancel:
+                raise ReplayDivergence(self.divergence) from None
+            raise ReplayDivergence(self.divergence)
+
+    def _end_early(self, what: str) -> bool:
+        """Whether the recording ended early and the replay has now gone past its end (`what`
+        it asked for is beyond it): the run is then stopped, and `play` raises `ended_early`."""
+        if not self.ends_early or self._operation != len(self.operations) - 1:
+            return False
+        if self.ended_early is None and self.divergence is None:
+            served = len(self._answered)
+            self.ended_early = RecordingError(
+                f"{self.source or 'the recording'}: the recording ends early: its run stopped "
+                f"before it ended (the process was killed, or the run cancelled), after "
+                f"{served} model call(s), at tick {self.end_tick}; the replay matched it up to "
+                f"there and then {what}. Replay it with live=True, until_tick={self.end_tick + 1} "
+                f"(--live --until-tick {self.end_tick + 1}) to go on from its end with the real "
+                "model and tools"
+            )
+            task = self._task
+            if task is not None and not task.done():
+                task.cancel()
+        return True
 
     def _finish_operation(self) -> None:
         if self.forked:
@@ -305,12 +339,19 @@ class Player:
     def _compare(self, event: AnyEvent) -> None:
         if self.on_event is not None:
             self.on_event(event)
-        if self.divergence is not None or self.forked or event.type.startswith("replay."):
+        if (
+            self.divergence is not None
+            or self.ended_early is not None
+            or self.forked
+            or event.type.startswith("replay.")
+        ):
             return
         order = self._order
         new = _event_view(event)
         due = order.due(event.node)
         if due is None:
+            if order.pending() is None and self._end_early(f"published {event.type!r}"):
+                return
             self._diverge("extra_event", event.node, None, new)
             return
         recorded = _event_view(order.expected[due])
@@ -404,6 +445,8 @@ class Player:
             line = queue.popleft() if queue else None
         if line is None:
             waiting = [m for m in self.models if m["seq"] not in self._answered]
+            if not waiting and self._end_early("asked the model once more"):
+                raise _Stop
             recorded = waiting[0]["request"] if waiting else None
             self._diverge("model_request", node_of(on_event), recorded, new)
             raise _Stop
@@ -424,7 +467,7 @@ class Player:
     async def _tool(self, invoke: ToolInvoke, tool: Tool, arguments: dict[str, Any]) -> Any:
         if self.forked:
             return await invoke(tool, arguments)
-        from .._redact import redact
+        from .._base.redact import redact
         from .._run.recording import jsonable
 
         new = [tool.name, redact(jsonable(arguments))]
@@ -435,6 +478,8 @@ class Player:
         line = queue.popleft() if queue else None
         if line is None:
             waiting = [t for i, t in enumerate(self.tools) if i not in self._tools_used]
+            if not waiting and self._end_early(f"called the tool {tool.name!r}"):
+                raise _Stop
             recorded = [waiting[0]["tool"], waiting[0]["arguments"]] if waiting else None
             self._diverge("tool_call", None, recorded, new)
             raise _Stop

@@ -38,9 +38,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .._redact import redact
+from .._base.redact import redact
+from .._base.validation import describe_validation
 from .._run.protocol import AgentLike
-from .._validation import describe_validation
 from ..agentfile._spec import A2ACard, A2ASkill
 from ..errors import JianmuError
 from ..guard._approvals import InvalidEdit

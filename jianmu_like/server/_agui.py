@@ -50,8 +50,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from .._extras import MissingExtraError
-from .._validation import validation_problems
+from .._base.extras import MissingExtraError
+from .._base.validation import validation_problems
 from ..guard._approvals import InvalidEdit
 from ..models._messages import Message, ToolCall, ai, human, system, tool_message
 from ..nodes._client_tools import ClientTools

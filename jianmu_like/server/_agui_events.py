@@ -34,8 +34,8 @@ import contextlib
 import json
 from typing import Any
 
-from .._extras import missing_extra
-from .._redact import redact
+from .._base.extras import missing_extra
+from .._base.redact import redact
 from ..state._schema import schema_spec
 from ._run_record import RunConflict, RunRecord, SSEMessage, run_messages
 from ._state_diff import state_patch

@@ -21,7 +21,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .._redact import redact
+from .._base.redact import redact
 from ..checkpoint._recordings import thread_recordings, unknown_recording
 from ..checkpoint._threads import (
     ThreadView,

@@ -17,7 +17,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .._config import get_config
+from .._base.config import get_config
 from ..checkpoint._recordings import UnknownRecordingError
 from ..checkpoint._threads import UnknownThreadError
 from ._a2a import A2ACard, a2a_routes
@@ -118,7 +118,7 @@ def create_app(
         debugging=debugging,
         recordings=Recordings(recordings, max_recording_bytes, allow_modules),
     )
-    registry.sample = server.sample  # its store's suspended threads are offered to decide
+    registry.stored.sample = server.sample  # its store's suspended threads are offered to decide
     server.table = route_table(server)
     app = Starlette(
         routes=starlette_routes(server.table),

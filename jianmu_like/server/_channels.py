@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, assert_never
 
-from .._redact import redact
+from .._base.redact import redact
 from ..telemetry import events as ev
 from ..telemetry.events import AnyEvent
 from ._markdown import answer_html

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .._json_schema import compile_schema
+from .._base.json_schema import compile_schema
 from ..errors import JianmuError
 from ..guard._approvals import ApprovalDecision
 from ..models._messages import Message, ToolCall, ai, tool_message

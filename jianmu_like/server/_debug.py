@@ -19,17 +19,17 @@ index path and status of each node a rule forces, which the console's drawing ba
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.requests import Request
 
-from .._redact import redact
+from .._base.redact import redact
+from .._base.validation import validation_problems
 from .._run.breakpoints import BreakpointRule
 from .._run.protocol import AgentLike
 from .._run.substitutions import Substitution, UnknownTarget
-from .._validation import validation_problems
 from ._routes import ApiRoute, BadRequest
 from ._runs import RunRegistry
 
@@ -94,57 +94,15 @@ class Debugging:
         return made
 
     def set(self, raw: list[dict[str, Any]], sample: AgentLike | None = None) -> None:
-        items: list[BreakpointRule] = []
-        for i, item in enumerate(raw):
-            try:
-                items.append(BreakpointRule.model_validate(item))
-            except ValidationError as exc:
-                problems = validation_problems(exc, model=BreakpointRule)
-                detail = [
-                    {"field": f"breakpoints[{i}]" + (f".{p.key}" if p.key else ""), "message": p.message}
-                    for p in problems
-                ]
-                message = "; ".join(f"{d['field']}: {d['message']}" for d in detail)
-                raise BadRequest(f"invalid breakpoint: {message}", detail) from None
-        if sample is not None:  # checked against the served tree first: nothing changes if refused
-            before = list(sample.breakpoints.items)
-            try:
-                sample.breakpoints.set(items)
-            except UnknownTarget as exc:
-                field = f"breakpoints[{exc.index}]"
-                raise BadRequest(
-                    f"invalid breakpoint: {exc}", [{"field": field, "message": exc.problem}]
-                ) from None
-            finally:
-                sample.breakpoints.set(before)
+        """Replace the breakpoints: each validated, and checked against `sample`'s tree."""
+        items = checked_rules(raw, BreakpointRule, "breakpoints", sample.breakpoints if sample else None)
         self.items = items
         for agent in list(self._agents):
             agent.breakpoints.set(items)
 
     def set_rules(self, raw: list[dict[str, Any]], sample: AgentLike) -> None:
         """Replace the substitution rules: each validated, and checked against `sample`'s tree."""
-        rules: list[Substitution] = []
-        for i, item in enumerate(raw):
-            try:
-                rules.append(Substitution.model_validate(item))
-            except ValidationError as exc:
-                problems = validation_problems(exc, model=Substitution)
-                detail = [
-                    {"field": f"substitutions[{i}]" + (f".{p.key}" if p.key else ""), "message": p.message}
-                    for p in problems
-                ]
-                message = "; ".join(f"{d['field']}: {d['message']}" for d in detail)
-                raise BadRequest(f"invalid substitution: {message}", detail) from None
-        before = list(sample.substitutions.items)
-        try:
-            sample.substitutions.set(rules)
-        except UnknownTarget as exc:
-            field = f"substitutions[{exc.index}]"
-            raise BadRequest(
-                f"invalid substitution: {exc}", [{"field": field, "message": exc.problem}]
-            ) from None
-        finally:
-            sample.substitutions.set(before)
+        rules = checked_rules(raw, Substitution, "substitutions", sample.substitutions)
         self.rules = rules
         for agent in list(self._agents):
             agent.substitutions.set(rules)
@@ -159,6 +117,49 @@ class Debugging:
     def listing(self) -> BreakpointList:
         items = self.items or []
         return BreakpointList(breakpoints=[item.model_dump(exclude_none=True) for item in items])
+
+
+Rule = TypeVar("Rule", BreakpointRule, Substitution)
+
+
+class RuleSet(Protocol[Rule]):
+    """An agent's rules of one kind (`agent.breakpoints`, `agent.substitutions`)."""
+
+    @property
+    def items(self) -> list[Rule]: ...
+
+    def set(self, items: Iterable[Rule | dict[str, Any]]) -> None: ...
+
+
+def checked_rules(
+    raw: list[dict[str, Any]], model: type[Rule], field: str, served: RuleSet[Rule] | None
+) -> list[Rule]:
+    """The one rule for a list of debugger rules posted over HTTP (breakpoints, substitutions):
+    each validated as `model`, then the whole list checked against the served tree (`served`: its
+    rule set, set back as it was). A bad rule, or one naming a node or a tool the tree lacks, is a
+    422 naming `field[index]` (and its key), and nothing changes."""
+    noun = field.removesuffix("s")
+    rules: list[Rule] = []
+    for i, item in enumerate(raw):
+        try:
+            rules.append(model.model_validate(item))
+        except ValidationError as exc:
+            detail = [
+                {"field": f"{field}[{i}]" + (f".{p.key}" if p.key else ""), "message": p.message}
+                for p in validation_problems(exc, model=model)
+            ]
+            message = "; ".join(f"{d['field']}: {d['message']}" for d in detail)
+            raise BadRequest(f"invalid {noun}: {message}", detail) from None
+    if served is not None:
+        before = list(served.items)
+        try:
+            served.set(rules)
+        except UnknownTarget as exc:
+            detail = [{"field": f"{field}[{exc.index}]", "message": exc.problem}]
+            raise BadRequest(f"invalid {noun}: {exc}", detail) from None
+        finally:
+            served.set(before)
+    return rules
 
 
 def debug_routes(

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .._redact import redact_secrets_in
+from .._base.redact import redact_secrets_in
 from ..tools._questions import ElicitationError
 from ._errors import error_response
 from ._interruptions import answer_question

@@ -37,8 +37,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .._redact import redact, redact_secrets_in
-from .._review import PendingApproval, QuestionExpired, StoredQuestion, stored_questions
+from .._base.redact import redact, redact_secrets_in
+from .._run.review import PendingApproval, QuestionExpired, StoredQuestion, stored_questions
 from ..checkpoint._store import CheckpointError
 from ..guard._approvals import ApprovalDecision, InvalidEdit
 from ..guard._interruptions import from_approval
@@ -46,8 +46,9 @@ from ..tools._questions import AlreadyAnswered, ElicitationError, Question, Unkn
 from ._errors import error_response
 from ._routes import ApiRoute, BadRequest
 from ._run_record import NotFound, RunConflict, RunRecord
-from ._runs import STORED_LIMIT, RunRegistry
+from ._runs import RunRegistry
 from ._schemas import ServedInterruption, ServedRunStatus
+from ._stored_threads import STORED_LIMIT
 from ._watch import log
 
 
@@ -148,7 +149,8 @@ def stored_interruption(pending: PendingApproval) -> ServedInterruption:
 def questions_in_store(registry: RunRegistry, thread_id: str | None = None) -> list[StoredQuestion]:
     """The questions the store's running threads that no run here holds have open (a run of an
     earlier server, of another process): of `thread_id`, or of the most recently saved."""
-    agent = registry.sample() if registry.sample is not None else None
+    sample = registry.stored.sample
+    agent = sample() if sample is not None else None
     if agent is None or agent.checkpointer is None:
         return []
     try:
@@ -191,7 +193,7 @@ def interruption_routes(registry: RunRegistry) -> list[ApiRoute]:
 
     async def list_all(_request: Request, _body: None) -> InterruptionList:
         items = [item for record in kept(None, None) for item in record.interruptions()]
-        items += [stored_interruption(p) for p in registry.stored()]
+        items += [stored_interruption(p) for p in registry.stored.pending()]
         items += [stored_question(q) for q in questions_in_store(registry)]
         items.sort(key=lambda item: item.requested_at)
         return InterruptionList(interruptions=items)
@@ -249,7 +251,7 @@ def interruption_routes(registry: RunRegistry) -> list[ApiRoute]:
             thread_id = registry.get(body.run_id).thread_id
         kinds = {i.id: i.kind for r in records for i in r.interruptions()}
         if interruption_id not in kinds:  # maybe a thread the store holds suspended
-            kinds.update((p.approval.id, p.approval.kind) for p in registry.stored(thread_id))
+            kinds.update((p.approval.id, p.approval.kind) for p in registry.stored.pending(thread_id))
         decision = ApprovalDecision(
             approved=body.decision != "deny", reason=body.reason, arguments=body.arguments, output=body.output
         )

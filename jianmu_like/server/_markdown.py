@@ -19,7 +19,7 @@ from typing import Any
 import nh3
 from markdown_it import MarkdownIt
 
-from .._redact import redact
+from .._base.redact import redact
 
 ALLOWED_TAGS = frozenset(
     {

@@ -52,7 +52,7 @@ from starlette.middleware import Middleware
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .._redact import redact_secrets_in, redact_text
+from .._base.redact import redact_secrets_in, redact_text
 from ..errors import JianmuError
 from ._artifacts import _body, artifacts
 from ._errors import error_response

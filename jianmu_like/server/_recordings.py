@@ -41,8 +41,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 from starlette.requests import Request
 
-from .._config import get_config
-from .._redact import redact
+from .._base.config import get_config
+from .._base.redact import redact
 from .._run.result import AgentResult
 from ..agentfile._modules import HOW_TO_ALLOW, ModulePolicy
 from ..checkpoint._contract import Checkpointer

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .._json_schema import compile_schema
+from .._base.json_schema import compile_schema
 from ._client_tools import ClientRequestError
 
 

@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from .._validation import validation_problems
+from .._base.validation import validation_problems
 from ..errors import JianmuError
 from ..models._json_text import JSONTextError, loads_bounded
 

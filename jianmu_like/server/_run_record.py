@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .._redact import redact, redact_secrets_in, redact_text
+from .._base.redact import redact, redact_secrets_in, redact_text
 from .._run.explain import failure_text
 from .._run.protocol import AgentLike
 from .._run.recording import node_of, request_data

@@ -27,19 +27,15 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from .._keys import StateKeys
-from .._redact import redact
-from .._review import (
+from .._base.redact import redact
+from .._run.protocol import AgentLike
+from .._run.result import AgentResult
+from .._run.review import (
     PendingApproval,
     ThreadSuspendedError,
-    pending_of_thread,
-    recent_pending,
-    record_decision,
     refuse_fresh_run,
     stored_decisions,
 )
-from .._run.protocol import AgentLike
-from .._run.result import AgentResult
 from ..checkpoint._contract import WatchableCheckpointer
 from ..checkpoint._recorder import fetch_version
 from ..checkpoint._store import Checkpointer, CheckpointError
@@ -53,13 +49,11 @@ from ._run_record import (
     RunRecord,
     all_decided,
 )
+from ._stored_threads import StoredThreads
 from ._watch import DecisionWatch, log
 
 AgentFactory = Callable[[], AgentLike]
 """Builds the agent of a new conversation: an `Agent`, or a `Conversation` of a template."""
-STORED_LIMIT = 50
-"""How many suspended threads of the store (the most recently saved) a server lists beside its
-own runs: bounded however many threads the store holds."""
 _API_HINT = (
     "decide them first (POST /api/approvals/{id}; the run resumes by itself), or run on another thread"
 )
@@ -93,9 +87,9 @@ class RunRegistry:
         self._closing: set[asyncio.Task[None]] = set()
         self._watches: dict[int, DecisionWatch] = {}
         """The stores watched for outside decisions (by `id(store)`), while runs wait on them."""
-        self.sample: Callable[[], AgentLike] | None = None
-        """An agent of the server (`ServerContext.sample`): its store holds the threads an
-        earlier server left suspended, offered here to decide (`stored`, `decide_stored`)."""
+        self.stored = StoredThreads(self)
+        """The threads the store holds suspended that no run here holds (an earlier server
+        left them), offered to list and decide."""
 
     def get(self, run_id: str) -> RunRecord:
         self.evict()
@@ -177,33 +171,7 @@ class RunRegistry:
         )
         return record
 
-    def resume_stored(self, thread_id: str, decisions: Mapping[str, ApprovalDecision]) -> RunRecord | None:
-        """Resume a conversation its checkpoint store holds suspended for a client's tool results
-        (an earlier server stopped while it waited), with `decisions` for exactly the calls it
-        waits for; None when the store holds no such wait for this thread."""
-        if thread_id in self.active:
-            return None
-        agent = self.threads.get(thread_id)
-        fresh = agent is None
-        if agent is None:
-            agent = self.agent_factory()
-        store = agent.checkpointer
-        waiting: list[PendingApproval] = []
-        if store is not None:
-            try:
-                refuse_fresh_run(store, store.load(thread_id), keys=agent.keys)
-            except ThreadSuspendedError as exc:
-                waiting = exc.waiting
-            except CheckpointError:
-                waiting = []
-        ids = {p.approval.id for p in waiting if p.approval.kind == "client_tool" and p.decision is None}
-        if not ids or set(decisions) != ids:
-            if fresh:
-                self._close_later(agent)
-            return None
-        return self._adopt(thread_id, agent, decisions, dict(decisions))
-
-    def _adopt(
+    def adopt(
         self,
         thread_id: str,
         agent: AgentLike,
@@ -225,34 +193,11 @@ class RunRegistry:
         )
         return record
 
-    # ------------------------------------------------------------------ stored threads
-    def _stored_in(self) -> tuple[Checkpointer, StateKeys] | None:
-        agent = self.sample() if self.sample is not None else None
-        if agent is None or agent.checkpointer is None:
-            return None
-        return agent.checkpointer, agent.keys
-
-    def stored(self, thread_id: str | None = None) -> list[PendingApproval]:
-        """What the threads of the store that no run here holds wait for (an earlier server, or
-        a command line run, left them suspended): of `thread_id`, or of the `STORED_LIMIT` most
-        recently saved suspended threads."""
-        found = self._stored_in()
-        if found is None:
-            return []
-        store, keys = found
-        try:
-            if thread_id is not None:
-                return [] if thread_id in self.active else pending_of_thread(store, thread_id, keys=keys)
-            return recent_pending(store, keys=keys, limit=STORED_LIMIT, skip=self.active)
-        except CheckpointError as exc:
-            log.warning("cannot read the store's suspended threads", error=str(exc))
-            return []
-
     def decide_anywhere(
         self, approval_id: str, decision: ApprovalDecision, thread_id: str | None = None
     ) -> RunRecord | None:
         """Decide over HTTP: an interruption a run here waits for (`decide`), else one a thread
-        of the store waits for (`decide_stored`: None while that thread still waits for others).
+        of the store waits for (`StoredThreads.decide`: None while that thread still waits for others).
         NotFound names what the runs here wait for."""
         try:
             return self.decide(
@@ -265,54 +210,9 @@ class RunRegistry:
             )
         except NotFound as missing:
             try:
-                return self.decide_stored(approval_id, decision, thread_id)
+                return self.stored.decide(approval_id, decision, thread_id)
             except NotFound:
                 raise missing from None
-
-    def decide_stored(
-        self, approval_id: str, decision: ApprovalDecision, thread_id: str | None = None
-    ) -> RunRecord | None:
-        """Decide an interruption of a thread the store holds suspended (no run here holds it):
-        the decision is stored (one atomic row: a second decider, here or in another process,
-        gets a RunConflict "already decided"), and once the thread waits for nothing more it
-        resumes as a new run (returned; None: it still waits for others). NotFound when the
-        store holds no such interruption."""
-        found = self._stored_in()
-        if found is None or (thread_id is not None and thread_id in self.active):
-            raise NotFound(f"no pending interruption {approval_id!r}")
-        store, keys = found
-        if thread_id is None:
-            threads = sorted({p.thread_id for p in self.stored() if p.approval.id == approval_id})
-            if len(threads) > 1:
-                raise RunConflict(
-                    f"interruption {approval_id!r} is pending in several stored threads "
-                    f'({", ".join(threads)}); name one: {{"thread_id": ...}}'
-                )
-            if not threads:
-                raise NotFound(f"no pending interruption {approval_id!r}")
-            thread_id = threads[0]
-        try:
-            record_decision(store, thread_id, approval_id, decision, keys=keys)
-        except AlreadyDecided as exc:
-            self._resume_decided(store, keys, thread_id)  # the first decision goes on with the thread
-            raise RunConflict(str(exc), decision=verdict(exc.decision), thread_id=thread_id) from exc
-        except InvalidEdit:
-            raise
-        except ApprovalError as exc:
-            raise NotFound(str(exc)) from None
-        return self._resume_decided(store, keys, thread_id)
-
-    def _resume_decided(self, store: Checkpointer, keys: StateKeys, thread_id: str) -> RunRecord | None:
-        """Resume the stored thread as a new run once every interruption of it is decided (None
-        while some still wait); the run already resumed here when there is one."""
-        if thread_id in self.active:
-            return self.active[thread_id]
-        pending = pending_of_thread(store, thread_id, keys=keys)
-        if not pending or any(p.decision is None for p in pending):
-            return None
-        decided = {p.approval.id: p.decision for p in pending if p.decision is not None}
-        agent = self.threads.get(thread_id) or self.agent_factory()
-        return self._adopt(thread_id, agent, decided)
 
     def _check_fork(self, agent: AgentLike, thread_id: str, seq: int, *, close: bool) -> None:
         """A fork needs the store to keep version `seq` of the thread (refused before the run)."""
@@ -433,7 +333,7 @@ class RunRegistry:
                 "decided": p.decision is not None,
                 "kind": p.approval.kind,
             }
-            for p in self.stored()
+            for p in self.stored.pending()
         ]
         return [item for item in held + stored if item["kind"] != "client_tool"]
 

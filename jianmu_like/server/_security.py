@@ -25,8 +25,8 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .._hostnames import DEFAULT_PORTS, Authority, origin_authority, parse_authority
-from .._redact import register_secret
+from .._base.hostnames import DEFAULT_PORTS, Authority, origin_authority, parse_authority
+from .._base.redact import register_secret
 from ..errors import JianmuError
 from ._errors import error_response
 

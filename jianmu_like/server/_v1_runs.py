@@ -119,7 +119,7 @@ def resume_client_run(
         )
     if record is None and thread is not None:  # waiting in the store since an earlier server
         decisions = {call_id: answer_decision(text) for call_id, text in answers.results.items()}
-        stored = registry.resume_stored(thread, decisions)
+        stored = registry.stored.resume(thread, decisions)
         if stored is not None:
             return stored, 0, None
     if record is None:

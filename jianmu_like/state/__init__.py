@@ -6,24 +6,10 @@ from typing import TYPE_CHECKING
 
 from ..exports import lazy_exports
 
-_EXPORTS = {
-    "._contract": (
-        "StateContract",
-        "StateContractError",
-        "declare",
-    ),
-    "._inputs": ("InputError",),
-    "._manager": (
-        "StateError",
-        "StateManager",
-    ),
-    "._reducers": ("add_messages",),
-    "._schema": ("Ephemeral",),
-}
+if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name is an error there
+    __all__, __getattr__, __dir__ = lazy_exports(__name__)
 
-__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-
-if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py checks they match
+if TYPE_CHECKING:  # the public names, one source: jianmu_like.exports reads them at run time
     from ._contract import StateContract as StateContract
     from ._contract import StateContractError as StateContractError
     from ._contract import declare as declare

@@ -44,7 +44,10 @@ class TreeInputs:
     @classmethod
     def of(cls, root: py_trees.behaviour.Behaviour, spec: SchemaSpec) -> TreeInputs:
         """Collected once per tree (cached on the root; a clone of the tree shares it)."""
-        cached = root.__dict__.get(_CACHE_ATTR)
+        # getattr/setattr, never `root.__dict__`: reading an instance's `__dict__` moves its
+        # attributes out of CPython 3.11's inline values for good, and the root is ticked on
+        # every iteration (tests/nodes/test_react_nodes.py keeps the loop's nodes inline).
+        cached = getattr(root, _CACHE_ATTR, None)
         if isinstance(cached, TreeInputs):
             return cached
         namespaces: set[str] = set()
@@ -52,7 +55,7 @@ class TreeInputs:
         declared = _collect(root, False, spec, namespaces, reads)
         namespaces.update(ns for ns, _ in reads if ns is not None)
         found = cls(frozenset(namespaces), frozenset(reads) if declared else None)
-        root.__dict__[_CACHE_ATTR] = found
+        setattr(root, _CACHE_ATTR, found)
         return found
 
     def route(

@@ -5,20 +5,10 @@ from typing import TYPE_CHECKING
 
 from ..exports import lazy_exports
 
-_EXPORTS = {
-    ".events": ("Event",),
-    "._hub": (
-        "Subscriber",
-        "TelemetryHub",
-        "structlog_sink",
-    ),
-    ".logging": ("configure_logging",),
-    ".otel_setup": ("enable_otel",),
-}
+if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name is an error there
+    __all__, __getattr__, __dir__ = lazy_exports(__name__)
 
-__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-
-if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py checks they match
+if TYPE_CHECKING:  # the public names, one source: jianmu_like.exports reads them at run time
     from ._hub import Subscriber as Subscriber
     from ._hub import TelemetryHub as TelemetryHub
     from ._hub import structlog_sink as structlog_sink

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any, ParamSpec, cast, overload
 
-from .._redact import redact
+from .._base.redact import redact
 from .events import CATALOGUE, AnyEvent, CatalogueEvent, Event, check
 from .logging import get_logger
 

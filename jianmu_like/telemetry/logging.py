@@ -15,7 +15,7 @@ import sys
 from collections.abc import MutableMapping
 from typing import Any, TextIO
 
-from .._redact import redact
+from .._base.redact import redact
 
 
 class LazyLogger:

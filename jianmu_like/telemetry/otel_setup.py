@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
     from opentelemetry.trace import TracerProvider
 
-    from .._config import TelemetryConfig
+    from .._base.config import TelemetryConfig
     from ._hub import TelemetryHub
     from ._otel import OTelSubscriber
 
@@ -190,7 +190,7 @@ def otel_subscriber(
     from the environment if none is set; given a tracer provider only, the global meter
     provider as it is)."""
     require_otel()
-    from .._config import get_config
+    from .._base.config import get_config
     from ._otel import OTelSubscriber
 
     cfg = config if config is not None else get_config().telemetry

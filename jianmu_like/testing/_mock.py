@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from types import FrameType
 from typing import TextIO
 
-from .._sources import SourceError
+from .._base.sources import SourceError
 from ._replies_file import RepliesFile
 from ._server import ScriptedOpenAIServer
 

@@ -27,7 +27,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from .._sources import SourceError, describe_errors, load_yaml
+from .._base.sources import SourceError, describe_errors, load_yaml
 from ._script import Script, ScriptedReply
 
 DEFAULT_MODEL = "mock-model"

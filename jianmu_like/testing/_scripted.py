@@ -12,7 +12,7 @@ import asyncio
 import itertools
 from typing import Any
 
-from .._config import ResilienceConfig
+from .._base.config import ResilienceConfig
 from ..models._client import ModelClient
 from ..models._errors import ModelError
 from ..models._messages import Message, ToolCall

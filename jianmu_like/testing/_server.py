@@ -20,7 +20,7 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
 
-from .._config import ResilienceConfig
+from .._base.config import ResilienceConfig
 from ..models._client import ModelClient
 from ..models._server_probe import PROBES
 from ._openai_rules import RequestRejected, check_chat_request, error_code, error_type
@@ -393,7 +393,7 @@ class ScriptedOpenAIServer:
         if kind == "json_object" and not isinstance(value, dict):
             return "the scripted reply is JSON but not an object, as response_format json_object requires"
         if isinstance(schema, dict):
-            from .._json_schema import compile_schema, problems
+            from .._base.json_schema import compile_schema, problems
 
             try:
                 found = problems(compile_schema(schema, known_keywords=False), value)

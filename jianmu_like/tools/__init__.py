@@ -4,100 +4,10 @@ from typing import TYPE_CHECKING
 
 from ..exports import lazy_exports
 
-_EXPORTS = {
-    "._base": (
-        "Tool",
-        "render_result",
-        "tool",
-        "validate_tool_name",
-    ),
-    ".builtin": (
-        "CalculatorError",
-        "builtin_tools",
-        "calculator",
-        "evaluate",
-        "think",
-    ),
-    "._artifact": ("Artifact",),
-    "._a2a": (
-        "A2AAgentConfig",
-        "A2AAgentError",
-        "A2AAgentProvider",
-    ),
-    "._call_context": (
-        "add_artifact",
-        "current_tool_call",
-        "finish",
-    ),
-    "._run_context": (
-        "RunContext",
-        "current_run",
-    ),
-    "._describe": (
-        "describe_tool",
-        "describe_tools",
-    ),
-    "._errors": (
-        "ToolArgumentsError",
-        "ToolError",
-        "ToolExitError",
-        "ToolProviderError",
-        "UnknownToolError",
-    ),
-    ".mcp._auth": (
-        "MCPAuthConfig",
-        "MCPAuthError",
-        "MCPLoginRequiredError",
-    ),
-    ".mcp._config": (
-        "MCPConfigError",
-        "MCPServerConfig",
-        "parse_mcp_servers",
-    ),
-    ".mcp._content": (
-        "MCPConnectError",
-        "MCPServerCrashedError",
-        "MCPServerError",
-        "MCPTimeoutError",
-        "MCPToolError",
-        "render_mcp_result",
-    ),
-    ".mcp._elicitation": (
-        "ElicitationAnswer",
-        "ElicitationError",
-        "ElicitationRequest",
-        "UnknownElicitation",
-    ),
-    "._questions": ("AlreadyAnswered",),
-    ".mcp._prompts": (
-        "MCPPrompt",
-        "MCPPromptError",
-    ),
-    ".mcp._provider": (
-        "MCPToolProvider",
-        "mcp_servers_from_config",
-        "mcp_tool_name",
-    ),
-    ".mcp._sampling": (
-        "SamplingDecision",
-        "SamplingPolicy",
-        "SamplingRequest",
-    ),
-    "._provider": (
-        "StaticToolProvider",
-        "ToolProvider",
-    ),
-    "._skills": (
-        "Skill",
-        "SkillSet",
-        "load_skill",
-    ),
-    "._toolset": ("ToolSet",),
-}
+if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name is an error there
+    __all__, __getattr__, __dir__ = lazy_exports(__name__)
 
-__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-
-if TYPE_CHECKING:  # the same names for type checkers; tests/test_public_api.py checks they match
+if TYPE_CHECKING:  # the public names, one source: jianmu_like.exports reads them at run time
     from ._a2a import A2AAgentConfig as A2AAgentConfig
     from ._a2a import A2AAgentError as A2AAgentError
     from ._a2a import A2AAgentProvider as A2AAgentProvider

@@ -35,7 +35,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .._redact import register_secret
+from .._base.redact import register_secret
 from ..telemetry import events as ev
 from ._base import Tool
 from ._call_context import current_tool_call, tool_event_emitter

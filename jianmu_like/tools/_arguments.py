@@ -20,7 +20,7 @@ from typing import Any, NamedTuple, Protocol
 
 from pydantic import BaseModel, ValidationError
 
-from .._validation import unknown_key, validation_problems
+from .._base.validation import unknown_key, validation_problems
 from ._errors import ToolArgumentsError, ToolError
 
 
@@ -256,7 +256,7 @@ class SchemaBinder:
 
     def _compiled(self, tool_name: str) -> Any:
         if self._validator is None:
-            from .._json_schema import compile_schema  # jsonschema: imported on first use
+            from .._base.json_schema import compile_schema  # jsonschema: imported on first use
 
             try:
                 self._validator = compile_schema(self.parameters, known_keywords=False)
@@ -270,7 +270,7 @@ class SchemaBinder:
         problems: list[str] = []
         unexpected: list[str] = []
         if next(validator.iter_errors(arguments), None) is not None:
-            from .._json_schema import key_problems
+            from .._base.json_schema import key_problems
 
             for problem in key_problems(validator, arguments, noun="argument", known=list(self.properties)):
                 if problem.kind == "unknown" and len(problem.loc) == 1:

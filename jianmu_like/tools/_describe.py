@@ -13,7 +13,7 @@ import functools
 import weakref
 from collections.abc import Iterable
 
-from .._tool_text import describe_function
+from .._base.tool_text import describe_function
 from ._base import Tool
 
 _RENDERED: dict[int, tuple[weakref.ref[Tool], str]] = {}

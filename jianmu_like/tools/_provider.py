@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from .._redact import redacting_logger
+from .._base.redact import redacting_logger
 from ._base import Tool
 from ._errors import ToolProviderError
 

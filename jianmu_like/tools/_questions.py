@@ -273,7 +273,7 @@ def shown_answer(question: Question, answer: QuestionAnswer) -> dict[str, Any]:
     """An answer as events show it (the tool gets it whole): a field the question's schema marks
     secret (`writeOnly`, `format: password`) or whose name says secret is `***`, and every value
     the configuration declares secret is redacted wherever it appears."""
-    from .._redact import REDACTED, is_secret_key, redact_secrets_in
+    from .._base.redact import REDACTED, is_secret_key, redact_secrets_in
 
     shown = answer.model_dump(mode="json")
     content = shown.get("content")
@@ -357,7 +357,7 @@ def with_defaults(schema: Mapping[str, Any], content: Mapping[str, Any] | None) 
 
 def _check_content(request: Question, content: dict[str, Any]) -> None:
     """Accepted content must match the requested schema: the server would reject it otherwise."""
-    from .._json_schema import compile_schema, key_problems  # the one JSON-schema path
+    from .._base.json_schema import compile_schema, key_problems  # the one JSON-schema path
 
     try:
         validator = compile_schema(request.requested_schema, known_keywords=False)

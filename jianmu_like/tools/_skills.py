@@ -38,9 +38,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .._installations import installation_of
-from .._names import did_you_mean
-from .._sources import SourceError, YamlLimits, describe_errors, parse_yaml
+from .._base.installations import installation_of
+from .._base.names import did_you_mean
+from .._base.sources import SourceError, YamlLimits, describe_errors, parse_yaml
 from ._base import Tool
 from ._errors import ToolError
 

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Se
 from types import TracebackType
 from typing import Any, Self
 
-from .._redact import redacting_logger
+from .._base.redact import redacting_logger
 from ._base import Tool
 from ._describe import describe_tools
 from ._errors import UnknownToolError

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from jianmu_like import human
-from jianmu_like._sources import SourceError, YamlLimits, load_yaml
+from jianmu_like._base.sources import SourceError, YamlLimits, load_yaml
 from jianmu_like.agentfile._loader import AgentFileError, load_agent, validate_agent_file
 from jianmu_like.testing import ScriptedOpenAIServer, call, reply
 
@@ -65,7 +65,7 @@ def test_duplicate_keys_are_reported_with_both_lines_in_one_pass(tmp_path: Path)
 
 
 def test_the_configuration_is_read_with_the_same_limits(tmp_path: Path) -> None:
-    from jianmu_like._config import ConfigError, load_config
+    from jianmu_like._base.config import ConfigError, load_config
 
     config = tmp_path / "jianmu.yaml"
     config.write_text("llm: &x\n  nested: *x\n")

@@ -1,4 +1,4 @@
-"""Settings declared once: the model settings' bounds are one model's (`_config.ModelSettings`)
+"""Settings declared once: the model settings' bounds are one model's (`_base.config.ModelSettings`)
 for Python, the configuration file and agent files, and every agent-file field is a
 `ReActConfig` setting of the same name or one the loader builds the agent from."""
 
@@ -10,8 +10,8 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from jianmu_like import ReActConfig
-from jianmu_like._config import LLMConfig, ModelSettings
-from jianmu_like.agentfile._loader import SAME_NAMED
+from jianmu_like._base.config import LLMConfig, ModelSettings
+from jianmu_like.agentfile._builder import SAME_NAMED
 from jianmu_like.agentfile._spec import BUILT_FROM, LimitsSpec, LLMSpec, ReActSpec
 from jianmu_like.nodes._settings import ModelCallConfig
 

@@ -8,7 +8,7 @@ import contextvars
 import anyio
 import pytest
 
-from jianmu_like._speed import fast
+from jianmu_like._base.speed import fast
 from jianmu_like.bt._eager import NOT_DONE, start_eager
 from jianmu_like.testing import PATIENCE
 

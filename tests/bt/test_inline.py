@@ -11,7 +11,7 @@ import pytest
 from py_trees.common import Status
 from pydantic import BaseModel
 
-from jianmu_like._speed import fast
+from jianmu_like._base.speed import fast
 from jianmu_like.bt._async_behaviour import AsyncBehaviour
 from jianmu_like.bt._composites import Sequence
 from jianmu_like.bt._loop import LoopUntilSuccess

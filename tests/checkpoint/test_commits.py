@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from jianmu_like import Agent, ReActConfig, create_react_node, human
-from jianmu_like._config import ConfigError, get_config, load_config
+from jianmu_like._base.config import ConfigError, get_config, load_config
 from jianmu_like.checkpoint import open_checkpointer
 from jianmu_like.checkpoint._contract import Checkpoint, Commit, ThreadConflictError
 from jianmu_like.checkpoint._owner import new_owner

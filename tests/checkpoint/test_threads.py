@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from jianmu_like import Agent, ModelClient, ReActConfig, ReActState, create_react_node, human
-from jianmu_like._template import AgentTemplate
+from jianmu_like._run.template import AgentTemplate
 from jianmu_like.checkpoint import open_checkpointer
 from jianmu_like.checkpoint._store import CheckpointError, MemoryCheckpointer
 from jianmu_like.errors import InputError
@@ -163,7 +163,7 @@ def test_memory_store_and_errors_without_a_store() -> None:
 
 
 def test_retention_comes_from_the_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from jianmu_like._config import ConfigError, get_config, load_config
+    from jianmu_like._base.config import ConfigError, get_config, load_config
 
     bad = tmp_path / "bad.yaml"
     bad.write_text("checkpoints:\n  keep: 0\n")

@@ -131,7 +131,7 @@ async def test_abandoning_a_suspended_run_answers_the_waiting_call(tmp_path: Pat
 
 
 async def test_a_new_run_on_a_thread_suspended_with_approvals_is_refused(tmp_path: Path) -> None:
-    from jianmu_like._review import ThreadSuspendedError, list_pending
+    from jianmu_like._run.review import ThreadSuspendedError, list_pending
 
     db, log = tmp_path / "runs.db", tmp_path / "effects.log"
     with ScriptedOpenAIServer([call("delete_file", path="/x"), reply("gone")]) as srv:
@@ -243,7 +243,7 @@ def test_sigkill_while_suspended_then_resume_in_a_new_process(tmp_path: Path) ->
 
 
 async def test_operator_decides_from_the_checkpoint_file(tmp_path: Path) -> None:
-    from jianmu_like._review import list_pending, record_decision
+    from jianmu_like._run.review import list_pending, record_decision
 
     db, log = tmp_path / "runs.db", tmp_path / "effects.log"
     with ScriptedOpenAIServer([call("delete_file", path="/q"), reply("gone")]) as srv:

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from jianmu_like import human
-from jianmu_like._review import list_pending, record_decision
+from jianmu_like._run.review import list_pending, record_decision
 from jianmu_like.checkpoint import is_database_url, open_checkpointer
 from jianmu_like.checkpoint._store import CheckpointError, SQLiteCheckpointer, ThreadConflictError
 from jianmu_like.cli._main import main

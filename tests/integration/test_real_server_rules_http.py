@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from jianmu_like import Agent, ModelClient, ReActConfig, create_react_node, human
-from jianmu_like._config import CapabilityOverrides
+from jianmu_like._base.config import CapabilityOverrides
 from jianmu_like.models._errors import ModelError
 from jianmu_like.models._openai_provider import OpenAIProvider
 from jianmu_like.models._types import ModelRequest

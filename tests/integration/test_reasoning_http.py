@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from jianmu_like import Agent, ReActConfig, create_react_node, human
-from jianmu_like._config import ToolProtocol
+from jianmu_like._base.config import ToolProtocol
 from jianmu_like.server import ChannelMapper
 from jianmu_like.telemetry import events as ev
 from jianmu_like.telemetry.events import Event

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from jianmu_like import Agent, ReActConfig, create_react_node, human, tool
-from jianmu_like._review import list_pending, record_decision
+from jianmu_like._run.review import list_pending, record_decision
 from jianmu_like.checkpoint import SQLiteCheckpointer
 from jianmu_like.guard import ArgumentRule, GuardEnforcer, RequireApproval
 from jianmu_like.guard._approvals import ApprovalDecision, InvalidEdit

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from jianmu_like import ModelClient, human, load_agent
-from jianmu_like._config import get_config
+from jianmu_like._base.config import get_config
 from jianmu_like.models import weights
 from jianmu_like.models._local_provider import LlamaCppProvider
 from jianmu_like.models.local_backends import DEFAULT_BACKEND, backend_problem

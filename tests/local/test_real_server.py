@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from jianmu_like import ModelClient, human, load_agent
-from jianmu_like._config import get_config
+from jianmu_like._base.config import get_config
 from jianmu_like.models._server_probe import PROBES
 from jianmu_like.testing import PATIENCE
 from jianmu_like.testing._llama_server import LlamaHTTPServer, unavailable

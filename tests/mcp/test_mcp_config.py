@@ -9,7 +9,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from jianmu_like._config import ConfigError
+from jianmu_like._base.config import ConfigError
 from jianmu_like.tools import (
     MCPConfigError,
     MCPServerConfig,

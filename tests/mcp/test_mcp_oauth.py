@@ -308,7 +308,7 @@ async def test_every_token_and_secret_is_registered_for_redaction_by_value(
     server: OAuthServer, token_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The tokens the client holds and the client secret the server gave it are registered for
-    redaction by value as they pass (`_redact.register_secret`)."""
+    redaction by value as they pass (`_base.redact.register_secret`)."""
     from jianmu_like.tools.mcp import _auth
 
     registered: list[tuple[str, str]] = []

@@ -24,7 +24,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from jianmu_like import Agent, ReActConfig, create_react_node, human
-from jianmu_like._config import TelemetryConfig
+from jianmu_like._base.config import TelemetryConfig
 from jianmu_like.checkpoint import SQLiteCheckpointer
 from jianmu_like.server import create_app
 from jianmu_like.telemetry.logging import configure_logging

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from jianmu_like import Agent, create_react_node, human
-from jianmu_like._review import QuestionExpired, stored_questions
+from jianmu_like._run.review import QuestionExpired, stored_questions
 from jianmu_like.checkpoint import Checkpointer
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wait_until_async
 from jianmu_like.tools import MCPToolProvider

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from jianmu_like._config import (
+from jianmu_like._base.config import (
     ConfigError,
     JianmuConfig,
     LLMConfig,

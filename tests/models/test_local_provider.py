@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from jianmu_like import Agent, ReActConfig, ReActState, create_react_node, human
-from jianmu_like._config import ConfigError, JianmuConfig
+from jianmu_like._base.config import ConfigError, JianmuConfig
 from jianmu_like.models import ModelClient, ModelError, ModelRequest, weights
 from jianmu_like.models import _local_provider as lp
 from jianmu_like.models import local_backends as lb

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from jianmu_like._config import ResilienceConfig
+from jianmu_like._base.config import ResilienceConfig
 from jianmu_like.models import ModelCallFailed, ModelClient, ModelEvent, ModelRequest, human
 from jianmu_like.models._client import event_name
 from jianmu_like.testing import (

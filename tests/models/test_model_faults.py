@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from jianmu_like._config import ResilienceConfig
-from jianmu_like._redact import redact_url
+from jianmu_like._base.config import ResilienceConfig
+from jianmu_like._base.redact import redact_url
 from jianmu_like.models import ModelCallFailed, ModelClient, ModelError, ModelRequest, human
 from jianmu_like.models._openai_provider import OpenAIProvider, retry_after_seconds
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, error_reply, fault_reply, reply

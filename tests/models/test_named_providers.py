@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from jianmu_like import ModelClient, human, load_agent
-from jianmu_like._config import ConfigError, JianmuConfig, ModelsConfig, ProviderEntryConfig
+from jianmu_like._base.config import ConfigError, JianmuConfig, ModelsConfig, ProviderEntryConfig
 from jianmu_like.models import Message, ModelCallFailed, ModelRequest
 from jianmu_like.models._named_providers import PROVIDERS
 from jianmu_like.testing import ScriptedOpenAIServer
@@ -186,7 +186,7 @@ def test_the_docs_table_is_the_code_table() -> None:
 
 
 async def test_fallbacks_stay_on_the_models_server(monkeypatch: pytest.MonkeyPatch) -> None:
-    from jianmu_like._config import ResilienceConfig
+    from jianmu_like._base.config import ResilienceConfig
 
     monkeypatch.setenv("GROQ_API_KEY", "gsk-0123456789")
     same = ResilienceConfig(fallback_models=["groq:llama-small", "plain-name"])
@@ -215,7 +215,7 @@ async def test_a_provider_name_set_per_agent_reaches_its_server_without_prefix(
 
 
 async def test_a_provider_prefixed_fallback_on_the_same_host_is_that_servers_name() -> None:
-    from jianmu_like._config import ResilienceConfig
+    from jianmu_like._base.config import ResilienceConfig
 
     same_host = ResilienceConfig(fallback_models=["ollama:mistral:7b"])
     client = ModelClient.resolve(

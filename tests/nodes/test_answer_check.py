@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from jianmu_like._config import AnswerCheckConfig
+from jianmu_like._base.config import AnswerCheckConfig
 from jianmu_like.models._messages import human
 from jianmu_like.models._react_text import TEXT_DIALECT
 from jianmu_like.models._text_protocol import JSON_DIALECT

@@ -2,21 +2,41 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import gc
+import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import py_trees
 import pytest
 from py_trees.common import Status
 
-from jianmu_like import Agent, ReActConfig, ReActState, ToolCall, ToolSet, create_react_node, human, tool
-from jianmu_like._config import ResilienceConfig
+import jianmu_like.bt
+import jianmu_like.nodes
+from jianmu_like import (
+    Agent,
+    AgentTemplate,
+    ReActConfig,
+    ReActState,
+    ToolCall,
+    ToolSet,
+    create_react_node,
+    human,
+    tool,
+)
+from jianmu_like._base.config import ResilienceConfig
+from jianmu_like._base.speed import fast
 from jianmu_like.bt import ReactiveRunner
 from jianmu_like.guard import Decision, GuardDecision, GuardEnforcer
 from jianmu_like.nodes import AgentLLMNode, ToolExecutor
 from jianmu_like.state import StateManager
 from jianmu_like.testing import await_within, call, error_reply, reply, scripted_client
 from jianmu_like.testing import calls as calls_
+from jianmu_like.tools import Tool
 from jianmu_like.tools.builtin import calculator
 
 
@@ -310,3 +330,118 @@ async def test_the_react_loops_nodes_keep_their_attributes_inline() -> None:
     counts = {type(node).__name__: len(vars(node)) for node in root.iterate()}
     hot = {name: counts[name] for name in ("AgentLLMNode", "ToolExecutor", "InterruptGate", "OutputNode")}
     assert all(count < INLINE_ATTRIBUTES for count in hot.values()), hot
+
+
+def attributes_inline(obj: object, marker: object) -> bool:
+    """Whether `obj`'s attributes are still CPython's inline values (`marker`: one of them).
+
+    Reading an instance's `__dict__` (`vars(obj)`, `obj.__dict__.get(...)`) turns its inline
+    values into a real dict for good: every later `self.x` is then a dict lookup. The garbage
+    collector's view tells them apart without reading `__dict__`: an instance with inline
+    values refers to its attribute values directly, one with a dict refers to the dict."""
+    return any(referent is marker for referent in gc.get_referents(obj))
+
+
+ROOT = Path(__file__).parents[2]
+
+
+def test_runs_keep_the_trees_attributes_inline() -> None:
+    # A run that read a node's __dict__ (the breakpoints' unwatch, the root's caches) cost ~8 %
+    # more instructions per iteration, every node read through a dict from then on; a template's
+    # clones (written through the new node's __dict__, reset reading it) put every conversation's
+    # nodes there. Checked in a fresh interpreter: CPython 3.11 lets a class's instances take new
+    # attribute names inline only while few instances exist (the room shrinks with each one
+    # made), so in a process where other tests built hundreds of nodes it would depend on them.
+    code = (
+        "import asyncio, json; from tests.nodes.test_react_nodes import inline_checks as c; "
+        "print(json.dumps(asyncio.run(c())))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).parents[2],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.splitlines()[-1])
+    assert found == {"agent": [], "seen": True, "pooled": [] if fast("clone") else None}
+
+
+async def inline_checks() -> dict[str, Any]:
+    """The nodes left off inline values by an agent's runs (`agent`), whether the check sees a
+    `vars()` (`seen`), and those of a template's clones after runs (`pooled`; None on the plain
+    clone, `copy.copy`, which writes the copy's `__dict__`)."""
+    client = scripted_client([call("add", a=1, b=2), reply("3"), call("add", a=2, b=2), reply("4")])
+    root = create_react_node(model_client=client, tools=[add_tool()])
+    agent = Agent(root, log_events=False)
+    for question, answer in (("1+2?", "3"), ("2+2?", "4")):  # the second run finds the first's caches
+        result = await agent.run({"messages": [human(question)]})
+        assert result.final_answer == answer
+    found: dict[str, Any] = {"agent": off_inline([root])}
+    vars(root)
+    found["seen"] = not attributes_inline(root, root.name)
+    if not fast("clone"):
+        return {**found, "pooled": None}
+    script = [call("add", a=1, b=2), reply("3")] * 3
+    prototype = create_react_node(model_client=scripted_client(script), tools=[add_tool()])
+    template = AgentTemplate.from_prototype(prototype, log_events=False)
+    for grow in (0, 3, 3):  # the prototype runs first, then the pool grows by clones
+        template.reserve(grow)
+        result = await template.conversation().run({"messages": [human("1+2?")]})
+        assert result.final_answer == "3"
+    trees = [template.borrow() for _ in range(3)]
+    assert len({id(tree) for tree in trees}) == 3 and prototype in trees
+    # The prototype is the clones' source: its own __dict__ was read.
+    found["pooled"] = off_inline([tree for tree in trees if tree is not prototype])
+    return found
+
+
+def off_inline(trees: list[py_trees.behaviour.Behaviour]) -> list[str]:
+    return [
+        type(node).__name__
+        for tree in trees
+        for node in tree.iterate()
+        if not attributes_inline(node, node.name)
+    ]
+
+
+REACT_LOOP_NODES = ("_llm", "_tool_executor", "_interrupts")
+TICK_PATH_MODULES = (
+    *sorted(Path(jianmu_like.bt.__file__).parent.glob("*.py")),
+    *(
+        Path(jianmu_like.nodes.__file__).parent / f"{name}.py"
+        for name in ("_llm", "_tool_executor", "_interrupts")
+    ),
+)
+
+
+def test_the_tick_path_reads_no_status_through_its_enum() -> None:
+    # On CPython 3.11 `Status.RUNNING` is never specialised (the enum's metaclass defines
+    # `__getattr__`): read on every tick it cost ~10 % of an iteration. The tick path reads
+    # bt._node's module globals (RUNNING, SUCCESS, FAILURE, INVALID) instead.
+    found = []
+    for path in TICK_PATH_MODULES:
+        tree = ast.parse(path.read_text())
+        for function in ast.walk(tree):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for statement in function.body:
+                for node in ast.walk(statement):
+                    if (
+                        isinstance(node, ast.Attribute)
+                        and isinstance(node.value, ast.Name)
+                        and node.value.id == "Status"
+                        and node.attr.isupper()
+                    ):
+                        found.append(f"{path.name}:{node.lineno} Status.{node.attr}")
+    assert found == []
+
+
+def add_tool() -> Tool:
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    return add

@@ -21,7 +21,7 @@ from jianmu_like import (
     load_agent,
     tool,
 )
-from jianmu_like._config import ResilienceConfig
+from jianmu_like._base.config import ResilienceConfig
 from jianmu_like.nodes._tool_executor import ToolExecutor
 from jianmu_like.testing import (
     PATIENCE,

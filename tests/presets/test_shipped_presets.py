@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from jianmu_like._sources import SourceError
+from jianmu_like._base.sources import SourceError
 from jianmu_like.agentfile._shipped import SHIPPED_DIR, agent_file_path, shipped_presets
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply
 from tests.cli.running import environment, jianmu

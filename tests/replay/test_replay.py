@@ -24,7 +24,7 @@ from jianmu_like import (
     human,
     tool,
 )
-from jianmu_like._redact import (
+from jianmu_like._base.redact import (
     _SECRET_KEY,
     _SECRET_VALUE,
     might_hold_secret,

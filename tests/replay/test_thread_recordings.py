@@ -15,7 +15,7 @@ import pytest
 from pydantic import ValidationError
 
 from jianmu_like import Agent, ToolCall, create_react_node, human
-from jianmu_like._config import get_config
+from jianmu_like._base.config import get_config
 from jianmu_like._run.thread_recordings import replayable_recording
 from jianmu_like.checkpoint import (
     CheckpointError,

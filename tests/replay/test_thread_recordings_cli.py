@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from jianmu_like import Agent, create_react_node, human
-from jianmu_like._config import get_config
+from jianmu_like._base.config import get_config
 from jianmu_like._run.thread_recordings import replayable_recording
 from jianmu_like.checkpoint import SQLiteCheckpointer
 from jianmu_like.replay import RecordingError

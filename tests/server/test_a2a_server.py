@@ -23,7 +23,7 @@ from a2a.helpers.proto_helpers import get_artifact_text, new_data_part
 from a2a.types import a2a_pb2 as pb
 
 from jianmu_like import Agent, ReActConfig, create_react_node, tool
-from jianmu_like._config import DEFAULT_MAX_BODY_BYTES
+from jianmu_like._base.config import DEFAULT_MAX_BODY_BYTES
 from jianmu_like.guard import GuardEnforcer, RequireApproval
 from jianmu_like.server import create_app
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply

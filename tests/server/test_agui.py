@@ -24,7 +24,7 @@ from ag_ui_validate.pytest_plugin import assert_valid_agui
 
 import jianmu_like.server
 from jianmu_like import Agent, AgentTemplate, ReActConfig, create_react_node, tool
-from jianmu_like._redact import register_secret
+from jianmu_like._base.redact import register_secret
 from jianmu_like.guard import GuardEnforcer, RequireApproval
 from jianmu_like.server import create_app
 from jianmu_like.testing import (

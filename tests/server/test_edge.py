@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from jianmu_like._config import DEFAULT_MAX_BODY_BYTES, ServerConfig
+from jianmu_like._base.config import DEFAULT_MAX_BODY_BYTES, ServerConfig
 from jianmu_like.server import create_app
 from tests.server.edge_agent import Recording, edge_app, exchange, ran, request
 from tests.server.sse_live import live_server

@@ -116,7 +116,7 @@ def test_a_breakpoint_pause_survives_a_restart_and_continues(tmp_path: Path) -> 
 def test_a_decision_made_elsewhere_stands_and_resumes_the_thread_once(tmp_path: Path) -> None:
     """An operator decided the stored approval first (as `jianmu-like approvals deny` does): the
     server's decision is a 409 naming the first, and the thread goes on with it, once."""
-    from jianmu_like._review import record_decision
+    from jianmu_like._run.review import record_decision
     from jianmu_like.checkpoint import SQLiteCheckpointer
     from jianmu_like.guard import ApprovalDecision
 

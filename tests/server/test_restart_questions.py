@@ -51,7 +51,7 @@ async def resumed(agent: Any) -> tuple[Any, list[Any]]:
 
 
 def test_a_stored_question_is_listed_then_expires_with_its_process(tmp_path: Path) -> None:
-    from jianmu_like._review import QuestionExpired
+    from jianmu_like._run.review import QuestionExpired
 
     node, entry, _ = everything_command("stdio")
     store = str(tmp_path / "runs.db")

@@ -283,7 +283,7 @@ def test_the_server_listens_again_after_losing_its_postgres_connection(
     decision stored after that still resumes the run (PostgreSQL has no poll to fall back on)."""
     import psycopg
 
-    from jianmu_like._review import record_decision
+    from jianmu_like._run.review import record_decision
     from jianmu_like.checkpoint._target import open_checkpointer
     from jianmu_like.cli._serve import agent_factory
     from jianmu_like.server import create_app

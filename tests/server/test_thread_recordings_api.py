@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from jianmu_like import Agent
-from jianmu_like._config import get_config
+from jianmu_like._base.config import get_config
 from jianmu_like.replay import areplay
 from jianmu_like.testing import PATIENCE, wait_until
 from tests.server.console_agent import build_root, console_app

@@ -16,7 +16,7 @@ import pytest
 from py_trees.common import Status
 
 from jianmu_like import Agent, ReActState, create_react_node, human, load_agent, validate_agent_file
-from jianmu_like._sources import SourceError
+from jianmu_like._base.sources import SourceError
 from jianmu_like.bt import ReactiveRunner
 from jianmu_like.nodes import ContextBuilder, SkillNode
 from jianmu_like.state import StateManager

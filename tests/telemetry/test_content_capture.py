@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from jianmu_like import Agent, ReActConfig, create_react_node, human, tool
-from jianmu_like._config import TelemetryConfig
+from jianmu_like._base.config import TelemetryConfig
 from jianmu_like.telemetry import events as ev
 from jianmu_like.telemetry.events import Event
 from jianmu_like.telemetry.otel_setup import enable_otel

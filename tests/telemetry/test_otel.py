@@ -23,7 +23,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from jianmu_like import Agent, AgentTemplate, ReActConfig, ReActState, create_react_node, human, tool
-from jianmu_like._config import TelemetryConfig
+from jianmu_like._base.config import TelemetryConfig
 from jianmu_like.cli._common import CliError
 from jianmu_like.cli._parser import build_parser
 from jianmu_like.cli._serve import traced

@@ -8,7 +8,7 @@ import json
 import structlog
 
 from jianmu_like import Agent, ReActConfig, create_react_node, human
-from jianmu_like._redact import redact, redact_text
+from jianmu_like._base.redact import redact, redact_text
 from jianmu_like.telemetry import TelemetryHub
 from jianmu_like.telemetry._hub import structlog_sink
 from jianmu_like.telemetry.logging import configure_logging

@@ -20,7 +20,7 @@ import httpx
 import openai
 import pytest
 
-from jianmu_like._sources import SourceError
+from jianmu_like._base.sources import SourceError
 from jianmu_like.testing import PATIENCE, RepliesFile, exited, wait_until
 from jianmu_like.testing._mock import main
 

@@ -2,13 +2,13 @@
 
 It owns everything ReAct-specific: its config (`ReActConfig`), the state class (`ReActState`),
 the factory that builds the tree (`create_react_node`) and how its result is read. The state
-keys are the nodes' (`jianmu_like._keys.StateKeys`), re-exported here. The layers below (`nodes`, the kernel)
-know nothing of it.
+keys are the nodes' (`jianmu_like.models._keys.StateKeys`), re-exported here. The layers below
+(`nodes`, the kernel) know nothing of it.
 """
 
 from __future__ import annotations
 
-from ..._keys import StateKeys
+from ...models._keys import StateKeys
 from ...nodes._tool_executor import ExecutionMode
 from ._config import ReActConfig
 from ._factory import ReActAbort, ReActFallback, create_react_node

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
-from ..._config import (
+from ..._base.config import (
     AnswerCheckConfig,
     ContextConfig,
     JianmuConfig,

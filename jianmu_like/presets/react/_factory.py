@@ -27,7 +27,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..._results import attach_reader
 from ...bt import _composites as composites
 from ...bt._loop import LoopUntilSuccess
 from ...guard._enforcer import GuardEnforcer
@@ -41,6 +40,7 @@ from ...nodes._interrupts import InterruptGate
 from ...nodes._llm import AgentLLMNode
 from ...nodes._output import INVALID_OUTPUT, OutputNode
 from ...nodes._reflection import ReflectionNode
+from ...nodes._results import attach_reader
 from ...nodes._synthesis import SynthesisNode
 from ...nodes._tool_executor import ToolExecutor, ToolRunner
 from ...nodes._tool_selection import ToolSelectionNode

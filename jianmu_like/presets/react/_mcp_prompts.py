@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..._names import did_you_mean
+from ..._base.names import did_you_mean
 from ...nodes._context import ContextBuilder
 from ...tools._toolset import ToolSet
 from ...tools.mcp._prompts import MCPPrompt, PromptUse, read_agent_prompt

@@ -7,12 +7,12 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..._keys import StateKeys
-from ..._results import ResultReader
 from ...guard._approvals import Approval, ApprovalDecision
+from ...models._keys import StateKeys
 from ...models._messages import Message, ToolCall
 from ...models._types import Usage
 from ...nodes._client_tools import ClientTools
+from ...nodes._results import ResultReader
 from ...nodes._tool_outcome import ToolOutcome
 from ...state._schema import Ephemeral, merge_dicts
 from ...tools._artifact import Artifact

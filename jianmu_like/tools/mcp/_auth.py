@@ -22,7 +22,7 @@ a server that needs a person fails with `MCPLoginRequiredError`, which says whic
 Secrets stay out of the file (`client_secret_env`, `private_key_env` name environment
 variables) and out of every message: errors name HTTP statuses, servers and scopes, never a
 token, a code or a secret; and every token, client secret, key and ID token is registered for
-redaction by value (`_redact.register_secret`) as it passes, so what a server or a tool echoes of
+redaction by value (`_base.redact.register_secret`) as it passes, so what a server or a tool echoes of
 one is masked in every error, event and log too.
 """
 
@@ -38,7 +38,7 @@ from urllib.parse import parse_qs, urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..._redact import redact_text, redacting_logger, register_secret
+from ..._base.redact import redact_text, redacting_logger, register_secret
 from ._content import MCPConnectError
 from ._token_store import FileTokenStore, MemoryTokenStore
 
@@ -236,7 +236,7 @@ def _secret(server: str, auth: MCPAuthConfig, variable: str | None, key: str) ->
 
 
 def _register(value: str | None, source: str) -> None:
-    """Mask `value` by value wherever the framework shows text (`_redact.register_secret`)."""
+    """Mask `value` by value wherever the framework shows text (`_base.redact.register_secret`)."""
     if value:
         register_secret(value, source=source)
 

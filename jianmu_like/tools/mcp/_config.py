@@ -6,7 +6,7 @@ One entry says how to reach a server (stdio: `command`, `args`, `env`, `cwd`; st
 
 `env` and `headers` usually hold secrets, so every value of theirs is one: masked in `repr()`,
 never quoted by a validation error (pydantic errors are re-worded without the offending input),
-and registered for redaction by value (`_redact.register_secret`) the moment an entry is
+and registered for redaction by value (`_base.redact.register_secret`) the moment an entry is
 validated, so whatever the server or a tool echoes of it (its stderr in a start failure, a tool
 error, a log notification) is masked in every error, event and log. A file can reference the
 environment (`Authorization: "Bearer ${API_TOKEN}"`) instead of holding the secret itself; the
@@ -24,9 +24,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..._config import ConfigError
-from ..._redact import REDACTED, redact_text, redact_url, register_secret
-from ..._validation import describe_validation
+from ..._base.config import ConfigError
+from ..._base.redact import REDACTED, redact_text, redact_url, register_secret
+from ..._base.validation import describe_validation
 from ._auth import MCPAuthConfig
 from ._revision import ProtocolChoice
 from ._tasks import TaskMode

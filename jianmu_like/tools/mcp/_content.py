@@ -24,7 +24,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..._redact import redact_text
+from ..._base.redact import redact_text
 from .._artifact import Artifact
 from .._call_context import add_artifact, current_tool_call
 from .._errors import ToolError

@@ -16,7 +16,7 @@ import webbrowser
 from collections.abc import Callable, Sequence
 from urllib.parse import parse_qs, urlparse
 
-from ..._redact import redact_url
+from ..._base.redact import redact_url
 from ._auth import Authorize, MCPAuthError
 from ._config import MCPConfigError, MCPServerConfig
 from ._token_store import FileTokenStore

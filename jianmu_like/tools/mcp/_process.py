@@ -39,7 +39,7 @@ import tempfile
 from contextlib import AsyncExitStack, suppress
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..._redact import redact_text, redacting_logger
+from ..._base.redact import redact_text, redacting_logger
 from ._config import MCPServerConfig
 
 if TYPE_CHECKING:

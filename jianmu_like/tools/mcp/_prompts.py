@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..._names import did_you_mean
+from ..._base.names import did_you_mean
 from ...models._messages import Message, ai, human
 from .._errors import ToolProviderError
 from ._content import MCPServerError, MCPToolError

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from ..._redact import redacting_logger
+from ..._base.redact import redacting_logger
 from ...telemetry import events as ev
 from .._base import Tool
 from .._call_context import current_tool_call, tool_event_emitter

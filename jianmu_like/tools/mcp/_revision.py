@@ -22,7 +22,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from ..._redact import redact_text, redacting_logger
+from ..._base.redact import redact_text, redacting_logger
 
 if TYPE_CHECKING:
     from mcp import ClientSession

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, contextmanager, suppress
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..._redact import redact_text, redacting_logger
+from ..._base.redact import redact_text, redacting_logger
 from ._auth import HTTPRefusals, MCPAuthError, build_oauth
 from ._config import MCPServerConfig
 from ._content import (

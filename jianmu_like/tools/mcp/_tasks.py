@@ -42,8 +42,8 @@ if TYPE_CHECKING:
     from mcp.types import CallToolResult, ServerCapabilities, Task, TaskStatusNotificationParams
     from mcp.types import Tool as MCPTool
 
-from ..._redact import redacting_logger
-from ..._validation import describe_validation
+from ..._base.redact import redacting_logger
+from ..._base.validation import describe_validation
 from ...errors import JianmuError
 from ._content import MCPTimeoutError, MCPToolError
 

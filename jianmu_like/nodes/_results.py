@@ -20,13 +20,13 @@ from typing import Any, Literal, TypeVar
 import py_trees
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._keys import StateKeys
-from .bt._node import walk
-from .bt._runner import EndStatus
-from .models._types import Usage
-from .state._contract import complete_schema
-from .state._manager import StateManager
-from .tools._artifact import Artifact
+from ..bt._node import walk
+from ..bt._runner import EndStatus
+from ..models._keys import StateKeys
+from ..models._types import Usage
+from ..state._contract import complete_schema
+from ..state._manager import StateManager
+from ..tools._artifact import Artifact
 
 OutcomeStatus = EndStatus | Literal["not_finished"]
 """A namespace's status: how its run ended (`bt._runner.RunStatus`'s words), or `not_finished`."""

@@ -8,7 +8,7 @@ first thing a user reads is the install command, not `No module named 'psycopg'`
 
 from __future__ import annotations
 
-from .errors import JianmuError
+from ..errors import JianmuError
 
 
 class MissingExtraError(ModuleNotFoundError, JianmuError):

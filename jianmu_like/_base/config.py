@@ -16,9 +16,9 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ByteSize, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
-from ._hostnames import parse_authority
-from ._redact import redact_url, register_secret
-from ._sources import SourceError, YamlDocument, describe_errors, in_line_order, load_yaml
+from .hostnames import parse_authority
+from .redact import redact_url, register_secret
+from .sources import SourceError, YamlDocument, describe_errors, in_line_order, load_yaml
 
 
 class ConfigError(SourceError):
@@ -288,7 +288,7 @@ class ProviderConfig(_Section):
     """Shown (repr, `jianmu-like config`, errors) without `user:password@` or secret query values."""
     api_key: SecretStr | None = None
     """A `SecretStr`: never shown by a repr, a dump or `explain_config`; `.get_secret_value()`;
-    registered for redaction by value (`_redact.register_secret`) as soon as it is read."""
+    registered for redaction by value (`_base.redact.register_secret`) as soon as it is read."""
     probe: bool = True
     """Ask the server what it offers (llama.cpp `/props`, Ollama `/api/show`, `/v1/models`)
     when the tool protocol, a structured call or an unset model name needs to know."""

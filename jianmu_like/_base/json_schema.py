@@ -28,10 +28,10 @@ from jsonschema import Draft202012Validator, ValidationError, validators
 from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
 
-from ._schema_refs import LOCAL_ONLY, check_local_refs
-from ._validation import Loc, unknown_key
-from ._validation import Problem as KeyProblem
-from .errors import JianmuError
+from ..errors import JianmuError
+from .schema_refs import LOCAL_ONLY, check_local_refs
+from .validation import Loc, unknown_key
+from .validation import Problem as KeyProblem
 
 ANNOTATION_KEYWORDS = frozenset(
     {

@@ -21,10 +21,9 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel
 
-from ._keys import StateKeys
-from .checkpoint._owner import Owner, owner_alive
-from .checkpoint._store import Checkpoint, Checkpointer, CheckpointError
-from .guard._approvals import (
+from ..checkpoint._owner import Owner, owner_alive
+from ..checkpoint._store import Checkpoint, Checkpointer, CheckpointError
+from ..guard._approvals import (
     AlreadyDecided,
     Approval,
     ApprovalDecision,
@@ -34,8 +33,9 @@ from .guard._approvals import (
     parse_decision,
     verdict,
 )
-from .guard._interruptions import InterruptionError
-from .tools._questions import Question
+from ..guard._interruptions import InterruptionError
+from ..models._keys import StateKeys
+from ..tools._questions import Question
 
 
 class PendingApproval(BaseModel):

@@ -13,18 +13,18 @@ from typing import Any
 import py_trees
 from pydantic import BaseModel
 
-from ._config import RecordingRetention
-from ._keys import StateKeys
-from ._run.core import RunCore, default_namespace, logs_events, make_hub, read_tree
-from ._run.facade import RunFacade
-from ._run.recording import RunRecording
-from ._run.result import AgentResult as AgentResult  # public here (the export tables say so)
-from ._run.thread_recordings import check_retention
-from ._run.trees import OwnedTree
-from .bt._runner import ReactiveRunner
-from .checkpoint._contract import Durability
-from .checkpoint._store import Checkpointer
-from .telemetry._hub import TelemetryHub
+from .._base.config import RecordingRetention
+from ..bt._runner import ReactiveRunner
+from ..checkpoint._contract import Durability
+from ..checkpoint._store import Checkpointer
+from ..models._keys import StateKeys
+from ..telemetry._hub import TelemetryHub
+from .core import RunCore, default_namespace, logs_events, make_hub, read_tree
+from .facade import RunFacade
+from .recording import RunRecording
+from .result import AgentResult as AgentResult  # public here (the export tables say so)
+from .thread_recordings import check_retention
+from .trees import OwnedTree
 
 
 class Agent(RunFacade):

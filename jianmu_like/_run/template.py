@@ -17,14 +17,14 @@ from typing import Any
 import py_trees
 from pydantic import BaseModel
 
-from ._agent import Agent
-from ._keys import StateKeys
-from ._run.core import RunCore, default_namespace, logs_events, make_hub, read_tree
-from ._run.errors import ConversationError as ConversationError  # public here (the export tables)
-from ._run.facade import RunFacade
-from ._run.trees import PooledTree, tree_toolsets
-from .bt._clone import clone_tree, reset_tree
-from .tools._toolset import ToolSet
+from ..bt._clone import clone_tree, reset_tree
+from ..models._keys import StateKeys
+from ..tools._toolset import ToolSet
+from .agent import Agent
+from .core import RunCore, default_namespace, logs_events, make_hub, read_tree
+from .errors import ConversationError as ConversationError  # public here (the export tables)
+from .facade import RunFacade
+from .trees import PooledTree, tree_toolsets
 
 TreeFactory = Callable[[], py_trees.behaviour.Behaviour]
 

@@ -19,8 +19,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from ._validation import validation_problems
-from .errors import JianmuError
+from ..errors import JianmuError
+from .validation import validation_problems
 
 Loc = tuple[int | str, ...]
 

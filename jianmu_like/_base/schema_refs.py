@@ -19,7 +19,7 @@ from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable, Unretrievable
 from referencing.jsonschema import DRAFT202012
 
-from .errors import JianmuError
+from ..errors import JianmuError
 
 REF_KEYWORDS = ("$ref", "$dynamicRef")
 _LITERAL_KEYWORDS = frozenset({"const", "enum", "default", "examples"})

@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from ._names import did_you_mean
-from ._redact import is_secret_key
+from .names import did_you_mean
+from .redact import is_secret_key
 
 Loc = tuple[int | str, ...]
 """A key path: mapping keys and list indexes, outermost first."""
