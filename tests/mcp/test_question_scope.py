@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from jianmu_like import AgentTemplate, create_react_node, human
-from jianmu_like._template import Conversation
+from jianmu_like import AgentTemplate, Conversation, create_react_node, human
 from jianmu_like.guard import InterruptionError
 from jianmu_like.testing import PATIENCE, ScriptedOpenAIServer, call, reply, wait_until_async
 from jianmu_like.tools import MCPToolProvider
