@@ -488,6 +488,7 @@ class RunCore:
         context = enter_run(RunContext(deps, run_id=run_id, thread_id=self.thread_id))
         hub = self.telemetry
         hub.run_id = run_id
+        self.interruptions.run_id = run_id
         repaired, self._repaired = self._repaired, []
         if hub.active:
             thread_id = self.thread_id or self.threads.given

@@ -8,6 +8,9 @@ and when it is answered): another process lists them, and one whose asking proce
 listed as expired and refused with a `QuestionExpired` saying what to do (`_run.review`).
 The run core reaches questions through the generic question boxes of its tool sets, never
 through MCP types (an import contract in pyproject.toml keeps `jianmu_like._run` off `mcp`).
+The boxes are shared by every clone of a tree (a served agent's concurrent runs), so a run lists,
+answers, stores and ends only the questions that may be its own (`QuestionBox.pending(run)`):
+another run's open question is never listed with this one's, nor cancelled when this one ends.
 
 (Not to be confused with `interrupts`: the follow-ups a caller injects into a running loop.)
 """
@@ -15,7 +18,6 @@ through MCP types (an import contract in pyproject.toml keeps `jianmu_like._run`
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from contextlib import suppress
 from typing import Any
 
 from ..checkpoint._recorder import RunRecorder
@@ -28,7 +30,6 @@ from ..guard._interruptions import (
 )
 from ..tools._questions import (
     Action,
-    ElicitationError,
     Question,
     QuestionBox,
     boxes_of,
@@ -46,6 +47,9 @@ class Interruptions:
     def __init__(self, approvals: Approvals, toolsets: Callable[[], Iterable[ToolSet]]) -> None:
         self._approvals = approvals
         self._toolsets = toolsets
+        self.run_id = ""
+        """The run in progress (or the last one): its questions are the ones listed (before the
+        first run, none is: only a question no run's call asked, which is everyone's)."""
 
     def boxes(self) -> list[QuestionBox]:
         return boxes_of(self._toolsets())
@@ -60,19 +64,18 @@ class Interruptions:
         """The run ended (finished, suspended, cancelled): answer its tools' open questions
         `cancel`. A question may wait outside the tool call's task (an MCP server's request waits
         in its session), so halting the call does not end it; left open, an answer would reach
-        nobody and still be reported as taken."""
+        nobody and still be reported as taken. One that may be another run's (asked while both
+        had a call in flight on the server) stays open for it (`QuestionBox.release`)."""
         for box in self.boxes():
-            for question in box.pending():
-                with suppress(ElicitationError):  # answered meanwhile: that answer stands
-                    box.respond(question.id, "cancel")
+            box.release(self.run_id)
 
     def saved_questions(self) -> list[dict[str, Any]]:
         """The open questions as a checkpoint keeps them (`Checkpoint.questions`)."""
         return [question.model_dump(mode="json") for question in self.questions()]
 
     def questions(self) -> list[Question]:
-        """The open questions of the run's tools, oldest first."""
-        return pending_in(self.boxes())
+        """The open questions of the run's tools that may be its own, oldest first."""
+        return pending_in(self.boxes(), self.run_id)
 
     def pending(self) -> list[Interruption]:
         """Everything the run waits on: the waiting tool calls (top level first), then the open
@@ -109,4 +112,4 @@ class Interruptions:
 
     def respond(self, question_id: str, action: Action, content: Mapping[str, Any] | None) -> Question:
         """Answer the open question `question_id` (`UnknownElicitation` naming the open ones)."""
-        return respond_in(self.boxes(), question_id, action, content)
+        return respond_in(self.boxes(), question_id, action, content, self.run_id)

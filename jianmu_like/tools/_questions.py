@@ -17,6 +17,16 @@ A handler (`QuestionBox.handler`, an async function of the question) answers in 
 test, a UI that is not the framework's own, a policy. Where no person can answer (a
 `jianmu-like run` in a terminal), the handler is `no_human_channel`, which declines at once: an
 unanswerable question never holds a tool call for its timeout.
+
+A box is shared by every run that uses its provider (the clones of a served tree share their
+tool sets), so each question keeps the runs it may belong to: the run of the asking task where
+the question is asked in the tool call's own task (an A2A agent's), else the runs with a call in
+flight through the box when it was asked (`calling`; an MCP server's request arrives in its
+session's task, and the SDK tells the client nothing that links it to the call). A run lists,
+answers and ends only the questions that may be its own (`pending(run)`, `release(run)`): one
+that may still be another run's stays open for that run. A question asked while no run had a
+call in flight (a provider used outside an agent) is nobody's in particular: every run lists it,
+and the first run to end cancels it, as before runs were told apart.
 """
 
 from __future__ import annotations
@@ -25,13 +35,16 @@ import asyncio
 import itertools
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
 from ..telemetry import _interruption_events as interruption_events
 from ._errors import ToolError
+from ._run_context import current_run
 
 if TYPE_CHECKING:
     from ._toolset import ToolSet
@@ -105,10 +118,52 @@ class QuestionBox:
         """Open questions given an answer (its action) that the asking call has not taken yet."""
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
+        self._callers: Counter[str] = Counter()
+        """The runs with a tool call in flight through this box now (how many calls each)."""
+        self._runs: dict[str, set[str]] = {}
+        """Each open question's candidate runs (empty: asked while no run had a call here)."""
 
-    def pending(self) -> list[Question]:
-        """Requests waiting for an answer, oldest first."""
-        return [request for request, _ in self._open.values()]
+    @contextmanager
+    def calling(self) -> Iterator[None]:
+        """Around a tool call of the current run whose questions may arrive in another task (an
+        MCP server's, in its session's task): a question asked meanwhile may be this run's."""
+        run = _current_run_id()
+        if run is None:
+            yield
+            return
+        self._callers[run] += 1
+        try:
+            yield
+        finally:
+            self._callers[run] -= 1
+            if self._callers[run] <= 0:
+                del self._callers[run]
+
+    def callers(self) -> frozenset[str]:
+        """The runs with a call in flight through this box now (see `calling`)."""
+        return frozenset(self._callers)
+
+    def pending(self, run: str | None = None) -> list[Question]:
+        """Requests waiting for an answer, oldest first; with `run`, only those that may be that
+        run's (asked while it had a call in flight here, or while no run had one)."""
+        return [
+            request
+            for request, _ in self._open.values()
+            if run is None or not self._runs.get(request.id) or run in self._runs[request.id]
+        ]
+
+    def release(self, run: str) -> None:
+        """Run `run` ended: it is no candidate of any question now. A question left with no
+        candidate (only this run's, or nobody's in particular) is answered `cancel`: its answer
+        would reach no run. One that may be another run's stays open for that run."""
+        for request in self.pending(run):
+            candidates = self._runs.get(request.id)
+            if candidates:
+                candidates.discard(run)
+                if candidates:
+                    continue
+            with suppress(ElicitationError):  # answered meanwhile: that answer stands
+                self.respond(request.id, "cancel")
 
     def respond(self, request_id: str, action: Action, content: Mapping[str, Any] | None = None) -> None:
         """Answer a pending request; `accept` content is checked against its schema first."""
@@ -151,9 +206,14 @@ class QuestionBox:
         kind: Literal["elicitation", "sampling"] = "elicitation",
         details: Mapping[str, Any] | None = None,
         emit: Callable[..., None] | None = None,
+        runs: Iterable[str] | None = None,
     ) -> QuestionAnswer:
         """One question up for a person's answer: the handler's, or `respond`'s within
-        `timeout` (then `cancel`); events for the question and its answer."""
+        `timeout` (then `cancel`); events for the question and its answer. `runs`: the runs it
+        may belong to; None where it is asked in the tool call's own task (the current run's)."""
+        if runs is None:
+            run = _current_run_id()
+            runs = () if run is None else (run,)
         request = Question(
             id=f"{self.server}-{next(self._ids)}",
             server=self.server,
@@ -169,6 +229,7 @@ class QuestionBox:
             )
         future: asyncio.Future[QuestionAnswer] = asyncio.get_running_loop().create_future()
         self._open[request.id] = (request, future)
+        self._runs[request.id] = set(runs)
         try:
             await self._changed()
             if self.handler is not None:
@@ -187,6 +248,7 @@ class QuestionBox:
         finally:
             self._open.pop(request.id, None)
             self._answered.pop(request.id, None)
+            self._runs.pop(request.id, None)
         await self._changed()
         if emit is not None:
             interruption_events.decided(
@@ -197,6 +259,14 @@ class QuestionBox:
                 server=self.server,
             )
         return answer
+
+
+def _current_run_id() -> str | None:
+    """The id of the run of this task, if any (None outside a run, or a run without an id)."""
+    try:
+        return current_run().run_id
+    except RuntimeError:
+        return None
 
 
 def shown_answer(question: Question, answer: QuestionAnswer) -> dict[str, Any]:
@@ -244,9 +314,9 @@ def close_human_channel(toolsets: Iterable[ToolSet]) -> None:
             box.handler = no_human_channel
 
 
-def pending_in(boxes: Iterable[QuestionBox]) -> list[Question]:
-    """Every open request of `boxes`, oldest first."""
-    found = [request for box in boxes for request in box.pending()]
+def pending_in(boxes: Iterable[QuestionBox], run: str | None = None) -> list[Question]:
+    """Every open request of `boxes` (that may be `run`'s, with `run`), oldest first."""
+    found = [request for box in boxes for request in box.pending(run)]
     return sorted(found, key=lambda request: request.requested_at)
 
 
@@ -255,16 +325,17 @@ def respond_in(
     request_id: str,
     action: Action,
     content: Mapping[str, Any] | None = None,
+    run: str | None = None,
 ) -> Question:
-    """Answer the open request `request_id` of one of `boxes` (see `QuestionBox.respond`);
-    `ElicitationError` naming the open ones when none has it."""
+    """Answer the open request `request_id` of one of `boxes` (that may be `run`'s, with `run`;
+    see `QuestionBox.respond`); `ElicitationError` naming the open ones when none has it."""
     boxes = list(boxes)
     for box in boxes:
-        for request in box.pending():
+        for request in box.pending(run):
             if request.id == request_id:
                 box.respond(request_id, action, content)
                 return request
-    raise UnknownElicitation(request_id, (request.id for request in pending_in(boxes)))
+    raise UnknownElicitation(request_id, (request.id for request in pending_in(boxes, run)))
 
 
 def _settle(future: asyncio.Future[QuestionAnswer], answer: QuestionAnswer) -> None:

@@ -92,6 +92,7 @@ class ElicitationBox(QuestionBox):
             requested_schema=_dump(getattr(params, "requested_schema", None)),
             url=url,
             emit=emit,
+            runs=self.callers(),  # it arrives in the session's task: any run calling may have asked
         )
         return ElicitResult(action=answer.action, content=answer.content)
 

@@ -532,11 +532,12 @@ class MCPToolProvider:
         self._in_flight.append(flight)
         self._idle_logs = LogGate(config.max_log_events)
         try:
-            result: CallToolResult = await self._with_restart(
-                f"the call to {tool!r}",
-                lambda s: s.call_tool(tool, dict(arguments or {}), report=progress, task=as_task),
-                retry=self.config.is_idempotent(tool),
-            )
+            with self.elicitations.calling():  # its server's questions may be this run's
+                result: CallToolResult = await self._with_restart(
+                    f"the call to {tool!r}",
+                    lambda s: s.call_tool(tool, dict(arguments or {}), report=progress, task=as_task),
+                    retry=self.config.is_idempotent(tool),
+                )
         finally:
             self._in_flight.remove(flight)
             flight.close()

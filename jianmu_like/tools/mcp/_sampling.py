@@ -236,6 +236,7 @@ async def _ask_person(
         kind="sampling",
         details=asked.model_dump(),
         emit=emit,
+        runs=box.callers(),  # it arrives in the session's task: any run calling may have asked
     )
     if answer.action == "accept":
         return SamplingDecision(decision="allow")
