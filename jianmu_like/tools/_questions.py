@@ -24,7 +24,9 @@ the question is asked in the tool call's own task (an A2A agent's), else the run
 flight through the box when it was asked (`calling`; an MCP server's request arrives in its
 session's task, and the SDK tells the client nothing that links it to the call). A run lists,
 answers and ends only the questions that may be its own (`pending(run)`, `release(run)`): one
-that may still be another run's stays open for that run. A question asked while no run had a
+that may still be another run's stays open for that run. A run inside another (an agent called
+as a tool) counts as both: the calling run lists and answers its questions too. A question
+asked while no run had a
 call in flight (a provider used outside an agent) is nobody's in particular: every run lists it,
 and the first run to end cancels it, as before runs were told apart.
 """
@@ -126,18 +128,18 @@ class QuestionBox:
     @contextmanager
     def calling(self) -> Iterator[None]:
         """Around a tool call of the current run whose questions may arrive in another task (an
-        MCP server's, in its session's task): a question asked meanwhile may be this run's."""
-        run = _current_run_id()
-        if run is None:
-            yield
-            return
-        self._callers[run] += 1
+        MCP server's, in its session's task): a question asked meanwhile may be this run's, and
+        the runs it runs inside wait on it too (an agent called as a tool of another run)."""
+        runs = _current_runs()
+        for run in runs:
+            self._callers[run] += 1
         try:
             yield
         finally:
-            self._callers[run] -= 1
-            if self._callers[run] <= 0:
-                del self._callers[run]
+            for run in runs:
+                self._callers[run] -= 1
+                if self._callers[run] <= 0:
+                    del self._callers[run]
 
     def callers(self) -> frozenset[str]:
         """The runs with a call in flight through this box now (see `calling`)."""
@@ -212,8 +214,7 @@ class QuestionBox:
         `timeout` (then `cancel`); events for the question and its answer. `runs`: the runs it
         may belong to; None where it is asked in the tool call's own task (the current run's)."""
         if runs is None:
-            run = _current_run_id()
-            runs = () if run is None else (run,)
+            runs = _current_runs()
         request = Question(
             id=f"{self.server}-{next(self._ids)}",
             server=self.server,
@@ -261,12 +262,13 @@ class QuestionBox:
         return answer
 
 
-def _current_run_id() -> str | None:
-    """The id of the run of this task, if any (None outside a run, or a run without an id)."""
+def _current_runs() -> tuple[str, ...]:
+    """The run of this task and the runs it runs inside (none outside a run): a question asked
+    by an agent called as a tool is also the calling run's to list and answer."""
     try:
-        return current_run().run_id
+        return current_run().lineage()
     except RuntimeError:
-        return None
+        return ()
 
 
 def shown_answer(question: Question, answer: QuestionAnswer) -> dict[str, Any]:

@@ -29,12 +29,19 @@ DepsT = TypeVar("DepsT")
 class RunContext(Generic[DepsT]):
     """The run a tool serves: the caller's `deps`, the run's id and its thread's id."""
 
-    __slots__ = ("deps", "run_id", "thread_id")
+    __slots__ = ("deps", "outer_runs", "run_id", "thread_id")
 
     def __init__(self, deps: DepsT, *, run_id: str | None = None, thread_id: str | None = None) -> None:
         self.deps = deps
         self.run_id = run_id
         self.thread_id = thread_id
+        self.outer_runs: tuple[str, ...] = ()
+        """The ids of the runs this one runs inside (an agent called as a tool of another run),
+        innermost first: set by `enter_run`. What waits on this run waits on those too."""
+
+    def lineage(self) -> tuple[str, ...]:
+        """This run's id, then the ids of the runs it runs inside."""
+        return self.outer_runs if self.run_id is None else (self.run_id, *self.outer_runs)
 
     def __repr__(self) -> str:
         return f"RunContext(deps={self.deps!r}, run_id={self.run_id!r}, thread_id={self.thread_id!r})"
@@ -52,7 +59,11 @@ def current_run() -> RunContext[Any]:
 
 
 def enter_run(context: RunContext[Any]) -> Token[RunContext[Any] | None]:
-    """Make `context` the current run (the Agent does this around a run's ticks)."""
+    """Make `context` the current run (the Agent does this around a run's ticks); a run entered
+    inside another (an agent called as a tool) knows the runs around it (`outer_runs`)."""
+    outer = _current.get()
+    if outer is not None and outer is not context:
+        context.outer_runs = outer.lineage()
     return _current.set(context)
 
 
