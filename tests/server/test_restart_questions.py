@@ -12,6 +12,9 @@ uvicorn on 127.0.0.1, a real second process."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +31,17 @@ from tests.server.sse_live import live_server
 
 pytestmark = needs_everything
 ASKER = Path(__file__).with_name("question_asker.py")
+
+
+def kill_with_its_servers(process: subprocess.Popen[str]) -> None:
+    """SIGKILL `process` and its children: the MCP SDK starts a stdio server in a session of its
+    own, and server-everything does not end when its stdin closes, so it would outlive the test."""
+    listed = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+    children = [int(pid) for pid in listed.read_text().split()] if listed.exists() else []
+    process.kill()
+    for pid in children:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def model(body: dict[str, Any]) -> Any:
@@ -78,7 +92,7 @@ def test_a_stored_question_is_listed_then_expires_with_its_process(tmp_path: Pat
                 assert elsewhere.status_code == 409, elsewhere.text
                 assert f"waits in process {asker.pid}" in elsewhere.json()["error"]
 
-                asker.kill()  # SIGKILL: the live request dies with its process
+                kill_with_its_servers(asker)  # SIGKILL: the live request dies with its process
                 asker.wait(timeout=PATIENCE)
                 [gone] = questions(http)
                 assert gone["id"] == item["id"] and gone["expired"] is not None
@@ -104,7 +118,7 @@ def test_a_stored_question_is_listed_then_expires_with_its_process(tmp_path: Pat
             assert after == []
         finally:
             if asker.poll() is None:
-                asker.kill()
+                kill_with_its_servers(asker)
             asker.wait(timeout=PATIENCE)
             if asker.stderr is not None:
                 asker.stderr.close()
