@@ -102,8 +102,10 @@ class RunRecorder:
         self._outcomes: list[JournalEntry] = []
         """A batch's last outcome, written with the checkpoint saved after its tick."""
         self._pending = 0
-        self._last_tick: Checkpoint | None = None
         """Ticks a due save has waited for the next write of the run (0: none is due)."""
+        self._last_tick: dict[str, Any] | None = None
+        """What the last of those ticks would save (`_capture`): built into a checkpoint only if
+        the run ends before its next write, which otherwise saves the state as it is then."""
         self.durability: Durability = "sync"
         """When saves are written: "sync" (before the run goes on), "async" (in the background,
         in order; the next write waits for them), "exit" (at the end or suspension only)."""
@@ -181,7 +183,8 @@ class RunRecorder:
                 # The progress of the last tick, not the tree as it is now: a run cancelled while
                 # its model call was in flight has halted its nodes since, and a resume continues
                 # at the node that was running.
-                await self._write(self._last_tick if self._pending else None)
+                tick = self._last_tick if self._pending else None
+                await self._write(self._build(tick) if tick is not None else None)
         except CheckpointError:
             if not self._cancelled:  # a run cancelled mid-save ends as cancelled, not with this
                 raise
@@ -212,7 +215,7 @@ class RunRecorder:
         elif self._outcomes or self._pending > _DEFERRED_TICKS:
             return self._write(self._checkpoint("running"))
         else:  # what a run that ends before its next write (Ctrl-C, a crash) leaves to resume
-            self._last_tick = self._checkpoint("running")
+            self._last_tick = self._capture("running")
         return None
 
     async def save(self, status: CheckpointStatus) -> None:
@@ -436,27 +439,36 @@ class RunRecorder:
                 self.owner = None
 
     def _checkpoint(self, status: CheckpointStatus) -> Checkpoint:
-        """The state and tree progress now, as the next version of the thread (its summary is
-        what a history listing shows)."""
+        """The state and tree progress now, as the next version of the thread."""
+        return self._build(self._capture(status))
+
+    def _capture(self, status: CheckpointStatus) -> dict[str, Any]:
+        """The fields of the next version of the thread as they are now: the state and tree
+        progress copied, so later ticks change nothing in them. A tick whose save waits for the
+        run's next write keeps only this (that write saves the state as it is then: most such
+        captures are never written), and `_build` makes it a checkpoint when it is."""
         assert self.thread_id is not None
-        sm = self.state_manager
-        owner = self.owner if status == "running" else None
-        state, tree = sm.snapshot(), capture_progress(self.root)
+        return {
+            "thread_id": self.thread_id,
+            "seq": self._seq + 1,
+            "parent_seq": self._parent,
+            "status": status,
+            "owner": self.owner if status == "running" else None,
+            "state": self.state_manager.snapshot(),
+            "tree": capture_progress(self.root),
+            "followups": self.followups(),
+            "questions": self.questions(),
+        }
+
+    def _build(self, fields: dict[str, Any]) -> Checkpoint:
+        """The checkpoint of captured fields (its summary is what a history listing shows)."""
         return Checkpoint(
-            thread_id=self.thread_id,
-            seq=self._seq + 1,
-            parent_seq=self._parent,
-            status=status,
-            owner=owner,
+            **fields,
             schema_name=self._schema_name,
             schema_fingerprint=self._schema_fp,
             tree_fingerprint=self._tree_fp,
-            state=state,
-            tree=tree,
-            summary=summarize(state, tree, self.keys),
+            summary=summarize(fields["state"], fields["tree"], self.keys),
             source=self.source,
-            followups=self.followups(),
-            questions=self.questions(),
         )
 
     async def load(self, thread_id: str) -> Checkpoint:

@@ -4,6 +4,7 @@ PostgreSQL each of those commits is one statement whose claim check is inside it
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -12,13 +13,14 @@ import pytest
 
 from jianmu_like import Agent, ReActConfig, create_react_node, human
 from jianmu_like._base.config import ConfigError, get_config, load_config
-from jianmu_like.checkpoint import open_checkpointer
+from jianmu_like.checkpoint import _recorder, open_checkpointer
 from jianmu_like.checkpoint._contract import Checkpoint, Commit, ThreadConflictError
 from jianmu_like.checkpoint._owner import new_owner
 from jianmu_like.checkpoint._postgres import PostgresCheckpointer
 from jianmu_like.checkpoint._store import SQLiteCheckpointer
 from jianmu_like.state._journal import JournalEntry
-from jianmu_like.testing import call, scripted_client
+from jianmu_like.telemetry import events as ev
+from jianmu_like.testing import PATIENCE, call, reply, scripted_client
 from jianmu_like.tools.builtin import calculator
 
 ITERATIONS = 3  # two calculator rounds, then the answer
@@ -63,6 +65,57 @@ async def test_a_sqlite_run_commits_twice_per_iteration(tmp_path: Path) -> None:
         assert [e.status for e in journal.values()] == ["finished"] * (ITERATIONS - 1)
         assert store.history("t")[0].status == "success"
     finally:
+        store.close()
+
+
+async def test_a_run_builds_a_checkpoint_only_for_a_version_it_saves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A tick whose save waits for the run's next write (the one starting a model call) keeps
+    # its fields only: that write saves the state as it is then, so a checkpoint (its summary,
+    # the model) built on that tick would be thrown away on every iteration.
+    built: list[Checkpoint] = []
+
+    def counted(**fields: Any) -> Checkpoint:
+        built.append(Checkpoint(**fields))
+        return built[-1]
+
+    monkeypatch.setattr(_recorder, "Checkpoint", counted)
+    store = SQLiteCheckpointer(tmp_path / "runs.db", keep=None)
+    try:
+        result = await agent(store).run({"messages": [human("add")]}, thread_id="t")
+        assert result.status == "success"
+        versions = store.history("t")
+        assert len(versions) == 1 + 2 * (ITERATIONS - 1) + 1  # the claim, 2 per tool round, the end
+        assert sorted(c.seq for c in built) == sorted(v.seq for v in versions)
+    finally:
+        store.close()
+
+
+async def test_a_run_cancelled_while_its_model_thinks_saves_the_tick_that_asked(tmp_path: Path) -> None:
+    # The tick that starts the model call saves with the run's next write (the batch of the
+    # reply); a run cancelled before it (Ctrl-C while the model thinks) saves that tick as it
+    # was, the model node running, not the tree as the cancel left it (halted).
+    script = [reply("done", delay=PATIENCE)]
+    root = create_react_node("Cut", model_client=scripted_client(script, record=False), tools=[calculator])
+    store = SQLiteCheckpointer(tmp_path / "runs.db", keep=None)
+    agent = Agent(root, checkpointer=store, log_events=False)
+    asked = asyncio.Event()
+    agent.telemetry.subscribe(lambda event: asked.set() if event.type == ev.MODEL_CALL_STARTED else None)
+    try:
+        task = asyncio.create_task(agent.run({"messages": [human("add")]}, thread_id="t"))
+        async with asyncio.timeout(PATIENCE):
+            await asked.wait()
+        task.cancel()
+        async with asyncio.timeout(PATIENCE):
+            await asyncio.gather(task, return_exceptions=True)
+        newest = store.load("t")
+        assert newest is not None and newest.status == "running"
+        assert newest.seq == 2  # the claim, then the tick that asked
+        assert newest.summary is not None and newest.summary.node == "Cut/Cut.Loop/Cut.LLM"
+        assert [m["role"] for m in newest.state["messages"]] == ["user"]
+    finally:
+        await agent.aclose()
         store.close()
 
 
